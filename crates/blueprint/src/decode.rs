@@ -1,0 +1,396 @@
+//! Turning a parsed JSON value into [`Blueprint`] types, reporting every shape problem
+//! (unknown fields, wrong types, missing fields, unknown kinds) with a JSON Pointer.
+//!
+//! serde stops at the first error, so each object is decoded in rounds: after an error
+//! the offending field is dropped (or, when required, replaced by a placeholder) and the
+//! object is decoded again, so one pass reports every independent problem.
+
+use crate::diagnostic::{Code, Diagnostic, did_you_mean, pointer_push};
+use crate::limits::{MAX_LOOP_DEPTH, MAX_STEPS};
+use crate::model::{
+    Blueprint, COMMON_KEYS, Common, FORMAT_VERSION, KINDS, LoopStep, PromptStep, ResourceStep, Step, StepKind,
+    SwitchStep, ToolStep, TransformStep, WaitStep, WorkflowStep,
+};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+/// Decodes a whole document. Returns the blueprint when its shape is sound.
+pub fn decode(value: &Value) -> (Option<Blueprint>, Vec<Diagnostic>) {
+    let mut d = Decoder { diagnostics: Vec::new(), steps_seen: 0, steps_limit_reported: false };
+    let bp = d.blueprint(value);
+    (bp, d.diagnostics)
+}
+
+/// Decodes one step (and its body, for loops) found at `pointer`.
+pub fn decode_step(value: &Value, pointer: &str) -> (Option<Step>, Vec<Diagnostic>) {
+    let mut d = Decoder { diagnostics: Vec::new(), steps_seen: 0, steps_limit_reported: false };
+    let step = d.step(value, pointer, 0);
+    (step, d.diagnostics)
+}
+
+struct Decoder {
+    diagnostics: Vec<Diagnostic>,
+    steps_seen: usize,
+    steps_limit_reported: bool,
+}
+
+impl Decoder {
+    fn push(&mut self, d: Diagnostic) {
+        self.diagnostics.push(d);
+    }
+
+    fn blueprint(&mut self, value: &Value) -> Option<Blueprint> {
+        let Some(obj) = value.as_object() else {
+            self.push(
+                Diagnostic::new(Code::InvalidType, "", format!("a blueprint is a JSON object, found {}", kind_of(value)))
+                    .with_hint("start from an example in workflows/ or run `mcpflow schema`"),
+            );
+            return None;
+        };
+        match obj.get("blueprint") {
+            None => self.push(
+                Diagnostic::new(Code::VersionMissing, "", "the `blueprint` format version is missing")
+                    .with_hint("add \"blueprint\": 1 at the top of the document"),
+            ),
+            Some(Value::Number(n)) if n.as_u64() == Some(FORMAT_VERSION) => {}
+            Some(Value::Number(n)) if n.as_u64().is_some_and(|v| v > FORMAT_VERSION) => {
+                self.push(
+                    Diagnostic::new(
+                        Code::VersionUnsupported,
+                        "/blueprint",
+                        format!(
+                            "this blueprint was made by a newer mcpflow (format {n}); this mcpflow reads format {FORMAT_VERSION}"
+                        ),
+                    )
+                    .with_hint("upgrade mcpflow to open it"),
+                );
+                return None;
+            }
+            Some(other) => self.push(
+                Diagnostic::new(
+                    Code::VersionUnsupported,
+                    "/blueprint",
+                    format!("`blueprint` must be the number {FORMAT_VERSION}, found {}", describe(other)),
+                )
+                .with_hint("write \"blueprint\": 1"),
+            ),
+        }
+        let mut top = obj.clone();
+        let steps_value = top.shift_remove("steps");
+        top.insert("blueprint".into(), json!(FORMAT_VERSION));
+        let head: Option<Blueprint> = self.rounds(top, "", "the blueprint", &[("id", json!("x"))]);
+        let steps = match steps_value {
+            None => {
+                self.push(
+                    Diagnostic::new(Code::MissingField, "", "the blueprint has no `steps`")
+                        .with_hint("add \"steps\": [ … ] with at least one step"),
+                );
+                None
+            }
+            Some(v) => self.step_list(&v, "/steps", 0),
+        };
+        let mut bp = head?;
+        bp.steps = steps?;
+        (!self.diagnostics.iter().any(Diagnostic::is_error)).then_some(bp)
+    }
+
+    fn step_list(&mut self, value: &Value, pointer: &str, loop_depth: usize) -> Option<Vec<Step>> {
+        let Some(items) = value.as_array() else {
+            self.push(Diagnostic::new(
+                Code::InvalidType,
+                pointer,
+                format!("`steps` must be an array of steps, found {}", kind_of(value)),
+            ));
+            return None;
+        };
+        let mut out = Vec::with_capacity(items.len());
+        let mut ok = true;
+        for (i, item) in items.iter().enumerate() {
+            self.steps_seen += 1;
+            if self.steps_seen > MAX_STEPS {
+                if !self.steps_limit_reported {
+                    self.steps_limit_reported = true;
+                    self.push(
+                        Diagnostic::new(
+                            Code::LimitSteps,
+                            pointer_push(pointer, &i.to_string()),
+                            format!("more than {MAX_STEPS} steps"),
+                        )
+                        .with_hint("split the blueprint into sub-workflows (`kind: workflow`) or use a loop"),
+                    );
+                }
+                return None;
+            }
+            match self.step(item, &pointer_push(pointer, &i.to_string()), loop_depth) {
+                Some(s) => out.push(s),
+                None => ok = false,
+            }
+        }
+        ok.then_some(out)
+    }
+
+    fn step(&mut self, value: &Value, pointer: &str, loop_depth: usize) -> Option<Step> {
+        let Some(obj) = value.as_object() else {
+            self.push(Diagnostic::new(
+                Code::InvalidType,
+                pointer,
+                format!("a step is a JSON object, found {}", kind_of(value)),
+            ));
+            return None;
+        };
+        let step_id = obj.get("id").and_then(Value::as_str).map(str::to_owned);
+        let with_step = |d: Diagnostic| match &step_id {
+            Some(id) => d.with_step(id.clone()),
+            None => d,
+        };
+        let kind = match obj.get("kind") {
+            None => {
+                self.push(with_step(
+                    Diagnostic::new(Code::MissingField, pointer, "the step has no `kind`")
+                        .with_hint(format!("add \"kind\": one of {}", KINDS.join(", "))),
+                ));
+                None
+            }
+            Some(Value::String(k)) if KINDS.contains(&k.as_str()) => Some(k.as_str()),
+            Some(Value::String(k)) => {
+                let hint = match did_you_mean(k, KINDS.iter().copied()) {
+                    s if s.is_empty() => format!("the kinds are {}", KINDS.join(", ")),
+                    s => s,
+                };
+                self.push(with_step(
+                    Diagnostic::new(Code::UnknownKind, pointer_push(pointer, "kind"), format!("unknown step kind `{k}`"))
+                        .with_hint(hint),
+                ));
+                None
+            }
+            Some(other) => {
+                self.push(with_step(Diagnostic::new(
+                    Code::InvalidType,
+                    pointer_push(pointer, "kind"),
+                    format!("`kind` must be a string, found {}", kind_of(other)),
+                )));
+                None
+            }
+        };
+        let mut common = Map::new();
+        let mut rest = Map::new();
+        let mut body = None;
+        for (k, v) in obj {
+            if COMMON_KEYS.contains(&k.as_str()) {
+                common.insert(k.clone(), v.clone());
+            } else if k == "steps" && kind == Some("loop") {
+                body = Some(v);
+            } else if k != "kind" {
+                rest.insert(k.clone(), v.clone());
+            }
+        }
+        let before = self.diagnostics.len();
+        let common: Option<Common> = self.rounds(common, pointer, "a step", &[("id", json!("_"))]);
+        let kind = kind?;
+        let what = format!("a {kind} step");
+        let kind = match kind {
+            "tool" => self.rounds::<ToolStep>(rest, pointer, &what, &[("tool", json!("_"))]).map(StepKind::Tool),
+            "resource" => self
+                .rounds::<ResourceStep>(rest, pointer, &what, &[("server", json!("_")), ("uri", json!("_"))])
+                .map(StepKind::Resource),
+            "prompt" => self
+                .rounds::<PromptStep>(rest, pointer, &what, &[("server", json!("_")), ("prompt", json!("_"))])
+                .map(StepKind::Prompt),
+            "transform" => {
+                self.rounds::<TransformStep>(rest, pointer, &what, &[("value", Value::Null)]).map(StepKind::Transform)
+            }
+            "switch" => self.rounds::<SwitchStep>(rest, pointer, &what, &[("cases", json!([]))]).map(StepKind::Switch),
+            "workflow" => {
+                self.rounds::<WorkflowStep>(rest, pointer, &what, &[("workflow", json!("_"))]).map(StepKind::Workflow)
+            }
+            "wait" => self.rounds::<WaitStep>(rest, pointer, &what, &[("ms", json!(0))]).map(StepKind::Wait),
+            _ => {
+                let head = self.rounds::<LoopStep>(rest, pointer, &what, &[]);
+                let body_ptr = pointer_push(pointer, "steps");
+                let steps = match body {
+                    None => {
+                        self.push(with_step(
+                            Diagnostic::new(Code::MissingField, pointer, "the loop has no body (`steps`)")
+                                .with_hint("add \"steps\": [ … ] with the steps to run per iteration"),
+                        ));
+                        None
+                    }
+                    Some(_) if loop_depth + 1 > MAX_LOOP_DEPTH => {
+                        self.push(with_step(
+                            Diagnostic::new(
+                                Code::LimitLoopNesting,
+                                body_ptr,
+                                format!("loops are nested more than {MAX_LOOP_DEPTH} deep"),
+                            )
+                            .with_hint("move the inner loops into a sub-workflow (`kind: workflow`)"),
+                        ));
+                        None
+                    }
+                    Some(v) => self.step_list(v, &body_ptr, loop_depth + 1),
+                };
+                head.zip(steps).map(|(mut l, s)| {
+                    l.steps = s;
+                    StepKind::Loop(l)
+                })
+            }
+        };
+        if let Some(id) = &step_id {
+            for d in &mut self.diagnostics[before..] {
+                if d.step.is_none() {
+                    d.step = Some(id.clone());
+                }
+            }
+        }
+        Some(Step { common: common?, kind: kind? })
+    }
+
+    /// Decodes `obj` into `T`, reporting every independent error (see the module docs).
+    /// `required` gives placeholders for required fields so decoding can go on.
+    fn rounds<T: DeserializeOwned>(
+        &mut self,
+        mut obj: Map<String, Value>,
+        pointer: &str,
+        what: &str,
+        required: &[(&str, Value)],
+    ) -> Option<T> {
+        let mut failed = false;
+        for _ in 0..64 {
+            let result: Result<T, _> = serde_path_to_error::deserialize(Value::Object(obj.clone()));
+            match result {
+                Ok(v) => return (!failed).then_some(v),
+                Err(e) => {
+                    failed = true;
+                    let segments: Vec<String> = e.path().iter().map(segment_token).collect();
+                    let d = shape_diagnostic(&e.inner().to_string(), pointer, &segments, what);
+                    let field = segments.first().cloned().or_else(|| named_field(&d.message));
+                    self.push(d);
+                    let Some(field) = field else { return None };
+                    match required.iter().find(|(k, _)| *k == field) {
+                        Some((_, placeholder)) => {
+                            if obj.get(&field) == Some(placeholder) {
+                                return None;
+                            }
+                            obj.insert(field, placeholder.clone());
+                        }
+                        None => {
+                            if obj.shift_remove(&field).is_none() {
+                                return None;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        None
+    }
+}
+
+fn segment_token(seg: &serde_path_to_error::Segment) -> String {
+    use serde_path_to_error::Segment;
+    match seg {
+        Segment::Seq { index } => index.to_string(),
+        Segment::Map { key } => key.clone(),
+        Segment::Enum { variant } => variant.clone(),
+        Segment::Unknown => "?".into(),
+    }
+}
+
+/// The field a serde message is about: `unknown field `x`` or `missing field `x``.
+fn named_field(message: &str) -> Option<String> {
+    let start = message.find('`')? + 1;
+    let len = message[start..].find('`')?;
+    Some(message[start..start + len].to_owned())
+}
+
+/// Turns one serde error into a diagnostic with a pointer, a code and plain words.
+fn shape_diagnostic(raw: &str, base: &str, segments: &[String], what: &str) -> Diagnostic {
+    let mut pointer = base.to_owned();
+    for s in segments {
+        pointer = pointer_push(&pointer, s);
+    }
+    let place = if segments.is_empty() { what.to_owned() } else { format!("`{}`", segments.join(".")) };
+    if let Some(rest) = raw.strip_prefix("unknown field `") {
+        let name = rest.split('`').next().unwrap_or_default();
+        let allowed = expected_list(rest);
+        let hint = match did_you_mean(name, allowed.iter().map(String::as_str)) {
+            s if !s.is_empty() => s,
+            _ if allowed.is_empty() => "remove it".to_owned(),
+            _ => format!("remove it; allowed here: {}", allowed.join(", ")),
+        };
+        let in_what = if segments.is_empty() { what.to_owned() } else { place };
+        return Diagnostic::new(Code::UnknownField, pointer_push(&pointer, name), format!("unknown field `{name}` in {in_what}"))
+            .with_hint(hint);
+    }
+    if let Some(rest) = raw.strip_prefix("missing field `") {
+        let name = rest.split('`').next().unwrap_or_default();
+        return Diagnostic::new(Code::MissingField, pointer, format!("{place} needs the field `{name}`"))
+            .with_hint(format!("add \"{name}\""));
+    }
+    if let Some(rest) = raw.strip_prefix("unknown variant `") {
+        let name = rest.split('`').next().unwrap_or_default();
+        let allowed = expected_list(rest);
+        return Diagnostic::new(Code::InvalidValue, pointer, format!("{place} cannot be `{name}`"))
+            .with_hint(format!("use one of: {}", allowed.join(", ")));
+    }
+    let code = if raw.starts_with("invalid value") { Code::InvalidValue } else { Code::InvalidType };
+    Diagnostic::new(code, pointer, format!("{place}: {}", humanize(raw)))
+}
+
+/// The names listed after "expected one of" in a serde message.
+fn expected_list(message: &str) -> Vec<String> {
+    let Some(i) = message.find("expected") else { return Vec::new() };
+    message[i..].split('`').skip(1).step_by(2).map(str::to_owned).collect()
+}
+
+/// serde's vocabulary in the words of JSON.
+fn humanize(raw: &str) -> String {
+    let mut s = raw.to_owned();
+    for (from, to) in [
+        ("expected u64", "expected a whole number ≥ 0"),
+        ("expected u32", "expected a whole number ≥ 0"),
+        ("expected f64", "expected a number"),
+        ("expected a sequence", "expected an array"),
+        ("expected a map", "expected an object"),
+        ("invalid type: map", "invalid type: object"),
+        ("invalid type: sequence", "invalid type: array"),
+        ("invalid type: unit value", "invalid type: null"),
+        ("integer `", "number `"),
+        ("floating point `", "number `"),
+    ] {
+        s = s.replace(from, to);
+    }
+    if let Some(i) = s.find("expected struct ") {
+        s.replace_range(i.., "expected an object");
+    }
+    s
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn describe(v: &Value) -> String {
+    match v {
+        Value::Array(_) | Value::Object(_) => kind_of(v).to_owned(),
+        other => other.to_string(),
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Step {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        let (step, diagnostics) = decode_step(&value, "");
+        match (step, diagnostics.into_iter().find(Diagnostic::is_error)) {
+            (Some(s), None) => Ok(s),
+            (_, Some(e)) => Err(serde::de::Error::custom(format!("{} at {}", e.message, e.pointer))),
+            (None, None) => Err(serde::de::Error::custom("invalid step")),
+        }
+    }
+}

@@ -1,0 +1,377 @@
+//! The blueprint format v1 as Rust types. Reading goes through [`crate::decode`], which
+//! reports every shape problem with a pointer; serializing is plain serde.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use indexmap::IndexMap;
+use serde_json::{Map, Value};
+
+/// The format version this mcpflow reads and writes.
+pub const FORMAT_VERSION: u64 = 1;
+
+/// A whole blueprint document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "mcpflow blueprint", description = "An MCP workflow blueprint, format v1")]
+pub struct Blueprint {
+    /// Editor hint: where the JSON Schema of this format lives.
+    #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
+    /// Format version; must be 1.
+    #[schemars(range(min = 1, max = 1))]
+    pub blueprint: u64,
+    /// Identifier: `[a-z0-9][a-z0-9_-]*`.
+    #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9_-]*$"))]
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// JSON Schema (type object) of the run's inputs; defaults are applied at run start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs: Option<Map<String, Value>>,
+    /// Servers this blueprint brings, in `mcpServers` shape.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub servers: IndexMap<String, ServerConfig>,
+    /// Default `on_error` for steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_error: Option<OnError>,
+    /// Default retry for tool, resource and prompt steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<Retry>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<Limits>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<Schedule>,
+    /// Serve this blueprint as its own MCP tool (name = id, inputSchema = inputs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expose: Option<bool>,
+    /// The steps; a plain list is a pipeline, `after` makes it a graph.
+    #[serde(default)]
+    #[schemars(required)]
+    pub steps: Vec<Step>,
+    /// The run's result (any JSON with templates); default: output of the last step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<Value>,
+    /// Editor only: where each step sits on the canvas. The engine ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<IndexMap<String, LayoutEntry>>,
+}
+
+/// Where a node sits on the canvas (and, for loops, how large its container is).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LayoutEntry {
+    pub x: f64,
+    pub y: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub width: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub height: Option<f64>,
+}
+
+/// One server, exactly as `mcpServers` entries are written (Claude Desktop, Cursor).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// Transport hint: `stdio`, `http` or `streamable-http`; derived from command/url when absent.
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
+    /// Program to start (stdio servers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Environment for the process; `${env:NAME}` is resolved when the server starts.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    #[schemars(with = "std::collections::BTreeMap<String, String>")]
+    pub env: Map<String, Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// Endpoint (streamable HTTP servers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    #[schemars(with = "std::collections::BTreeMap<String, String>")]
+    pub headers: Map<String, Value>,
+    /// Most calls in flight to this server at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub max_concurrency: Option<u32>,
+    /// Default per-call timeout for this server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OnError {
+    /// The run fails; running steps are cancelled; pending steps are skipped.
+    Abort,
+    /// Output `null`, `steps.<id>.error` set, dependents run; the run ends `partial`.
+    Continue,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Backoff {
+    #[default]
+    Fixed,
+    Exponential,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Retry {
+    /// Total attempts, the first included.
+    #[schemars(range(min = 1))]
+    pub attempts: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backoff: Option<Backoff>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_delay_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// Most step executions in one run (loop iterations and retries count).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub max_step_runs: Option<u64>,
+    /// Wall-clock limit of the whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub timeout_ms: Option<u64>,
+    /// Most steps running at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub concurrency: Option<u32>,
+}
+
+/// When the blueprint runs by itself: exactly one of `cron`, `every`, `at`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Schedule {
+    /// Five-field cron expression.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cron: Option<String>,
+    /// IANA timezone for `cron` (default UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timezone: Option<String>,
+    /// An interval such as `5m`, `1h30m`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every: Option<String>,
+    /// One RFC 3339 instant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
+    /// Inputs for scheduled runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs: Option<Map<String, Value>>,
+}
+
+/// Fields every step has.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Common {
+    /// Unique in the whole blueprint: `[A-Za-z_][A-Za-z0-9_]*`.
+    #[schemars(regex(pattern = r"^[A-Za-z_][A-Za-z0-9_]*$"))]
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Dependencies. Omitted: the previous step of the same list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub timeout_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<Retry>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_error: Option<OnError>,
+    /// A step that runs, with `error` in scope, when this one fails after its retries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
+    /// Persist this step's output as `saved.<name>` for later runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub save: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// The keys of [`Common`], used to split a step object before decoding.
+pub const COMMON_KEYS: &[&str] = &["id", "name", "after", "timeout_ms", "retry", "on_error", "fallback", "save", "note"];
+
+/// A step: common fields plus its kind.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Step {
+    #[serde(flatten)]
+    pub common: Common,
+    #[serde(flatten)]
+    pub kind: StepKind,
+}
+
+impl Step {
+    pub fn id(&self) -> &str {
+        &self.common.id
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum StepKind {
+    Tool(ToolStep),
+    Resource(ResourceStep),
+    Prompt(PromptStep),
+    Transform(TransformStep),
+    Switch(SwitchStep),
+    Loop(LoopStep),
+    Workflow(WorkflowStep),
+    Wait(WaitStep),
+}
+
+/// The names of the step kinds, as written in `kind`.
+pub const KINDS: &[&str] = &["tool", "resource", "prompt", "transform", "switch", "loop", "workflow", "wait"];
+
+impl StepKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            StepKind::Tool(_) => "tool",
+            StepKind::Resource(_) => "resource",
+            StepKind::Prompt(_) => "prompt",
+            StepKind::Transform(_) => "transform",
+            StepKind::Switch(_) => "switch",
+            StepKind::Loop(_) => "loop",
+            StepKind::Workflow(_) => "workflow",
+            StepKind::Wait(_) => "wait",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolStep {
+    /// Optional when the tool name is unique across servers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    pub tool: String,
+    /// Arguments: an object whose strings may hold templates, or one whole template.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<ArgsSchema>")]
+    pub args: Option<Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResourceStep {
+    pub server: String,
+    /// Resource URI; may hold templates.
+    pub uri: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PromptStep {
+    pub server: String,
+    pub prompt: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<ArgsSchema>")]
+    pub args: Option<Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TransformStep {
+    /// Any JSON; its strings may hold templates.
+    pub value: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchStep {
+    /// Checked in order; the first truthy `when` routes.
+    pub cases: Vec<Case>,
+    /// Targets when no case matches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Case {
+    /// A template; JMESPath truthiness decides.
+    pub when: String,
+    /// Step ids (of the same list) that run when this case matches.
+    pub to: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoopStep {
+    /// A template yielding the array to iterate (or a literal array).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<ForEachSchema>")]
+    pub for_each: Option<Value>,
+    /// A template evaluated after each iteration; the loop stops when it is truthy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<String>,
+    /// Name of the loop variable (default `item`).
+    #[serde(rename = "as", default, skip_serializing_if = "Option::is_none")]
+    pub as_name: Option<String>,
+    /// Iterations running at once (`for_each` only; default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub concurrency: Option<u32>,
+    /// Default 1,000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub max_iterations: Option<u32>,
+    /// Pause between iterations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_ms: Option<u64>,
+    /// The body.
+    #[serde(default)]
+    #[schemars(required)]
+    pub steps: Vec<Step>,
+    /// Template per iteration; default: the body's last step output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collect: Option<Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkflowStep {
+    /// Id of a stored blueprint.
+    pub workflow: String,
+    /// Inputs for that blueprint; strings may hold templates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<ArgsSchema>")]
+    pub args: Option<Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitStep {
+    pub ms: u64,
+}
+
+/// Schema stand-in: an object of arguments, or one whole template string.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum ArgsSchema {
+    Object(Map<String, Value>),
+    Template(String),
+}
+
+/// Schema stand-in: a template string or a literal array.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum ForEachSchema {
+    Template(String),
+    Array(Vec<Value>),
+}

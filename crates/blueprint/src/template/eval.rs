@@ -1,0 +1,307 @@
+//! Rendering compiled templates against a scope.
+//!
+//! The scope is never copied per evaluation: plain paths walk shared values directly,
+//! and other expressions get a root object holding only the names they read (shared
+//! pointers, not copies). Step outputs are converted to JMESPath values once, when
+//! they are produced (see [`value_to_var`]).
+
+use super::expr::{Expr, PathSegment};
+use super::{Segment, Template};
+use crate::diagnostic::nearest;
+use jmespath::{Rcvar, Variable};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+/// Where templates look names up. The engine implements it over its run state.
+pub trait Scope {
+    /// The value bound to a root name (`inputs`, a step id, `prev`, `item`, …).
+    fn get(&self, name: &str) -> Option<Rcvar>;
+
+    /// `steps.<id>`: `{ output, status, error, attempts, duration_ms }`.
+    fn step_record(&self, id: &str) -> Option<Rcvar> {
+        self.get("steps").and_then(|s| s.as_object().and_then(|m| m.get(id).cloned()))
+    }
+
+    /// Every root name bound here (for suggestions in error messages).
+    fn names(&self) -> Vec<String>;
+}
+
+/// A scope made of plain maps; enough for tests, tools and simple front doors.
+#[derive(Debug, Default, Clone)]
+pub struct MapScope {
+    vars: HashMap<String, Rcvar>,
+    steps: HashMap<String, Rcvar>,
+}
+
+impl MapScope {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Binds a root name.
+    pub fn set(&mut self, name: impl Into<String>, value: Rcvar) -> &mut Self {
+        self.vars.insert(name.into(), value);
+        self
+    }
+
+    /// Binds a root name to a JSON value (converted once).
+    pub fn set_json(&mut self, name: impl Into<String>, value: Value) -> &mut Self {
+        self.set(name, value_to_var(value))
+    }
+
+    /// Records a step: its output under its id and its record under `steps.<id>`.
+    pub fn set_step(&mut self, id: impl Into<String>, output: Rcvar, record: Rcvar) -> &mut Self {
+        let id = id.into();
+        self.vars.insert(id.clone(), output);
+        self.steps.insert(id, record);
+        self
+    }
+
+    /// Builds a scope from a JSON object of root names (as in the docs' examples).
+    /// `steps` entries are split into step records.
+    pub fn from_json(root: &Value) -> Self {
+        let mut scope = MapScope::new();
+        if let Some(obj) = root.as_object() {
+            for (k, v) in obj {
+                if k == "steps" {
+                    if let Some(steps) = v.as_object() {
+                        for (id, record) in steps {
+                            scope.steps.insert(id.clone(), value_to_var(record.clone()));
+                        }
+                    }
+                } else {
+                    scope.set_json(k.clone(), v.clone());
+                }
+            }
+        }
+        scope
+    }
+}
+
+impl Scope for MapScope {
+    fn get(&self, name: &str) -> Option<Rcvar> {
+        if name == "steps" {
+            let map: BTreeMap<String, Rcvar> = self.steps.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            return Some(Rcvar::new(Variable::Object(map)));
+        }
+        self.vars.get(name).cloned()
+    }
+
+    fn step_record(&self, id: &str) -> Option<Rcvar> {
+        self.steps.get(id).cloned()
+    }
+
+    fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.vars.keys().cloned().collect();
+        if !self.steps.is_empty() {
+            names.push("steps".into());
+        }
+        names.sort();
+        names
+    }
+}
+
+/// Converts JSON into a JMESPath value (do this once per value, not per evaluation).
+pub fn value_to_var(value: Value) -> Rcvar {
+    Rcvar::new(to_variable(value))
+}
+
+fn to_variable(value: Value) -> Variable {
+    match value {
+        Value::Null => Variable::Null,
+        Value::Bool(b) => Variable::Bool(b),
+        Value::Number(n) => Variable::Number(n),
+        Value::String(s) => Variable::String(s),
+        Value::Array(items) => Variable::Array(items.into_iter().map(value_to_var).collect()),
+        Value::Object(map) => Variable::Object(map.into_iter().map(|(k, v)| (k, value_to_var(v))).collect()),
+    }
+}
+
+/// Converts a JMESPath value back into JSON.
+pub fn var_to_value(var: &Variable) -> Value {
+    match var {
+        Variable::Null => Value::Null,
+        Variable::Bool(b) => Value::Bool(*b),
+        Variable::Number(n) => Value::Number(n.clone()),
+        Variable::String(s) => Value::String(s.clone()),
+        Variable::Array(items) => Value::Array(items.iter().map(|v| var_to_value(v)).collect()),
+        Variable::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), var_to_value(v))).collect()),
+        Variable::Expref(_) => Value::Null,
+    }
+}
+
+/// JMESPath truthiness: false, null, "", [] and {} are false; everything else is true.
+pub fn truthy(var: &Variable) -> bool {
+    var.is_truthy()
+}
+
+/// Why rendering failed. `code` is the stable error code of the run's error envelope.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct RenderError {
+    /// `TEMPLATE_UNRESOLVED` (a plain path's key is missing) or `TEMPLATE_EVAL`.
+    pub code: &'static str,
+    pub expression: String,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl Template {
+    /// Renders to JSON.
+    pub fn render(&self, scope: &dyn Scope) -> Result<Value, RenderError> {
+        match self {
+            Template::Literal(v) => Ok(v.clone()),
+            Template::Expr(e) => Ok(var_to_value(&*e.eval(scope)?)),
+            Template::Text(segs) => render_text(segs, scope).map(Value::String),
+            Template::Array(items) => items.iter().map(|t| t.render(scope)).collect::<Result<_, _>>().map(Value::Array),
+            Template::Object(members) => members
+                .iter()
+                .map(|(k, t)| t.render(scope).map(|v| (k.clone(), v)))
+                .collect::<Result<_, _>>()
+                .map(Value::Object),
+        }
+    }
+
+    /// Renders to a JMESPath value; whole-string templates return the shared value itself.
+    pub fn render_var(&self, scope: &dyn Scope) -> Result<Rcvar, RenderError> {
+        match self {
+            Template::Expr(e) => e.eval(scope),
+            Template::Text(segs) => Ok(Rcvar::new(Variable::String(render_text(segs, scope)?))),
+            other => other.render(scope).map(value_to_var),
+        }
+    }
+}
+
+fn render_text(segs: &[Segment], scope: &dyn Scope) -> Result<String, RenderError> {
+    let mut out = String::new();
+    for seg in segs {
+        match seg {
+            Segment::Text(t) => out.push_str(t),
+            Segment::Expr(e) => match &*e.eval(scope)? {
+                Variable::String(s) => out.push_str(s),
+                other => {
+                    let _ = write!(out, "{}", serde_json::to_string(&var_to_value(other)).unwrap_or_default());
+                }
+            },
+        }
+    }
+    Ok(out)
+}
+
+impl Expr {
+    /// Evaluates against a scope. Plain paths are strict (see the module docs).
+    pub fn eval(&self, scope: &dyn Scope) -> Result<Rcvar, RenderError> {
+        if let Some((root, segs)) = self.plain_path() {
+            return self.eval_plain(root, segs, scope);
+        }
+        let root = if self.reads_whole_scope() {
+            let mut map = BTreeMap::new();
+            for name in scope.names() {
+                if let Some(v) = scope.get(&name) {
+                    map.insert(name, v);
+                }
+            }
+            map
+        } else {
+            self.refs()
+                .iter()
+                .filter_map(|r| scope.get(&r.name).map(|v| (r.name.clone(), v)))
+                .collect::<BTreeMap<_, _>>()
+        };
+        self.program().search(Variable::Object(root)).map_err(|e| RenderError {
+            code: "TEMPLATE_EVAL",
+            expression: self.source().to_owned(),
+            message: format!("`{}` failed: {}", self.source(), e.reason),
+            hint: Some("check the types the expression's functions expect".into()),
+        })
+    }
+
+    fn eval_plain(&self, root: &str, segs: &[PathSegment], scope: &dyn Scope) -> Result<Rcvar, RenderError> {
+        let (mut cur, mut walked, rest) = match (root, segs.first()) {
+            ("steps", Some(PathSegment::Field(id))) => match scope.step_record(id) {
+                Some(v) => (v, format!("steps.{id}"), &segs[1..]),
+                None => return Err(self.unresolved(&format!("steps.{id}"), "steps", id, step_ids(scope))),
+            },
+            _ => match scope.get(root) {
+                Some(v) => (v, root.to_owned(), segs),
+                None => return Err(self.unresolved(root, "", root, scope.names())),
+            },
+        };
+        for seg in rest {
+            let next = match (seg, &*cur) {
+                (PathSegment::Field(k), Variable::Object(map)) => match map.get(k) {
+                    Some(v) => v.clone(),
+                    None => return Err(self.unresolved(&format!("{walked}.{k}"), &walked, k, map.keys().cloned().collect())),
+                },
+                (PathSegment::Index(i), Variable::Array(items)) => {
+                    let idx = if *i < 0 { items.len() as i64 + i64::from(*i) } else { i64::from(*i) };
+                    match usize::try_from(idx).ok().and_then(|i| items.get(i)) {
+                        Some(v) => v.clone(),
+                        None => {
+                            return Err(RenderError {
+                                code: "TEMPLATE_UNRESOLVED",
+                                expression: self.source().to_owned(),
+                                message: format!(
+                                    "`{}`: index {i} is out of range; `{walked}` has {} item(s)",
+                                    self.source(),
+                                    items.len()
+                                ),
+                                hint: Some(format!("write `{} || <default>` if it may be missing", self.source())),
+                            });
+                        }
+                    }
+                }
+                (seg, other) => {
+                    let what = match other {
+                        Variable::Null => "null",
+                        Variable::Bool(_) => "a boolean",
+                        Variable::Number(_) => "a number",
+                        Variable::String(_) => "a string",
+                        Variable::Array(_) => "an array",
+                        Variable::Object(_) => "an object",
+                        Variable::Expref(_) => "an expression",
+                    };
+                    return Err(RenderError {
+                        code: "TEMPLATE_UNRESOLVED",
+                        expression: self.source().to_owned(),
+                        message: format!("`{}`: `{walked}` is {what}, so `{seg}` cannot be read from it", self.source()),
+                        hint: Some(format!("write `{} || <default>` if it may be missing", self.source())),
+                    });
+                }
+            };
+            let _ = write!(walked, "{seg}");
+            if walked.starts_with('.') {
+                walked.remove(0);
+            }
+            cur = next;
+        }
+        Ok(cur)
+    }
+
+    fn unresolved(&self, path: &str, parent: &str, missing: &str, available: Vec<String>) -> RenderError {
+        let suggestion = nearest(missing, available.iter().map(String::as_str));
+        let mut message = if parent.is_empty() {
+            format!("`{}`: `{missing}` is not in scope", self.source())
+        } else {
+            format!("`{}`: `{parent}` has no key `{missing}`", self.source())
+        };
+        if let Some(s) = suggestion {
+            let _ = write!(message, "; did you mean `{s}`?");
+        }
+        let mut shown: Vec<&str> = available.iter().map(String::as_str).take(20).collect();
+        shown.sort_unstable();
+        let keys = if shown.is_empty() { "none".to_owned() } else { shown.join(", ") };
+        let _ = write!(message, " (keys that exist: {keys}{})", if available.len() > 20 { ", …" } else { "" });
+        RenderError {
+            code: "TEMPLATE_UNRESOLVED",
+            expression: self.source().to_owned(),
+            message,
+            hint: Some(format!("write `{} || <default>` to allow `{path}` to be missing", self.source())),
+        }
+    }
+}
+
+fn step_ids(scope: &dyn Scope) -> Vec<String> {
+    scope.get("steps").and_then(|s| s.as_object().map(|m| m.keys().cloned().collect())).unwrap_or_default()
+}

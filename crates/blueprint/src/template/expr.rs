@@ -1,0 +1,333 @@
+//! One compiled JMESPath expression, with what the validator needs to know about it:
+//! the root names it reads and, for plain paths, the path itself.
+
+use super::TemplateError;
+use crate::diagnostic::Code;
+use crate::limits::{MAX_EXPRESSION_BYTES, MAX_EXPRESSION_DEPTH};
+use jmespath::ast::Ast;
+use std::fmt;
+use std::sync::Arc;
+
+/// A root name an expression reads: `inputs`, a step id, `steps` (with the step id
+/// after it when written as `steps.<id>`), `item`, …
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RootRef {
+    pub name: String,
+    /// For `steps.<id>…`: the `<id>`.
+    pub member: Option<String>,
+}
+
+/// One step of a plain path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathSegment {
+    Field(String),
+    Index(i32),
+}
+
+impl fmt::Display for PathSegment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PathSegment::Field(name) => write!(f, ".{name}"),
+            PathSegment::Index(i) => write!(f, "[{i}]"),
+        }
+    }
+}
+
+/// A compiled expression. Cheap to clone (the JMESPath program is shared).
+#[derive(Clone)]
+pub struct Expr {
+    source: Arc<str>,
+    program: Arc<jmespath::Expression<'static>>,
+    /// `Some` when the expression is a plain path: root name + segments.
+    plain: Option<(String, Vec<PathSegment>)>,
+    refs: Vec<RootRef>,
+    /// The expression reads the scope as a whole (`@`, `keys(@)` at the root).
+    whole_scope: bool,
+}
+
+impl fmt::Debug for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Expr({:?})", &*self.source)
+    }
+}
+
+impl Expr {
+    /// Compiles an expression (the text between `{{` and `}}`, trimmed).
+    pub fn compile(source: &str) -> Result<Expr, TemplateError> {
+        let limit = |message: String| TemplateError {
+            code: Code::LimitExpression,
+            pointer: String::new(),
+            message,
+            hint: Some("simplify the expression or split it over several transform steps".into()),
+        };
+        if source.len() > MAX_EXPRESSION_BYTES {
+            return Err(limit(format!("an expression of {} bytes; the limit is {MAX_EXPRESSION_BYTES}", source.len())));
+        }
+        let depth = lexical_depth(source);
+        if depth > MAX_EXPRESSION_DEPTH {
+            return Err(limit(format!(
+                "`{}` nests {depth} levels deep; the limit is {MAX_EXPRESSION_DEPTH}",
+                abbreviate(source)
+            )));
+        }
+        let program = jmespath::compile(source).map_err(|e| TemplateError {
+            code: Code::TemplateSyntax,
+            pointer: String::new(),
+            message: format!("invalid JMESPath in `{}`: {}", abbreviate(source), syntax_reason(&e)),
+            hint: Some("see https://jmespath.org for the expression language; quote odd keys as \"my-key\"".into()),
+        })?;
+        let ast = program.as_ast();
+        if ast_depth(ast) > 4 * MAX_EXPRESSION_DEPTH {
+            return Err(limit(format!("`{}` is nested too deeply", abbreviate(source))));
+        }
+        let mut refs = Vec::new();
+        let mut whole_scope = false;
+        collect_roots(ast, true, &mut refs, &mut whole_scope);
+        let plain = plain_path(ast);
+        Ok(Expr { source: source.into(), program: Arc::new(program), plain, refs, whole_scope })
+    }
+
+    /// The expression text.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Root names read by the expression, in order of appearance (duplicates removed).
+    pub fn refs(&self) -> &[RootRef] {
+        &self.refs
+    }
+
+    /// True when the expression reads the scope as a whole (`@` at the root).
+    pub fn reads_whole_scope(&self) -> bool {
+        self.whole_scope
+    }
+
+    /// The root and segments when this is a plain path (`a.b[0].c`).
+    pub fn plain_path(&self) -> Option<(&str, &[PathSegment])> {
+        self.plain.as_ref().map(|(r, s)| (r.as_str(), s.as_slice()))
+    }
+
+    pub(crate) fn program(&self) -> &jmespath::Expression<'static> {
+        &self.program
+    }
+}
+
+fn abbreviate(s: &str) -> String {
+    if s.chars().count() <= 60 { s.to_owned() } else { format!("{}…", s.chars().take(57).collect::<String>()) }
+}
+
+/// The reason part of a JMESPath error, without the multi-line caret drawing.
+fn syntax_reason(e: &jmespath::JmespathError) -> String {
+    let reason = e.reason.to_string();
+    format!("{reason} (at character {})", e.offset + 1)
+}
+
+/// Nesting of brackets, parentheses, braces and prefix operators, outside quotes.
+/// Checked before JMESPath's recursive parser sees the text.
+fn lexical_depth(s: &str) -> usize {
+    let b = s.as_bytes();
+    let (mut depth, mut max, mut prefix) = (0usize, 0usize, 0usize);
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            q @ (b'\'' | b'"' | b'`') => {
+                i += 1;
+                while i < b.len() && b[i] != q {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                max = max.max(depth + prefix);
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            b'!' if b.get(i + 1) != Some(&b'=') => {
+                prefix += 1;
+                max = max.max(depth + prefix);
+            }
+            b'&' if b.get(i + 1) == Some(&b'&') => i += 1,
+            b'&' => {
+                prefix += 1;
+                max = max.max(depth + prefix);
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    max
+}
+
+fn ast_depth(ast: &Ast) -> usize {
+    1 + children(ast).map(ast_depth).max().unwrap_or(0)
+}
+
+fn children(ast: &Ast) -> Box<dyn Iterator<Item = &Ast> + '_> {
+    match ast {
+        Ast::Comparison { lhs, rhs, .. }
+        | Ast::And { lhs, rhs, .. }
+        | Ast::Or { lhs, rhs, .. }
+        | Ast::Projection { lhs, rhs, .. }
+        | Ast::Subexpr { lhs, rhs, .. } => Box::new([&**lhs, &**rhs].into_iter()),
+        Ast::Condition { predicate, then, .. } => Box::new([&**predicate, &**then].into_iter()),
+        Ast::Expref { ast, .. } => Box::new(std::iter::once(&**ast)),
+        Ast::Flatten { node, .. } | Ast::Not { node, .. } | Ast::ObjectValues { node, .. } => {
+            Box::new(std::iter::once(&**node))
+        }
+        Ast::Function { args, .. } => Box::new(args.iter()),
+        Ast::MultiList { elements, .. } => Box::new(elements.iter()),
+        Ast::MultiHash { elements, .. } => Box::new(elements.iter().map(|kv| &kv.value)),
+        Ast::Identity { .. } | Ast::Field { .. } | Ast::Index { .. } | Ast::Literal { .. } | Ast::Slice { .. } => {
+            Box::new(std::iter::empty())
+        }
+    }
+}
+
+/// Finds the names an expression reads from the root scope. `at_root` is false where
+/// JMESPath evaluates against something else: the right side of `.`/`|`, projections,
+/// filters, and `&expr` references.
+fn collect_roots(ast: &Ast, at_root: bool, out: &mut Vec<RootRef>, whole: &mut bool) {
+    match ast {
+        Ast::Field { name, .. } => {
+            if at_root {
+                push_ref(out, RootRef { name: name.clone(), member: None });
+            }
+        }
+        Ast::Identity { .. } => {
+            if at_root {
+                *whole = true;
+            }
+        }
+        Ast::Subexpr { lhs, rhs, .. } => {
+            // A field chain `a.b.c` reads only its head from the root; everything to the
+            // right of a `.` or `|` is relative to the left side.
+            match leftmost_ref(ast).filter(|_| at_root) {
+                Some(r) => push_ref(out, r),
+                None => collect_roots(lhs, at_root, out, whole),
+            }
+            collect_roots(rhs, false, out, whole);
+        }
+        Ast::Projection { lhs, rhs, .. } => {
+            collect_roots(lhs, at_root, out, whole);
+            collect_roots(rhs, false, out, whole);
+        }
+        Ast::Condition { predicate, then, .. } => {
+            // Filter projections: `lhs[?pred]` parses as Projection(lhs, Condition(...)),
+            // whose parts are evaluated per element.
+            collect_roots(predicate, at_root, out, whole);
+            collect_roots(then, at_root, out, whole);
+        }
+        Ast::Expref { ast, .. } => collect_roots(ast, false, out, whole),
+        Ast::Flatten { node, .. } | Ast::ObjectValues { node, .. } | Ast::Not { node, .. } => {
+            collect_roots(node, at_root, out, whole)
+        }
+        Ast::Comparison { lhs, rhs, .. } | Ast::And { lhs, rhs, .. } | Ast::Or { lhs, rhs, .. } => {
+            collect_roots(lhs, at_root, out, whole);
+            collect_roots(rhs, at_root, out, whole);
+        }
+        Ast::Function { args, .. } => args.iter().for_each(|a| collect_roots(a, at_root, out, whole)),
+        Ast::MultiList { elements, .. } => elements.iter().for_each(|a| collect_roots(a, at_root, out, whole)),
+        Ast::MultiHash { elements, .. } => elements.iter().for_each(|kv| collect_roots(&kv.value, at_root, out, whole)),
+        Ast::Index { .. } | Ast::Literal { .. } | Ast::Slice { .. } => {}
+    }
+}
+
+/// The operands of a `.`-chain in order: `a.b[0].c` → [a, b, 0, c]. JMESPath nests
+/// such chains on both sides (`b[0]` is itself a sub-expression).
+fn chain_leaves<'a>(ast: &'a Ast, out: &mut Vec<&'a Ast>) {
+    match ast {
+        Ast::Subexpr { lhs, rhs, .. } => {
+            chain_leaves(lhs, out);
+            chain_leaves(rhs, out);
+        }
+        leaf => out.push(leaf),
+    }
+}
+
+/// The head of a `a.b.c` chain: `a`, and for `steps.x…` also `x`.
+fn leftmost_ref(ast: &Ast) -> Option<RootRef> {
+    let mut leaves = Vec::new();
+    chain_leaves(ast, &mut leaves);
+    let Some(Ast::Field { name, .. }) = leaves.first() else { return None };
+    let member = match leaves.get(1) {
+        Some(Ast::Field { name: m, .. }) if name == "steps" => Some(m.clone()),
+        _ => None,
+    };
+    Some(RootRef { name: name.clone(), member })
+}
+
+fn push_ref(out: &mut Vec<RootRef>, r: RootRef) {
+    if !out.contains(&r) {
+        out.push(r);
+    }
+}
+
+/// `a.b[0].c` → ("a", [b, 0, c]); anything else → None.
+fn plain_path(ast: &Ast) -> Option<(String, Vec<PathSegment>)> {
+    let mut leaves = Vec::new();
+    chain_leaves(ast, &mut leaves);
+    let mut iter = leaves.into_iter();
+    let Some(Ast::Field { name: root, .. }) = iter.next() else { return None };
+    let segs = iter
+        .map(|leaf| match leaf {
+            Ast::Field { name, .. } => Some(PathSegment::Field(name.clone())),
+            Ast::Index { idx, .. } => Some(PathSegment::Index(*idx)),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some((root.clone(), segs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(src: &str) -> Vec<String> {
+        Expr::compile(src)
+            .unwrap()
+            .refs()
+            .iter()
+            .map(|r| match &r.member {
+                Some(m) => format!("{}.{m}", r.name),
+                None => r.name.clone(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn finds_root_names_but_not_names_relative_to_elements() {
+        assert_eq!(names("a.b.c"), ["a"]);
+        assert_eq!(names("pods.items[*].metadata.name"), ["pods"]);
+        assert_eq!(names("pods.items[?status == 'x'].name"), ["pods"]);
+        assert_eq!(names("sort_by(list.items, &name)"), ["list"]);
+        assert_eq!(names("length(a) > `2` && b || c"), ["a", "b", "c"]);
+        assert_eq!(names("{x: a.b, y: [c, d[0]]}"), ["a", "c", "d"]);
+        assert_eq!(names("steps.fetch.output.items"), ["steps.fetch"]);
+        assert_eq!(names("steps.fetch[0]"), ["steps.fetch"]);
+        assert_eq!(names("a.b[0].c"), ["a"]);
+        assert_eq!(names("a | b"), ["a"]);
+        assert_eq!(names("`5`"), Vec::<String>::new());
+        assert_eq!(names("inputs.list[?id == other]"), ["inputs"]);
+        assert_eq!(names("join(',', items[*].name)"), ["items"]);
+    }
+
+    #[test]
+    fn recognizes_plain_paths() {
+        let e = Expr::compile("a.b[0].c").unwrap();
+        let (root, segs) = e.plain_path().unwrap();
+        assert_eq!(root, "a");
+        assert_eq!(segs, [PathSegment::Field("b".into()), PathSegment::Index(0), PathSegment::Field("c".into())]);
+        assert!(Expr::compile("a.b || c").unwrap().plain_path().is_none());
+        assert!(Expr::compile("a[*].b").unwrap().plain_path().is_none());
+        assert!(Expr::compile("\"my-key\".x").unwrap().plain_path().is_some());
+    }
+
+    #[test]
+    fn deep_nesting_is_a_limit_error_not_a_crash() {
+        let src = format!("{}a{}", "(".repeat(1000), ")".repeat(1000));
+        assert_eq!(Expr::compile(&src).unwrap_err().code, Code::LimitExpression);
+        let nots = format!("{}a", "!".repeat(1000));
+        assert_eq!(Expr::compile(&nots).unwrap_err().code, Code::LimitExpression);
+        let chain = vec!["a"; 1500].join(".");
+        assert_eq!(Expr::compile(&chain).unwrap_err().code, Code::LimitExpression);
+    }
+}

@@ -1,0 +1,312 @@
+//! Field-level rules: numbers in range, schedules that parse, servers with one
+//! transport, an inputs schema that is a schema, loop forms, argument shapes.
+
+use super::{RESERVED, Validator, is_step_id};
+use crate::diagnostic::{Code, Diagnostic, pointer_push};
+use crate::model::{Retry, StepKind};
+use crate::plan::{StepIdx, StepTemplates};
+use crate::template::Template;
+use serde_json::Value;
+use std::str::FromStr;
+
+const MAX_ATTEMPTS: u32 = 100;
+
+fn limit(pointer: impl Into<String>, message: impl Into<String>) -> Diagnostic {
+    Diagnostic::new(Code::InvalidLimit, pointer, message)
+}
+
+impl Validator<'_> {
+    pub(super) fn limits(&mut self) {
+        let Some(l) = &self.bp.limits else { return };
+        for (name, value) in [
+            ("max_step_runs", l.max_step_runs),
+            ("timeout_ms", l.timeout_ms),
+            ("concurrency", l.concurrency.map(u64::from)),
+        ] {
+            if value == Some(0) {
+                self.push(
+                    limit(format!("/limits/{name}"), format!("`limits.{name}` must be at least 1"))
+                        .with_hint("remove it to use the default"),
+                );
+            }
+        }
+    }
+
+    pub(super) fn retry(&mut self, r: &Retry, pointer: &str, step: Option<&str>) {
+        let mut found = Vec::new();
+        if r.attempts == 0 || r.attempts > MAX_ATTEMPTS {
+            found.push(
+                limit(
+                    pointer_push(pointer, "attempts"),
+                    format!("`retry.attempts` is {}; it counts every try and must be 1 to {MAX_ATTEMPTS}", r.attempts),
+                )
+                .with_hint("1 means no retry"),
+            );
+        }
+        if let (Some(d), Some(m)) = (r.delay_ms, r.max_delay_ms)
+            && d > m
+        {
+            found.push(limit(
+                pointer_push(pointer, "max_delay_ms"),
+                format!("`retry.max_delay_ms` ({m}) is below `retry.delay_ms` ({d})"),
+            ));
+        }
+        for d in found {
+            self.push(match step {
+                Some(s) => d.with_step(s),
+                None => d,
+            });
+        }
+    }
+
+    pub(super) fn inputs_schema(&mut self) {
+        let Some(schema) = &self.bp.inputs else { return };
+        match schema.get("type") {
+            None => {}
+            Some(Value::String(t)) if t == "object" => {}
+            Some(other) => {
+                self.push(
+                    Diagnostic::new(
+                        Code::InvalidInputsSchema,
+                        "/inputs/type",
+                        format!("`inputs` must describe an object, but its type is {other}"),
+                    )
+                    .with_hint("inputs are named: write {\"type\": \"object\", \"properties\": {…}}"),
+                );
+                return;
+            }
+        }
+        if let Err(message) = compile_schema(&Value::Object(schema.clone())) {
+            self.push(
+                Diagnostic::new(Code::InvalidInputsSchema, "/inputs", format!("`inputs` is not a valid JSON Schema: {message}"))
+                    .with_hint("see https://json-schema.org; `mcpflow schema` shows the blueprint format itself"),
+            );
+        }
+    }
+
+    pub(super) fn schedule(&mut self) {
+        let Some(s) = &self.bp.schedule else { return };
+        let set = [s.cron.is_some(), s.every.is_some(), s.at.is_some()].iter().filter(|b| **b).count();
+        let bad = |field: &str, message: String, hint: &str| {
+            Diagnostic::new(Code::InvalidSchedule, format!("/schedule{field}"), message).with_hint(hint)
+        };
+        if set != 1 {
+            self.push(bad(
+                "",
+                format!("`schedule` needs exactly one of `cron`, `every`, `at` ({set} given)"),
+                "for example {\"cron\": \"0 9 * * *\", \"timezone\": \"Europe/Berlin\"} or {\"every\": \"5m\"}",
+            ));
+        }
+        if let Some(cron) = &s.cron {
+            let fields = cron.split_whitespace().count();
+            if !cron.trim_start().starts_with('@') && fields != 5 {
+                self.push(bad(
+                    "/cron",
+                    format!("`{cron}` has {fields} fields; cron here has 5 (minute hour day month weekday)"),
+                    "for example \"0 9 * * 1-5\" is 09:00 on weekdays",
+                ));
+            } else if let Err(e) = croner::Cron::from_str(cron) {
+                self.push(bad("/cron", format!("`{cron}` is not a valid cron expression: {e}"), "fields: minute hour day month weekday"));
+            }
+        }
+        if let Some(tz) = &s.timezone {
+            if s.cron.is_none() {
+                self.push(bad("/timezone", "`timezone` applies only to `cron`".into(), "remove it or add `cron`"));
+            } else if chrono_tz::Tz::from_str(tz).is_err() {
+                self.push(bad(
+                    "/timezone",
+                    format!("unknown timezone `{tz}`"),
+                    "use an IANA name such as \"UTC\", \"Europe/Berlin\" or \"America/New_York\"",
+                ));
+            }
+        }
+        if let Some(every) = &s.every {
+            match humantime::parse_duration(every) {
+                Ok(d) if d.as_secs() >= 1 => {}
+                Ok(_) => self.push(bad("/every", format!("`every` is {every}; the shortest interval is 1s"), "use 1s or more")),
+                Err(e) => self.push(bad(
+                    "/every",
+                    format!("`{every}` is not an interval: {e}"),
+                    "write it like \"30s\", \"5m\", \"1h 30m\", \"1d\"",
+                )),
+            }
+        }
+        if let Some(at) = &s.at
+            && chrono::DateTime::parse_from_rfc3339(at).is_err()
+        {
+            self.push(bad(
+                "/at",
+                format!("`{at}` is not an RFC 3339 time"),
+                "write it like \"2026-12-01T09:00:00Z\" or with an offset, \"2026-12-01T09:00:00+01:00\"",
+            ));
+        }
+    }
+
+    pub(super) fn servers(&mut self) {
+        for (name, cfg) in &self.bp.servers {
+            let ptr = pointer_push("/servers", name);
+            let bad = |message: String, hint: &str| Diagnostic::new(Code::InvalidServer, &ptr, message).with_hint(hint);
+            let mut found = Vec::new();
+            match (&cfg.command, &cfg.url) {
+                (None, None) => found.push(bad(
+                    format!("server `{name}` has neither `command` nor `url`"),
+                    "stdio servers have \"command\" (and \"args\"); HTTP servers have \"url\"",
+                )),
+                (Some(_), Some(_)) => found.push(bad(
+                    format!("server `{name}` has both `command` and `url`"),
+                    "keep one: \"command\" for stdio, \"url\" for streamable HTTP",
+                )),
+                (None, Some(url)) if !(url.starts_with("http://") || url.starts_with("https://")) => {
+                    found.push(bad(format!("server `{name}`: `{url}` is not an http(s) URL"), "write \"http://127.0.0.1:PORT/mcp\""))
+                }
+                _ => {}
+            }
+            if let Some(t) = &cfg.transport
+                && !matches!(t.as_str(), "stdio" | "http" | "streamable-http" | "streamableHttp")
+            {
+                found.push(bad(
+                    format!("server `{name}`: transport `{t}` is not supported"),
+                    "use \"stdio\" or \"http\" (streamable HTTP); the old SSE transport is not supported",
+                ));
+            }
+            for (field, map) in [("env", &cfg.env), ("headers", &cfg.headers)] {
+                if let Some((k, _)) = map.iter().find(|(_, v)| !v.is_string()) {
+                    found.push(bad(
+                        format!("server `{name}`: `{field}.{k}` must be a string"),
+                        "secrets stay in the environment: write \"${env:NAME}\"",
+                    ));
+                }
+            }
+            if cfg.max_concurrency == Some(0) || cfg.timeout_ms == Some(0) {
+                found.push(limit(&ptr, format!("server `{name}`: `max_concurrency` and `timeout_ms` must be at least 1")));
+            }
+            self.diags.extend(found);
+        }
+    }
+
+    /// Rules on one step's own fields.
+    pub(super) fn step_fields(&mut self, idx: StepIdx) {
+        let step = self.plan.steps[idx].step.clone();
+        let id = step.id().to_owned();
+        if step.common.timeout_ms == Some(0) {
+            let d = self.step_diag(idx, Code::InvalidLimit, "/timeout_ms", "`timeout_ms` must be at least 1");
+            self.push(d.with_hint("remove it for no step timeout"));
+        }
+        if let Some(r) = &step.common.retry {
+            let ptr = format!("{}/retry", self.plan.steps[idx].pointer);
+            self.retry(r, &ptr, Some(&id));
+        }
+        if let Some(name) = &step.common.save {
+            if !is_step_id(name) {
+                let d = self.step_diag(idx, Code::InvalidValue, "/save", format!("`save` name `{name}` is not allowed"));
+                self.push(d.with_hint("use letters, digits and `_`; it is read as `saved.<name>`"));
+            } else if let Some(other) = self.plan.steps[..idx]
+                .iter()
+                .find(|s| s.step.common.save.as_deref() == Some(name.as_str()))
+            {
+                let msg = format!("`saved.{name}` is already written by step `{}`", other.step.id());
+                let d = self.step_diag(idx, Code::InvalidValue, "/save", msg);
+                self.push(d.with_hint("give each saved value its own name"));
+            }
+        }
+        let templates = self.plan.steps[idx].templates.clone();
+        match (&step.kind, &templates) {
+            (StepKind::Tool(_), StepTemplates::Tool { args })
+            | (StepKind::Prompt(_), StepTemplates::Prompt { args })
+            | (StepKind::Workflow(_), StepTemplates::Workflow { args }) => {
+                if let Some(t) = args
+                    && !matches!(t, Template::Expr(_) | Template::Object(_) | Template::Literal(Value::Object(_)))
+                    && !(matches!(t, Template::Literal(Value::Null)) && self.has_error_at(idx, "/args"))
+                {
+                    let d = self.step_diag(idx, Code::InvalidType, "/args", "`args` must be an object or one whole template");
+                    self.push(d.with_hint("write {\"name\": value, …} or \"{{ some.object }}\""));
+                }
+            }
+            _ => {}
+        }
+        if let StepKind::Workflow(w) = &step.kind
+            && w.workflow == self.bp.id
+        {
+            let d = self.step_diag(
+                idx,
+                Code::WorkflowRecursion,
+                "/workflow",
+                format!("step `{id}` runs blueprint `{}`, which is the blueprint it is in", w.workflow),
+            );
+            self.push(d.with_hint("a blueprint cannot call itself; use a loop instead"));
+        }
+        if let StepKind::Loop(l) = &step.kind {
+            self.loop_fields(idx, l, &templates);
+        }
+    }
+
+    fn has_error_at(&self, idx: StepIdx, field: &str) -> bool {
+        let ptr = format!("{}{field}", self.plan.steps[idx].pointer);
+        self.diags.iter().any(|d| d.pointer.starts_with(&ptr))
+    }
+
+    fn loop_fields(&mut self, idx: StepIdx, l: &crate::model::LoopStep, templates: &StepTemplates) {
+        let id = self.plan.steps[idx].step.id().to_owned();
+        match (&l.for_each, &l.until) {
+            (None, None) => {
+                let d = self.step_diag(idx, Code::LoopInvalid, "", format!("loop `{id}` has neither `for_each` nor `until`"));
+                self.push(d.with_hint("iterate a list with \"for_each\": \"{{ … }}\" or repeat with \"until\": \"{{ … }}\""));
+            }
+            (Some(_), Some(_)) => {
+                let d = self.step_diag(idx, Code::LoopInvalid, "", format!("loop `{id}` has both `for_each` and `until`"));
+                self.push(d.with_hint("keep one: a loop either iterates a list or repeats until a condition"));
+            }
+            _ => {}
+        }
+        if let StepTemplates::Loop { for_each: Some(t), .. } = templates
+            && !matches!(t, Template::Expr(_) | Template::Array(_) | Template::Literal(Value::Array(_)))
+            && !self.has_error_at(idx, "/for_each")
+        {
+            let d = self.step_diag(idx, Code::LoopInvalid, "/for_each", "`for_each` must be one whole template or an array");
+            self.push(d.with_hint("write \"for_each\": \"{{ list.items }}\" with nothing around the braces"));
+        }
+        if l.until.is_some() && l.concurrency.is_some_and(|c| c > 1) {
+            let d = self.step_diag(idx, Code::LoopInvalid, "/concurrency", "`until` loops run one iteration at a time");
+            self.push(d.with_hint("remove `concurrency`, or iterate a list with `for_each`"));
+        }
+        if let Some(name) = &l.as_name {
+            let problem = if !is_step_id(name) {
+                Some(format!("loop variable `{name}` is not a valid name"))
+            } else if name != "item" && RESERVED.contains(&name.as_str()) {
+                Some(format!("loop variable `{name}` is a reserved name"))
+            } else if self.bp_has_step(name) {
+                Some(format!("loop variable `{name}` has the same name as a step"))
+            } else {
+                None
+            };
+            if let Some(p) = problem {
+                let d = self.step_diag(idx, Code::LoopInvalid, "/as", p);
+                self.push(d.with_hint("pick another name; it is how the body reads the current element"));
+            }
+        }
+        for (field, value) in [("concurrency", l.concurrency), ("max_iterations", l.max_iterations)] {
+            if value == Some(0) {
+                let d = self.step_diag(idx, Code::InvalidLimit, &format!("/{field}"), format!("`{field}` must be at least 1"));
+                self.push(d);
+            }
+        }
+    }
+
+    fn bp_has_step(&self, name: &str) -> bool {
+        fn walk(steps: &[crate::model::Step], name: &str) -> bool {
+            steps.iter().any(|s| {
+                s.id() == name || matches!(&s.kind, StepKind::Loop(l) if walk(&l.steps, name))
+            })
+        }
+        walk(&self.bp.steps, name)
+    }
+}
+
+/// Compiles a JSON Schema, turning every failure (a panic included) into a message.
+pub(crate) fn compile_schema(schema: &Value) -> Result<jsonschema::Validator, String> {
+    let schema = schema.clone();
+    match std::panic::catch_unwind(move || jsonschema::validator_for(&schema).map_err(|e| e.to_string())) {
+        Ok(r) => r,
+        Err(_) => Err("the schema could not be compiled".into()),
+    }
+}

@@ -1,0 +1,218 @@
+//! Warnings that need to know the servers (through [`crate::ToolCatalog`]): unknown
+//! servers, tools and prompts, ambiguous routing, and literal arguments that break the
+//! tool's input schema.
+
+use super::Validator;
+use super::fields::compile_schema;
+use crate::catalog::{ServerInfo, ServerStatus, ToolCatalog};
+use crate::diagnostic::{Code, Diagnostic, did_you_mean};
+use crate::model::StepKind;
+use crate::plan::{StepIdx, StepTemplates};
+use crate::template::Template;
+use serde_json::{Map, Value};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+impl Validator<'_> {
+    pub(super) fn tools(&mut self) {
+        let Some(catalog) = self.options.catalog else { return };
+        let mut reported_servers = HashSet::new();
+        let mut schemas: HashMap<(String, String), Option<jsonschema::Validator>> = HashMap::new();
+        for idx in 0..self.plan.steps.len() {
+            let (server, name, is_prompt) = match &self.plan.steps[idx].step.kind {
+                StepKind::Tool(t) => (t.server.clone(), t.tool.clone(), false),
+                StepKind::Prompt(p) => (Some(p.server.clone()), p.prompt.clone(), true),
+                StepKind::Resource(r) => {
+                    let server = r.server.clone();
+                    self.server_info(catalog, idx, &server, &mut reported_servers);
+                    continue;
+                }
+                _ => continue,
+            };
+            let found = match server {
+                Some(server) => match self.server_info(catalog, idx, &server, &mut reported_servers) {
+                    Some(info) => Some((server, info)),
+                    None => continue,
+                },
+                None => self.route(catalog, idx, &name),
+            };
+            let Some((server, info)) = found else { continue };
+            if is_prompt {
+                self.check_prompt(idx, &server, &info, &name);
+            } else {
+                self.check_tool(idx, &server, &info, &name, &mut schemas);
+            }
+        }
+    }
+
+    /// The server's tools, or a warning (once per server) and `None`.
+    fn server_info(
+        &mut self,
+        catalog: &dyn ToolCatalog,
+        idx: StepIdx,
+        server: &str,
+        reported: &mut HashSet<String>,
+    ) -> Option<Arc<ServerInfo>> {
+        match catalog.server(server) {
+            ServerStatus::Ready(info) => Some(info),
+            // The blueprint brings this server itself; nothing is known about it yet.
+            ServerStatus::NotConfigured if self.bp.servers.contains_key(server) => None,
+            ServerStatus::NotConfigured => {
+                let names = catalog.server_names();
+                let hint = match did_you_mean(server, names.iter().map(String::as_str)) {
+                    s if !s.is_empty() => s,
+                    _ if names.is_empty() => "configure it (mcpflow serve / the studio's Servers panel) or add it to `servers`".into(),
+                    _ => format!("configured servers: {}", names.join(", ")),
+                };
+                let d = self.step_diag(idx, Code::ServerUnknown, "/server", format!("server `{server}` is not configured"));
+                self.push(d.with_hint(hint));
+                None
+            }
+            ServerStatus::Unreachable { reason } => {
+                if reported.insert(server.to_owned()) {
+                    let d = self.step_diag(idx, Code::ServerUnreachable, "/server", format!("server `{server}` could not be reached: {reason}"));
+                    self.push(d.with_hint("its tools were not checked; test the connection in the Servers panel"));
+                }
+                None
+            }
+        }
+    }
+
+    /// A tool without `server`: exactly one server must have it.
+    fn route(&mut self, catalog: &dyn ToolCatalog, idx: StepIdx, tool: &str) -> Option<(String, Arc<ServerInfo>)> {
+        let mut holders = Vec::new();
+        let mut all_tools = Vec::new();
+        for name in catalog.server_names() {
+            if let ServerStatus::Ready(info) = catalog.server(&name) {
+                all_tools.extend(info.tools.iter().map(|t| t.name.clone()));
+                if info.tools.iter().any(|t| t.name == tool) {
+                    holders.push((name, info));
+                }
+            }
+        }
+        match holders.len() {
+            1 => holders.pop(),
+            0 => {
+                let d = self.step_diag(idx, Code::ToolUnknown, "/tool", format!("no configured server has a tool `{tool}`"));
+                let hint = match did_you_mean(tool, all_tools.iter().map(String::as_str)) {
+                    s if !s.is_empty() => s,
+                    _ => "add `server` and check the tool name".into(),
+                };
+                self.push(d.with_hint(hint));
+                None
+            }
+            _ => {
+                let names: Vec<&str> = holders.iter().map(|(n, _)| n.as_str()).collect();
+                let d = self.step_diag(
+                    idx,
+                    Code::ToolAmbiguous,
+                    "/tool",
+                    format!("tool `{tool}` exists on several servers: {}", names.join(" and ")),
+                );
+                self.push(d.with_hint(format!("add \"server\": \"{}\" (or another) to the step", names[0])));
+                None
+            }
+        }
+    }
+
+    fn check_prompt(&mut self, idx: StepIdx, server: &str, info: &ServerInfo, name: &str) {
+        let Some(prompt) = info.prompts.iter().find(|p| p.name == name) else {
+            let names = info.prompts.iter().map(|p| p.name.as_str());
+            let d = self.step_diag(idx, Code::PromptUnknown, "/prompt", format!("server `{server}` has no prompt `{name}`"));
+            let hint = match did_you_mean(name, names) {
+                s if !s.is_empty() => s,
+                _ => format!("its prompts: {}", info.prompts.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")),
+            };
+            self.push(d.with_hint(hint));
+            return;
+        };
+        let given = self.literal_arg_names(idx);
+        let Some(given) = given else { return };
+        for arg in prompt.arguments.iter().filter(|a| a.required) {
+            if !given.contains(&arg.name) {
+                let d = self.step_diag(idx, Code::ArgMissing, "", format!("prompt `{name}` needs the argument `{}`", arg.name));
+                self.push(d.with_hint(format!("add \"{}\" to `args`", arg.name)));
+            }
+        }
+    }
+
+    /// The argument names a step sets, or `None` when `args` is one whole template.
+    fn literal_arg_names(&self, idx: StepIdx) -> Option<Vec<String>> {
+        let args = match &self.plan.steps[idx].templates {
+            StepTemplates::Tool { args } | StepTemplates::Prompt { args } => args.as_ref(),
+            _ => None,
+        };
+        match args {
+            None => Some(Vec::new()),
+            Some(Template::Literal(Value::Object(m))) => Some(m.keys().cloned().collect()),
+            Some(Template::Object(members)) => Some(members.iter().map(|(k, _)| k.clone()).collect()),
+            Some(_) => None,
+        }
+    }
+
+    fn check_tool(
+        &mut self,
+        idx: StepIdx,
+        server: &str,
+        info: &ServerInfo,
+        name: &str,
+        schemas: &mut HashMap<(String, String), Option<jsonschema::Validator>>,
+    ) {
+        let Some(tool) = info.tools.iter().find(|t| t.name == name) else {
+            let d = self.step_diag(idx, Code::ToolUnknown, "/tool", format!("server `{server}` has no tool `{name}`"));
+            let hint = match did_you_mean(name, info.tools.iter().map(|t| t.name.as_str())) {
+                s if !s.is_empty() => s,
+                _ => format!("its tools: {}", info.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", ")),
+            };
+            self.push(d.with_hint(hint));
+            return;
+        };
+        // Literal members only; templated ones are known at run time.
+        let (literal, templated): (Map<String, Value>, Vec<String>) = match &self.plan.steps[idx].templates {
+            StepTemplates::Tool { args: None } => (Map::new(), Vec::new()),
+            StepTemplates::Tool { args: Some(Template::Literal(Value::Object(m))) } => (m.clone(), Vec::new()),
+            StepTemplates::Tool { args: Some(Template::Object(members)) } => {
+                let mut lit = Map::new();
+                let mut tpl = Vec::new();
+                for (k, t) in members {
+                    match t {
+                        Template::Literal(v) => {
+                            lit.insert(k.clone(), v.clone());
+                        }
+                        _ => tpl.push(k.clone()),
+                    }
+                }
+                (lit, tpl)
+            }
+            _ => return,
+        };
+        let args_ptr = format!("{}/args", self.plan.steps[idx].pointer);
+        if let Some(required) = tool.input_schema.get("required").and_then(Value::as_array) {
+            for r in required.iter().filter_map(Value::as_str) {
+                if !literal.contains_key(r) && !templated.iter().any(|t| t == r) {
+                    let d = self.step_diag(idx, Code::ArgMissing, "", format!("tool `{name}` needs the argument `{r}`"));
+                    self.push(d.with_hint(format!("add \"{r}\" to `args`")));
+                }
+            }
+        }
+        let validator = schemas
+            .entry((server.to_owned(), name.to_owned()))
+            .or_insert_with(|| compile_schema(&tool.input_schema).ok());
+        let Some(validator) = validator else { return };
+        let instance = Value::Object(literal);
+        let mut found = Vec::new();
+        for e in validator.iter_errors(&instance) {
+            if matches!(e.kind(), jsonschema::error::ValidationErrorKind::Required { .. }) {
+                continue; // reported above, with templated arguments taken into account
+            }
+            let path = e.instance_path().as_str().to_owned();
+            let id = self.plan.steps[idx].step.id().to_owned();
+            found.push(
+                Diagnostic::new(Code::ArgInvalid, format!("{args_ptr}{path}"), format!("argument of `{name}`: {e}"))
+                    .with_step(id)
+                    .with_hint(format!("see the input schema of `{server}`/`{name}`")),
+            );
+        }
+        self.diags.extend(found);
+    }
+}
