@@ -78,7 +78,7 @@ impl Decoder {
         let mut top = obj.clone();
         let steps_value = top.shift_remove("steps");
         top.insert("blueprint".into(), json!(FORMAT_VERSION));
-        let head: Option<Blueprint> = self.rounds(top, "", "the blueprint", &[("id", json!("x"))]);
+        let head: Option<Blueprint> = self.rounds(top, "", "the blueprint", &[("id", json!("x"))], &["steps"]);
         let steps = match steps_value {
             None => {
                 self.push(
@@ -185,27 +185,28 @@ impl Decoder {
             }
         }
         let before = self.diagnostics.len();
-        let common: Option<Common> = self.rounds(common, pointer, "a step", &[("id", json!("_"))]);
+        let common: Option<Common> = self.rounds(common, pointer, "a step", &[("id", json!("_"))], &[]);
         let kind = kind?;
         let what = format!("a {kind} step");
+        let kind_allowed: Vec<&str> = COMMON_KEYS.iter().copied().chain(["kind", "steps"]).collect();
         let kind = match kind {
-            "tool" => self.rounds::<ToolStep>(rest, pointer, &what, &[("tool", json!("_"))]).map(StepKind::Tool),
+            "tool" => self.rounds::<ToolStep>(rest, pointer, &what, &[("tool", json!("_"))], &kind_allowed).map(StepKind::Tool),
             "resource" => self
-                .rounds::<ResourceStep>(rest, pointer, &what, &[("server", json!("_")), ("uri", json!("_"))])
+                .rounds::<ResourceStep>(rest, pointer, &what, &[("server", json!("_")), ("uri", json!("_"))], &kind_allowed)
                 .map(StepKind::Resource),
             "prompt" => self
-                .rounds::<PromptStep>(rest, pointer, &what, &[("server", json!("_")), ("prompt", json!("_"))])
+                .rounds::<PromptStep>(rest, pointer, &what, &[("server", json!("_")), ("prompt", json!("_"))], &kind_allowed)
                 .map(StepKind::Prompt),
             "transform" => {
-                self.rounds::<TransformStep>(rest, pointer, &what, &[("value", Value::Null)]).map(StepKind::Transform)
+                self.rounds::<TransformStep>(rest, pointer, &what, &[("value", Value::Null)], &kind_allowed).map(StepKind::Transform)
             }
-            "switch" => self.rounds::<SwitchStep>(rest, pointer, &what, &[("cases", json!([]))]).map(StepKind::Switch),
+            "switch" => self.rounds::<SwitchStep>(rest, pointer, &what, &[("cases", json!([]))], &kind_allowed).map(StepKind::Switch),
             "workflow" => {
-                self.rounds::<WorkflowStep>(rest, pointer, &what, &[("workflow", json!("_"))]).map(StepKind::Workflow)
+                self.rounds::<WorkflowStep>(rest, pointer, &what, &[("workflow", json!("_"))], &kind_allowed).map(StepKind::Workflow)
             }
-            "wait" => self.rounds::<WaitStep>(rest, pointer, &what, &[("ms", json!(0))]).map(StepKind::Wait),
+            "wait" => self.rounds::<WaitStep>(rest, pointer, &what, &[("ms", json!(0))], &kind_allowed).map(StepKind::Wait),
             _ => {
-                let head = self.rounds::<LoopStep>(rest, pointer, &what, &[]);
+                let head = self.rounds::<LoopStep>(rest, pointer, &what, &[], &kind_allowed);
                 let body_ptr = pointer_push(pointer, "steps");
                 let steps = match body {
                     None => {
@@ -252,6 +253,7 @@ impl Decoder {
         pointer: &str,
         what: &str,
         required: &[(&str, Value)],
+        also_allowed: &[&str],
     ) -> Option<T> {
         let mut failed = false;
         for _ in 0..64 {
@@ -261,7 +263,7 @@ impl Decoder {
                 Err(e) => {
                     failed = true;
                     let segments: Vec<String> = e.path().iter().map(segment_token).collect();
-                    let d = shape_diagnostic(&e.inner().to_string(), pointer, &segments, what);
+                    let d = shape_diagnostic(&e.inner().to_string(), pointer, &segments, what, also_allowed);
                     let field = segments.first().cloned().or_else(|| named_field(&d.message));
                     self.push(d);
                     let Some(field) = field else { return None };
@@ -303,7 +305,7 @@ fn named_field(message: &str) -> Option<String> {
 }
 
 /// Turns one serde error into a diagnostic with a pointer, a code and plain words.
-fn shape_diagnostic(raw: &str, base: &str, segments: &[String], what: &str) -> Diagnostic {
+fn shape_diagnostic(raw: &str, base: &str, segments: &[String], what: &str, also_allowed: &[&str]) -> Diagnostic {
     let mut pointer = base.to_owned();
     for s in segments {
         pointer = pointer_push(&pointer, s);
@@ -311,15 +313,22 @@ fn shape_diagnostic(raw: &str, base: &str, segments: &[String], what: &str) -> D
     let place = if segments.is_empty() { what.to_owned() } else { format!("`{}`", segments.join(".")) };
     if let Some(rest) = raw.strip_prefix("unknown field `") {
         let name = rest.split('`').next().unwrap_or_default();
-        let allowed = expected_list(rest);
+        let mut allowed = expected_list(rest);
+        if segments.len() <= 1 {
+            allowed.extend(also_allowed.iter().map(|s| (*s).to_owned()));
+        }
         let hint = match did_you_mean(name, allowed.iter().map(String::as_str)) {
             s if !s.is_empty() => s,
             _ if allowed.is_empty() => "remove it".to_owned(),
             _ => format!("remove it; allowed here: {}", allowed.join(", ")),
         };
-        let in_what = if segments.is_empty() { what.to_owned() } else { place };
-        return Diagnostic::new(Code::UnknownField, pointer_push(&pointer, name), format!("unknown field `{name}` in {in_what}"))
-            .with_hint(hint);
+        // serde_path_to_error already ends the path with the unknown key.
+        let (pointer, parent) = match segments.split_last() {
+            Some((last, parent)) if last == name => (pointer, parent),
+            _ => (pointer_push(&pointer, name), segments),
+        };
+        let in_what = if parent.is_empty() { what.to_owned() } else { format!("`{}`", parent.join(".")) };
+        return Diagnostic::new(Code::UnknownField, pointer, format!("unknown field `{name}` in {in_what}")).with_hint(hint);
     }
     if let Some(rest) = raw.strip_prefix("missing field `") {
         let name = rest.split('`').next().unwrap_or_default();

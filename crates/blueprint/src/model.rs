@@ -62,12 +62,13 @@ pub struct Blueprint {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LayoutEntry {
-    pub x: f64,
-    pub y: f64,
+    // Numbers are kept as written (100 stays 100, not 100.0) so files round-trip.
+    pub x: serde_json::Number,
+    pub y: serde_json::Number,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub width: Option<f64>,
+    pub width: Option<serde_json::Number>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub height: Option<f64>,
+    pub height: Option<serde_json::Number>,
 }
 
 /// One server, exactly as `mcpServers` entries are written (Claude Desktop, Cursor).

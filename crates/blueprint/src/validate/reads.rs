@@ -113,7 +113,7 @@ impl Validator<'_> {
                                 let ids: Vec<&str> = self.plan.by_id.keys().map(String::as_str).collect();
                                 found.push(diag(
                                     Code::TemplateUnknownName,
-                                    format!("`{}` reads `steps.{member}`, but there is no step `{member}`", expr.source()),
+                                    format!("{} reads `steps.{member}`, but there is no step `{member}`", shown(expr)),
                                     nonempty(did_you_mean(member, ids), "check the step id"),
                                 ));
                             }
@@ -124,12 +124,12 @@ impl Validator<'_> {
                     Some(1) => {}
                     Some(n) => found.push(diag(
                         Code::TemplatePrev,
-                        format!("`{}` reads `prev`, but {who} has {n} dependencies; `prev` needs exactly one", expr.source()),
+                        format!("{} reads `prev`, but {who} has {n} dependencies; `prev` needs exactly one", shown(expr)),
                         "name the step you mean by its id".into(),
                     )),
                     None => found.push(diag(
                         Code::TemplatePrev,
-                        format!("`{}` reads `prev`, which is not defined here", expr.source()),
+                        format!("{} reads `prev`, which is not defined here", shown(expr)),
                         "name the step you mean by its id".into(),
                     )),
                 },
@@ -137,7 +137,7 @@ impl Validator<'_> {
                     if !reader.in_fallback {
                         found.push(diag(
                             Code::TemplateErrorOutsideFallback,
-                            format!("`{}` reads `error`, which exists only in a fallback step", expr.source()),
+                            format!("{} reads `error`, which exists only in a fallback step", shown(expr)),
                             "read `steps.<id>.error` to see another step's error".into(),
                         ));
                     }
@@ -146,7 +146,7 @@ impl Validator<'_> {
                     if loops.is_empty() {
                         found.push(diag(
                             Code::TemplateLoopVariable,
-                            format!("`{}` reads `index` outside any loop", expr.source()),
+                            format!("{} reads `index` outside any loop", shown(expr)),
                             "`index` exists inside a loop body and in its `until` / `collect`".into(),
                         ));
                     }
@@ -154,7 +154,7 @@ impl Validator<'_> {
                 _ if loops.iter().any(|l| l == name) => {}
                 _ if self.is_loop_variable(name) => found.push(diag(
                     Code::TemplateLoopVariable,
-                    format!("`{}` reads the loop variable `{name}` outside its loop", expr.source()),
+                    format!("{} reads the loop variable `{name}` outside its loop", shown(expr)),
                     "outside the loop only its collected output (the loop step's id) is visible".into(),
                 )),
                 _ => match self.plan.by_id.get(name) {
@@ -165,7 +165,7 @@ impl Validator<'_> {
                         names.extend(loops.iter().map(String::as_str));
                         found.push(diag(
                             Code::TemplateUnknownName,
-                            format!("`{}` reads `{name}`, which is not a step, an input or a scope name", expr.source()),
+                            format!("{} reads `{name}`, which is not a step, an input or a scope name", shown(expr)),
                             nonempty(
                                 did_you_mean(name, names),
                                 "scope names: inputs, <step id>, steps, prev, item, index, error, saved, run; inputs are read as `inputs.<name>`",
@@ -211,7 +211,7 @@ impl Validator<'_> {
                 Diagnostic::new(
                     Code::TemplateNotUpstream,
                     pointer,
-                    format!("`{}` reads step `{name}`, which does not run before {who}", expr.source()),
+                    format!("{} reads step `{name}`, which does not run before {who}", shown(expr)),
                 )
                 .with_hint(hint),
             )
@@ -367,4 +367,9 @@ impl Validator<'_> {
 
 fn nonempty(s: String, fallback: &str) -> String {
     if s.is_empty() { fallback.to_owned() } else { s }
+}
+
+/// An expression as the user wrote it: `{{ a.b }}`.
+fn shown(expr: &Expr) -> String {
+    format!("`{{{{ {} }}}}`", expr.source())
 }

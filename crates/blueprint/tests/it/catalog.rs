@@ -1,0 +1,80 @@
+//! Tool warnings against a catalog read from a JSON file (as `--catalog` does).
+
+use mcpflow_blueprint::{JsonCatalog, Options, check_bytes};
+
+fn catalog() -> JsonCatalog {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/catalog.json");
+    JsonCatalog::from_json(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn warnings(doc: serde_json::Value) -> Vec<(String, String, String)> {
+    let cat = catalog();
+    let report = check_bytes(doc.to_string().as_bytes(), &Options { catalog: Some(&cat), workflows: None });
+    assert!(!report.has_errors(), "{:#?}", report.diagnostics);
+    report.diagnostics.iter().map(|d| (d.code.name().to_owned(), d.pointer.clone(), d.message.clone())).collect()
+}
+
+fn step(s: serde_json::Value) -> serde_json::Value {
+    serde_json::json!({ "blueprint": 1, "id": "cat", "steps": [s] })
+}
+
+#[test]
+fn a_correct_call_has_no_warnings() {
+    let w = warnings(step(serde_json::json!({"id": "a", "kind": "tool", "server": "everything", "tool": "echo", "args": {"message": "hi"}})));
+    assert!(w.is_empty(), "{w:?}");
+}
+
+#[test]
+fn an_unknown_tool_suggests_the_nearest_name() {
+    let w = warnings(step(serde_json::json!({"id": "a", "kind": "tool", "server": "everything", "tool": "ecco", "args": {"message": "hi"}})));
+    assert_eq!(w[0].0, "TOOL_UNKNOWN");
+    assert_eq!(w[0].1, "/steps/0/tool");
+    let cat = catalog();
+    let doc = step(serde_json::json!({"id": "a", "kind": "tool", "server": "everything", "tool": "ecco"}));
+    let report = check_bytes(doc.to_string().as_bytes(), &Options { catalog: Some(&cat), workflows: None });
+    assert_eq!(report.diagnostics[0].hint.as_deref(), Some("did you mean `echo`?"));
+}
+
+#[test]
+fn an_unknown_or_unreachable_server_is_a_warning() {
+    let w = warnings(step(serde_json::json!({"id": "a", "kind": "tool", "server": "evrything", "tool": "echo"})));
+    assert_eq!(w[0].0, "SERVER_UNKNOWN");
+    let w = warnings(step(serde_json::json!({"id": "a", "kind": "tool", "server": "down", "tool": "echo"})));
+    assert_eq!(w[0].0, "SERVER_UNREACHABLE");
+    assert!(w[0].2.contains("connection refused"), "{}", w[0].2);
+}
+
+#[test]
+fn a_tool_on_two_servers_without_server_is_ambiguous_naming_both() {
+    let w = warnings(step(serde_json::json!({"id": "a", "kind": "tool", "tool": "add", "args": {"a": 1, "b": 2}})));
+    assert_eq!(w[0].0, "TOOL_AMBIGUOUS");
+    assert!(w[0].2.contains("everything and math"), "{}", w[0].2);
+    let w = warnings(step(serde_json::json!({"id": "a", "kind": "tool", "tool": "echo", "args": {"message": "routed"}})));
+    assert!(w.is_empty(), "a tool on one server routes without `server`: {w:?}");
+}
+
+#[test]
+fn literal_arguments_are_checked_against_the_input_schema() {
+    let w = warnings(step(serde_json::json!({"id": "a", "kind": "tool", "server": "math", "tool": "add", "args": {"a": "one", "b": 2}})));
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!((w[0].0.as_str(), w[0].1.as_str()), ("ARG_INVALID", "/steps/0/args/a"));
+    let w = warnings(step(serde_json::json!({"id": "a", "kind": "tool", "server": "math", "tool": "add", "args": {"a": 1}})));
+    assert_eq!(w[0].0, "ARG_MISSING");
+    assert!(w[0].2.contains("`b`"));
+}
+
+#[test]
+fn templated_arguments_are_not_judged_before_the_run() {
+    let doc = serde_json::json!({ "blueprint": 1, "id": "cat", "inputs": {"type": "object"}, "steps": [
+        {"id": "a", "kind": "tool", "server": "math", "tool": "add", "args": {"a": "{{ inputs.x }}", "b": 2}}
+    ]});
+    assert!(warnings(doc).is_empty());
+}
+
+#[test]
+fn prompts_are_checked_for_existence_and_required_arguments() {
+    let w = warnings(step(serde_json::json!({"id": "p", "kind": "prompt", "server": "everything", "prompt": "complex_prompt", "args": {}})));
+    assert_eq!(w[0].0, "ARG_MISSING");
+    let w = warnings(step(serde_json::json!({"id": "p", "kind": "prompt", "server": "everything", "prompt": "nope"})));
+    assert_eq!(w[0].0, "PROMPT_UNKNOWN");
+}
