@@ -53,7 +53,9 @@ pub enum ServerStatus {
     /// No server of that name is configured.
     NotConfigured,
     /// Configured, but listing its tools failed.
-    Unreachable { reason: String },
+    Unreachable {
+        reason: String,
+    },
     Ready(Arc<ServerInfo>),
 }
 

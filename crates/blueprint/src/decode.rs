@@ -15,14 +15,14 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 /// Decodes a whole document. Returns the blueprint when its shape is sound.
-pub fn decode(value: &Value) -> (Option<Blueprint>, Vec<Diagnostic>) {
+pub fn decode(value: Value) -> (Option<Blueprint>, Vec<Diagnostic>) {
     let mut d = Decoder { diagnostics: Vec::new(), steps_seen: 0, steps_limit_reported: false };
     let bp = d.blueprint(value);
     (bp, d.diagnostics)
 }
 
 /// Decodes one step (and its body, for loops) found at `pointer`.
-pub fn decode_step(value: &Value, pointer: &str) -> (Option<Step>, Vec<Diagnostic>) {
+pub fn decode_step(value: Value, pointer: &str) -> (Option<Step>, Vec<Diagnostic>) {
     let mut d = Decoder { diagnostics: Vec::new(), steps_seen: 0, steps_limit_reported: false };
     let step = d.step(value, pointer, 0);
     (step, d.diagnostics)
@@ -39,15 +39,19 @@ impl Decoder {
         self.diagnostics.push(d);
     }
 
-    fn blueprint(&mut self, value: &Value) -> Option<Blueprint> {
-        let Some(obj) = value.as_object() else {
+    fn blueprint(&mut self, value: Value) -> Option<Blueprint> {
+        let Value::Object(mut top) = value else {
             self.push(
-                Diagnostic::new(Code::InvalidType, "", format!("a blueprint is a JSON object, found {}", kind_of(value)))
-                    .with_hint("start from an example in workflows/ or run `mcpflow schema`"),
+                Diagnostic::new(
+                    Code::InvalidType,
+                    "",
+                    format!("a blueprint is a JSON object, found {}", kind_of(&value)),
+                )
+                .with_hint("start from an example in workflows/ or run `mcpflow schema`"),
             );
             return None;
         };
-        match obj.get("blueprint") {
+        match top.get("blueprint") {
             None => self.push(
                 Diagnostic::new(Code::VersionMissing, "", "the `blueprint` format version is missing")
                     .with_hint("add \"blueprint\": 1 at the top of the document"),
@@ -75,7 +79,6 @@ impl Decoder {
                 .with_hint("write \"blueprint\": 1"),
             ),
         }
-        let mut top = obj.clone();
         let steps_value = top.shift_remove("steps");
         top.insert("blueprint".into(), json!(FORMAT_VERSION));
         let head: Option<Blueprint> = self.rounds(top, "", "the blueprint", &[("id", json!("x"))], &["steps"]);
@@ -87,25 +90,25 @@ impl Decoder {
                 );
                 None
             }
-            Some(v) => self.step_list(&v, "/steps", 0),
+            Some(v) => self.step_list(v, "/steps", 0),
         };
         let mut bp = head?;
         bp.steps = steps?;
         (!self.diagnostics.iter().any(Diagnostic::is_error)).then_some(bp)
     }
 
-    fn step_list(&mut self, value: &Value, pointer: &str, loop_depth: usize) -> Option<Vec<Step>> {
-        let Some(items) = value.as_array() else {
+    fn step_list(&mut self, value: Value, pointer: &str, loop_depth: usize) -> Option<Vec<Step>> {
+        let Value::Array(items) = value else {
             self.push(Diagnostic::new(
                 Code::InvalidType,
                 pointer,
-                format!("`steps` must be an array of steps, found {}", kind_of(value)),
+                format!("`steps` must be an array of steps, found {}", kind_of(&value)),
             ));
             return None;
         };
         let mut out = Vec::with_capacity(items.len());
         let mut ok = true;
-        for (i, item) in items.iter().enumerate() {
+        for (i, item) in items.into_iter().enumerate() {
             self.steps_seen += 1;
             if self.steps_seen > MAX_STEPS {
                 if !self.steps_limit_reported {
@@ -129,12 +132,12 @@ impl Decoder {
         ok.then_some(out)
     }
 
-    fn step(&mut self, value: &Value, pointer: &str, loop_depth: usize) -> Option<Step> {
-        let Some(obj) = value.as_object() else {
+    fn step(&mut self, value: Value, pointer: &str, loop_depth: usize) -> Option<Step> {
+        let Value::Object(obj) = value else {
             self.push(Diagnostic::new(
                 Code::InvalidType,
                 pointer,
-                format!("a step is a JSON object, found {}", kind_of(value)),
+                format!("a step is a JSON object, found {}", kind_of(&value)),
             ));
             return None;
         };
@@ -151,15 +154,19 @@ impl Decoder {
                 ));
                 None
             }
-            Some(Value::String(k)) if KINDS.contains(&k.as_str()) => Some(k.as_str()),
+            Some(Value::String(k)) if KINDS.contains(&k.as_str()) => KINDS.iter().copied().find(|n| n == k),
             Some(Value::String(k)) => {
                 let hint = match did_you_mean(k, KINDS.iter().copied()) {
                     s if s.is_empty() => format!("the kinds are {}", KINDS.join(", ")),
                     s => s,
                 };
                 self.push(with_step(
-                    Diagnostic::new(Code::UnknownKind, pointer_push(pointer, "kind"), format!("unknown step kind `{k}`"))
-                        .with_hint(hint),
+                    Diagnostic::new(
+                        Code::UnknownKind,
+                        pointer_push(pointer, "kind"),
+                        format!("unknown step kind `{k}`"),
+                    )
+                    .with_hint(hint),
                 ));
                 None
             }
@@ -177,11 +184,11 @@ impl Decoder {
         let mut body = None;
         for (k, v) in obj {
             if COMMON_KEYS.contains(&k.as_str()) {
-                common.insert(k.clone(), v.clone());
+                common.insert(k, v);
             } else if k == "steps" && kind == Some("loop") {
                 body = Some(v);
             } else if k != "kind" {
-                rest.insert(k.clone(), v.clone());
+                rest.insert(k, v);
             }
         }
         let before = self.diagnostics.len();
@@ -190,21 +197,39 @@ impl Decoder {
         let what = format!("a {kind} step");
         let kind_allowed: Vec<&str> = COMMON_KEYS.iter().copied().chain(["kind", "steps"]).collect();
         let kind = match kind {
-            "tool" => self.rounds::<ToolStep>(rest, pointer, &what, &[("tool", json!("_"))], &kind_allowed).map(StepKind::Tool),
+            "tool" => self
+                .rounds::<ToolStep>(rest, pointer, &what, &[("tool", json!("_"))], &kind_allowed)
+                .map(StepKind::Tool),
             "resource" => self
-                .rounds::<ResourceStep>(rest, pointer, &what, &[("server", json!("_")), ("uri", json!("_"))], &kind_allowed)
+                .rounds::<ResourceStep>(
+                    rest,
+                    pointer,
+                    &what,
+                    &[("server", json!("_")), ("uri", json!("_"))],
+                    &kind_allowed,
+                )
                 .map(StepKind::Resource),
             "prompt" => self
-                .rounds::<PromptStep>(rest, pointer, &what, &[("server", json!("_")), ("prompt", json!("_"))], &kind_allowed)
+                .rounds::<PromptStep>(
+                    rest,
+                    pointer,
+                    &what,
+                    &[("server", json!("_")), ("prompt", json!("_"))],
+                    &kind_allowed,
+                )
                 .map(StepKind::Prompt),
-            "transform" => {
-                self.rounds::<TransformStep>(rest, pointer, &what, &[("value", Value::Null)], &kind_allowed).map(StepKind::Transform)
+            "transform" => self
+                .rounds::<TransformStep>(rest, pointer, &what, &[("value", Value::Null)], &kind_allowed)
+                .map(StepKind::Transform),
+            "switch" => self
+                .rounds::<SwitchStep>(rest, pointer, &what, &[("cases", json!([]))], &kind_allowed)
+                .map(StepKind::Switch),
+            "workflow" => self
+                .rounds::<WorkflowStep>(rest, pointer, &what, &[("workflow", json!("_"))], &kind_allowed)
+                .map(StepKind::Workflow),
+            "wait" => {
+                self.rounds::<WaitStep>(rest, pointer, &what, &[("ms", json!(0))], &kind_allowed).map(StepKind::Wait)
             }
-            "switch" => self.rounds::<SwitchStep>(rest, pointer, &what, &[("cases", json!([]))], &kind_allowed).map(StepKind::Switch),
-            "workflow" => {
-                self.rounds::<WorkflowStep>(rest, pointer, &what, &[("workflow", json!("_"))], &kind_allowed).map(StepKind::Workflow)
-            }
-            "wait" => self.rounds::<WaitStep>(rest, pointer, &what, &[("ms", json!(0))], &kind_allowed).map(StepKind::Wait),
             _ => {
                 let head = self.rounds::<LoopStep>(rest, pointer, &what, &[], &kind_allowed);
                 let body_ptr = pointer_push(pointer, "steps");
@@ -256,8 +281,9 @@ impl Decoder {
         also_allowed: &[&str],
     ) -> Option<T> {
         let mut failed = false;
+        let mut value = Value::Object(std::mem::take(&mut obj));
         for _ in 0..64 {
-            let result: Result<T, _> = serde_path_to_error::deserialize(Value::Object(obj.clone()));
+            let result: Result<T, _> = serde_path_to_error::deserialize(&value);
             match result {
                 Ok(v) => return (!failed).then_some(v),
                 Err(e) => {
@@ -266,7 +292,8 @@ impl Decoder {
                     let d = shape_diagnostic(&e.inner().to_string(), pointer, &segments, what, also_allowed);
                     let field = segments.first().cloned().or_else(|| named_field(&d.message));
                     self.push(d);
-                    let Some(field) = field else { return None };
+                    let field = field?;
+                    let obj = value.as_object_mut()?;
                     match required.iter().find(|(k, _)| *k == field) {
                         Some((_, placeholder)) => {
                             if obj.get(&field) == Some(placeholder) {
@@ -275,9 +302,7 @@ impl Decoder {
                             obj.insert(field, placeholder.clone());
                         }
                         None => {
-                            if obj.shift_remove(&field).is_none() {
-                                return None;
-                            }
+                            obj.shift_remove(&field)?;
                         }
                     }
                 }
@@ -328,7 +353,8 @@ fn shape_diagnostic(raw: &str, base: &str, segments: &[String], what: &str, also
             _ => (pointer_push(&pointer, name), segments),
         };
         let in_what = if parent.is_empty() { what.to_owned() } else { format!("`{}`", parent.join(".")) };
-        return Diagnostic::new(Code::UnknownField, pointer, format!("unknown field `{name}` in {in_what}")).with_hint(hint);
+        return Diagnostic::new(Code::UnknownField, pointer, format!("unknown field `{name}` in {in_what}"))
+            .with_hint(hint);
     }
     if let Some(rest) = raw.strip_prefix("missing field `") {
         let name = rest.split('`').next().unwrap_or_default();
@@ -395,7 +421,7 @@ fn describe(v: &Value) -> String {
 impl<'de> serde::Deserialize<'de> for Step {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let value = Value::deserialize(d)?;
-        let (step, diagnostics) = decode_step(&value, "");
+        let (step, diagnostics) = decode_step(value, "");
         match (step, diagnostics.into_iter().find(Diagnostic::is_error)) {
             (Some(s), None) => Ok(s),
             (_, Some(e)) => Err(serde::de::Error::custom(format!("{} at {}", e.message, e.pointer))),

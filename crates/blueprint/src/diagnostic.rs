@@ -88,7 +88,7 @@ codes! {
     ReservedStepId = Error "RESERVED_STEP_ID",
     /// `after`, `fallback` or a switch target names no step.
     UnknownStep = Error "UNKNOWN_STEP",
-    /// `after`, `fallback` or a switch target names a step in another list.
+    /// `after` names a step in another list (switch targets and fallbacks have their own codes).
     StepOutOfScope = Error "STEP_OUT_OF_SCOPE",
     /// Steps depend on each other in a circle.
     DependencyCycle = Error "DEPENDENCY_CYCLE",
@@ -166,8 +166,7 @@ impl Serialize for Code {
 impl<'de> Deserialize<'de> for Code {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let name = String::deserialize(d)?;
-        Code::from_name(&name)
-            .ok_or_else(|| serde::de::Error::custom(format!("unknown diagnostic code `{name}`")))
+        Code::from_name(&name).ok_or_else(|| serde::de::Error::custom(format!("unknown diagnostic code `{name}`")))
     }
 }
 

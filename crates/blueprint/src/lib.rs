@@ -15,9 +15,9 @@ pub mod source;
 pub mod template;
 pub mod validate;
 
+pub use catalog::{JsonCatalog, ServerInfo, ServerStatus, ToolCatalog, ToolInfo, WorkflowCatalog};
 pub use diagnostic::{Code, Diagnostic, Level, Position};
 pub use model::*;
-pub use catalog::{JsonCatalog, ServerInfo, ServerStatus, ToolCatalog, ToolInfo, WorkflowCatalog};
 pub use plan::{Plan, PlannedStep, StepIdx, StepList, StepTemplates};
 pub use template::{MapScope, RenderError, Scope, Template};
 pub use validate::{Options, Report, check_bytes, check_many, check_value, validate};

@@ -1,9 +1,9 @@
 //! The blueprint format v1 as Rust types. Reading goes through [`crate::decode`], which
 //! reports every shape problem with a pointer; serializing is plain serde.
 
+use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
 /// The format version this mcpflow reads and writes.
@@ -204,7 +204,8 @@ pub struct Common {
 }
 
 /// The keys of [`Common`], used to split a step object before decoding.
-pub const COMMON_KEYS: &[&str] = &["id", "name", "after", "timeout_ms", "retry", "on_error", "fallback", "save", "note"];
+pub const COMMON_KEYS: &[&str] =
+    &["id", "name", "after", "timeout_ms", "retry", "on_error", "fallback", "save", "note"];
 
 /// A step: common fields plus its kind.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -340,6 +341,22 @@ pub struct LoopStep {
     /// Template per iteration; default: the body's last step output.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collect: Option<Value>,
+}
+
+impl LoopStep {
+    /// The loop's own fields, without cloning its body.
+    pub fn without_body(&self) -> LoopStep {
+        LoopStep {
+            for_each: self.for_each.clone(),
+            until: self.until.clone(),
+            as_name: self.as_name.clone(),
+            concurrency: self.concurrency,
+            max_iterations: self.max_iterations,
+            delay_ms: self.delay_ms,
+            steps: Vec::new(),
+            collect: self.collect.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

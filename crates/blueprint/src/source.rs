@@ -15,9 +15,17 @@ use std::collections::HashMap;
 ///
 /// For an object member the recorded offset is that of its key, so a diagnostic about
 /// a field points at the field's name; for array elements and the root it is the value.
-#[derive(Debug, Clone, Default)]
+///
+/// Reading records only one offset per value, in document (pre-)order; the pointer
+/// index is built from the parsed value the first time a position is asked for, so a
+/// clean document costs no pointer strings at all.
+#[derive(Debug, Default)]
 pub struct SourceMap {
     text: String,
+    /// One offset per value, in pre-order (the root first, then each member's key or
+    /// element, then its children).
+    preorder: Vec<usize>,
+    /// Pointer → offset, built on demand by [`SourceMap::index`].
     offsets: HashMap<String, usize>,
     line_starts: Vec<usize>,
 }
@@ -26,7 +34,44 @@ impl SourceMap {
     fn new(text: &str) -> Self {
         let mut line_starts = vec![0];
         line_starts.extend(text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i + 1));
-        SourceMap { text: text.to_owned(), offsets: HashMap::new(), line_starts }
+        SourceMap { text: text.to_owned(), preorder: Vec::new(), offsets: HashMap::new(), line_starts }
+    }
+
+    /// Builds the pointer index for `value`, which must be the value this map was read
+    /// with. Cheap to call again.
+    pub fn index(&mut self, value: &Value) {
+        if !self.offsets.is_empty() || self.preorder.is_empty() {
+            return;
+        }
+        let mut next = 0;
+        let mut pointer = String::new();
+        self.index_value(value, &mut pointer, &mut next);
+    }
+
+    fn index_value(&mut self, value: &Value, pointer: &mut String, next: &mut usize) {
+        if let Some(&off) = self.preorder.get(*next) {
+            self.offsets.insert(pointer.clone(), off);
+        }
+        *next += 1;
+        let len = pointer.len();
+        match value {
+            Value::Object(map) => {
+                for (k, v) in map {
+                    pointer.truncate(len);
+                    *pointer = pointer_push(pointer, k);
+                    self.index_value(v, pointer, next);
+                }
+            }
+            Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    pointer.truncate(len);
+                    *pointer = pointer_push(pointer, &i.to_string());
+                    self.index_value(v, pointer, next);
+                }
+            }
+            _ => {}
+        }
+        pointer.truncate(len);
     }
 
     /// Line and column (1-based; columns count characters) of a byte offset.
@@ -52,8 +97,13 @@ impl SourceMap {
         }
     }
 
-    /// Fills in `position` on each diagnostic from its pointer.
-    pub fn locate(&self, diagnostics: &mut [Diagnostic]) {
+    /// Fills in `position` on each diagnostic from its pointer. `value` is the value
+    /// this map was read with.
+    pub fn locate(&mut self, value: &Value, diagnostics: &mut [Diagnostic]) {
+        if diagnostics.iter().all(|d| d.position.is_some()) {
+            return;
+        }
+        self.index(value);
         for d in diagnostics {
             if d.position.is_none() {
                 d.position = Some(self.position(&d.pointer));
@@ -83,8 +133,9 @@ pub fn parse(bytes: &[u8]) -> Result<Parsed, Diagnostic> {
     let mut warnings = Vec::new();
     let bytes = match bytes.strip_prefix(b"\xEF\xBB\xBF") {
         Some(rest) => {
-            let mut d = Diagnostic::new(Code::JsonBom, "", "the file starts with a UTF-8 byte order mark; it was ignored")
-                .with_hint("save the file as UTF-8 without a BOM; other JSON tools may reject it");
+            let mut d =
+                Diagnostic::new(Code::JsonBom, "", "the file starts with a UTF-8 byte order mark; it was ignored")
+                    .with_hint("save the file as UTF-8 without a BOM; other JSON tools may reject it");
             d.position = Some(Position { line: 1, col: 1 });
             warnings.push(d);
             rest
@@ -98,18 +149,15 @@ pub fn parse(bytes: &[u8]) -> Result<Parsed, Diagnostic> {
             // The valid prefix is UTF-8 by construction.
             let prefix = std::str::from_utf8(valid).unwrap_or_default();
             let map = SourceMap::new(prefix);
-            let mut d = Diagnostic::new(
-                Code::JsonInvalidUtf8,
-                "",
-                format!("invalid UTF-8 at byte {}", e.valid_up_to()),
-            )
-            .with_hint("blueprints must be UTF-8 text; re-save the file with UTF-8 encoding");
+            let mut d =
+                Diagnostic::new(Code::JsonInvalidUtf8, "", format!("invalid UTF-8 at byte {}", e.valid_up_to()))
+                    .with_hint("blueprints must be UTF-8 text; re-save the file with UTF-8 encoding");
             d.position = Some(map.position_of_offset(prefix.len()));
             return Err(d);
         }
     };
     let mut map = SourceMap::new(text);
-    let mut parser = Parser { text, bytes: text.as_bytes(), pos: 0, offsets: &mut map.offsets };
+    let mut parser = Parser { text, bytes: text.as_bytes(), pos: 0, preorder: &mut map.preorder };
     let result = parser.document();
     match result {
         Ok(value) => Ok(Parsed { value, map, warnings }),
@@ -120,11 +168,28 @@ pub fn parse(bytes: &[u8]) -> Result<Parsed, Diagnostic> {
     }
 }
 
+/// Where the parser is, as a chain on the stack; a pointer string is made only for errors.
+enum Path<'a> {
+    Root,
+    Key(&'a Path<'a>, &'a str),
+    Index(&'a Path<'a>, usize),
+}
+
+impl Path<'_> {
+    fn pointer(&self) -> String {
+        match self {
+            Path::Root => String::new(),
+            Path::Key(parent, key) => pointer_push(&parent.pointer(), key),
+            Path::Index(parent, i) => pointer_push(&parent.pointer(), &i.to_string()),
+        }
+    }
+}
+
 struct Parser<'a> {
     text: &'a str,
     bytes: &'a [u8],
     pos: usize,
-    offsets: &'a mut HashMap<String, usize>,
+    preorder: &'a mut Vec<usize>,
 }
 
 type PResult<T> = Result<T, Diagnostic>;
@@ -132,27 +197,29 @@ type PResult<T> = Result<T, Diagnostic>;
 impl Parser<'_> {
     /// A fatal error at a byte offset. The offset travels in `position.col` until
     /// [`parse`] converts it into a real line and column.
-    fn fail(&self, code: Code, pointer: &str, at: usize, message: impl Into<String>) -> Diagnostic {
-        let mut d = Diagnostic::new(code, pointer, message);
+    fn fail(&self, code: Code, path: &Path<'_>, at: usize, message: impl Into<String>) -> Diagnostic {
+        let mut d = Diagnostic::new(code, path.pointer(), message);
         d.position = Some(Position { line: 0, col: at as u32 });
         d
     }
 
-    fn syntax(&self, pointer: &str, message: impl Into<String>) -> Diagnostic {
-        self.fail(Code::JsonSyntax, pointer, self.pos, message)
+    fn syntax(&self, path: &Path<'_>, message: impl Into<String>) -> Diagnostic {
+        self.fail(Code::JsonSyntax, path, self.pos, message)
             .with_hint("fix the JSON syntax; an editor with JSON support shows the exact spot")
     }
 
     fn document(&mut self) -> PResult<Value> {
         self.ws();
         if self.pos >= self.bytes.len() {
-            return Err(self.syntax("", "the document is empty; expected a JSON object"));
+            return Err(self.syntax(&Path::Root, "the document is empty; expected a JSON object"));
         }
-        self.offsets.insert(String::new(), self.pos);
-        let v = self.value("", 0)?;
+        self.preorder.push(self.pos);
+        let v = self.value(&Path::Root, 0)?;
         self.ws();
         if self.pos < self.bytes.len() {
-            return Err(self.syntax("", format!("unexpected {} after the end of the document", self.describe_here())));
+            return Err(
+                self.syntax(&Path::Root, format!("unexpected {} after the end of the document", self.describe_here()))
+            );
         }
         Ok(v)
     }
@@ -174,7 +241,7 @@ impl Parser<'_> {
         }
     }
 
-    fn value(&mut self, ptr: &str, depth: usize) -> PResult<Value> {
+    fn value(&mut self, ptr: &Path<'_>, depth: usize) -> PResult<Value> {
         match self.bytes.get(self.pos) {
             Some(b'{') => self.object(ptr, depth + 1),
             Some(b'[') => self.array(ptr, depth + 1),
@@ -187,16 +254,18 @@ impl Parser<'_> {
         }
     }
 
-    fn enter(&self, ptr: &str, depth: usize) -> PResult<()> {
+    fn enter(&self, ptr: &Path<'_>, depth: usize) -> PResult<()> {
         if depth > MAX_JSON_DEPTH {
             return Err(self
                 .fail(Code::LimitNesting, ptr, self.pos, format!("JSON nested deeper than {MAX_JSON_DEPTH} levels"))
-                .with_hint("flatten the data; deeply nested values belong in an input or a resource, not in the blueprint"));
+                .with_hint(
+                    "flatten the data; deeply nested values belong in an input or a resource, not in the blueprint",
+                ));
         }
         Ok(())
     }
 
-    fn keyword(&mut self, word: &str, v: Value, ptr: &str) -> PResult<Value> {
+    fn keyword(&mut self, word: &str, v: Value, ptr: &Path<'_>) -> PResult<Value> {
         if self.bytes[self.pos..].starts_with(word.as_bytes()) {
             self.pos += word.len();
             Ok(v)
@@ -205,7 +274,7 @@ impl Parser<'_> {
         }
     }
 
-    fn object(&mut self, ptr: &str, depth: usize) -> PResult<Value> {
+    fn object(&mut self, ptr: &Path<'_>, depth: usize) -> PResult<Value> {
         self.enter(ptr, depth)?;
         self.pos += 1;
         let mut map = Map::new();
@@ -218,11 +287,13 @@ impl Parser<'_> {
         loop {
             self.ws();
             if self.bytes.get(self.pos) != Some(&b'"') {
-                return Err(self.syntax(ptr, format!("expected a key in double quotes, found {}", self.describe_here())));
+                return Err(
+                    self.syntax(ptr, format!("expected a key in double quotes, found {}", self.describe_here()))
+                );
             }
             let key_at = self.pos;
             let key = self.string(ptr)?;
-            let child = pointer_push(ptr, &key);
+            let child = Path::Key(ptr, &key);
             if let Some(&first) = first_seen.get(&key) {
                 let (line, col) = line_col(self.text, first);
                 return Err(self
@@ -235,7 +306,7 @@ impl Parser<'_> {
                     .with_hint("JSON readers disagree on which duplicate wins; keep only one"));
             }
             first_seen.insert(key.clone(), key_at);
-            self.offsets.insert(child.clone(), key_at);
+            self.preorder.push(key_at);
             self.ws();
             if self.bytes.get(self.pos) != Some(&b':') {
                 return Err(self.syntax(&child, format!("expected `:` after the key, found {}", self.describe_here())));
@@ -256,7 +327,7 @@ impl Parser<'_> {
         }
     }
 
-    fn array(&mut self, ptr: &str, depth: usize) -> PResult<Value> {
+    fn array(&mut self, ptr: &Path<'_>, depth: usize) -> PResult<Value> {
         self.enter(ptr, depth)?;
         self.pos += 1;
         let mut items = Vec::new();
@@ -267,8 +338,8 @@ impl Parser<'_> {
         }
         loop {
             self.ws();
-            let child = pointer_push(ptr, &items.len().to_string());
-            self.offsets.insert(child.clone(), self.pos);
+            self.preorder.push(self.pos);
+            let child = Path::Index(ptr, items.len());
             items.push(self.value(&child, depth)?);
             self.ws();
             match self.bytes.get(self.pos) {
@@ -282,7 +353,7 @@ impl Parser<'_> {
         }
     }
 
-    fn string(&mut self, ptr: &str) -> PResult<String> {
+    fn string(&mut self, ptr: &Path<'_>) -> PResult<String> {
         self.pos += 1; // opening quote
         let mut out = String::new();
         loop {
@@ -315,7 +386,7 @@ impl Parser<'_> {
         }
     }
 
-    fn escape(&mut self, ptr: &str) -> PResult<char> {
+    fn escape(&mut self, ptr: &Path<'_>) -> PResult<char> {
         let Some(&b) = self.bytes.get(self.pos) else {
             return Err(self.syntax(ptr, "unterminated string"));
         };
@@ -353,7 +424,7 @@ impl Parser<'_> {
         })
     }
 
-    fn hex4(&mut self, ptr: &str) -> PResult<u32> {
+    fn hex4(&mut self, ptr: &Path<'_>) -> PResult<u32> {
         let digits = self.text.get(self.pos..self.pos + 4).filter(|s| s.bytes().all(|b| b.is_ascii_hexdigit()));
         let Some(digits) = digits else {
             return Err(self.syntax(ptr, "a \\u escape needs four hex digits"));
@@ -362,7 +433,7 @@ impl Parser<'_> {
         u32::from_str_radix(digits, 16).map_err(|_| self.syntax(ptr, "a \\u escape needs four hex digits"))
     }
 
-    fn number(&mut self, ptr: &str) -> PResult<Value> {
+    fn number(&mut self, ptr: &Path<'_>) -> PResult<Value> {
         let start = self.pos;
         let b = self.bytes;
         let digits = |p: &mut usize| {
@@ -438,7 +509,8 @@ mod tests {
 
     #[test]
     fn records_key_positions_for_members_and_value_positions_for_elements() {
-        let p = parse(b"{\n  \"a\": [1,\n    {\"b\": true}]\n}").unwrap();
+        let mut p = parse(b"{\n  \"a\": [1,\n    {\"b\": true}]\n}").unwrap();
+        p.map.index(&p.value);
         assert_eq!(p.map.position("/a"), Position { line: 2, col: 3 });
         assert_eq!(p.map.position("/a/1"), Position { line: 3, col: 5 });
         assert_eq!(p.map.position("/a/1/b"), Position { line: 3, col: 6 });
@@ -447,7 +519,8 @@ mod tests {
 
     #[test]
     fn columns_count_characters_not_bytes() {
-        let p = parse("{\"é\": 1, \"x\": 2}".as_bytes()).unwrap();
+        let mut p = parse("{\"é\": 1, \"x\": 2}".as_bytes()).unwrap();
+        p.map.index(&p.value);
         assert_eq!(p.map.position("/x"), Position { line: 1, col: 10 });
     }
 
@@ -461,7 +534,21 @@ mod tests {
 
     #[test]
     fn rejects_what_json_forbids() {
-        for bad in ["", "{", "{\"a\" 1}", "[1,]", "{\"a\":1,}", "01", "1.", "\"\\x\"", "\"\u{1}\"", "nul", "{} x", "\"\\ud800\"", "1e999"] {
+        for bad in [
+            "",
+            "{",
+            "{\"a\" 1}",
+            "[1,]",
+            "{\"a\":1,}",
+            "01",
+            "1.",
+            "\"\\x\"",
+            "\"\u{1}\"",
+            "nul",
+            "{} x",
+            "\"\\ud800\"",
+            "1e999",
+        ] {
             let err = parse(bad.as_bytes()).unwrap_err();
             assert_eq!(err.code, Code::JsonSyntax, "{bad:?}: {err}");
         }

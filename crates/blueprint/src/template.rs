@@ -119,8 +119,11 @@ fn compile_at(value: &Value, at: &str, errors: &mut Vec<TemplateError>) -> Templ
     match value {
         Value::String(s) => compile_string(s, at, errors),
         Value::Array(items) => {
-            let parts: Vec<Template> =
-                items.iter().enumerate().map(|(i, v)| compile_at(v, &pointer_push(at, &i.to_string()), errors)).collect();
+            let parts: Vec<Template> = items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| compile_at(v, &pointer_push(at, &i.to_string()), errors))
+                .collect();
             if parts.iter().all(Template::is_literal) {
                 Template::Literal(Value::Array(parts.into_iter().map(into_literal).collect()))
             } else {

@@ -20,7 +20,7 @@ use crate::plan::{Plan, PlannedStep, StepIdx, StepList, StepTemplates};
 use crate::source::{SourceMap, parse};
 use crate::template::{Template, TemplateError};
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// What validation may consult besides the blueprint itself.
 #[derive(Default, Clone, Copy)]
@@ -73,18 +73,25 @@ pub fn check_bytes(bytes: &[u8], options: &Options<'_>) -> Report {
         Ok(p) => p,
         Err(d) => return Report { diagnostics: vec![d], blueprint: None, plan: None, source: None },
     };
-    let mut report = check_value(&parsed.value, options);
+    let mut map = parsed.map;
     let mut diagnostics = parsed.warnings;
+    let mut report = check_value(parsed.value, options);
     diagnostics.append(&mut report.diagnostics);
-    parsed.map.locate(&mut diagnostics);
+    if diagnostics.iter().any(|d| d.position.is_none()) {
+        // The value was consumed by decoding; reading the text again is cheaper than
+        // keeping a copy for the (rare) documents that have findings.
+        if let Ok(again) = parse(bytes) {
+            map.locate(&again.value, &mut diagnostics);
+        }
+    }
     diagnostics.sort_by_key(|d| d.position);
     report.diagnostics = diagnostics;
-    report.source = Some(parsed.map);
+    report.source = Some(map);
     report
 }
 
 /// Decodes and validates a JSON value.
-pub fn check_value(value: &Value, options: &Options<'_>) -> Report {
+pub fn check_value(value: Value, options: &Options<'_>) -> Report {
     let (blueprint, mut diagnostics) = decode(value);
     let Some(bp) = blueprint else {
         return Report { diagnostics, blueprint: None, plan: None, source: None };
@@ -102,6 +109,8 @@ pub fn validate(bp: &Blueprint, options: &Options<'_>) -> (Vec<Diagnostic>, Opti
         diags: Vec::new(),
         plan: Plan { steps: Vec::new(), lists: Vec::new(), by_id: HashMap::new(), output: None },
         ancestors: Vec::new(),
+        loop_variables: HashSet::new(),
+        saved_names: HashMap::new(),
     };
     v.top_level();
     v.arena(&bp.steps, "/steps", None);
@@ -124,6 +133,10 @@ pub(crate) struct Validator<'a> {
     /// Per list: each member's ancestors (by position) as a bitset, or `None` when
     /// the list has a cycle.
     ancestors: Vec<Option<Vec<Bits>>>,
+    /// Every loop variable name (`item` and each `as`), for "outside its loop" errors.
+    loop_variables: HashSet<String>,
+    /// `save` name → the step that writes it.
+    saved_names: HashMap<String, String>,
 }
 
 /// A fixed-size bitset over positions in one list.
@@ -229,10 +242,14 @@ impl Validator<'_> {
             let id = step.id().to_owned();
             self.step_id(&id, &step_ptr);
             let templates = self.step_templates(step, &step_ptr);
-            let mut stored = step.clone();
-            if let StepKind::Loop(l) = &mut stored.kind {
-                l.steps = Vec::new();
-            }
+            self.step_fields(step, &step_ptr, &templates);
+            let stored = match &step.kind {
+                StepKind::Loop(l) => {
+                    self.loop_variables.insert(l.as_name.clone().unwrap_or_else(|| "item".into()));
+                    Step { common: step.common.clone(), kind: StepKind::Loop(l.without_body()) }
+                }
+                _ => step.clone(),
+            };
             self.plan.steps.push(PlannedStep {
                 step: stored,
                 pointer: step_ptr.clone(),
@@ -247,12 +264,7 @@ impl Validator<'_> {
             });
             self.plan.lists[list].members.push(idx);
             self.plan.by_id.entry(id).or_insert(idx);
-            self.step_fields(idx);
             if let StepKind::Loop(l) = &step.kind {
-                if l.steps.is_empty() {
-                    let d = self.step_diag(idx, Code::LoopInvalid, "/steps", format!("loop `{}` has an empty body", step.id()));
-                    self.push(d.with_hint("add the steps to run per iteration"));
-                }
                 let body = self.arena(&l.steps, &pointer_push(&step_ptr, "steps"), Some(idx));
                 self.plan.steps[idx].body = Some(body);
             }
@@ -270,9 +282,13 @@ impl Validator<'_> {
             );
         } else if RESERVED.contains(&id) {
             self.push(
-                Diagnostic::new(Code::ReservedStepId, &ptr, format!("`{id}` is a reserved name and cannot be a step id"))
-                    .with_step(id)
-                    .with_hint(format!("rename the step; reserved: {}", RESERVED.join(", "))),
+                Diagnostic::new(
+                    Code::ReservedStepId,
+                    &ptr,
+                    format!("`{id}` is a reserved name and cannot be a step id"),
+                )
+                .with_step(id)
+                .with_hint(format!("rename the step; reserved: {}", RESERVED.join(", "))),
             );
         } else if let Some(&first) = self.plan.by_id.get(id) {
             let first_ptr = self.plan.steps[first].pointer.clone();
@@ -293,10 +309,12 @@ impl Validator<'_> {
             StepKind::Tool(t) => StepTemplates::Tool { args: opt(self, &t.args, "args") },
             StepKind::Prompt(p) => StepTemplates::Prompt { args: opt(self, &p.args, "args") },
             StepKind::Workflow(w) => StepTemplates::Workflow { args: opt(self, &w.args, "args") },
-            StepKind::Resource(r) => {
-                StepTemplates::Resource { uri: self.compile(&Value::String(r.uri.clone()), &pointer_push(ptr, "uri"), id) }
+            StepKind::Resource(r) => StepTemplates::Resource {
+                uri: self.compile(&Value::String(r.uri.clone()), &pointer_push(ptr, "uri"), id),
+            },
+            StepKind::Transform(t) => {
+                StepTemplates::Transform { value: self.compile(&t.value, &pointer_push(ptr, "value"), id) }
             }
-            StepKind::Transform(t) => StepTemplates::Transform { value: self.compile(&t.value, &pointer_push(ptr, "value"), id) },
             StepKind::Switch(s) => StepTemplates::Switch {
                 when: s
                     .cases

@@ -50,6 +50,8 @@ pub fn run(files: &[PathBuf], as_json: bool, catalog: Option<&Path>) -> ExitCode
     if as_json {
         println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
     } else {
+        use std::io::Write as _;
+        let _ = std::io::stdout().flush();
         let files_word = if files.len() == 1 { "file" } else { "files" };
         eprintln!("{} {files_word} checked: {errors} error(s), {warnings} warning(s)", files.len());
     }

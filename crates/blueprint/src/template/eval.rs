@@ -232,7 +232,14 @@ impl Expr {
             let next = match (seg, &*cur) {
                 (PathSegment::Field(k), Variable::Object(map)) => match map.get(k) {
                     Some(v) => v.clone(),
-                    None => return Err(self.unresolved(&format!("{walked}.{k}"), &walked, k, map.keys().cloned().collect())),
+                    None => {
+                        return Err(self.unresolved(
+                            &format!("{walked}.{k}"),
+                            &walked,
+                            k,
+                            map.keys().cloned().collect(),
+                        ));
+                    }
                 },
                 (PathSegment::Index(i), Variable::Array(items)) => {
                     let idx = if *i < 0 { items.len() as i64 + i64::from(*i) } else { i64::from(*i) };
@@ -265,7 +272,10 @@ impl Expr {
                     return Err(RenderError {
                         code: "TEMPLATE_UNRESOLVED",
                         expression: self.source().to_owned(),
-                        message: format!("`{}`: `{walked}` is {what}, so `{seg}` cannot be read from it", self.source()),
+                        message: format!(
+                            "`{}`: `{walked}` is {what}, so `{seg}` cannot be read from it",
+                            self.source()
+                        ),
                         hint: Some(format!("write `{} || <default>` if it may be missing", self.source())),
                     });
                 }

@@ -33,11 +33,13 @@ impl fmt::Display for PathSegment {
     }
 }
 
-/// A compiled expression. Cheap to clone (the JMESPath program is shared).
+/// A compiled expression. Cheap to clone (everything is shared).
 #[derive(Clone)]
-pub struct Expr {
-    source: Arc<str>,
-    program: Arc<jmespath::Expression<'static>>,
+pub struct Expr(Arc<Compiled>);
+
+struct Compiled {
+    source: String,
+    program: jmespath::Expression<'static>,
     /// `Some` when the expression is a plain path: root name + segments.
     plain: Option<(String, Vec<PathSegment>)>,
     refs: Vec<RootRef>,
@@ -47,7 +49,7 @@ pub struct Expr {
 
 impl fmt::Debug for Expr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Expr({:?})", &*self.source)
+        write!(f, "Expr({:?})", self.0.source)
     }
 }
 
@@ -84,31 +86,31 @@ impl Expr {
         let mut whole_scope = false;
         collect_roots(ast, true, &mut refs, &mut whole_scope);
         let plain = plain_path(ast);
-        Ok(Expr { source: source.into(), program: Arc::new(program), plain, refs, whole_scope })
+        Ok(Expr(Arc::new(Compiled { source: source.into(), program, plain, refs, whole_scope })))
     }
 
     /// The expression text.
     pub fn source(&self) -> &str {
-        &self.source
+        &self.0.source
     }
 
     /// Root names read by the expression, in order of appearance (duplicates removed).
     pub fn refs(&self) -> &[RootRef] {
-        &self.refs
+        &self.0.refs
     }
 
     /// True when the expression reads the scope as a whole (`@` at the root).
     pub fn reads_whole_scope(&self) -> bool {
-        self.whole_scope
+        self.0.whole_scope
     }
 
     /// The root and segments when this is a plain path (`a.b[0].c`).
     pub fn plain_path(&self) -> Option<(&str, &[PathSegment])> {
-        self.plain.as_ref().map(|(r, s)| (r.as_str(), s.as_slice()))
+        self.0.plain.as_ref().map(|(r, s)| (r.as_str(), s.as_slice()))
     }
 
     pub(crate) fn program(&self) -> &jmespath::Expression<'static> {
-        &self.program
+        &self.0.program
     }
 }
 

@@ -3,8 +3,8 @@
 
 use super::{RESERVED, Validator, is_step_id};
 use crate::diagnostic::{Code, Diagnostic, pointer_push};
-use crate::model::{Retry, StepKind};
-use crate::plan::{StepIdx, StepTemplates};
+use crate::model::{Retry, Step, StepKind};
+use crate::plan::StepTemplates;
 use crate::template::Template;
 use serde_json::Value;
 use std::str::FromStr;
@@ -78,8 +78,12 @@ impl Validator<'_> {
         }
         if let Err(message) = compile_schema(&Value::Object(schema.clone())) {
             self.push(
-                Diagnostic::new(Code::InvalidInputsSchema, "/inputs", format!("`inputs` is not a valid JSON Schema: {message}"))
-                    .with_hint("see https://json-schema.org; `mcpflow schema` shows the blueprint format itself"),
+                Diagnostic::new(
+                    Code::InvalidInputsSchema,
+                    "/inputs",
+                    format!("`inputs` is not a valid JSON Schema: {message}"),
+                )
+                .with_hint("see https://json-schema.org; `mcpflow schema` shows the blueprint format itself"),
             );
         }
     }
@@ -106,7 +110,11 @@ impl Validator<'_> {
                     "for example \"0 9 * * 1-5\" is 09:00 on weekdays",
                 ));
             } else if let Err(e) = croner::Cron::from_str(cron) {
-                self.push(bad("/cron", format!("`{cron}` is not a valid cron expression: {e}"), "fields: minute hour day month weekday"));
+                self.push(bad(
+                    "/cron",
+                    format!("`{cron}` is not a valid cron expression: {e}"),
+                    "fields: minute hour day month weekday",
+                ));
             }
         }
         if let Some(tz) = &s.timezone {
@@ -123,7 +131,11 @@ impl Validator<'_> {
         if let Some(every) = &s.every {
             match humantime::parse_duration(every) {
                 Ok(d) if d.as_secs() >= 1 => {}
-                Ok(_) => self.push(bad("/every", format!("`every` is {every}; the shortest interval is 1s"), "use 1s or more")),
+                Ok(_) => self.push(bad(
+                    "/every",
+                    format!("`every` is {every}; the shortest interval is 1s"),
+                    "use 1s or more",
+                )),
                 Err(e) => self.push(bad(
                     "/every",
                     format!("`{every}` is not an interval: {e}"),
@@ -156,9 +168,10 @@ impl Validator<'_> {
                     format!("server `{name}` has both `command` and `url`"),
                     "keep one: \"command\" for stdio, \"url\" for streamable HTTP",
                 )),
-                (None, Some(url)) if !(url.starts_with("http://") || url.starts_with("https://")) => {
-                    found.push(bad(format!("server `{name}`: `{url}` is not an http(s) URL"), "write \"http://127.0.0.1:PORT/mcp\""))
-                }
+                (None, Some(url)) if !(url.starts_with("http://") || url.starts_with("https://")) => found.push(bad(
+                    format!("server `{name}`: `{url}` is not an http(s) URL"),
+                    "write \"http://127.0.0.1:PORT/mcp\"",
+                )),
                 _ => {}
             }
             if let Some(t) = &cfg.transport
@@ -178,48 +191,57 @@ impl Validator<'_> {
                 }
             }
             if cfg.max_concurrency == Some(0) || cfg.timeout_ms == Some(0) {
-                found.push(limit(&ptr, format!("server `{name}`: `max_concurrency` and `timeout_ms` must be at least 1")));
+                found.push(limit(
+                    &ptr,
+                    format!("server `{name}`: `max_concurrency` and `timeout_ms` must be at least 1"),
+                ));
             }
             self.diags.extend(found);
         }
     }
 
-    /// Rules on one step's own fields.
-    pub(super) fn step_fields(&mut self, idx: StepIdx) {
-        let step = self.plan.steps[idx].step.clone();
-        let id = step.id().to_owned();
+    /// Rules on one step's own fields (before the step joins the arena).
+    pub(super) fn step_fields(&mut self, step: &Step, ptr: &str, templates: &StepTemplates) {
+        let id = step.id();
+        let diag = |code: Code, field: &str, message: String| {
+            Diagnostic::new(code, format!("{ptr}{field}"), message).with_step(id)
+        };
+        let mut found = Vec::new();
         if step.common.timeout_ms == Some(0) {
-            let d = self.step_diag(idx, Code::InvalidLimit, "/timeout_ms", "`timeout_ms` must be at least 1");
-            self.push(d.with_hint("remove it for no step timeout"));
+            found.push(
+                diag(Code::InvalidLimit, "/timeout_ms", "`timeout_ms` must be at least 1".into())
+                    .with_hint("remove it for no step timeout"),
+            );
         }
         if let Some(r) = &step.common.retry {
-            let ptr = format!("{}/retry", self.plan.steps[idx].pointer);
-            self.retry(r, &ptr, Some(&id));
+            self.retry(r, &format!("{ptr}/retry"), Some(id));
         }
         if let Some(name) = &step.common.save {
             if !is_step_id(name) {
-                let d = self.step_diag(idx, Code::InvalidValue, "/save", format!("`save` name `{name}` is not allowed"));
-                self.push(d.with_hint("use letters, digits and `_`; it is read as `saved.<name>`"));
-            } else if let Some(other) = self.plan.steps[..idx]
-                .iter()
-                .find(|s| s.step.common.save.as_deref() == Some(name.as_str()))
-            {
-                let msg = format!("`saved.{name}` is already written by step `{}`", other.step.id());
-                let d = self.step_diag(idx, Code::InvalidValue, "/save", msg);
-                self.push(d.with_hint("give each saved value its own name"));
+                found.push(
+                    diag(Code::InvalidValue, "/save", format!("`save` name `{name}` is not allowed"))
+                        .with_hint("use letters, digits and `_`; it is read as `saved.<name>`"),
+                );
+            } else if let Some(other) = self.saved_names.get(name) {
+                found.push(
+                    diag(Code::InvalidValue, "/save", format!("`saved.{name}` is already written by step `{other}`"))
+                        .with_hint("give each saved value its own name"),
+                );
+            } else {
+                self.saved_names.insert(name.clone(), id.to_owned());
             }
         }
-        let templates = self.plan.steps[idx].templates.clone();
-        match (&step.kind, &templates) {
-            (StepKind::Tool(_), StepTemplates::Tool { args })
-            | (StepKind::Prompt(_), StepTemplates::Prompt { args })
-            | (StepKind::Workflow(_), StepTemplates::Workflow { args }) => {
+        match templates {
+            StepTemplates::Tool { args } | StepTemplates::Prompt { args } | StepTemplates::Workflow { args } => {
+                let failed = self.diags.iter().any(|d| d.pointer.starts_with(&format!("{ptr}/args")));
                 if let Some(t) = args
                     && !matches!(t, Template::Expr(_) | Template::Object(_) | Template::Literal(Value::Object(_)))
-                    && !(matches!(t, Template::Literal(Value::Null)) && self.has_error_at(idx, "/args"))
+                    && !failed
                 {
-                    let d = self.step_diag(idx, Code::InvalidType, "/args", "`args` must be an object or one whole template");
-                    self.push(d.with_hint("write {\"name\": value, …} or \"{{ some.object }}\""));
+                    found.push(
+                        diag(Code::InvalidType, "/args", "`args` must be an object or one whole template".into())
+                            .with_hint("write {\"name\": value, …} or \"{{ some.object }}\""),
+                    );
                 }
             }
             _ => {}
@@ -227,47 +249,54 @@ impl Validator<'_> {
         if let StepKind::Workflow(w) = &step.kind
             && w.workflow == self.bp.id
         {
-            let d = self.step_diag(
-                idx,
-                Code::WorkflowRecursion,
-                "/workflow",
-                format!("step `{id}` runs blueprint `{}`, which is the blueprint it is in", w.workflow),
+            found.push(
+                diag(
+                    Code::WorkflowRecursion,
+                    "/workflow",
+                    format!("step `{id}` runs blueprint `{}`, which is the blueprint it is in", w.workflow),
+                )
+                .with_hint("a blueprint cannot call itself; use a loop instead"),
             );
-            self.push(d.with_hint("a blueprint cannot call itself; use a loop instead"));
         }
         if let StepKind::Loop(l) = &step.kind {
-            self.loop_fields(idx, l, &templates);
+            found.extend(self.loop_fields(id, l, templates, &diag));
         }
+        self.diags.extend(found);
     }
 
-    fn has_error_at(&self, idx: StepIdx, field: &str) -> bool {
-        let ptr = format!("{}{field}", self.plan.steps[idx].pointer);
-        self.diags.iter().any(|d| d.pointer.starts_with(&ptr))
-    }
-
-    fn loop_fields(&mut self, idx: StepIdx, l: &crate::model::LoopStep, templates: &StepTemplates) {
-        let id = self.plan.steps[idx].step.id().to_owned();
+    fn loop_fields(
+        &self,
+        id: &str,
+        l: &crate::model::LoopStep,
+        templates: &StepTemplates,
+        diag: &dyn Fn(Code, &str, String) -> Diagnostic,
+    ) -> Vec<Diagnostic> {
+        let mut found = Vec::new();
         match (&l.for_each, &l.until) {
-            (None, None) => {
-                let d = self.step_diag(idx, Code::LoopInvalid, "", format!("loop `{id}` has neither `for_each` nor `until`"));
-                self.push(d.with_hint("iterate a list with \"for_each\": \"{{ … }}\" or repeat with \"until\": \"{{ … }}\""));
-            }
-            (Some(_), Some(_)) => {
-                let d = self.step_diag(idx, Code::LoopInvalid, "", format!("loop `{id}` has both `for_each` and `until`"));
-                self.push(d.with_hint("keep one: a loop either iterates a list or repeats until a condition"));
-            }
+            (None, None) => found.push(
+                diag(Code::LoopInvalid, "", format!("loop `{id}` has neither `for_each` nor `until`"))
+                    .with_hint("iterate a list with \"for_each\": \"{{ … }}\" or repeat with \"until\": \"{{ … }}\""),
+            ),
+            (Some(_), Some(_)) => found.push(
+                diag(Code::LoopInvalid, "", format!("loop `{id}` has both `for_each` and `until`"))
+                    .with_hint("keep one: a loop either iterates a list or repeats until a condition"),
+            ),
             _ => {}
         }
         if let StepTemplates::Loop { for_each: Some(t), .. } = templates
             && !matches!(t, Template::Expr(_) | Template::Array(_) | Template::Literal(Value::Array(_)))
-            && !self.has_error_at(idx, "/for_each")
+            && !matches!(t, Template::Literal(Value::Null))
         {
-            let d = self.step_diag(idx, Code::LoopInvalid, "/for_each", "`for_each` must be one whole template or an array");
-            self.push(d.with_hint("write \"for_each\": \"{{ list.items }}\" with nothing around the braces"));
+            found.push(
+                diag(Code::LoopInvalid, "/for_each", "`for_each` must be one whole template or an array".into())
+                    .with_hint("write \"for_each\": \"{{ list.items }}\" with nothing around the braces"),
+            );
         }
         if l.until.is_some() && l.concurrency.is_some_and(|c| c > 1) {
-            let d = self.step_diag(idx, Code::LoopInvalid, "/concurrency", "`until` loops run one iteration at a time");
-            self.push(d.with_hint("remove `concurrency`, or iterate a list with `for_each`"));
+            found.push(
+                diag(Code::LoopInvalid, "/concurrency", "`until` loops run one iteration at a time".into())
+                    .with_hint("remove `concurrency`, or iterate a list with `for_each`"),
+            );
         }
         if let Some(name) = &l.as_name {
             let problem = if !is_step_id(name) {
@@ -280,23 +309,29 @@ impl Validator<'_> {
                 None
             };
             if let Some(p) = problem {
-                let d = self.step_diag(idx, Code::LoopInvalid, "/as", p);
-                self.push(d.with_hint("pick another name; it is how the body reads the current element"));
+                found.push(
+                    diag(Code::LoopInvalid, "/as", p)
+                        .with_hint("pick another name; it is how the body reads the current element"),
+                );
             }
         }
         for (field, value) in [("concurrency", l.concurrency), ("max_iterations", l.max_iterations)] {
             if value == Some(0) {
-                let d = self.step_diag(idx, Code::InvalidLimit, &format!("/{field}"), format!("`{field}` must be at least 1"));
-                self.push(d);
+                found.push(diag(Code::InvalidLimit, &format!("/{field}"), format!("`{field}` must be at least 1")));
             }
         }
+        if l.steps.is_empty() {
+            found.push(
+                diag(Code::LoopInvalid, "/steps", format!("loop `{id}` has an empty body"))
+                    .with_hint("add the steps to run per iteration"),
+            );
+        }
+        found
     }
 
     fn bp_has_step(&self, name: &str) -> bool {
-        fn walk(steps: &[crate::model::Step], name: &str) -> bool {
-            steps.iter().any(|s| {
-                s.id() == name || matches!(&s.kind, StepKind::Loop(l) if walk(&l.steps, name))
-            })
+        fn walk(steps: &[Step], name: &str) -> bool {
+            steps.iter().any(|s| s.id() == name || matches!(&s.kind, StepKind::Loop(l) if walk(&l.steps, name)))
         }
         walk(&self.bp.steps, name)
     }

@@ -31,7 +31,8 @@ impl Validator<'_> {
             s if s.is_empty() => "name a step of the same list".to_owned(),
             s => s,
         };
-        let d = self.step_diag(from, Code::UnknownStep, field, format!("{what} names `{name}`, but there is no such step"));
+        let d =
+            self.step_diag(from, Code::UnknownStep, field, format!("{what} names `{name}`, but there is no such step"));
         self.push(d.with_hint(hint));
     }
 
@@ -57,7 +58,12 @@ impl Validator<'_> {
                     self.push(d.with_hint("put the fallback step next to the step it stands in for"));
                 }
                 Resolved::Same(t) if t == idx => {
-                    let d = self.step_diag(idx, Code::FallbackInvalid, "/fallback", format!("step `{id}` is its own fallback"));
+                    let d = self.step_diag(
+                        idx,
+                        Code::FallbackInvalid,
+                        "/fallback",
+                        format!("step `{id}` is its own fallback"),
+                    );
                     self.push(d.with_hint("name another step, or use `retry` to try the same step again"));
                 }
                 Resolved::Same(t) => {
@@ -96,7 +102,9 @@ impl Validator<'_> {
                 targets.push((format!("/default/{k}"), to.clone()));
             }
             for (field, name) in targets {
-                let bad = |v: &Self, msg: String, hint: &str| v.step_diag(idx, Code::SwitchTargetInvalid, &field, msg).with_hint(hint);
+                let bad = |v: &Self, msg: String, hint: &str| {
+                    v.step_diag(idx, Code::SwitchTargetInvalid, &field, msg).with_hint(hint)
+                };
                 match self.resolve(idx, &name) {
                     Resolved::Unknown => self.unknown_step(idx, &field, &name, "the switch"),
                     Resolved::OtherList(t) => {
@@ -105,11 +113,16 @@ impl Validator<'_> {
                         self.push(d);
                     }
                     Resolved::Same(t) if t == idx => {
-                        let d = bad(self, format!("switch `{id}` routes to itself"), "name the steps to run for this case");
+                        let d =
+                            bad(self, format!("switch `{id}` routes to itself"), "name the steps to run for this case");
                         self.push(d);
                     }
                     Resolved::Same(t) if self.plan.steps[t].fallback_of.is_some() => {
-                        let d = bad(self, format!("`{name}` is a fallback step; a switch cannot route to it"), "route to another step");
+                        let d = bad(
+                            self,
+                            format!("`{name}` is a fallback step; a switch cannot route to it"),
+                            "route to another step",
+                        );
                         self.push(d);
                     }
                     Resolved::Same(t) => match self.plan.steps[t].switch {
@@ -119,7 +132,11 @@ impl Validator<'_> {
                             } else {
                                 format!("`{name}` is already a target of switch `{}`", self.plan.steps[other].step.id())
                             };
-                            let d = bad(self, msg, "a step can be the target of one case only; add a join step with `after` instead");
+                            let d = bad(
+                                self,
+                                msg,
+                                "a step can be the target of one case only; add a join step with `after` instead",
+                            );
                             self.push(d);
                         }
                         None => self.plan.steps[t].switch = Some(idx),
@@ -139,9 +156,14 @@ impl Validator<'_> {
                             let id = self.plan.steps[idx].step.id().to_owned();
                             let msg = format!("`{id}` runs after `{name}`, which is {}", self.where_is(t));
                             let d = self.step_diag(idx, Code::StepOutOfScope, &field, msg);
-                            self.push(d.with_hint("`after` names steps of the same list; steps before a loop have already run inside it"));
+                            self.push(d.with_hint(
+                                "`after` names steps of the same list; steps before a loop have already run inside it",
+                            ));
                         }
-                        Resolved::Same(t) if self.plan.steps[t].fallback_of.is_some() && self.plan.steps[idx].fallback_of.is_none() => {
+                        Resolved::Same(t)
+                            if self.plan.steps[t].fallback_of.is_some()
+                                && self.plan.steps[idx].fallback_of.is_none() =>
+                        {
                             let msg = format!("`{name}` runs only as a fallback, so nothing can run after it");
                             let d = self.step_diag(idx, Code::FallbackInvalid, &field, msg);
                             let of = self.plan.steps[t].fallback_of.map(|o| self.plan.steps[o].step.id().to_owned());
@@ -235,7 +257,8 @@ impl Validator<'_> {
             on_path[start] = 0;
             let cycle = loop {
                 let cur = members[*path.last().unwrap_or(&start)];
-                let next = self.plan.steps[cur].deps.iter().map(|&d| self.plan.steps[d].position).find(|&p| indegree[p] > 0);
+                let next =
+                    self.plan.steps[cur].deps.iter().map(|&d| self.plan.steps[d].position).find(|&p| indegree[p] > 0);
                 let Some(next) = next else { break None };
                 if on_path[next] != usize::MAX {
                     break Some(path[on_path[next]..].to_vec());
@@ -254,7 +277,8 @@ impl Validator<'_> {
             cycle.reverse();
             let first = cycle.iter().enumerate().min_by_key(|(_, p)| **p).map_or(0, |(i, _)| i);
             cycle.rotate_left(first);
-            let names: Vec<String> = cycle.iter().map(|&p| format!("`{}`", self.plan.steps[members[p]].step.id())).collect();
+            let names: Vec<String> =
+                cycle.iter().map(|&p| format!("`{}`", self.plan.steps[members[p]].step.id())).collect();
             let head = members[cycle[0]];
             let msg = if cycle.len() == 1 {
                 format!("step {} depends on itself", names[0])

@@ -27,6 +27,8 @@ struct Reader {
     /// The dependency count `prev` refers to, when `prev` is allowed at all.
     prev_deps: Option<usize>,
     in_fallback: bool,
+    /// Loop variable names in scope.
+    loops: Vec<String>,
 }
 
 impl Validator<'_> {
@@ -64,26 +66,27 @@ impl Validator<'_> {
 
     pub(super) fn reads(&mut self) {
         for idx in 0..self.plan.steps.len() {
-            let fields = self.plan.steps[idx].templates.clone();
+            let templates = std::mem::replace(&mut self.plan.steps[idx].templates, StepTemplates::Wait);
             let base_chain = self.chain_of(idx);
             let deps = if self.plan.steps[idx].fallback_of.is_some() { 0 } else { self.plan.steps[idx].deps.len() };
             let in_fallback = self.in_fallback(idx);
-            for (field, template) in fields.fields() {
+            for (field, template) in templates.fields() {
                 let inner = matches!(field.as_str(), "/until" | "/collect");
                 let reader = match (inner, self.plan.steps[idx].body) {
                     (true, Some(body)) => {
                         let mut chain = vec![(body, Anchor::All)];
                         chain.extend(base_chain.iter().copied());
-                        Reader { step: Some(idx), chain, prev_deps: None, in_fallback }
+                        self.reader(Some(idx), chain, None, in_fallback)
                     }
-                    _ => Reader { step: Some(idx), chain: base_chain.clone(), prev_deps: Some(deps), in_fallback },
+                    _ => self.reader(Some(idx), base_chain.clone(), Some(deps), in_fallback),
                 };
                 let base = format!("{}{field}", self.plan.steps[idx].pointer);
                 self.check_template(template, &base, &reader);
             }
+            self.plan.steps[idx].templates = templates;
         }
         if let Some(out) = self.plan.output.clone() {
-            let reader = Reader { step: None, chain: vec![(0, Anchor::All)], prev_deps: None, in_fallback: false };
+            let reader = self.reader(None, vec![(0, Anchor::All)], None, false);
             self.check_template(&out, "/output", &reader);
         }
     }
@@ -96,9 +99,9 @@ impl Validator<'_> {
     }
 
     fn check_expr(&mut self, expr: &Expr, pointer: &str, reader: &Reader) {
-        let step_id = reader.step.map(|s| self.plan.steps[s].step.id().to_owned());
-        let who = step_id.as_ref().map_or_else(|| "the blueprint's `output`".to_owned(), |s| format!("step `{s}`"));
-        let loops = self.loops_in(reader);
+        let step_id = reader.step.map(|s| self.plan.steps[s].step.id());
+        let who = || step_id.map_or_else(|| "the blueprint's `output`".to_owned(), |s| format!("step `{s}`"));
+        let loops = &reader.loops;
         let mut found: Vec<Diagnostic> = Vec::new();
         for r in expr.refs() {
             let name = r.name.as_str();
@@ -124,7 +127,11 @@ impl Validator<'_> {
                     Some(1) => {}
                     Some(n) => found.push(diag(
                         Code::TemplatePrev,
-                        format!("{} reads `prev`, but {who} has {n} dependencies; `prev` needs exactly one", shown(expr)),
+                        format!(
+                            "{} reads `prev`, but {} has {n} dependencies; `prev` needs exactly one",
+                            shown(expr),
+                            who()
+                        ),
                         "name the step you mean by its id".into(),
                     )),
                     None => found.push(diag(
@@ -176,17 +183,27 @@ impl Validator<'_> {
             }
         }
         for d in found {
-            self.push(match &step_id {
-                Some(s) => d.with_step(s.clone()),
+            self.diags.push(match step_id {
+                Some(s) => d.with_step(s),
                 None => d,
             });
         }
     }
 
-    /// The loop variable names visible to a reader.
-    fn loops_in(&self, reader: &Reader) -> Vec<String> {
-        reader
-            .chain
+    fn reader(
+        &self,
+        step: Option<StepIdx>,
+        chain: Vec<(usize, Anchor)>,
+        prev_deps: Option<usize>,
+        in_fallback: bool,
+    ) -> Reader {
+        let loops = self.loops_in(&chain);
+        Reader { step, chain, prev_deps, in_fallback, loops }
+    }
+
+    /// The loop variable names visible along a chain.
+    fn loops_in(&self, chain: &[(usize, Anchor)]) -> Vec<String> {
+        chain
             .iter()
             .filter_map(|(list, _)| self.plan.lists[*list].owner)
             .filter_map(|owner| match &self.plan.steps[owner].step.kind {
@@ -197,12 +214,18 @@ impl Validator<'_> {
     }
 
     fn is_loop_variable(&self, name: &str) -> bool {
-        name == "item"
-            || self.plan.steps.iter().any(|s| matches!(&s.step.kind, StepKind::Loop(l) if l.as_name.as_deref() == Some(name)))
+        name == "item" || self.loop_variables.contains(name)
     }
 
     /// `None` when `target` runs before the reader; otherwise the diagnostic.
-    fn visible(&self, target: StepIdx, reader: &Reader, expr: &Expr, pointer: &str, who: &str) -> Option<Diagnostic> {
+    fn visible(
+        &self,
+        target: StepIdx,
+        reader: &Reader,
+        expr: &Expr,
+        pointer: &str,
+        who: &dyn Fn() -> String,
+    ) -> Option<Diagnostic> {
         let t = &self.plan.steps[target];
         let name = t.step.id();
         let entry = reader.chain.iter().find(|(list, _)| *list == t.list);
@@ -211,7 +234,7 @@ impl Validator<'_> {
                 Diagnostic::new(
                     Code::TemplateNotUpstream,
                     pointer,
-                    format!("{} reads step `{name}`, which does not run before {who}", shown(expr)),
+                    format!("{} reads step `{name}`, which does not run before {}", shown(expr), who()),
                 )
                 .with_hint(hint),
             )
@@ -225,7 +248,9 @@ impl Validator<'_> {
         };
         if let Some(of) = t.fallback_of {
             let of = self.plan.steps[of].step.id();
-            return fails(format!("`{name}` runs only as the fallback of `{of}`; read `{of}`, whose output it stands in for"));
+            return fails(format!(
+                "`{name}` runs only as the fallback of `{of}`; read `{of}`, whose output it stands in for"
+            ));
         }
         match anchor {
             Anchor::All => None,
@@ -251,7 +276,8 @@ impl Validator<'_> {
         let mut dead = vec![false; n];
         let mut why: Vec<Option<String>> = vec![None; n];
         for idx in 0..n {
-            let (StepKind::Switch(sw), StepTemplates::Switch { when }) = (&self.plan.steps[idx].step.kind, &self.plan.steps[idx].templates)
+            let (StepKind::Switch(sw), StepTemplates::Switch { when }) =
+                (&self.plan.steps[idx].step.kind, &self.plan.steps[idx].templates)
             else {
                 continue;
             };
@@ -263,16 +289,25 @@ impl Validator<'_> {
                     _ => None,
                 };
                 if matched_always {
-                    dead_targets.extend(case.to.iter().map(|t| (t, format!("an earlier case of `{}` always matches", self.plan.steps[idx].step.id()))));
+                    dead_targets.extend(case.to.iter().map(|t| {
+                        (t, format!("an earlier case of `{}` always matches", self.plan.steps[idx].step.id()))
+                    }));
                 } else if constant == Some(false) {
-                    dead_targets.extend(case.to.iter().map(|t| (t, format!("case {c} of `{}` never matches", self.plan.steps[idx].step.id()))));
+                    dead_targets.extend(
+                        case.to
+                            .iter()
+                            .map(|t| (t, format!("case {c} of `{}` never matches", self.plan.steps[idx].step.id()))),
+                    );
                 } else if constant == Some(true) {
                     matched_always = true;
                 }
             }
             if matched_always {
                 dead_targets.extend(
-                    sw.default.iter().flatten().map(|t| (t, format!("a case of `{}` always matches", self.plan.steps[idx].step.id()))),
+                    sw.default
+                        .iter()
+                        .flatten()
+                        .map(|t| (t, format!("a case of `{}` always matches", self.plan.steps[idx].step.id()))),
                 );
             }
             for (t, reason) in dead_targets {
@@ -317,8 +352,12 @@ impl Validator<'_> {
         for key in layout.keys() {
             if !ids.contains(key.as_str()) {
                 found.push(
-                    Diagnostic::new(Code::LayoutUnknownStep, pointer_push("/layout", key), format!("`layout` places `{key}`, which is not a step"))
-                        .with_hint("remove the entry; the studio rewrites `layout` when you save"),
+                    Diagnostic::new(
+                        Code::LayoutUnknownStep,
+                        pointer_push("/layout", key),
+                        format!("`layout` places `{key}`, which is not a step"),
+                    )
+                    .with_hint("remove the entry; the studio rewrites `layout` when you save"),
                 );
             }
         }
@@ -336,7 +375,12 @@ impl Validator<'_> {
                 continue; // reported by the field check
             }
             if catalog.calls(&target).is_none() {
-                let d = self.step_diag(idx, Code::WorkflowUnknown, "/workflow", format!("no blueprint `{target}` is known"));
+                let d = self.step_diag(
+                    idx,
+                    Code::WorkflowUnknown,
+                    "/workflow",
+                    format!("no blueprint `{target}` is known"),
+                );
                 self.push(d.with_hint("save that blueprint first, or check the id"));
                 continue;
             }
@@ -352,8 +396,16 @@ impl Validator<'_> {
                     let mut p = path.clone();
                     p.push(next.clone());
                     if next == me {
-                        let chain = std::iter::once(me.as_str()).chain(p.iter().map(String::as_str)).collect::<Vec<_>>().join("` → `");
-                        let d = self.step_diag(idx, Code::WorkflowRecursion, "/workflow", format!("sub-workflows call each other in a circle: `{chain}`"));
+                        let chain = std::iter::once(me.as_str())
+                            .chain(p.iter().map(String::as_str))
+                            .collect::<Vec<_>>()
+                            .join("` → `");
+                        let d = self.step_diag(
+                            idx,
+                            Code::WorkflowRecursion,
+                            "/workflow",
+                            format!("sub-workflows call each other in a circle: `{chain}`"),
+                        );
                         self.push(d.with_hint("a blueprint cannot reach itself through `workflow` steps"));
                         stack.clear();
                         break;

@@ -61,16 +61,24 @@ impl Validator<'_> {
                 let names = catalog.server_names();
                 let hint = match did_you_mean(server, names.iter().map(String::as_str)) {
                     s if !s.is_empty() => s,
-                    _ if names.is_empty() => "configure it (mcpflow serve / the studio's Servers panel) or add it to `servers`".into(),
+                    _ if names.is_empty() => {
+                        "configure it (mcpflow serve / the studio's Servers panel) or add it to `servers`".into()
+                    }
                     _ => format!("configured servers: {}", names.join(", ")),
                 };
-                let d = self.step_diag(idx, Code::ServerUnknown, "/server", format!("server `{server}` is not configured"));
+                let d =
+                    self.step_diag(idx, Code::ServerUnknown, "/server", format!("server `{server}` is not configured"));
                 self.push(d.with_hint(hint));
                 None
             }
             ServerStatus::Unreachable { reason } => {
                 if reported.insert(server.to_owned()) {
-                    let d = self.step_diag(idx, Code::ServerUnreachable, "/server", format!("server `{server}` could not be reached: {reason}"));
+                    let d = self.step_diag(
+                        idx,
+                        Code::ServerUnreachable,
+                        "/server",
+                        format!("server `{server}` could not be reached: {reason}"),
+                    );
                     self.push(d.with_hint("its tools were not checked; test the connection in the Servers panel"));
                 }
                 None
@@ -93,7 +101,12 @@ impl Validator<'_> {
         match holders.len() {
             1 => holders.pop(),
             0 => {
-                let d = self.step_diag(idx, Code::ToolUnknown, "/tool", format!("no configured server has a tool `{tool}`"));
+                let d = self.step_diag(
+                    idx,
+                    Code::ToolUnknown,
+                    "/tool",
+                    format!("no configured server has a tool `{tool}`"),
+                );
                 let hint = match did_you_mean(tool, all_tools.iter().map(String::as_str)) {
                     s if !s.is_empty() => s,
                     _ => "add `server` and check the tool name".into(),
@@ -118,10 +131,18 @@ impl Validator<'_> {
     fn check_prompt(&mut self, idx: StepIdx, server: &str, info: &ServerInfo, name: &str) {
         let Some(prompt) = info.prompts.iter().find(|p| p.name == name) else {
             let names = info.prompts.iter().map(|p| p.name.as_str());
-            let d = self.step_diag(idx, Code::PromptUnknown, "/prompt", format!("server `{server}` has no prompt `{name}`"));
+            let d = self.step_diag(
+                idx,
+                Code::PromptUnknown,
+                "/prompt",
+                format!("server `{server}` has no prompt `{name}`"),
+            );
             let hint = match did_you_mean(name, names) {
                 s if !s.is_empty() => s,
-                _ => format!("its prompts: {}", info.prompts.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")),
+                _ => format!(
+                    "its prompts: {}",
+                    info.prompts.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
+                ),
             };
             self.push(d.with_hint(hint));
             return;
@@ -130,7 +151,12 @@ impl Validator<'_> {
         let Some(given) = given else { return };
         for arg in prompt.arguments.iter().filter(|a| a.required) {
             if !given.contains(&arg.name) {
-                let d = self.step_diag(idx, Code::ArgMissing, "", format!("prompt `{name}` needs the argument `{}`", arg.name));
+                let d = self.step_diag(
+                    idx,
+                    Code::ArgMissing,
+                    "",
+                    format!("prompt `{name}` needs the argument `{}`", arg.name),
+                );
                 self.push(d.with_hint(format!("add \"{}\" to `args`", arg.name)));
             }
         }
@@ -162,7 +188,9 @@ impl Validator<'_> {
             let d = self.step_diag(idx, Code::ToolUnknown, "/tool", format!("server `{server}` has no tool `{name}`"));
             let hint = match did_you_mean(name, info.tools.iter().map(|t| t.name.as_str())) {
                 s if !s.is_empty() => s,
-                _ => format!("its tools: {}", info.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", ")),
+                _ => {
+                    format!("its tools: {}", info.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", "))
+                }
             };
             self.push(d.with_hint(hint));
             return;
@@ -190,7 +218,8 @@ impl Validator<'_> {
         if let Some(required) = tool.input_schema.get("required").and_then(Value::as_array) {
             for r in required.iter().filter_map(Value::as_str) {
                 if !literal.contains_key(r) && !templated.iter().any(|t| t == r) {
-                    let d = self.step_diag(idx, Code::ArgMissing, "", format!("tool `{name}` needs the argument `{r}`"));
+                    let d =
+                        self.step_diag(idx, Code::ArgMissing, "", format!("tool `{name}` needs the argument `{r}`"));
                     self.push(d.with_hint(format!("add \"{r}\" to `args`")));
                 }
             }

@@ -20,13 +20,17 @@ fn step(s: serde_json::Value) -> serde_json::Value {
 
 #[test]
 fn a_correct_call_has_no_warnings() {
-    let w = warnings(step(serde_json::json!({"id": "a", "kind": "tool", "server": "everything", "tool": "echo", "args": {"message": "hi"}})));
+    let w = warnings(step(
+        serde_json::json!({"id": "a", "kind": "tool", "server": "everything", "tool": "echo", "args": {"message": "hi"}}),
+    ));
     assert!(w.is_empty(), "{w:?}");
 }
 
 #[test]
 fn an_unknown_tool_suggests_the_nearest_name() {
-    let w = warnings(step(serde_json::json!({"id": "a", "kind": "tool", "server": "everything", "tool": "ecco", "args": {"message": "hi"}})));
+    let w = warnings(step(
+        serde_json::json!({"id": "a", "kind": "tool", "server": "everything", "tool": "ecco", "args": {"message": "hi"}}),
+    ));
     assert_eq!(w[0].0, "TOOL_UNKNOWN");
     assert_eq!(w[0].1, "/steps/0/tool");
     let cat = catalog();
@@ -49,16 +53,21 @@ fn a_tool_on_two_servers_without_server_is_ambiguous_naming_both() {
     let w = warnings(step(serde_json::json!({"id": "a", "kind": "tool", "tool": "add", "args": {"a": 1, "b": 2}})));
     assert_eq!(w[0].0, "TOOL_AMBIGUOUS");
     assert!(w[0].2.contains("everything and math"), "{}", w[0].2);
-    let w = warnings(step(serde_json::json!({"id": "a", "kind": "tool", "tool": "echo", "args": {"message": "routed"}})));
+    let w =
+        warnings(step(serde_json::json!({"id": "a", "kind": "tool", "tool": "echo", "args": {"message": "routed"}})));
     assert!(w.is_empty(), "a tool on one server routes without `server`: {w:?}");
 }
 
 #[test]
 fn literal_arguments_are_checked_against_the_input_schema() {
-    let w = warnings(step(serde_json::json!({"id": "a", "kind": "tool", "server": "math", "tool": "add", "args": {"a": "one", "b": 2}})));
+    let w = warnings(step(
+        serde_json::json!({"id": "a", "kind": "tool", "server": "math", "tool": "add", "args": {"a": "one", "b": 2}}),
+    ));
     assert_eq!(w.len(), 1, "{w:?}");
     assert_eq!((w[0].0.as_str(), w[0].1.as_str()), ("ARG_INVALID", "/steps/0/args/a"));
-    let w = warnings(step(serde_json::json!({"id": "a", "kind": "tool", "server": "math", "tool": "add", "args": {"a": 1}})));
+    let w = warnings(step(
+        serde_json::json!({"id": "a", "kind": "tool", "server": "math", "tool": "add", "args": {"a": 1}}),
+    ));
     assert_eq!(w[0].0, "ARG_MISSING");
     assert!(w[0].2.contains("`b`"));
 }
@@ -73,7 +82,9 @@ fn templated_arguments_are_not_judged_before_the_run() {
 
 #[test]
 fn prompts_are_checked_for_existence_and_required_arguments() {
-    let w = warnings(step(serde_json::json!({"id": "p", "kind": "prompt", "server": "everything", "prompt": "complex_prompt", "args": {}})));
+    let w = warnings(step(
+        serde_json::json!({"id": "p", "kind": "prompt", "server": "everything", "prompt": "complex_prompt", "args": {}}),
+    ));
     assert_eq!(w[0].0, "ARG_MISSING");
     let w = warnings(step(serde_json::json!({"id": "p", "kind": "prompt", "server": "everything", "prompt": "nope"})));
     assert_eq!(w[0].0, "PROMPT_UNKNOWN");

@@ -17,7 +17,9 @@ fn snippets(text: &str) -> Vec<Snippet> {
     for (i, line) in text.lines().enumerate() {
         let trimmed = line.trim_start();
         match (&mut open, trimmed.strip_prefix("```")) {
-            (None, Some(info)) => open = Some(Snippet { line: i + 1, info: info.trim().to_owned(), body: String::new() }),
+            (None, Some(info)) => {
+                open = Some(Snippet { line: i + 1, info: info.trim().to_owned(), body: String::new() })
+            }
             (Some(_), Some(_)) => out.extend(open.take()),
             (Some(s), None) => {
                 s.body.push_str(line);
@@ -61,16 +63,18 @@ fn every_snippet_in_the_format_docs_is_checked_and_holds() {
                     }
                 };
                 let scope = MapScope::from_json(&case["scope"]);
-                let rendered = Template::compile(&case["template"]).map_err(|e| format!("{e:?}")).and_then(|t| {
-                    t.render(&scope).map_err(|e| e.code.to_owned())
-                });
+                let rendered = Template::compile(&case["template"])
+                    .map_err(|e| format!("{e:?}"))
+                    .and_then(|t| t.render(&scope).map_err(|e| e.code.to_owned()));
                 match (case.get("result"), case.get("error"), rendered) {
                     (Some(want), None, Ok(got)) if *want == got => {}
                     (None, Some(want), Err(code)) if want.as_str() == Some(code.as_str()) => {}
                     (_, _, got) => failures.push(format!("{at}: expected {case}, got {got:?}")),
                 }
             }
-            _ => failures.push(format!("{at}: not a checked snippet kind (json blueprint | json blueprint-error CODE | json template)")),
+            _ => failures.push(format!(
+                "{at}: not a checked snippet kind (json blueprint | json blueprint-error CODE | json template)"
+            )),
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));

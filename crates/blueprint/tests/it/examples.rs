@@ -61,8 +61,21 @@ fn examples_cover_every_kind_and_every_field() {
         assert!(fields.contains(&format!("step.{common}")), "no example uses the step field `{common}`");
     }
     for top in [
-        "$schema", "blueprint", "id", "name", "description", "inputs", "servers", "on_error", "retry", "limits", "schedule",
-        "expose", "steps", "output", "layout",
+        "$schema",
+        "blueprint",
+        "id",
+        "name",
+        "description",
+        "inputs",
+        "servers",
+        "on_error",
+        "retry",
+        "limits",
+        "schedule",
+        "expose",
+        "steps",
+        "output",
+        "layout",
     ] {
         assert!(fields.contains(top), "no example uses the top-level field `{top}`");
     }

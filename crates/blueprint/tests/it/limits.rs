@@ -53,7 +53,8 @@ fn a_byte_order_mark_is_ignored_with_a_warning() {
 
 #[test]
 fn more_than_ten_thousand_steps_is_a_limit_error() {
-    let steps: Vec<String> = (0..10_001).map(|i| format!("{{\"id\": \"s{i}\", \"kind\": \"wait\", \"ms\": 0}}")).collect();
+    let steps: Vec<String> =
+        (0..10_001).map(|i| format!("{{\"id\": \"s{i}\", \"kind\": \"wait\", \"ms\": 0}}")).collect();
     let doc = format!("{{\"blueprint\": 1, \"id\": \"many\", \"steps\": [{}]}}", steps.join(","));
     let report = check_bytes(doc.as_bytes(), &Options::default());
     assert!(report.diagnostics.iter().any(|d| d.code == Code::LimitSteps && d.pointer == "/steps/10000"));

@@ -1,5 +1,8 @@
 //! Integration tests of the blueprint crate: one binary, a module per topic.
 
+// Test helpers outside #[test] functions: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod catalog;
 mod corpus;
 mod docs;

@@ -25,7 +25,8 @@ fn every_example_matches_the_json_schema() {
         let path = entry.unwrap().path();
         let text = std::fs::read_to_string(&path).unwrap();
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
-        let errors: Vec<String> = validator.iter_errors(&value).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+        let errors: Vec<String> =
+            validator.iter_errors(&value).map(|e| format!("{} at {}", e, e.instance_path())).collect();
         assert!(errors.is_empty(), "{}: {errors:#?}", path.display());
         checked += 1;
     }
@@ -35,7 +36,8 @@ fn every_example_matches_the_json_schema() {
 #[test]
 fn the_schema_rejects_an_unknown_step_field_and_a_wrong_kind_field() {
     let validator = jsonschema::validator_for(&blueprint_schema()).unwrap();
-    let bad = serde_json::json!({"blueprint": 1, "id": "x", "steps": [{"id": "a", "kind": "wait", "ms": 1, "tool": "t"}]});
+    let bad =
+        serde_json::json!({"blueprint": 1, "id": "x", "steps": [{"id": "a", "kind": "wait", "ms": 1, "tool": "t"}]});
     assert!(!validator.is_valid(&bad));
     let good = serde_json::json!({"blueprint": 1, "id": "x", "steps": [{"id": "a", "kind": "wait", "ms": 1, "retry": {"attempts": 2}}]});
     assert!(validator.is_valid(&good), "{:?}", validator.iter_errors(&good).map(|e| e.to_string()).collect::<Vec<_>>());

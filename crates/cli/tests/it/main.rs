@@ -1,0 +1,26 @@
+//! The `mcpflow` binary as users run it: output, exit codes, flags.
+
+// Test helpers outside #[test] functions: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod validate;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Runs `mcpflow` with `args` from the repository root.
+pub fn mcpflow(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mcpflow")).args(args).current_dir(repo()).output().unwrap()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}

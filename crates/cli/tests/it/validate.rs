@@ -1,0 +1,158 @@
+//! `mcpflow validate` and `mcpflow schema`.
+
+use crate::{mcpflow, repo, stderr, stdout};
+use std::io::Write as _;
+
+fn example_paths() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(repo().join("workflows"))
+        .unwrap()
+        .map(|e| format!("workflows/{}", e.unwrap().file_name().to_string_lossy()))
+        .filter(|p| p.ends_with(".json"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn all_examples_validate_with_exit_code_zero() {
+    let paths = example_paths();
+    let args: Vec<&str> = std::iter::once("validate").chain(paths.iter().map(String::as_str)).collect();
+    let out = mcpflow(&args);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(stdout(&out), "");
+    assert!(stderr(&out).contains(&format!("{} files checked: 0 error(s), 0 warning(s)", paths.len())));
+}
+
+#[test]
+fn a_broken_file_prints_file_line_col_code_message_and_hint_and_exits_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("broken.blueprint.json");
+    std::fs::write(
+        &path,
+        "{\n  \"blueprint\": 1,\n  \"id\": \"broken\",\n  \"steps\": [\n    { \"id\": \"a\", \"kind\": \"tool\", \"tool\": \"x\", \"after\": [\"b\"] },\n    { \"id\": \"b\", \"kind\": \"tool\", \"tool\": \"x\", \"args\": { \"v\": \"{{ a.itmes }}\" } }\n  ]\n}\n",
+    )
+    .unwrap();
+    let out = mcpflow(&["validate", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out).replace(&path.display().to_string(), "broken.blueprint.json");
+    insta::assert_snapshot!(text);
+    assert!(text.starts_with("broken.blueprint.json:5:5: error[DEPENDENCY_CYCLE]: "), "{text}");
+    assert!(text.contains("  = hint: "), "{text}");
+}
+
+#[test]
+fn json_output_lists_diagnostics_per_file() {
+    let out = mcpflow(&[
+        "validate",
+        "--json",
+        "crates/blueprint/tests/corpus/unknown-kind-tol.json",
+        "workflows/pipeline-prev.blueprint.json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v[0]["file"], "crates/blueprint/tests/corpus/unknown-kind-tol.json");
+    assert_eq!(v[0]["diagnostics"][0]["code"], "UNKNOWN_KIND");
+    assert_eq!(v[0]["diagnostics"][0]["pointer"], "/steps/0/kind");
+    assert_eq!(v[0]["diagnostics"][0]["level"], "error");
+    assert!(v[0]["diagnostics"][0]["position"]["line"].as_u64().unwrap() > 1);
+    assert_eq!(v[1]["diagnostics"], serde_json::json!([]));
+}
+
+#[test]
+fn warnings_alone_exit_zero_and_need_the_catalog() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.json");
+    std::fs::write(&path, r#"{"blueprint": 1, "id": "w", "steps": [{"id": "a", "kind": "tool", "server": "everything", "tool": "ecco"}]}"#)
+        .unwrap();
+    let plain = mcpflow(&["validate", path.to_str().unwrap()]);
+    assert_eq!(plain.status.code(), Some(0));
+    assert_eq!(stdout(&plain), "");
+    let with =
+        mcpflow(&["validate", "--catalog", "crates/blueprint/tests/fixtures/catalog.json", path.to_str().unwrap()]);
+    assert_eq!(with.status.code(), Some(0), "{}", stderr(&with));
+    assert!(
+        stdout(&with).contains("warning[TOOL_UNKNOWN]: server `everything` has no tool `ecco`"),
+        "{}",
+        stdout(&with)
+    );
+    assert!(stdout(&with).contains("= hint: did you mean `echo`?"));
+}
+
+#[test]
+fn sub_workflow_recursion_across_files_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.json");
+    let b = dir.path().join("b.json");
+    std::fs::write(&a, r#"{"blueprint": 1, "id": "a", "steps": [{"id": "s", "kind": "workflow", "workflow": "b"}]}"#)
+        .unwrap();
+    std::fs::write(&b, r#"{"blueprint": 1, "id": "b", "steps": [{"id": "s", "kind": "workflow", "workflow": "a"}]}"#)
+        .unwrap();
+    let out = mcpflow(&["validate", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("error[WORKFLOW_RECURSION]: sub-workflows call each other in a circle: `a` → `b` → `a`"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn a_missing_file_exits_two_naming_it() {
+    let out = mcpflow(&["validate", "no/such/file.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no/such/file.json: error: cannot open the file"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_100_mb_file_is_refused_by_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.json");
+    let mut f = std::fs::File::create(&path).unwrap();
+    let chunk = vec![b' '; 1024 * 1024];
+    for _ in 0..100 {
+        f.write_all(&chunk).unwrap();
+    }
+    drop(f);
+    let out = mcpflow(&["validate", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("error[LIMIT_SIZE]"), "{}", stdout(&out));
+}
+
+#[test]
+fn standard_input_is_read_with_a_dash() {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+        .args(["validate", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"{\"blueprint\": 2}").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("-:1:2: error[VERSION_UNSUPPORTED]: this blueprint was made by a newer mcpflow"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn schema_prints_the_committed_schema() {
+    let out = mcpflow(&["schema"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stdout(&out), std::fs::read_to_string(repo().join("schema/blueprint.schema.json")).unwrap());
+}
+
+#[test]
+fn help_and_version_work_everywhere() {
+    let version = mcpflow(&["--version"]);
+    assert_eq!(stdout(&version).trim(), format!("mcpflow {}", env!("CARGO_PKG_VERSION")));
+    for args in [&["--help"][..], &["validate", "--help"], &["schema", "--help"], &["help", "validate"]] {
+        let out = mcpflow(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(stdout(&out).contains("Usage: mcpflow"), "{args:?}: {}", stdout(&out));
+    }
+    let none = mcpflow(&[]);
+    assert_eq!(none.status.code(), Some(2), "no subcommand prints help and exits 2");
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The test command (README, second command): sets up what the tests need and runs them all.
+# Usage: bash scripts/test.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "toolchain"
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "cargo is missing: install Rust from https://rustup.rs (stable >= 1.88)" >&2
+  exit 1
+fi
+cargo --version
+rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt clippy
+
+step "format"
+cargo fmt --all --check
+
+step "lint"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "tests (workspace, default members: no GTK/WebKit needed)"
+# CI=true makes insta fail on any snapshot that is missing or differs instead of writing it.
+CI=true cargo test --workspace --locked
+
+step "benches compile and run once (criterion test mode)"
+cargo test --workspace --benches --locked
+
+step "examples validate"
+cargo run -q --locked -p mcpflow-cli -- validate workflows/*.json
+
+echo
+echo "all tests passed"
