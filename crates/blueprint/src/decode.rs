@@ -368,7 +368,18 @@ fn shape_diagnostic(raw: &str, base: &str, segments: &[String], what: &str, also
             .with_hint(format!("use one of: {}", allowed.join(", ")));
     }
     let code = if raw.starts_with("invalid value") { Code::InvalidValue } else { Code::InvalidType };
-    Diagnostic::new(code, pointer, format!("{place}: {}", humanize(raw)))
+    let message = humanize(raw);
+    let hint = if message.starts_with("invalid type: string")
+        && message.contains("expected a")
+        && message.contains("number")
+    {
+        "write the number without quotes".to_owned()
+    } else if message.contains("number `-") {
+        "negative numbers are not allowed here".to_owned()
+    } else {
+        format!("see docs/blueprint.md or `mcpflow schema` for the shape of {place}")
+    };
+    Diagnostic::new(code, pointer, format!("{place}: {message}")).with_hint(hint)
 }
 
 /// The names listed after "expected one of" in a serde message.

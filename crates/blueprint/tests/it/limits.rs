@@ -13,6 +13,7 @@ fn a_100_mb_input_is_rejected_by_size_before_parsing() {
     let report = check_bytes(&big, &Options::default());
     assert_eq!(codes(&report), ["LIMIT_SIZE"]);
     assert_eq!(report.diagnostics[0].pointer, "");
+    insta::assert_snapshot!(crate::corpus::render(&report));
     // Not a timing assertion on the validator: a guard that nothing walked 100 MB
     // byte by byte in a debug build (that takes seconds).
     assert!(start.elapsed().as_secs() < 5);
@@ -30,6 +31,7 @@ fn nesting_ten_thousand_deep_is_a_limit_error_not_a_stack_overflow() {
         assert_eq!(codes(&report), ["LIMIT_NESTING"]);
         assert!(report.diagnostics[0].pointer.starts_with("/steps/0/value"), "{}", report.diagnostics[0].pointer);
         assert_eq!(report.diagnostics[0].position.unwrap().line, 1);
+        insta::assert_snapshot!(format!("nesting_{}", open.len()), crate::corpus::render(&report));
     }
 }
 
@@ -39,6 +41,7 @@ fn invalid_utf8_is_reported_with_its_position() {
     let report = check_bytes(doc, &Options::default());
     assert_eq!(codes(&report), ["JSON_INVALID_UTF8"]);
     assert_eq!(report.diagnostics[0].position, Some(Position { line: 3, col: 11 }));
+    insta::assert_snapshot!(crate::corpus::render(&report));
 }
 
 #[test]
@@ -49,6 +52,7 @@ fn a_byte_order_mark_is_ignored_with_a_warning() {
     assert_eq!(codes(&report), ["JSON_BOM"]);
     assert!(!report.has_errors());
     assert!(report.plan.is_some());
+    insta::assert_snapshot!(crate::corpus::render(&report));
 }
 
 #[test]
