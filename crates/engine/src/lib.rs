@@ -1,0 +1,8 @@
+//! mcpflow execution. The scheduler is a pure state machine (`apply(event) -> actions`);
+//! a tokio driver performs the actions. Servers are reached through the [`Servers`]
+//! trait, never through rmcp directly.
+
+pub mod results;
+pub mod servers;
+
+pub use servers::{CallError, CallRequest, CallTarget, Progress, ProgressSink, Servers};

@@ -1,0 +1,83 @@
+//! How the engine reaches MCP servers: the [`Servers`] trait. The engine never talks to
+//! rmcp; the client pool (`crates/mcp`) implements this trait.
+
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// What to call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallTarget {
+    /// `tools/call`. `server: None` routes by tool name (it must be unique).
+    Tool { server: Option<String>, tool: String, args: Map<String, Value> },
+    /// `resources/read`.
+    Resource { server: String, uri: String },
+    /// `prompts/get`; MCP prompt arguments are strings.
+    Prompt { server: String, prompt: String, args: Map<String, Value> },
+}
+
+/// An MCP progress notification for a call in flight.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
+}
+
+/// Receives progress notifications of one call.
+pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// One call, with what the pool needs to run it well.
+#[derive(Clone)]
+pub struct CallRequest {
+    pub target: CallTarget,
+    /// Per-call timeout; the pool sends `notifications/cancelled` when it expires.
+    pub timeout: Option<Duration>,
+    /// Cancelled when the step or the run is cancelled; the pool must then send
+    /// `notifications/cancelled` to the server and return [`CallError::cancelled`].
+    pub cancel: CancellationToken,
+    pub progress: Option<ProgressSink>,
+}
+
+impl fmt::Debug for CallRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallRequest").field("target", &self.target).field("timeout", &self.timeout).finish_non_exhaustive()
+    }
+}
+
+/// Why a call failed. `code` is stable (`SERVER_NOT_APPROVED`, `CALL_TIMEOUT`, …).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct CallError {
+    pub code: String,
+    pub message: String,
+    /// Worth retrying (a crash, a timeout) as opposed to a configuration problem.
+    pub transient: bool,
+}
+
+impl CallError {
+    pub fn new(code: impl Into<String>, message: impl Into<String>, transient: bool) -> Self {
+        CallError { code: code.into(), message: message.into(), transient }
+    }
+
+    pub fn cancelled() -> Self {
+        CallError::new("CANCELLED", "the call was cancelled", false)
+    }
+
+    pub fn timeout(after: Duration) -> Self {
+        CallError::new("CALL_TIMEOUT", format!("no answer within {} ms", after.as_millis()), true)
+    }
+}
+
+/// MCP servers as the engine sees them.
+///
+/// `call` returns the raw MCP result as JSON (`CallToolResult`, `ReadResourceResult`
+/// or `GetPromptResult`, camelCase as on the wire); the engine turns it into a step
+/// output (see [`crate::results`]). A tool result with `isError: true` is returned as
+/// `Ok`: the engine decides that it fails the step.
+pub trait Servers: Send + Sync {
+    fn call(&self, request: CallRequest) -> BoxFuture<'_, Result<Value, CallError>>;
+}
