@@ -7,6 +7,7 @@
 pub mod catalog;
 pub mod decode;
 pub mod diagnostic;
+pub mod inputs;
 pub mod limits;
 pub mod model;
 pub mod plan;

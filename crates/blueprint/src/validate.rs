@@ -8,6 +8,7 @@
 //! [`ToolCatalog`] — the tool warnings.
 
 mod fields;
+pub use fields::compile_schema;
 mod graph;
 mod reads;
 mod tools;

@@ -6,3 +6,8 @@ pub mod results;
 pub mod servers;
 
 pub use servers::{CallError, CallRequest, CallTarget, Progress, ProgressSink, Servers};
+pub mod event;
+pub mod scheduler;
+
+pub use event::{Envelope, ErrorEntry, EventKind, RunEvent, RunStatus, StepError, StepStatus, Summary};
+pub use scheduler::{Action, Control, Input, Invocation, RunConfig, Scheduler};

@@ -22,7 +22,8 @@ pub fn tool_output(raw: &Value) -> Result<Value, ToolFailed> {
     let content = raw.get("content").and_then(Value::as_array).cloned().unwrap_or_default();
     if raw.get("isError").and_then(Value::as_bool) == Some(true) {
         let text: Vec<&str> = content.iter().filter_map(|c| c.get("text").and_then(Value::as_str)).collect();
-        let message = if text.is_empty() { "the tool reported an error without text".to_owned() } else { text.join("\n") };
+        let message =
+            if text.is_empty() { "the tool reported an error without text".to_owned() } else { text.join("\n") };
         return Err(ToolFailed(message));
     }
     if let Some(structured) = raw.get("structuredContent").filter(|v| !v.is_null()) {
@@ -97,7 +98,8 @@ mod tests {
 
     #[test]
     fn prompts_yield_their_messages() {
-        let raw = json!({"description": "d", "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}]});
+        let raw =
+            json!({"description": "d", "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}]});
         assert_eq!(prompt_output(&raw), json!([{"role": "user", "content": {"type": "text", "text": "hi"}}]));
     }
 }

@@ -44,7 +44,10 @@ pub struct CallRequest {
 
 impl fmt::Debug for CallRequest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CallRequest").field("target", &self.target).field("timeout", &self.timeout).finish_non_exhaustive()
+        f.debug_struct("CallRequest")
+            .field("target", &self.target)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
     }
 }
 

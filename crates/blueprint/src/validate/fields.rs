@@ -338,7 +338,7 @@ impl Validator<'_> {
 }
 
 /// Compiles a JSON Schema, turning every failure (a panic included) into a message.
-pub(crate) fn compile_schema(schema: &Value) -> Result<jsonschema::Validator, String> {
+pub fn compile_schema(schema: &Value) -> Result<jsonschema::Validator, String> {
     let schema = schema.clone();
     match std::panic::catch_unwind(move || jsonschema::validator_for(&schema).map_err(|e| e.to_string())) {
         Ok(r) => r,

@@ -1,0 +1,196 @@
+//! The event stream of a run (DESIGN §3) and the result envelope. The store, the canvas,
+//! the CLI progress display and MCP progress notifications all read these.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One event, ordered by `seq` within its run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunEvent {
+    pub seq: u64,
+    /// Milliseconds since the run started (from the injected clock).
+    pub at_ms: u64,
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+/// Where a step instance is: the iteration indexes of the loops around it (outermost
+/// first); empty at the top level.
+pub type IterationPath = Vec<u32>;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum EventKind {
+    RunStarted {
+        run_id: String,
+        blueprint: String,
+        inputs: Value,
+    },
+    StepStarted {
+        step: String,
+        path: IterationPath,
+        attempt: u32,
+        /// The resolved arguments (tool/prompt/workflow args, resource uri, wait ms).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        args: Option<Value>,
+    },
+    StepRetrying {
+        step: String,
+        path: IterationPath,
+        /// The attempt that will run next.
+        attempt: u32,
+        delay_ms: u64,
+        error: StepError,
+    },
+    StepProgress {
+        step: String,
+        path: IterationPath,
+        progress: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        total: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
+    StepFinished {
+        step: String,
+        path: IterationPath,
+        status: StepStatus,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<StepError>,
+        attempts: u32,
+        duration_ms: u64,
+        /// The raw MCP result, for tool/resource/prompt steps.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        raw: Option<Value>,
+        /// Set when the output came from this fallback step.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        recovered_by: Option<String>,
+    },
+    StepSkipped {
+        step: String,
+        path: IterationPath,
+    },
+    RunPaused {
+        reason: PauseReason,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        step: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        path: Option<IterationPath>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        args: Option<Value>,
+    },
+    RunResumed {},
+    Log {
+        level: LogLevel,
+        message: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        step: Option<String>,
+    },
+    RunFinished {
+        envelope: Envelope,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PauseReason {
+    /// `pause` was requested.
+    Requested,
+    /// A breakpoint is set on the step about to start.
+    Breakpoint,
+    /// `step` ran one step.
+    Stepped,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogLevel {
+    Info,
+    Warn,
+    Error,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    Succeeded,
+    Failed,
+    Skipped,
+}
+
+impl StepStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepStatus::Succeeded => "succeeded",
+            StepStatus::Failed => "failed",
+            StepStatus::Skipped => "skipped",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Succeeded,
+    /// Finished, but steps with `on_error: continue` failed.
+    Partial,
+    Failed,
+    Cancelled,
+    /// The process died during the run (set by the store on the next start).
+    Interrupted,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Succeeded => "succeeded",
+            RunStatus::Partial => "partial",
+            RunStatus::Failed => "failed",
+            RunStatus::Cancelled => "cancelled",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// A step's error: a stable code, what happened, and (for fallbacks) which step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepError {
+    pub code: String,
+    pub message: String,
+}
+
+/// One entry of the envelope's `errors`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorEntry {
+    /// The step (empty for run-level errors such as `RUN_TIMEOUT`).
+    pub step: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub path: IterationPath,
+    pub code: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Top-level steps.
+    pub steps: u32,
+    pub succeeded: u32,
+    pub failed: u32,
+    pub skipped: u32,
+    /// Tool calls made, loop iterations and retries included.
+    pub tool_calls: u64,
+}
+
+/// The result of a run (CLI `--json`, MCP `run_workflow`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Envelope {
+    pub run_id: String,
+    pub blueprint: String,
+    pub status: RunStatus,
+    pub output: Value,
+    pub summary: Summary,
+    pub errors: Vec<ErrorEntry>,
+    pub duration_ms: u64,
+}

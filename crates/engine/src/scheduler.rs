@@ -1,0 +1,1327 @@
+//! The scheduler: a pure state machine. [`Scheduler::apply`] takes the current time and
+//! one [`Input`] (start, a call finished, a timer fired, a control request) and returns
+//! the [`Action`]s the driver must perform (emit an event, invoke a call, cancel one,
+//! set a timer, save a value, finish). It does no IO and reads no clock, so tests drive
+//! it step by step and recorded histories replay to the same decisions.
+//!
+//! A run is a tree of *frames*: the top-level list is frame 0; each loop iteration is a
+//! frame holding the loop body's steps. Each frame keeps one [`Slot`] per member step.
+
+mod scope;
+
+use crate::event::{
+    Envelope, ErrorEntry, EventKind, IterationPath, LogLevel, PauseReason, RunEvent, RunStatus, StepError, StepStatus,
+    Summary,
+};
+use crate::results::{prompt_output, resource_output, tool_output};
+use crate::servers::{CallError, CallTarget, Progress};
+use mcpflow_blueprint::limits::DEFAULT_MAX_ITERATIONS;
+use mcpflow_blueprint::template::{Rcvar, Template, Variable, truthy, value_to_var, var_to_value};
+use mcpflow_blueprint::{Backoff, Blueprint, OnError, Plan, Retry, StepIdx, StepKind, StepTemplates};
+use scope::View;
+use serde_json::{Map, Value, json};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+
+/// Default `limits.concurrency`.
+pub const DEFAULT_CONCURRENCY: u32 = 16;
+/// Default `limits.max_step_runs`.
+pub const DEFAULT_MAX_STEP_RUNS: u64 = 100_000;
+
+pub type InvId = u64;
+pub type TimerId = u64;
+pub(crate) type FrameId = usize;
+
+/// Something the driver performs on the scheduler's behalf.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Invocation {
+    Server(CallTarget),
+    /// Run another blueprint by id with these inputs; the result is its output.
+    Workflow {
+        id: String,
+        inputs: Value,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    Emit(RunEvent),
+    Invoke { inv: InvId, step: String, path: IterationPath, invocation: Invocation },
+    Cancel { inv: InvId },
+    SetTimer { timer: TimerId, at_ms: u64 },
+    Save { name: String, value: Value },
+    Finish(Envelope),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Control {
+    Pause,
+    Resume,
+    /// Start the next ready step, then pause.
+    Step,
+    Cancel,
+    SetBreakpoints(Vec<String>),
+}
+
+#[derive(Debug, Clone)]
+pub enum Input {
+    Start,
+    /// A call finished: the raw MCP result (or a sub-workflow's output) or an error.
+    Completed {
+        inv: InvId,
+        result: Result<Value, CallError>,
+    },
+    Progress {
+        inv: InvId,
+        progress: Progress,
+    },
+    Timer {
+        timer: TimerId,
+    },
+    Control(Control),
+}
+
+/// What a run starts with.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub run_id: String,
+    /// Prepared inputs (defaults applied, validated).
+    pub inputs: Value,
+    /// Values saved by earlier runs (`saved`).
+    pub saved: Value,
+    /// RFC 3339 start time, for `run.started_at`.
+    pub started_at: String,
+    pub breakpoints: HashSet<String>,
+    /// Start paused (Debug): nothing starts until `resume` or `step`.
+    pub start_paused: bool,
+}
+
+/// A frame: the top level or one loop iteration.
+#[derive(Debug)]
+pub(crate) struct Frame {
+    list: usize,
+    pub(crate) parent: Option<FrameId>,
+    /// The loop step instance this iteration belongs to.
+    owner: Option<(FrameId, usize)>,
+    path: IterationPath,
+    pub(crate) vars: Vec<(String, Rcvar)>,
+    slots: Vec<Slot>,
+    pub(crate) outputs: HashMap<String, Rcvar>,
+    pub(crate) records: HashMap<String, Rcvar>,
+    open: usize,
+    iteration: u32,
+    closed: bool,
+}
+
+#[derive(Debug, Default)]
+struct Slot {
+    state: State,
+    attempts: u32,
+    started_ms: Option<u64>,
+    /// A breakpoint on this instance has already paused the run once.
+    released: bool,
+    /// For a fallback step that runs: the error it handles (`error` in scope).
+    handling: Option<Rcvar>,
+}
+
+#[derive(Debug, Default)]
+enum State {
+    /// Dependencies not finished yet.
+    #[default]
+    Waiting,
+    Ready,
+    Running {
+        inv: InvId,
+        timeout: Option<TimerId>,
+    },
+    Sleeping {
+        timer: TimerId,
+    },
+    Backoff {
+        timer: TimerId,
+    },
+    Loop(LoopRun),
+    /// Failed; its fallback (at this position) is running.
+    InFallback,
+    Done(StepStatus),
+}
+
+#[derive(Debug, Default)]
+struct LoopRun {
+    items: Option<Vec<Rcvar>>,
+    next: u32,
+    active: BTreeSet<FrameId>,
+    results: BTreeMap<u32, Rcvar>,
+    done: u32,
+    delay: Option<TimerId>,
+    /// Iterations below this index may start without waiting `delay_ms` again.
+    cleared: u32,
+    /// `until` is met (or a failure): start no more iterations.
+    stop: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum TimerKind {
+    Retry(FrameId, usize),
+    Timeout(InvId),
+    Wait(FrameId, usize),
+    LoopDelay(FrameId, usize),
+    Run,
+}
+
+/// The outcome of a step instance.
+enum Outcome {
+    Succeeded { output: Rcvar, raw: Option<Value> },
+    Failed { error: StepError, retryable: bool, raw: Option<Value> },
+}
+
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+enum Phase {
+    NotStarted,
+    Running,
+    Done,
+}
+
+pub struct Scheduler {
+    plan: Arc<Plan>,
+    bp_id: String,
+    on_error: OnError,
+    retry: Option<Retry>,
+    concurrency: u32,
+    max_step_runs: u64,
+    run_timeout: Option<u64>,
+    config: RunConfig,
+    pub(crate) inputs: Rcvar,
+    pub(crate) saved: Rcvar,
+    pub(crate) run_var: Rcvar,
+    /// Per step: the steps of its list that depend on it.
+    dependents: Vec<Vec<StepIdx>>,
+    pub(crate) frames: Vec<Frame>,
+    ready: BTreeSet<(FrameId, usize)>,
+    invocations: HashMap<InvId, (FrameId, usize)>,
+    timers: HashMap<TimerId, TimerKind>,
+    next_id: u64,
+    seq: u64,
+    now: u64,
+    started_at: u64,
+    running_calls: u32,
+    step_runs: u64,
+    tool_calls: u64,
+    paused: bool,
+    step_once: bool,
+    breakpoints: HashSet<String>,
+    errors: Vec<ErrorEntry>,
+    phase: Phase,
+    out: Vec<Action>,
+}
+
+impl std::fmt::Debug for Scheduler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scheduler").field("run_id", &self.config.run_id).field("phase", &self.phase).finish()
+    }
+}
+
+fn err(code: &str, message: impl Into<String>) -> StepError {
+    StepError { code: code.into(), message: message.into() }
+}
+
+impl Scheduler {
+    pub fn new(blueprint: &Blueprint, plan: Arc<Plan>, config: RunConfig) -> Self {
+        let mut dependents = vec![Vec::new(); plan.steps.len()];
+        for (idx, s) in plan.steps.iter().enumerate() {
+            for &d in &s.deps {
+                dependents[d].push(idx);
+            }
+        }
+        let limits = blueprint.limits.clone().unwrap_or_default();
+        let run_var = value_to_var(json!({
+            "id": config.run_id, "blueprint": blueprint.id, "started_at": config.started_at,
+        }));
+        Scheduler {
+            bp_id: blueprint.id.clone(),
+            on_error: blueprint.on_error.unwrap_or(OnError::Abort),
+            retry: blueprint.retry.clone(),
+            concurrency: limits.concurrency.unwrap_or(DEFAULT_CONCURRENCY).max(1),
+            max_step_runs: limits.max_step_runs.unwrap_or(DEFAULT_MAX_STEP_RUNS),
+            run_timeout: limits.timeout_ms,
+            inputs: value_to_var(config.inputs.clone()),
+            saved: value_to_var(if config.saved.is_object() { config.saved.clone() } else { json!({}) }),
+            run_var,
+            dependents,
+            frames: Vec::new(),
+            ready: BTreeSet::new(),
+            invocations: HashMap::new(),
+            timers: HashMap::new(),
+            next_id: 1,
+            seq: 0,
+            now: 0,
+            started_at: 0,
+            running_calls: 0,
+            step_runs: 0,
+            tool_calls: 0,
+            paused: config.start_paused,
+            step_once: false,
+            breakpoints: config.breakpoints.clone(),
+            errors: Vec::new(),
+            phase: Phase::NotStarted,
+            out: Vec::new(),
+            plan,
+            config,
+        }
+    }
+
+    /// True once the run has finished (`Action::Finish` was returned).
+    pub fn is_finished(&self) -> bool {
+        self.phase == Phase::Done
+    }
+
+    /// Feeds one input at time `now_ms` (milliseconds on the driver's clock).
+    pub fn apply(&mut self, now_ms: u64, input: Input) -> Vec<Action> {
+        self.now = now_ms.max(self.now);
+        match input {
+            Input::Start => self.start(),
+            _ if self.phase != Phase::Running => {}
+            Input::Completed { inv, result } => self.completed(inv, result),
+            Input::Progress { inv, progress } => self.progress(inv, progress),
+            Input::Timer { timer } => self.timer(timer),
+            Input::Control(c) => self.control(c),
+        }
+        if self.phase == Phase::Running {
+            self.pump();
+        }
+        std::mem::take(&mut self.out)
+    }
+
+    // ----- events -------------------------------------------------------------------
+
+    fn emit(&mut self, kind: EventKind) {
+        self.seq += 1;
+        let at_ms = self.now.saturating_sub(self.started_at);
+        self.out.push(Action::Emit(RunEvent { seq: self.seq, at_ms, kind }));
+    }
+
+    fn id_of(&self, frame: FrameId, pos: usize) -> StepIdx {
+        self.plan.lists[self.frames[frame].list].members[pos]
+    }
+
+    fn step_name(&self, frame: FrameId, pos: usize) -> String {
+        self.plan.steps[self.id_of(frame, pos)].step.id().to_owned()
+    }
+
+    fn fresh(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    fn set_timer(&mut self, kind: TimerKind, at_ms: u64) -> TimerId {
+        let timer = self.fresh();
+        self.timers.insert(timer, kind);
+        self.out.push(Action::SetTimer { timer, at_ms });
+        timer
+    }
+
+    // ----- lifecycle ------------------------------------------------------------------
+
+    fn start(&mut self) {
+        if self.phase != Phase::NotStarted {
+            return;
+        }
+        self.phase = Phase::Running;
+        self.started_at = self.now;
+        self.emit(EventKind::RunStarted {
+            run_id: self.config.run_id.clone(),
+            blueprint: self.bp_id.clone(),
+            inputs: self.config.inputs.clone(),
+        });
+        if let Some(ms) = self.run_timeout {
+            let at = self.now + ms;
+            self.set_timer(TimerKind::Run, at);
+        }
+        if self.paused {
+            self.emit(EventKind::RunPaused { reason: PauseReason::Requested, step: None, path: None, args: None });
+        }
+        let top = self.new_frame(0, None, None, Vec::new(), Vec::new(), 0);
+        if self.frames[top].open == 0 {
+            self.frame_complete(top);
+        }
+    }
+
+    fn new_frame(
+        &mut self,
+        list: usize,
+        parent: Option<FrameId>,
+        owner: Option<(FrameId, usize)>,
+        path: IterationPath,
+        vars: Vec<(String, Rcvar)>,
+        iteration: u32,
+    ) -> FrameId {
+        let members = self.plan.lists[list].members.clone();
+        let id = self.frames.len();
+        let mut slots = Vec::with_capacity(members.len());
+        let mut open = 0;
+        for &m in &members {
+            let s = &self.plan.steps[m];
+            let state = if s.fallback_of.is_some() {
+                // Runs only as a fallback; not part of the frame's own progress.
+                State::Done(StepStatus::Skipped)
+            } else {
+                open += 1;
+                if s.deps.is_empty() { State::Ready } else { State::Waiting }
+            };
+            slots.push(Slot { state, ..Slot::default() });
+        }
+        self.frames.push(Frame {
+            list,
+            parent,
+            owner,
+            path,
+            vars,
+            slots,
+            outputs: HashMap::new(),
+            records: HashMap::new(),
+            open,
+            iteration,
+            closed: false,
+        });
+        for (pos, &m) in members.iter().enumerate() {
+            if self.plan.steps[m].fallback_of.is_none() && self.plan.steps[m].deps.is_empty() {
+                self.ready.insert((id, pos));
+            }
+        }
+        id
+    }
+
+    /// Starts every ready step that may start now, in document order.
+    fn pump(&mut self) {
+        loop {
+            if self.phase != Phase::Running || self.paused {
+                return;
+            }
+            let candidates: Vec<(FrameId, usize)> = self.ready.iter().copied().collect();
+            let mut progressed = false;
+            for (frame, pos) in candidates {
+                if self.phase != Phase::Running || self.paused {
+                    return;
+                }
+                if !matches!(self.frames[frame].slots[pos].state, State::Ready) {
+                    self.ready.remove(&(frame, pos));
+                    continue;
+                }
+                if self.needs_call_slot(frame, pos) && self.running_calls >= self.concurrency {
+                    continue;
+                }
+                self.ready.remove(&(frame, pos));
+                if self.start_step(frame, pos) {
+                    progressed = true;
+                }
+            }
+            if !progressed {
+                return;
+            }
+        }
+    }
+
+    fn needs_call_slot(&self, frame: FrameId, pos: usize) -> bool {
+        matches!(
+            self.plan.steps[self.id_of(frame, pos)].step.kind,
+            StepKind::Tool(_) | StepKind::Resource(_) | StepKind::Prompt(_) | StepKind::Workflow(_)
+        )
+    }
+
+    fn view(&self, frame: FrameId, pos: usize) -> View<'_> {
+        let idx = self.id_of(frame, pos);
+        let mut extra = Vec::new();
+        let step = &self.plan.steps[idx];
+        if step.deps.len() == 1 {
+            let dep = step.deps[0];
+            let name = self.plan.steps[dep].step.id();
+            if let Some(v) = self.frames[frame].outputs.get(name) {
+                extra.push(("prev", v.clone()));
+            }
+        }
+        if let Some(e) = &self.frames[frame].slots[pos].handling {
+            extra.push(("error", e.clone()));
+        } else if let Some(e) = self.inherited_error(frame) {
+            extra.push(("error", e));
+        }
+        View { s: self, frame, extra }
+    }
+
+    /// Inside a loop that runs as a fallback, `error` is the loop's.
+    fn inherited_error(&self, frame: FrameId) -> Option<Rcvar> {
+        let mut f = frame;
+        while let Some((of, opos)) = self.frames[f].owner {
+            if let Some(e) = &self.frames[of].slots[opos].handling {
+                return Some(e.clone());
+            }
+            f = of;
+        }
+        None
+    }
+
+    /// Starts one step; returns whether it started (a breakpoint may hold it).
+    fn start_step(&mut self, frame: FrameId, pos: usize) -> bool {
+        let idx = self.id_of(frame, pos);
+        let step_id = self.plan.steps[idx].step.id().to_owned();
+        let path = self.frames[frame].path.clone();
+        let plan = self.plan.clone();
+        let planned = &plan.steps[idx];
+
+        // Resolve arguments first: breakpoints show them.
+        let args = match self.resolve_args(frame, pos) {
+            Ok(a) => a,
+            Err(e) => {
+                self.frames[frame].slots[pos].attempts += 1;
+                self.frames[frame].slots[pos].started_ms.get_or_insert(self.now);
+                self.emit(EventKind::StepStarted {
+                    step: step_id.clone(),
+                    path: path.clone(),
+                    attempt: self.frames[frame].slots[pos].attempts,
+                    args: None,
+                });
+                self.finish(frame, pos, Outcome::Failed { error: e, retryable: false, raw: None });
+                return true;
+            }
+        };
+        if self.breakpoints.contains(&step_id) && !self.frames[frame].slots[pos].released {
+            self.frames[frame].slots[pos].released = true;
+            self.frames[frame].slots[pos].state = State::Ready;
+            self.ready.insert((frame, pos));
+            self.paused = true;
+            self.emit(EventKind::RunPaused {
+                reason: PauseReason::Breakpoint,
+                step: Some(step_id),
+                path: Some(path),
+                args: args.clone(),
+            });
+            return false;
+        }
+        self.step_runs += 1;
+        if self.step_runs > self.max_step_runs {
+            let e = err(
+                "MAX_STEP_RUNS",
+                format!("the run started more than {} steps (limits.max_step_runs)", self.max_step_runs),
+            );
+            self.fail_run(e, RunStatus::Failed);
+            return true;
+        }
+        let slot = &mut self.frames[frame].slots[pos];
+        slot.attempts += 1;
+        slot.started_ms.get_or_insert(self.now);
+        let attempt = slot.attempts;
+        self.emit(EventKind::StepStarted { step: step_id.clone(), path: path.clone(), attempt, args: args.clone() });
+        if self.step_once {
+            self.step_once = false;
+            self.paused = true;
+            self.emit(EventKind::RunPaused {
+                reason: PauseReason::Stepped,
+                step: Some(step_id.clone()),
+                path: Some(path.clone()),
+                args: None,
+            });
+        }
+        match (&planned.step.kind, &planned.templates) {
+            (StepKind::Transform(_), _) => {
+                let output = value_to_var(args.unwrap_or(Value::Null));
+                self.finish(frame, pos, Outcome::Succeeded { output, raw: None });
+            }
+            (StepKind::Switch(sw), StepTemplates::Switch { when }) => {
+                let mut chosen: Option<usize> = None;
+                for (i, t) in when.iter().enumerate() {
+                    match t.render_var(&self.view(frame, pos)) {
+                        Ok(v) if truthy(&v) => {
+                            chosen = Some(i);
+                            break;
+                        }
+                        Ok(_) => {}
+                        Err(e) => {
+                            let error = err(e.code, e.message);
+                            self.finish(frame, pos, Outcome::Failed { error, retryable: false, raw: None });
+                            return true;
+                        }
+                    }
+                }
+                let skip: Vec<String> = sw
+                    .cases
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| Some(*i) != chosen)
+                    .flat_map(|(_, c)| c.to.clone())
+                    .chain(if chosen.is_some() { sw.default.clone().unwrap_or_default() } else { Vec::new() })
+                    .collect();
+                let output = value_to_var(json!({ "case": chosen.map_or(json!("default"), |i| json!(i)) }));
+                self.finish(frame, pos, Outcome::Succeeded { output, raw: None });
+                for target in skip {
+                    if let Some(&t) = plan.by_id.get(&target) {
+                        let tpos = plan.steps[t].position;
+                        if !matches!(self.frames[frame].slots[tpos].state, State::Done(_)) {
+                            self.skip(frame, tpos);
+                        }
+                    }
+                }
+            }
+            (StepKind::Wait(w), _) => {
+                let at = self.now + w.ms;
+                let timer = self.set_timer(TimerKind::Wait(frame, pos), at);
+                self.frames[frame].slots[pos].state = State::Sleeping { timer };
+            }
+            (StepKind::Loop(_), _) => self.start_loop(frame, pos, args),
+            (StepKind::Workflow(w), _) => {
+                let invocation = Invocation::Workflow { id: w.workflow.clone(), inputs: args.unwrap_or(json!({})) };
+                self.invoke(frame, pos, step_id, path, invocation);
+            }
+            (StepKind::Tool(t), _) => {
+                let args = match args {
+                    Some(Value::Object(m)) => m,
+                    Some(Value::Null) | None => Map::new(),
+                    Some(other) => {
+                        let e = err("ARGS_NOT_OBJECT", format!("`args` resolved to {other}, not an object"));
+                        self.finish(frame, pos, Outcome::Failed { error: e, retryable: false, raw: None });
+                        return true;
+                    }
+                };
+                self.tool_calls += 1;
+                let target = CallTarget::Tool { server: t.server.clone(), tool: t.tool.clone(), args };
+                self.invoke(frame, pos, step_id, path, Invocation::Server(target));
+            }
+            (StepKind::Resource(r), _) => {
+                let uri = args.and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+                let target = CallTarget::Resource { server: r.server.clone(), uri };
+                self.invoke(frame, pos, step_id, path, Invocation::Server(target));
+            }
+            (StepKind::Prompt(p), _) => {
+                let args = match args {
+                    Some(Value::Object(m)) => m
+                        .into_iter()
+                        .map(|(k, v)| match v {
+                            Value::String(s) => (k, Value::String(s)),
+                            other => (k, Value::String(other.to_string())),
+                        })
+                        .collect(),
+                    _ => Map::new(),
+                };
+                let target = CallTarget::Prompt { server: p.server.clone(), prompt: p.prompt.clone(), args };
+                self.invoke(frame, pos, step_id, path, Invocation::Server(target));
+            }
+            (StepKind::Switch(_), _) => {}
+        }
+        true
+    }
+
+    fn invoke(&mut self, frame: FrameId, pos: usize, step: String, path: IterationPath, invocation: Invocation) {
+        let inv = self.fresh();
+        self.invocations.insert(inv, (frame, pos));
+        self.running_calls += 1;
+        let timeout = self.plan.steps[self.id_of(frame, pos)].step.common.timeout_ms.map(|ms| {
+            let at = self.now + ms;
+            self.set_timer(TimerKind::Timeout(inv), at)
+        });
+        self.frames[frame].slots[pos].state = State::Running { inv, timeout };
+        self.out.push(Action::Invoke { inv, step, path, invocation });
+    }
+
+    /// The resolved "arguments" of a step (what `StepStarted` shows).
+    fn resolve_args(&self, frame: FrameId, pos: usize) -> Result<Option<Value>, StepError> {
+        let idx = self.id_of(frame, pos);
+        let view = self.view(frame, pos);
+        let render = |t: &Option<Template>| -> Result<Option<Value>, StepError> {
+            t.as_ref().map(|t| t.render(&view).map_err(|e| err(e.code, e.message))).transpose()
+        };
+        match (&self.plan.steps[idx].templates, &self.plan.steps[idx].step.kind) {
+            (StepTemplates::Tool { args } | StepTemplates::Prompt { args } | StepTemplates::Workflow { args }, _) => {
+                render(args)
+            }
+            (StepTemplates::Resource { uri }, _) => render(&Some(uri.clone())),
+            (StepTemplates::Transform { value }, _) => render(&Some(value.clone())),
+            (StepTemplates::Loop { for_each, .. }, _) => render(for_each),
+            (StepTemplates::Wait, StepKind::Wait(w)) => Ok(Some(json!({ "ms": w.ms }))),
+            _ => Ok(None),
+        }
+    }
+
+    // ----- completion -----------------------------------------------------------------
+
+    fn completed(&mut self, inv: InvId, result: Result<Value, CallError>) {
+        let Some((frame, pos)) = self.invocations.remove(&inv) else { return };
+        self.running_calls = self.running_calls.saturating_sub(1);
+        let State::Running { timeout, .. } = self.frames[frame].slots[pos].state else { return };
+        if let Some(t) = timeout {
+            self.timers.remove(&t);
+        }
+        let idx = self.id_of(frame, pos);
+        let outcome = match result {
+            Err(e) => Outcome::Failed { retryable: e.transient, error: err(&e.code, e.message), raw: None },
+            Ok(raw) => match &self.plan.steps[idx].step.kind {
+                StepKind::Tool(_) => match tool_output(&raw) {
+                    Ok(output) => Outcome::Succeeded { output: value_to_var(output), raw: Some(raw) },
+                    Err(failed) => {
+                        Outcome::Failed { error: err("TOOL_ERROR", failed.0), retryable: true, raw: Some(raw) }
+                    }
+                },
+                StepKind::Resource(_) => {
+                    Outcome::Succeeded { output: value_to_var(resource_output(&raw)), raw: Some(raw) }
+                }
+                StepKind::Prompt(_) => Outcome::Succeeded { output: value_to_var(prompt_output(&raw)), raw: Some(raw) },
+                _ => Outcome::Succeeded { output: value_to_var(raw), raw: None },
+            },
+        };
+        self.finish(frame, pos, outcome);
+    }
+
+    fn progress(&mut self, inv: InvId, p: Progress) {
+        let Some(&(frame, pos)) = self.invocations.get(&inv) else { return };
+        let step = self.step_name(frame, pos);
+        let path = self.frames[frame].path.clone();
+        self.emit(EventKind::StepProgress { step, path, progress: p.progress, total: p.total, message: p.message });
+    }
+
+    fn timer(&mut self, timer: TimerId) {
+        let Some(kind) = self.timers.remove(&timer) else { return };
+        match kind {
+            TimerKind::Run => {
+                let ms = self.run_timeout.unwrap_or_default();
+                self.fail_run(
+                    err("RUN_TIMEOUT", format!("the run did not finish within {ms} ms (limits.timeout_ms)")),
+                    RunStatus::Failed,
+                );
+            }
+            TimerKind::Timeout(inv) => {
+                let Some((frame, pos)) = self.invocations.remove(&inv) else { return };
+                self.running_calls = self.running_calls.saturating_sub(1);
+                self.out.push(Action::Cancel { inv });
+                let ms = self.plan.steps[self.id_of(frame, pos)].step.common.timeout_ms.unwrap_or_default();
+                let error =
+                    err("STEP_TIMEOUT", format!("no result within {ms} ms (timeout_ms); the call was cancelled"));
+                self.finish(frame, pos, Outcome::Failed { error, retryable: true, raw: None });
+            }
+            TimerKind::Retry(frame, pos) => {
+                if matches!(self.frames[frame].slots[pos].state, State::Backoff { .. }) {
+                    self.frames[frame].slots[pos].state = State::Ready;
+                    self.ready.insert((frame, pos));
+                }
+            }
+            TimerKind::Wait(frame, pos) => {
+                if matches!(self.frames[frame].slots[pos].state, State::Sleeping { .. }) {
+                    self.finish(frame, pos, Outcome::Succeeded { output: value_to_var(Value::Null), raw: None });
+                }
+            }
+            TimerKind::LoopDelay(frame, pos) => {
+                if let State::Loop(l) = &mut self.frames[frame].slots[pos].state {
+                    l.delay = None;
+                    l.cleared = l.next + 1;
+                }
+                self.loop_advance(frame, pos);
+            }
+        }
+    }
+
+    fn retry_policy(&self, idx: StepIdx) -> Option<Retry> {
+        let step = &self.plan.steps[idx].step;
+        step.common.retry.clone().or_else(|| match step.kind {
+            StepKind::Tool(_) | StepKind::Resource(_) | StepKind::Prompt(_) => self.retry.clone(),
+            _ => None,
+        })
+    }
+
+    /// Delay before attempt `next` (2, 3, …).
+    pub fn backoff_delay(retry: &Retry, next: u32) -> u64 {
+        let base = retry.delay_ms.unwrap_or(0);
+        let delay = match retry.backoff.unwrap_or_default() {
+            Backoff::Fixed => base,
+            Backoff::Exponential => base.saturating_mul(1u64 << (next.saturating_sub(2)).min(32)),
+        };
+        retry.max_delay_ms.map_or(delay, |m| delay.min(m))
+    }
+
+    /// A step instance ends (or retries, or hands over to its fallback).
+    fn finish(&mut self, frame: FrameId, pos: usize, outcome: Outcome) {
+        let idx = self.id_of(frame, pos);
+        let plan = self.plan.clone();
+        let planned = &plan.steps[idx];
+        let step_id = planned.step.id().to_owned();
+        let path = self.frames[frame].path.clone();
+        let attempts = self.frames[frame].slots[pos].attempts;
+        let duration_ms = self.now.saturating_sub(self.frames[frame].slots[pos].started_ms.unwrap_or(self.now));
+        match outcome {
+            Outcome::Failed { error, retryable, raw } => {
+                if retryable
+                    && let Some(r) = self.retry_policy(idx)
+                    && attempts < r.attempts
+                {
+                    let delay_ms = Self::backoff_delay(&r, attempts + 1);
+                    self.emit(EventKind::StepRetrying { step: step_id, path, attempt: attempts + 1, delay_ms, error });
+                    let timer = self.set_timer(TimerKind::Retry(frame, pos), self.now + delay_ms);
+                    self.frames[frame].slots[pos].state = State::Backoff { timer };
+                    return;
+                }
+                if let Some(fb) = planned.fallback {
+                    let fpos = plan.steps[fb].position;
+                    let handling =
+                        value_to_var(json!({ "step": step_id, "message": error.message, "code": error.code }));
+                    let _ = (raw, duration_ms);
+                    self.emit(EventKind::Log {
+                        level: LogLevel::Warn,
+                        message: format!(
+                            "`{step_id}` failed ({}: {}); running its fallback `{}`",
+                            error.code,
+                            error.message,
+                            plan.steps[fb].step.id()
+                        ),
+                        step: Some(step_id),
+                    });
+                    self.frames[frame].slots[pos].state = State::InFallback;
+                    let fslot = &mut self.frames[frame].slots[fpos];
+                    *fslot = Slot { state: State::Ready, handling: Some(handling), ..Slot::default() };
+                    self.ready.insert((frame, fpos));
+                    return;
+                }
+                self.settle_failure(frame, pos, error, raw, attempts, duration_ms);
+            }
+            Outcome::Succeeded { output, raw } => {
+                if let Some(name) = &planned.step.common.save {
+                    self.out.push(Action::Save { name: name.clone(), value: var_to_value(&output) });
+                }
+                self.emit(EventKind::StepFinished {
+                    step: step_id.clone(),
+                    path: path.clone(),
+                    status: StepStatus::Succeeded,
+                    output: Some(var_to_value(&output)),
+                    error: None,
+                    attempts,
+                    duration_ms,
+                    raw,
+                    recovered_by: None,
+                });
+                if let Some(first) = planned.fallback_of {
+                    // A fallback's output stands in for the step it handled (through a
+                    // chain of fallbacks, for the original step).
+                    let mut of = first;
+                    while let Some(o) = plan.steps[of].fallback_of {
+                        let p = plan.steps[of].position;
+                        self.frames[frame].slots[p].state = State::Done(StepStatus::Failed);
+                        of = o;
+                    }
+                    let opos = plan.steps[of].position;
+                    self.frames[frame].slots[pos].state = State::Done(StepStatus::Succeeded);
+                    let of_id = plan.steps[of].step.id().to_owned();
+                    self.emit(EventKind::StepFinished {
+                        step: of_id,
+                        path,
+                        status: StepStatus::Succeeded,
+                        output: Some(var_to_value(&output)),
+                        error: None,
+                        attempts: self.frames[frame].slots[opos].attempts,
+                        duration_ms: self
+                            .now
+                            .saturating_sub(self.frames[frame].slots[opos].started_ms.unwrap_or(self.now)),
+                        raw: None,
+                        recovered_by: Some(step_id),
+                    });
+                    self.settle(frame, opos, StepStatus::Succeeded, output, None);
+                } else {
+                    self.settle(frame, pos, StepStatus::Succeeded, output, None);
+                }
+            }
+        }
+    }
+
+    /// A failure after retries and fallback: `continue` or `abort`.
+    fn settle_failure(
+        &mut self,
+        frame: FrameId,
+        pos: usize,
+        error: StepError,
+        raw: Option<Value>,
+        attempts: u32,
+        duration_ms: u64,
+    ) {
+        let plan = self.plan.clone();
+        let idx = self.id_of(frame, pos);
+        // A failing fallback fails the step it stood in for.
+        let mut target = idx;
+        while let Some(of) = plan.steps[target].fallback_of {
+            if target != idx {
+                let p = plan.steps[target].position;
+                self.frames[frame].slots[p].state = State::Done(StepStatus::Failed);
+            }
+            target = of;
+        }
+        let target_pos = plan.steps[target].position;
+        let step_id = plan.steps[idx].step.id().to_owned();
+        let path = self.frames[frame].path.clone();
+        self.emit(EventKind::StepFinished {
+            step: step_id.clone(),
+            path: path.clone(),
+            status: StepStatus::Failed,
+            output: None,
+            error: Some(error.clone()),
+            attempts,
+            duration_ms,
+            raw,
+            recovered_by: None,
+        });
+        if target != idx {
+            self.frames[frame].slots[pos].state = State::Done(StepStatus::Failed);
+        }
+        let target_id = plan.steps[target].step.id().to_owned();
+        self.errors.push(ErrorEntry {
+            step: target_id,
+            path,
+            code: error.code.clone(),
+            message: error.message.clone(),
+        });
+        let on_error = plan.steps[target].step.common.on_error.unwrap_or(self.on_error);
+        match on_error {
+            OnError::Continue => {
+                self.settle(frame, target_pos, StepStatus::Failed, value_to_var(Value::Null), Some(error))
+            }
+            OnError::Abort => {
+                self.frames[frame].slots[target_pos].state = State::Done(StepStatus::Failed);
+                self.abort_frame(frame, error);
+            }
+        }
+    }
+
+    /// Records a finished instance and wakes what depends on it.
+    fn settle(&mut self, frame: FrameId, pos: usize, status: StepStatus, output: Rcvar, error: Option<StepError>) {
+        let idx = self.id_of(frame, pos);
+        let id = self.plan.steps[idx].step.id().to_owned();
+        let slot = &mut self.frames[frame].slots[pos];
+        slot.state = State::Done(status);
+        let record = json!({
+            "output": var_to_value(&output),
+            "status": status.as_str(),
+            "error": error.map(|e| json!({"code": e.code, "message": e.message})),
+            "attempts": slot.attempts,
+            "duration_ms": self.now.saturating_sub(slot.started_ms.unwrap_or(self.now)),
+        });
+        let f = &mut self.frames[frame];
+        f.outputs.insert(id.clone(), output);
+        f.records.insert(id, value_to_var(record));
+        f.open = f.open.saturating_sub(1);
+        self.wake_dependents(frame, idx);
+        if self.frames[frame].open == 0 {
+            self.frame_complete(frame);
+        }
+    }
+
+    fn wake_dependents(&mut self, frame: FrameId, idx: StepIdx) {
+        let deps = self.dependents[idx].clone();
+        for d in deps {
+            let dpos = self.plan.steps[d].position;
+            if !matches!(self.frames[frame].slots[dpos].state, State::Waiting) {
+                continue;
+            }
+            let statuses: Vec<Option<StepStatus>> = self.plan.steps[d]
+                .deps
+                .iter()
+                .map(|&x| match self.frames[frame].slots[self.plan.steps[x].position].state {
+                    State::Done(s) => Some(s),
+                    _ => None,
+                })
+                .collect();
+            if statuses.iter().any(Option::is_none) {
+                continue;
+            }
+            if statuses.iter().all(|s| *s == Some(StepStatus::Skipped)) {
+                self.skip(frame, dpos);
+            } else {
+                self.frames[frame].slots[dpos].state = State::Ready;
+                self.ready.insert((frame, dpos));
+            }
+        }
+    }
+
+    fn skip(&mut self, frame: FrameId, pos: usize) {
+        if matches!(self.frames[frame].slots[pos].state, State::Done(_)) {
+            return;
+        }
+        self.ready.remove(&(frame, pos));
+        let step = self.step_name(frame, pos);
+        let path = self.frames[frame].path.clone();
+        self.emit(EventKind::StepSkipped { step, path });
+        self.settle(frame, pos, StepStatus::Skipped, value_to_var(Value::Null), None);
+    }
+
+    // ----- loops ----------------------------------------------------------------------
+
+    fn start_loop(&mut self, frame: FrameId, pos: usize, for_each: Option<Value>) {
+        let idx = self.id_of(frame, pos);
+        let StepKind::Loop(l) = &self.plan.steps[idx].step.kind else { return };
+        let max = l.max_iterations.unwrap_or(DEFAULT_MAX_ITERATIONS);
+        let items = match (&l.for_each, for_each) {
+            (Some(_), Some(Value::Array(items))) => {
+                if items.len() as u64 > u64::from(max) {
+                    let e = err(
+                        "LOOP_TOO_MANY_ITEMS",
+                        format!("`for_each` has {} items; `max_iterations` is {max}", items.len()),
+                    );
+                    self.finish(frame, pos, Outcome::Failed { error: e, retryable: false, raw: None });
+                    return;
+                }
+                Some(items.into_iter().map(value_to_var).collect())
+            }
+            (Some(_), Some(Value::Null)) => Some(Vec::new()),
+            (Some(_), other) => {
+                let found = other.map_or("nothing".to_owned(), |v| v.to_string());
+                let e = err("LOOP_NOT_AN_ARRAY", format!("`for_each` must yield an array, found {found}"));
+                self.finish(frame, pos, Outcome::Failed { error: e, retryable: false, raw: None });
+                return;
+            }
+            (None, _) => None,
+        };
+        self.frames[frame].slots[pos].state = State::Loop(LoopRun { items, ..LoopRun::default() });
+        self.loop_advance(frame, pos);
+    }
+
+    /// Starts iterations while the loop's concurrency allows; finishes the loop when all
+    /// are done.
+    fn loop_advance(&mut self, frame: FrameId, pos: usize) {
+        let idx = self.id_of(frame, pos);
+        let plan = self.plan.clone();
+        let StepKind::Loop(l) = &plan.steps[idx].step.kind else { return };
+        let body = plan.steps[idx].body.unwrap_or(0);
+        let max = l.max_iterations.unwrap_or(DEFAULT_MAX_ITERATIONS);
+        let concurrency = if l.until.is_some() { 1 } else { l.concurrency.unwrap_or(1).max(1) };
+        loop {
+            let State::Loop(run) = &mut self.frames[frame].slots[pos].state else { return };
+            let total = run.items.as_ref().map(|i| i.len() as u32);
+            let exhausted = run.stop || total.is_some_and(|t| run.next >= t) || run.next >= max;
+            if exhausted {
+                if run.active.is_empty() && run.delay.is_none() {
+                    let output = Variable::Array(std::mem::take(&mut run.results).into_values().collect());
+                    self.finish(frame, pos, Outcome::Succeeded { output: Rcvar::new(output), raw: None });
+                }
+                return;
+            }
+            if run.active.len() as u32 >= concurrency || run.delay.is_some() {
+                return;
+            }
+            let i = run.next;
+            if i > 0
+                && run.cleared <= i
+                && let Some(d) = l.delay_ms.filter(|d| *d > 0)
+            {
+                let timer = self.set_timer(TimerKind::LoopDelay(frame, pos), self.now + d);
+                if let State::Loop(run) = &mut self.frames[frame].slots[pos].state {
+                    run.delay = Some(timer);
+                }
+                return;
+            }
+            run.next += 1;
+            let item = run
+                .items
+                .as_ref()
+                .and_then(|items| items.get(i as usize).cloned())
+                .unwrap_or_else(|| value_to_var(Value::Null));
+            let mut path = self.frames[frame].path.clone();
+            path.push(i);
+            let var = l.as_name.clone().unwrap_or_else(|| "item".into());
+            let vars = vec![(var, item), ("index".to_owned(), value_to_var(json!(i)))];
+            let child = self.new_frame(body, Some(frame), Some((frame, pos)), path, vars, i);
+            if let State::Loop(run) = &mut self.frames[frame].slots[pos].state {
+                run.active.insert(child);
+            }
+            if self.frames[child].open == 0 {
+                self.frame_complete(child);
+            }
+        }
+    }
+
+    fn iteration_done(&mut self, frame: FrameId) {
+        let Some((of, opos)) = self.frames[frame].owner else { return };
+        let plan = self.plan.clone();
+        let idx = self.id_of(of, opos);
+        let (StepKind::Loop(l), StepTemplates::Loop { until, collect, .. }) =
+            (&plan.steps[idx].step.kind, &plan.steps[idx].templates)
+        else {
+            return;
+        };
+        let view = View { s: self, frame, extra: Vec::new() };
+        let result = match collect {
+            Some(t) => t.render_var(&view),
+            None => {
+                let last = plan.lists[self.frames[frame].list]
+                    .members
+                    .iter()
+                    .rev()
+                    .find(|&&m| plan.steps[m].fallback_of.is_none());
+                Ok(last
+                    .and_then(|&m| self.frames[frame].outputs.get(plan.steps[m].step.id()).cloned())
+                    .unwrap_or_else(|| value_to_var(Value::Null)))
+            }
+        };
+        let stop = match until {
+            Some(t) => t.render_var(&view).map(|v| truthy(&v)),
+            None => Ok(false),
+        };
+        let iteration = self.frames[frame].iteration;
+        let (result, stop) = match (result, stop) {
+            (Ok(r), Ok(s)) => (r, s),
+            (Err(e), _) | (_, Err(e)) => {
+                self.close_frame(frame);
+                if let State::Loop(run) = &mut self.frames[of].slots[opos].state {
+                    run.active.remove(&frame);
+                }
+                self.cancel_loop(of, opos);
+                self.finish(of, opos, Outcome::Failed { error: err(e.code, e.message), retryable: false, raw: None });
+                return;
+            }
+        };
+        let step = plan.steps[idx].step.id().to_owned();
+        let path = self.frames[of].path.clone();
+        let State::Loop(run) = &mut self.frames[of].slots[opos].state else { return };
+        run.active.remove(&frame);
+        run.results.insert(iteration, result);
+        run.done += 1;
+        if stop {
+            run.stop = true;
+        }
+        let done = run.done;
+        let total = run.items.as_ref().map(|i| i.len() as f64);
+        let max = l.max_iterations.unwrap_or(DEFAULT_MAX_ITERATIONS);
+        let hit_cap = l.until.is_some() && !stop && done >= max;
+        self.emit(EventKind::StepProgress {
+            step: step.clone(),
+            path,
+            progress: f64::from(done),
+            total,
+            message: Some(match total {
+                Some(t) => format!("{done}/{t}"),
+                None => format!("iteration {done}"),
+            }),
+        });
+        if hit_cap {
+            self.emit(EventKind::Log {
+                level: LogLevel::Warn,
+                message: format!("loop `{step}` stopped at max_iterations ({max}) before `until` was true"),
+                step: Some(step),
+            });
+        }
+        self.loop_advance(of, opos);
+    }
+
+    /// Cancels the active iterations of a loop instance.
+    fn cancel_loop(&mut self, frame: FrameId, pos: usize) {
+        let active: Vec<FrameId> = match &mut self.frames[frame].slots[pos].state {
+            State::Loop(run) => {
+                run.stop = true;
+                std::mem::take(&mut run.active).into_iter().collect()
+            }
+            _ => Vec::new(),
+        };
+        for f in active {
+            self.cancel_frame(f);
+        }
+    }
+
+    // ----- frames, abort, cancel --------------------------------------------------------
+
+    fn frame_complete(&mut self, frame: FrameId) {
+        if self.frames[frame].closed {
+            return;
+        }
+        self.frames[frame].closed = true;
+        if frame == 0 {
+            self.finish_run();
+        } else {
+            self.iteration_done(frame);
+        }
+    }
+
+    fn close_frame(&mut self, frame: FrameId) {
+        self.frames[frame].closed = true;
+    }
+
+    /// Cancels everything still running or pending in a frame (and its iterations).
+    fn cancel_frame(&mut self, frame: FrameId) {
+        self.frames[frame].closed = true;
+        for pos in 0..self.frames[frame].slots.len() {
+            let state = std::mem::take(&mut self.frames[frame].slots[pos].state);
+            let step = self.step_name(frame, pos);
+            let path = self.frames[frame].path.clone();
+            match state {
+                State::Running { inv, timeout } => {
+                    self.invocations.remove(&inv);
+                    self.running_calls = self.running_calls.saturating_sub(1);
+                    if let Some(t) = timeout {
+                        self.timers.remove(&t);
+                    }
+                    self.out.push(Action::Cancel { inv });
+                    let attempts = self.frames[frame].slots[pos].attempts;
+                    let duration_ms =
+                        self.now.saturating_sub(self.frames[frame].slots[pos].started_ms.unwrap_or(self.now));
+                    self.emit(EventKind::StepFinished {
+                        step,
+                        path,
+                        status: StepStatus::Failed,
+                        output: None,
+                        error: Some(err("CANCELLED", "cancelled")),
+                        attempts,
+                        duration_ms,
+                        raw: None,
+                        recovered_by: None,
+                    });
+                    self.frames[frame].slots[pos].state = State::Done(StepStatus::Failed);
+                }
+                State::Loop(run) => {
+                    for f in run.active {
+                        self.cancel_frame(f);
+                    }
+                    self.emit(EventKind::StepFinished {
+                        step,
+                        path,
+                        status: StepStatus::Failed,
+                        output: None,
+                        error: Some(err("CANCELLED", "cancelled")),
+                        attempts: 1,
+                        duration_ms: 0,
+                        raw: None,
+                        recovered_by: None,
+                    });
+                    self.frames[frame].slots[pos].state = State::Done(StepStatus::Failed);
+                }
+                State::Done(s) => self.frames[frame].slots[pos].state = State::Done(s),
+                State::InFallback => self.frames[frame].slots[pos].state = State::Done(StepStatus::Failed),
+                other @ (State::Waiting | State::Ready | State::Backoff { .. } | State::Sleeping { .. }) => {
+                    if let State::Backoff { timer } | State::Sleeping { timer } = other {
+                        self.timers.remove(&timer);
+                    }
+                    self.ready.remove(&(frame, pos));
+                    self.emit(EventKind::StepSkipped { step, path });
+                    self.frames[frame].slots[pos].state = State::Done(StepStatus::Skipped);
+                }
+            }
+        }
+    }
+
+    /// `on_error: abort` inside `frame`: cancel the frame; a loop iteration then fails
+    /// its loop, the top level fails the run.
+    fn abort_frame(&mut self, frame: FrameId, error: StepError) {
+        if frame == 0 {
+            self.fail_run(error, RunStatus::Failed);
+            return;
+        }
+        self.cancel_frame(frame);
+        let Some((of, opos)) = self.frames[frame].owner else { return };
+        if let State::Loop(run) = &mut self.frames[of].slots[opos].state {
+            run.active.remove(&frame);
+        }
+        self.cancel_loop(of, opos);
+        let iteration = self.frames[frame].iteration;
+        let e = err(&error.code, format!("iteration {iteration}: {}", error.message));
+        self.finish(of, opos, Outcome::Failed { error: e, retryable: false, raw: None });
+    }
+
+    fn fail_run(&mut self, error: StepError, status: RunStatus) {
+        if self.phase != Phase::Running {
+            return;
+        }
+        if !self.errors.iter().any(|e| e.code == error.code && e.message == error.message) {
+            self.errors.push(ErrorEntry {
+                step: String::new(),
+                path: Vec::new(),
+                code: error.code,
+                message: error.message,
+            });
+        }
+        self.cancel_frame(0);
+        self.end(status, Value::Null);
+    }
+
+    fn control(&mut self, c: Control) {
+        match c {
+            Control::Pause => {
+                if !self.paused {
+                    self.paused = true;
+                    self.emit(EventKind::RunPaused {
+                        reason: PauseReason::Requested,
+                        step: None,
+                        path: None,
+                        args: None,
+                    });
+                }
+            }
+            Control::Resume => {
+                self.step_once = false;
+                if self.paused {
+                    self.paused = false;
+                    self.emit(EventKind::RunResumed {});
+                }
+            }
+            Control::Step => {
+                self.step_once = true;
+                if self.paused {
+                    self.paused = false;
+                    self.emit(EventKind::RunResumed {});
+                }
+            }
+            Control::Cancel => {
+                let e = err("CANCELLED", "the run was cancelled");
+                self.fail_run(e, RunStatus::Cancelled);
+            }
+            Control::SetBreakpoints(ids) => self.breakpoints = ids.into_iter().collect(),
+        }
+    }
+
+    fn finish_run(&mut self) {
+        let plan = self.plan.clone();
+        let view = View { s: self, frame: 0, extra: Vec::new() };
+        let output = match &plan.output {
+            Some(t) => t.render(&view).map_err(|e| err(e.code, e.message)),
+            None => {
+                let last = plan.lists[0].members.iter().rev().find(|&&m| plan.steps[m].fallback_of.is_none());
+                Ok(last
+                    .and_then(|&m| self.frames[0].outputs.get(plan.steps[m].step.id()))
+                    .map_or(Value::Null, |v| var_to_value(v)))
+            }
+        };
+        match output {
+            Ok(v) => {
+                let status = if self.errors.is_empty() { RunStatus::Succeeded } else { RunStatus::Partial };
+                self.end(status, v);
+            }
+            Err(e) => {
+                self.errors.push(ErrorEntry {
+                    step: String::new(),
+                    path: Vec::new(),
+                    code: e.code,
+                    message: e.message,
+                });
+                self.end(RunStatus::Failed, Value::Null);
+            }
+        }
+    }
+
+    fn end(&mut self, status: RunStatus, output: Value) {
+        let mut summary = Summary { tool_calls: self.tool_calls, ..Summary::default() };
+        if let Some(top) = self.frames.first() {
+            for (pos, slot) in top.slots.iter().enumerate() {
+                let m = self.plan.lists[0].members[pos];
+                if self.plan.steps[m].fallback_of.is_some() {
+                    continue;
+                }
+                summary.steps += 1;
+                match slot.state {
+                    State::Done(StepStatus::Succeeded) => summary.succeeded += 1,
+                    State::Done(StepStatus::Failed) => summary.failed += 1,
+                    _ => summary.skipped += 1,
+                }
+            }
+        }
+        self.timers.clear();
+        self.phase = Phase::Done;
+        let envelope = Envelope {
+            run_id: self.config.run_id.clone(),
+            blueprint: self.bp_id.clone(),
+            status,
+            output,
+            summary,
+            errors: self.errors.clone(),
+            duration_ms: self.now.saturating_sub(self.started_at),
+        };
+        self.emit(EventKind::RunFinished { envelope: envelope.clone() });
+        self.out.push(Action::Finish(envelope));
+    }
+}

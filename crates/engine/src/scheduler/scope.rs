@@ -1,0 +1,72 @@
+//! The template scope of a step instance: its frame's outputs, the loop variables and
+//! outer frames up to the run's `inputs`, `saved` and `run`, plus per-step extras
+//! (`prev`, `error`). Nothing is copied: values are shared `Rcvar`s.
+
+use super::{FrameId, Scheduler};
+use mcpflow_blueprint::template::{Rcvar, Scope, Variable};
+use std::collections::BTreeMap;
+
+pub(crate) struct View<'a> {
+    pub(crate) s: &'a Scheduler,
+    pub(crate) frame: FrameId,
+    pub(crate) extra: Vec<(&'static str, Rcvar)>,
+}
+
+impl View<'_> {
+    fn chain(&self) -> impl Iterator<Item = &super::Frame> {
+        let mut next = Some(self.frame);
+        std::iter::from_fn(move || {
+            let f = &self.s.frames[next?];
+            next = f.parent;
+            Some(f)
+        })
+    }
+}
+
+impl Scope for View<'_> {
+    fn get(&self, name: &str) -> Option<Rcvar> {
+        if let Some((_, v)) = self.extra.iter().find(|(n, _)| *n == name) {
+            return Some(v.clone());
+        }
+        match name {
+            "inputs" => return Some(self.s.inputs.clone()),
+            "saved" => return Some(self.s.saved.clone()),
+            "run" => return Some(self.s.run_var.clone()),
+            "steps" => {
+                let mut map = BTreeMap::new();
+                for f in self.chain() {
+                    for (k, v) in &f.records {
+                        map.entry(k.clone()).or_insert_with(|| v.clone());
+                    }
+                }
+                return Some(Rcvar::new(Variable::Object(map)));
+            }
+            _ => {}
+        }
+        for f in self.chain() {
+            if let Some((_, v)) = f.vars.iter().find(|(n, _)| n == name) {
+                return Some(v.clone());
+            }
+            if let Some(v) = f.outputs.get(name) {
+                return Some(v.clone());
+            }
+        }
+        None
+    }
+
+    fn step_record(&self, id: &str) -> Option<Rcvar> {
+        self.chain().find_map(|f| f.records.get(id).cloned())
+    }
+
+    fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = vec!["inputs".into(), "saved".into(), "run".into(), "steps".into()];
+        names.extend(self.extra.iter().map(|(n, _)| (*n).to_owned()));
+        for f in self.chain() {
+            names.extend(f.vars.iter().map(|(n, _)| n.clone()));
+            names.extend(f.outputs.keys().cloned());
+        }
+        names.sort();
+        names.dedup();
+        names
+    }
+}
