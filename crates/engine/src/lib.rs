@@ -4,10 +4,14 @@
 
 pub mod results;
 pub mod servers;
+pub mod source;
 
 pub use servers::{CallError, CallRequest, CallTarget, Progress, ProgressSink, Servers};
+pub mod driver;
 pub mod event;
 pub mod scheduler;
 
+pub use driver::{Engine, EventSink, RunRequest, StartError};
 pub use event::{Envelope, ErrorEntry, EventKind, RunEvent, RunStatus, StepError, StepStatus, Summary};
 pub use scheduler::{Action, Control, Input, Invocation, RunConfig, Scheduler};
+pub use source::{BlueprintSource, FileSaved, FolderSource, SavedValues};

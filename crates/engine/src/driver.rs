@@ -1,0 +1,273 @@
+//! The tokio driver: performs what the scheduler decides. It starts calls (through
+//! [`Servers`]), runs timers on tokio's clock, forwards control requests and
+//! cancellation, runs sub-workflows, and hands every event to the sink.
+
+use crate::event::{Envelope, RunEvent, RunStatus};
+use crate::scheduler::{Action, Control, Input, Invocation, RunConfig, Scheduler, TimerId};
+use crate::servers::{CallError, CallRequest, ProgressSink, Servers};
+use crate::source::{BlueprintSource, SavedValues};
+use mcpflow_blueprint::inputs::prepare_inputs;
+use mcpflow_blueprint::{Blueprint, Options, Plan, check_bytes};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// How deep `workflow` steps may nest.
+pub const MAX_WORKFLOW_DEPTH: usize = 8;
+
+/// Receives every event of a run, in order.
+pub type EventSink = Arc<dyn Fn(&RunEvent) + Send + Sync>;
+
+/// What the driver needs from the outside world.
+#[derive(Clone)]
+pub struct Engine {
+    pub servers: Arc<dyn Servers>,
+    pub source: Option<Arc<dyn BlueprintSource>>,
+    pub saved: Option<Arc<dyn SavedValues>>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine").finish_non_exhaustive()
+    }
+}
+
+/// One run's parameters.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    pub blueprint: Arc<Blueprint>,
+    pub plan: Arc<Plan>,
+    pub config: RunConfig,
+}
+
+/// Why a run could not start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StartError {
+    #[error("invalid inputs: {}", .0.join("; "))]
+    Inputs(Vec<String>),
+    #[error("saved values: {0}")]
+    Saved(String),
+}
+
+impl StartError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            StartError::Inputs(_) => "INPUTS_INVALID",
+            StartError::Saved(_) => "SAVED_UNREADABLE",
+        }
+    }
+}
+
+impl Engine {
+    /// Prepares a run config: inputs with defaults applied and validated, saved values loaded.
+    pub fn config(&self, bp: &Blueprint, run_id: String, inputs: Value) -> Result<RunConfig, StartError> {
+        let inputs = prepare_inputs(bp.inputs.as_ref(), inputs).map_err(StartError::Inputs)?;
+        let saved = match &self.saved {
+            Some(s) => s.load(&bp.id).map_err(StartError::Saved)?,
+            None => Value::Object(Default::default()),
+        };
+        Ok(RunConfig {
+            run_id,
+            inputs,
+            saved,
+            started_at: now_rfc3339(),
+            breakpoints: Default::default(),
+            start_paused: false,
+        })
+    }
+
+    /// Runs to the end. `control` feeds pause/resume/step/breakpoints; `cancel` cancels.
+    pub async fn run(
+        &self,
+        request: RunRequest,
+        events: EventSink,
+        control: Option<mpsc::UnboundedReceiver<Control>>,
+        cancel: CancellationToken,
+    ) -> Envelope {
+        self.run_nested(request, events, control, cancel, Vec::new()).await
+    }
+
+    fn run_nested(
+        &self,
+        request: RunRequest,
+        events: EventSink,
+        mut control: Option<mpsc::UnboundedReceiver<Control>>,
+        cancel: CancellationToken,
+        stack: Vec<String>,
+    ) -> futures::future::BoxFuture<'_, Envelope> {
+        Box::pin(async move {
+            let RunRequest { blueprint, plan, config } = request;
+            let mut stack = stack;
+            stack.push(blueprint.id.clone());
+            let bp_id = blueprint.id.clone();
+            let mut sched = Scheduler::new(&blueprint, plan, config);
+            let (tx, mut rx) = mpsc::unbounded_channel::<Input>();
+            let start = Instant::now();
+            let now = move || u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+            let mut calls: HashMap<u64, CancellationToken> = HashMap::new();
+            let mut timers: HashMap<TimerId, JoinHandle<()>> = HashMap::new();
+            let mut actions = sched.apply(now(), Input::Start);
+            loop {
+                for action in actions.drain(..) {
+                    match action {
+                        Action::Emit(e) => events(&e),
+                        Action::Invoke { inv, invocation, .. } => {
+                            let token = cancel.child_token();
+                            calls.insert(inv, token.clone());
+                            let tx = tx.clone();
+                            let engine = self.clone();
+                            let stack = stack.clone();
+                            tokio::spawn(async move {
+                                let result = engine.invoke(inv, invocation, token, &tx, stack).await;
+                                let _ = tx.send(Input::Completed { inv, result });
+                            });
+                        }
+                        Action::Cancel { inv } => {
+                            if let Some(t) = calls.remove(&inv) {
+                                t.cancel();
+                            }
+                        }
+                        Action::SetTimer { timer, at_ms } => {
+                            let tx = tx.clone();
+                            let at = start + std::time::Duration::from_millis(at_ms);
+                            let handle = tokio::spawn(async move {
+                                tokio::time::sleep_until(at).await;
+                                let _ = tx.send(Input::Timer { timer });
+                            });
+                            timers.insert(timer, handle);
+                        }
+                        Action::Save { name, value } => {
+                            if let Some(saved) = &self.saved
+                                && let Err(e) = saved.save(&bp_id, &name, &value)
+                            {
+                                tracing::warn!(blueprint = %bp_id, name, error = %e, "could not save a value");
+                            }
+                        }
+                        Action::Finish(envelope) => {
+                            for (_, t) in calls.drain() {
+                                t.cancel();
+                            }
+                            for (_, h) in timers.drain() {
+                                h.abort();
+                            }
+                            return envelope;
+                        }
+                    }
+                }
+                let input = tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => Input::Control(Control::Cancel),
+                    Some(c) = recv_control(&mut control) => Input::Control(c),
+                    Some(i) = rx.recv() => i,
+                };
+                if let Input::Completed { inv, .. } = &input {
+                    calls.remove(inv);
+                }
+                if let Input::Timer { timer } = &input {
+                    timers.remove(timer);
+                }
+                actions = sched.apply(now(), input);
+            }
+        })
+    }
+
+    async fn invoke(
+        &self,
+        inv: u64,
+        invocation: Invocation,
+        cancel: CancellationToken,
+        tx: &mpsc::UnboundedSender<Input>,
+        stack: Vec<String>,
+    ) -> Result<Value, CallError> {
+        match invocation {
+            Invocation::Server(target) => {
+                let progress_tx = tx.clone();
+                let progress: ProgressSink = Arc::new(move |p| {
+                    let _ = progress_tx.send(Input::Progress { inv, progress: p });
+                });
+                let request = CallRequest { target, timeout: None, cancel: cancel.clone(), progress: Some(progress) };
+                tokio::select! {
+                    r = self.servers.call(request) => r,
+                    () = cancel.cancelled() => Err(CallError::cancelled()),
+                }
+            }
+            Invocation::Workflow { id, inputs } => self.sub_workflow(&id, inputs, cancel, stack).await,
+        }
+    }
+
+    async fn sub_workflow(
+        &self,
+        id: &str,
+        inputs: Value,
+        cancel: CancellationToken,
+        stack: Vec<String>,
+    ) -> Result<Value, CallError> {
+        if stack.iter().any(|s| s == id) {
+            let chain = stack.iter().map(String::as_str).chain([id]).collect::<Vec<_>>().join(" → ");
+            return Err(CallError::new(
+                "WORKFLOW_RECURSION",
+                format!("sub-workflows call each other in a circle: {chain}"),
+                false,
+            ));
+        }
+        if stack.len() >= MAX_WORKFLOW_DEPTH {
+            return Err(CallError::new(
+                "WORKFLOW_DEPTH",
+                format!("sub-workflows nest deeper than {MAX_WORKFLOW_DEPTH} ({})", stack.join(" → ")),
+                false,
+            ));
+        }
+        let Some(source) = &self.source else {
+            return Err(CallError::new("WORKFLOW_NOT_FOUND", format!("no blueprint source to find `{id}`"), false));
+        };
+        let bytes = source.load(id).map_err(|e| CallError::new("WORKFLOW_NOT_FOUND", e, false))?;
+        let report = check_bytes(&bytes, &Options::default());
+        let first = report.errors().next().map(|d| format!("{} at {}: {}", d.code, d.pointer, d.message));
+        let (Some(bp), Some(plan)) = (report.blueprint, report.plan) else {
+            let first = first.unwrap_or_default();
+            return Err(CallError::new("WORKFLOW_INVALID", format!("blueprint `{id}` is invalid: {first}"), false));
+        };
+        let run_id = format!("{}/{}", stack.last().map_or("", String::as_str), id);
+        let config = self.config(&bp, run_id, inputs).map_err(|e| CallError::new(e.code(), e.to_string(), false))?;
+        let request = RunRequest { blueprint: Arc::new(bp), plan: Arc::new(plan), config };
+        let sink: EventSink = Arc::new(|_| {});
+        let envelope = self.run_nested(request, sink, None, cancel, stack).await;
+        match envelope.status {
+            RunStatus::Succeeded | RunStatus::Partial => Ok(envelope.output),
+            RunStatus::Cancelled => Err(CallError::cancelled()),
+            _ => {
+                let first = envelope.errors.first();
+                let message = first.map_or_else(
+                    || "it failed".to_owned(),
+                    |e| format!("{} in step `{}`: {}", e.code, e.step, e.message),
+                );
+                let code =
+                    first.filter(|e| e.code.starts_with("WORKFLOW_")).map_or("WORKFLOW_FAILED", |e| e.code.as_str());
+                Err(CallError::new(code, format!("sub-workflow `{id}` failed: {message}"), false))
+            }
+        }
+    }
+}
+
+async fn recv_control(control: &mut Option<mpsc::UnboundedReceiver<Control>>) -> Option<Control> {
+    match control {
+        Some(rx) => match rx.recv().await {
+            Some(c) => Some(c),
+            None => {
+                *control = None;
+                std::future::pending().await
+            }
+        },
+        None => std::future::pending().await,
+    }
+}
+
+/// The current time as RFC 3339 (UTC, milliseconds).
+fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
