@@ -34,6 +34,38 @@ pub fn prepare_inputs(schema: Option<&Map<String, Value>>, given: Value) -> Resu
     if errors.is_empty() { Ok(value) } else { Err(errors) }
 }
 
+/// Parses one `name=value` from the command line, typed by the schema's property:
+/// numbers, booleans, arrays and objects are read as JSON; strings stay as written.
+/// Without a schema entry, JSON is tried first and the text is the fallback.
+pub fn parse_assignment(schema: Option<&Map<String, Value>>, assignment: &str) -> Result<(String, Value), String> {
+    let Some((name, raw)) = assignment.split_once('=') else {
+        return Err(format!("`{assignment}` is not name=value"));
+    };
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(format!("`{assignment}` has no name before `=`"));
+    }
+    let prop = schema.and_then(|s| s.get("properties")).and_then(|p| p.get(name));
+    let types: Vec<&str> = match prop.and_then(|p| p.get("type")) {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    let as_json = || serde_json::from_str::<Value>(raw);
+    let value = if types.is_empty() {
+        as_json().unwrap_or_else(|_| Value::String(raw.to_owned()))
+    } else if types.contains(&"string") && !types.iter().any(|t| *t != "string" && *t != "null") {
+        Value::String(raw.to_owned())
+    } else {
+        match as_json() {
+            Ok(v) => v,
+            Err(_) if types.contains(&"string") => Value::String(raw.to_owned()),
+            Err(e) => return Err(format!("input `{name}` must be {} (JSON), got `{raw}`: {e}", types.join(" or "))),
+        }
+    };
+    Ok((name.to_owned(), value))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -58,5 +90,22 @@ mod tests {
         assert!(e[0].starts_with("input `n`:"), "{e:?}");
         let e = prepare_inputs(Some(&schema()), json!({})).unwrap_err();
         assert!(e[0].contains("\"n\" is a required property"), "{e:?}");
+    }
+
+    #[test]
+    fn assignments_are_typed_by_the_schema() {
+        let schema = json!({"type": "object", "properties": {
+            "ns": {"type": "string"}, "n": {"type": "integer"}, "on": {"type": "boolean"}, "tags": {"type": "array"}
+        }});
+        let schema = schema.as_object().cloned().unwrap();
+        let s = Some(&schema);
+        assert_eq!(parse_assignment(s, "ns=42"), Ok(("ns".into(), json!("42"))));
+        assert_eq!(parse_assignment(s, "n=42"), Ok(("n".into(), json!(42))));
+        assert_eq!(parse_assignment(s, "on=true"), Ok(("on".into(), json!(true))));
+        assert_eq!(parse_assignment(s, "tags=[\"a\"]"), Ok(("tags".into(), json!(["a"]))));
+        assert_eq!(parse_assignment(s, "other=x y"), Ok(("other".into(), json!("x y"))));
+        assert_eq!(parse_assignment(s, "other=7"), Ok(("other".into(), json!(7))));
+        assert!(parse_assignment(s, "n=many").unwrap_err().contains("input `n` must be integer"));
+        assert!(parse_assignment(s, "novalue").is_err());
     }
 }
