@@ -78,6 +78,7 @@ impl Engine {
             started_at: now_rfc3339(),
             breakpoints: Default::default(),
             start_paused: false,
+            timeout_ms: None,
         })
     }
 
@@ -89,7 +90,19 @@ impl Engine {
         control: Option<mpsc::UnboundedReceiver<Control>>,
         cancel: CancellationToken,
     ) -> Envelope {
-        self.run_nested(request, events, control, cancel, Vec::new()).await
+        self.run_nested(request, events, control, None, cancel, Vec::new()).await
+    }
+
+    /// Like [`Engine::run`], with server log lines (`(server, line)`) joining the events.
+    pub async fn run_with_logs(
+        &self,
+        request: RunRequest,
+        events: EventSink,
+        control: Option<mpsc::UnboundedReceiver<Control>>,
+        logs: mpsc::UnboundedReceiver<(String, String)>,
+        cancel: CancellationToken,
+    ) -> Envelope {
+        self.run_nested(request, events, control, Some(logs), cancel, Vec::new()).await
     }
 
     fn run_nested(
@@ -97,6 +110,7 @@ impl Engine {
         request: RunRequest,
         events: EventSink,
         mut control: Option<mpsc::UnboundedReceiver<Control>>,
+        mut logs: Option<mpsc::UnboundedReceiver<(String, String)>>,
         cancel: CancellationToken,
         stack: Vec<String>,
     ) -> futures::future::BoxFuture<'_, Envelope> {
@@ -162,7 +176,8 @@ impl Engine {
                 let input = tokio::select! {
                     biased;
                     () = cancel.cancelled() => Input::Control(Control::Cancel),
-                    Some(c) = recv_control(&mut control) => Input::Control(c),
+                    Some(c) = recv_or_pending(&mut control) => Input::Control(c),
+                    Some((source, message)) = recv_or_pending(&mut logs) => Input::Log { source, message },
                     Some(i) = rx.recv() => i,
                 };
                 if let Input::Completed { inv, .. } = &input {
@@ -236,7 +251,7 @@ impl Engine {
         let config = self.config(&bp, run_id, inputs).map_err(|e| CallError::new(e.code(), e.to_string(), false))?;
         let request = RunRequest { blueprint: Arc::new(bp), plan: Arc::new(plan), config };
         let sink: EventSink = Arc::new(|_| {});
-        let envelope = self.run_nested(request, sink, None, cancel, stack).await;
+        let envelope = self.run_nested(request, sink, None, None, cancel, stack).await;
         match envelope.status {
             RunStatus::Succeeded | RunStatus::Partial => Ok(envelope.output),
             RunStatus::Cancelled => Err(CallError::cancelled()),
@@ -254,7 +269,8 @@ impl Engine {
     }
 }
 
-async fn recv_control(control: &mut Option<mpsc::UnboundedReceiver<Control>>) -> Option<Control> {
+/// The next message, or never once the channel is gone (so `select!` ignores it).
+async fn recv_or_pending<T>(control: &mut Option<mpsc::UnboundedReceiver<T>>) -> Option<T> {
     match control {
         Some(rx) => match rx.recv().await {
             Some(c) => Some(c),

@@ -79,6 +79,11 @@ pub enum Input {
         timer: TimerId,
     },
     Control(Control),
+    /// A line a server wrote (its stderr), to appear in the run's event stream.
+    Log {
+        source: String,
+        message: String,
+    },
 }
 
 /// What a run starts with.
@@ -94,6 +99,8 @@ pub struct RunConfig {
     pub breakpoints: HashSet<String>,
     /// Start paused (Debug): nothing starts until `resume` or `step`.
     pub start_paused: bool,
+    /// Overrides `limits.timeout_ms` (the CLI's `--timeout`).
+    pub timeout_ms: Option<u64>,
 }
 
 /// A frame: the top level or one loop iteration.
@@ -243,7 +250,7 @@ impl Scheduler {
             retry: blueprint.retry.clone(),
             concurrency: limits.concurrency.unwrap_or(DEFAULT_CONCURRENCY).max(1),
             max_step_runs: limits.max_step_runs.unwrap_or(DEFAULT_MAX_STEP_RUNS),
-            run_timeout: limits.timeout_ms,
+            run_timeout: config.timeout_ms.or(limits.timeout_ms),
             inputs: value_to_var(config.inputs.clone()),
             saved: value_to_var(if config.saved.is_object() { config.saved.clone() } else { json!({}) }),
             run_var,
@@ -285,6 +292,11 @@ impl Scheduler {
             Input::Progress { inv, progress } => self.progress(inv, progress),
             Input::Timer { timer } => self.timer(timer),
             Input::Control(c) => self.control(c),
+            Input::Log { source, message } => self.emit(EventKind::Log {
+                level: LogLevel::Info,
+                message: format!("[{source}] {message}"),
+                step: None,
+            }),
         }
         if self.phase == Phase::Running {
             self.pump();

@@ -31,6 +31,7 @@ pub fn config() -> RunConfig {
         started_at: "2026-11-21T00:00:00Z".into(),
         breakpoints: HashSet::new(),
         start_paused: false,
+        timeout_ms: None,
     }
 }
 
