@@ -1,0 +1,150 @@
+//! The echo fixture: trivial tools (echo, arithmetic, sleep, progress), one resource and one prompt.
+
+use std::time::Duration;
+
+use rmcp::{
+    ErrorData as McpError, RoleServer, ServerHandler,
+    handler::server::{router::prompt::PromptRouter, router::tool::ToolRouter, wrapper::Parameters},
+    model::{
+        CallToolResult, Implementation, ListResourcesResult, PaginatedRequestParams, PromptMessage,
+        ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role,
+        ServerCapabilities, ServerConfig,
+    },
+    prompt, prompt_handler, prompt_router,
+    service::RequestContext,
+    tool, tool_handler, tool_router,
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::{pace, reply};
+
+const HELLO_URI: &str = "echo://hello";
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct EchoArgs {
+    /// Text to send back unchanged.
+    message: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct TwoNumbers {
+    a: f64,
+    b: f64,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct SleepArgs {
+    /// How long to sleep, in milliseconds.
+    ms: u64,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct ProgressArgs {
+    /// Number of progress notifications to send.
+    steps: u32,
+    /// Pause before each notification, in milliseconds.
+    interval_ms: u32,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct GreetArgs {
+    /// Who to greet.
+    name: String,
+}
+
+/// Serves `echo`, `add`, `multiply`, `sleep` and `progress`, the resource `echo://hello` and the prompt `greet`.
+#[derive(Debug, Clone)]
+pub(crate) struct Echo {
+    tool_router: ToolRouter<Self>,
+    prompt_router: PromptRouter<Self>,
+}
+
+impl Echo {
+    pub(crate) fn new() -> Self {
+        Self { tool_router: Self::tool_router(), prompt_router: Self::prompt_router() }
+    }
+}
+
+#[tool_router]
+impl Echo {
+    #[tool(description = "Return the message as text")]
+    fn echo(&self, Parameters(args): Parameters<EchoArgs>) -> CallToolResult {
+        reply::text(args.message)
+    }
+
+    #[tool(description = "Add two numbers: {sum}")]
+    fn add(&self, Parameters(TwoNumbers { a, b }): Parameters<TwoNumbers>) -> CallToolResult {
+        reply::structured(json!({ "sum": a + b }))
+    }
+
+    #[tool(description = "Multiply two numbers: {product}")]
+    fn multiply(&self, Parameters(TwoNumbers { a, b }): Parameters<TwoNumbers>) -> CallToolResult {
+        reply::structured(json!({ "product": a * b }))
+    }
+
+    #[tool(description = "Sleep for `ms` milliseconds (ends early when cancelled): {slept_ms}")]
+    async fn sleep(&self, Parameters(args): Parameters<SleepArgs>, ctx: RequestContext<RoleServer>) -> CallToolResult {
+        match pace::sleep(&ctx.ct, Duration::from_millis(args.ms)).await {
+            Ok(()) => reply::structured(json!({ "slept_ms": args.ms })),
+            Err(pace::Cancelled) => reply::error("cancelled"),
+        }
+    }
+
+    #[tool(description = "Send `steps` progress notifications `interval_ms` apart, then return {steps}")]
+    async fn progress(
+        &self,
+        Parameters(args): Parameters<ProgressArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let interval = Duration::from_millis(u64::from(args.interval_ms));
+        match pace::report_steps(&ctx, args.steps, interval, "step").await {
+            Ok(()) => reply::structured(json!({ "steps": args.steps })),
+            Err(pace::Cancelled) => reply::error("cancelled"),
+        }
+    }
+}
+
+#[prompt_router]
+impl Echo {
+    #[prompt(description = "A one-message greeting for `name`")]
+    fn greet(&self, Parameters(args): Parameters<GreetArgs>) -> Vec<PromptMessage> {
+        vec![PromptMessage::new_text(Role::User, format!("Hello, {}! How are you today?", args.name))]
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+#[prompt_handler(router = self.prompt_router)]
+impl ServerHandler for Echo {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().enable_prompts().build())
+            .with_server_info(Implementation::new("mcpflow-testkit-echo", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Echo fixture: echo, add, multiply, sleep, progress; resource echo://hello; prompt greet.",
+            )
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        Ok(ListResourcesResult::with_all_items(vec![
+            Resource::new(HELLO_URI, "hello").with_mime_type("text/plain").with_description("The text \"hello\""),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        if request.uri == HELLO_URI {
+            Ok(ReadResourceResult::new(vec![ResourceContents::text("hello", HELLO_URI).with_mime_type("text/plain")])
+                .into())
+        } else {
+            Err(McpError::resource_not_found(format!("no resource {}", request.uri), None))
+        }
+    }
+}

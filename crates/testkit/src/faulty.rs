@@ -1,0 +1,158 @@
+//! The faulty fixture: tools that fail, hang, crash, corrupt the stream or send too much, on purpose.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex, PoisonError},
+    time::Duration,
+};
+
+use rmcp::{
+    RoleServer, ServerHandler,
+    handler::server::{router::tool::ToolRouter, wrapper::Parameters},
+    model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig},
+    service::RequestContext,
+    tool, tool_handler, tool_router,
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::{pace, pump::Tap, reply};
+
+/// The line `garbage` writes to the protocol stream.
+pub(crate) const GARBAGE_LINE: &str = "this line is not JSON-RPC }{";
+/// Upper bound for `huge`, so a typo cannot exhaust memory.
+const MAX_HUGE_MB: u32 = 1024;
+
+/// What `crash` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Crash {
+    /// `std::process::exit(3)`: the stdio binary dies with the call in flight.
+    ExitProcess,
+    /// Cut the connection: the in-process server vanishes with the call in flight.
+    DropConnection,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct FailArgs {
+    /// Counter name; each key counts its own calls.
+    key: String,
+    /// How many calls fail before the first success.
+    n: u32,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct HugeArgs {
+    /// Size of the text content, in MiB (at most 1024).
+    mb: u32,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct DripArgs {
+    /// Number of progress notifications.
+    chunks: u32,
+    /// Pause before each notification, in milliseconds.
+    interval_ms: u32,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct MessageArgs {
+    message: String,
+}
+
+/// Serves `fail_n_times`, `hang`, `crash`, `garbage`, `huge`, `drip`, `is_error` and `echo`.
+#[derive(Debug, Clone)]
+pub(crate) struct Faulty {
+    attempts: Arc<Mutex<HashMap<String, u32>>>,
+    tap: Tap,
+    crash: Crash,
+    tool_router: ToolRouter<Self>,
+}
+
+impl Faulty {
+    pub(crate) fn new(tap: Tap, crash: Crash) -> Self {
+        Self { attempts: Arc::default(), tap, crash, tool_router: Self::tool_router() }
+    }
+}
+
+#[tool_router]
+impl Faulty {
+    #[tool(description = "Fail the first `n` calls for `key` (isError), then succeed with {key, attempts}")]
+    fn fail_n_times(&self, Parameters(FailArgs { key, n }): Parameters<FailArgs>) -> CallToolResult {
+        let attempt = {
+            let mut attempts = self.attempts.lock().unwrap_or_else(PoisonError::into_inner);
+            let count = attempts.entry(key.clone()).or_insert(0);
+            *count = count.saturating_add(1);
+            *count
+        };
+        if attempt <= n {
+            reply::error(format!("failure {attempt} of {n} for {key}"))
+        } else {
+            reply::structured(json!({ "key": key, "attempts": attempt }))
+        }
+    }
+
+    #[tool(description = "Never return; ends only when the client cancels the request")]
+    async fn hang(&self, ctx: RequestContext<RoleServer>) -> CallToolResult {
+        ctx.ct.cancelled().await;
+        reply::error("cancelled")
+    }
+
+    #[tool(description = "Kill the server while this call is in flight (the process exits with status 3)")]
+    async fn crash(&self) -> CallToolResult {
+        match self.crash {
+            Crash::ExitProcess => {
+                tracing::warn!("crash requested: exiting with status 3");
+                std::process::exit(3)
+            }
+            Crash::DropConnection => {
+                tracing::warn!("crash requested: dropping the connection");
+                self.tap.cut().await;
+                // Nobody is listening any more; returning lets the server shut down at once.
+                reply::error("crashed")
+            }
+        }
+    }
+
+    #[tool(description = "Write a line that is not JSON to the protocol stream, then answer normally")]
+    fn garbage(&self) -> CallToolResult {
+        self.tap.inject_line(GARBAGE_LINE);
+        reply::structured(json!({ "garbage": GARBAGE_LINE }))
+    }
+
+    #[tool(description = "Return one text content of `mb` MiB")]
+    fn huge(&self, Parameters(HugeArgs { mb }): Parameters<HugeArgs>) -> CallToolResult {
+        if mb > MAX_HUGE_MB {
+            return reply::error(format!("mb must be at most {MAX_HUGE_MB}"));
+        }
+        reply::text("x".repeat(mb as usize * 1024 * 1024))
+    }
+
+    #[tool(description = "Send `chunks` progress notifications `interval_ms` apart, then return {chunks}")]
+    async fn drip(&self, Parameters(args): Parameters<DripArgs>, ctx: RequestContext<RoleServer>) -> CallToolResult {
+        let interval = Duration::from_millis(u64::from(args.interval_ms));
+        match pace::report_steps(&ctx, args.chunks, interval, "chunk").await {
+            Ok(()) => reply::structured(json!({ "chunks": args.chunks })),
+            Err(pace::Cancelled) => reply::error("cancelled"),
+        }
+    }
+
+    #[tool(description = "Return a tool error (isError: true) whose text is `message`")]
+    fn is_error(&self, Parameters(MessageArgs { message }): Parameters<MessageArgs>) -> CallToolResult {
+        reply::error(message)
+    }
+
+    #[tool(description = "Return the message as text")]
+    fn echo(&self, Parameters(MessageArgs { message }): Parameters<MessageArgs>) -> CallToolResult {
+        reply::text(message)
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for Faulty {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("mcpflow-testkit-faulty", env!("CARGO_PKG_VERSION")))
+            .with_instructions("Faulty fixture: tools that fail, hang, crash, corrupt the stream or send too much.")
+    }
+}
