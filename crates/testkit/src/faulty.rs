@@ -42,6 +42,12 @@ struct FailArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+struct CrashOnceArgs {
+    /// A file path: absent, it is created and the server crashes; present, the call succeeds.
+    marker: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
 struct HugeArgs {
     /// Size of the text content, in MiB (at most 1024).
     mb: u32,
@@ -112,6 +118,19 @@ impl Faulty {
                 reply::error("crashed")
             }
         }
+    }
+
+    #[tool(
+        description = "Crash like `crash` the first time for `marker` (a file it creates), succeed with {marker} after"
+    )]
+    async fn crash_once(&self, Parameters(CrashOnceArgs { marker }): Parameters<CrashOnceArgs>) -> CallToolResult {
+        if std::path::Path::new(&marker).exists() {
+            return reply::structured(json!({ "marker": marker, "crashed_before": true }));
+        }
+        if let Err(e) = std::fs::write(&marker, b"crashed") {
+            return reply::error(format!("cannot write the marker {marker}: {e}"));
+        }
+        self.crash().await
     }
 
     #[tool(description = "Write a line that is not JSON to the protocol stream, then answer normally")]

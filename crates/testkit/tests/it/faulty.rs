@@ -26,7 +26,7 @@ async fn lists_its_eight_tools() {
         let client = connect(via, Fixture::Faulty).await;
         assert_eq!(
             tool_names(&client).await,
-            ["crash", "drip", "echo", "fail_n_times", "garbage", "hang", "huge", "is_error"],
+            ["crash", "crash_once", "drip", "echo", "fail_n_times", "garbage", "hang", "huge", "is_error"],
             "{via:?}"
         );
     }
@@ -207,4 +207,17 @@ async fn drip_sends_progress_slowly_then_returns() {
         let progress = client.service().progress(3).await;
         assert_eq!(progress.iter().map(|p| p.progress).collect::<Vec<_>>(), [1.0, 2.0, 3.0], "{via:?}");
     }
+}
+
+#[tokio::test]
+async fn crash_once_crashes_the_first_time_and_succeeds_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("crashed").display().to_string();
+    let (client, mut child) = connect_child_with_max_line(Fixture::Faulty, 16 * MIB).await;
+    assert!(try_call(&client, "crash_once", json!({ "marker": marker })).await.is_err());
+    let status = tokio::time::timeout(TIMEOUT, child.wait()).await.unwrap().unwrap();
+    assert_eq!(status.code(), Some(3));
+    let (client, _child) = connect_child_with_max_line(Fixture::Faulty, 16 * MIB).await;
+    let result = call(&client, "crash_once", json!({ "marker": marker })).await;
+    assert_eq!(result.structured_content.unwrap()["crashed_before"], json!(true));
 }
