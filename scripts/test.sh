@@ -14,11 +14,21 @@ fi
 cargo --version
 rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt clippy
 
+step "npm packages (the reference MCP servers, from the registry; never fetched at run time)"
+if ! command -v node >/dev/null 2>&1; then
+  echo "node is missing: the reference MCP servers need Node.js >= 20" >&2
+  exit 1
+fi
+npm ci --no-audit --no-fund
+
 step "format"
 cargo fmt --all --check
 
 step "lint"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "fixture servers"
+cargo build --locked -p mcpflow-testkit --bin mcpflow-testkit
 
 step "tests (workspace, default members: no GTK/WebKit needed)"
 # CI=true makes insta fail on any snapshot that is missing or differs instead of writing it.

@@ -225,6 +225,11 @@ impl Diagnostic {
         self
     }
 
+    pub fn at(mut self, position: Position) -> Self {
+        self.position = Some(position);
+        self
+    }
+
     pub fn is_error(&self) -> bool {
         self.level == Level::Error
     }

@@ -128,7 +128,8 @@ pub fn parse(bytes: &[u8]) -> Result<Parsed, Diagnostic> {
             "",
             format!("the blueprint is larger than the limit of {MAX_BLUEPRINT_BYTES} bytes (5 MB)"),
         )
-        .with_hint("move large data out of the blueprint: pass it as an input or read it with a resource step"));
+        .with_hint("move large data out of the blueprint: pass it as an input or read it with a resource step")
+        .at(Position { line: 1, col: 1 }));
     }
     let mut warnings = Vec::new();
     let bytes = match bytes.strip_prefix(b"\xEF\xBB\xBF") {

@@ -5,6 +5,8 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod progress;
+mod run;
 mod validate;
 
 #[derive(Debug, Parser)]
@@ -32,6 +34,11 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         catalog: Option<PathBuf>,
     },
+    /// Run a blueprint against its MCP servers, headless.
+    ///
+    /// Exit codes: 0 succeeded, 1 failed, 2 invalid blueprint or usage, 3 partial
+    /// (steps with `on_error: continue` failed), 130 cancelled (Ctrl-C).
+    Run(run::RunArgs),
     /// Print the JSON Schema of the blueprint format.
     Schema,
 }
@@ -40,6 +47,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Validate { files, json, catalog } => validate::run(&files, json, catalog.as_deref()),
+        Command::Run(args) => run::run(args),
         Command::Schema => {
             #[allow(clippy::print_stdout)]
             {

@@ -1,1 +1,37 @@
-//! placeholder: being written
+//! mcpflow's MCP client pool over rmcp: the servers of the app/CLI config (`mcpServers`
+//! files as Claude Desktop and Cursor write them) and of a blueprint, started lazily as
+//! stdio child processes or reached over streamable HTTP; discovery of their tools,
+//! resources and prompts; routing by tool name; timeouts, cancellation, progress,
+//! concurrency limits, restart after a crash and reaping.
+//!
+//! - [`config`]: reading and merging server configs; `${env:NAME}` at start time.
+//! - [`consent`]: a stdio command starts only if its exact command line was approved.
+//! - [`pool`]: [`Pool`], which also implements the engine's [`mcpflow_engine::Servers`].
+//! - [`catalog`]: [`Catalog`], a snapshot implementing the validator's
+//!   [`mcpflow_blueprint::ToolCatalog`].
+//!
+//! ```no_run
+//! # async fn demo() -> mcpflow_mcp::Result<()> {
+//! use mcpflow_mcp::{Approvals, Pool, PoolOptions, ServerConfigs};
+//! let configs = ServerConfigs::read(std::path::Path::new("mcp.json"))?;
+//! let mut approvals = Approvals::new();
+//! approvals.approve_server(&configs, "inventory")?; // `--allow-server inventory`
+//! let pool = Pool::new(configs, approvals, PoolOptions::default());
+//! let catalog = pool.catalog().await; // starts what may start
+//! pool.shutdown().await; // reaps every process
+//! # Ok(()) }
+//! ```
+
+pub mod catalog;
+pub mod config;
+pub mod consent;
+pub mod error;
+pub mod pool;
+
+pub use catalog::{Catalog, CatalogServer};
+pub use config::{EnvLookup, InProcessConnect, ServerConfigs, ServerEntry};
+pub use consent::{Approvals, CommandLine};
+pub use error::{Error, Result};
+pub use pool::{Discovery, LogStream, Pool, PoolOptions, ServerLog};
+/// The rmcp version the pool speaks, for the types in [`Discovery`].
+pub use rmcp;

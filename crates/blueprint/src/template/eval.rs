@@ -118,6 +118,26 @@ fn to_variable(value: Value) -> Variable {
     }
 }
 
+/// Most JSON nodes one template may produce (a result built from shared parts can be
+/// far larger than anything in the scope).
+pub const MAX_RESULT_NODES: usize = 5_000_000;
+
+/// Converts a JMESPath value into JSON, refusing results over [`MAX_RESULT_NODES`].
+pub fn var_to_value_bounded(var: &Variable) -> Result<Value, usize> {
+    fn walk(v: &Variable, budget: &mut usize) -> Option<Value> {
+        *budget = budget.checked_sub(1)?;
+        Some(match v {
+            Variable::Array(items) => Value::Array(items.iter().map(|i| walk(i, budget)).collect::<Option<_>>()?),
+            Variable::Object(map) => {
+                Value::Object(map.iter().map(|(k, i)| walk(i, budget).map(|v| (k.clone(), v))).collect::<Option<_>>()?)
+            }
+            other => var_to_value(other),
+        })
+    }
+    let mut budget = MAX_RESULT_NODES;
+    walk(var, &mut budget).ok_or(MAX_RESULT_NODES)
+}
+
 /// Converts a JMESPath value back into JSON.
 pub fn var_to_value(var: &Variable) -> Value {
     match var {
@@ -152,7 +172,7 @@ impl Template {
     pub fn render(&self, scope: &dyn Scope) -> Result<Value, RenderError> {
         match self {
             Template::Literal(v) => Ok(v.clone()),
-            Template::Expr(e) => Ok(var_to_value(&*e.eval(scope)?)),
+            Template::Expr(e) => bounded(e, &*e.eval(scope)?),
             Template::Text(segs) => render_text(segs, scope).map(Value::String),
             Template::Array(items) => items.iter().map(|t| t.render(scope)).collect::<Result<_, _>>().map(Value::Array),
             Template::Object(members) => members
@@ -181,12 +201,21 @@ fn render_text(segs: &[Segment], scope: &dyn Scope) -> Result<String, RenderErro
             Segment::Expr(e) => match &*e.eval(scope)? {
                 Variable::String(s) => out.push_str(s),
                 other => {
-                    let _ = write!(out, "{}", serde_json::to_string(&var_to_value(other)).unwrap_or_default());
+                    let _ = write!(out, "{}", serde_json::to_string(&bounded(e, other)?).unwrap_or_default());
                 }
             },
         }
     }
     Ok(out)
+}
+
+fn bounded(e: &Expr, var: &Variable) -> Result<Value, RenderError> {
+    var_to_value_bounded(var).map_err(|limit| RenderError {
+        code: "TEMPLATE_EVAL",
+        expression: e.source().to_owned(),
+        message: format!("`{}` produced more than {limit} values", e.source()),
+        hint: Some("select less data, or split the work over several steps".into()),
+    })
 }
 
 impl Expr {
@@ -209,12 +238,25 @@ impl Expr {
                 .filter_map(|r| scope.get(&r.name).map(|v| (r.name.clone(), v)))
                 .collect::<BTreeMap<_, _>>()
         };
-        self.program().search(Variable::Object(root)).map_err(|e| RenderError {
-            code: "TEMPLATE_EVAL",
-            expression: self.source().to_owned(),
-            message: format!("`{}` failed: {}", self.source(), e.reason),
-            hint: Some("check the types the expression's functions expect".into()),
-        })
+        // jmespath 0.5 has panicked on odd input before (slice arithmetic); a template
+        // must never take the process down, so a panic becomes an evaluation error.
+        let program = self.program();
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| program.search(Variable::Object(root))));
+        match outcome {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(RenderError {
+                code: "TEMPLATE_EVAL",
+                expression: self.source().to_owned(),
+                message: format!("`{}` failed: {}", self.source(), e.reason),
+                hint: Some("check the types the expression's functions expect".into()),
+            }),
+            Err(_) => Err(RenderError {
+                code: "TEMPLATE_EVAL",
+                expression: self.source().to_owned(),
+                message: format!("`{}` could not be evaluated (the expression engine failed)", self.source()),
+                hint: Some("simplify the expression; please report it".into()),
+            }),
+        }
     }
 
     fn eval_plain(&self, root: &str, segs: &[PathSegment], scope: &dyn Scope) -> Result<Rcvar, RenderError> {

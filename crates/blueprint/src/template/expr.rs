@@ -82,6 +82,16 @@ impl Expr {
         if ast_depth(ast) > 4 * MAX_EXPRESSION_DEPTH {
             return Err(limit(format!("`{}` is nested too deeply", abbreviate(source))));
         }
+        if let Some(problem) = unsafe_slice(ast) {
+            return Err(limit(format!("`{}`: {problem}", abbreviate(source))));
+        }
+        let factor = duplication(ast);
+        if factor > MAX_DUPLICATION {
+            return Err(limit(format!(
+                "`{}` can grow its input about {factor}-fold (multi-selects chained into multi-selects); the limit is {MAX_DUPLICATION}",
+                abbreviate(source)
+            )));
+        }
         let mut refs = Vec::new();
         let mut whole_scope = false;
         collect_roots(ast, true, &mut refs, &mut whole_scope);
@@ -157,6 +167,67 @@ fn lexical_depth(s: &str) -> usize {
         i += 1;
     }
     max
+}
+
+/// How much larger than its input an expression's result may be. Multi-selects add up
+/// their elements (`[@, @]` doubles), chains multiply (`x | y`, `a.b`, projections).
+/// Chained `[@, @] | [@, @] | …` would otherwise let a 4 KB expression build, or
+/// compare, 2^40 values. Returns the largest factor found at any node.
+const MAX_DUPLICATION: u128 = 100_000;
+
+fn duplication(ast: &Ast) -> u128 {
+    fn amp(ast: &Ast, worst: &mut u128) -> u128 {
+        let a = match ast {
+            Ast::MultiList { elements, .. } => elements.iter().fold(0u128, |acc, e| acc.saturating_add(amp(e, worst))),
+            Ast::MultiHash { elements, .. } => {
+                elements.iter().fold(0u128, |acc, kv| acc.saturating_add(amp(&kv.value, worst)))
+            }
+            Ast::Function { args, .. } => args.iter().fold(0u128, |acc, e| acc.saturating_add(amp(e, worst))).max(1),
+            Ast::Subexpr { lhs, rhs, .. } | Ast::Projection { lhs, rhs, .. } => {
+                amp(lhs, worst).saturating_mul(amp(rhs, worst))
+            }
+            Ast::Comparison { lhs, rhs, .. } => {
+                // A boolean, but comparing costs as much as both sides are large.
+                let both = amp(lhs, worst).saturating_add(amp(rhs, worst));
+                *worst = (*worst).max(both);
+                1
+            }
+            Ast::And { lhs, rhs, .. } | Ast::Or { lhs, rhs, .. } => amp(lhs, worst).max(amp(rhs, worst)),
+            Ast::Condition { predicate, then, .. } => {
+                amp(predicate, worst);
+                amp(then, worst)
+            }
+            Ast::Not { node, .. } => {
+                amp(node, worst);
+                1
+            }
+            Ast::Flatten { node, .. } | Ast::ObjectValues { node, .. } | Ast::Expref { ast: node, .. } => {
+                amp(node, worst)
+            }
+            Ast::Identity { .. } | Ast::Field { .. } | Ast::Index { .. } | Ast::Literal { .. } | Ast::Slice { .. } => 1,
+        };
+        *worst = (*worst).max(a);
+        a
+    }
+    let mut worst = 1;
+    amp(ast, &mut worst);
+    worst
+}
+
+/// Slice bounds that overflow jmespath's 32-bit index arithmetic (it panics).
+const MAX_SLICE_BOUND: i64 = 1 << 24;
+
+fn unsafe_slice(ast: &Ast) -> Option<String> {
+    if let Ast::Slice { start, stop, step, .. } = ast {
+        let too_big = |v: i64| v.abs() > MAX_SLICE_BOUND;
+        if too_big(i64::from(*step))
+            || start.is_some_and(|v| too_big(i64::from(v)))
+            || stop.is_some_and(|v| too_big(i64::from(v)))
+        {
+            return Some(format!("slice bounds and steps must be within ±{MAX_SLICE_BOUND}"));
+        }
+    }
+    children(ast).find_map(unsafe_slice)
 }
 
 fn ast_depth(ast: &Ast) -> usize {
@@ -331,5 +402,16 @@ mod tests {
         assert_eq!(Expr::compile(&nots).unwrap_err().code, Code::LimitExpression);
         let chain = vec!["a"; 1500].join(".");
         assert_eq!(Expr::compile(&chain).unwrap_err().code, Code::LimitExpression);
+    }
+
+    #[test]
+    fn slices_that_would_overflow_and_exponential_copies_are_refused() {
+        assert_eq!(Expr::compile("a[1::2147483647]").unwrap_err().code, Code::LimitExpression);
+        assert_eq!(Expr::compile("a[-2147483647:]").unwrap_err().code, Code::LimitExpression);
+        assert!(Expr::compile("a[1:10:2]").is_ok());
+        let chain = format!("`1`{}", " | [@,@]".repeat(40));
+        assert_eq!(Expr::compile(&chain).unwrap_err().code, Code::LimitExpression);
+        assert!(Expr::compile(&format!("`1`{}", " | [@,@]".repeat(10))).is_ok(), "1,024 copies are fine");
+        assert!(Expr::compile("{a: x, b: [y, z], c: {d: p, e: q}}").is_ok());
     }
 }

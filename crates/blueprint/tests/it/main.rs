@@ -7,6 +7,7 @@ mod catalog;
 mod corpus;
 mod docs;
 mod examples;
+mod fuzz_regressions;
 mod limits;
 mod schema;
 mod templates;

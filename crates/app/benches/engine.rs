@@ -1,0 +1,149 @@
+//! Engine overhead against real servers, measured side by side in one run:
+//!
+//! (a) 2,000 sequential calls through the engine ÷ a bare rmcp client making the same
+//!     2,000 calls to a cluster-sim process (target ≤ 1.05);
+//! (b) 1,000 calls with 10 ms server latency at concurrency 16 ÷ the ideal 625 ms
+//!     (target ≤ 1.2);
+//! (c) the cmdb-sync example against cluster-sim + server-memory (wall time).
+//!
+//! `cargo bench -p mcpflow-app --bench engine` (set `MCPFLOW_BENCH_REPS`, default 7).
+//! Medians of alternating repetitions, so drift on a shared machine hits both sides.
+
+#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
+
+use mcpflow_app::headless::{self, HeadlessRun};
+use mcpflow_blueprint::{Options, check_value};
+use mcpflow_engine::{Engine, EventSink, RunConfig, RunRequest, RunStatus};
+use mcpflow_mcp::{Approvals, Pool, PoolOptions, ServerConfigs};
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::TokioChildProcess;
+use serde_json::{Value, json};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+const CALLS: usize = 2_000;
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn args() -> serde_json::Map<String, Value> {
+    json!({ "kind": "nodes", "name": "node-1" }).as_object().cloned().unwrap()
+}
+
+async fn bare_client(calls: usize) -> Duration {
+    let mut cmd = tokio::process::Command::new(mcpflow_testkit::binary());
+    cmd.arg("cluster-sim");
+    let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+    client.list_all_tools().await.unwrap();
+    let start = Instant::now();
+    for _ in 0..calls {
+        let r = client.call_tool(CallToolRequestParams::new("get_resource").with_arguments(args())).await.unwrap();
+        assert_ne!(r.is_error, Some(true));
+    }
+    let took = start.elapsed();
+    client.cancel().await.unwrap();
+    took
+}
+
+fn loop_blueprint(n: usize, concurrency: u32) -> (Arc<mcpflow_blueprint::Blueprint>, Arc<mcpflow_blueprint::Plan>) {
+    let doc = json!({ "blueprint": 1, "id": "bench", "limits": { "concurrency": 16, "max_step_runs": 1_000_000 }, "steps": [
+        { "id": "each", "kind": "loop", "for_each": "{{ inputs.items }}", "concurrency": concurrency, "max_iterations": n,
+          "steps": [{ "id": "get", "kind": "tool", "server": "cluster", "tool": "get_resource", "args": { "kind": "nodes", "name": "node-1" } }],
+          "collect": "{{ get.metadata.name }}" }
+    ] });
+    let report = check_value(doc, &Options::default());
+    (Arc::new(report.blueprint.unwrap()), Arc::new(report.plan.unwrap()))
+}
+
+async fn engine_loop(n: usize, concurrency: u32, latency_ms: u64) -> Duration {
+    let mut configs = ServerConfigs::new();
+    let bin = mcpflow_testkit::binary().display().to_string();
+    let cfg = json!({ "mcpServers": { "cluster": { "command": bin, "args": ["cluster-sim", "--latency-ms", latency_ms.to_string()] } } });
+    configs.merge(ServerConfigs::parse(&cfg.to_string(), "bench").unwrap());
+    let pool = Arc::new(Pool::new(configs, Approvals::allow_all(), PoolOptions::default()));
+    pool.discover("cluster").await.unwrap();
+    let engine = Engine { servers: pool.clone(), source: None, saved: None };
+    let (bp, plan) = loop_blueprint(n, concurrency);
+    let config = RunConfig {
+        run_id: "bench".into(),
+        inputs: json!({ "items": (0..n).collect::<Vec<_>>() }),
+        saved: json!({}),
+        started_at: String::new(),
+        breakpoints: Default::default(),
+        start_paused: false,
+        timeout_ms: None,
+    };
+    let sink: EventSink = Arc::new(|_| {});
+    let start = Instant::now();
+    let env = engine.run(RunRequest { blueprint: bp, plan, config }, sink, None, CancellationToken::new()).await;
+    let took = start.elapsed();
+    assert_eq!(env.status, RunStatus::Succeeded, "{:?}", env.errors);
+    assert_eq!(env.summary.tool_calls, n as u64);
+    pool.shutdown().await;
+    took
+}
+
+async fn cmdb_sync(repo: &Path) -> Option<(Duration, u64, Value)> {
+    let file = repo.join("workflows/cmdb-sync.blueprint.json");
+    let servers = repo.join("demo/servers.json");
+    if !file.exists() || !repo.join("node_modules/@modelcontextprotocol/server-memory").exists() {
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // SAFETY-free: the variable is read by the server-memory child when it starts.
+    let memory = dir.path().join("memory.jsonl");
+    let servers_text =
+        std::fs::read_to_string(&servers).unwrap().replace("${env:MCPFLOW_MEMORY_FILE}", &memory.display().to_string());
+    let servers_file = dir.path().join("servers.json");
+    std::fs::write(&servers_file, servers_text).unwrap();
+    let checked = headless::check(&std::fs::read(&file).unwrap()).unwrap();
+    let spec = HeadlessRun { server_files: vec![servers_file], allow_all: true, ..HeadlessRun::default() };
+    let start = Instant::now();
+    let env = headless::run(&checked, &spec, Arc::new(|_| {}), CancellationToken::new()).await.unwrap();
+    let took = start.elapsed();
+    assert_eq!(env.status, RunStatus::Succeeded, "{:?}", env.errors);
+    Some((took, env.summary.tool_calls, env.output))
+}
+
+fn main() {
+    // Run from the repository root so relative server paths resolve.
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap();
+    std::env::set_current_dir(&repo).unwrap();
+    let reps: usize = std::env::var("MCPFLOW_BENCH_REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(7);
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    rt.block_on(async {
+        // Warm up both paths once (process start, page cache).
+        bare_client(100).await;
+        engine_loop(100, 1, 0).await;
+        let (mut bare, mut eng) = (Vec::new(), Vec::new());
+        for _ in 0..reps {
+            bare.push(bare_client(CALLS).await);
+            eng.push(engine_loop(CALLS, 1, 0).await);
+        }
+        let (b, e) = (median(bare), median(eng));
+        println!("(a) {CALLS} sequential calls to cluster-sim, median of {reps}:");
+        println!("    bare rmcp client  {:>9.1} ms  ({:.0} µs/call)", b.as_secs_f64() * 1e3, b.as_secs_f64() * 1e6 / CALLS as f64);
+        println!("    mcpflow engine    {:>9.1} ms  ({:.0} µs/call)", e.as_secs_f64() * 1e3, e.as_secs_f64() * 1e6 / CALLS as f64);
+        println!("    ratio engine/bare {:>9.3}   (target ≤ 1.05)", e.as_secs_f64() / b.as_secs_f64());
+
+        let mut lat = Vec::new();
+        for _ in 0..reps.min(5) {
+            lat.push(engine_loop(1_000, 16, 10).await);
+        }
+        let l = median(lat);
+        println!("(b) 1,000 calls, 10 ms latency, concurrency 16, median of {}:", reps.min(5));
+        println!("    mcpflow engine    {:>9.1} ms;  ideal 625.0 ms;  ratio {:.3}   (target ≤ 1.2)", l.as_secs_f64() * 1e3, l.as_secs_f64() / 0.625);
+
+        match cmdb_sync(&repo).await {
+            Some((t, calls, out)) => {
+                println!("(c) cmdb-sync against cluster-sim + server-memory: {:.1} ms wall, {calls} tool calls, output {out}", t.as_secs_f64() * 1e3)
+            }
+            None => println!("(c) cmdb-sync skipped: workflows/cmdb-sync.blueprint.json or node_modules missing (run `npm ci`)"),
+        }
+    });
+}

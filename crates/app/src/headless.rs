@@ -1,0 +1,145 @@
+//! Running one blueprint file headless: validate it, assemble its inputs, start the
+//! servers it may start (consent), run it to the end and reap every process.
+
+use mcpflow_blueprint::inputs::parse_assignment;
+use mcpflow_blueprint::{Blueprint, Diagnostic, Options, Plan, check_bytes};
+use mcpflow_engine::{Engine, Envelope, EventSink, FileSaved, FolderSource, RunRequest, StartError};
+use mcpflow_mcp::{Approvals, Pool, PoolOptions, ServerConfigs};
+use serde_json::{Map, Value};
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// A checked blueprint, ready to run.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    pub blueprint: Arc<Blueprint>,
+    pub plan: Arc<Plan>,
+    /// Warnings (errors stop at [`check`]).
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// What to run and with what.
+#[derive(Debug, Clone, Default)]
+pub struct HeadlessRun {
+    /// Folder where `workflow` steps find other blueprints (the file's folder).
+    pub folder: Option<PathBuf>,
+    /// `mcpServers` files, merged in order; the blueprint's own `servers` win.
+    pub server_files: Vec<PathBuf>,
+    /// Servers whose stdio command may start (`--allow-server`).
+    pub allow: Vec<String>,
+    /// Every stdio command may start (`--allow-all-servers`, for CI).
+    pub allow_all: bool,
+    /// Inputs from a file (`--inputs`).
+    pub inputs: Map<String, Value>,
+    /// `name=value` assignments (`--input`), typed by the inputs schema.
+    pub assignments: Vec<String>,
+    /// Overrides `limits.timeout_ms`.
+    pub timeout_ms: Option<u64>,
+    /// Where saved values live.
+    pub saved_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HeadlessError {
+    /// The blueprint has errors; they are in the list.
+    #[error("the blueprint has {} error(s)", .0.iter().filter(|d| d.is_error()).count())]
+    Invalid(Vec<Diagnostic>),
+    #[error("{}", .0.join("; "))]
+    Inputs(Vec<String>),
+    #[error(transparent)]
+    Servers(#[from] mcpflow_mcp::Error),
+    #[error("{0}")]
+    Start(#[from] StartError),
+}
+
+impl HeadlessError {
+    /// A stable code for scripts.
+    pub fn code(&self) -> &'static str {
+        match self {
+            HeadlessError::Invalid(_) => "BLUEPRINT_INVALID",
+            HeadlessError::Inputs(_) => "INPUTS_INVALID",
+            HeadlessError::Servers(e) => e.code(),
+            HeadlessError::Start(e) => e.code(),
+        }
+    }
+}
+
+/// Validates blueprint text. Errors stop here, with every diagnostic.
+pub fn check(bytes: &[u8]) -> Result<Checked, HeadlessError> {
+    let report = check_bytes(bytes, &Options::default());
+    let has_errors = report.has_errors();
+    match (report.blueprint, report.plan) {
+        (Some(bp), Some(plan)) if !has_errors => {
+            Ok(Checked { blueprint: Arc::new(bp), plan: Arc::new(plan), warnings: report.diagnostics })
+        }
+        _ => Err(HeadlessError::Invalid(report.diagnostics)),
+    }
+}
+
+/// The inputs of a run: the file's inputs, then each assignment typed by the schema.
+pub fn assemble_inputs(bp: &Blueprint, spec: &HeadlessRun) -> Result<Value, HeadlessError> {
+    let mut inputs = spec.inputs.clone();
+    let mut errors = Vec::new();
+    for a in &spec.assignments {
+        match parse_assignment(bp.inputs.as_ref(), a) {
+            Ok((k, v)) => {
+                inputs.insert(k, v);
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    if errors.is_empty() { Ok(Value::Object(inputs)) } else { Err(HeadlessError::Inputs(errors)) }
+}
+
+/// A new run id: time-ordered (UUID v7), so runs sort by when they started.
+pub fn new_run_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+
+/// Runs a checked blueprint to the end. Every server process is reaped before this
+/// returns, whatever happened.
+pub async fn run(
+    checked: &Checked,
+    spec: &HeadlessRun,
+    events: EventSink,
+    cancel: CancellationToken,
+) -> Result<Envelope, HeadlessError> {
+    let bp = &checked.blueprint;
+    let inputs = assemble_inputs(bp, spec)?;
+    let mut configs = ServerConfigs::new();
+    for file in &spec.server_files {
+        configs.merge(ServerConfigs::read(file)?);
+    }
+    let configs = configs.with_blueprint(&bp.servers);
+    let mut approvals = if spec.allow_all { Approvals::allow_all() } else { Approvals::new() };
+    for name in &spec.allow {
+        approvals.approve_server(&configs, name)?;
+    }
+    let (log_tx, mut log_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (line_tx, line_rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Some(log) = log_rx.recv().await {
+            let log: mcpflow_mcp::ServerLog = log;
+            if line_tx.send((log.server, log.line)).is_err() {
+                break;
+            }
+        }
+    });
+    let pool = Arc::new(Pool::new(configs, approvals, PoolOptions::default().with_log(log_tx)));
+    let engine = Engine {
+        servers: pool.clone(),
+        source: spec.folder.clone().map(|d| Arc::new(FolderSource::new(d)) as _),
+        saved: spec.saved_dir.clone().map(|d| Arc::new(FileSaved::new(d)) as _),
+    };
+    let result = async {
+        let mut config = engine.config(bp, new_run_id(), inputs)?;
+        config.timeout_ms = spec.timeout_ms;
+        let request = RunRequest { blueprint: bp.clone(), plan: checked.plan.clone(), config };
+        Ok(engine.run_with_logs(request, events, None, line_rx, cancel).await)
+    }
+    .await;
+    pool.shutdown().await;
+    result
+}

@@ -1,0 +1,132 @@
+//! Fault tests with the `faulty` fixture: crashes, hangs, garbage, huge results and
+//! broken servers.
+
+use crate::{processes_tagged, run, setup};
+use mcpflow_engine::RunStatus;
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_mid_call_restarts_the_server_and_the_retry_succeeds() {
+    let s = setup(json!({}));
+    let marker = s.dir.path().join("crashed").display().to_string();
+    let ran = run(
+        &s,
+        json!({ "blueprint": 1, "id": "crash", "steps": [
+        { "id": "c", "kind": "tool", "server": "faulty", "tool": "crash_once", "args": { "marker": marker },
+          "retry": { "attempts": 2, "delay_ms": 50 } }
+    ] }),
+        &[],
+    )
+    .await;
+    assert_eq!(ran.envelope.status, RunStatus::Succeeded, "{:?}", ran.envelope.errors);
+    assert_eq!(ran.envelope.output["crashed_before"], json!(true));
+    assert!(
+        ran.events
+            .iter()
+            .any(|e| matches!(&e.kind, mcpflow_engine::EventKind::StepRetrying { step, .. } if step == "c"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hang_hits_the_step_timeout_and_no_process_is_left() {
+    let bin = mcpflow_testkit::binary().display().to_string();
+    let tag = format!("hang-{}", std::process::id());
+    let s = setup(json!({ "hung": { "command": bin, "args": ["faulty"], "env": { "MCPFLOW_TEST_TAG": tag } } }));
+    let ran = run(
+        &s,
+        json!({ "blueprint": 1, "id": "hang", "steps": [
+        { "id": "h", "kind": "tool", "server": "hung", "tool": "hang", "timeout_ms": 300 }
+    ] }),
+        &[],
+    )
+    .await;
+    assert_eq!(ran.envelope.status, RunStatus::Failed);
+    assert_eq!(ran.envelope.errors[0].code, "STEP_TIMEOUT");
+    assert!(ran.envelope.duration_ms < 3_000, "{}", ran.envelope.duration_ms);
+    assert!(processes_tagged(&tag).is_empty(), "processes left: {:?}", processes_tagged(&tag));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_errors_are_retried_like_any_failure() {
+    let s = setup(json!({}));
+    let ran = run(
+        &s,
+        json!({ "blueprint": 1, "id": "flaky", "steps": [
+        { "id": "f", "kind": "tool", "server": "faulty", "tool": "fail_n_times", "args": { "key": "k", "n": 2 },
+          "retry": { "attempts": 3, "delay_ms": 10 } }
+    ] }),
+        &[],
+    )
+    .await;
+    assert_eq!(ran.envelope.status, RunStatus::Succeeded, "{:?}", ran.envelope.errors);
+    assert_eq!(ran.envelope.output, json!({ "key": "k", "attempts": 3 }));
+    assert_eq!(ran.envelope.summary.tool_calls, 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_on_stdout_does_not_break_the_call() {
+    let s = setup(json!({}));
+    let ran = run(
+        &s,
+        json!({ "blueprint": 1, "id": "garbage", "steps": [
+        { "id": "g", "kind": "tool", "server": "faulty", "tool": "garbage" },
+        { "id": "e", "kind": "tool", "server": "faulty", "tool": "echo", "args": { "message": "still here" } }
+    ] }),
+        &[],
+    )
+    .await;
+    assert_eq!(ran.envelope.status, RunStatus::Succeeded, "{:?}", ran.envelope.errors);
+    assert_eq!(ran.envelope.output, json!("still here"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_result_is_a_clear_error() {
+    let s = setup(json!({}));
+    let ran = run(
+        &s,
+        json!({ "blueprint": 1, "id": "huge", "steps": [
+        { "id": "h", "kind": "tool", "server": "faulty", "tool": "huge", "args": { "mb": 80 }, "timeout_ms": 20000 },
+        { "id": "e", "kind": "tool", "server": "faulty", "tool": "echo", "args": { "message": "after" }, "after": [] }
+    ], "on_error": "continue" }),
+        &[],
+    )
+    .await;
+    assert_eq!(ran.envelope.status, RunStatus::Partial, "{:?}", ran.envelope);
+    let e = &ran.envelope.errors[0];
+    assert_eq!(e.step, "h");
+    assert!(["OUTPUT_TOO_LARGE", "PROTOCOL_ERROR"].contains(&e.code.as_str()), "{e:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_broken_server_leaves_the_other_servers_steps_working() {
+    let s = setup(json!({ "broken": { "command": "/nonexistent/mcp-server", "args": [] } }));
+    let ran = run(
+        &s,
+        json!({ "blueprint": 1, "id": "broken", "on_error": "continue", "steps": [
+        { "id": "bad", "kind": "tool", "server": "broken", "tool": "anything", "after": [] },
+        { "id": "good", "kind": "tool", "server": "echo", "tool": "echo", "args": { "message": "fine" }, "after": [] }
+    ], "output": "{{ good }}" }),
+        &[],
+    )
+    .await;
+    assert_eq!(ran.envelope.status, RunStatus::Partial);
+    assert_eq!(ran.envelope.output, json!("fine"));
+    assert_eq!(ran.envelope.errors.len(), 1);
+    assert_eq!(ran.envelope.errors[0].step, "bad");
+}
+
+#[test]
+fn the_process_check_sees_a_tagged_live_child() {
+    let tag = format!("detector-{}", std::process::id());
+    let mut child = std::process::Command::new(mcpflow_testkit::binary())
+        .arg("echo")
+        .env("MCPFLOW_TEST_TAG", &tag)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    assert_eq!(processes_tagged(&tag), [child.id()]);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(processes_tagged(&tag).is_empty());
+}

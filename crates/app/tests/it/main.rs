@@ -1,0 +1,105 @@
+//! Headless runs against real MCP servers: the testkit fixtures as child processes and
+//! the npm reference servers from node_modules.
+
+// Test helpers outside #[test] functions: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod faults;
+mod reference;
+mod runs;
+
+use mcpflow_app::headless::{self, HeadlessRun};
+use mcpflow_engine::{Envelope, EventKind, EventSink, RunEvent};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use tokio_util::sync::CancellationToken;
+
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A temp dir with an `mcpServers` file naming the testkit fixtures (and `extra`).
+#[derive(Debug)]
+pub struct Setup {
+    pub dir: tempfile::TempDir,
+    pub servers: PathBuf,
+}
+
+pub fn setup(extra: Value) -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = mcpflow_testkit::binary().display().to_string();
+    let mut servers = json!({
+        "echo": { "command": bin, "args": ["echo"] },
+        "faulty": { "command": bin, "args": ["faulty"] },
+        "cluster": { "command": bin, "args": ["cluster-sim"] },
+    });
+    for (k, v) in extra.as_object().cloned().unwrap_or_default() {
+        servers[k] = v;
+    }
+    let path = dir.path().join("servers.json");
+    std::fs::write(&path, json!({ "mcpServers": servers }).to_string()).unwrap();
+    Setup { dir, servers: path }
+}
+
+/// The result of a run and every event it produced.
+#[derive(Debug)]
+pub struct Ran {
+    pub envelope: Envelope,
+    pub events: Vec<RunEvent>,
+}
+
+impl Ran {
+    pub fn finished(&self, step: &str) -> Vec<&EventKind> {
+        self.events
+            .iter()
+            .map(|e| &e.kind)
+            .filter(|k| matches!(k, EventKind::StepFinished { step: s, .. } if s == step))
+            .collect()
+    }
+}
+
+pub async fn run(setup: &Setup, blueprint: Value, inputs: &[&str]) -> Ran {
+    let bytes = blueprint.to_string().into_bytes();
+    let checked = headless::check(&bytes).unwrap_or_else(|e| panic!("{e:?}"));
+    let spec = HeadlessRun {
+        folder: Some(setup.dir.path().to_owned()),
+        server_files: vec![setup.servers.clone()],
+        allow_all: true,
+        assignments: inputs.iter().map(|s| (*s).to_owned()).collect(),
+        saved_dir: Some(setup.dir.path().join("saved")),
+        ..HeadlessRun::default()
+    };
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink: EventSink = {
+        let events = events.clone();
+        Arc::new(move |e: &RunEvent| events.lock().unwrap().push(e.clone()))
+    };
+    let envelope = headless::run(&checked, &spec, sink, CancellationToken::new()).await.unwrap();
+    let events = events.lock().unwrap().clone();
+    Ran { envelope, events }
+}
+
+/// Live processes (children of this test process) whose environment holds `tag`.
+/// Tests run concurrently in one process, so each fault test tags its own server.
+/// (The pool's own tests check reaping by pid.)
+pub fn processes_tagged(tag: &str) -> Vec<u32> {
+    let me = std::process::id();
+    let needle = format!("MCPFLOW_TEST_TAG={tag}");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        // Fields after the parenthesised command: state, ppid, …
+        let mut rest = stat.rsplit(')').next().unwrap_or_default().split_whitespace();
+        let state = rest.next().unwrap_or_default();
+        let ppid: u32 = rest.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        let tagged = environ.split(|b| *b == 0).any(|kv| kv == needle.as_bytes());
+        // A zombie has no environment left, so only live processes can be found.
+        if ppid == me && tagged && state != "Z" {
+            found.push(pid);
+        }
+    }
+    found
+}

@@ -1,0 +1,96 @@
+//! Blueprints that succeed: pipelines, loops, sub-workflows, saved values.
+
+use crate::{repo, run, setup};
+use mcpflow_engine::RunStatus;
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pipeline_pipes_tool_results_through_templates() {
+    let s = setup(json!({}));
+    let ran = run(&s, json!({ "blueprint": 1, "id": "pipe",
+        "inputs": { "type": "object", "properties": { "a": { "type": "number" } } },
+        "steps": [
+            { "id": "sum", "kind": "tool", "server": "echo", "tool": "add", "args": { "a": "{{ inputs.a }}", "b": 2 } },
+            { "id": "times", "kind": "tool", "tool": "multiply", "args": { "a": "{{ prev.sum }}", "b": 10 } },
+            { "id": "say", "kind": "tool", "server": "echo", "tool": "echo", "args": { "message": "result={{ times.product }}" } }
+        ] }), &["a=40"]).await;
+    assert_eq!(ran.envelope.status, RunStatus::Succeeded, "{:?}", ran.envelope.errors);
+    assert_eq!(ran.envelope.output, json!("result=420.0"), "the echo fixture computes in floating point");
+    assert_eq!(ran.envelope.summary.tool_calls, 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loop_fans_out_over_the_cluster_with_bounded_concurrency() {
+    let s = setup(json!({}));
+    let ran = run(&s, json!({ "blueprint": 1, "id": "ns",
+        "steps": [
+            { "id": "namespaces", "kind": "tool", "server": "cluster", "tool": "list_namespaces" },
+            { "id": "each", "kind": "loop", "for_each": "{{ namespaces.items }}", "as": "ns", "concurrency": 8, "steps": [
+                { "id": "svc", "kind": "tool", "server": "cluster", "tool": "list_resources",
+                  "args": { "kind": "services", "namespace": "{{ ns.metadata.name }}" } }
+            ], "collect": "{{ length(svc.items) }}" },
+            { "id": "total", "kind": "transform", "value": "{{ sum(each) }}" }
+        ] }), &[]).await;
+    assert_eq!(ran.envelope.status, RunStatus::Succeeded, "{:?}", ran.envelope.errors);
+    assert_eq!(ran.envelope.output, json!(113.0), "cluster-sim has 113 services");
+    assert_eq!(ran.envelope.summary.tool_calls, 39);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sub_workflow_runs_from_the_folder_and_returns_its_output() {
+    let s = setup(json!({}));
+    std::fs::write(
+        s.dir.path().join("child.blueprint.json"),
+        json!({ "blueprint": 1, "id": "child", "inputs": { "type": "object", "properties": { "n": { "type": "integer" } }, "required": ["n"] },
+            "steps": [{ "id": "sq", "kind": "tool", "server": "echo", "tool": "multiply", "args": { "a": "{{ inputs.n }}", "b": "{{ inputs.n }}" } }],
+            "output": "{{ sq.product }}" })
+        .to_string(),
+    )
+    .unwrap();
+    let ran = run(
+        &s,
+        json!({ "blueprint": 1, "id": "parent", "steps": [
+        { "id": "call", "kind": "workflow", "workflow": "child", "args": { "n": 7 } }
+    ] }),
+        &[],
+    )
+    .await;
+    assert_eq!(ran.envelope.status, RunStatus::Succeeded, "{:?}", ran.envelope.errors);
+    assert_eq!(ran.envelope.output, json!(49.0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sub_workflows_that_call_each_other_are_stopped() {
+    let s = setup(json!({}));
+    for (me, other) in [("ping", "pong"), ("pong", "ping")] {
+        std::fs::write(
+            s.dir.path().join(format!("{me}.blueprint.json")),
+            json!({ "blueprint": 1, "id": me, "steps": [{ "id": "call", "kind": "workflow", "workflow": other }] })
+                .to_string(),
+        )
+        .unwrap();
+    }
+    let ran = run(
+        &s,
+        json!({ "blueprint": 1, "id": "top", "steps": [{ "id": "go", "kind": "workflow", "workflow": "ping" }] }),
+        &[],
+    )
+    .await;
+    assert_eq!(ran.envelope.status, RunStatus::Failed);
+    let e = &ran.envelope.errors[0];
+    assert_eq!(e.code, "WORKFLOW_RECURSION", "{e:?}");
+    assert!(e.message.contains("ping → pong → ping"), "{}", e.message);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn saved_values_reach_the_next_run() {
+    let s = setup(json!({}));
+    let bp = json!({ "blueprint": 1, "id": "counter", "steps": [
+        { "id": "next", "kind": "transform", "value": "{{ sum([saved.count || `0`, `1`]) }}", "save": "count" }
+    ] });
+    let first = run(&s, bp.clone(), &[]).await;
+    let second = run(&s, bp, &[]).await;
+    assert_eq!(first.envelope.output, json!(1.0));
+    assert_eq!(second.envelope.output, json!(2.0));
+    let _ = repo();
+}

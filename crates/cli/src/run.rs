@@ -1,0 +1,181 @@
+//! `mcpflow run FILE`: run a blueprint headless and report how it went.
+
+use crate::progress::Progress;
+use crate::validate::render;
+use anyhow::Context as _;
+use clap::Args;
+use mcpflow_app::headless::{self, HeadlessError, HeadlessRun};
+use mcpflow_engine::{EventSink, RunEvent, RunStatus};
+use std::io::{IsTerminal as _, Write as _};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use tokio_util::sync::CancellationToken;
+
+/// Exit codes (also in the README).
+const EXIT_FAILED: u8 = 1;
+const EXIT_USAGE: u8 = 2;
+const EXIT_PARTIAL: u8 = 3;
+const EXIT_CANCELLED: u8 = 130;
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The blueprint file.
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// An input, typed by the blueprint's inputs schema (repeatable).
+    #[arg(long = "input", value_name = "NAME=VALUE")]
+    input: Vec<String>,
+    /// A JSON object of inputs (`--input` entries override it).
+    #[arg(long = "inputs", value_name = "FILE")]
+    inputs_file: Option<PathBuf>,
+    /// An `mcpServers` JSON file, as Claude Desktop and Cursor write them (repeatable).
+    #[arg(long = "servers", value_name = "FILE")]
+    servers: Vec<PathBuf>,
+    /// Let this server's stdio command start (repeatable). Nothing starts without consent.
+    #[arg(long = "allow-server", value_name = "NAME")]
+    allow: Vec<String>,
+    /// Let every configured stdio command start (for CI).
+    #[arg(long)]
+    allow_all_servers: bool,
+    /// Print the result envelope as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+    /// Write every event as NDJSON to FILE (`-`: stdout).
+    #[arg(long, value_name = "FILE|-")]
+    events: Option<PathBuf>,
+    /// Stop the run after this long (e.g. `30s`, `5m`); overrides `limits.timeout_ms`.
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    timeout: Option<std::time::Duration>,
+    /// Print nothing while running.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[allow(clippy::print_stdout, clippy::print_stderr)]
+pub fn run(args: RunArgs) -> ExitCode {
+    if args.json && args.events.as_deref() == Some(std::path::Path::new("-")) {
+        eprintln!("error: --json and --events - both write to stdout; send the events to a file");
+        return ExitCode::from(EXIT_USAGE);
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(EXIT_FAILED);
+        }
+    };
+    match runtime.block_on(execute(args)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}
+
+#[allow(clippy::print_stdout, clippy::print_stderr)]
+async fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let shown = args.file.display().to_string();
+    let bytes = std::fs::read(&args.file).with_context(|| format!("cannot read {shown}"))?;
+    let checked = match headless::check(&bytes) {
+        Ok(c) => c,
+        Err(HeadlessError::Invalid(diagnostics)) => {
+            for d in &diagnostics {
+                eprint!("{}", render(&shown, d));
+            }
+            return Ok(ExitCode::from(EXIT_USAGE));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    for d in &checked.warnings {
+        eprint!("{}", render(&shown, d));
+    }
+    let inputs = match &args.inputs_file {
+        None => Default::default(),
+        Some(path) => {
+            let text = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+            serde_json::from_slice(&text)
+                .with_context(|| format!("{} is not a JSON object of inputs", path.display()))?
+        }
+    };
+    let spec = HeadlessRun {
+        folder: args.file.parent().map(|p| if p.as_os_str().is_empty() { PathBuf::from(".") } else { p.to_owned() }),
+        server_files: args.servers.clone(),
+        allow: args.allow.clone(),
+        allow_all: args.allow_all_servers,
+        inputs,
+        assignments: args.input.clone(),
+        timeout_ms: args.timeout.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+        saved_dir: Some(mcpflow_app::home::saved_dir()),
+    };
+
+    let top_level = checked.plan.lists.first().map_or(0, |l| l.members.len()) as u64;
+    let progress = Arc::new(Progress::new(top_level, std::io::stderr().is_terminal(), args.quiet));
+    let writer = open_events(args.events.as_deref())?;
+    let sink: EventSink = {
+        let progress = progress.clone();
+        let writer = writer.clone();
+        Arc::new(move |e: &RunEvent| {
+            progress.on_event(e);
+            if let Some(w) = &writer
+                && let Ok(mut w) = w.lock()
+                && let Ok(line) = serde_json::to_string(e)
+            {
+                let _ = writeln!(w, "{line}");
+            }
+        })
+    };
+
+    let cancel = CancellationToken::new();
+    let on_signal = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            let _ = writeln!(std::io::stderr(), "cancelling (Ctrl-C again to quit at once)…");
+            on_signal.cancel();
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(i32::from(EXIT_CANCELLED));
+            }
+        }
+    });
+
+    let envelope = match headless::run(&checked, &spec, sink, cancel).await {
+        Ok(e) => e,
+        Err(e @ (HeadlessError::Inputs(_) | HeadlessError::Servers(_) | HeadlessError::Start(_))) => {
+            eprintln!("error[{}]: {e}", e.code());
+            return Ok(ExitCode::from(EXIT_USAGE));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(w) = &writer
+        && let Ok(mut w) = w.lock()
+    {
+        w.flush().context("writing the events")?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&envelope)?);
+    }
+    for e in &envelope.errors {
+        let at = if e.step.is_empty() { String::new() } else { format!(" in step `{}`", e.step) };
+        eprintln!("error[{}]{at}: {}", e.code, e.message);
+    }
+    Ok(ExitCode::from(match envelope.status {
+        RunStatus::Succeeded => 0,
+        RunStatus::Partial => EXIT_PARTIAL,
+        RunStatus::Cancelled => EXIT_CANCELLED,
+        RunStatus::Failed | RunStatus::Interrupted => EXIT_FAILED,
+    }))
+}
+
+type Writer = Arc<Mutex<Box<dyn std::io::Write + Send>>>;
+
+fn open_events(path: Option<&std::path::Path>) -> anyhow::Result<Option<Writer>> {
+    let Some(path) = path else { return Ok(None) };
+    let w: Box<dyn std::io::Write + Send> = if path == std::path::Path::new("-") {
+        Box::new(std::io::LineWriter::new(std::io::stdout()))
+    } else {
+        let f = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+        Box::new(std::io::BufWriter::new(f))
+    };
+    Ok(Some(Arc::new(Mutex::new(w))))
+}

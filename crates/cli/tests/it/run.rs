@@ -1,0 +1,166 @@
+//! `mcpflow run`: exit codes, the envelope, NDJSON events, inputs, consent, Ctrl-C.
+
+use crate::{repo, stderr, stdout};
+use serde_json::{Value, json};
+use std::process::{Command, Output, Stdio};
+
+struct Dir {
+    dir: tempfile::TempDir,
+}
+
+impl Dir {
+    fn new() -> Dir {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = mcpflow_testkit::binary().display().to_string();
+        let servers = json!({ "mcpServers": {
+            "echo": { "command": bin, "args": ["echo"] },
+            "faulty": { "command": bin, "args": ["faulty"] }
+        } });
+        std::fs::write(dir.path().join("servers.json"), servers.to_string()).unwrap();
+        Dir { dir }
+    }
+
+    fn file(&self, name: &str, bp: Value) -> String {
+        let p = self.dir.path().join(name);
+        std::fs::write(&p, serde_json::to_string_pretty(&bp).unwrap()).unwrap();
+        p.display().to_string()
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_mcpflow"));
+        c.args(args).current_dir(repo()).env("MCPFLOW_HOME", self.dir.path().join("home"));
+        c
+    }
+
+    fn run(&self, file: &str, extra: &[&str]) -> Output {
+        let servers = self.dir.path().join("servers.json").display().to_string();
+        let mut args = vec!["run", file, "--servers", &servers];
+        args.extend_from_slice(extra);
+        self.cmd(&args).output().unwrap()
+    }
+}
+
+fn echo_bp() -> Value {
+    json!({ "blueprint": 1, "id": "hello",
+        "inputs": { "type": "object", "properties": { "name": { "type": "string" }, "times": { "type": "integer", "default": 1 } }, "required": ["name"] },
+        "steps": [
+            { "id": "greet", "kind": "tool", "server": "echo", "tool": "echo", "args": { "message": "hello {{ inputs.name }} x{{ inputs.times }}" } }
+        ] })
+}
+
+#[test]
+fn a_successful_run_prints_the_envelope_and_exits_zero() {
+    let d = Dir::new();
+    let f = d.file("hello.json", echo_bp());
+    let out = d.run(&f, &["--allow-server", "echo", "--input", "name=42", "--input", "times=3", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(env["status"], "succeeded");
+    assert_eq!(env["output"], "hello 42 x3", "name stays a string, times is an integer");
+    assert_eq!(env["blueprint"], "hello");
+    assert_eq!(env["summary"]["tool_calls"], 1);
+    assert!(env["run_id"].as_str().unwrap().len() >= 32);
+}
+
+#[test]
+fn events_are_written_as_ndjson_with_a_gapless_seq() {
+    let d = Dir::new();
+    let f = d.file("hello.json", echo_bp());
+    let events = d.dir.path().join("events.ndjson");
+    let out = d.run(&f, &["--allow-server", "echo", "--input", "name=x", "--events", events.to_str().unwrap(), "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines: Vec<Value> =
+        std::fs::read_to_string(&events).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let types: Vec<&str> = lines.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(types.first(), Some(&"RunStarted"));
+    assert_eq!(types.last(), Some(&"RunFinished"));
+    assert!(types.contains(&"StepStarted") && types.contains(&"StepFinished"));
+    let seqs: Vec<u64> = lines.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_stdio_server_without_consent_is_refused_naming_the_command() {
+    let d = Dir::new();
+    let f = d.file("hello.json", echo_bp());
+    let out = d.run(&f, &["--input", "name=x", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(env["errors"][0]["code"], "SERVER_NOT_APPROVED");
+    let msg = env["errors"][0]["message"].as_str().unwrap();
+    assert!(msg.contains("mcpflow-testkit") && msg.contains("echo"), "{msg}");
+    assert!(msg.contains("--allow-server"), "{msg}");
+}
+
+#[test]
+fn invalid_inputs_and_invalid_blueprints_exit_two() {
+    let d = Dir::new();
+    let f = d.file("hello.json", echo_bp());
+    let out = d.run(&f, &["--allow-all-servers"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("INPUTS_INVALID") && stderr(&out).contains("name"), "{}", stderr(&out));
+    let out = d.run(&f, &["--allow-all-servers", "--input", "name=x", "--input", "times=many"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("input `times` must be integer"), "{}", stderr(&out));
+    let bad = d.file(
+        "bad.json",
+        json!({ "blueprint": 1, "id": "bad", "steps": [{ "id": "a", "kind": "tool", "tool": "x", "after": ["zz"] }] }),
+    );
+    let out = d.run(&bad, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("bad.json:10:9: error[UNKNOWN_STEP]"), "{}", stderr(&out));
+}
+
+#[test]
+fn failed_and_partial_runs_have_their_exit_codes() {
+    let d = Dir::new();
+    let step =
+        json!({ "id": "f", "kind": "tool", "server": "faulty", "tool": "is_error", "args": { "message": "no" } });
+    let failed = d.file("failed.json", json!({ "blueprint": 1, "id": "failed", "steps": [step] }));
+    let out = d.run(&failed, &["--allow-all-servers"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("error[TOOL_ERROR] in step `f`: no"), "{}", stderr(&out));
+    let partial =
+        d.file("partial.json", json!({ "blueprint": 1, "id": "partial", "on_error": "continue", "steps": [step] }));
+    let out = d.run(&partial, &["--allow-all-servers"]);
+    assert_eq!(out.status.code(), Some(3));
+}
+
+#[test]
+fn ctrl_c_cancels_the_run_exits_130_and_leaves_no_server_running() {
+    let d = Dir::new();
+    let f = d.file("hang.json", json!({ "blueprint": 1, "id": "hang", "steps": [{ "id": "h", "kind": "tool", "server": "faulty", "tool": "hang" }] }));
+    let servers = d.dir.path().join("servers.json").display().to_string();
+    let child =
+        d.cmd(&["run", &f, "--servers", &servers, "--allow-all-servers"]).stderr(Stdio::piped()).spawn().unwrap();
+    // Wait until the server is up and the call is in flight.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let server_pid = loop {
+        if let Some(pid) = child_of(child.id(), "mcpflow-testkit") {
+            break pid;
+        }
+        assert!(std::time::Instant::now() < deadline, "the server never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(!std::path::Path::new(&format!("/proc/{server_pid}")).exists(), "the server {server_pid} is still there");
+    let _ = stdout(&out);
+}
+
+/// A child of `parent` whose command line mentions `needle`.
+fn child_of(parent: u32, needle: &str) -> Option<u32> {
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        let ppid: u32 = stat.rsplit(')').next()?.split_whitespace().nth(1)?.parse().ok()?;
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if ppid == parent && String::from_utf8_lossy(&cmdline).contains(needle) {
+            return Some(pid);
+        }
+    }
+    None
+}

@@ -1,0 +1,228 @@
+//! The pool's one error type. Every variant has a stable code ([`Error::code`]) that
+//! reaches people through the engine's `CallError`, the CLI and the studio.
+
+use mcpflow_engine::CallError;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Why a server could not be configured, started or called.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A server config file could not be read.
+    #[error("cannot read the server config {}: {message}", path.display())]
+    ConfigRead { path: PathBuf, message: String },
+
+    /// A server config file is not JSON or not in `mcpServers` shape.
+    #[error("{origin}: {message}")]
+    ConfigInvalid { origin: String, message: String },
+
+    /// One server's entry cannot be used (no command or url, wrong types …).
+    #[error("server `{server}`: {message}")]
+    ServerConfigInvalid { server: String, message: String },
+
+    /// The entry names a transport this pool does not speak (legacy SSE).
+    #[error(
+        "server `{server}`: transport `{transport}` is not supported; use a stdio command or a streamable HTTP \
+         url (\"type\": \"http\")"
+    )]
+    TransportUnsupported { server: String, transport: String },
+
+    /// `${env:NAME}` names a variable that is not set where the server starts.
+    #[error(
+        "server `{server}`: environment variable `{name}` is not set (referenced as `${{env:{name}}}` in {field}); \
+         set it in the environment that runs mcpflow"
+    )]
+    EnvVarMissing { server: String, name: String, field: String },
+
+    /// No server of that name is configured.
+    #[error("no server named `{server}` is configured{}", known_list(known))]
+    ServerNotConfigured { server: String, known: Vec<String> },
+
+    /// A stdio server whose exact command line has not been approved; nothing was started.
+    #[error(
+        "server `{server}` is not approved to start this command: {command_line}. Approve it in the studio, or \
+         run with `--allow-server {server}`"
+    )]
+    ServerNotApproved { server: String, command_line: String },
+
+    /// Spawning the process, connecting or the MCP handshake failed.
+    #[error("server `{server}` could not be started: {message}")]
+    ServerStartFailed { server: String, message: String },
+
+    /// The connection ended while a call was in flight (the process crashed or exited, the
+    /// HTTP endpoint went away). The next call starts the server again.
+    #[error("server `{server}` went away during the call: {message}")]
+    ServerDisconnected { server: String, message: String },
+
+    /// No reachable server has a tool of that name.
+    #[error("{}", tool_not_found(tool, server.as_deref(), nearest, unreachable))]
+    ToolNotFound {
+        tool: String,
+        /// The server that was asked, when the call named one.
+        server: Option<String>,
+        /// Close names, as `tool` (server `name`).
+        nearest: Vec<String>,
+        /// Servers that could not be searched, with the reason.
+        unreachable: Vec<(String, String)>,
+    },
+
+    /// The tool name is offered by several servers and the call named none.
+    #[error(
+        "tool `{tool}` is offered by several servers ({}); name the server in the step (\"server\": \"{}\")",
+        quoted(servers),
+        servers.first().map(String::as_str).unwrap_or_default()
+    )]
+    ToolAmbiguous { tool: String, servers: Vec<String> },
+
+    /// No answer within the call's timeout; `notifications/cancelled` was sent.
+    #[error("server `{server}` did not answer within {} ms (the request was cancelled)", after.as_millis())]
+    CallTimeout { server: String, after: Duration },
+
+    /// The call was cancelled; `notifications/cancelled` was sent if it was in flight.
+    #[error("the call{} was cancelled", server.as_ref().map(|s| format!(" to server `{s}`")).unwrap_or_default())]
+    Cancelled { server: Option<String> },
+
+    /// The answer is larger than the pool's bound; it was discarded without being buffered.
+    #[error(
+        "server `{server}` answered with a message larger than the {} limit{}; the answer was discarded",
+        bytes(*limit),
+        size.map(|s| format!(" ({})", bytes(s))).unwrap_or_default()
+    )]
+    OutputTooLarge { server: String, limit: usize, size: Option<usize> },
+
+    /// The server broke the protocol (non-JSON on stdout where an answer was due, an answer
+    /// that is not a valid MCP result, an unexpected result type).
+    #[error("server `{server}` broke the MCP protocol: {message}")]
+    ProtocolError { server: String, message: String },
+
+    /// The server answered with a JSON-RPC error.
+    #[error("server `{server}` returned error {code}: {message}")]
+    ServerError { server: String, code: i32, message: String },
+
+    /// The pool was shut down.
+    #[error("the server pool is shut down")]
+    ShutDown,
+}
+
+impl Error {
+    /// The stable code of this error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::ConfigRead { .. } => "CONFIG_READ_FAILED",
+            Error::ConfigInvalid { .. } => "CONFIG_INVALID",
+            Error::ServerConfigInvalid { .. } => "SERVER_CONFIG_INVALID",
+            Error::TransportUnsupported { .. } => "TRANSPORT_UNSUPPORTED",
+            Error::EnvVarMissing { .. } => "ENV_VAR_MISSING",
+            Error::ServerNotConfigured { .. } => "SERVER_NOT_CONFIGURED",
+            Error::ServerNotApproved { .. } => "SERVER_NOT_APPROVED",
+            Error::ServerStartFailed { .. } => "SERVER_START_FAILED",
+            Error::ServerDisconnected { .. } => "SERVER_DISCONNECTED",
+            Error::ToolNotFound { .. } => "TOOL_NOT_FOUND",
+            Error::ToolAmbiguous { .. } => "TOOL_AMBIGUOUS",
+            Error::CallTimeout { .. } => "CALL_TIMEOUT",
+            Error::Cancelled { .. } => "CANCELLED",
+            Error::OutputTooLarge { .. } => "OUTPUT_TOO_LARGE",
+            Error::ProtocolError { .. } => "PROTOCOL_ERROR",
+            Error::ServerError { .. } => "SERVER_ERROR",
+            Error::ShutDown => "POOL_SHUT_DOWN",
+        }
+    }
+
+    /// Worth retrying: a start-up failure, a crash or a timeout may go away; a
+    /// configuration problem, a refusal or a bad answer will not.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, Error::ServerStartFailed { .. } | Error::ServerDisconnected { .. } | Error::CallTimeout { .. })
+    }
+}
+
+impl From<Error> for CallError {
+    fn from(error: Error) -> Self {
+        CallError::new(error.code(), error.to_string(), error.is_transient())
+    }
+}
+
+fn known_list(known: &[String]) -> String {
+    if known.is_empty() {
+        " (no servers are configured)".to_owned()
+    } else {
+        format!(" (configured: {})", quoted(known))
+    }
+}
+
+fn quoted(names: &[String]) -> String {
+    names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+}
+
+fn tool_not_found(tool: &str, server: Option<&str>, nearest: &[String], unreachable: &[(String, String)]) -> String {
+    let mut out = match server {
+        Some(server) => format!("server `{server}` has no tool `{tool}`"),
+        None => format!("no server has a tool `{tool}`"),
+    };
+    if !nearest.is_empty() {
+        out.push_str(&format!("; did you mean {}?", nearest.join(", ")));
+    }
+    for (name, reason) in unreachable {
+        out.push_str(&format!("; server `{name}` could not be searched: {reason}"));
+    }
+    out
+}
+
+/// `64 MiB`, `512 KiB`, `100 bytes`.
+pub(crate) fn bytes(n: usize) -> String {
+    const MIB: usize = 1024 * 1024;
+    if n >= MIB && n.is_multiple_of(MIB) {
+        format!("{} MiB", n / MIB)
+    } else if n >= MIB {
+        format!("{:.1} MiB", n as f64 / MIB as f64)
+    } else if n >= 1024 {
+        format!("{} KiB", n / 1024)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn not_approved_names_the_command_and_the_flag() {
+        let e = Error::ServerNotApproved { server: "inv".into(), command_line: "node server.js".into() };
+        assert_eq!(e.code(), "SERVER_NOT_APPROVED");
+        let text = e.to_string();
+        assert!(text.contains("node server.js") && text.contains("--allow-server inv"), "{text}");
+    }
+
+    #[test]
+    fn call_error_keeps_code_and_transience() {
+        let e: CallError = Error::CallTimeout { server: "a".into(), after: Duration::from_millis(250) }.into();
+        assert_eq!((e.code.as_str(), e.transient), ("CALL_TIMEOUT", true));
+        assert!(e.message.contains("250 ms"), "{}", e.message);
+    }
+
+    #[test]
+    fn tool_not_found_lists_suggestions_and_unreachable_servers() {
+        let e = Error::ToolNotFound {
+            tool: "ech".into(),
+            server: None,
+            nearest: vec!["`echo` (server `a`)".into()],
+            unreachable: vec![("b".into(), "SERVER_NOT_APPROVED".into())],
+        };
+        assert_eq!(
+            e.to_string(),
+            "no server has a tool `ech`; did you mean `echo` (server `a`)?; server `b` could not be searched: \
+             SERVER_NOT_APPROVED"
+        );
+    }
+
+    #[test]
+    fn sizes_read_naturally() {
+        assert_eq!(bytes(64 * 1024 * 1024), "64 MiB");
+        assert_eq!(bytes(2048), "2 KiB");
+        assert_eq!(bytes(12), "12 bytes");
+    }
+}

@@ -1,0 +1,229 @@
+//! The client pool: one lazily started MCP session per configured server, routing by
+//! tool name, per-call timeouts, cancellation and progress, per-server concurrency
+//! limits, restart after a crash, and reaping on shutdown.
+//!
+//! | piece | file |
+//! |---|---|
+//! | a configured server: lazy start, restart, concurrency limit | `pool/server.rs` |
+//! | one live session: consent, spawn/connect, `initialize`, discovery, close | `pool/connection.rs` |
+//! | one call: timeout, cancellation, progress, results as JSON | `pool/call.rs` |
+//! | tool name → server | `pool/routing.rs` |
+//! | notifications (progress, `list_changed`, logging) | `pool/handler.rs`, `pool/progress.rs` |
+//! | tools/resources/prompts lists | `pool/discovery.rs` |
+//! | stdio: bounded newline-delimited JSON-RPC, processes | `pool/lines.rs`, `pool/process.rs` |
+//! | streamable HTTP | `pool/http.rs` |
+//!
+//! Nothing starts before it is needed: creating a pool, reading configs or building a
+//! catalog of an unapproved server starts no process. One broken server never breaks the
+//! others: each has its own session, limit and error.
+
+mod call;
+mod connection;
+mod discovery;
+mod handler;
+mod http;
+mod lines;
+mod notes;
+mod process;
+mod progress;
+mod routing;
+mod server;
+
+pub use discovery::Discovery;
+
+use crate::catalog::Catalog;
+use crate::config::env::process_env;
+use crate::config::{EnvLookup, ServerConfigs};
+use crate::consent::Approvals;
+use crate::error::{Error, Result};
+use futures::future::BoxFuture;
+use indexmap::IndexMap;
+use mcpflow_engine::{CallError, CallRequest, Servers};
+use serde_json::Value;
+use server::Server;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+/// One line a server wrote besides its MCP messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerLog {
+    pub server: String,
+    pub stream: LogStream,
+    pub line: String,
+}
+
+/// Where a [`ServerLog`] line came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogStream {
+    /// The process's stderr (where stdio servers log).
+    Stderr,
+    /// Text on stdout that is not an MCP message (skipped by the protocol).
+    Stdout,
+    /// An MCP `notifications/message` log message.
+    Notification,
+}
+
+/// How the pool behaves. `PoolOptions::default()` and then the `with_*` methods.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct PoolOptions {
+    /// Receives every stderr line, stray stdout line and MCP log message of every server.
+    /// Without it they go to `tracing` at debug level.
+    pub log: Option<UnboundedSender<ServerLog>>,
+    /// Where `${env:NAME}` values come from; the process environment by default.
+    pub env: EnvLookup,
+    /// Timeout of a call that sets none and whose server sets no `timeout_ms` (60 s, as
+    /// the MCP TypeScript SDK).
+    pub default_timeout: Duration,
+    /// Longest wait for a server to start, answer `initialize` and list its tools (30 s).
+    pub connect_timeout: Duration,
+    /// Largest incoming message (and so tool result) accepted from a server (64 MiB). A
+    /// larger one is discarded while it is read and the call fails with
+    /// `OUTPUT_TOO_LARGE`. Over HTTP, plain JSON answers are also capped by rmcp at 16 MiB.
+    pub max_message_bytes: usize,
+    /// How long a stdio server may take to exit after its stdin closes on shutdown, before
+    /// it is terminated (2 s).
+    pub shutdown_grace: Duration,
+}
+
+impl Default for PoolOptions {
+    fn default() -> Self {
+        PoolOptions {
+            log: None,
+            env: process_env(),
+            default_timeout: Duration::from_secs(60),
+            connect_timeout: Duration::from_secs(30),
+            max_message_bytes: 64 * 1024 * 1024,
+            shutdown_grace: Duration::from_secs(2),
+        }
+    }
+}
+
+impl PoolOptions {
+    pub fn with_log(mut self, log: UnboundedSender<ServerLog>) -> Self {
+        self.log = Some(log);
+        self
+    }
+
+    pub fn with_env(mut self, env: EnvLookup) -> Self {
+        self.env = env;
+        self
+    }
+
+    pub fn with_default_timeout(mut self, timeout: Duration) -> Self {
+        self.default_timeout = timeout;
+        self
+    }
+
+    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    pub fn with_max_message_bytes(mut self, bytes: usize) -> Self {
+        self.max_message_bytes = bytes;
+        self
+    }
+
+    pub fn with_shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
+        self
+    }
+}
+
+impl fmt::Debug for PoolOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PoolOptions")
+            .field("log", &self.log.is_some())
+            .field("default_timeout", &self.default_timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("max_message_bytes", &self.max_message_bytes)
+            .field("shutdown_grace", &self.shutdown_grace)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What opening a session needs from the pool.
+#[derive(Debug)]
+pub(crate) struct Context {
+    pub approvals: Approvals,
+    pub options: PoolOptions,
+    /// Cancelled by [`Pool::shutdown`]: starts in progress give up.
+    pub closing: CancellationToken,
+}
+
+/// MCP servers by name, started on first use. Cheap to clone; clones share the servers.
+#[derive(Debug, Clone)]
+pub struct Pool {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    servers: IndexMap<String, Arc<Server>>,
+    cx: Context,
+}
+
+impl Pool {
+    /// A pool over `configs`. Starts nothing.
+    pub fn new(configs: ServerConfigs, approvals: Approvals, options: PoolOptions) -> Self {
+        let servers =
+            configs.iter().map(|(name, entry)| (name.to_owned(), Arc::new(Server::new(name, entry.clone())))).collect();
+        Pool {
+            inner: Arc::new(Inner { servers, cx: Context { approvals, options, closing: CancellationToken::new() } }),
+        }
+    }
+
+    /// The configured servers, in configuration order.
+    pub fn server_names(&self) -> Vec<String> {
+        self.inner.servers.keys().cloned().collect()
+    }
+
+    fn server(&self, name: &str) -> Result<&Arc<Server>> {
+        self.inner
+            .servers
+            .get(name)
+            .ok_or_else(|| Error::ServerNotConfigured { server: name.to_owned(), known: self.server_names() })
+    }
+
+    /// What `server` offers, starting it if needed ("test a connection").
+    pub async fn discover(&self, server: &str) -> Result<Arc<Discovery>> {
+        let connection = self.server(server)?.connection(&self.inner.cx).await?;
+        Ok(connection.discovery.get())
+    }
+
+    /// A snapshot of every server's tools and prompts for the validator and the palette.
+    /// Starts the servers that may start; those that cannot (not approved, bad config,
+    /// failing) are listed as unreachable with the reason.
+    pub async fn catalog(&self) -> Catalog {
+        let cx = &self.inner.cx;
+        let found = futures::future::join_all(self.inner.servers.iter().map(|(name, server)| async move {
+            (name.clone(), server.connection(cx).await.map(|c| c.discovery.get()))
+        }))
+        .await;
+        Catalog::from_results(found)
+    }
+
+    /// The process id of a stdio server's live process, if it runs.
+    pub async fn pid(&self, server: &str) -> Option<u32> {
+        self.inner.servers.get(server)?.pid().await
+    }
+
+    /// Ends every session: stdin is closed, each process gets
+    /// [`PoolOptions::shutdown_grace`] to exit, then is terminated and reaped. Calls after
+    /// this fail with `POOL_SHUT_DOWN`.
+    pub async fn shutdown(&self) {
+        self.inner.cx.closing.cancel();
+        let grace = self.inner.cx.options.shutdown_grace;
+        futures::future::join_all(self.inner.servers.values().map(|server| server.shutdown(grace))).await;
+    }
+}
+
+impl Servers for Pool {
+    fn call(&self, request: CallRequest) -> BoxFuture<'_, Result<Value, CallError>> {
+        Box::pin(async move { Pool::call(self, request).await.map_err(CallError::from) })
+    }
+}

@@ -1,0 +1,286 @@
+//! One call: find the server, start it if needed, send `tools/call`, `resources/read` or
+//! `prompts/get`, forward progress, enforce the timeout and the caller's cancellation
+//! (both send `notifications/cancelled`), and return the raw result as camelCase JSON.
+
+use super::connection::Connection;
+use super::http::is_size_error;
+use super::lines::MARKER;
+use super::server::Server;
+use super::{Inner, Pool};
+use crate::error::{Error, Result};
+use mcpflow_engine::{CallRequest, CallTarget, ProgressSink};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest,
+    GetPromptRequest, GetPromptRequestParams, GetPromptResult, ReadResourceRequest, ReadResourceRequestParams,
+    ReadResourceResult, RequestId, ServerResult,
+};
+use rmcp::service::{PeerRequestOptions, RequestHandle, ServiceError};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// What to ask the server.
+#[derive(Debug)]
+enum Method {
+    Tool { name: String, args: Map<String, Value> },
+    Resource { uri: String },
+    Prompt { name: String, args: Map<String, Value> },
+}
+
+impl Pool {
+    /// Runs one call and returns the raw MCP result (`CallToolResult`,
+    /// `ReadResourceResult` or `GetPromptResult`) as JSON. A tool result with
+    /// `isError: true` is a success here: the caller decides what it means.
+    pub async fn call(&self, request: CallRequest) -> Result<Value> {
+        let CallRequest { target, timeout, cancel, progress } = request;
+        let inner = &*self.inner;
+        let named = match &target {
+            CallTarget::Tool { server, .. } => server.clone(),
+            CallTarget::Resource { server, .. } | CallTarget::Prompt { server, .. } => Some(server.clone()),
+        };
+        let outcome = async {
+            let (server, method) = until_cancelled(&cancel, named.clone(), self.target(target)).await?;
+            let connection = until_cancelled(&cancel, Some(server.name.clone()), server.connection(&inner.cx)).await?;
+            if let Method::Tool { name, .. } = &method {
+                until_cancelled(&cancel, Some(server.name.clone()), has_tool(&server, &connection, name)).await?;
+            }
+            let timeout = timeout.or(server.timeout).unwrap_or(inner.cx.options.default_timeout);
+            execute(inner, &server, &connection, &method, timeout, progress, &cancel).await
+        }
+        .await;
+        match outcome {
+            Err(_) if inner.cx.closing.is_cancelled() => Err(Error::ShutDown),
+            outcome => outcome,
+        }
+    }
+
+    /// The server that will answer, and the request for it.
+    async fn target(&self, target: CallTarget) -> Result<(Arc<Server>, Method)> {
+        Ok(match target {
+            CallTarget::Tool { server: Some(server), tool, args } => {
+                (self.server(&server)?.clone(), Method::Tool { name: tool, args })
+            }
+            CallTarget::Tool { server: None, tool, args } => {
+                (self.route(&tool).await?, Method::Tool { name: tool, args })
+            }
+            CallTarget::Resource { server, uri } => (self.server(&server)?.clone(), Method::Resource { uri }),
+            CallTarget::Prompt { server, prompt, args } => {
+                (self.server(&server)?.clone(), Method::Prompt { name: prompt, args })
+            }
+        })
+    }
+}
+
+async fn until_cancelled<T>(
+    cancel: &CancellationToken,
+    server: Option<String>,
+    work: impl Future<Output = Result<T>>,
+) -> Result<T> {
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => Err(Error::Cancelled { server }),
+        result = work => result,
+    }
+}
+
+/// `TOOL_NOT_FOUND` with the nearest names unless the server lists the tool (listing
+/// again once, in case a `list_changed` was missed).
+async fn has_tool(server: &Server, connection: &Connection, tool: &str) -> Result<()> {
+    if connection.discovery.get().tool(tool).is_some() {
+        return Ok(());
+    }
+    connection.discovery.refresh(connection.peer(), super::discovery::List::Tools).await;
+    let discovery = connection.discovery.get();
+    if discovery.tool(tool).is_some() {
+        return Ok(());
+    }
+    let names = discovery.tools.iter().map(|t| (server.name.as_str(), t.name.as_ref()));
+    Err(Error::ToolNotFound {
+        tool: tool.to_owned(),
+        server: Some(server.name.clone()),
+        nearest: super::routing::nearest(tool, names),
+        unreachable: Vec::new(),
+    })
+}
+
+async fn execute(
+    inner: &Inner,
+    server: &Server,
+    connection: &Connection,
+    method: &Method,
+    timeout: Duration,
+    progress: Option<ProgressSink>,
+    cancel: &CancellationToken,
+) -> Result<Value> {
+    let name = || server.name.clone();
+    let deadline = Instant::now() + timeout;
+    let _permit = tokio::select! {
+        biased;
+        () = cancel.cancelled() => return Err(Error::Cancelled { server: Some(name()) }),
+        () = tokio::time::sleep_until(deadline) => return Err(Error::CallTimeout { server: name(), after: timeout }),
+        permit = server.permit() => permit,
+    };
+    tracing::debug!(server = %server.name, ?method, "calling");
+    let handle = connection.peer().send_request_with_option(method.request(), PeerRequestOptions::no_options()).await;
+    let handle = match handle {
+        Ok(handle) => handle,
+        Err(error) => return Err(service_error(inner, connection, error).await),
+    };
+    let RequestHandle { rx, id, progress_token, .. } = handle;
+    let _progress = progress.map(|sink| connection.progress.register(progress_token, sink));
+    let answer = tokio::select! {
+        biased;
+        answer = rx => answer,
+        () = cancel.cancelled() => {
+            send_cancelled(connection, id, "cancelled by the workflow");
+            return Err(Error::Cancelled { server: Some(name()) });
+        }
+        () = tokio::time::sleep_until(deadline) => {
+            send_cancelled(connection, id, "timed out");
+            return Err(Error::CallTimeout { server: name(), after: timeout });
+        }
+    };
+    match answer {
+        Ok(Ok(result)) => method.output(&server.name, result),
+        Ok(Err(error)) => Err(service_error(inner, connection, error).await),
+        // The session ended with the call in flight.
+        Err(_) => Err(connection.ended("the connection closed during the call").await),
+    }
+}
+
+/// `notifications/cancelled` for request `id`, without waiting: the call returns now.
+fn send_cancelled(connection: &Connection, id: RequestId, reason: &str) {
+    let peer = connection.peer().clone();
+    let params = CancelledNotificationParam::new(Some(id), Some(reason.to_owned()));
+    tokio::spawn(async move {
+        let _ = tokio::time::timeout(Duration::from_secs(5), peer.notify_cancelled(params)).await;
+    });
+}
+
+async fn service_error(inner: &Inner, connection: &Connection, error: ServiceError) -> Error {
+    let server = || connection.notes.server().to_owned();
+    match error {
+        ServiceError::McpError(data) => match data.data.as_ref().and_then(|d| d.get(MARKER)) {
+            Some(made_up) if made_up["code"] == "OUTPUT_TOO_LARGE" => Error::OutputTooLarge {
+                server: server(),
+                limit: inner.cx.options.max_message_bytes,
+                size: made_up["size"].as_u64().and_then(|s| usize::try_from(s).ok()),
+            },
+            Some(_) => Error::ProtocolError { server: server(), message: data.message.into_owned() },
+            None => Error::ServerError { server: server(), code: data.code.0, message: data.message.into_owned() },
+        },
+        ServiceError::TransportSend(error) if is_size_error(error.error.as_ref()) => {
+            Error::OutputTooLarge { server: server(), limit: inner.cx.options.max_message_bytes, size: None }
+        }
+        ServiceError::TransportSend(error) => connection.ended(&format!("sending the request failed: {error}")).await,
+        ServiceError::TransportClosed => connection.ended("the connection closed during the call").await,
+        ServiceError::Cancelled { reason } => {
+            tracing::debug!(server = %server(), ?reason, "the request was cancelled");
+            Error::Cancelled { server: Some(server()) }
+        }
+        ServiceError::Timeout { timeout } => Error::CallTimeout { server: server(), after: timeout },
+        other => Error::ProtocolError { server: server(), message: other.to_string() },
+    }
+}
+
+impl Method {
+    fn request(&self) -> ClientRequest {
+        match self {
+            Method::Tool { name, args } => ClientRequest::CallToolRequest(CallToolRequest::new(
+                CallToolRequestParams::new(name.clone()).with_arguments(args.clone()),
+            )),
+            Method::Resource { uri } => ClientRequest::ReadResourceRequest(ReadResourceRequest::new(
+                ReadResourceRequestParams::new(uri.clone()),
+            )),
+            Method::Prompt { name, args } => ClientRequest::GetPromptRequest(GetPromptRequest::new(
+                GetPromptRequestParams::new(name.clone()).with_arguments(prompt_arguments(args)),
+            )),
+        }
+    }
+
+    /// The result as camelCase JSON, checked to be the result this method expects.
+    fn output(&self, server: &str, result: ServerResult) -> Result<Value> {
+        let protocol = |message: String| Error::ProtocolError { server: server.to_owned(), message };
+        match (self, result) {
+            (Method::Tool { .. }, ServerResult::CallToolResult(r)) => to_json(server, &r),
+            (Method::Resource { .. }, ServerResult::ReadResourceResult(r)) => to_json(server, &r),
+            (Method::Prompt { .. }, ServerResult::GetPromptResult(r)) => to_json(server, &r),
+            (_, ServerResult::InputRequiredResult(_)) => Err(protocol(
+                "the server asked for more input (`input_required`), which a workflow step cannot give".to_owned(),
+            )),
+            (_, ServerResult::CreateTaskResult(_)) => {
+                Err(protocol("the server answered with a task, which mcpflow does not request".to_owned()))
+            }
+            // rmcp reads answers as an untagged union, so an answer may arrive as another
+            // shape: accept it when it reads as the expected one.
+            (method, other) => {
+                let value = to_json(server, &other)?;
+                match method {
+                    Method::Tool { .. } => reshape::<CallToolResult>(server, value, "tools/call"),
+                    Method::Resource { .. } => reshape::<ReadResourceResult>(server, value, "resources/read"),
+                    Method::Prompt { .. } => reshape::<GetPromptResult>(server, value, "prompts/get"),
+                }
+            }
+        }
+    }
+}
+
+fn to_json(server: &str, result: &impl Serialize) -> Result<Value> {
+    serde_json::to_value(result).map_err(|e| Error::ProtocolError { server: server.to_owned(), message: e.to_string() })
+}
+
+fn reshape<T: DeserializeOwned + Serialize>(server: &str, value: Value, method: &str) -> Result<Value> {
+    let parsed: T = serde_json::from_value(value).map_err(|e| Error::ProtocolError {
+        server: server.to_owned(),
+        message: format!("the answer to `{method}` is not a valid `{method}` result: {e}"),
+    })?;
+    to_json(server, &parsed)
+}
+
+/// MCP prompt arguments are strings: other values are passed as compact JSON.
+fn prompt_arguments(args: &Map<String, Value>) -> Map<String, Value> {
+    args.iter()
+        .map(|(name, value)| {
+            let text = match value {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            (name.clone(), Value::String(text))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn prompt_arguments_become_strings() {
+        let args = json!({"n": 3, "s": "x", "o": {"a": [1]}, "b": true});
+        let Value::Object(args) = args else { panic!() };
+        assert_eq!(
+            Value::Object(prompt_arguments(&args)),
+            json!({"n": "3", "s": "x", "o": "{\"a\":[1]}", "b": "true"})
+        );
+    }
+
+    #[test]
+    fn results_are_camel_case_json_of_the_expected_shape() {
+        let tool = Method::Tool { name: "t".into(), args: Map::new() };
+        let result: CallToolResult =
+            serde_json::from_value(json!({"content": [{"type": "text", "text": "no"}], "isError": true})).unwrap();
+        assert_eq!(
+            tool.output("s", ServerResult::CallToolResult(result)).unwrap(),
+            json!({"content": [{"type": "text", "text": "no"}], "isError": true})
+        );
+        // `content` is required: `{}` is not a tool result.
+        assert_eq!(tool.output("s", ServerResult::empty(())).unwrap_err().code(), "PROTOCOL_ERROR");
+        let resource = Method::Resource { uri: "u".into() };
+        assert_eq!(resource.output("s", ServerResult::empty(())).unwrap_err().code(), "PROTOCOL_ERROR");
+    }
+}

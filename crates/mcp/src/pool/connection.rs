@@ -1,0 +1,188 @@
+//! One live MCP session with one server: opening it (consent, `${env:NAME}`, spawn or
+//! connect, `initialize`, discovery), telling whether it still lives, and closing it with
+//! its process reaped.
+
+use super::discovery::DiscoveryCell;
+use super::handler::Handler;
+use super::lines::LineTransport;
+use super::notes::ServerNotes;
+use super::process::{self, ChildProcess};
+use super::progress::ProgressRoutes;
+use super::{Context, http};
+use crate::config::ServerEntry;
+use crate::config::launch::{self, TransportKind, transport_kind};
+use crate::error::{Error, Result};
+use rmcp::service::{ClientCacheConfig, Peer, RoleClient, RunningService, ServiceExt};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+#[derive(Debug)]
+pub(crate) struct Connection {
+    server: String,
+    peer: Peer<RoleClient>,
+    service: Mutex<Option<RunningService<RoleClient, Handler>>>,
+    pub notes: Arc<ServerNotes>,
+    pub progress: Arc<ProgressRoutes>,
+    pub discovery: Arc<DiscoveryCell>,
+    child: Mutex<Option<ChildProcess>>,
+    pid: Option<u32>,
+}
+
+impl Connection {
+    /// Starts or connects to the server and lists what it offers. Nothing is spawned for
+    /// a stdio command that is not approved.
+    pub async fn open(server: &str, entry: &ServerEntry, cx: &Context) -> Result<Self> {
+        let notes = Arc::new(ServerNotes::new(server, cx.options.log.clone()));
+        let handler = Handler {
+            notes: notes.clone(),
+            progress: Arc::new(ProgressRoutes::default()),
+            discovery: Arc::new(DiscoveryCell::new(server)),
+        };
+        let start_failed = |message: String| Error::ServerStartFailed { server: server.to_owned(), message };
+        let max = cx.options.max_message_bytes;
+        let (running, mut child) = match entry {
+            ServerEntry::InProcess(connect) => {
+                let stream = connect().map_err(|e| start_failed(format!("cannot connect in process: {e}")))?;
+                let (read, write) = tokio::io::split(stream);
+                let transport = LineTransport::new(read, write, notes.clone(), max);
+                (handshake(handler.clone(), transport, cx, server).await, None)
+            }
+            ServerEntry::Config(config) => match transport_kind(server, config)? {
+                TransportKind::Stdio => {
+                    cx.approvals.check(server, config)?;
+                    let launch = launch::stdio(server, config, &cx.options.env)?;
+                    let (child, stdout, stdin) = process::spawn(&launch, notes.clone())
+                        .map_err(|e| start_failed(format!("cannot run `{}`: {e}", launch.command)))?;
+                    let transport = LineTransport::new(stdout, stdin, notes.clone(), max);
+                    (handshake(handler.clone(), transport, cx, server).await, Some(child))
+                }
+                TransportKind::Http => {
+                    let launch = launch::http(server, config, &cx.options.env)?;
+                    let transport = http::transport(server, &launch, max)?;
+                    (handshake(handler.clone(), transport, cx, server).await, None)
+                }
+            },
+        };
+        let running = match running {
+            Ok(running) => running,
+            Err(message) => {
+                let mut message = message;
+                if let Some(child) = child.as_mut() {
+                    if let Some(status) = child.exited() {
+                        message.push_str(&format!(" (the process exited: {status})"));
+                    }
+                    child.stop(Duration::ZERO).await;
+                    child.stderr_drained(Duration::from_millis(500)).await;
+                }
+                return Err(start_failed(format!("{message}{}", notes.context())));
+            }
+        };
+        let peer = running.peer().clone();
+        // Workflow steps must see what the server says now, never a cached or stale answer.
+        peer.set_response_cache_config(ClientCacheConfig::disabled()).await;
+        let pid = child.as_ref().and_then(ChildProcess::pid);
+        let connection = Connection {
+            server: server.to_owned(),
+            peer,
+            service: Mutex::new(Some(running)),
+            notes,
+            progress: handler.progress,
+            discovery: handler.discovery,
+            child: Mutex::new(child),
+            pid,
+        };
+        let listed =
+            tokio::time::timeout(cx.options.connect_timeout, connection.discovery.load(&connection.peer)).await;
+        let failure = match listed {
+            Ok(Ok(())) => return Ok(connection),
+            Ok(Err(error)) => format!("listing its tools failed: {error}"),
+            Err(_) => format!("listing its tools took longer than {} ms", cx.options.connect_timeout.as_millis()),
+        };
+        connection.close(Duration::ZERO).await;
+        Err(start_failed(format!("{failure}{}", connection.notes.context())))
+    }
+
+    pub fn peer(&self) -> &Peer<RoleClient> {
+        &self.peer
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// False once the session ended (the process exited, the transport closed).
+    pub fn is_alive(&self) -> bool {
+        !self.peer.is_transport_closed()
+            && self.child.lock().unwrap_or_else(PoisonError::into_inner).as_mut().is_none_or(|c| c.exited().is_none())
+    }
+
+    /// Why the session ended, for a call that was in flight.
+    pub async fn ended(&self, detail: &str) -> Error {
+        if let Some(fatal) = self.notes.fatal() {
+            return fatal;
+        }
+        // The pipe closes while the process exits, a moment before its status can be
+        // collected: give it a short while so the error can say how it ended.
+        let mut exit_and_stderr = (String::new(), None);
+        for _ in 0..20 {
+            // `None`: not exited yet; `Some(None)`: no child to ask; `Some(Some(..))`: exited.
+            let state = {
+                let mut child = self.child.lock().unwrap_or_else(PoisonError::into_inner);
+                match child.as_mut() {
+                    Some(child) => child
+                        .exited()
+                        .map(|status| Some((format!(" (the process exited: {status})"), child.take_stderr_reader()))),
+                    None => Some(None),
+                }
+            };
+            match state {
+                Some(Some(found)) => {
+                    exit_and_stderr = found;
+                    break;
+                }
+                Some(None) => break,
+                None => tokio::time::sleep(Duration::from_millis(10)).await,
+            }
+        }
+        let (exit, stderr) = exit_and_stderr;
+        // A process that died usually said why on stderr just before.
+        process::drain(stderr, Duration::from_millis(200)).await;
+        Error::ServerDisconnected {
+            server: self.server.clone(),
+            message: format!("{detail}{exit}{}", self.notes.context()),
+        }
+    }
+
+    /// Ends the session: closes stdin (or the HTTP session), gives the process `grace` to
+    /// exit, then terminates and reaps it.
+    pub async fn close(&self, grace: Duration) {
+        let service = self.service.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(service) = service {
+            // Stops the session loop, which closes the transport: stdin gets EOF.
+            let _ = tokio::time::timeout(Duration::from_secs(3), service.cancel()).await;
+        }
+        let child = self.child.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(mut child) = child {
+            child.stop(grace).await;
+        }
+    }
+}
+
+/// `initialize` over `transport`, within the connect timeout; the error as text.
+async fn handshake<T, E, A>(
+    handler: Handler,
+    transport: T,
+    cx: &Context,
+    server: &str,
+) -> std::result::Result<RunningService<RoleClient, Handler>, String>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    tracing::debug!(server, "starting the MCP session");
+    match tokio::time::timeout(cx.options.connect_timeout, handler.serve(transport)).await {
+        Ok(Ok(running)) => Ok(running),
+        Ok(Err(error)) => Err(format!("the MCP handshake failed: {error}")),
+        Err(_) => Err(format!("no answer to `initialize` within {} ms", cx.options.connect_timeout.as_millis())),
+    }
+}

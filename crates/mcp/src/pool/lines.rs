@@ -1,0 +1,466 @@
+//! Newline-delimited JSON-RPC over a byte stream (a child's stdin/stdout, an in-process
+//! pipe), with every incoming message bounded.
+//!
+//! Why not rmcp's own stdio transport: `TokioChildProcess` reads with a fixed 16 MiB line
+//! limit and *silently drops* a longer line, and it skips lines that are not JSON; either
+//! way the call that waits for that answer never hears of it and hangs until its timeout.
+//! This reader enforces the pool's limit while reading (a longer line is never buffered:
+//! only its first 4 KiB and last 256 bytes are kept), then answers the waiting call
+//! itself: it finds the JSON-RPC `id` in those bytes and hands rmcp an error response for
+//! it (`OUTPUT_TOO_LARGE`, or `PROTOCOL_ERROR` for a broken answer). An oversized message
+//! whose id cannot be found ends the connection, so the calls in flight fail instead of
+//! hanging. Stray text lines are logged and skipped, as every MCP SDK does.
+//!
+//! Memory per connection: one line buffer of at most the limit, plus at most
+//! [`QUEUE`] parsed messages waiting for rmcp.
+
+use super::notes::ServerNotes;
+use crate::error::Error;
+use rmcp::model::{ClientJsonRpcMessage, ErrorCode, ErrorData, NumberOrString, RequestId, ServerJsonRpcMessage};
+use rmcp::service::RoleClient;
+use rmcp::transport::Transport;
+use serde_json::Value;
+use std::io;
+use std::sync::Arc;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::{Mutex, mpsc};
+use tokio::task::JoinHandle;
+
+/// Parsed messages waiting for rmcp; small, because each may be as large as the limit.
+const QUEUE: usize = 2;
+/// Bytes kept from the start and the end of an oversized line, to find its id.
+const HEAD: usize = 4096;
+const TAIL: usize = 256;
+/// Key in `ErrorData::data` marking an error response made up by this transport.
+pub(crate) const MARKER: &str = "mcpflowTransport";
+
+type BoxWriter = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// An rmcp client transport over a reader and a writer.
+pub(crate) struct LineTransport {
+    incoming: mpsc::Receiver<ServerJsonRpcMessage>,
+    writer: Arc<Mutex<Option<BoxWriter>>>,
+    reader: JoinHandle<()>,
+}
+
+impl LineTransport {
+    /// Starts reading `read` at once; `max_message` bounds one incoming message.
+    pub fn new<R, W>(read: R, write: W, notes: Arc<ServerNotes>, max_message: usize) -> Self
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let (tx, incoming) = mpsc::channel(QUEUE);
+        let reader = tokio::spawn(read_messages(BufReader::with_capacity(64 * 1024, read), tx, notes, max_message));
+        LineTransport { incoming, writer: Arc::new(Mutex::new(Some(Box::new(write)))), reader }
+    }
+}
+
+impl Drop for LineTransport {
+    fn drop(&mut self) {
+        self.reader.abort();
+    }
+}
+
+impl Transport<RoleClient> for LineTransport {
+    type Error = io::Error;
+
+    fn send(&mut self, item: ClientJsonRpcMessage) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
+        let line = serde_json::to_vec(&item).map(|mut line| {
+            line.push(b'\n');
+            line
+        });
+        let writer = self.writer.clone();
+        async move {
+            let line = line.map_err(io::Error::other)?;
+            let mut writer = writer.lock().await;
+            let Some(writer) = writer.as_mut() else {
+                return Err(io::Error::new(io::ErrorKind::NotConnected, "the transport is closed"));
+            };
+            writer.write_all(&line).await?;
+            writer.flush().await
+        }
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<ServerJsonRpcMessage>> + Send {
+        // Cancellation-safe: a message is either still in the channel or returned.
+        self.incoming.recv()
+    }
+
+    async fn close(&mut self) -> Result<(), io::Error> {
+        // Dropping the writer closes the server's stdin: the MCP way to ask it to exit.
+        if let Some(mut writer) = self.writer.lock().await.take() {
+            let _ = writer.shutdown().await;
+        }
+        Ok(())
+    }
+}
+
+/// What one read produced.
+#[derive(Debug, PartialEq)]
+enum LineRead {
+    /// A whole line (without its `\n`) is in the buffer.
+    Line,
+    /// The line was longer than the limit and was not kept.
+    TooLong {
+        head: Vec<u8>,
+        tail: Vec<u8>,
+        size: usize,
+    },
+    Eof,
+}
+
+async fn read_messages<R: AsyncBufRead + Unpin>(
+    mut read: R,
+    tx: mpsc::Sender<ServerJsonRpcMessage>,
+    notes: Arc<ServerNotes>,
+    max: usize,
+) {
+    let mut line = Vec::new();
+    loop {
+        let message = match read_line(&mut read, &mut line, max).await {
+            Ok(LineRead::Line) => {
+                let message = decode(&line, &notes);
+                if line.capacity() > 1024 * 1024 {
+                    // Give a large answer's buffer back instead of keeping it for the connection's life.
+                    line = Vec::new();
+                }
+                message
+            }
+            Ok(LineRead::TooLong { head, tail, size }) => match too_long(&head, &tail, size, max, &notes) {
+                Ok(message) => message,
+                Err(error) => {
+                    // No id to answer: end the connection so the calls in flight fail now.
+                    notes.set_fatal(error);
+                    return;
+                }
+            },
+            Ok(LineRead::Eof) => return,
+            Err(error) => {
+                tracing::debug!(server = notes.server(), %error, "reading from the server failed");
+                return;
+            }
+        };
+        if let Some(message) = message
+            && tx.send(message).await.is_err()
+        {
+            return;
+        }
+    }
+}
+
+/// Reads one `\n`-terminated line into `line`, never letting it grow past `max`.
+async fn read_line<R: AsyncBufRead + Unpin>(read: &mut R, line: &mut Vec<u8>, max: usize) -> io::Result<LineRead> {
+    line.clear();
+    let mut overflow: Option<(Vec<u8>, Vec<u8>, usize)> = None;
+    loop {
+        let available = read.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(match overflow {
+                Some((head, tail, size)) => LineRead::TooLong { head, tail, size },
+                // A last line without `\n` still counts.
+                None if !line.is_empty() => LineRead::Line,
+                None => LineRead::Eof,
+            });
+        }
+        let newline = available.iter().position(|b| *b == b'\n');
+        let take = newline.map_or(available.len(), |i| i + 1);
+        let chunk = &available[..newline.unwrap_or(take)];
+        match &mut overflow {
+            Some((_, tail, size)) => {
+                *size += chunk.len();
+                keep_tail(tail, chunk);
+            }
+            None if line.len() + chunk.len() > max => {
+                let size = line.len() + chunk.len();
+                let mut head = line[..line.len().min(HEAD)].to_vec();
+                // Give the buffer back: the rest of this line is only counted.
+                *line = Vec::new();
+                let room = HEAD - head.len();
+                head.extend_from_slice(&chunk[..room.min(chunk.len())]);
+                let mut tail = Vec::with_capacity(TAIL);
+                keep_tail(&mut tail, chunk);
+                overflow = Some((head, tail, size));
+            }
+            None => line.extend_from_slice(chunk),
+        }
+        read.consume(take);
+        if newline.is_some() {
+            return Ok(match overflow {
+                Some((head, tail, size)) => LineRead::TooLong { head, tail, size },
+                None => LineRead::Line,
+            });
+        }
+    }
+}
+
+fn keep_tail(tail: &mut Vec<u8>, chunk: &[u8]) {
+    if chunk.len() >= TAIL {
+        tail.clear();
+        tail.extend_from_slice(&chunk[chunk.len() - TAIL..]);
+    } else {
+        tail.extend_from_slice(chunk);
+        if tail.len() > TAIL {
+            tail.drain(..tail.len() - TAIL);
+        }
+    }
+}
+
+/// One complete line → a message for rmcp, or nothing (blank, noise).
+fn decode(line: &[u8], notes: &ServerNotes) -> Option<ServerJsonRpcMessage> {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    let error = match serde_json::from_slice::<ServerJsonRpcMessage>(line) {
+        Ok(message) => return Some(message),
+        Err(error) => error,
+    };
+    let text = String::from_utf8_lossy(line);
+    if error.is_syntax() || error.is_eof() {
+        // Not JSON. If it starts like an answer we can still tell its call what happened.
+        if let Some(id) = members_in_head(line).id {
+            return Some(made_up_error(id, "PROTOCOL_ERROR", format!("its answer is not valid JSON: {error}"), None));
+        }
+        notes.stdout_noise(text.into_owned());
+        return None;
+    }
+    // JSON, but not an MCP message rmcp understands.
+    match serde_json::from_slice::<Value>(line).ok().as_ref().and_then(|v| v.get("id")).and_then(request_id) {
+        Some(id) => {
+            Some(made_up_error(id, "PROTOCOL_ERROR", format!("its answer is not a valid MCP message: {error}"), None))
+        }
+        None => {
+            // An unknown notification: ignored, as rmcp and the other SDKs do.
+            tracing::debug!(server = notes.server(), %error, "ignoring an unparsable message: {text}");
+            None
+        }
+    }
+}
+
+/// An oversized line: an error response for its id, nothing for a notification, or an
+/// error that ends the connection.
+fn too_long(
+    head: &[u8],
+    tail: &[u8],
+    size: usize,
+    max: usize,
+    notes: &ServerNotes,
+) -> Result<Option<ServerJsonRpcMessage>, Error> {
+    let size = size.max(max + 1);
+    let members = members_in_head(head);
+    let too_large = || Error::OutputTooLarge { server: notes.server().to_owned(), limit: max, size: Some(size) };
+    tracing::warn!(server = notes.server(), size, max, "discarded an incoming message over the size limit");
+    match members.id.or_else(|| id_in_tail(tail)) {
+        Some(id) => Ok(Some(made_up_error(id, "OUTPUT_TOO_LARGE", too_large().to_string(), Some(size)))),
+        None if members.method => {
+            notes
+                .log(super::LogStream::Stdout, format!("dropped a notification of {size} bytes or more (limit {max})"));
+            Ok(None)
+        }
+        None => Err(too_large()),
+    }
+}
+
+fn made_up_error(id: RequestId, code: &str, message: String, size: Option<usize>) -> ServerJsonRpcMessage {
+    let data = serde_json::json!({ MARKER: { "code": code, "size": size } });
+    ServerJsonRpcMessage::error(ErrorData::new(ErrorCode::INTERNAL_ERROR, message, Some(data)), Some(id))
+}
+
+fn request_id(value: &Value) -> Option<RequestId> {
+    match value {
+        Value::Number(n) => n.as_i64().map(NumberOrString::Number),
+        Value::String(s) => Some(NumberOrString::String(s.as_str().into())),
+        _ => None,
+    }
+}
+
+/// Top-level members seen in the first bytes of a JSON object.
+#[derive(Debug, Default, PartialEq)]
+struct HeadMembers {
+    id: Option<RequestId>,
+    method: bool,
+}
+
+/// Walks the top-level members of a (possibly cut) JSON object, noting `id` and `method`.
+fn members_in_head(text: &[u8]) -> HeadMembers {
+    let mut found = HeadMembers::default();
+    let mut at = skip_ws(text, 0);
+    if text.get(at) != Some(&b'{') {
+        return found;
+    }
+    at += 1;
+    loop {
+        at = skip_ws(text, at);
+        let Some(key_end) = string_end(text, at) else { return found };
+        let key = &text[at + 1..key_end - 1];
+        at = skip_ws(text, key_end);
+        if text.get(at) != Some(&b':') {
+            return found;
+        }
+        at = skip_ws(text, at + 1);
+        let Some(value_end) = value_end(text, at) else { return found };
+        match key {
+            b"id" => {
+                found.id = serde_json::from_slice::<Value>(&text[at..value_end]).ok().as_ref().and_then(request_id);
+            }
+            b"method" => found.method = true,
+            _ => {}
+        }
+        at = skip_ws(text, value_end);
+        if text.get(at) != Some(&b',') {
+            return found;
+        }
+        at += 1;
+    }
+}
+
+/// The `id` when the object ends with `"id":<value>}` (the TypeScript SDK writes it last).
+fn id_in_tail(tail: &[u8]) -> Option<RequestId> {
+    let text = tail.trim_ascii_end();
+    let text = text.strip_suffix(b"}")?.trim_ascii_end();
+    let start = if text.last() == Some(&b'"') {
+        text[..text.len() - 1].iter().rposition(|b| *b == b'"')?
+    } else {
+        text.iter().rposition(|b| !(b.is_ascii_digit() || *b == b'-')).map_or(0, |i| i + 1)
+    };
+    let id = serde_json::from_slice::<Value>(&text[start..]).ok().as_ref().and_then(request_id)?;
+    let before = text[..start].trim_ascii_end().strip_suffix(b":")?.trim_ascii_end().strip_suffix(b"\"id\"")?;
+    matches!(before.trim_ascii_end().last(), Some(b',' | b'{')).then_some(id)
+}
+
+fn skip_ws(text: &[u8], mut at: usize) -> usize {
+    while text.get(at).is_some_and(u8::is_ascii_whitespace) {
+        at += 1;
+    }
+    at
+}
+
+/// The index after the closing quote of the string starting at `at`.
+fn string_end(text: &[u8], at: usize) -> Option<usize> {
+    if text.get(at) != Some(&b'"') {
+        return None;
+    }
+    let mut i = at + 1;
+    while let Some(b) = text.get(i) {
+        match b {
+            b'\\' => i += 2,
+            b'"' => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// The index after the JSON value starting at `at`, if it ends within `text`.
+fn value_end(text: &[u8], at: usize) -> Option<usize> {
+    match text.get(at)? {
+        b'"' => string_end(text, at),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut i = at;
+            while let Some(b) = text.get(i) {
+                match b {
+                    b'"' => {
+                        i = string_end(text, i)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            None
+        }
+        _ => {
+            let len = text[at..].iter().position(|b| matches!(b, b',' | b'}' | b']') || b.is_ascii_whitespace())?;
+            Some(at + len)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(n: i64) -> Option<RequestId> {
+        Some(NumberOrString::Number(n))
+    }
+
+    #[test]
+    fn finds_the_id_at_the_start_or_the_end_of_a_cut_message() {
+        let rmcp = br#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"aaaa"#;
+        assert_eq!(members_in_head(rmcp), HeadMembers { id: id(7), method: false });
+        let nested = br#"{"result":{"a":{"id":1},"b":[1,{"c":"}"}]},"id":"x-9","jsonrpc":"2.0"}"#;
+        assert_eq!(members_in_head(nested).id, Some(NumberOrString::String("x-9".into())));
+        let typescript_head = br#"{"result":{"content":[{"type":"text","text":"aaaa"#;
+        assert_eq!(members_in_head(typescript_head), HeadMembers::default());
+        assert_eq!(id_in_tail(br#"aaaa"}]},"jsonrpc":"2.0","id":12}"#), id(12));
+        assert_eq!(
+            id_in_tail(b"aa\"}]},\"jsonrpc\":\"2.0\",\"id\":\"r-1\"}\n"),
+            Some(NumberOrString::String("r-1".into()))
+        );
+        // A nested `id` at the very end is not the message's id.
+        assert_eq!(id_in_tail(br#"aaaa","item":{"id":5}}}"#), None);
+        assert_eq!(id_in_tail(br#"aaaa"}"#), None);
+        assert!(members_in_head(br#"{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"xx"#).method);
+    }
+
+    async fn read_all(input: Vec<u8>, max: usize) -> Vec<LineRead> {
+        let mut read = BufReader::with_capacity(1024, &input[..]);
+        let mut line = Vec::new();
+        let mut out = Vec::new();
+        loop {
+            let r = read_line(&mut read, &mut line, max).await.unwrap();
+            assert!(line.capacity() <= max + 1024, "buffered {} bytes", line.capacity());
+            if r == LineRead::Eof {
+                return out;
+            }
+            out.push(r);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_line_over_the_limit_is_never_buffered() {
+        let mut input = br#"{"jsonrpc":"2.0","id":3,"result":{"x":""#.to_vec();
+        input.extend(std::iter::repeat_n(b'a', 5 * 1024 * 1024));
+        input.extend_from_slice(b"\"}}\n{\"ok\":1}\n");
+        let reads = read_all(input, 64 * 1024).await;
+        let [LineRead::TooLong { head, tail, size }, LineRead::Line] = &reads[..] else { panic!("{reads:?}") };
+        assert_eq!(members_in_head(head).id, id(3));
+        assert!(tail.ends_with(b"aaa\"}}") && *size >= 64 * 1024, "{size}");
+    }
+
+    #[test]
+    fn noise_is_logged_and_broken_answers_are_answered() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let notes = ServerNotes::new("s", Some(tx));
+        assert!(decode(b"Server started on stdio", &notes).is_none());
+        assert_eq!(rx.try_recv().unwrap().line, "Server started on stdio");
+        let Some(ServerJsonRpcMessage::Error(broken)) = decode(br#"{"jsonrpc":"2.0","id":4,"result":{"#, &notes) else {
+            panic!()
+        };
+        assert_eq!(broken.id, id(4));
+        let wrong = decode(br#"{"jsonrpc":"2.0","id":5}"#, &notes);
+        let Some(ServerJsonRpcMessage::Error(wrong)) = wrong else { panic!("{wrong:?}") };
+        assert_eq!(wrong.error.data.unwrap()[MARKER]["code"], "PROTOCOL_ERROR");
+        assert!(decode(b"  \r", &notes).is_none());
+    }
+
+    #[test]
+    fn an_oversized_answer_without_an_id_ends_the_connection() {
+        let notes = ServerNotes::new("s", None);
+        let err = too_long(br#"{"result":{"x":"aaa"#, b"aaaa", 100, 10, &notes).unwrap_err();
+        assert_eq!(err.code(), "OUTPUT_TOO_LARGE");
+        let answered = too_long(br#"{"jsonrpc":"2.0","id":1,"result":"#, b"", 100, 10, &notes).unwrap();
+        assert!(matches!(answered, Some(ServerJsonRpcMessage::Error(_))));
+        assert!(too_long(br#"{"method":"notifications/message","params":"#, b"", 100, 10, &notes).unwrap().is_none());
+    }
+}

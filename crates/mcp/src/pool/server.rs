@@ -1,0 +1,88 @@
+//! One configured server: its session, started on first use and started again when the
+//! last one ended (a crashed stdio process restarts on the next call), and its limit on
+//! calls in flight (`max_concurrency`).
+
+use super::Context;
+use super::connection::Connection;
+use crate::config::ServerEntry;
+use crate::error::{Error, Result};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
+
+#[derive(Debug)]
+pub(crate) struct Server {
+    pub name: String,
+    entry: ServerEntry,
+    limit: Option<Arc<Semaphore>>,
+    /// The entry's `timeout_ms`.
+    pub timeout: Option<Duration>,
+    /// Held while a session starts, so concurrent first calls start one process.
+    state: Mutex<State>,
+}
+
+#[derive(Debug)]
+enum State {
+    Idle,
+    Live(Arc<Connection>),
+    Closed,
+}
+
+impl Server {
+    pub fn new(name: &str, entry: ServerEntry) -> Self {
+        let (limit, timeout) = match &entry {
+            ServerEntry::Config(config) => (
+                config.max_concurrency.map(|n| Arc::new(Semaphore::new(n.max(1) as usize))),
+                config.timeout_ms.map(Duration::from_millis),
+            ),
+            ServerEntry::InProcess(_) => (None, None),
+        };
+        Server { name: name.to_owned(), entry, limit, timeout, state: Mutex::new(State::Idle) }
+    }
+
+    /// The live session, started (or started again) if needed.
+    pub async fn connection(&self, cx: &Context) -> Result<Arc<Connection>> {
+        let mut state = self.state.lock().await;
+        match &*state {
+            State::Closed => return Err(Error::ShutDown),
+            State::Live(connection) if connection.is_alive() => return Ok(connection.clone()),
+            State::Live(ended) => {
+                tracing::info!(server = %self.name, "the server's session ended; starting it again");
+                let ended = ended.clone();
+                *state = State::Idle;
+                ended.close(Duration::ZERO).await;
+            }
+            State::Idle => {}
+        }
+        let opened = tokio::select! {
+            opened = Connection::open(&self.name, &self.entry, cx) => opened?,
+            () = cx.closing.cancelled() => return Err(Error::ShutDown),
+        };
+        let connection = Arc::new(opened);
+        *state = State::Live(connection.clone());
+        Ok(connection)
+    }
+
+    /// A place among the calls in flight, when the server limits them.
+    pub async fn permit(&self) -> Option<OwnedSemaphorePermit> {
+        match &self.limit {
+            Some(limit) => limit.clone().acquire_owned().await.ok(),
+            None => None,
+        }
+    }
+
+    pub async fn pid(&self) -> Option<u32> {
+        match &*self.state.lock().await {
+            State::Live(connection) if connection.is_alive() => connection.pid(),
+            _ => None,
+        }
+    }
+
+    /// Ends the session for good, reaping its process.
+    pub async fn shutdown(&self, grace: Duration) {
+        let previous = std::mem::replace(&mut *self.state.lock().await, State::Closed);
+        if let State::Live(connection) = previous {
+            connection.close(grace).await;
+        }
+    }
+}

@@ -1,0 +1,219 @@
+//! The pool against servers that misbehave on purpose (the faulty fixture, a command that
+//! does not exist, a server that writes broken answers): clear error codes, restarts,
+//! bounded memory, and no process left behind.
+
+use crate::support::{config, configs, eventually, in_process, pool, process_state, testkit, text, tool};
+use mcpflow_blueprint::{ServerStatus, ToolCatalog};
+use mcpflow_mcp::{Approvals, LogStream, Pool, PoolOptions};
+use mcpflow_testkit::Fixture;
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+#[tokio::test]
+async fn a_crash_mid_call_fails_the_call_and_the_next_call_restarts_the_server() {
+    let pool = pool(vec![("faulty", testkit("faulty"))]);
+    pool.call(tool(Some("faulty"), "echo", json!({"message": "up"}))).await.unwrap();
+    let first = pool.pid("faulty").await.unwrap();
+    let err = pool.call(tool(Some("faulty"), "crash", json!({}))).await.unwrap_err();
+    assert_eq!(err.code(), "SERVER_DISCONNECTED");
+    assert!(err.is_transient(), "a retry should be allowed");
+    assert!(err.to_string().contains("exit status: 3"), "{err}");
+    let retried = pool.call(tool(Some("faulty"), "echo", json!({"message": "again"}))).await.unwrap();
+    assert_eq!(text(&retried), "again");
+    let second = pool.pid("faulty").await.unwrap();
+    assert_ne!(first, second, "a new process serves the retry");
+    assert_eq!(process_state(first), None, "the crashed process was reaped");
+    pool.shutdown().await;
+    assert_eq!(process_state(second), None);
+}
+
+#[tokio::test]
+async fn an_in_process_server_that_drops_the_connection_is_reconnected() {
+    let mut configs = configs(Vec::new());
+    in_process(&mut configs, "faulty", Fixture::Faulty);
+    let pool = Pool::new(configs, Approvals::new(), PoolOptions::default());
+    let err = pool.call(tool(Some("faulty"), "crash", json!({}))).await.unwrap_err();
+    assert_eq!(err.code(), "SERVER_DISCONNECTED");
+    let retried = pool.call(tool(Some("faulty"), "echo", json!({"message": "back"}))).await.unwrap();
+    assert_eq!(text(&retried), "back");
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_hanging_call_times_out_the_server_stays_usable_and_shutdown_leaves_no_process() {
+    let mut faulty = testkit("faulty");
+    // At info level rmcp logs the `notifications/cancelled` it receives.
+    faulty.env.insert("RUST_LOG".to_owned(), json!("info"));
+    let (log, mut lines) = tokio::sync::mpsc::unbounded_channel();
+    let pool =
+        Pool::new(configs(vec![("faulty", faulty)]), Approvals::allow_all(), PoolOptions::default().with_log(log));
+    pool.call(tool(Some("faulty"), "echo", json!({"message": "up"}))).await.unwrap();
+    let pid = pool.pid("faulty").await.unwrap();
+    let mut hang = tool(Some("faulty"), "hang", json!({}));
+    hang.timeout = Some(Duration::from_millis(300));
+    let started = Instant::now();
+    let err = pool.call(hang).await.unwrap_err();
+    assert_eq!(err.code(), "CALL_TIMEOUT");
+    assert!(err.is_transient());
+    assert!(started.elapsed() < Duration::from_secs(2), "took {:?}", started.elapsed());
+    assert!(matches!(process_state(pid), Some(s) if s != 'Z'), "the server is still alive");
+    let mut seen = Vec::new();
+    let cancelled = eventually(Duration::from_secs(5), || {
+        seen.extend(std::iter::from_fn(|| lines.try_recv().ok()));
+        seen.iter()
+            .any(|l| l.stream == LogStream::Stderr && l.line.contains("cancelled") && l.line.contains("timed out"))
+    })
+    .await;
+    assert!(cancelled, "the server never heard of the cancellation: {seen:?}");
+    let after = pool.call(tool(Some("faulty"), "echo", json!({"message": "usable"}))).await.unwrap();
+    assert_eq!(text(&after), "usable");
+    assert_eq!(pool.pid("faulty").await, Some(pid), "the same process answered");
+    pool.shutdown().await;
+    assert_eq!(process_state(pid), None, "no process (and no zombie) after shutdown");
+}
+
+#[tokio::test]
+async fn a_garbage_line_on_stdout_is_logged_and_the_answer_still_arrives() {
+    let (log, mut lines) = tokio::sync::mpsc::unbounded_channel();
+    let pool = Pool::new(
+        configs(vec![("faulty", testkit("faulty"))]),
+        Approvals::allow_all(),
+        PoolOptions::default().with_log(log),
+    );
+    let result = pool.call(tool(Some("faulty"), "garbage", json!({}))).await.unwrap();
+    assert_eq!(result["structuredContent"]["garbage"], "this line is not JSON-RPC }{");
+    pool.shutdown().await;
+    let logged: Vec<_> = std::iter::from_fn(|| lines.try_recv().ok()).collect();
+    assert!(
+        logged.iter().any(|l| l.stream == LogStream::Stdout && l.line == "this line is not JSON-RPC }{"),
+        "{logged:?}"
+    );
+}
+
+/// A stdio server scripted in `sh`: answers `initialize` and `tools/list`, then answers the
+/// first `tools/call` (request id 2) with a line that is not JSON.
+fn broken_answer_server() -> mcpflow_blueprint::ServerConfig {
+    let script = r#"
+read -r init
+printf '%s\n' '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"broken","version":"1"}}}'
+read -r initialized
+read -r list
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"answer","inputSchema":{"type":"object"}}]}}'
+read -r call
+printf '%s\n' '{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"cut off'
+read -r rest
+"#;
+    config(json!({"command": "sh", "args": ["-c", script]}))
+}
+
+#[tokio::test]
+async fn an_answer_that_is_not_json_is_a_protocol_error_at_once() {
+    let pool = pool(vec![("broken", broken_answer_server())]);
+    let mut call = tool(Some("broken"), "answer", json!({}));
+    call.timeout = Some(Duration::from_secs(20));
+    let started = Instant::now();
+    let err = pool.call(call).await.unwrap_err();
+    assert_eq!(err.code(), "PROTOCOL_ERROR");
+    assert!(err.to_string().contains("not valid JSON"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(5), "no waiting for the timeout: {:?}", started.elapsed());
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_50_mib_answer_arrives_within_the_default_bound() {
+    let pool = pool(vec![("faulty", testkit("faulty"))]);
+    let mut call = tool(Some("faulty"), "huge", json!({"mb": 50}));
+    call.timeout = Some(Duration::from_secs(120));
+    let result = pool.call(call).await.unwrap();
+    assert_eq!(text(&result).len(), 50 * 1024 * 1024);
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_answer_over_the_bound_is_output_too_large_and_the_server_stays_usable() {
+    let pool = Pool::new(
+        configs(vec![("faulty", testkit("faulty"))]),
+        Approvals::allow_all(),
+        PoolOptions::default().with_max_message_bytes(4 * 1024 * 1024),
+    );
+    let pid_before = {
+        pool.call(tool(Some("faulty"), "echo", json!({"message": "up"}))).await.unwrap();
+        pool.pid("faulty").await
+    };
+    let mut call = tool(Some("faulty"), "huge", json!({"mb": 50}));
+    call.timeout = Some(Duration::from_secs(120));
+    let err = pool.call(call).await.unwrap_err();
+    assert_eq!(err.code(), "OUTPUT_TOO_LARGE");
+    assert!(err.to_string().contains("4 MiB limit"), "{err}");
+    // The oversized line was skipped, not the connection.
+    let after = pool.call(tool(Some("faulty"), "echo", json!({"message": "fine"}))).await.unwrap();
+    assert_eq!(text(&after), "fine");
+    assert_eq!(pool.pid("faulty").await, pid_before);
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_that_cannot_start_leaves_the_others_working() {
+    let pool = pool(vec![
+        ("broken", config(json!({"command": "/nonexistent/mcp-server", "args": ["--x"]}))),
+        ("echo", testkit("echo")),
+    ]);
+    let err = pool.call(tool(Some("broken"), "anything", json!({}))).await.unwrap_err();
+    assert_eq!(err.code(), "SERVER_START_FAILED");
+    assert!(err.to_string().contains("cannot run `/nonexistent/mcp-server`"), "{err}");
+    let ok = pool.call(tool(Some("echo"), "echo", json!({"message": "fine"}))).await.unwrap();
+    assert_eq!(text(&ok), "fine");
+    // Routing by tool name skips the broken server and says so only when nothing is found.
+    assert_eq!(text(&pool.call(tool(None, "echo", json!({"message": "routed"}))).await.unwrap()), "routed");
+    let missing = pool.call(tool(None, "nothing_like_it", json!({}))).await.unwrap_err();
+    assert!(missing.to_string().contains("server `broken` could not be searched: SERVER_START_FAILED"), "{missing}");
+    let catalog = pool.catalog().await;
+    assert!(matches!(catalog.server("broken"), ServerStatus::Unreachable { .. }));
+    assert!(matches!(catalog.server("echo"), ServerStatus::Ready(_)));
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_that_exits_at_start_reports_its_stderr() {
+    let pool =
+        pool(vec![("dies", config(json!({"command": "sh", "args": ["-c", "echo 'fatal: no config' >&2; exit 7"]})))]);
+    let err = pool.call(tool(Some("dies"), "anything", json!({}))).await.unwrap_err();
+    assert_eq!(err.code(), "SERVER_START_FAILED");
+    let message = err.to_string();
+    assert!(message.contains("fatal: no config"), "{message}");
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn stderr_lines_reach_the_log_channel() {
+    let (log, mut lines) = tokio::sync::mpsc::unbounded_channel();
+    let binary = mcpflow_testkit::binary();
+    let wrapped = config(json!({
+        "command": "sh",
+        "args": ["-c", "echo 'booting the echo fixture' >&2; exec \"$0\" echo", binary],
+    }));
+    let pool =
+        Pool::new(configs(vec![("echo", wrapped)]), Approvals::allow_all(), PoolOptions::default().with_log(log));
+    pool.call(tool(Some("echo"), "echo", json!({"message": "x"}))).await.unwrap();
+    let mut seen = Vec::new();
+    let found = eventually(Duration::from_secs(5), || {
+        seen.extend(std::iter::from_fn(|| lines.try_recv().ok()));
+        seen.iter().any(|l| l.server == "echo" && l.stream == LogStream::Stderr && l.line == "booting the echo fixture")
+    })
+    .await;
+    assert!(found, "{seen:?}");
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn dropping_the_pool_kills_its_processes() {
+    let pool = pool(vec![("faulty", testkit("faulty"))]);
+    pool.call(tool(Some("faulty"), "echo", json!({"message": "up"}))).await.unwrap();
+    let pid = pool.pid("faulty").await.unwrap();
+    drop(pool);
+    assert!(
+        eventually(Duration::from_secs(5), || process_state(pid).is_none()).await,
+        "process {pid} is still there: {:?}",
+        process_state(pid)
+    );
+}

@@ -1,0 +1,231 @@
+//! The pool against the testkit fixtures: calls, routing, resources, prompts, progress,
+//! cancellation, timeouts from config, concurrency limits, the catalog, the engine trait.
+
+use crate::support::{configs, eventually, in_process, pool, request, testkit, text, tool};
+use mcpflow_blueprint::{ServerStatus, ToolCatalog};
+use mcpflow_engine::{CallTarget, Progress, Servers};
+use mcpflow_mcp::{Approvals, Pool, PoolOptions, ServerConfigs};
+use mcpflow_testkit::{ClusterConfig, Fixture};
+use serde_json::json;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+fn in_process_pool(servers: Vec<(&str, Fixture)>) -> Pool {
+    let mut configs = ServerConfigs::new();
+    for (name, fixture) in servers {
+        in_process(&mut configs, name, fixture);
+    }
+    Pool::new(configs, Approvals::new(), PoolOptions::default())
+}
+
+#[tokio::test]
+async fn an_in_process_fixture_answers_with_the_raw_camel_case_result() {
+    let pool = in_process_pool(vec![("echo", Fixture::Echo)]);
+    let result = pool.call(tool(Some("echo"), "add", json!({"a": 2, "b": 3}))).await.unwrap();
+    assert_eq!(result["structuredContent"], json!({"sum": 5.0}));
+    let echoed = pool.call(tool(Some("echo"), "echo", json!({"message": "hi"}))).await.unwrap();
+    assert_eq!(text(&echoed), "hi");
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_child_process_fixture_answers_and_is_reaped_on_shutdown() {
+    let pool = pool(vec![("echo", testkit("echo"))]);
+    let result = pool.call(tool(Some("echo"), "echo", json!({"message": "over stdio"}))).await.unwrap();
+    assert_eq!(text(&result), "over stdio");
+    let pid = pool.pid("echo").await.expect("a running process");
+    assert!(crate::support::process_state(pid).is_some());
+    pool.shutdown().await;
+    assert_eq!(crate::support::process_state(pid), None, "the process must be gone, not a zombie");
+    let after = pool.call(tool(Some("echo"), "echo", json!({"message": "x"}))).await.unwrap_err();
+    assert_eq!(after.code(), "POOL_SHUT_DOWN");
+}
+
+#[tokio::test]
+async fn a_tool_without_a_server_is_routed_to_the_one_server_that_has_it() {
+    let pool =
+        in_process_pool(vec![("echo", Fixture::Echo), ("cluster", Fixture::ClusterSim(ClusterConfig::default()))]);
+    let nodes = pool.call(tool(None, "list_nodes", json!({}))).await.unwrap();
+    assert_eq!(nodes["structuredContent"]["items"].as_array().map(Vec::len), Some(13));
+    let sum = pool.call(tool(None, "add", json!({"a": 1, "b": 1}))).await.unwrap();
+    assert_eq!(sum["structuredContent"]["sum"], json!(2.0));
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_tool_offered_by_two_servers_is_ambiguous_naming_both() {
+    let pool = in_process_pool(vec![("echo", Fixture::Echo), ("faulty", Fixture::Faulty)]);
+    let err = pool.call(tool(None, "echo", json!({"message": "?"}))).await.unwrap_err();
+    assert_eq!(err.code(), "TOOL_AMBIGUOUS");
+    let message = err.to_string();
+    assert!(message.contains("`echo`, `faulty`"), "{message}");
+    // Naming the server settles it.
+    let result = pool.call(tool(Some("faulty"), "echo", json!({"message": "!"}))).await.unwrap();
+    assert_eq!(text(&result), "!");
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_unknown_tool_is_not_found_with_the_nearest_names() {
+    let pool = in_process_pool(vec![("echo", Fixture::Echo)]);
+    let err = pool.call(tool(None, "ecoh", json!({}))).await.unwrap_err();
+    assert_eq!(err.code(), "TOOL_NOT_FOUND");
+    assert!(err.to_string().contains("did you mean `echo` (server `echo`)"), "{err}");
+    let named = pool.call(tool(Some("echo"), "multiplyy", json!({}))).await.unwrap_err();
+    assert_eq!(named.code(), "TOOL_NOT_FOUND");
+    assert!(named.to_string().starts_with("server `echo` has no tool `multiplyy`; did you mean `multiply`"), "{named}");
+    let server = pool.call(tool(Some("nope"), "echo", json!({}))).await.unwrap_err();
+    assert_eq!(server.code(), "SERVER_NOT_CONFIGURED");
+    assert!(server.to_string().contains("(configured: `echo`)"), "{server}");
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn resources_and_prompts_come_back_as_raw_results() {
+    let pool = in_process_pool(vec![("echo", Fixture::Echo)]);
+    let resource =
+        pool.call(request(CallTarget::Resource { server: "echo".into(), uri: "echo://hello".into() })).await.unwrap();
+    assert_eq!(resource["contents"][0]["uri"], "echo://hello");
+    assert!(resource["contents"][0]["text"].is_string(), "{resource}");
+    let prompt = pool
+        .call(request(CallTarget::Prompt {
+            server: "echo".into(),
+            prompt: "greet".into(),
+            args: crate::support::args(json!({"name": "Ada"})),
+        }))
+        .await
+        .unwrap();
+    assert_eq!(prompt["messages"][0]["content"]["text"], "Hello, Ada! How are you today?");
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn progress_notifications_reach_the_calls_sink() {
+    let pool = in_process_pool(vec![("echo", Fixture::Echo)]);
+    let seen: Arc<Mutex<Vec<Progress>>> = Arc::default();
+    let mut call = tool(Some("echo"), "progress", json!({"steps": 4, "interval_ms": 5}));
+    let sink = seen.clone();
+    call.progress = Some(Arc::new(move |p| sink.lock().unwrap().push(p)));
+    let result = pool.call(call).await.unwrap();
+    assert_eq!(result["structuredContent"]["steps"], 4);
+    // Notifications are handled on their own tasks: the last may land just after the result.
+    assert!(eventually(Duration::from_secs(2), || seen.lock().unwrap().len() == 4).await);
+    let mut progress: Vec<f64> = seen.lock().unwrap().iter().map(|p| p.progress).collect();
+    progress.sort_by(f64::total_cmp);
+    assert_eq!(progress, [1.0, 2.0, 3.0, 4.0]);
+    assert!(seen.lock().unwrap().iter().all(|p| p.total == Some(4.0)));
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn cancelling_a_call_sends_cancelled_returns_promptly_and_the_server_stays_usable() {
+    let mut echo = testkit("echo");
+    // At info level rmcp logs the `notifications/cancelled` it receives.
+    echo.env.insert("RUST_LOG".to_owned(), json!("info"));
+    let (log, mut lines) = tokio::sync::mpsc::unbounded_channel();
+    let pool = Pool::new(configs(vec![("echo", echo)]), Approvals::allow_all(), PoolOptions::default().with_log(log));
+    pool.call(tool(Some("echo"), "echo", json!({"message": "warm up"}))).await.unwrap();
+    let call = tool(Some("echo"), "sleep", json!({"ms": 30_000}));
+    let cancel = call.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        cancel.cancel();
+    });
+    let started = Instant::now();
+    let err = pool.call(call).await.unwrap_err();
+    assert_eq!(err.code(), "CANCELLED");
+    assert!(started.elapsed() < Duration::from_secs(2), "took {:?}", started.elapsed());
+    let mut seen = Vec::new();
+    let heard = eventually(Duration::from_secs(5), || {
+        seen.extend(std::iter::from_fn(|| lines.try_recv().ok()));
+        seen.iter().any(|l| l.line.contains("cancelled") && l.line.contains("cancelled by the workflow"))
+    })
+    .await;
+    assert!(heard, "the server never heard of the cancellation: {seen:?}");
+    let after = pool.call(tool(Some("echo"), "echo", json!({"message": "still here"}))).await.unwrap();
+    assert_eq!(text(&after), "still here");
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_servers_timeout_ms_applies_when_the_call_sets_none() {
+    let mut echo = testkit("echo");
+    echo.timeout_ms = Some(200);
+    let pool = pool(vec![("echo", echo)]);
+    pool.call(tool(Some("echo"), "echo", json!({"message": "warm up"}))).await.unwrap();
+    let started = Instant::now();
+    let err = pool.call(tool(Some("echo"), "sleep", json!({"ms": 10_000}))).await.unwrap_err();
+    assert_eq!(err.code(), "CALL_TIMEOUT");
+    assert!(err.to_string().contains("200 ms"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(2), "took {:?}", started.elapsed());
+    // The call's own timeout wins over the server's.
+    let mut long = tool(Some("echo"), "sleep", json!({"ms": 300}));
+    long.timeout = Some(Duration::from_secs(5));
+    assert_eq!(pool.call(long).await.unwrap()["structuredContent"]["slept_ms"], 300);
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn max_concurrency_queues_calls_beyond_the_limit() {
+    let mut limited = testkit("echo");
+    limited.max_concurrency = Some(1);
+    let pool = pool(vec![("limited", limited), ("free", testkit("echo"))]);
+    for server in ["limited", "free"] {
+        pool.call(tool(Some(server), "echo", json!({"message": "warm up"}))).await.unwrap();
+    }
+    let elapsed = |server: &'static str| {
+        let pool = pool.clone();
+        async move {
+            let started = Instant::now();
+            let calls = (0..3).map(|_| pool.call(tool(Some(server), "sleep", json!({"ms": 200}))));
+            for result in futures::future::join_all(calls).await {
+                result.unwrap();
+            }
+            started.elapsed()
+        }
+    };
+    let serial = elapsed("limited").await;
+    let parallel = elapsed("free").await;
+    assert!(serial >= Duration::from_millis(600), "limited to one at a time: {serial:?}");
+    assert!(parallel < Duration::from_millis(550), "unlimited calls overlap: {parallel:?}");
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_catalog_lists_tools_and_prompts_and_reports_unapproved_servers_without_starting_them() {
+    let marker = tempfile::tempdir().unwrap();
+    let touched = marker.path().join("started");
+    let mut configs = configs(vec![(
+        "unapproved",
+        crate::support::config(json!({"command": "sh", "args": ["-c", format!("touch {}", touched.display())]})),
+    )]);
+    in_process(&mut configs, "echo", Fixture::Echo);
+    let pool = Pool::new(configs, Approvals::new(), PoolOptions::default());
+    let catalog = pool.catalog().await;
+    assert_eq!(catalog.server_names(), ["unapproved", "echo"]);
+    let ServerStatus::Ready(echo) = catalog.server("echo") else { panic!("echo is not ready") };
+    let mut tools: Vec<&str> = echo.tools.iter().map(|t| t.name.as_str()).collect();
+    tools.sort_unstable();
+    assert_eq!(tools, ["add", "echo", "multiply", "progress", "sleep"]);
+    let add = echo.tools.iter().find(|t| t.name == "add").unwrap();
+    assert_eq!(add.input_schema["type"], "object");
+    assert!(add.input_schema["properties"]["a"].is_object(), "{}", add.input_schema);
+    assert_eq!(echo.prompts[0].name, "greet");
+    assert!(echo.prompts[0].arguments.iter().any(|a| a.name == "name" && a.required));
+    let ServerStatus::Unreachable { reason } = catalog.server("unapproved") else { panic!("should be unreachable") };
+    assert!(reason.starts_with("SERVER_NOT_APPROVED: "), "{reason}");
+    assert!(matches!(catalog.server("other"), ServerStatus::NotConfigured));
+    assert!(!touched.exists(), "an unapproved command must not run");
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_engine_sees_the_pool_through_its_servers_trait() {
+    let pool = in_process_pool(vec![("echo", Fixture::Echo)]);
+    let servers: &dyn Servers = &pool;
+    let ok = servers.call(tool(Some("echo"), "echo", json!({"message": "via trait"}))).await.unwrap();
+    assert_eq!(text(&ok), "via trait");
+    let err = servers.call(tool(Some("echo"), "nope", json!({}))).await.unwrap_err();
+    assert_eq!((err.code.as_str(), err.transient), ("TOOL_NOT_FOUND", false));
+    pool.shutdown().await;
+}

@@ -1,0 +1,10 @@
+//! Integration tests of the pool against real MCP servers: the testkit fixtures (in
+//! process and as child processes) and the npm reference servers (started with `node`
+//! from `node_modules`; run `npm ci` first).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod config;
+mod faults;
+mod fixtures;
+mod npm;
+mod support;
