@@ -164,3 +164,45 @@ fn child_of(parent: u32, needle: &str) -> Option<u32> {
     }
     None
 }
+
+#[test]
+fn cmdb_sync_builds_the_whole_graph_in_server_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = dir.path().join("memory.jsonl");
+    // demo/servers.json starts the fixture from target/debug; make sure it is built.
+    let _ = mcpflow_testkit::binary();
+    let out = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+        .args([
+            "run",
+            "workflows/cmdb-sync.blueprint.json",
+            "--servers",
+            "demo/servers.json",
+            "--allow-all-servers",
+            "--json",
+            "-q",
+        ])
+        .current_dir(repo())
+        .env("MCPFLOW_MEMORY_FILE", &memory)
+        .env("MCPFLOW_HOME", dir.path().join("home"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(env["status"], "succeeded");
+    assert_eq!(env["summary"]["steps"], 67);
+    assert!(env["summary"]["tool_calls"].as_u64().unwrap() >= 2_000, "{}", env["summary"]);
+    // Count the graph as server-memory stored it, independently of the run's output.
+    let (mut entities, mut relations) = (0, 0);
+    for line in std::fs::read_to_string(&memory).unwrap().lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        match v["type"].as_str() {
+            Some("entity") => entities += 1,
+            Some("relation") => relations += 1,
+            other => panic!("unexpected record type {other:?}"),
+        }
+    }
+    assert_eq!(entities, 1_180, "one entity per cluster-sim object");
+    assert_eq!(relations, 2_672);
+    assert_eq!(env["output"]["entities"], entities);
+    assert_eq!(env["output"]["relations"], relations);
+}
