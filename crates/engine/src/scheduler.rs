@@ -176,6 +176,25 @@ enum TimerKind {
     Run,
 }
 
+/// What a `StepFinished` event reports.
+struct Finished {
+    status: StepStatus,
+    output: Option<Value>,
+    error: Option<StepError>,
+    raw: Option<Value>,
+    recovered_by: Option<String>,
+}
+
+impl Finished {
+    fn succeeded(output: Value, raw: Option<Value>, recovered_by: Option<String>) -> Self {
+        Finished { status: StepStatus::Succeeded, output: Some(output), error: None, raw, recovered_by }
+    }
+
+    fn failed(error: StepError, raw: Option<Value>) -> Self {
+        Finished { status: StepStatus::Failed, output: None, error: Some(error), raw, recovered_by: None }
+    }
+}
+
 /// The outcome of a step instance.
 enum Outcome {
     Succeeded { output: Rcvar, raw: Option<Value> },
@@ -310,6 +329,28 @@ impl Scheduler {
         self.seq += 1;
         let at_ms = self.now.saturating_sub(self.started_at);
         self.out.push(Action::Emit(RunEvent { seq: self.seq, at_ms, kind }));
+    }
+
+    /// Emits the one `StepFinished` of a step instance; attempts and duration come from
+    /// its slot.
+    fn emit_finished(&mut self, frame: FrameId, pos: usize, f: Finished) {
+        let slot = &self.frames[frame].slots[pos];
+        let attempts = slot.attempts;
+        let duration_ms = self.now.saturating_sub(slot.started_ms.unwrap_or(self.now));
+        let step = self.step_name(frame, pos);
+        let path = self.frames[frame].path.clone();
+        let Finished { status, output, error, raw, recovered_by } = f;
+        self.emit(EventKind::StepFinished {
+            step,
+            path,
+            status,
+            output,
+            error,
+            attempts,
+            duration_ms,
+            raw,
+            recovered_by,
+        });
     }
 
     fn id_of(&self, frame: FrameId, pos: usize) -> StepIdx {
@@ -754,7 +795,6 @@ impl Scheduler {
         let step_id = planned.step.id().to_owned();
         let path = self.frames[frame].path.clone();
         let attempts = self.frames[frame].slots[pos].attempts;
-        let duration_ms = self.now.saturating_sub(self.frames[frame].slots[pos].started_ms.unwrap_or(self.now));
         match outcome {
             Outcome::Failed { error, retryable, raw } => {
                 if retryable
@@ -771,7 +811,7 @@ impl Scheduler {
                     let fpos = plan.steps[fb].position;
                     let handling =
                         value_to_var(json!({ "step": step_id, "message": error.message, "code": error.code }));
-                    let _ = (raw, duration_ms);
+                    drop(raw); // the fallback's own result is what the run keeps
                     self.emit(EventKind::Log {
                         level: LogLevel::Warn,
                         message: format!(
@@ -788,23 +828,13 @@ impl Scheduler {
                     self.ready.insert((frame, fpos));
                     return;
                 }
-                self.settle_failure(frame, pos, error, raw, attempts, duration_ms);
+                self.settle_failure(frame, pos, error, raw);
             }
             Outcome::Succeeded { output, raw } => {
                 if let Some(name) = &planned.step.common.save {
                     self.out.push(Action::Save { name: name.clone(), value: var_to_value(&output) });
                 }
-                self.emit(EventKind::StepFinished {
-                    step: step_id.clone(),
-                    path: path.clone(),
-                    status: StepStatus::Succeeded,
-                    output: Some(var_to_value(&output)),
-                    error: None,
-                    attempts,
-                    duration_ms,
-                    raw,
-                    recovered_by: None,
-                });
+                self.emit_finished(frame, pos, Finished::succeeded(var_to_value(&output), raw, None));
                 if let Some(first) = planned.fallback_of {
                     // A fallback's output stands in for the step it handled (through a
                     // chain of fallbacks, for the original step).
@@ -816,20 +846,7 @@ impl Scheduler {
                     }
                     let opos = plan.steps[of].position;
                     self.frames[frame].slots[pos].state = State::Done(StepStatus::Succeeded);
-                    let of_id = plan.steps[of].step.id().to_owned();
-                    self.emit(EventKind::StepFinished {
-                        step: of_id,
-                        path,
-                        status: StepStatus::Succeeded,
-                        output: Some(var_to_value(&output)),
-                        error: None,
-                        attempts: self.frames[frame].slots[opos].attempts,
-                        duration_ms: self
-                            .now
-                            .saturating_sub(self.frames[frame].slots[opos].started_ms.unwrap_or(self.now)),
-                        raw: None,
-                        recovered_by: Some(step_id),
-                    });
+                    self.emit_finished(frame, opos, Finished::succeeded(var_to_value(&output), None, Some(step_id)));
                     self.settle(frame, opos, StepStatus::Succeeded, output, None);
                 } else {
                     self.settle(frame, pos, StepStatus::Succeeded, output, None);
@@ -839,15 +856,7 @@ impl Scheduler {
     }
 
     /// A failure after retries and fallback: `continue` or `abort`.
-    fn settle_failure(
-        &mut self,
-        frame: FrameId,
-        pos: usize,
-        error: StepError,
-        raw: Option<Value>,
-        attempts: u32,
-        duration_ms: u64,
-    ) {
+    fn settle_failure(&mut self, frame: FrameId, pos: usize, error: StepError, raw: Option<Value>) {
         let plan = self.plan.clone();
         let idx = self.id_of(frame, pos);
         // A failing fallback fails the step it stood in for.
@@ -860,19 +869,8 @@ impl Scheduler {
             target = of;
         }
         let target_pos = plan.steps[target].position;
-        let step_id = plan.steps[idx].step.id().to_owned();
         let path = self.frames[frame].path.clone();
-        self.emit(EventKind::StepFinished {
-            step: step_id.clone(),
-            path: path.clone(),
-            status: StepStatus::Failed,
-            output: None,
-            error: Some(error.clone()),
-            attempts,
-            duration_ms,
-            raw,
-            recovered_by: None,
-        });
+        self.emit_finished(frame, pos, Finished::failed(error.clone(), raw));
         if target != idx {
             self.frames[frame].slots[pos].state = State::Done(StepStatus::Failed);
         }
@@ -1161,37 +1159,14 @@ impl Scheduler {
                         self.timers.remove(&t);
                     }
                     self.out.push(Action::Cancel { inv });
-                    let attempts = self.frames[frame].slots[pos].attempts;
-                    let duration_ms =
-                        self.now.saturating_sub(self.frames[frame].slots[pos].started_ms.unwrap_or(self.now));
-                    self.emit(EventKind::StepFinished {
-                        step,
-                        path,
-                        status: StepStatus::Failed,
-                        output: None,
-                        error: Some(err("CANCELLED", "cancelled")),
-                        attempts,
-                        duration_ms,
-                        raw: None,
-                        recovered_by: None,
-                    });
+                    self.emit_finished(frame, pos, Finished::failed(err("CANCELLED", "cancelled"), None));
                     self.frames[frame].slots[pos].state = State::Done(StepStatus::Failed);
                 }
                 State::Loop(run) => {
                     for f in run.active {
                         self.cancel_frame(f);
                     }
-                    self.emit(EventKind::StepFinished {
-                        step,
-                        path,
-                        status: StepStatus::Failed,
-                        output: None,
-                        error: Some(err("CANCELLED", "cancelled")),
-                        attempts: 1,
-                        duration_ms: 0,
-                        raw: None,
-                        recovered_by: None,
-                    });
+                    self.emit_finished(frame, pos, Finished::failed(err("CANCELLED", "cancelled"), None));
                     self.frames[frame].slots[pos].state = State::Done(StepStatus::Failed);
                 }
                 State::Done(s) => self.frames[frame].slots[pos].state = State::Done(s),
