@@ -52,6 +52,29 @@ async fn bare_client(calls: usize) -> Duration {
     took
 }
 
+/// The same calls as (b) from a bare rmcp client, 16 in flight: the floor set by the
+/// server and the transport.
+async fn bare_concurrent(calls: usize, concurrency: usize, latency_ms: u64) -> Duration {
+    use futures::StreamExt as _;
+    let mut cmd = tokio::process::Command::new(mcpflow_testkit::binary());
+    cmd.args(["cluster-sim", "--latency-ms", &latency_ms.to_string()]);
+    let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+    client.list_all_tools().await.unwrap();
+    let start = Instant::now();
+    let peer = client.peer().clone();
+    futures::stream::iter(0..calls)
+        .map(|_| {
+            let peer = peer.clone();
+            async move { peer.call_tool(CallToolRequestParams::new("get_resource").with_arguments(args())).await.unwrap() }
+        })
+        .buffer_unordered(concurrency)
+        .for_each(|_| async {})
+        .await;
+    let took = start.elapsed();
+    client.cancel().await.unwrap();
+    took
+}
+
 fn loop_blueprint(n: usize, concurrency: u32) -> (Arc<mcpflow_blueprint::Blueprint>, Arc<mcpflow_blueprint::Plan>) {
     let doc = json!({ "blueprint": 1, "id": "bench", "limits": { "concurrency": 16, "max_step_runs": 1_000_000 }, "steps": [
         { "id": "each", "kind": "loop", "for_each": "{{ inputs.items }}", "concurrency": concurrency, "max_iterations": n,
@@ -138,12 +161,19 @@ fn main() {
 
         let n = if measuring { 1_000 } else { 32 };
         let ideal = n as f64 / 16.0 * 0.010;
-        let mut lat = Vec::new();
+        let (mut lat, mut floor) = (Vec::new(), Vec::new());
         for _ in 0..reps.min(5) {
+            floor.push(bare_concurrent(n, 16, 10).await);
             lat.push(engine_loop(n, 16, 10).await);
         }
-        let l = median(lat);
+        let (l, f) = (median(lat), median(floor));
         println!("(b) {n} calls, 10 ms latency, concurrency 16, median of {}:", reps.min(5));
+        println!(
+            "    bare rmcp client  {:>9.1} ms;  ideal {:.1} ms;  ratio {:.3}   (the server + transport floor)",
+            f.as_secs_f64() * 1e3,
+            ideal * 1e3,
+            f.as_secs_f64() / ideal
+        );
         println!(
             "    mcpflow engine    {:>9.1} ms;  ideal {:.1} ms;  ratio {:.3}   (target ≤ 1.2)",
             l.as_secs_f64() * 1e3,

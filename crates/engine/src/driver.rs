@@ -6,6 +6,8 @@ use crate::event::{Envelope, RunEvent, RunStatus};
 use crate::scheduler::{Action, Control, Input, Invocation, RunConfig, Scheduler, TimerId};
 use crate::servers::{CallError, CallRequest, ProgressSink, Servers};
 use crate::source::{BlueprintSource, SavedValues};
+use futures::StreamExt as _;
+use futures::stream::FuturesUnordered;
 use mcpflow_blueprint::inputs::prepare_inputs;
 use mcpflow_blueprint::{Blueprint, Options, Plan, check_bytes};
 use serde_json::Value;
@@ -124,6 +126,9 @@ impl Engine {
             let start = Instant::now();
             let now = move || u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
             let mut calls: HashMap<u64, CancellationToken> = HashMap::new();
+            // Calls are polled here, in the driver's own task: no spawn and no channel
+            // hop between a call finishing and the scheduler hearing of it.
+            let mut inflight = FuturesUnordered::new();
             let mut timers: HashMap<TimerId, JoinHandle<()>> = HashMap::new();
             let mut actions = sched.apply(now(), Input::Start);
             loop {
@@ -134,11 +139,10 @@ impl Engine {
                             let token = cancel.child_token();
                             calls.insert(inv, token.clone());
                             let tx = tx.clone();
-                            let engine = self.clone();
                             let stack = stack.clone();
-                            tokio::spawn(async move {
-                                let result = engine.invoke(inv, invocation, token, &tx, stack).await;
-                                let _ = tx.send(Input::Completed { inv, result });
+                            inflight.push(async move {
+                                let result = self.invoke(inv, invocation, token, &tx, stack).await;
+                                (inv, result)
                             });
                         }
                         Action::Cancel { inv } => {
@@ -166,6 +170,7 @@ impl Engine {
                             for (_, t) in calls.drain() {
                                 t.cancel();
                             }
+                            drop(inflight);
                             for (_, h) in timers.drain() {
                                 h.abort();
                             }
@@ -178,6 +183,7 @@ impl Engine {
                     () = cancel.cancelled() => Input::Control(Control::Cancel),
                     Some(c) = recv_or_pending(&mut control) => Input::Control(c),
                     Some((source, message)) = recv_or_pending(&mut logs) => Input::Log { source, message },
+                    Some((inv, result)) = inflight.next(), if !inflight.is_empty() => Input::Completed { inv, result },
                     Some(i) = rx.recv() => i,
                 };
                 if let Input::Completed { inv, .. } = &input {

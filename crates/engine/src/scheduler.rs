@@ -899,16 +899,21 @@ impl Scheduler {
         let id = self.plan.steps[idx].step.id().to_owned();
         let slot = &mut self.frames[frame].slots[pos];
         slot.state = State::Done(status);
-        let record = json!({
-            "output": var_to_value(&output),
-            "status": status.as_str(),
-            "error": error.map(|e| json!({"code": e.code, "message": e.message})),
-            "attempts": slot.attempts,
-            "duration_ms": self.now.saturating_sub(slot.started_ms.unwrap_or(self.now)),
-        });
+        // The record shares the output value; only the small fields are new.
+        let mut record = BTreeMap::new();
+        record.insert("output".to_owned(), output.clone());
+        record.insert("status".to_owned(), value_to_var(json!(status.as_str())));
+        record.insert(
+            "error".to_owned(),
+            value_to_var(error.map_or(Value::Null, |e| json!({"code": e.code, "message": e.message}))),
+        );
+        record.insert("attempts".to_owned(), value_to_var(json!(slot.attempts)));
+        let duration_ms = self.now.saturating_sub(slot.started_ms.unwrap_or(self.now));
+        record.insert("duration_ms".to_owned(), value_to_var(json!(duration_ms)));
+        let record = Rcvar::new(Variable::Object(record));
         let f = &mut self.frames[frame];
         f.outputs.insert(id.clone(), output);
-        f.records.insert(id, value_to_var(record));
+        f.records.insert(id, record);
         f.open = f.open.saturating_sub(1);
         self.wake_dependents(frame, idx);
         if self.frames[frame].open == 0 {
@@ -1081,6 +1086,12 @@ impl Scheduler {
         };
         let step = plan.steps[idx].step.id().to_owned();
         let path = self.frames[of].path.clone();
+        // Nothing outside a loop reads its body steps (validation guarantees it): the
+        // iteration's values can go now rather than at the end of the run.
+        let done_frame = &mut self.frames[frame];
+        done_frame.outputs = HashMap::new();
+        done_frame.records = HashMap::new();
+        done_frame.vars = Vec::new();
         let State::Loop(run) = &mut self.frames[of].slots[opos].state else { return };
         run.active.remove(&frame);
         run.results.insert(iteration, result);
