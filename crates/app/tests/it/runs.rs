@@ -94,3 +94,40 @@ async fn saved_values_reach_the_next_run() {
     assert_eq!(second.envelope.output, json!(2.0));
     let _ = repo();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sub_workflows_nested_deeper_than_the_limit_are_stopped() {
+    let s = setup(json!({}));
+    // level0 → level1 → … → level9: ten distinct blueprints, no cycle.
+    for i in 0..10 {
+        let steps = if i < 9 {
+            json!([{ "id": "down", "kind": "workflow", "workflow": format!("level{}", i + 1) }])
+        } else {
+            json!([{ "id": "bottom", "kind": "transform", "value": "reached" }])
+        };
+        std::fs::write(
+            s.dir.path().join(format!("level{i}.blueprint.json")),
+            json!({ "blueprint": 1, "id": format!("level{i}"), "steps": steps }).to_string(),
+        )
+        .unwrap();
+    }
+    let ran = run(
+        &s,
+        json!({ "blueprint": 1, "id": "top", "steps": [{ "id": "go", "kind": "workflow", "workflow": "level0" }] }),
+        &[],
+    )
+    .await;
+    assert_eq!(ran.envelope.status, RunStatus::Failed);
+    let e = &ran.envelope.errors[0];
+    assert_eq!(e.code, "WORKFLOW_DEPTH", "{e:?}");
+    assert!(e.message.contains("deeper than 8"), "{}", e.message);
+    // Within the limit it works.
+    let ok = run(
+        &s,
+        json!({ "blueprint": 1, "id": "top", "steps": [{ "id": "go", "kind": "workflow", "workflow": "level3" }] }),
+        &[],
+    )
+    .await;
+    assert_eq!(ok.envelope.status, RunStatus::Succeeded, "{:?}", ok.envelope.errors);
+    assert_eq!(ok.envelope.output, json!("reached"));
+}
