@@ -521,8 +521,18 @@ impl Scheduler {
         let plan = self.plan.clone();
         let planned = &plan.steps[idx];
 
-        // Resolve arguments first: breakpoints show them.
-        let args = match self.resolve_args(frame, pos) {
+        // Resolve arguments first: breakpoints show them. Transforms and loops resolve to
+        // shared values (no copy of what they read); their events show a summary.
+        let resolved = self.resolve_value(frame, pos).and_then(|value| {
+            let shown = match (&planned.step.kind, &value) {
+                (StepKind::Transform(_), _) => None,
+                (StepKind::Loop(_), Some(v)) => Some(json!({ "items": v.as_array().map(Vec::len) })),
+                (StepKind::Loop(_), None) => None,
+                _ => self.resolve_args(frame, pos)?,
+            };
+            Ok((value, shown))
+        });
+        let (value, args) = match resolved {
             Ok(a) => a,
             Err(e) => {
                 self.frames[frame].slots[pos].attempts += 1;
@@ -576,7 +586,7 @@ impl Scheduler {
         }
         match (&planned.step.kind, &planned.templates) {
             (StepKind::Transform(_), _) => {
-                let output = value_to_var(args.unwrap_or(Value::Null));
+                let output = value.unwrap_or_else(|| value_to_var(Value::Null));
                 self.finish(frame, pos, Outcome::Succeeded { output, raw: None });
             }
             (StepKind::Switch(sw), StepTemplates::Switch { when }) => {
@@ -619,7 +629,7 @@ impl Scheduler {
                 let timer = self.set_timer(TimerKind::Wait(frame, pos), at);
                 self.frames[frame].slots[pos].state = State::Sleeping { timer };
             }
-            (StepKind::Loop(_), _) => self.start_loop(frame, pos, args),
+            (StepKind::Loop(_), _) => self.start_loop(frame, pos, value),
             (StepKind::Workflow(w), _) => {
                 let invocation = Invocation::Workflow { id: w.workflow.clone(), inputs: args.unwrap_or(json!({})) };
                 self.invoke(frame, pos, step_id, path, invocation);
@@ -674,6 +684,17 @@ impl Scheduler {
         self.out.push(Action::Invoke { inv, step, path, invocation });
     }
 
+    /// A transform's value and a loop's `for_each`, as shared values.
+    fn resolve_value(&self, frame: FrameId, pos: usize) -> Result<Option<Rcvar>, StepError> {
+        let view = self.view(frame, pos);
+        let t = match &self.plan.steps[self.id_of(frame, pos)].templates {
+            StepTemplates::Transform { value } => Some(value),
+            StepTemplates::Loop { for_each, .. } => for_each.as_ref(),
+            _ => None,
+        };
+        t.map(|t| t.render_var(&view).map_err(|e| err(e.code, e.message))).transpose()
+    }
+
     /// The resolved "arguments" of a step (what `StepStarted` shows).
     fn resolve_args(&self, frame: FrameId, pos: usize) -> Result<Option<Value>, StepError> {
         let idx = self.id_of(frame, pos);
@@ -686,8 +707,7 @@ impl Scheduler {
                 render(args)
             }
             (StepTemplates::Resource { uri }, _) => render(&Some(uri.clone())),
-            (StepTemplates::Transform { value }, _) => render(&Some(value.clone())),
-            (StepTemplates::Loop { for_each, .. }, _) => render(for_each),
+
             (StepTemplates::Wait, StepKind::Wait(w)) => Ok(Some(json!({ "ms": w.ms }))),
             _ => Ok(None),
         }
@@ -961,12 +981,12 @@ impl Scheduler {
 
     // ----- loops ----------------------------------------------------------------------
 
-    fn start_loop(&mut self, frame: FrameId, pos: usize, for_each: Option<Value>) {
+    fn start_loop(&mut self, frame: FrameId, pos: usize, for_each: Option<Rcvar>) {
         let idx = self.id_of(frame, pos);
         let StepKind::Loop(l) = &self.plan.steps[idx].step.kind else { return };
         let max = l.max_iterations.unwrap_or(DEFAULT_MAX_ITERATIONS);
-        let items = match (&l.for_each, for_each) {
-            (Some(_), Some(Value::Array(items))) => {
+        let items = match (&l.for_each, for_each.as_deref()) {
+            (Some(_), Some(Variable::Array(items))) => {
                 if items.len() as u64 > u64::from(max) {
                     let e = err(
                         "LOOP_TOO_MANY_ITEMS",
@@ -975,11 +995,12 @@ impl Scheduler {
                     self.finish(frame, pos, Outcome::Failed { error: e, retryable: false, raw: None });
                     return;
                 }
-                Some(items.into_iter().map(value_to_var).collect())
+                // The elements are shared with the value they came from, not copied.
+                Some(items.clone())
             }
-            (Some(_), Some(Value::Null)) => Some(Vec::new()),
+            (Some(_), Some(Variable::Null)) => Some(Vec::new()),
             (Some(_), other) => {
-                let found = other.map_or("nothing".to_owned(), |v| v.to_string());
+                let found = other.map_or("nothing".to_owned(), |v| var_to_value(v).to_string());
                 let e = err("LOOP_NOT_AN_ARRAY", format!("`for_each` must yield an array, found {found}"));
                 self.finish(frame, pos, Outcome::Failed { error: e, retryable: false, raw: None });
                 return;
