@@ -147,10 +147,9 @@ impl Validator<'_> {
             self.push(d.with_hint(hint));
             return;
         };
-        let given = self.literal_arg_names(idx);
-        let Some(given) = given else { return };
+        let Some((literal, templated)) = self.split_args(idx) else { return };
         for arg in prompt.arguments.iter().filter(|a| a.required) {
-            if !given.contains(&arg.name) {
+            if !literal.contains_key(&arg.name) && !templated.contains(&arg.name) {
                 let d = self.step_diag(
                     idx,
                     Code::ArgMissing,
@@ -162,16 +161,30 @@ impl Validator<'_> {
         }
     }
 
-    /// The argument names a step sets, or `None` when `args` is one whole template.
-    fn literal_arg_names(&self, idx: StepIdx) -> Option<Vec<String>> {
+    /// A tool or prompt step's arguments split into literal members (checkable now) and
+    /// the names of templated ones (known at run time); `None` when `args` is one whole
+    /// template.
+    fn split_args(&self, idx: StepIdx) -> Option<(Map<String, Value>, Vec<String>)> {
         let args = match &self.plan.steps[idx].templates {
             StepTemplates::Tool { args } | StepTemplates::Prompt { args } => args.as_ref(),
             _ => None,
         };
         match args {
-            None => Some(Vec::new()),
-            Some(Template::Literal(Value::Object(m))) => Some(m.keys().cloned().collect()),
-            Some(Template::Object(members)) => Some(members.iter().map(|(k, _)| k.clone()).collect()),
+            None => Some((Map::new(), Vec::new())),
+            Some(Template::Literal(Value::Object(m))) => Some((m.clone(), Vec::new())),
+            Some(Template::Object(members)) => {
+                let mut literal = Map::new();
+                let mut templated = Vec::new();
+                for (k, t) in members {
+                    match t {
+                        Template::Literal(v) => {
+                            literal.insert(k.clone(), v.clone());
+                        }
+                        _ => templated.push(k.clone()),
+                    }
+                }
+                Some((literal, templated))
+            }
             Some(_) => None,
         }
     }
@@ -196,24 +209,7 @@ impl Validator<'_> {
             return;
         };
         // Literal members only; templated ones are known at run time.
-        let (literal, templated): (Map<String, Value>, Vec<String>) = match &self.plan.steps[idx].templates {
-            StepTemplates::Tool { args: None } => (Map::new(), Vec::new()),
-            StepTemplates::Tool { args: Some(Template::Literal(Value::Object(m))) } => (m.clone(), Vec::new()),
-            StepTemplates::Tool { args: Some(Template::Object(members)) } => {
-                let mut lit = Map::new();
-                let mut tpl = Vec::new();
-                for (k, t) in members {
-                    match t {
-                        Template::Literal(v) => {
-                            lit.insert(k.clone(), v.clone());
-                        }
-                        _ => tpl.push(k.clone()),
-                    }
-                }
-                (lit, tpl)
-            }
-            _ => return,
-        };
+        let Some((literal, templated)) = self.split_args(idx) else { return };
         let args_ptr = format!("{}/args", self.plan.steps[idx].pointer);
         if let Some(required) = tool.input_schema.get("required").and_then(Value::as_array) {
             for r in required.iter().filter_map(Value::as_str) {
