@@ -18,6 +18,7 @@ mod cluster;
 mod echo;
 mod faulty;
 mod pace;
+pub mod procs;
 mod pump;
 mod reply;
 mod serve;

@@ -82,24 +82,13 @@ pub async fn run(setup: &Setup, blueprint: Value, inputs: &[&str]) -> Ran {
 
 /// Live processes (children of this test process) whose environment holds `tag`.
 /// Tests run concurrently in one process, so each fault test tags its own server.
-/// (The pool's own tests check reaping by pid.)
+/// A zombie has no environment left, so only live processes can be found; the pool's
+/// own tests check reaping by pid.
 pub fn processes_tagged(tag: &str) -> Vec<u32> {
-    let me = std::process::id();
     let needle = format!("MCPFLOW_TEST_TAG={tag}");
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
-        // Fields after the parenthesised command: state, ppid, …
-        let mut rest = stat.rsplit(')').next().unwrap_or_default().split_whitespace();
-        let state = rest.next().unwrap_or_default();
-        let ppid: u32 = rest.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-        let tagged = environ.split(|b| *b == 0).any(|kv| kv == needle.as_bytes());
-        // A zombie has no environment left, so only live processes can be found.
-        if ppid == me && tagged && state != "Z" {
-            found.push(pid);
-        }
-    }
-    found
+    mcpflow_testkit::procs::children_of(std::process::id())
+        .into_iter()
+        .filter(|c| c.state != 'Z' && c.environ.contains(&needle))
+        .map(|c| c.pid)
+        .collect()
 }

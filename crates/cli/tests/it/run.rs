@@ -153,16 +153,7 @@ fn ctrl_c_cancels_the_run_exits_130_and_leaves_no_server_running() {
 
 /// A child of `parent` whose command line mentions `needle`.
 fn child_of(parent: u32, needle: &str) -> Option<u32> {
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
-        let ppid: u32 = stat.rsplit(')').next()?.split_whitespace().nth(1)?.parse().ok()?;
-        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        if ppid == parent && String::from_utf8_lossy(&cmdline).contains(needle) {
-            return Some(pid);
-        }
-    }
-    None
+    mcpflow_testkit::procs::children_of(parent).into_iter().find(|c| c.cmdline.contains(needle)).map(|c| c.pid)
 }
 
 #[test]
