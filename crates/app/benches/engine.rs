@@ -92,7 +92,7 @@ async fn engine_loop(n: usize, concurrency: u32, latency_ms: u64) -> Duration {
     configs.merge(ServerConfigs::parse(&cfg.to_string(), "bench").unwrap());
     let pool = Arc::new(Pool::new(configs, Approvals::allow_all(), PoolOptions::default()));
     pool.discover("cluster").await.unwrap();
-    let engine = Engine { servers: pool.clone(), source: None, saved: None };
+    let engine = Engine::new(pool.clone());
     let (bp, plan) = loop_blueprint(n, concurrency);
     let config = RunConfig {
         run_id: "bench".into(),
@@ -105,7 +105,7 @@ async fn engine_loop(n: usize, concurrency: u32, latency_ms: u64) -> Duration {
     };
     let sink: EventSink = Arc::new(|_| {});
     let start = Instant::now();
-    let env = engine.run(RunRequest { blueprint: bp, plan, config }, sink, None, CancellationToken::new()).await;
+    let env = engine.run(RunRequest { blueprint: bp, plan, config, stack: Vec::new() }, sink, None, CancellationToken::new()).await;
     let took = start.elapsed();
     assert_eq!(env.status, RunStatus::Succeeded, "{:?}", env.errors);
     assert_eq!(env.summary.tool_calls, n as u64);

@@ -132,11 +132,12 @@ pub async fn run(
         servers: pool.clone(),
         source: spec.folder.clone().map(|d| Arc::new(FolderSource::new(d)) as _),
         saved: spec.saved_dir.clone().map(|d| Arc::new(FileSaved::new(d)) as _),
+        journal: None,
     };
     let result = async {
         let mut config = engine.config(bp, new_run_id(), inputs)?;
         config.timeout_ms = spec.timeout_ms;
-        let request = RunRequest { blueprint: bp.clone(), plan: checked.plan.clone(), config };
+        let request = RunRequest { blueprint: bp.clone(), plan: checked.plan.clone(), config, stack: Vec::new() };
         Ok(engine.run_with_logs(request, events, None, line_rx, cancel).await)
     }
     .await;

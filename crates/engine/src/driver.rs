@@ -2,7 +2,7 @@
 //! [`Servers`]), runs timers on tokio's clock, forwards control requests and
 //! cancellation, runs sub-workflows, and hands every event to the sink.
 
-use crate::event::{Envelope, RunEvent, RunStatus};
+use crate::event::{Envelope, EventKind, RunEvent, RunStatus};
 use crate::scheduler::{Action, Control, Input, Invocation, RunConfig, Scheduler, TimerId};
 use crate::servers::{CallError, CallRequest, ProgressSink, Servers};
 use crate::source::{BlueprintSource, SavedValues};
@@ -24,12 +24,20 @@ pub const MAX_WORKFLOW_DEPTH: usize = 8;
 /// Receives every event of a run, in order.
 pub type EventSink = Arc<dyn Fn(&RunEvent) + Send + Sync>;
 
+/// Makes recorded events durable. The driver calls [`Journal::sync`] before it starts
+/// a call after a step finished, so a finished step is on disk before any step that
+/// may depend on it reaches a server (a crash loses no finished step).
+pub trait Journal: Send + Sync {
+    fn sync(&self);
+}
+
 /// What the driver needs from the outside world.
 #[derive(Clone)]
 pub struct Engine {
     pub servers: Arc<dyn Servers>,
     pub source: Option<Arc<dyn BlueprintSource>>,
     pub saved: Option<Arc<dyn SavedValues>>,
+    pub journal: Option<Arc<dyn Journal>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -44,6 +52,9 @@ pub struct RunRequest {
     pub blueprint: Arc<Blueprint>,
     pub plan: Arc<Plan>,
     pub config: RunConfig,
+    /// The workflows that started this run from outside (through `mcpflow serve`),
+    /// outermost first: a run that reaches one of them again is refused.
+    pub stack: Vec<String>,
 }
 
 /// Why a run could not start.
@@ -66,6 +77,11 @@ impl StartError {
 }
 
 impl Engine {
+    /// An engine with servers only: no sub-workflows, saved values or journal.
+    pub fn new(servers: Arc<dyn Servers>) -> Self {
+        Engine { servers, source: None, saved: None, journal: None }
+    }
+
     /// Prepares a run config: inputs with defaults applied and validated, saved values loaded.
     pub fn config(&self, bp: &Blueprint, run_id: String, inputs: Value) -> Result<RunConfig, StartError> {
         let inputs = prepare_inputs(bp.inputs.as_ref(), inputs).map_err(StartError::Inputs)?;
@@ -92,7 +108,7 @@ impl Engine {
         control: Option<mpsc::UnboundedReceiver<Control>>,
         cancel: CancellationToken,
     ) -> Envelope {
-        self.run_nested(request, events, control, None, cancel, Vec::new()).await
+        self.run_nested(request, events, control, None, cancel).await
     }
 
     /// Like [`Engine::run`], with server log lines (`(server, line)`) joining the events.
@@ -104,7 +120,7 @@ impl Engine {
         logs: mpsc::UnboundedReceiver<(String, String)>,
         cancel: CancellationToken,
     ) -> Envelope {
-        self.run_nested(request, events, control, Some(logs), cancel, Vec::new()).await
+        self.run_nested(request, events, control, Some(logs), cancel).await
     }
 
     fn run_nested(
@@ -114,11 +130,9 @@ impl Engine {
         mut control: Option<mpsc::UnboundedReceiver<Control>>,
         mut logs: Option<mpsc::UnboundedReceiver<(String, String)>>,
         cancel: CancellationToken,
-        stack: Vec<String>,
     ) -> futures::future::BoxFuture<'_, Envelope> {
         Box::pin(async move {
-            let RunRequest { blueprint, plan, config } = request;
-            let mut stack = stack;
+            let RunRequest { blueprint, plan, config, mut stack } = request;
             stack.push(blueprint.id.clone());
             let bp_id = blueprint.id.clone();
             let mut sched = Scheduler::new(&blueprint, plan, config);
@@ -130,12 +144,21 @@ impl Engine {
             // hop between a call finishing and the scheduler hearing of it.
             let mut inflight = FuturesUnordered::new();
             let mut timers: HashMap<TimerId, JoinHandle<()>> = HashMap::new();
+            // A step finished since the journal last synced.
+            let mut unsynced = false;
             let mut actions = sched.apply(now(), Input::Start);
             loop {
                 for action in actions.drain(..) {
                     match action {
-                        Action::Emit(e) => events(&e),
+                        Action::Emit(e) => {
+                            unsynced |= matches!(e.kind, EventKind::StepFinished { .. });
+                            events(&e);
+                        }
                         Action::Invoke { inv, invocation, .. } => {
+                            if unsynced && let Some(journal) = &self.journal {
+                                journal.sync();
+                            }
+                            unsynced = false;
                             let token = cancel.child_token();
                             calls.insert(inv, token.clone());
                             let tx = tx.clone();
@@ -211,7 +234,8 @@ impl Engine {
                 let progress: ProgressSink = Arc::new(move |p| {
                     let _ = progress_tx.send(Input::Progress { inv, progress: p });
                 });
-                let request = CallRequest { target, timeout: None, cancel: cancel.clone(), progress: Some(progress) };
+                let request =
+                    CallRequest { target, timeout: None, cancel: cancel.clone(), progress: Some(progress), stack };
                 tokio::select! {
                     r = self.servers.call(request) => r,
                     () = cancel.cancelled() => Err(CallError::cancelled()),
@@ -255,9 +279,9 @@ impl Engine {
         };
         let run_id = format!("{}/{}", stack.last().map_or("", String::as_str), id);
         let config = self.config(&bp, run_id, inputs).map_err(|e| CallError::new(e.code(), e.to_string(), false))?;
-        let request = RunRequest { blueprint: Arc::new(bp), plan: Arc::new(plan), config };
+        let request = RunRequest { blueprint: Arc::new(bp), plan: Arc::new(plan), config, stack };
         let sink: EventSink = Arc::new(|_| {});
-        let envelope = self.run_nested(request, sink, None, None, cancel, stack).await;
+        let envelope = self.run_nested(request, sink, None, None, cancel).await;
         match envelope.status {
             RunStatus::Succeeded | RunStatus::Partial => Ok(envelope.output),
             RunStatus::Cancelled => Err(CallError::cancelled()),

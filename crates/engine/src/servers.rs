@@ -40,6 +40,10 @@ pub struct CallRequest {
     /// `notifications/cancelled` to the server and return [`CallError::cancelled`].
     pub cancel: CancellationToken,
     pub progress: Option<ProgressSink>,
+    /// The ids of the workflows this call is made for, outermost first. The pool sends
+    /// them as `_meta["mcpflow/stack"]`, so an `mcpflow serve` that receives the call can
+    /// refuse a workflow that reaches itself.
+    pub stack: Vec<String>,
 }
 
 impl fmt::Debug for CallRequest {
@@ -47,6 +51,7 @@ impl fmt::Debug for CallRequest {
         f.debug_struct("CallRequest")
             .field("target", &self.target)
             .field("timeout", &self.timeout)
+            .field("stack", &self.stack)
             .finish_non_exhaustive()
     }
 }

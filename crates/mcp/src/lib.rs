@@ -32,6 +32,6 @@ pub use catalog::{Catalog, CatalogServer};
 pub use config::{EnvLookup, InProcessConnect, ServerConfigs, ServerEntry};
 pub use consent::{Approvals, CommandLine};
 pub use error::{Error, Result};
-pub use pool::{Discovery, LogStream, Pool, PoolOptions, ServerLog};
+pub use pool::{Discovery, LogStream, Pool, PoolOptions, STACK_META, ServerLog};
 /// The rmcp version the pool speaks, for the types in [`Discovery`].
 pub use rmcp;

@@ -29,6 +29,7 @@ mod progress;
 mod routing;
 mod server;
 
+pub use call::STACK_META;
 pub use discovery::Discovery;
 
 use crate::catalog::Catalog;

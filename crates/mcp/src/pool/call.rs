@@ -12,7 +12,7 @@ use mcpflow_engine::{CallRequest, CallTarget, ProgressSink};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest,
     GetPromptRequest, GetPromptRequestParams, GetPromptResult, ReadResourceRequest, ReadResourceRequestParams,
-    ReadResourceResult, RequestId, ServerResult,
+    ReadResourceResult, RequestId, RequestMetaObject, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, RequestHandle, ServiceError};
 use serde::Serialize;
@@ -23,10 +23,15 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+/// The `_meta` key of a tool call that names the workflows it is made for, outermost
+/// first (read by `mcpflow serve` to refuse a workflow that reaches itself).
+pub const STACK_META: &str = "mcpflow/stack";
+
 /// What to ask the server.
 #[derive(Debug)]
 enum Method {
-    Tool { name: String, args: Map<String, Value> },
+    /// `stack`: the workflows the call is made for, sent as `_meta["mcpflow/stack"]`.
+    Tool { name: String, args: Map<String, Value>, stack: Vec<String> },
     Resource { uri: String },
     Prompt { name: String, args: Map<String, Value> },
 }
@@ -36,14 +41,14 @@ impl Pool {
     /// `ReadResourceResult` or `GetPromptResult`) as JSON. A tool result with
     /// `isError: true` is a success here: the caller decides what it means.
     pub async fn call(&self, request: CallRequest) -> Result<Value> {
-        let CallRequest { target, timeout, cancel, progress } = request;
+        let CallRequest { target, timeout, cancel, progress, stack } = request;
         let inner = &*self.inner;
         let named = match &target {
             CallTarget::Tool { server, .. } => server.clone(),
             CallTarget::Resource { server, .. } | CallTarget::Prompt { server, .. } => Some(server.clone()),
         };
         let outcome = async {
-            let (server, method) = until_cancelled(&cancel, named.clone(), self.target(target)).await?;
+            let (server, method) = until_cancelled(&cancel, named.clone(), self.target(target, stack)).await?;
             let connection = until_cancelled(&cancel, Some(server.name.clone()), server.connection(&inner.cx)).await?;
             if let Method::Tool { name, .. } = &method {
                 until_cancelled(&cancel, Some(server.name.clone()), has_tool(&server, &connection, name)).await?;
@@ -59,13 +64,13 @@ impl Pool {
     }
 
     /// The server that will answer, and the request for it.
-    async fn target(&self, target: CallTarget) -> Result<(Arc<Server>, Method)> {
+    async fn target(&self, target: CallTarget, stack: Vec<String>) -> Result<(Arc<Server>, Method)> {
         Ok(match target {
             CallTarget::Tool { server: Some(server), tool, args } => {
-                (self.server(&server)?.clone(), Method::Tool { name: tool, args })
+                (self.server(&server)?.clone(), Method::Tool { name: tool, args, stack })
             }
             CallTarget::Tool { server: None, tool, args } => {
-                (self.route(&tool).await?, Method::Tool { name: tool, args })
+                (self.route(&tool).await?, Method::Tool { name: tool, args, stack })
             }
             CallTarget::Resource { server, uri } => (self.server(&server)?.clone(), Method::Resource { uri }),
             CallTarget::Prompt { server, prompt, args } => {
@@ -190,9 +195,15 @@ async fn service_error(inner: &Inner, connection: &Connection, error: ServiceErr
 impl Method {
     fn request(&self) -> ClientRequest {
         match self {
-            Method::Tool { name, args } => ClientRequest::CallToolRequest(CallToolRequest::new(
-                CallToolRequestParams::new(name.clone()).with_arguments(args.clone()),
-            )),
+            Method::Tool { name, args, stack } => {
+                let mut params = CallToolRequestParams::new(name.clone()).with_arguments(args.clone());
+                if !stack.is_empty() {
+                    let mut meta = RequestMetaObject::new();
+                    meta.0.0.insert(STACK_META.to_owned(), Value::from(stack.clone()));
+                    params.meta = Some(meta);
+                }
+                ClientRequest::CallToolRequest(CallToolRequest::new(params))
+            }
             Method::Resource { uri } => ClientRequest::ReadResourceRequest(ReadResourceRequest::new(
                 ReadResourceRequestParams::new(uri.clone()),
             )),
@@ -271,7 +282,7 @@ mod tests {
 
     #[test]
     fn results_are_camel_case_json_of_the_expected_shape() {
-        let tool = Method::Tool { name: "t".into(), args: Map::new() };
+        let tool = Method::Tool { name: "t".into(), args: Map::new(), stack: Vec::new() };
         let result: CallToolResult =
             serde_json::from_value(json!({"content": [{"type": "text", "text": "no"}], "isError": true})).unwrap();
         assert_eq!(

@@ -64,7 +64,7 @@ pub fn args(value: Value) -> Map<String, Value> {
 }
 
 pub fn request(target: CallTarget) -> CallRequest {
-    CallRequest { target, timeout: None, cancel: CancellationToken::new(), progress: None }
+    CallRequest { target, timeout: None, cancel: CancellationToken::new(), progress: None, stack: Vec::new() }
 }
 
 pub fn tool(server: Option<&str>, name: &str, arguments: Value) -> CallRequest {
