@@ -3,6 +3,21 @@
 //!
 //! - [`headless`]: run one blueprint file with servers from `mcpServers` files
 //!   (`mcpflow run`).
+//! - [`App`]: the long-lived application over the store — [`blueprints`] (save with
+//!   validation, list, get, delete), [`runs`] (start with recording and broadcast,
+//!   control, history), [`pipeline`] (`run_pipeline`), [`serve`] (`mcpflow serve`, the
+//!   MCP mediator over stdio and HTTP).
 
+pub mod app;
+pub mod backup;
+pub mod blueprints;
+pub mod error;
 pub mod headless;
 pub mod home;
+pub mod pipeline;
+pub mod runs;
+pub mod schedule;
+pub mod serve;
+
+pub use app::{App, AppOptions, Change};
+pub use error::AppError;

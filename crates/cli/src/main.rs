@@ -5,8 +5,12 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod app;
+mod backup;
+mod history;
 mod progress;
 mod run;
+mod serve;
 mod validate;
 
 #[derive(Debug, Parser)]
@@ -41,6 +45,47 @@ enum Command {
     Run(run::RunArgs),
     /// Print the JSON Schema of the blueprint format.
     Schema,
+    /// Serve mcpflow to agents as an MCP server (stdio; `--http` for streamable HTTP).
+    ///
+    /// Tools: list_servers, list_tools, call_tool, validate_workflow, save_workflow,
+    /// list_workflows, get_workflow, run_workflow, run_pipeline, get_run, and every
+    /// stored blueprint with `"expose": true`.
+    Serve(serve::ServeArgs),
+    /// List the blueprints in the store.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// List recorded runs, newest first (of one blueprint when given).
+    Runs {
+        #[arg(value_name = "BLUEPRINT")]
+        blueprint: Option<String>,
+        /// How many runs to show.
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a recorded run: its steps, or every event (`--events`, NDJSON).
+    Show {
+        #[arg(value_name = "RUN")]
+        run: String,
+        #[arg(long)]
+        events: bool,
+        #[arg(long, conflicts_with = "events")]
+        json: bool,
+    },
+    /// Write the whole store (blueprints with revisions, runs, saved values, servers) as JSON.
+    Export {
+        /// Where to write (default: stdout).
+        #[arg(value_name = "FILE")]
+        file: Option<PathBuf>,
+    },
+    /// Import a blueprint file or a store backup into the store. Starts no server.
+    Import {
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -48,12 +93,42 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Validate { files, json, catalog } => validate::run(&files, json, catalog.as_deref()),
         Command::Run(args) => run::run(args),
+        Command::Serve(args) => with_runtime(serve::run(args)),
+        Command::List { json } => report(history::list(json)),
+        Command::Runs { blueprint, limit, json } => report(history::runs(blueprint.as_deref(), limit, json)),
+        Command::Show { run, events, json } => report(history::show(&run, events, json)),
+        Command::Export { file } => report(backup::export(file.as_deref())),
+        Command::Import { file } => with_runtime(async move { backup::import(&file) }),
         Command::Schema => {
             #[allow(clippy::print_stdout)]
             {
                 print!("{}", mcpflow_blueprint::schema::blueprint_schema_text());
             }
             ExitCode::SUCCESS
+        }
+    }
+}
+
+/// Prints an error (with its causes) and exits 2.
+#[allow(clippy::print_stderr)]
+fn report(result: anyhow::Result<ExitCode>) -> ExitCode {
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Runs an async command on a fresh multi-threaded runtime.
+#[allow(clippy::print_stderr)]
+fn with_runtime(work: impl Future<Output = anyhow::Result<ExitCode>>) -> ExitCode {
+    match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => report(runtime.block_on(work)),
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            ExitCode::from(1)
         }
     }
 }

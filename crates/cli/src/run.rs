@@ -1,10 +1,12 @@
 //! `mcpflow run FILE`: run a blueprint headless and report how it went.
 
+use crate::app::{AppArgs, open_app_with};
 use crate::progress::Progress;
 use crate::validate::render;
 use anyhow::Context as _;
 use clap::Args;
 use mcpflow_app::headless::{self, HeadlessError, HeadlessRun};
+use mcpflow_app::runs::{StartRun, Target, Trigger};
 use mcpflow_engine::{EventSink, RunEvent, RunStatus};
 use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
@@ -50,6 +52,10 @@ pub struct RunArgs {
     /// Print nothing while running.
     #[arg(long, short)]
     quiet: bool,
+    /// Record the run in the store (`mcpflow runs` and the studio's history show it);
+    /// saved values and sub-workflows then come from the store too.
+    #[arg(long)]
+    store: bool,
 }
 
 #[allow(clippy::print_stdout, clippy::print_stderr)]
@@ -139,13 +145,18 @@ async fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
     });
 
-    let envelope = match headless::run(&checked, &spec, sink, cancel).await {
+    let outcome = if args.store {
+        recorded(&args, &bytes, &checked, &spec, sink, cancel).await
+    } else {
+        headless::run(&checked, &spec, sink, cancel).await.map_err(|e| (e.code(), e.to_string(), usage_error(&e)))
+    };
+    let envelope = match outcome {
         Ok(e) => e,
-        Err(e @ (HeadlessError::Inputs(_) | HeadlessError::Servers(_) | HeadlessError::Start(_))) => {
-            eprintln!("error[{}]: {e}", e.code());
+        Err((code, message, true)) => {
+            eprintln!("error[{code}]: {message}");
             return Ok(ExitCode::from(EXIT_USAGE));
         }
-        Err(e) => return Err(e.into()),
+        Err((code, message, false)) => anyhow::bail!("{code}: {message}"),
     };
     if let Some(w) = &writer
         && let Ok(mut w) = w.lock()
@@ -165,6 +176,45 @@ async fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         RunStatus::Cancelled => EXIT_CANCELLED,
         RunStatus::Failed | RunStatus::Interrupted => EXIT_FAILED,
     }))
+}
+
+/// Whether a headless error is the user's to fix (exit 2) rather than a failure.
+fn usage_error(e: &HeadlessError) -> bool {
+    matches!(e, HeadlessError::Inputs(_) | HeadlessError::Servers(_) | HeadlessError::Start(_))
+}
+
+/// `--store`: the run goes through the application, which records it.
+async fn recorded(
+    args: &RunArgs,
+    bytes: &[u8],
+    checked: &headless::Checked,
+    spec: &HeadlessRun,
+    sink: EventSink,
+    cancel: CancellationToken,
+) -> Result<mcpflow_engine::Envelope, (&'static str, String, bool)> {
+    let app_args =
+        AppArgs { servers: args.servers.clone(), allow: args.allow.clone(), allow_all_servers: args.allow_all_servers };
+    let app = open_app_with(&app_args, None, spec.folder.clone())
+        .map_err(|e| ("STORE_UNAVAILABLE", format!("{e:#}"), true))?;
+    let inputs = headless::assemble_inputs(&checked.blueprint, spec).map_err(|e| (e.code(), e.to_string(), true))?;
+    let doc = serde_json::from_slice(bytes).map_err(|e| ("BLUEPRINT_INVALID", e.to_string(), true))?;
+    let mut start = StartRun::new(Target::Inline(doc), inputs, Trigger::Cli);
+    start.timeout_ms = spec.timeout_ms;
+    start.observer = Some(sink);
+    let started = app.start_run(start).map_err(|e| (e.code(), e.to_string(), true))?;
+    let run_id = started.run_id.clone();
+    let watcher = {
+        let app = app.clone();
+        let run_id = run_id.clone();
+        tokio::spawn(async move {
+            cancel.cancelled().await;
+            let _ = app.control(&run_id, mcpflow_engine::Control::Cancel);
+        })
+    };
+    let envelope = started.finish().await;
+    watcher.abort();
+    app.shutdown().await;
+    Ok(envelope)
 }
 
 type Writer = Arc<Mutex<Box<dyn std::io::Write + Send>>>;

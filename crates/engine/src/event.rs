@@ -194,3 +194,24 @@ pub struct Envelope {
     pub errors: Vec<ErrorEntry>,
     pub duration_ms: u64,
 }
+
+impl Envelope {
+    /// The envelope of a run whose driver went away without finishing it (its task was
+    /// aborted, or the process is shutting down).
+    pub fn lost(run_id: String, blueprint: String) -> Self {
+        Envelope {
+            run_id,
+            blueprint,
+            status: RunStatus::Interrupted,
+            output: Value::Null,
+            summary: Summary::default(),
+            errors: vec![ErrorEntry {
+                step: String::new(),
+                path: Vec::new(),
+                code: "RUN_INTERRUPTED".to_owned(),
+                message: "the run ended without finishing (its task stopped)".to_owned(),
+            }],
+            duration_ms: 0,
+        }
+    }
+}

@@ -49,12 +49,20 @@ struct ProgressArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+struct RecordArgs {
+    /// The file to append to (created if missing).
+    file: String,
+    /// The line to append.
+    line: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
 struct GreetArgs {
     /// Who to greet.
     name: String,
 }
 
-/// Serves `echo`, `add`, `multiply`, `sleep` and `progress`, the resource `echo://hello` and the prompt `greet`.
+/// Serves `echo`, `add`, `multiply`, `sleep`, `record` and `progress`, the resource `echo://hello` and the prompt `greet`.
 #[derive(Debug, Clone)]
 pub(crate) struct Echo {
     tool_router: ToolRouter<Self>,
@@ -89,6 +97,20 @@ impl Echo {
         match pace::sleep(&ctx.ct, Duration::from_millis(args.ms)).await {
             Ok(()) => reply::structured(json!({ "slept_ms": args.ms })),
             Err(pace::Cancelled) => reply::error("cancelled"),
+        }
+    }
+
+    #[tool(description = "Append `line` to `file` and flush it, so a test sees which calls reached the server")]
+    fn record(&self, Parameters(args): Parameters<RecordArgs>) -> CallToolResult {
+        use std::io::Write as _;
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&args.file)
+            .and_then(|mut f| writeln!(f, "{}", args.line).and_then(|()| f.sync_data()));
+        match written {
+            Ok(()) => reply::structured(json!({ "recorded": args.line })),
+            Err(e) => reply::error(format!("cannot append to {}: {e}", args.file)),
         }
     }
 

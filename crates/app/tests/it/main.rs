@@ -7,6 +7,8 @@
 mod faults;
 mod reference;
 mod runs;
+mod schedule;
+mod serve;
 
 use mcpflow_app::headless::{self, HeadlessRun};
 use mcpflow_engine::{Envelope, EventKind, EventSink, RunEvent};

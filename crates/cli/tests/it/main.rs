@@ -3,7 +3,9 @@
 // Test helpers outside #[test] functions: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod crash;
 mod run;
+mod serve;
 mod validate;
 
 use std::path::{Path, PathBuf};

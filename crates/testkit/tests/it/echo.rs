@@ -10,7 +10,7 @@ use crate::support::{BOTH, call, connect, structured, text, tool_names};
 async fn lists_its_five_tools() {
     for via in BOTH {
         let client = connect(via, Fixture::Echo).await;
-        assert_eq!(tool_names(&client).await, ["add", "echo", "multiply", "progress", "sleep"], "{via:?}");
+        assert_eq!(tool_names(&client).await, ["add", "echo", "multiply", "progress", "record", "sleep"], "{via:?}");
     }
 }
 

@@ -1,0 +1,195 @@
+//! The application every long-lived front door shares (the studio, `mcpflow serve`, the
+//! scheduler, `mcpflow run --store`): one store, the configured servers with their
+//! pool, and the runs in flight. The use cases live beside it: [`crate::blueprints`],
+//! [`crate::runs`], [`crate::servers`].
+
+use crate::error::{AppError, Result};
+use mcpflow_mcp::{Approvals, CommandLine, Pool, PoolOptions, ServerConfigs, ServerEntry};
+use mcpflow_store::Store;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock};
+use tokio::sync::broadcast;
+
+/// How many runs may be in flight at once unless told otherwise.
+pub const DEFAULT_MAX_RUNS: usize = 32;
+
+/// How to open the application.
+#[derive(Debug, Clone, Default)]
+pub struct AppOptions {
+    /// `mcpServers` files merged over the servers kept in the store.
+    pub server_files: Vec<PathBuf>,
+    /// Servers whose stdio command may start this session (`--allow-server`).
+    pub allow: Vec<String>,
+    /// Every stdio command may start (`--allow-all-servers`).
+    pub allow_all: bool,
+    /// Runs in flight at once; past it, starting a run is refused (`RUNS_BUSY`).
+    pub max_runs: Option<usize>,
+    /// A folder where `workflow` steps find blueprints that are not in the store.
+    pub folder: Option<PathBuf>,
+}
+
+/// What changed, for subscribers (e.g. `tools/list_changed` for exposed blueprints).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Change {
+    Blueprints,
+    Servers,
+}
+
+/// The application. Cheap to clone; every clone is the same application.
+#[derive(Clone)]
+pub struct App {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for App {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App").finish_non_exhaustive()
+    }
+}
+
+pub(crate) struct Inner {
+    pub(crate) store: Store,
+    pub(crate) options: AppOptions,
+    /// The configured servers and their pool; replaced when servers or consents change.
+    pub(crate) servers: RwLock<ServerState>,
+    pub(crate) active: Mutex<HashMap<String, crate::runs::Active>>,
+    pub(crate) changes: broadcast::Sender<Change>,
+    /// Runs left `running` by a process that died, found when the store opened.
+    pub(crate) interrupted: Vec<String>,
+}
+
+#[derive(Clone)]
+pub(crate) struct ServerState {
+    pub(crate) configs: ServerConfigs,
+    pub(crate) approvals: Approvals,
+    pub(crate) pool: Arc<Pool>,
+}
+
+impl App {
+    /// Opens the store in `home` (created if missing) with the servers it keeps plus
+    /// `options.server_files`. Starts no process.
+    pub fn open(home: &std::path::Path, options: AppOptions) -> Result<App> {
+        let opened = Store::open(&home.join("store"))?;
+        Self::with_store(opened.store, opened.interrupted, options)
+    }
+
+    /// An application over an already open store.
+    pub fn with_store(store: Store, interrupted: Vec<String>, options: AppOptions) -> Result<App> {
+        let state = build_servers(&store, &options)?;
+        let (changes, _) = broadcast::channel(64);
+        Ok(App {
+            inner: Arc::new(Inner {
+                store,
+                options,
+                servers: RwLock::new(state),
+                active: Mutex::new(HashMap::new()),
+                changes,
+                interrupted,
+            }),
+        })
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    /// Runs that were left `running` by a process that died (now `interrupted`).
+    pub fn interrupted(&self) -> &[String] {
+        &self.inner.interrupted
+    }
+
+    /// Changes to blueprints and servers, as they happen.
+    pub fn subscribe_changes(&self) -> broadcast::Receiver<Change> {
+        self.inner.changes.subscribe()
+    }
+
+    pub(crate) fn changed(&self, change: Change) {
+        let _ = self.inner.changes.send(change);
+    }
+
+    /// The shared pool (servers start lazily, on first use).
+    pub fn pool(&self) -> Arc<Pool> {
+        self.server_state().pool
+    }
+
+    pub(crate) fn server_state(&self) -> ServerState {
+        match self.inner.servers.read() {
+            Ok(s) => s.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Rebuilds the server configs and the pool after servers or consents changed. The
+    /// old pool's processes are reaped once its runs let go of it.
+    pub(crate) fn reload_servers(&self) -> Result<()> {
+        let fresh = build_servers(&self.inner.store, &self.inner.options)?;
+        let old = {
+            let mut guard = match self.inner.servers.write() {
+                Ok(g) => g,
+                Err(poisoned) => poisoned.into_inner(),
+            };
+            std::mem::replace(&mut *guard, fresh)
+        };
+        tokio::spawn(async move { old.pool.shutdown().await });
+        self.changed(Change::Servers);
+        Ok(())
+    }
+
+    /// Ends every run in flight and reaps every server process.
+    pub async fn shutdown(&self) {
+        let tokens: Vec<_> = match self.inner.active.lock() {
+            Ok(active) => active.values().map(|a| a.cancel.clone()).collect(),
+            Err(_) => Vec::new(),
+        };
+        for t in tokens {
+            t.cancel();
+        }
+        crate::runs::wait_idle(self).await;
+        self.pool().shutdown().await;
+    }
+}
+
+/// Server configs from the store, then the files; approvals from the store's consents,
+/// then `--allow-server` names.
+fn build_servers(store: &Store, options: &AppOptions) -> Result<ServerState> {
+    let mut configs = stored_configs(store)?;
+    for file in &options.server_files {
+        configs.merge(ServerConfigs::read(file)?);
+    }
+    let mut approvals = if options.allow_all { Approvals::allow_all() } else { Approvals::new() };
+    for consent in store.consents()? {
+        approvals.approve_hash(consent.hash);
+    }
+    for name in &options.allow {
+        approvals.approve_server(&configs, name)?;
+    }
+    let pool = Arc::new(Pool::new(configs.clone(), approvals.clone(), PoolOptions::default()));
+    Ok(ServerState { configs, approvals, pool })
+}
+
+/// The servers kept in the store, as one `mcpServers` document.
+pub(crate) fn stored_configs(store: &Store) -> Result<ServerConfigs> {
+    let servers: Map<String, Value> = store.servers()?.into_iter().collect();
+    if servers.is_empty() {
+        return Ok(ServerConfigs::new());
+    }
+    let doc = serde_json::json!({ "mcpServers": servers });
+    Ok(ServerConfigs::parse(&doc.to_string(), "the store")?)
+}
+
+/// The exact command line a server would start, if it is a stdio server.
+pub(crate) fn command_line(configs: &ServerConfigs, name: &str) -> Option<CommandLine> {
+    match configs.get(name)? {
+        ServerEntry::Config(config) => CommandLine::of(name, config),
+        ServerEntry::InProcess(_) => None,
+    }
+}
+
+impl From<mcpflow_store::Error> for AppError {
+    fn from(e: mcpflow_store::Error) -> Self {
+        AppError::Store(e.to_string())
+    }
+}

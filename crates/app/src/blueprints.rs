@@ -1,0 +1,113 @@
+//! Blueprints in the store: validate, save (errors block, warnings are returned), list,
+//! get, delete. Saving never starts a server.
+
+use crate::app::{App, Change};
+use crate::error::{AppError, Result};
+use mcpflow_blueprint::validate::workflow_calls;
+use mcpflow_blueprint::{Diagnostic, Options, Report, WorkflowCatalog, check_bytes, check_value};
+use mcpflow_store::{BlueprintMeta, Store, StoredBlueprint};
+use serde_json::Value;
+
+/// A saved blueprint and the warnings it has.
+#[derive(Debug, Clone)]
+pub struct Saved {
+    pub meta: BlueprintMeta,
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// A blueprint served as an MCP tool of its own (`"expose": true`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Exposed {
+    pub id: String,
+    pub description: String,
+    /// The blueprint's `inputs` schema (an empty object schema when it has none).
+    pub input_schema: Value,
+}
+
+/// The blueprint as JSON, from a JSON value or from text holding JSON.
+pub fn document(blueprint: &Value) -> Result<Value> {
+    match blueprint {
+        Value::String(text) => serde_json::from_str(text)
+            .map_err(|e| AppError::BadRequest(format!("`blueprint` is a string but not JSON: {e}"))),
+        other => Ok(other.clone()),
+    }
+}
+
+/// Stored blueprints as a [`WorkflowCatalog`], so recursion across blueprints is caught.
+struct StoredWorkflows<'a>(&'a Store);
+
+impl WorkflowCatalog for StoredWorkflows<'_> {
+    fn calls(&self, id: &str) -> Option<Vec<String>> {
+        let stored = self.0.blueprint(id).ok()??;
+        let report = check_value(stored.json, &Options::default());
+        report.blueprint.map(|bp| workflow_calls(&bp.steps))
+    }
+}
+
+impl App {
+    /// Every diagnostic of a blueprint (JSON value), checking `workflow` references
+    /// against the stored blueprints.
+    pub fn validate(&self, doc: &Value) -> Report {
+        let workflows = StoredWorkflows(self.store());
+        // Through text, so diagnostics carry positions like the CLI's.
+        let text = serde_json::to_vec_pretty(doc).unwrap_or_default();
+        check_bytes(&text, &Options { catalog: None, workflows: Some(&workflows) })
+    }
+
+    /// Saves a new revision. Errors block and come back in [`AppError::Invalid`].
+    pub fn save_blueprint(&self, doc: &Value) -> Result<Saved> {
+        let report = self.validate(doc);
+        if report.has_errors() {
+            return Err(AppError::Invalid(report.diagnostics));
+        }
+        let Some(bp) = report.blueprint else {
+            return Err(AppError::Invalid(report.diagnostics));
+        };
+        let meta = self.store().save_blueprint(&bp.id, doc)?;
+        self.changed(Change::Blueprints);
+        Ok(Saved { meta, warnings: report.diagnostics })
+    }
+
+    pub fn blueprints(&self) -> Result<Vec<BlueprintMeta>> {
+        Ok(self.store().blueprints()?)
+    }
+
+    pub fn blueprint(&self, id: &str) -> Result<StoredBlueprint> {
+        self.store().blueprint(id)?.ok_or_else(|| AppError::NotFound { what: "blueprint", id: id.to_owned() })
+    }
+
+    pub fn delete_blueprint(&self, id: &str) -> Result<()> {
+        if !self.store().delete_blueprint(id)? {
+            return Err(AppError::NotFound { what: "blueprint", id: id.to_owned() });
+        }
+        self.changed(Change::Blueprints);
+        Ok(())
+    }
+
+    /// The stored blueprints with `"expose": true`.
+    pub fn exposed(&self) -> Result<Vec<Exposed>> {
+        let mut out = Vec::new();
+        for meta in self.blueprints()? {
+            let Some(stored) = self.store().blueprint(&meta.id)? else { continue };
+            if stored.json.get("expose") != Some(&Value::Bool(true)) {
+                continue;
+            }
+            let description = [meta.name.as_deref(), meta.description.as_deref()]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(": ");
+            let description = if description.is_empty() {
+                format!("Runs the mcpflow blueprint `{}`", meta.id)
+            } else {
+                format!("{description} (mcpflow blueprint `{}`)", meta.id)
+            };
+            let input_schema = match stored.json.get("inputs") {
+                Some(Value::Object(schema)) => Value::Object(schema.clone()),
+                _ => serde_json::json!({ "type": "object" }),
+            };
+            out.push(Exposed { id: meta.id, description, input_schema });
+        }
+        Ok(out)
+    }
+}

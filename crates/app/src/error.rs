@@ -1,0 +1,67 @@
+//! The error of the application's use cases. Every variant has a stable code that the
+//! CLI, the desktop and `mcpflow serve` show as is.
+
+use mcpflow_blueprint::Diagnostic;
+
+pub type Result<T, E = AppError> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AppError {
+    /// The blueprint has errors; they are all in the list.
+    #[error("the blueprint has {} error(s): {}", .0.iter().filter(|d| d.is_error()).count(), first_error(.0))]
+    Invalid(Vec<Diagnostic>),
+    #[error("no {what} `{id}`{}", hint_for(.what))]
+    NotFound { what: &'static str, id: String },
+    #[error("{active} runs are in flight, the most this mcpflow allows; try again when one finishes")]
+    Busy { active: usize },
+    #[error("workflow `{id}` reaches itself: {chain}")]
+    Recursion { id: String, chain: String },
+    #[error("runs nest deeper than {limit} ({chain})")]
+    Depth { limit: usize, chain: String },
+    #[error("{}", .0.join("; "))]
+    Inputs(Vec<String>),
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("run `{0}` is not in flight (it finished or never started)")]
+    NotRunning(String),
+    #[error(transparent)]
+    Servers(#[from] mcpflow_mcp::Error),
+    #[error("the store: {0}")]
+    Store(String),
+}
+
+fn first_error(diagnostics: &[Diagnostic]) -> String {
+    diagnostics
+        .iter()
+        .find(|d| d.is_error())
+        .map(|d| format!("{} at {}: {}", d.code, if d.pointer.is_empty() { "/" } else { &d.pointer }, d.message))
+        .unwrap_or_default()
+}
+
+fn hint_for(what: &str) -> &'static str {
+    match what {
+        "blueprint" => "; `list_workflows` (or `mcpflow list`) shows the stored ones",
+        "run" => "; `mcpflow runs` lists the recorded runs",
+        _ => "",
+    }
+}
+
+impl AppError {
+    /// A stable code for scripts and agents.
+    pub fn code(&self) -> &'static str {
+        match self {
+            AppError::Invalid(_) => "BLUEPRINT_INVALID",
+            AppError::NotFound { what: "run", .. } => "RUN_NOT_FOUND",
+            AppError::NotFound { .. } => "BLUEPRINT_NOT_FOUND",
+            AppError::Busy { .. } => "RUNS_BUSY",
+            AppError::Recursion { .. } => "WORKFLOW_RECURSION",
+            AppError::Depth { .. } => "WORKFLOW_DEPTH",
+            AppError::Inputs(_) => "INPUTS_INVALID",
+            AppError::BadRequest(_) => "BAD_REQUEST",
+            AppError::NotRunning(_) => "RUN_NOT_ACTIVE",
+            AppError::Servers(e) => e.code(),
+            AppError::Store(_) => "STORE_ERROR",
+        }
+    }
+}

@@ -1,0 +1,406 @@
+//! Runs: start one (recorded to the store, its events broadcast to any number of
+//! subscribers), control it (pause / resume / step / breakpoints / cancel), and read the
+//! runs that were recorded.
+//!
+//! Durability: every event is appended to the store as it happens, and the engine's
+//! [`Journal`] hook flushes the store before a call starts after a step finished — so a
+//! finished step is on disk before any step that depends on it reaches a server.
+
+use crate::app::App;
+use crate::error::{AppError, Result};
+use mcpflow_blueprint::{Blueprint, Options, Plan, check_bytes};
+use mcpflow_engine::driver::MAX_WORKFLOW_DEPTH;
+use mcpflow_engine::{
+    BlueprintSource, Control, Engine, Envelope, EventKind, EventSink, FolderSource, Journal, RunEvent, RunRequest,
+    Servers,
+};
+use mcpflow_mcp::{Pool, PoolOptions};
+use mcpflow_store::{RecordStatus, RunRecord, Store};
+use serde_json::Value;
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+/// Events a subscriber may fall behind by before it misses some (it can then read the
+/// rest from the store).
+const EVENT_BUFFER: usize = 4096;
+
+/// Which blueprint to run.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// The current revision of a stored blueprint.
+    Stored(String),
+    /// A blueprint given whole (not saved).
+    Inline(Value),
+}
+
+/// Who started a run (kept in its record).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trigger {
+    Cli,
+    Studio,
+    Mcp,
+    Schedule,
+}
+
+impl Trigger {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trigger::Cli => "cli",
+            Trigger::Studio => "studio",
+            Trigger::Mcp => "mcp",
+            Trigger::Schedule => "schedule",
+        }
+    }
+}
+
+/// A run to start.
+#[derive(Clone)]
+pub struct StartRun {
+    pub target: Target,
+    pub inputs: Value,
+    pub trigger: Trigger,
+    /// The workflows that started this one from outside (an `mcpflow serve` call's
+    /// `_meta["mcpflow/stack"]`), outermost first.
+    pub stack: Vec<String>,
+    pub breakpoints: HashSet<String>,
+    /// Start paused (Debug): the first step waits for `step` or `resume`.
+    pub paused: bool,
+    pub timeout_ms: Option<u64>,
+    /// Sees every event, in order, right after it is recorded (the CLI's display).
+    pub observer: Option<EventSink>,
+}
+
+impl std::fmt::Debug for StartRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StartRun")
+            .field("target", &self.target)
+            .field("trigger", &self.trigger)
+            .field("stack", &self.stack)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StartRun {
+    pub fn new(target: Target, inputs: Value, trigger: Trigger) -> Self {
+        StartRun {
+            target,
+            inputs,
+            trigger,
+            stack: Vec::new(),
+            breakpoints: HashSet::new(),
+            paused: false,
+            timeout_ms: None,
+            observer: None,
+        }
+    }
+}
+
+/// A run in flight, as its starter sees it.
+#[derive(Debug)]
+pub struct Started {
+    pub run_id: String,
+    pub blueprint: String,
+    /// The blueprint's top-level steps (the total for progress).
+    pub steps: u32,
+    /// Every event from the first on.
+    pub events: broadcast::Receiver<Arc<RunEvent>>,
+    /// The envelope, when the run ends.
+    pub done: oneshot::Receiver<Envelope>,
+}
+
+impl Started {
+    /// Waits for the end of the run.
+    pub async fn finish(self) -> Envelope {
+        let run_id = self.run_id;
+        let blueprint = self.blueprint;
+        self.done.await.unwrap_or_else(|_| Envelope::lost(run_id, blueprint))
+    }
+}
+
+pub(crate) struct Active {
+    pub(crate) blueprint: String,
+    pub(crate) control: mpsc::UnboundedSender<Control>,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) events: broadcast::Sender<Arc<RunEvent>>,
+}
+
+/// A recorded run with its events.
+#[derive(Debug, Clone)]
+pub struct RunDetail {
+    pub record: RunRecord,
+    pub events: Vec<RunEvent>,
+}
+
+impl App {
+    /// Checks and starts a run; returns at once. The run is recorded from its first
+    /// event; its starter gets every event.
+    pub fn start_run(&self, spec: StartRun) -> Result<Started> {
+        let (bp, plan, rev) = self.load(&spec.target)?;
+        check_stack(&bp.id, &spec.stack)?;
+        let pool = self.pool();
+        // A blueprint that brings its own servers runs on a pool of its own.
+        let own_pool = if bp.servers.is_empty() {
+            None
+        } else {
+            let state = self.server_state();
+            let configs = state.configs.clone().with_blueprint(&bp.servers);
+            Some(Arc::new(Pool::new(configs, state.approvals.clone(), PoolOptions::default())))
+        };
+        let servers: Arc<dyn Servers> = match &own_pool {
+            Some(p) => p.clone(),
+            None => pool,
+        };
+        let store = self.store().clone();
+        let recorder = Arc::new(Recorder { store: store.clone(), failed: AtomicBool::new(false) });
+        let engine = Engine {
+            servers,
+            source: Some(Arc::new(Sources { store: store.clone(), folder: self.inner.options.folder.clone() })),
+            saved: Some(Arc::new(store.clone())),
+            journal: Some(recorder.clone()),
+        };
+        let run_id = crate::headless::new_run_id();
+        let mut config = engine.config(&bp, run_id.clone(), spec.inputs.clone()).map_err(|e| match e {
+            mcpflow_engine::StartError::Inputs(list) => AppError::Inputs(list),
+            other => AppError::BadRequest(other.to_string()),
+        })?;
+        config.breakpoints = spec.breakpoints.clone();
+        config.start_paused = spec.paused;
+        config.timeout_ms = spec.timeout_ms;
+
+        let (events_tx, events_rx) = broadcast::channel(EVENT_BUFFER);
+        let (control_tx, control_rx) = mpsc::unbounded_channel();
+        let cancel = CancellationToken::new();
+        {
+            let mut active = self.inner.active.lock().map_err(|_| AppError::Store("run table poisoned".into()))?;
+            let limit = self.inner.options.max_runs.unwrap_or(crate::app::DEFAULT_MAX_RUNS);
+            if active.len() >= limit {
+                return Err(AppError::Busy { active: active.len() });
+            }
+            active.insert(
+                run_id.clone(),
+                Active {
+                    blueprint: bp.id.clone(),
+                    control: control_tx,
+                    cancel: cancel.clone(),
+                    events: events_tx.clone(),
+                },
+            );
+        }
+        let record = RunRecord {
+            id: run_id.clone(),
+            blueprint: bp.id.clone(),
+            status: RecordStatus::Running,
+            trigger: spec.trigger.as_str().to_owned(),
+            inputs: config.inputs.clone(),
+            started_at: config.started_at.clone(),
+            finished_at: None,
+            envelope: None,
+            blueprint_rev: rev,
+        };
+        if let Err(e) = store.begin_run(&record).and_then(|()| store.sync()) {
+            self.forget(&run_id);
+            return Err(e.into());
+        }
+        let sink: EventSink = {
+            let store = store.clone();
+            let run_id = run_id.clone();
+            let recorder = recorder.clone();
+            let observer = spec.observer.clone();
+            Arc::new(move |e: &RunEvent| {
+                if let Err(err) = store.append_event(&run_id, e) {
+                    recorder.report(&err);
+                }
+                if let Some(observer) = &observer {
+                    observer(e);
+                }
+                let _ = events_tx.send(Arc::new(e.clone()));
+            })
+        };
+        let (done_tx, done_rx) = oneshot::channel();
+        let app = self.clone();
+        let blueprint = bp.id.clone();
+        let steps = u32::try_from(bp.steps.len()).unwrap_or(u32::MAX);
+        let request = RunRequest { blueprint: Arc::new(bp), plan: Arc::new(plan), config, stack: spec.stack };
+        let id = run_id.clone();
+        tokio::spawn(async move {
+            let envelope = engine.run(request, sink, Some(control_rx), cancel).await;
+            if let Err(e) = store.finish_run(&id, &envelope) {
+                tracing::error!(run = %id, error = %e, "could not record the end of a run");
+            }
+            if let Some(pool) = own_pool {
+                pool.shutdown().await;
+            }
+            app.forget(&id);
+            let _ = done_tx.send(envelope);
+        });
+        Ok(Started { run_id, blueprint, steps, events: events_rx, done: done_rx })
+    }
+
+    /// Starts a run and waits for its end.
+    pub async fn run_to_end(&self, spec: StartRun) -> Result<Envelope> {
+        Ok(self.start_run(spec)?.finish().await)
+    }
+
+    /// Pause, resume, step, breakpoints or cancel a run in flight.
+    pub fn control(&self, run_id: &str, control: Control) -> Result<()> {
+        let active = self.inner.active.lock().map_err(|_| AppError::Store("run table poisoned".into()))?;
+        let run = active.get(run_id).ok_or_else(|| AppError::NotRunning(run_id.to_owned()))?;
+        if matches!(control, Control::Cancel) {
+            run.cancel.cancel();
+            return Ok(());
+        }
+        run.control.send(control).map_err(|_| AppError::NotRunning(run_id.to_owned()))
+    }
+
+    /// Events of a run in flight from now on (earlier ones are in the store).
+    pub fn subscribe(&self, run_id: &str) -> Result<broadcast::Receiver<Arc<RunEvent>>> {
+        let active = self.inner.active.lock().map_err(|_| AppError::Store("run table poisoned".into()))?;
+        active.get(run_id).map(|a| a.events.subscribe()).ok_or_else(|| AppError::NotRunning(run_id.to_owned()))
+    }
+
+    /// The ids of the runs in flight, with their blueprints.
+    pub fn active_runs(&self) -> Vec<(String, String)> {
+        match self.inner.active.lock() {
+            Ok(a) => a.iter().map(|(id, r)| (id.clone(), r.blueprint.clone())).collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Recorded runs, newest first; of one blueprint when given.
+    pub fn runs(&self, blueprint: Option<&str>, limit: usize) -> Result<Vec<RunRecord>> {
+        Ok(self.store().runs(blueprint, limit)?)
+    }
+
+    /// A recorded run with all its events, in order.
+    pub fn run_detail(&self, run_id: &str) -> Result<RunDetail> {
+        let record =
+            self.store().run(run_id)?.ok_or_else(|| AppError::NotFound { what: "run", id: run_id.to_owned() })?;
+        let events = self.store().events(run_id)?;
+        Ok(RunDetail { record, events })
+    }
+
+    fn forget(&self, run_id: &str) {
+        if let Ok(mut active) = self.inner.active.lock() {
+            active.remove(run_id);
+        }
+    }
+
+    /// The blueprint to run, checked, with its stored revision.
+    fn load(&self, target: &Target) -> Result<(Blueprint, Plan, Option<u32>)> {
+        let (doc, rev) = match target {
+            Target::Stored(id) => {
+                let stored = self.blueprint(id)?;
+                (stored.json, Some(stored.meta.rev))
+            }
+            Target::Inline(doc) => (crate::blueprints::document(doc)?, None),
+        };
+        let text = serde_json::to_vec(&doc).map_err(|e| AppError::BadRequest(e.to_string()))?;
+        let report = check_bytes(&text, &Options::default());
+        if report.has_errors() {
+            return Err(AppError::Invalid(report.diagnostics));
+        }
+        match (report.blueprint, report.plan) {
+            (Some(bp), Some(plan)) => Ok((bp, plan, rev)),
+            _ => Err(AppError::Invalid(report.diagnostics)),
+        }
+    }
+}
+
+/// Refuses a run whose blueprint is already on the stack of runs that led to it, or
+/// that nests too deep.
+pub fn check_stack(id: &str, stack: &[String]) -> Result<()> {
+    let chain = || stack.iter().map(String::as_str).chain([id]).collect::<Vec<_>>().join(" → ");
+    if stack.iter().any(|s| s == id) {
+        return Err(AppError::Recursion { id: id.to_owned(), chain: chain() });
+    }
+    if stack.len() >= MAX_WORKFLOW_DEPTH {
+        return Err(AppError::Depth { limit: MAX_WORKFLOW_DEPTH, chain: chain() });
+    }
+    Ok(())
+}
+
+/// Waits until no run is in flight.
+pub(crate) async fn wait_idle(app: &App) {
+    while !app.active_runs().is_empty() {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// Syncs the store for the engine's [`Journal`] hook; reports a failing store once.
+struct Recorder {
+    store: Store,
+    failed: AtomicBool,
+}
+
+impl Recorder {
+    fn report(&self, error: &mcpflow_store::Error) {
+        if !self.failed.swap(true, Ordering::Relaxed) {
+            tracing::error!(%error, "could not record a run event; the run goes on unrecorded");
+        }
+    }
+}
+
+impl Journal for Recorder {
+    fn sync(&self) {
+        if let Err(e) = self.store.sync() {
+            self.report(&e);
+        }
+    }
+}
+
+/// Where `workflow` steps find blueprints: the store first, then the folder.
+struct Sources {
+    store: Store,
+    folder: Option<std::path::PathBuf>,
+}
+
+impl BlueprintSource for Sources {
+    fn load(&self, id: &str) -> std::result::Result<Vec<u8>, String> {
+        match (BlueprintSource::load(&self.store, id), &self.folder) {
+            (Ok(bytes), _) => Ok(bytes),
+            (Err(_), Some(dir)) => FolderSource::new(dir).load(id),
+            (Err(e), None) => Err(e),
+        }
+    }
+}
+
+/// One record per top-level step, from a run's events: its last status, attempts,
+/// duration, error and output.
+pub fn step_records(events: &[RunEvent]) -> Vec<Value> {
+    let mut order: Vec<String> = Vec::new();
+    let mut records: std::collections::HashMap<String, Value> = std::collections::HashMap::new();
+    for e in events {
+        let (step, record) = match &e.kind {
+            EventKind::StepStarted { step, path, attempt, .. } if path.is_empty() => {
+                (step, serde_json::json!({ "step": step, "status": "running", "attempts": attempt }))
+            }
+            EventKind::StepFinished {
+                step, path, status, output, error, attempts, duration_ms, recovered_by, ..
+            } if path.is_empty() => {
+                let mut r = serde_json::json!({
+                    "step": step, "status": status.as_str(), "attempts": attempts, "duration_ms": duration_ms,
+                    "output": output,
+                });
+                if let Some(error) = error {
+                    r["error"] = serde_json::json!(error);
+                }
+                if let Some(by) = recovered_by {
+                    r["recovered_by"] = serde_json::json!(by);
+                }
+                (step, r)
+            }
+            EventKind::StepSkipped { step, path } if path.is_empty() => {
+                (step, serde_json::json!({ "step": step, "status": "skipped" }))
+            }
+            _ => continue,
+        };
+        if !records.contains_key(step) {
+            order.push(step.clone());
+        }
+        records.insert(step.clone(), record);
+    }
+    order.into_iter().filter_map(|s| records.remove(&s)).collect()
+}

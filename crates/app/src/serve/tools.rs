@@ -1,0 +1,440 @@
+//! The mediator's tools (DESIGN §5): their schemas and what each does. Every answer is
+//! JSON (sent as `structuredContent` and as text); a failure is `isError: true` with
+//! `{ error: { code, message, … } }`.
+
+use crate::app::{App, command_line};
+use crate::blueprints::{Exposed, document};
+use crate::error::AppError;
+use crate::pipeline::{self, PIPELINE_ID, PipelineError};
+use crate::runs::{StartRun, Target, Trigger, step_records};
+use mcpflow_engine::results::tool_output;
+use mcpflow_engine::{CallRequest, CallTarget, EventKind, RunStatus};
+use mcpflow_mcp::ServerEntry;
+use rmcp::RoleServer;
+use rmcp::model::{ProgressNotificationParam, Tool};
+use rmcp::service::RequestContext;
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+
+/// The built-in tools, in the order DESIGN §5 lists them.
+const BUILTIN: [&str; 10] = [
+    "list_servers",
+    "list_tools",
+    "call_tool",
+    "validate_workflow",
+    "save_workflow",
+    "list_workflows",
+    "get_workflow",
+    "run_workflow",
+    "run_pipeline",
+    "get_run",
+];
+
+pub(super) fn is_builtin(name: &str) -> bool {
+    BUILTIN.contains(&name)
+}
+
+fn tool(name: &'static str, description: &'static str, schema: Value) -> Tool {
+    Tool::new(name, description, Arc::new(schema.as_object().cloned().unwrap_or_default()))
+}
+
+pub(super) fn builtin() -> Vec<Tool> {
+    let blueprint = json!({
+        "description": "A blueprint (format v1) as a JSON object, or as a string holding its JSON.",
+        "type": ["object", "string"]
+    });
+    vec![
+        tool(
+            "list_servers",
+            "The downstream MCP servers mcpflow can call: name, transport, command or url, and whether it may start.",
+            json!({ "type": "object", "properties": {}, "additionalProperties": false }),
+        ),
+        tool(
+            "list_tools",
+            "The tools of the downstream servers (or of one), with their input schemas. Starts servers that may start.",
+            json!({ "type": "object", "properties": { "server": { "type": "string" } }, "additionalProperties": false }),
+        ),
+        tool(
+            "call_tool",
+            "One trial call to a downstream tool, to learn the shape of its answer. Returns the raw MCP result \
+             and `output`, the value a blueprint step would see.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "server": { "type": "string" },
+                    "tool": { "type": "string" },
+                    "args": { "type": "object" }
+                },
+                "required": ["tool"],
+                "additionalProperties": false
+            }),
+        ),
+        tool(
+            "validate_workflow",
+            "Every diagnostic (errors and warnings, with JSON pointers and hints) of a blueprint.",
+            json!({ "type": "object", "properties": { "blueprint": blueprint }, "required": ["blueprint"], "additionalProperties": false }),
+        ),
+        tool(
+            "save_workflow",
+            "Saves a blueprint as a new revision. Errors block the save; warnings are returned.",
+            json!({ "type": "object", "properties": { "blueprint": blueprint }, "required": ["blueprint"], "additionalProperties": false }),
+        ),
+        tool(
+            "list_workflows",
+            "The stored blueprints: id, name, description, revision.",
+            json!({ "type": "object", "properties": {}, "additionalProperties": false }),
+        ),
+        tool(
+            "get_workflow",
+            "A stored blueprint's current revision.",
+            json!({ "type": "object", "properties": { "id": { "type": "string" } }, "required": ["id"], "additionalProperties": false }),
+        ),
+        tool(
+            "run_workflow",
+            "Runs a stored blueprint (`id`) or an inline one (`blueprint`) with `inputs` and returns the result \
+             envelope { run_id, status, output, summary, errors, duration_ms }. Sends progress notifications. \
+             `detail: \"steps\"` adds each step's status.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "id": { "type": "string" },
+                    "blueprint": blueprint,
+                    "inputs": { "type": "object" },
+                    "detail": { "enum": ["summary", "steps"] }
+                },
+                "additionalProperties": false
+            }),
+        ),
+        tool(
+            "run_pipeline",
+            "Runs tool calls in sequence. Each step is { id, tool, server?, args, continue_on_error? }; args may \
+             use {{ id.path }} to read an earlier step's output (a whole-string template keeps its type). \
+             Returns each step's status and result, `aborted` and `total_duration_ms`.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "steps": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "id": { "type": "string" },
+                                "tool": { "type": "string" },
+                                "server": { "type": "string" },
+                                "args": { "type": "object" },
+                                "continue_on_error": { "type": "boolean" }
+                            },
+                            "required": ["id", "tool"]
+                        }
+                    }
+                },
+                "required": ["steps"],
+                "additionalProperties": false
+            }),
+        ),
+        tool(
+            "get_run",
+            "A recorded run: its status, envelope and each step's record.",
+            json!({ "type": "object", "properties": { "run_id": { "type": "string" } }, "required": ["run_id"], "additionalProperties": false }),
+        ),
+    ]
+}
+
+pub(super) fn exposed_tool(e: Exposed) -> Tool {
+    let schema = match e.input_schema {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    Tool::new(e.id, e.description, Arc::new(schema))
+}
+
+/// One incoming call.
+pub(super) struct Call<'a> {
+    pub(super) app: &'a App,
+    pub(super) context: &'a RequestContext<RoleServer>,
+    pub(super) stack: Vec<String>,
+}
+
+type Answer = Result<Value, Value>;
+
+fn failure(code: &str, message: impl Into<String>) -> Value {
+    json!({ "error": { "code": code, "message": message.into() } })
+}
+
+fn app_failure(e: &AppError) -> Value {
+    let mut v = failure(e.code(), e.to_string());
+    if let AppError::Invalid(diagnostics) = e {
+        v["error"]["diagnostics"] = json!(diagnostics);
+    }
+    v
+}
+
+fn string_arg(args: &Value, name: &str) -> Result<String, Value> {
+    args.get(name)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| failure("BAD_REQUEST", format!("`{name}` (a string) is required")))
+}
+
+impl Call<'_> {
+    pub(super) async fn dispatch(&self, name: &str, args: Value) -> Answer {
+        match name {
+            "list_servers" => self.list_servers(),
+            "list_tools" => self.list_tools(&args).await,
+            "call_tool" => self.call_tool(&args).await,
+            "validate_workflow" => self.validate(&args),
+            "save_workflow" => self.save(&args),
+            "list_workflows" => self.list_workflows(),
+            "get_workflow" => self.get_workflow(&args),
+            "run_workflow" => self.run_workflow(&args).await,
+            "run_pipeline" => self.run_pipeline(&args).await,
+            "get_run" => self.get_run(&args),
+            other => match self.app.exposed() {
+                Ok(list) if list.iter().any(|e| e.id == other) => {
+                    let spec = json!({ "id": other, "inputs": args });
+                    self.run_workflow(&spec).await
+                }
+                Ok(_) => Err(failure(
+                    "TOOL_NOT_FOUND",
+                    format!("mcpflow has no tool `{other}`; tools/list shows the built-in and exposed ones"),
+                )),
+                Err(e) => Err(app_failure(&e)),
+            },
+        }
+    }
+
+    fn list_servers(&self) -> Answer {
+        let state = self.app.server_state();
+        let servers: Vec<Value> = state
+            .configs
+            .iter()
+            .map(|(name, entry)| match entry {
+                ServerEntry::Config(config) => {
+                    let line = command_line(&state.configs, name);
+                    let may_start = line.as_ref().is_none_or(|l| state.approvals.is_approved(l));
+                    json!({
+                        "name": name,
+                        "transport": if config.url.is_some() { "http" } else { "stdio" },
+                        "command": line.map(|l| l.to_string()),
+                        "url": config.url,
+                        "approved": may_start,
+                    })
+                }
+                ServerEntry::InProcess(_) => json!({ "name": name, "transport": "in-process", "approved": true }),
+            })
+            .collect();
+        Ok(json!({ "servers": servers }))
+    }
+
+    async fn list_tools(&self, args: &Value) -> Answer {
+        let pool = self.app.pool();
+        let names = match args.get("server").and_then(Value::as_str) {
+            Some(one) => vec![one.to_owned()],
+            None => pool.server_names(),
+        };
+        let mut tools = Vec::new();
+        let mut unreachable = Vec::new();
+        for name in names {
+            match pool.discover(&name).await {
+                Ok(found) => tools.extend(found.tools.iter().map(|t| {
+                    json!({
+                        "server": name,
+                        "name": t.name,
+                        "description": t.description,
+                        "input_schema": t.input_schema,
+                    })
+                })),
+                Err(e) => unreachable.push(json!({ "server": name, "code": e.code(), "message": e.to_string() })),
+            }
+        }
+        Ok(json!({ "tools": tools, "unreachable": unreachable }))
+    }
+
+    async fn call_tool(&self, args: &Value) -> Answer {
+        let tool = string_arg(args, "tool")?;
+        let server = args.get("server").and_then(Value::as_str).map(str::to_owned);
+        let arguments = match args.get("args") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(map)) => map.clone(),
+            Some(_) => return Err(failure("BAD_REQUEST", "`args` must be an object")),
+        };
+        let cancel = self.context.ct.child_token();
+        let request = CallRequest {
+            target: CallTarget::Tool { server, tool, args: arguments },
+            timeout: None,
+            cancel,
+            progress: None,
+            stack: self.stack.clone(),
+        };
+        match self.app.pool().call(request).await {
+            Ok(raw) => {
+                let output = match tool_output(&raw) {
+                    Ok(v) => v,
+                    Err(failed) => json!({ "is_error": true, "message": failed.0 }),
+                };
+                Ok(json!({ "result": raw, "output": output }))
+            }
+            Err(e) => Err(failure(e.code(), e.to_string())),
+        }
+    }
+
+    fn validate(&self, args: &Value) -> Answer {
+        let doc = document(args.get("blueprint").unwrap_or(&Value::Null)).map_err(|e| app_failure(&e))?;
+        let report = self.app.validate(&doc);
+        Ok(json!({ "valid": !report.has_errors(), "diagnostics": report.diagnostics }))
+    }
+
+    fn save(&self, args: &Value) -> Answer {
+        let doc = document(args.get("blueprint").unwrap_or(&Value::Null)).map_err(|e| app_failure(&e))?;
+        let saved = self.app.save_blueprint(&doc).map_err(|e| app_failure(&e))?;
+        Ok(json!({
+            "id": saved.meta.id,
+            "rev": saved.meta.rev,
+            "saved_at": saved.meta.saved_at,
+            "warnings": saved.warnings,
+        }))
+    }
+
+    fn list_workflows(&self) -> Answer {
+        let list = self.app.blueprints().map_err(|e| app_failure(&e))?;
+        let list: Vec<Value> = list
+            .into_iter()
+            .map(|m| json!({ "id": m.id, "name": m.name, "description": m.description, "rev": m.rev, "saved_at": m.saved_at }))
+            .collect();
+        Ok(json!({ "workflows": list }))
+    }
+
+    fn get_workflow(&self, args: &Value) -> Answer {
+        let id = string_arg(args, "id")?;
+        let stored = self.app.blueprint(&id).map_err(|e| app_failure(&e))?;
+        Ok(
+            json!({ "id": stored.meta.id, "rev": stored.meta.rev, "saved_at": stored.meta.saved_at, "blueprint": stored.json }),
+        )
+    }
+
+    async fn run_workflow(&self, args: &Value) -> Answer {
+        let target = match (args.get("id").and_then(Value::as_str), args.get("blueprint")) {
+            (Some(id), None) => Target::Stored(id.to_owned()),
+            (None, Some(doc)) => Target::Inline(doc.clone()),
+            _ => return Err(failure("BAD_REQUEST", "give either `id` (a stored blueprint) or `blueprint` (inline)")),
+        };
+        let inputs = match args.get("inputs") {
+            None | Some(Value::Null) => json!({}),
+            Some(v @ Value::Object(_)) => v.clone(),
+            Some(_) => return Err(failure("BAD_REQUEST", "`inputs` must be an object")),
+        };
+        let steps_detail = match args.get("detail").and_then(Value::as_str) {
+            None | Some("summary") => false,
+            Some("steps") => true,
+            Some(other) => {
+                return Err(failure("BAD_REQUEST", format!("`detail` is `summary` or `steps`, not `{other}`")));
+            }
+        };
+        let mut spec = StartRun::new(target, inputs, Trigger::Mcp);
+        spec.stack = self.stack.clone();
+        let (envelope, events) = self.watch(spec).await.map_err(|e| app_failure(&e))?;
+        let mut answer = json!(envelope);
+        if steps_detail {
+            answer["steps"] = json!(step_records(&events));
+        }
+        match envelope.status {
+            RunStatus::Succeeded | RunStatus::Partial => Ok(answer),
+            _ => Err(answer),
+        }
+    }
+
+    /// Starts a run, forwards its progress to the client, cancels it when the client
+    /// cancels the call, and returns its envelope and recorded events.
+    async fn watch(
+        &self,
+        spec: StartRun,
+    ) -> Result<(mcpflow_engine::Envelope, Vec<mcpflow_engine::RunEvent>), AppError> {
+        let started = self.app.start_run(spec)?;
+        let run_id = started.run_id.clone();
+        let progress = self.forward_progress(&started);
+        let cancelled = self.context.ct.clone();
+        let app = self.app.clone();
+        let watch_id = run_id.clone();
+        let watcher = tokio::spawn(async move {
+            cancelled.cancelled().await;
+            let _ = app.control(&watch_id, mcpflow_engine::Control::Cancel);
+        });
+        let envelope = started.finish().await;
+        watcher.abort();
+        if let Some(p) = progress {
+            // The last notifications drain once the run's channel closes.
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(2), p).await;
+        }
+        let events = self.app.run_detail(&run_id).map(|d| d.events).unwrap_or_default();
+        Ok((envelope, events))
+    }
+
+    /// Sends an MCP progress notification per finished top-level step, when the client
+    /// asked for progress.
+    fn forward_progress(&self, started: &crate::runs::Started) -> Option<tokio::task::JoinHandle<()>> {
+        let token = self.context.meta.get_progress_token()?;
+        let peer = self.context.peer.clone();
+        let mut events = started.events.resubscribe();
+        let total = f64::from(started.steps);
+        Some(tokio::spawn(async move {
+            let mut done = 0u32;
+            loop {
+                let event = match events.recv().await {
+                    Ok(e) => e,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(_) => break,
+                };
+                let message = match &event.kind {
+                    EventKind::StepFinished { step, path, status, .. } if path.is_empty() => {
+                        format!("step `{step}` {}", status.as_str())
+                    }
+                    EventKind::StepSkipped { step, path } if path.is_empty() => format!("step `{step}` skipped"),
+                    _ => continue,
+                };
+                done += 1;
+                let params = ProgressNotificationParam::new(token.clone(), f64::from(done))
+                    .with_total(total)
+                    .with_message(message);
+                if peer.notify_progress(params).await.is_err() {
+                    break;
+                }
+            }
+        }))
+    }
+
+    async fn run_pipeline(&self, args: &Value) -> Answer {
+        if self.stack.iter().any(|s| s == PIPELINE_ID) {
+            return Err(failure(
+                "PIPELINE_RECURSION",
+                "run_pipeline was called from inside a pipeline; pipelines may not nest",
+            ));
+        }
+        let downstream = self.app.pool().server_names();
+        let prepared = pipeline::prepare(args.get("steps").unwrap_or(&Value::Null), &downstream).map_err(|e| {
+            let mut v = failure(e.code(), e.to_string());
+            if let PipelineError::Interpolation(d) = &e {
+                v["error"]["diagnostics"] = json!(d);
+            }
+            v
+        })?;
+        let mut spec = StartRun::new(Target::Inline(prepared.blueprint.clone()), json!({}), Trigger::Mcp);
+        spec.stack = self.stack.clone();
+        let (envelope, events) = self.watch(spec).await.map_err(|e| app_failure(&e))?;
+        Ok(json!(pipeline::report(&prepared.ids, &events, &envelope)))
+    }
+
+    fn get_run(&self, args: &Value) -> Answer {
+        let run_id = string_arg(args, "run_id")?;
+        let detail = self.app.run_detail(&run_id).map_err(|e| app_failure(&e))?;
+        Ok(json!({
+            "run_id": detail.record.id,
+            "blueprint": detail.record.blueprint,
+            "status": detail.record.status,
+            "trigger": detail.record.trigger,
+            "started_at": detail.record.started_at,
+            "finished_at": detail.record.finished_at,
+            "envelope": detail.record.envelope,
+            "steps": step_records(&detail.events),
+        }))
+    }
+}

@@ -1,0 +1,211 @@
+//! `mcpflow serve` over streamable HTTP, driven by an rmcp client (the pool, pointed at
+//! the mediator as a downstream server): save, run by id with progress, pipelines, the
+//! guard (401 / 403), recursion through `run_workflow`, 20 concurrent runs, the cap.
+
+use crate::setup;
+use mcpflow_app::runs::{StartRun, Target, Trigger};
+use mcpflow_app::serve::http::{HttpOptions, HttpServer, serve_http};
+use mcpflow_app::{App, AppOptions};
+use mcpflow_engine::{CallRequest, CallTarget, Progress, ProgressSink, RunStatus};
+use mcpflow_mcp::{Approvals, Pool, PoolOptions, ServerConfigs};
+use mcpflow_store::Store;
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio_util::sync::CancellationToken;
+
+const TOKEN: &str = "test-token-0123456789";
+
+/// An app over a temporary store with the testkit servers, allowed to start them.
+fn app(servers: Vec<std::path::PathBuf>, max_runs: Option<usize>) -> App {
+    let store = Store::open_temporary().unwrap();
+    let options = AppOptions { server_files: servers, allow_all: true, max_runs, ..AppOptions::default() };
+    App::with_store(store, Vec::new(), options).unwrap()
+}
+
+async fn serve(app: App, addr: SocketAddr) -> HttpServer {
+    serve_http(app, HttpOptions { addr, token: TOKEN.into(), hosts: Vec::new() }).await.unwrap()
+}
+
+/// An rmcp client pool whose one server, `mcpflow`, is the mediator at `addr`.
+fn client(addr: SocketAddr, token: &str) -> Pool {
+    let doc = json!({ "mcpServers": { "mcpflow": {
+        "url": format!("http://{addr}/mcp"), "headers": { "Authorization": format!("Bearer {token}") } } } });
+    let configs = ServerConfigs::parse(&doc.to_string(), "test").unwrap();
+    Pool::new(configs, Approvals::new(), PoolOptions::default())
+}
+
+async fn call(pool: &Pool, tool: &str, args: Value, progress: Option<ProgressSink>) -> Value {
+    let request = CallRequest {
+        target: CallTarget::Tool {
+            server: Some("mcpflow".into()),
+            tool: tool.into(),
+            args: args.as_object().cloned().unwrap_or_default(),
+        },
+        timeout: None,
+        cancel: CancellationToken::new(),
+        progress,
+        stack: Vec::new(),
+    };
+    pool.call(request).await.unwrap_or_else(|e| panic!("{tool}: {e}"))
+}
+
+fn greeter() -> Value {
+    json!({ "blueprint": 1, "id": "greeter",
+        "inputs": { "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"] },
+        "steps": [
+            { "id": "hello", "kind": "tool", "server": "echo", "tool": "echo", "args": { "message": "hi {{ inputs.name }}" } },
+            { "id": "pause", "kind": "wait", "ms": 20 },
+            { "id": "sum", "kind": "tool", "server": "echo", "tool": "add", "args": { "a": 1, "b": 2 } }
+        ],
+        "output": "{{ hello }} {{ sum.sum }}" })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_rmcp_client_saves_runs_by_id_with_progress_and_runs_a_pipeline_over_http() {
+    let s = setup(json!({}));
+    let server = serve(app(vec![s.servers.clone()], None), "127.0.0.1:0".parse().unwrap()).await;
+    let pool = client(server.addr, TOKEN);
+
+    let tools = pool.discover("mcpflow").await.unwrap();
+    let names: Vec<&str> = tools.tools.iter().map(|t| t.name.as_ref()).collect();
+    assert!(names.contains(&"run_workflow") && names.contains(&"run_pipeline"), "{names:?}");
+
+    let saved = call(&pool, "save_workflow", json!({ "blueprint": greeter() }), None).await;
+    assert_eq!(saved["isError"], false, "{saved}");
+    assert_eq!(saved["structuredContent"]["rev"], 1);
+
+    let seen: Arc<Mutex<Vec<Progress>>> = Arc::default();
+    let sink: ProgressSink = {
+        let seen = seen.clone();
+        Arc::new(move |p| seen.lock().unwrap().push(p))
+    };
+    let ran = call(&pool, "run_workflow", json!({ "id": "greeter", "inputs": { "name": "http" } }), Some(sink)).await;
+    let envelope = &ran["structuredContent"];
+    assert_eq!(envelope["status"], "succeeded", "{ran}");
+    assert_eq!(envelope["output"], "hi http 3.0");
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 3, "one progress notification per step: {seen:?}");
+    assert_eq!(seen.last().map(|p| (p.progress, p.total)), Some((3.0, Some(3.0))));
+
+    let pipe = call(
+        &pool,
+        "run_pipeline",
+        json!({ "steps": [
+        { "id": "a", "server": "echo", "tool": "add", "args": { "a": 20, "b": 1 } },
+        { "id": "b", "server": "echo", "tool": "multiply", "args": { "a": "{{ a.sum }}", "b": 2 } }
+    ] }),
+        None,
+    )
+    .await;
+    let report = &pipe["structuredContent"];
+    assert_eq!(report["aborted"], false, "{pipe}");
+    assert_eq!(report["steps"][1]["result"]["product"], 42.0);
+
+    let run = call(&pool, "get_run", json!({ "run_id": envelope["run_id"] }), None).await;
+    assert_eq!(run["structuredContent"]["status"], "succeeded");
+    pool.shutdown().await;
+    server.stop().await.unwrap();
+}
+
+/// Sends one raw HTTP request and returns the status code.
+async fn status(addr: SocketAddr, host: &str, extra: &str) -> u16 {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), stream.read_to_end(&mut answer)).await;
+    let text = String::from_utf8_lossy(&answer);
+    text.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_needs_the_token_401_and_refuses_foreign_hosts_and_origins_403() {
+    let server = serve(app(Vec::new(), None), "127.0.0.1:0".parse().unwrap()).await;
+    let addr = server.addr;
+    let host = format!("127.0.0.1:{}", addr.port());
+    let auth = format!("Authorization: Bearer {TOKEN}\r\n");
+    assert_eq!(status(addr, &host, "").await, 401, "no token");
+    assert_eq!(status(addr, &host, "Authorization: Bearer wrong\r\n").await, 401, "wrong token");
+    assert_eq!(status(addr, &format!("evil.example:{}", addr.port()), &auth).await, 403, "foreign Host");
+    let origin = format!("{auth}Origin: https://evil.example\r\n");
+    assert_eq!(status(addr, &host, &origin).await, 403, "foreign Origin");
+    let ok = status(addr, &host, &auth).await;
+    assert!(ok != 401 && ok != 403, "the right token and host pass the guard (got {ok})");
+    // A real client with a wrong token is refused too.
+    let pool = client(addr, "not-the-token");
+    let refused = pool.discover("mcpflow").await.map(|_| ()).unwrap_err();
+    assert!(refused.to_string().contains("401") || refused.to_string().to_lowercase().contains("auth"), "{refused}");
+    server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blueprint_whose_run_workflow_reaches_itself_is_refused() {
+    // The mediator's own app lists the mediator as a downstream server, so a blueprint can
+    // call `run_workflow` on itself.
+    let port = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        probe.local_addr().unwrap().port()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let servers = dir.path().join("servers.json");
+    let doc = json!({ "mcpServers": { "self": {
+        "url": format!("http://127.0.0.1:{port}/mcp"), "headers": { "Authorization": format!("Bearer {TOKEN}") } } } });
+    std::fs::write(&servers, doc.to_string()).unwrap();
+    let app = app(vec![servers], None);
+    let server = serve(app.clone(), SocketAddr::from(([127, 0, 0, 1], port))).await;
+    app.save_blueprint(&json!({ "blueprint": 1, "id": "ouroboros", "steps": [
+        { "id": "again", "kind": "tool", "server": "self", "tool": "run_workflow", "args": { "id": "ouroboros" } }
+    ] }))
+    .unwrap();
+    let envelope =
+        app.run_to_end(StartRun::new(Target::Stored("ouroboros".into()), json!({}), Trigger::Cli)).await.unwrap();
+    assert_eq!(envelope.status, RunStatus::Failed);
+    let message = &envelope.errors[0].message;
+    assert!(message.contains("WORKFLOW_RECURSION") && message.contains("ouroboros → ouroboros"), "{message}");
+    app.shutdown().await;
+    server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_concurrent_runs_over_http_all_complete() {
+    let s = setup(json!({}));
+    let server = serve(app(vec![s.servers.clone()], None), "127.0.0.1:0".parse().unwrap()).await;
+    let pool = client(server.addr, TOKEN);
+    let saved = call(&pool, "save_workflow", json!({ "blueprint": greeter() }), None).await;
+    assert_eq!(saved["isError"], false, "{saved}");
+    let runs = (0..20).map(|i| {
+        let pool = &pool;
+        async move {
+            let r = call(pool, "run_workflow", json!({ "id": "greeter", "inputs": { "name": format!("n{i}") } }), None)
+                .await;
+            r["structuredContent"].clone()
+        }
+    });
+    let envelopes = futures::future::join_all(runs).await;
+    for (i, e) in envelopes.iter().enumerate() {
+        assert_eq!(e["status"], "succeeded", "run {i}: {e}");
+        assert_eq!(e["output"], format!("hi n{i} 3.0"));
+    }
+    let ids: std::collections::BTreeSet<_> = envelopes.iter().map(|e| e["run_id"].to_string()).collect();
+    assert_eq!(ids.len(), 20, "20 distinct runs");
+    pool.shutdown().await;
+    server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_cap_a_run_is_refused_with_a_busy_error() {
+    let app = app(Vec::new(), Some(1));
+    let slow = json!({ "blueprint": 1, "id": "slow", "steps": [{ "id": "w", "kind": "wait", "ms": 5000 }] });
+    let first = app.start_run(StartRun::new(Target::Inline(slow.clone()), json!({}), Trigger::Mcp)).unwrap();
+    let second = app.start_run(StartRun::new(Target::Inline(slow), json!({}), Trigger::Mcp)).unwrap_err();
+    assert_eq!(second.code(), "RUNS_BUSY");
+    assert!(second.to_string().contains("try again"), "{second}");
+    app.control(&first.run_id, mcpflow_engine::Control::Cancel).unwrap();
+    assert_eq!(first.finish().await.status, RunStatus::Cancelled);
+}

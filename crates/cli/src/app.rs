@@ -1,0 +1,38 @@
+//! Opening the application (the store in the data folder, with its servers) from the
+//! command line.
+
+use anyhow::Context as _;
+use clap::Args;
+use mcpflow_app::{App, AppOptions};
+use std::path::PathBuf;
+
+/// Servers and consent for commands that run blueprints from the store.
+#[derive(Debug, Args, Clone, Default)]
+pub struct AppArgs {
+    /// An `mcpServers` JSON file merged over the servers in the store (repeatable).
+    #[arg(long = "servers", value_name = "FILE")]
+    pub servers: Vec<PathBuf>,
+    /// Let this server's stdio command start (repeatable). Nothing starts without consent.
+    #[arg(long = "allow-server", value_name = "NAME")]
+    pub allow: Vec<String>,
+    /// Let every configured stdio command start (for CI).
+    #[arg(long)]
+    pub allow_all_servers: bool,
+}
+
+/// Opens the store in the data folder (`MCPFLOW_HOME`, else the platform's).
+pub fn open_app(args: &AppArgs, max_runs: Option<usize>) -> anyhow::Result<App> {
+    open_app_with(args, max_runs, None)
+}
+
+pub fn open_app_with(args: &AppArgs, max_runs: Option<usize>, folder: Option<PathBuf>) -> anyhow::Result<App> {
+    let home = mcpflow_app::home::data_dir();
+    let options = AppOptions {
+        server_files: args.servers.clone(),
+        allow: args.allow.clone(),
+        allow_all: args.allow_all_servers,
+        max_runs,
+        folder,
+    };
+    App::open(&home, options).with_context(|| format!("opening the mcpflow store in {}", home.display()))
+}

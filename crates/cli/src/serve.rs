@@ -1,0 +1,77 @@
+//! `mcpflow serve`: the MCP mediator over stdio, or over streamable HTTP with `--http`.
+
+use crate::app::{AppArgs, open_app};
+use anyhow::{Context as _, bail};
+use clap::Args;
+use mcpflow_app::serve::http::{HttpOptions, new_token, serve_http};
+use std::net::{IpAddr, SocketAddr};
+use std::process::ExitCode;
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Serve streamable HTTP at `/mcp` on this port or loopback address (e.g. `8931`,
+    /// `127.0.0.1:8931`) instead of stdio.
+    #[arg(long, value_name = "[HOST:]PORT")]
+    http: Option<String>,
+    /// Listen on this address instead of loopback (e.g. `0.0.0.0`). Clients on other
+    /// machines then reach mcpflow: keep the token secret.
+    #[arg(long, value_name = "IP", requires = "http")]
+    bind: Option<IpAddr>,
+    /// The bearer token HTTP clients must send (default: `$MCPFLOW_TOKEN`, else a new
+    /// random one, printed on stderr).
+    #[arg(long, value_name = "TOKEN", requires = "http")]
+    token: Option<String>,
+    /// Also accept this name in the `Host` header (repeatable; for a reverse proxy).
+    #[arg(long = "allow-host", value_name = "NAME", requires = "http")]
+    allow_host: Vec<String>,
+    /// Runs in flight at once; past it, run requests get a `RUNS_BUSY` error.
+    #[arg(long, value_name = "N")]
+    max_runs: Option<usize>,
+    #[command(flatten)]
+    app: AppArgs,
+}
+
+#[allow(clippy::print_stderr)]
+pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let app = open_app(&args.app, args.max_runs)?;
+    let Some(http) = &args.http else {
+        mcpflow_app::serve::serve_stdio(app.clone()).await.context("serving MCP over stdio")?;
+        app.shutdown().await;
+        return Ok(ExitCode::SUCCESS);
+    };
+    let mut addr = parse_addr(http)?;
+    if let Some(ip) = args.bind {
+        addr.set_ip(ip);
+    } else if !addr.ip().is_loopback() {
+        bail!("{http} is not a loopback address; to listen on other interfaces, say so with `--bind {}`", addr.ip());
+    }
+    let token = match args.token.clone().or_else(|| std::env::var("MCPFLOW_TOKEN").ok().filter(|t| !t.is_empty())) {
+        Some(t) => t,
+        None => {
+            let t = new_token();
+            eprintln!("token: {t}");
+            t
+        }
+    };
+    let server = serve_http(app.clone(), HttpOptions { addr, token, hosts: args.allow_host.clone() })
+        .await
+        .with_context(|| format!("cannot listen on {addr}"))?;
+    eprintln!("mcpflow serves MCP at http://{}/mcp (Ctrl-C stops)", server.addr);
+    tokio::select! {
+        r = server.wait() => r.context("the HTTP server stopped")?,
+        _ = tokio::signal::ctrl_c() => {}
+    }
+    app.shutdown().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `PORT` or `HOST:PORT`.
+fn parse_addr(text: &str) -> anyhow::Result<SocketAddr> {
+    if let Ok(port) = text.parse::<u16>() {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    if let Some(port) = text.strip_prefix("localhost:").and_then(|p| p.parse::<u16>().ok()) {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    text.parse().with_context(|| format!("`{text}` is neither a port nor an address like 127.0.0.1:8931"))
+}

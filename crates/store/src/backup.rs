@@ -1,0 +1,110 @@
+//! Backup: the whole store as one JSON document ([`Store::export`]) and merging such a
+//! document into a store ([`Store::import`], in `backup/import.rs`). The document:
+//!
+//! ```json
+//! { "mcpflow_store": 1, "schema_version": 1,
+//!   "blueprints": [ { "id": "…", "revisions": [ { "rev": 1, "saved_at": "…", "json": { … } } ] } ],
+//!   "runs": [ { "record": { …RunRecord }, "events": [ …RunEvent ] } ],
+//!   "saved": { "<blueprint>": { "<name>": … } },
+//!   "servers": { "<name>": { …mcpServers entry } },
+//!   "consents": [ { "hash": "sha256:…", "command": "…", "approved_at": "…" } ],
+//!   "schedules": { "<blueprint>": … } }
+//! ```
+
+mod import;
+
+pub use import::{Counts, ImportOptions, ImportReport};
+
+use crate::consents::Consent;
+use crate::error::{Error, Result};
+use crate::keys::RUNS;
+use crate::runs::RunRecord;
+use crate::schema::SCHEMA_VERSION;
+use crate::{Store, codec};
+use mcpflow_engine::RunEvent;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// The version of the export document (`mcpflow_store`).
+pub const EXPORT_FORMAT: u32 = 1;
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Doc {
+    pub(crate) mcpflow_store: u32,
+    pub(crate) schema_version: u32,
+    #[serde(default)]
+    pub(crate) blueprints: Vec<DocBlueprint>,
+    #[serde(default)]
+    pub(crate) runs: Vec<DocRun>,
+    #[serde(default)]
+    pub(crate) saved: BTreeMap<String, BTreeMap<String, Value>>,
+    #[serde(default)]
+    pub(crate) servers: BTreeMap<String, Value>,
+    #[serde(default)]
+    pub(crate) consents: Vec<Consent>,
+    #[serde(default)]
+    pub(crate) schedules: BTreeMap<String, Value>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DocBlueprint {
+    pub(crate) id: String,
+    pub(crate) revisions: Vec<DocRevision>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DocRevision {
+    pub(crate) rev: u32,
+    pub(crate) saved_at: String,
+    pub(crate) json: Value,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DocRun {
+    pub(crate) record: RunRecord,
+    #[serde(default)]
+    pub(crate) events: Vec<RunEvent>,
+}
+
+impl Store {
+    /// Everything in the store as one JSON document (see the module docs), in key order.
+    #[tracing::instrument(skip_all, err)]
+    pub fn export(&self) -> Result<Value> {
+        let mut blueprints = Vec::new();
+        for meta in self.blueprints()? {
+            let revisions = self
+                .revision_list(&meta.id)?
+                .into_iter()
+                .map(|stored| DocRevision { rev: stored.meta.rev, saved_at: stored.meta.saved_at, json: stored.json })
+                .collect();
+            blueprints.push(DocBlueprint { id: meta.id, revisions });
+        }
+        let mut runs = Vec::new();
+        for entry in self.runs.iter() {
+            let (key, bytes) = entry.map_err(Error::db("exporting runs"))?;
+            let record: RunRecord = codec::decode(RUNS, &key, &bytes)?;
+            let events = self.events(&record.id)?;
+            runs.push(DocRun { record, events });
+        }
+        let mut saved: BTreeMap<String, BTreeMap<String, Value>> = BTreeMap::new();
+        for (blueprint, name, value) in self.all_saved()? {
+            saved.entry(blueprint).or_default().insert(name, value);
+        }
+        let doc = Doc {
+            mcpflow_store: EXPORT_FORMAT,
+            schema_version: SCHEMA_VERSION,
+            blueprints,
+            runs,
+            saved,
+            servers: self.servers()?.into_iter().collect(),
+            consents: self.consents()?,
+            schedules: self.schedule_states()?.into_iter().collect(),
+        };
+        serde_json::to_value(&doc).map_err(|e| Error::Encode { what: "the export", message: e.to_string() })
+    }
+}

@@ -1,0 +1,436 @@
+//! Merging an export document into a store. The whole document is checked first (shape,
+//! keys, duplicates) and the first problem is reported with its JSON pointer; only a
+//! sound document is written. What the store already holds wins: a different value
+//! under the same key is left alone and listed in [`ImportReport::conflicts`].
+//!
+//! Importing is pure data: it never starts a server. It does not carry approvals over
+//! unless asked ([`ImportOptions::consents`]): a document from elsewhere must not be able
+//! to approve the command lines its own server entries would start.
+
+use super::{Doc, DocBlueprint, DocRun, EXPORT_FORMAT};
+use crate::blueprints::{BlueprintMeta, Revision};
+use crate::codec::{decode, encode};
+use crate::error::{Error, Result};
+use crate::keys::{self, BLUEPRINTS, CONSENTS, SAVED, SCHEDULES, SERVERS};
+use crate::runs::RecordStatus;
+use crate::schema::SCHEMA_VERSION;
+use crate::servers::check_server;
+use crate::{Consent, Store};
+use serde::Serialize;
+use serde_json::Value;
+use sled::{Batch, Tree};
+use std::collections::HashMap;
+
+/// How an import treats what needs the user's trust.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ImportOptions {
+    /// Also import the approved command lines. Only for the user's own backups.
+    pub consents: bool,
+}
+
+/// What one kind of entry contributed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    pub added: usize,
+    /// Already in the store (identical or conflicting), or withheld.
+    pub skipped: usize,
+}
+
+/// What an import did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ImportReport {
+    /// A blueprint counts as added when it gained at least one revision.
+    pub blueprints: Counts,
+    pub revisions: Counts,
+    pub runs: Counts,
+    pub saved: Counts,
+    pub servers: Counts,
+    /// Without [`ImportOptions::consents`] every consent is skipped.
+    pub consents: Counts,
+    pub schedules: Counts,
+    /// JSON pointers (into the document) of entries not imported because the store holds
+    /// something different under the same key.
+    pub conflicts: Vec<String>,
+}
+
+/// The writes an import will make, one batch per tree, applied after all the planning.
+#[derive(Default)]
+struct Writes {
+    revisions: Batch,
+    blueprints: Batch,
+    events: Batch,
+    runs: Batch,
+    run_index: Batch,
+    saved: Batch,
+    servers: Batch,
+    consents: Batch,
+    schedules: Batch,
+}
+
+impl Store {
+    /// Merges an export document into this store, without consents. See
+    /// [`Store::import_with`].
+    pub fn import(&self, doc: &Value) -> Result<ImportReport> {
+        self.import_with(doc, ImportOptions::default())
+    }
+
+    /// Merges an export document into this store. A malformed document is an
+    /// [`Error::ImportInvalid`] naming the JSON pointer of the problem, and nothing is
+    /// written. Blueprints gain the revisions they lack when the document's history
+    /// extends the stored one; runs the store already has are skipped; a run the document
+    /// shows `running` is imported as `interrupted` (no process here is running it).
+    #[tracing::instrument(skip_all, err)]
+    pub fn import_with(&self, doc: &Value, options: ImportOptions) -> Result<ImportReport> {
+        let doc = parse(doc)?;
+        let mut report = ImportReport::default();
+        let mut writes = Writes::default();
+        for (i, blueprint) in doc.blueprints.iter().enumerate() {
+            self.plan_blueprint(i, blueprint, &mut report, &mut writes)?;
+        }
+        for run in &doc.runs {
+            self.plan_run(run, &mut report, &mut writes)?;
+        }
+        for (blueprint, values) in &doc.saved {
+            for (name, value) in values {
+                let key = keys::pair(blueprint, name.as_bytes());
+                let pointer = format!("/saved/{}/{}", escape(blueprint), escape(name));
+                let found = merge(&self.saved, SAVED, key, value, &mut writes.saved, &mut report.conflicts, pointer)?;
+                count(&mut report.saved, found);
+            }
+        }
+        for (name, config) in &doc.servers {
+            let pointer = format!("/servers/{}", escape(name));
+            let found = merge(
+                &self.servers,
+                SERVERS,
+                keys::single(name),
+                config,
+                &mut writes.servers,
+                &mut report.conflicts,
+                pointer,
+            )?;
+            count(&mut report.servers, found);
+        }
+        for (blueprint, state) in &doc.schedules {
+            let pointer = format!("/schedules/{}", escape(blueprint));
+            let key = keys::single(blueprint);
+            let found =
+                merge(&self.schedules, SCHEDULES, key, state, &mut writes.schedules, &mut report.conflicts, pointer)?;
+            count(&mut report.schedules, found);
+        }
+        for (i, consent) in doc.consents.iter().enumerate() {
+            if !options.consents {
+                report.consents.skipped += 1;
+                continue;
+            }
+            let key = keys::single(&consent.hash);
+            match self.consents.get(&key).map_err(Error::db("reading consents"))? {
+                Some(bytes) => {
+                    report.consents.skipped += 1;
+                    if decode::<Consent>(CONSENTS, &key, &bytes)?.command != consent.command {
+                        report.conflicts.push(format!("/consents/{i}"));
+                    }
+                }
+                None => {
+                    writes.consents.insert(key, encode("a consent", consent)?);
+                    report.consents.added += 1;
+                }
+            }
+        }
+        self.apply(writes)?;
+        self.sync()?;
+        tracing::info!(?report, "imported");
+        Ok(report)
+    }
+
+    fn plan_blueprint(
+        &self,
+        index: usize,
+        blueprint: &DocBlueprint,
+        report: &mut ImportReport,
+        writes: &mut Writes,
+    ) -> Result<()> {
+        let id = &blueprint.id;
+        let stored: HashMap<u32, Vec<u8>> = self
+            .revision_list(id)?
+            .into_iter()
+            .map(|stored| Ok((stored.meta.rev, encode("a revision", &stored.json)?)))
+            .collect::<Result<_>>()?;
+        let total = blueprint.revisions.len();
+        let mut fresh = Vec::new();
+        for revision in &blueprint.revisions {
+            match stored.get(&revision.rev) {
+                None => fresh.push(revision),
+                Some(bytes) if *bytes == encode("a revision", &revision.json)? => {}
+                // The histories differ: keep the stored one whole.
+                Some(_) => {
+                    report.blueprints.skipped += 1;
+                    report.revisions.skipped += total;
+                    report.conflicts.push(format!("/blueprints/{index}"));
+                    return Ok(());
+                }
+            }
+        }
+        report.revisions.added += fresh.len();
+        report.revisions.skipped += total - fresh.len();
+        let Some(newest) = fresh.iter().max_by_key(|revision| revision.rev) else {
+            report.blueprints.skipped += 1;
+            return Ok(());
+        };
+        report.blueprints.added += 1;
+        for revision in &fresh {
+            let value = Revision { saved_at: revision.saved_at.clone(), json: revision.json.clone() };
+            writes.revisions.insert(keys::revision(id, revision.rev), encode("a revision", &value)?);
+        }
+        let current_key = keys::single(id);
+        let current = match self.blueprints.get(&current_key).map_err(Error::db("reading a blueprint"))? {
+            Some(bytes) => Some(decode::<BlueprintMeta>(BLUEPRINTS, &current_key, &bytes)?.rev),
+            None => None,
+        };
+        if current.is_none_or(|rev| newest.rev > rev) {
+            let meta = BlueprintMeta::of(id, newest.rev, newest.saved_at.clone(), &newest.json);
+            writes.blueprints.insert(current_key, encode("a blueprint meta", &meta)?);
+        }
+        Ok(())
+    }
+
+    fn plan_run(&self, run: &DocRun, report: &mut ImportReport, writes: &mut Writes) -> Result<()> {
+        let id = &run.record.id;
+        let key = keys::single(id);
+        if self.runs.contains_key(&key).map_err(Error::db("reading runs"))? {
+            report.runs.skipped += 1;
+            return Ok(());
+        }
+        let mut record = run.record.clone();
+        if record.status == RecordStatus::Running {
+            record.status = RecordStatus::Interrupted;
+        }
+        writes.runs.insert(key, encode("a run record", &record)?);
+        writes.run_index.insert(keys::pair(&record.blueprint, id.as_bytes()), &[]);
+        for event in &run.events {
+            writes.events.insert(keys::event(id, event.seq), encode("an event", event)?);
+        }
+        report.runs.added += 1;
+        Ok(())
+    }
+
+    fn apply(&self, writes: Writes) -> Result<()> {
+        // Data before what points at it: revisions before blueprints, events before runs.
+        let order = [
+            (&self.revisions, writes.revisions),
+            (&self.blueprints, writes.blueprints),
+            (&self.events, writes.events),
+            (&self.runs, writes.runs),
+            (&self.run_index, writes.run_index),
+            (&self.saved, writes.saved),
+            (&self.servers, writes.servers),
+            (&self.consents, writes.consents),
+            (&self.schedules, writes.schedules),
+        ];
+        for (tree, batch) in order {
+            tree.apply_batch(batch).map_err(Error::db("importing"))?;
+        }
+        Ok(())
+    }
+}
+
+/// Plans writing `value` under `key` unless the store has that key. Returns whether the
+/// key was there; a different stored value is a conflict at `pointer`.
+fn merge(
+    tree: &Tree,
+    name: &'static str,
+    key: Vec<u8>,
+    value: &Value,
+    batch: &mut Batch,
+    conflicts: &mut Vec<String>,
+    pointer: String,
+) -> Result<bool> {
+    match tree.get(&key).map_err(Error::db("reading for the import"))? {
+        Some(bytes) => {
+            if decode::<Value>(name, &key, &bytes)? != *value {
+                conflicts.push(pointer);
+            }
+            Ok(true)
+        }
+        None => {
+            batch.insert(key, encode("an imported value", value)?);
+            Ok(false)
+        }
+    }
+}
+
+fn count(counts: &mut Counts, found: bool) {
+    if found {
+        counts.skipped += 1;
+    } else {
+        counts.added += 1;
+    }
+}
+
+/// Checks the whole document; the first problem is an error at its JSON pointer.
+pub(crate) fn parse(doc: &Value) -> Result<Doc> {
+    let Some(object) = doc.as_object() else {
+        return Err(invalid(String::new(), "expected a JSON object (an mcpflow store export)"));
+    };
+    match object.get("mcpflow_store") {
+        Some(format) if format.as_u64() == Some(u64::from(EXPORT_FORMAT)) => {}
+        Some(format) => {
+            return Err(invalid(
+                "/mcpflow_store".into(),
+                format!("this mcpflow reads store exports of format {EXPORT_FORMAT}, not {format}"),
+            ));
+        }
+        None => return Err(invalid(String::new(), "not an mcpflow store export: `mcpflow_store` is missing")),
+    }
+    match object.get("schema_version").and_then(Value::as_u64) {
+        Some(version) if version > u64::from(SCHEMA_VERSION) => {
+            return Err(invalid(
+                "/schema_version".into(),
+                format!(
+                    "made by a newer mcpflow (schema version {version}; this mcpflow reads up to {SCHEMA_VERSION}); \
+                     upgrade mcpflow"
+                ),
+            ));
+        }
+        Some(version) if version >= 1 => {}
+        _ => return Err(invalid("/schema_version".into(), "expected the schema version, a positive integer")),
+    }
+    let doc: Doc =
+        serde_path_to_error::deserialize(doc).map_err(|e| invalid(pointer_of(e.path()), e.inner().to_string()))?;
+    check(&doc)?;
+    Ok(doc)
+}
+
+/// What serde cannot see: keys the layout refuses, duplicates, revision numbers.
+fn check(doc: &Doc) -> Result<()> {
+    let mut ids = HashMap::new();
+    for (i, blueprint) in doc.blueprints.iter().enumerate() {
+        let at = format!("/blueprints/{i}");
+        key_ok("blueprint id", &blueprint.id, format!("{at}/id"))?;
+        unique(&mut ids, blueprint.id.as_str(), i, &at, "/blueprints", "blueprint")?;
+        if blueprint.revisions.is_empty() {
+            return Err(invalid(format!("{at}/revisions"), "a blueprint needs at least one revision"));
+        }
+        let mut revs = HashMap::new();
+        for (k, revision) in blueprint.revisions.iter().enumerate() {
+            let at = format!("{at}/revisions/{k}");
+            if revision.rev == 0 {
+                return Err(invalid(format!("{at}/rev"), "revisions are numbered from 1"));
+            }
+            unique(&mut revs, revision.rev, k, &at, &format!("/blueprints/{i}/revisions"), "revision")?;
+        }
+    }
+    let mut runs = HashMap::new();
+    for (i, run) in doc.runs.iter().enumerate() {
+        let at = format!("/runs/{i}");
+        key_ok("run id", &run.record.id, format!("{at}/record/id"))?;
+        key_ok("blueprint id", &run.record.blueprint, format!("{at}/record/blueprint"))?;
+        unique(&mut runs, run.record.id.as_str(), i, &at, "/runs", "run")?;
+        let mut seqs = HashMap::new();
+        for (k, event) in run.events.iter().enumerate() {
+            unique(&mut seqs, event.seq, k, &format!("{at}/events/{k}"), &format!("{at}/events"), "event seq")?;
+        }
+    }
+    for (blueprint, values) in &doc.saved {
+        let at = format!("/saved/{}", escape(blueprint));
+        key_ok("blueprint id", blueprint, at.clone())?;
+        for name in values.keys() {
+            key_ok("saved value name", name, format!("{at}/{}", escape(name)))?;
+        }
+    }
+    for (name, config) in &doc.servers {
+        let at = format!("/servers/{}", escape(name));
+        key_ok("server name", name, at.clone())?;
+        check_server(name, config).map_err(|e| invalid(at, e.to_string()))?;
+    }
+    let mut hashes = HashMap::new();
+    for (i, consent) in doc.consents.iter().enumerate() {
+        let at = format!("/consents/{i}");
+        key_ok("consent hash", &consent.hash, format!("{at}/hash"))?;
+        unique(&mut hashes, consent.hash.as_str(), i, &at, "/consents", "consent")?;
+    }
+    for blueprint in doc.schedules.keys() {
+        key_ok("blueprint id", blueprint, format!("/schedules/{}", escape(blueprint)))?;
+    }
+    Ok(())
+}
+
+fn key_ok(what: &'static str, value: &str, pointer: String) -> Result<()> {
+    keys::check(what, value).map_err(|e| invalid(pointer, e.to_string()))
+}
+
+/// Records `value` as seen at `index`; a second sighting is an error at `at`.
+fn unique<T: std::hash::Hash + Eq + std::fmt::Debug + Copy>(
+    seen: &mut HashMap<T, usize>,
+    value: T,
+    index: usize,
+    at: &str,
+    list: &str,
+    what: &str,
+) -> Result<()> {
+    match seen.insert(value, index) {
+        Some(first) => Err(invalid(at.to_owned(), format!("{what} {value:?} appears twice (first at {list}/{first})"))),
+        None => Ok(()),
+    }
+}
+
+fn invalid(pointer: String, message: impl Into<String>) -> Error {
+    Error::ImportInvalid { pointer, message: message.into() }
+}
+
+fn pointer_of(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    path.iter()
+        .filter_map(|segment| match segment {
+            Segment::Seq { index } => Some(format!("/{index}")),
+            Segment::Map { key } => Some(format!("/{}", escape(key))),
+            Segment::Enum { .. } | Segment::Unknown => None,
+        })
+        .collect()
+}
+
+/// A JSON pointer reference token (RFC 6901).
+fn escape(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pointer(doc: Value) -> String {
+        match parse(&doc) {
+            Err(Error::ImportInvalid { pointer, .. }) => pointer,
+            other => panic!("expected ImportInvalid, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn shape_errors_point_at_the_member() {
+        let doc = json!({"mcpflow_store": 1, "schema_version": 1, "blueprints": [{"id": "a", "revisions": [{"rev": "one", "saved_at": "t", "json": {}}]}]});
+        assert_eq!(pointer(doc), "/blueprints/0/revisions/0/rev");
+    }
+
+    #[test]
+    fn duplicate_event_seqs_are_refused() {
+        let event = json!({"seq": 1, "at_ms": 0, "type": "RunResumed"});
+        let record = json!({"id": "r", "blueprint": "b", "status": "succeeded", "trigger": "cli", "inputs": {}, "started_at": "t"});
+        let doc =
+            json!({"mcpflow_store": 1, "schema_version": 1, "runs": [{"record": record, "events": [event, event]}]});
+        assert_eq!(pointer(doc), "/runs/0/events/1");
+    }
+
+    #[test]
+    fn pointer_tokens_are_escaped() {
+        let doc = json!({"mcpflow_store": 1, "schema_version": 1, "servers": {"a/b~c": "npx"}});
+        assert_eq!(pointer(doc), "/servers/a~1b~0c");
+    }
+
+    #[test]
+    fn a_newer_or_foreign_document_is_refused_up_front() {
+        assert_eq!(pointer(json!({"mcpflow_store": 1, "schema_version": 9})), "/schema_version");
+        assert_eq!(pointer(json!({"mcpflow_store": 2, "schema_version": 1})), "/mcpflow_store");
+        assert_eq!(pointer(json!([])), "");
+    }
+}

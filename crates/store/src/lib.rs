@@ -1,0 +1,30 @@
+//! mcpflow's persistence over sled (DESIGN §7): blueprints and their revisions, runs and
+//! their events, saved values, server configs, consents and scheduler state, in one
+//! database folder. Keys are versioned and big-endian (`keys.rs` has the layout); values
+//! are JSON, so the store is easy to inspect and [`Store::export`]s to one document.
+//!
+//! Open with [`Store::open`] (takes sled's lock on the folder, checks the schema version,
+//! marks runs left `running` as `interrupted`). The store implements the engine's
+//! [`mcpflow_engine::SavedValues`], [`mcpflow_engine::BlueprintSource`] and
+//! [`mcpflow_engine::Journal`].
+
+mod backup;
+mod blueprints;
+mod codec;
+mod consents;
+mod error;
+mod keys;
+mod runs;
+mod saved;
+mod schedules;
+mod schema;
+mod servers;
+mod store;
+
+pub use backup::{Counts, EXPORT_FORMAT, ImportOptions, ImportReport};
+pub use blueprints::{BlueprintMeta, StoredBlueprint};
+pub use consents::Consent;
+pub use error::{Error, Result};
+pub use runs::{RecordStatus, RunRecord};
+pub use schema::SCHEMA_VERSION;
+pub use store::{Opened, Store};

@@ -1,0 +1,264 @@
+//! Runs and their events. A run is recorded when it begins (`running`), its events are
+//! appended as they happen, and it is finished with the engine's envelope. Run ids are
+//! UUID v7, so the byte order of the `runs` tree is start order.
+
+use crate::Store;
+use crate::blueprints::tx_error;
+use crate::codec::{decode, encode, now};
+use crate::error::{Error, Result};
+use crate::keys::{self, EVENTS, RUN_INDEX, RUNS};
+use mcpflow_engine::{Envelope, RunEvent, RunStatus};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sled::Transactional;
+use sled::transaction::ConflictableTransactionError;
+
+/// Where a recorded run stands: the engine's final statuses plus `running`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecordStatus {
+    Running,
+    Succeeded,
+    /// Finished, but steps with `on_error: continue` failed.
+    Partial,
+    Failed,
+    Cancelled,
+    /// The process died during the run (set when the store is next opened).
+    Interrupted,
+}
+
+impl RecordStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RecordStatus::Running => "running",
+            RecordStatus::Succeeded => "succeeded",
+            RecordStatus::Partial => "partial",
+            RecordStatus::Failed => "failed",
+            RecordStatus::Cancelled => "cancelled",
+            RecordStatus::Interrupted => "interrupted",
+        }
+    }
+}
+
+impl From<RunStatus> for RecordStatus {
+    fn from(status: RunStatus) -> Self {
+        match status {
+            RunStatus::Succeeded => RecordStatus::Succeeded,
+            RunStatus::Partial => RecordStatus::Partial,
+            RunStatus::Failed => RecordStatus::Failed,
+            RunStatus::Cancelled => RecordStatus::Cancelled,
+            RunStatus::Interrupted => RecordStatus::Interrupted,
+        }
+    }
+}
+
+/// A run as the store keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// UUID v7, so ids sort by start time.
+    pub id: String,
+    /// The blueprint id.
+    pub blueprint: String,
+    pub status: RecordStatus,
+    /// Who started it: `cli`, `studio`, `mcp` or `schedule`.
+    pub trigger: String,
+    pub inputs: Value,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+    #[serde(default)]
+    pub finished_at: Option<String>,
+    /// The result, once finished.
+    #[serde(default)]
+    pub envelope: Option<Envelope>,
+    /// The stored revision that ran, when it ran from the store.
+    #[serde(default)]
+    pub blueprint_rev: Option<u32>,
+}
+
+impl Store {
+    /// Records a run that is starting and flushes. The id must be new.
+    #[tracing::instrument(skip_all, fields(run_id = %record.id, blueprint = %record.blueprint), err)]
+    pub fn begin_run(&self, record: &RunRecord) -> Result<()> {
+        keys::check("run id", &record.id)?;
+        keys::check("blueprint id", &record.blueprint)?;
+        let key = keys::single(&record.id);
+        let index_key = keys::pair(&record.blueprint, record.id.as_bytes());
+        let value = encode("the run record", record)?;
+        let result = (&self.runs, &self.run_index).transaction(|(runs, index)| {
+            if runs.get(&key)?.is_some() {
+                return Err(ConflictableTransactionError::Abort(Error::RunExists { id: record.id.clone() }));
+            }
+            runs.insert(key.as_slice(), value.as_slice())?;
+            index.insert(index_key.as_slice(), &[])?;
+            Ok(())
+        });
+        result.map_err(tx_error("recording a run"))?;
+        self.sync()
+    }
+
+    /// Appends one event of a run, under its `seq`. Not flushed: call [`Store::sync`] (or
+    /// let the engine's journal do it) where durability matters.
+    pub fn append_event(&self, run_id: &str, event: &RunEvent) -> Result<()> {
+        keys::check("run id", run_id)?;
+        if !self.runs.contains_key(keys::single(run_id)).map_err(Error::db("appending an event"))? {
+            return Err(Error::RunNotFound { id: run_id.to_owned() });
+        }
+        self.events
+            .insert(keys::event(run_id, event.seq), encode("the event", event)?)
+            .map_err(Error::db("appending an event"))?;
+        Ok(())
+    }
+
+    /// Finishes a run with its envelope: status, `finished_at`, and a flush.
+    #[tracing::instrument(skip(self, envelope), fields(status = envelope.status.as_str()), err)]
+    pub fn finish_run(&self, run_id: &str, envelope: &Envelope) -> Result<()> {
+        let finished_at = now();
+        self.update_run(run_id, |record| {
+            record.status = envelope.status.into();
+            record.finished_at = Some(finished_at.clone());
+            record.envelope = Some(envelope.clone());
+        })?;
+        self.sync()
+    }
+
+    fn update_run(&self, run_id: &str, change: impl Fn(&mut RunRecord)) -> Result<()> {
+        keys::check("run id", run_id)?;
+        let key = keys::single(run_id);
+        let result = self.runs.transaction(|runs| {
+            let abort = ConflictableTransactionError::Abort;
+            let Some(bytes) = runs.get(&key)? else {
+                return Err(abort(Error::RunNotFound { id: run_id.to_owned() }));
+            };
+            let mut record = decode::<RunRecord>(RUNS, &key, &bytes).map_err(abort)?;
+            change(&mut record);
+            runs.insert(key.as_slice(), encode("the run record", &record).map_err(abort)?)?;
+            Ok(())
+        });
+        result.map_err(tx_error("finishing a run"))
+    }
+
+    /// Run `id`.
+    pub fn run(&self, id: &str) -> Result<Option<RunRecord>> {
+        keys::check("run id", id)?;
+        let key = keys::single(id);
+        match self.runs.get(&key).map_err(Error::db("reading a run"))? {
+            Some(bytes) => decode(RUNS, &key, &bytes).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The newest `limit` runs, of one blueprint or of all, newest first.
+    pub fn runs(&self, blueprint: Option<&str>, limit: usize) -> Result<Vec<RunRecord>> {
+        let Some(blueprint) = blueprint else {
+            return self
+                .runs
+                .iter()
+                .rev()
+                .take(limit)
+                .map(|entry| {
+                    let (key, bytes) = entry.map_err(Error::db("listing runs"))?;
+                    decode(RUNS, &key, &bytes)
+                })
+                .collect();
+        };
+        keys::check("blueprint id", blueprint)?;
+        let mut records = Vec::new();
+        for entry in self.run_index.scan_prefix(keys::prefix(blueprint)).keys().rev() {
+            if records.len() >= limit {
+                break;
+            }
+            let key = entry.map_err(Error::db("listing runs"))?;
+            let (_, tail) = keys::parse_pair(RUN_INDEX, &key)?;
+            let run_id = keys::tail_text(RUN_INDEX, &key, tail)?;
+            // Index and record are written and removed together; a gap is skipped, not fatal.
+            match self.run(&run_id)? {
+                Some(record) => records.push(record),
+                None => tracing::debug!(run_id, "the run index names a run that is not recorded"),
+            }
+        }
+        Ok(records)
+    }
+
+    /// A run's events in `seq` order.
+    pub fn events(&self, run_id: &str) -> Result<Vec<RunEvent>> {
+        keys::check("run id", run_id)?;
+        self.events
+            .scan_prefix(keys::prefix(run_id))
+            .map(|entry| {
+                let (key, bytes) = entry.map_err(Error::db("reading events"))?;
+                decode(EVENTS, &key, &bytes)
+            })
+            .collect()
+    }
+
+    /// Removes run `id` with its events. Returns whether it was recorded.
+    #[tracing::instrument(skip(self), err)]
+    pub fn delete_run(&self, id: &str) -> Result<bool> {
+        keys::check("run id", id)?;
+        let key = keys::single(id);
+        let Some(bytes) = self.runs.get(&key).map_err(Error::db("reading a run"))? else {
+            return Ok(false);
+        };
+        let index_keys = match decode::<RunRecord>(RUNS, &key, &bytes) {
+            Ok(record) => vec![keys::pair(&record.blueprint, id.as_bytes())],
+            // A damaged record can still be deleted: find its index entry by the run id.
+            Err(_) => self.index_keys_of(id)?,
+        };
+        let result = (&self.runs, &self.run_index).transaction(|(runs, index)| {
+            runs.remove(key.as_slice())?;
+            for index_key in &index_keys {
+                index.remove(index_key.as_slice())?;
+            }
+            Ok(())
+        });
+        result.map_err(tx_error("deleting a run"))?;
+        // The record is gone first, so a crash here leaves only unreachable events.
+        let mut batch = sled::Batch::default();
+        for event_key in self.events.scan_prefix(keys::prefix(id)).keys() {
+            batch.remove(event_key.map_err(Error::db("deleting events"))?);
+        }
+        self.events.apply_batch(batch).map_err(Error::db("deleting events"))?;
+        Ok(true)
+    }
+
+    fn index_keys_of(&self, run_id: &str) -> Result<Vec<Vec<u8>>> {
+        let mut found = Vec::new();
+        for entry in self.run_index.iter().keys() {
+            let key = entry.map_err(Error::db("reading the run index"))?;
+            if let Ok((_, tail)) = keys::parse_pair(RUN_INDEX, &key)
+                && tail == run_id.as_bytes()
+            {
+                found.push(key.to_vec());
+            }
+        }
+        Ok(found)
+    }
+
+    /// Marks every `running` run as `interrupted` (the process that ran it is gone) and
+    /// returns their ids. A damaged record is left alone (and logged) so the store still
+    /// opens; reading that run reports it.
+    pub(crate) fn interrupt_running(&self) -> Result<Vec<String>> {
+        let finished_at = now();
+        let mut interrupted = Vec::new();
+        for entry in self.runs.iter() {
+            let (key, bytes) = entry.map_err(Error::db("looking for interrupted runs"))?;
+            let mut record = match decode::<RunRecord>(RUNS, &key, &bytes) {
+                Ok(record) => record,
+                Err(error) => {
+                    tracing::warn!(%error, "skipping a damaged run record");
+                    continue;
+                }
+            };
+            if record.status != RecordStatus::Running {
+                continue;
+            }
+            record.status = RecordStatus::Interrupted;
+            record.finished_at = Some(finished_at.clone());
+            self.runs
+                .insert(&key, encode("the run record", &record)?)
+                .map_err(Error::db("marking a run interrupted"))?;
+            interrupted.push(record.id);
+        }
+        Ok(interrupted)
+    }
+}

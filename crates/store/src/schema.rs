@@ -1,0 +1,64 @@
+//! The schema version in the `meta` tree and the migrations between versions. A new
+//! store gets [`SCHEMA_VERSION`]; an older one is migrated step by step on open; a newer
+//! one is refused before anything is written to it.
+
+use crate::codec::{decode, encode};
+use crate::error::{Error, Result};
+use crate::keys::META;
+use sled::{Db, Tree};
+use std::path::Path;
+
+/// The store format this mcpflow writes and reads.
+pub const SCHEMA_VERSION: u32 = 1;
+
+const VERSION_KEY: &[u8] = b"schema_version";
+
+/// Checks the recorded version, migrates an older store and records the current version.
+/// Returns the version migrated from, if any.
+pub(crate) fn prepare(db: &Db, meta: &Tree, path: &Path) -> Result<Option<u32>> {
+    let found = match meta.get(VERSION_KEY).map_err(Error::db("reading the schema version"))? {
+        Some(bytes) => Some(decode::<u32>(META, VERSION_KEY, &bytes)?),
+        None => None,
+    };
+    let migrated_from = match found {
+        Some(found) if found == SCHEMA_VERSION => return Ok(None),
+        Some(found) if found > SCHEMA_VERSION => {
+            return Err(Error::NewerSchema { path: path.to_owned(), found, supported: SCHEMA_VERSION });
+        }
+        Some(found) => {
+            migrate(found, db).map_err(|found| Error::UnknownSchema { path: path.to_owned(), found })?;
+            tracing::info!(from = found, to = SCHEMA_VERSION, "migrated the store");
+            Some(found)
+        }
+        // A new store: the version is the first thing written to it.
+        None => None,
+    };
+    meta.insert(VERSION_KEY, encode("the schema version", &SCHEMA_VERSION)?)
+        .map_err(Error::db("writing the schema version"))?;
+    Ok(migrated_from)
+}
+
+/// Brings a store of version `from` to [`SCHEMA_VERSION`], one version at a time. Fails
+/// with the version that has no migration.
+pub(crate) fn migrate(from: u32, db: &Db) -> Result<(), u32> {
+    (from..SCHEMA_VERSION).try_for_each(|version| step(version, db))
+}
+
+/// Migrates from `version` to `version + 1`.
+fn step(version: u32, _db: &Db) -> Result<(), u32> {
+    // Only version 1 exists. When version 2 comes: `1 => v1_to_v2(db)` here, rewriting
+    // keys or values tree by tree (and bumping `keys::VERSION` if the key layout changes).
+    Err(version)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_current_store_needs_no_migration_and_version_zero_has_none() {
+        let db = sled::Config::new().temporary(true).open().unwrap();
+        assert_eq!(migrate(SCHEMA_VERSION, &db), Ok(()));
+        assert_eq!(migrate(0, &db), Err(0));
+    }
+}

@@ -1,0 +1,49 @@
+//! Server configurations: `mcpServers` entries exactly as written. `${env:NAME}` is
+//! never resolved here, so no secret is stored that was not typed into the entry.
+
+use crate::Store;
+use crate::codec::{decode, encode};
+use crate::error::{Error, Result};
+use crate::keys::{self, SERVERS};
+use serde_json::Value;
+
+impl Store {
+    /// Adds or replaces server `name`. The entry must be a JSON object.
+    pub fn put_server(&self, name: &str, config: &Value) -> Result<()> {
+        keys::check("server name", name)?;
+        check_server(name, config)?;
+        self.servers
+            .insert(keys::single(name), encode("the server config", config)?)
+            .map_err(Error::db("saving a server"))?;
+        Ok(())
+    }
+
+    /// Every server, sorted by name.
+    pub fn servers(&self) -> Result<Vec<(String, Value)>> {
+        self.servers
+            .iter()
+            .map(|entry| {
+                let (key, bytes) = entry.map_err(Error::db("listing servers"))?;
+                Ok((keys::parse_single(SERVERS, &key)?, decode(SERVERS, &key, &bytes)?))
+            })
+            .collect()
+    }
+
+    /// Removes server `name`. Returns whether it was there.
+    pub fn delete_server(&self, name: &str) -> Result<bool> {
+        keys::check("server name", name)?;
+        let removed = self.servers.remove(keys::single(name)).map_err(Error::db("removing a server"))?;
+        Ok(removed.is_some())
+    }
+}
+
+pub(crate) fn check_server(name: &str, config: &Value) -> Result<()> {
+    if config.is_object() {
+        Ok(())
+    } else {
+        Err(Error::InvalidValue {
+            what: format!("server `{name}`"),
+            message: "an mcpServers entry is a JSON object (with `command` or `url`)".to_owned(),
+        })
+    }
+}

@@ -1,0 +1,124 @@
+//! The [`Store`] handle: opening the sled folder (lock, schema, interrupted runs) and the
+//! durability barrier. What lives in each tree is in `blueprints.rs`, `runs.rs`,
+//! `saved.rs`, `servers.rs`, `consents.rs`, `schedules.rs` and `backup.rs`.
+
+use crate::error::{Error, Result};
+use crate::keys;
+use crate::schema;
+use sled::{Db, Tree};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// mcpflow's persistence: one sled database with a tree per kind of thing. Cheap to
+/// clone; every clone is the same store. Dropping the last clone flushes to disk.
+#[derive(Clone)]
+pub struct Store {
+    pub(crate) db: Db,
+    pub(crate) blueprints: Tree,
+    pub(crate) revisions: Tree,
+    pub(crate) runs: Tree,
+    pub(crate) run_index: Tree,
+    pub(crate) events: Tree,
+    pub(crate) saved: Tree,
+    pub(crate) servers: Tree,
+    pub(crate) consents: Tree,
+    pub(crate) schedules: Tree,
+    path: Arc<PathBuf>,
+}
+
+/// What [`Store::open`] found.
+#[derive(Debug)]
+pub struct Opened {
+    pub store: Store,
+    /// Runs that were left `running` by a process that died; they are now `interrupted`.
+    pub interrupted: Vec<String>,
+    /// The schema version the store was migrated from, if it was older.
+    pub migrated_from: Option<u32>,
+}
+
+impl Store {
+    /// Opens (creating it if needed) the store in `dir`: takes sled's lock on the folder,
+    /// checks and migrates the schema version, marks runs left `running` as
+    /// `interrupted` (their events stay), and flushes.
+    #[tracing::instrument(skip_all, fields(dir = %dir.display()), err)]
+    pub fn open(dir: &Path) -> Result<Opened> {
+        std::fs::create_dir_all(dir).map_err(|source| Error::Folder { path: dir.to_owned(), source })?;
+        let db = sled::Config::new().path(dir).open().map_err(|e| open_error(dir, e))?;
+        let (store, migrated_from) = Store::on(db, dir.to_owned())?;
+        let interrupted = store.interrupt_running()?;
+        if !interrupted.is_empty() {
+            tracing::warn!(runs = ?interrupted, "runs left running by an earlier process are now interrupted");
+        }
+        store.sync()?;
+        Ok(Opened { store, interrupted, migrated_from })
+    }
+
+    /// A store in memory (sled's temporary mode), removed when the last clone is dropped.
+    /// For tests of the crates above.
+    pub fn open_temporary() -> Result<Store> {
+        let path = PathBuf::from("(temporary store)");
+        let db =
+            sled::Config::new().temporary(true).open().map_err(|source| Error::Open { path: path.clone(), source })?;
+        Ok(Store::on(db, path)?.0)
+    }
+
+    fn on(db: Db, path: PathBuf) -> Result<(Store, Option<u32>)> {
+        let tree = |name: &'static str| db.open_tree(name).map_err(Error::db("opening a tree"));
+        // The version is checked before any other tree is created in the folder.
+        let migrated_from = schema::prepare(&db, &tree(keys::META)?, &path)?;
+        let store = Store {
+            blueprints: tree(keys::BLUEPRINTS)?,
+            revisions: tree(keys::REVISIONS)?,
+            runs: tree(keys::RUNS)?,
+            run_index: tree(keys::RUN_INDEX)?,
+            events: tree(keys::EVENTS)?,
+            saved: tree(keys::SAVED)?,
+            servers: tree(keys::SERVERS)?,
+            consents: tree(keys::CONSENTS)?,
+            schedules: tree(keys::SCHEDULES)?,
+            path: Arc::new(path),
+            db,
+        };
+        Ok((store, migrated_from))
+    }
+
+    /// The folder this store lives in (`(temporary store)` for [`Store::open_temporary`]).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Writes everything recorded so far to disk (a durability barrier). sled also
+    /// flushes in the background every 500 ms.
+    pub fn sync(&self) -> Result<()> {
+        self.db.flush().map_err(Error::db("flushing to disk"))?;
+        Ok(())
+    }
+}
+
+fn open_error(dir: &Path, source: sled::Error) -> Error {
+    // sled reports a held lock as an I/O error with this text (config.rs, `try_lock`).
+    match &source {
+        sled::Error::Io(io) if io.to_string().contains("could not acquire lock") => {
+            Error::Locked { path: dir.to_owned() }
+        }
+        _ => Error::Open { path: dir.to_owned(), source },
+    }
+}
+
+/// `Tree`'s own `Debug` walks every page; this prints only where the store is.
+impl fmt::Debug for Store {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+/// The engine calls this after a step finished and before the next call starts, so a
+/// finished step is on disk before any step that depends on it runs.
+impl mcpflow_engine::Journal for Store {
+    fn sync(&self) {
+        if let Err(error) = Store::sync(self) {
+            tracing::error!(%error, "could not flush the run record");
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! Export and import: round trips, merging, conflicts, malformed documents, consents.
+
+use crate::support::{envelope, event, record, run_id};
+use mcpflow_engine::{RunStatus, SavedValues};
+use mcpflow_store::{Counts, Error, ImportOptions, RecordStatus, Store};
+use serde_json::{Value, json};
+
+/// A store with a bit of everything.
+fn filled() -> Store {
+    let store = Store::open_temporary().unwrap();
+    store.save_blueprint("inv", &json!({"id": "inv", "steps": []})).unwrap();
+    store.save_blueprint("inv", &json!({"id": "inv", "name": "Inventory", "steps": []})).unwrap();
+    store.save_blueprint("sync", &json!({"id": "sync"})).unwrap();
+    for (n, blueprint) in [(1, "inv"), (2, "sync")] {
+        let id = run_id(n);
+        store.begin_run(&record(&id, blueprint)).unwrap();
+        store.append_event(&id, &event(0)).unwrap();
+        store.append_event(&id, &event(300)).unwrap();
+        store.finish_run(&id, &envelope(&id, blueprint, RunStatus::Succeeded)).unwrap();
+    }
+    SavedValues::save(&store, "inv", "cursor", &json!({"page": 3})).unwrap();
+    store.put_server("inv", &json!({"command": "node", "env": {"T": "${env:T}"}})).unwrap();
+    store.approve("sha256:ab", "node inv.js").unwrap();
+    store.put_schedule_state("inv", &json!({"next_at": "2026-01-01T00:00:00Z"})).unwrap();
+    store
+}
+
+fn everything() -> ImportOptions {
+    ImportOptions { consents: true }
+}
+
+#[test]
+fn export_then_import_into_a_fresh_store_exports_the_same_document() {
+    let first = filled().export().unwrap();
+    assert_eq!(first["mcpflow_store"], 1);
+    assert_eq!(first["blueprints"][0]["revisions"].as_array().unwrap().len(), 2);
+    assert_eq!(first["runs"][1]["events"][1]["seq"], 300);
+
+    let fresh = Store::open_temporary().unwrap();
+    let report = fresh.import_with(&first, everything()).unwrap();
+    assert_eq!(report.blueprints, Counts { added: 2, skipped: 0 });
+    assert_eq!(report.revisions, Counts { added: 3, skipped: 0 });
+    assert_eq!(report.runs, Counts { added: 2, skipped: 0 });
+    assert_eq!((report.saved.added, report.servers.added, report.consents.added, report.schedules.added), (1, 1, 1, 1));
+    assert!(report.conflicts.is_empty());
+
+    assert_eq!(fresh.export().unwrap(), first);
+    assert_eq!(fresh.blueprint("inv").unwrap().unwrap().meta.rev, 2);
+    assert_eq!(fresh.runs(Some("sync"), 5).unwrap().len(), 1);
+}
+
+#[test]
+fn importing_the_same_document_again_adds_nothing() {
+    let store = filled();
+    let doc = store.export().unwrap();
+    let report = store.import_with(&doc, everything()).unwrap();
+    assert_eq!(report.blueprints, Counts { added: 0, skipped: 2 });
+    assert_eq!(report.revisions, Counts { added: 0, skipped: 3 });
+    assert_eq!(report.runs, Counts { added: 0, skipped: 2 });
+    assert_eq!(report.consents, Counts { added: 0, skipped: 1 });
+    assert!(report.conflicts.is_empty());
+    assert_eq!(store.export().unwrap(), doc);
+}
+
+#[test]
+fn a_malformed_document_names_its_pointer_and_writes_nothing() {
+    let mut doc = filled().export().unwrap();
+    doc["runs"][1]["record"]["status"] = json!("sideways");
+    let fresh = Store::open_temporary().unwrap();
+    let error = fresh.import(&doc).unwrap_err();
+    assert!(matches!(&error, Error::ImportInvalid { pointer, .. } if pointer == "/runs/1/record/status"), "{error:?}");
+    assert!(error.to_string().contains("nothing was imported"), "{error}");
+    // The blueprints and servers before the bad run were not written either.
+    assert!(fresh.blueprints().unwrap().is_empty());
+    assert!(fresh.servers().unwrap().is_empty());
+    assert!(fresh.runs(None, 10).unwrap().is_empty());
+}
+
+#[test]
+fn a_duplicate_in_the_document_is_malformed() {
+    let mut doc = filled().export().unwrap();
+    let copy = doc["blueprints"][0].clone();
+    doc["blueprints"].as_array_mut().unwrap().push(copy);
+    let error = Store::open_temporary().unwrap().import(&doc).unwrap_err();
+    assert!(
+        matches!(&error, Error::ImportInvalid { pointer, message } if pointer == "/blueprints/2" && message.contains("/blueprints/0")),
+        "{error:?}"
+    );
+}
+
+#[test]
+fn an_unknown_member_is_malformed_not_ignored() {
+    let doc = json!({"mcpflow_store": 1, "schema_version": 1, "blueprint": []});
+    let error = Store::open_temporary().unwrap().import(&doc).unwrap_err();
+    assert!(error.to_string().contains("unknown field `blueprint`"), "{error}");
+}
+
+#[test]
+fn consents_are_imported_only_when_asked() {
+    let doc = filled().export().unwrap();
+    let fresh = Store::open_temporary().unwrap();
+    let report = fresh.import(&doc).unwrap();
+    assert_eq!(report.consents, Counts { added: 0, skipped: 1 });
+    assert!(!fresh.is_approved("sha256:ab").unwrap());
+    assert_eq!(report.servers.added, 1);
+
+    fresh.import_with(&doc, everything()).unwrap();
+    assert!(fresh.is_approved("sha256:ab").unwrap());
+}
+
+#[test]
+fn a_different_value_in_the_store_wins_and_is_reported() {
+    let doc = filled().export().unwrap();
+    let store = Store::open_temporary().unwrap();
+    let mine = json!({"url": "http://localhost:9/mcp"});
+    store.put_server("inv", &mine).unwrap();
+    store.save_blueprint("sync", &json!({"id": "sync", "mine": true})).unwrap();
+
+    let report = store.import(&doc).unwrap();
+    assert_eq!(report.conflicts, ["/blueprints/1", "/servers/inv"]);
+    assert_eq!(store.servers().unwrap(), [("inv".to_owned(), mine)]);
+    assert_eq!(store.blueprint("sync").unwrap().unwrap().json["mine"], true);
+    assert_eq!(report.blueprints, Counts { added: 1, skipped: 1 });
+}
+
+#[test]
+fn a_longer_history_extends_the_stored_blueprint() {
+    let theirs = Store::open_temporary().unwrap();
+    theirs.save_blueprint("inv", &json!({"v": 1})).unwrap();
+    theirs.save_blueprint("inv", &json!({"v": 2})).unwrap();
+    let mine = Store::open_temporary().unwrap();
+    mine.save_blueprint("inv", &json!({"v": 1})).unwrap();
+
+    let report = mine.import(&theirs.export().unwrap()).unwrap();
+    assert_eq!(report.revisions, Counts { added: 1, skipped: 1 });
+    let current = mine.blueprint("inv").unwrap().unwrap();
+    assert_eq!((current.meta.rev, current.json), (2, json!({"v": 2})));
+}
+
+#[test]
+fn a_run_the_document_shows_running_arrives_interrupted() {
+    let theirs = Store::open_temporary().unwrap();
+    theirs.begin_run(&record("live", "inv")).unwrap();
+    theirs.append_event("live", &event(0)).unwrap();
+    let doc: Value = theirs.export().unwrap();
+    assert_eq!(doc["runs"][0]["record"]["status"], "running");
+
+    let mine = Store::open_temporary().unwrap();
+    mine.import(&doc).unwrap();
+    assert_eq!(mine.run("live").unwrap().unwrap().status, RecordStatus::Interrupted);
+    assert_eq!(mine.events("live").unwrap(), [event(0)]);
+}

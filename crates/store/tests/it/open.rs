@@ -1,0 +1,149 @@
+//! Opening: creating, the schema version, interrupted runs, the folder lock.
+
+use crate::support::{envelope, event, open, raw, record, run_id};
+use mcpflow_engine::RunStatus;
+use mcpflow_store::{Error, RecordStatus, SCHEMA_VERSION, Store};
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+#[test]
+fn a_new_store_creates_its_folder_and_records_the_schema_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("nested/store");
+    let opened = Store::open(&folder).unwrap();
+    assert_eq!((opened.migrated_from, opened.interrupted.len()), (None, 0));
+    drop(opened);
+    raw(&folder, |db| {
+        let version = db.open_tree("meta").unwrap().get("schema_version").unwrap().unwrap();
+        assert_eq!(serde_json::from_slice::<u32>(&version).unwrap(), SCHEMA_VERSION);
+    });
+}
+
+#[test]
+fn a_run_left_running_is_interrupted_on_the_next_open_and_keeps_its_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let (crashed, done) = (run_id(1), run_id(2));
+    let store = open(dir.path());
+    for id in [&crashed, &done] {
+        store.begin_run(&record(id, "inv")).unwrap();
+        for seq in 0..3 {
+            store.append_event(id, &event(seq)).unwrap();
+        }
+    }
+    store.finish_run(&done, &envelope(&done, "inv", RunStatus::Succeeded)).unwrap();
+    drop(store); // the process "dies" with `crashed` still running
+
+    let opened = Store::open(dir.path()).unwrap();
+    assert_eq!(opened.interrupted, std::slice::from_ref(&crashed));
+    let record = opened.store.run(&crashed).unwrap().unwrap();
+    assert_eq!(record.status, RecordStatus::Interrupted);
+    assert!(record.finished_at.is_some());
+    assert_eq!(opened.store.events(&crashed).unwrap().len(), 3);
+    assert_eq!(opened.store.run(&done).unwrap().unwrap().status, RecordStatus::Succeeded);
+    drop(opened);
+
+    assert!(Store::open(dir.path()).unwrap().interrupted.is_empty());
+}
+
+#[test]
+fn a_store_from_a_newer_mcpflow_is_refused_and_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    store.begin_run(&record("r", "inv")).unwrap();
+    drop(store);
+    let newer = (SCHEMA_VERSION + 1).to_string();
+    raw(dir.path(), |db| {
+        db.open_tree("meta").unwrap().insert("schema_version", newer.as_bytes()).unwrap();
+    });
+
+    let error = Store::open(dir.path()).unwrap_err();
+    assert!(matches!(error, Error::NewerSchema { found, .. } if found == SCHEMA_VERSION + 1), "{error:?}");
+    let text = error.to_string();
+    assert!(text.contains("made by a newer mcpflow") && text.contains(&dir.path().display().to_string()), "{text}");
+    // Nothing was migrated or swept: the version and the running run are as they were.
+    raw(dir.path(), |db| {
+        assert_eq!(db.open_tree("meta").unwrap().get("schema_version").unwrap().unwrap(), newer.as_bytes());
+        let run = db.open_tree("runs").unwrap().iter().values().next().unwrap().unwrap();
+        assert!(String::from_utf8_lossy(&run).contains("\"running\""));
+    });
+}
+
+#[test]
+fn a_schema_version_no_mcpflow_wrote_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(open(dir.path()));
+    raw(dir.path(), |db| {
+        db.open_tree("meta").unwrap().insert("schema_version", "0").unwrap();
+    });
+    assert_eq!(Store::open(dir.path()).unwrap_err().code(), "STORE_UNKNOWN_SCHEMA");
+}
+
+#[test]
+fn a_second_open_of_the_same_folder_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = open(dir.path());
+    let error = Store::open(dir.path()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "the store at {} is locked by another mcpflow process; close it or set MCPFLOW_HOME",
+            dir.path().display()
+        )
+    );
+    assert_eq!(error.code(), "STORE_LOCKED");
+    drop(first);
+    Store::open(dir.path()).unwrap();
+}
+
+const HOLD: &str = "MCPFLOW_STORE_TEST_HOLD";
+
+/// Not a test of its own: the child process of the test below, holding the store open
+/// until its stdin closes. Does nothing in a normal run.
+#[test]
+fn holds_the_store_for_another_process() {
+    let Some(dir) = std::env::var_os(HOLD) else { return };
+    let opened = Store::open(Path::new(&dir)).unwrap();
+    let mut out = std::io::stdout();
+    writeln!(out, "store-held").unwrap();
+    out.flush().unwrap();
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line).unwrap();
+    drop(opened);
+}
+
+#[test]
+fn a_store_held_by_another_process_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "open::holds_the_store_for_another_process", "--nocapture", "--test-threads=1"])
+        .env(HOLD, dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    loop {
+        let line = lines.next().expect("the holder exited before opening the store").unwrap();
+        if line.contains("store-held") {
+            break;
+        }
+    }
+
+    let error = Store::open(dir.path()).unwrap_err();
+    assert!(matches!(error, Error::Locked { .. }), "{error:?}");
+
+    drop(child.stdin.take()); // the holder reads EOF and exits
+    assert!(child.wait().unwrap().success());
+    Store::open(dir.path()).unwrap();
+}
+
+#[test]
+fn a_file_where_the_folder_should_be_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("store");
+    std::fs::write(&file, "not a folder").unwrap();
+    let error = Store::open(&file).unwrap_err();
+    assert_eq!(error.code(), "STORE_FOLDER");
+    assert!(error.to_string().contains("MCPFLOW_HOME"), "{error}");
+}

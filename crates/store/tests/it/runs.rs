@@ -1,0 +1,106 @@
+//! Runs: recording, events in seq order, listing, finishing, deleting.
+
+use crate::support::{envelope, event, record, run_id};
+use mcpflow_engine::RunStatus;
+use mcpflow_store::{RecordStatus, Store};
+
+#[test]
+fn events_come_back_in_seq_order_even_when_appended_out_of_order() {
+    let store = Store::open_temporary().unwrap();
+    let id = run_id(1);
+    store.begin_run(&record(&id, "inv")).unwrap();
+    // Little-endian or decimal keys would put 256 before 255 or 65536 before 256.
+    for seq in [65_536, 0, 256, 255, 1] {
+        store.append_event(&id, &event(seq)).unwrap();
+    }
+    let seqs: Vec<u64> = store.events(&id).unwrap().iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, [0, 1, 255, 256, 65_536]);
+    assert_eq!(store.events(&id).unwrap()[3], event(256));
+}
+
+#[test]
+fn events_of_one_run_never_mix_with_another() {
+    let store = Store::open_temporary().unwrap();
+    store.begin_run(&record("run", "inv")).unwrap();
+    store.begin_run(&record("run2", "inv")).unwrap();
+    store.append_event("run", &event(1)).unwrap();
+    store.append_event("run2", &event(2)).unwrap();
+    assert_eq!(store.events("run").unwrap(), [event(1)]);
+    assert_eq!(store.events("run2").unwrap(), [event(2)]);
+}
+
+#[test]
+fn runs_are_listed_newest_first_and_filtered_by_blueprint() {
+    let store = Store::open_temporary().unwrap();
+    for (n, blueprint) in [(3, "a"), (1, "a"), (4, "b"), (2, "b"), (5, "a")] {
+        store.begin_run(&record(&run_id(n), blueprint)).unwrap();
+    }
+    let ids = |records: Vec<mcpflow_store::RunRecord>| records.into_iter().map(|r| r.id).collect::<Vec<_>>();
+    assert_eq!(ids(store.runs(None, 10).unwrap()), [5, 4, 3, 2, 1].map(run_id));
+    assert_eq!(ids(store.runs(Some("a"), 10).unwrap()), [5, 3, 1].map(run_id));
+    assert_eq!(ids(store.runs(Some("b"), 1).unwrap()), [run_id(4)]);
+    assert_eq!(ids(store.runs(None, 2).unwrap()), [5, 4].map(run_id));
+    assert!(store.runs(Some("c"), 10).unwrap().is_empty());
+}
+
+#[test]
+fn finishing_a_run_records_status_time_and_envelope() {
+    let store = Store::open_temporary().unwrap();
+    let id = run_id(1);
+    store.begin_run(&record(&id, "inv")).unwrap();
+    assert_eq!(store.run(&id).unwrap().unwrap().status, RecordStatus::Running);
+
+    let result = envelope(&id, "inv", RunStatus::Partial);
+    store.finish_run(&id, &result).unwrap();
+    let finished = store.run(&id).unwrap().unwrap();
+    assert_eq!(finished.status, RecordStatus::Partial);
+    assert!(finished.finished_at.as_deref().is_some_and(|t| t.ends_with('Z')), "{finished:?}");
+    assert_eq!(finished.envelope, Some(result));
+    assert_eq!(finished.inputs, record(&id, "inv").inputs);
+}
+
+#[test]
+fn a_run_must_be_recorded_before_its_events_or_its_finish() {
+    let store = Store::open_temporary().unwrap();
+    let missing = store.append_event("ghost", &event(0)).unwrap_err();
+    assert_eq!(missing.code(), "RUN_NOT_FOUND");
+    assert!(missing.to_string().contains("`ghost`"), "{missing}");
+    let finish = store.finish_run("ghost", &envelope("ghost", "inv", RunStatus::Succeeded)).unwrap_err();
+    assert_eq!(finish.code(), "RUN_NOT_FOUND");
+    assert!(store.events("ghost").unwrap().is_empty());
+}
+
+#[test]
+fn a_run_id_begins_only_once() {
+    let store = Store::open_temporary().unwrap();
+    store.begin_run(&record("r", "inv")).unwrap();
+    store.finish_run("r", &envelope("r", "inv", RunStatus::Succeeded)).unwrap();
+    let again = store.begin_run(&record("r", "other")).unwrap_err();
+    assert_eq!(again.code(), "RUN_EXISTS");
+    assert_eq!(store.run("r").unwrap().unwrap().status, RecordStatus::Succeeded);
+    assert!(store.runs(Some("other"), 10).unwrap().is_empty());
+}
+
+#[test]
+fn deleting_a_run_removes_its_events_and_its_place_in_the_list() {
+    let store = Store::open_temporary().unwrap();
+    let (gone, kept) = (run_id(1), run_id(2));
+    for id in [&gone, &kept] {
+        store.begin_run(&record(id, "inv")).unwrap();
+        store.append_event(id, &event(0)).unwrap();
+        store.append_event(id, &event(1)).unwrap();
+    }
+    assert!(store.delete_run(&gone).unwrap());
+    assert!(store.run(&gone).unwrap().is_none());
+    assert!(store.events(&gone).unwrap().is_empty());
+    assert_eq!(store.runs(Some("inv"), 10).unwrap().len(), 1);
+    assert_eq!(store.events(&kept).unwrap().len(), 2);
+    assert!(!store.delete_run(&gone).unwrap());
+}
+
+#[test]
+fn record_statuses_follow_the_engine() {
+    assert_eq!(RecordStatus::from(RunStatus::Cancelled), RecordStatus::Cancelled);
+    assert_eq!(RecordStatus::from(RunStatus::Interrupted).as_str(), "interrupted");
+    assert_eq!(serde_json::to_value(RecordStatus::Running).unwrap(), "running");
+}

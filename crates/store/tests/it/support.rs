@@ -1,0 +1,71 @@
+//! Builders for records, events and envelopes, and raw sled access for damaging a store.
+
+use mcpflow_engine::event::LogLevel;
+use mcpflow_engine::{Envelope, EventKind, RunEvent, RunStatus, Summary};
+use mcpflow_store::{RecordStatus, RunRecord, Store};
+use serde_json::json;
+use std::path::Path;
+
+/// The `n`th run id: UUID-v7-shaped, so later `n` sorts later.
+pub fn run_id(n: u32) -> String {
+    format!("01900000-0000-7000-8000-{n:012}")
+}
+
+pub fn record(id: &str, blueprint: &str) -> RunRecord {
+    RunRecord {
+        id: id.to_owned(),
+        blueprint: blueprint.to_owned(),
+        status: RecordStatus::Running,
+        trigger: "cli".to_owned(),
+        inputs: json!({"n": 1}),
+        started_at: "2026-01-01T00:00:00.000Z".to_owned(),
+        finished_at: None,
+        envelope: None,
+        blueprint_rev: Some(1),
+    }
+}
+
+pub fn event(seq: u64) -> RunEvent {
+    RunEvent {
+        seq,
+        at_ms: seq * 10,
+        kind: EventKind::Log { level: LogLevel::Info, message: format!("event {seq}"), step: None },
+    }
+}
+
+pub fn envelope(run_id: &str, blueprint: &str, status: RunStatus) -> Envelope {
+    Envelope {
+        run_id: run_id.to_owned(),
+        blueprint: blueprint.to_owned(),
+        status,
+        output: json!({"ok": true}),
+        summary: Summary { steps: 2, succeeded: 2, ..Summary::default() },
+        errors: vec![],
+        duration_ms: 12,
+    }
+}
+
+pub fn open(dir: &Path) -> Store {
+    Store::open(dir).unwrap().store
+}
+
+/// Runs `change` on the raw sled database in `dir` (no store may have it open).
+pub fn raw(dir: &Path, change: impl FnOnce(&sled::Db)) {
+    let db = sled::open(dir).unwrap();
+    change(&db);
+    db.flush().unwrap();
+}
+
+/// Replaces the value of the first key in `tree` that contains `needle`.
+pub fn damage(dir: &Path, tree: &str, needle: &str, bytes: &[u8]) {
+    raw(dir, |db| {
+        let tree = db.open_tree(tree).unwrap();
+        let key = tree
+            .iter()
+            .keys()
+            .map(Result::unwrap)
+            .find(|k| k.windows(needle.len()).any(|w| w == needle.as_bytes()))
+            .unwrap_or_else(|| panic!("no key containing {needle}"));
+        tree.insert(key, bytes).unwrap();
+    });
+}
