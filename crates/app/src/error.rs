@@ -43,6 +43,7 @@ fn hint_for(what: &str) -> &'static str {
     match what {
         "blueprint" => "; `list_workflows` (or `mcpflow list`) shows the stored ones",
         "run" => "; `mcpflow runs` lists the recorded runs",
+        "server" => "; `list_servers` shows the configured ones",
         _ => "",
     }
 }
@@ -53,6 +54,7 @@ impl AppError {
         match self {
             AppError::Invalid(_) => "BLUEPRINT_INVALID",
             AppError::NotFound { what: "run", .. } => "RUN_NOT_FOUND",
+            AppError::NotFound { what: "server", .. } => "SERVER_NOT_FOUND",
             AppError::NotFound { .. } => "BLUEPRINT_NOT_FOUND",
             AppError::Busy { .. } => "RUNS_BUSY",
             AppError::Recursion { .. } => "WORKFLOW_RECURSION",

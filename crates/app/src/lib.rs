@@ -6,11 +6,14 @@
 //! - [`App`]: the long-lived application over the store — [`blueprints`] (save with
 //!   validation, list, get, delete), [`runs`] (start with recording and broadcast,
 //!   control, history), [`pipeline`] (`run_pipeline`), [`serve`] (`mcpflow serve`, the
-//!   MCP mediator over stdio and HTTP).
+//!   MCP mediator over stdio and HTTP), [`servers`] (configs, consent, connection
+//!   tests), [`schedule`] (the pure planner) and [`daemon`] (the loop that fires
+//!   scheduled runs).
 
 pub mod app;
 pub mod backup;
 pub mod blueprints;
+pub mod daemon;
 pub mod error;
 pub mod headless;
 pub mod home;
@@ -18,6 +21,7 @@ pub mod pipeline;
 pub mod runs;
 pub mod schedule;
 pub mod serve;
+pub mod servers;
 
 pub use app::{App, AppOptions, Change};
 pub use error::AppError;

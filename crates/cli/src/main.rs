@@ -51,6 +51,13 @@ enum Command {
     /// list_workflows, get_workflow, run_workflow, run_pipeline, get_run, and every
     /// stored blueprint with `"expose": true`.
     Serve(serve::ServeArgs),
+    /// Fire the runs that stored blueprints' `schedule` asks for, until Ctrl-C (like
+    /// `serve --schedule`, without serving MCP). A fire missed while mcpflow was not
+    /// running fires once on start; runs of one blueprint never overlap.
+    Daemon {
+        #[command(flatten)]
+        app: app::AppArgs,
+    },
     /// List the blueprints in the store.
     List {
         #[arg(long)]
@@ -94,6 +101,7 @@ fn main() -> ExitCode {
         Command::Validate { files, json, catalog } => validate::run(&files, json, catalog.as_deref()),
         Command::Run(args) => run::run(args),
         Command::Serve(args) => with_runtime(serve::run(args)),
+        Command::Daemon { app } => with_runtime(serve::daemon(app, None)),
         Command::List { json } => report(history::list(json)),
         Command::Runs { blueprint, limit, json } => report(history::runs(blueprint.as_deref(), limit, json)),
         Command::Show { run, events, json } => report(history::show(&run, events, json)),

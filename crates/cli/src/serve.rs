@@ -27,16 +27,43 @@ pub struct ServeArgs {
     /// Runs in flight at once; past it, run requests get a `RUNS_BUSY` error.
     #[arg(long, value_name = "N")]
     max_runs: Option<usize>,
+    /// Also fire the runs that stored blueprints' `schedule` asks for.
+    #[arg(long)]
+    schedule: bool,
     #[command(flatten)]
     app: AppArgs,
 }
 
-#[allow(clippy::print_stderr)]
 pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let app = open_app(&args.app, args.max_runs)?;
+    let stop = tokio_util::sync::CancellationToken::new();
+    if args.schedule {
+        tokio::spawn(mcpflow_app::daemon::run_schedules(app.clone(), stop.clone()));
+    }
+    let result = Box::pin(serve(&args, app.clone())).await;
+    stop.cancel();
+    app.shutdown().await;
+    result
+}
+
+/// Runs the scheduler alone until Ctrl-C (`mcpflow daemon`).
+#[allow(clippy::print_stderr)]
+pub async fn daemon(app_args: AppArgs, max_runs: Option<usize>) -> anyhow::Result<ExitCode> {
+    let app = open_app(&app_args, max_runs)?;
+    let stop = tokio_util::sync::CancellationToken::new();
+    let scheduler = tokio::spawn(mcpflow_app::daemon::run_schedules(app.clone(), stop.clone()));
+    eprintln!("mcpflow fires scheduled runs (Ctrl-C stops)");
+    let _ = tokio::signal::ctrl_c().await;
+    stop.cancel();
+    let _ = scheduler.await;
+    app.shutdown().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[allow(clippy::print_stderr)]
+async fn serve(args: &ServeArgs, app: mcpflow_app::App) -> anyhow::Result<ExitCode> {
     let Some(http) = &args.http else {
-        mcpflow_app::serve::serve_stdio(app.clone()).await.context("serving MCP over stdio")?;
-        app.shutdown().await;
+        mcpflow_app::serve::serve_stdio(app).await.context("serving MCP over stdio")?;
         return Ok(ExitCode::SUCCESS);
     };
     let mut addr = parse_addr(http)?;
@@ -53,7 +80,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             t
         }
     };
-    let server = serve_http(app.clone(), HttpOptions { addr, token, hosts: args.allow_host.clone() })
+    let server = serve_http(app, HttpOptions { addr, token, hosts: args.allow_host.clone() })
         .await
         .with_context(|| format!("cannot listen on {addr}"))?;
     eprintln!("mcpflow serves MCP at http://{}/mcp (Ctrl-C stops)", server.addr);
@@ -61,7 +88,6 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         r = server.wait() => r.context("the HTTP server stopped")?,
         _ = tokio::signal::ctrl_c() => {}
     }
-    app.shutdown().await;
     Ok(ExitCode::SUCCESS)
 }
 

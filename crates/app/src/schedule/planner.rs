@@ -59,12 +59,13 @@ struct Entry {
 ///
 /// # Policies
 ///
-/// - **Missed fires.** When the app starts, [`restore`](Planner::restore)s the saved
-///   states and one or more slots came due while it was closed, the first
-///   [`due`](Planner::due) fires the blueprint **once** ([`FireReason::Missed`]), not
-///   once per missed slot, then continues with the first slot after now. The same
-///   coalescing applies while open (a machine that slept through several slots fires
-///   once, [`FireReason::Due`]): a fire is never queued behind another.
+/// - **Missed fires.** When one or more slots came due while the app was closed (a
+///   [`restore`](Planner::restore)d state whose `next_fire` is past), the first
+///   [`due`](Planner::due) fires the blueprint **once** ([`FireReason::Missed`], for
+///   the earliest missed slot), not once per missed slot, and the schedule continues
+///   with its first slot after now. The same coalescing applies while open (a machine
+///   that slept through several slots fires once, [`FireReason::Due`]): fires are
+///   never queued.
 /// - **No overlap.** A slot that comes due while a run of the same blueprint is still
 ///   running (between [`run_started`](Planner::run_started) and
 ///   [`run_finished`](Planner::run_finished), which also count manual runs) is not

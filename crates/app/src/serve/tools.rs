@@ -2,14 +2,13 @@
 //! JSON (sent as `structuredContent` and as text); a failure is `isError: true` with
 //! `{ error: { code, message, … } }`.
 
-use crate::app::{App, command_line};
+use crate::app::App;
 use crate::blueprints::{Exposed, document};
 use crate::error::AppError;
 use crate::pipeline::{self, PIPELINE_ID, PipelineError};
 use crate::runs::{StartRun, Target, Trigger, step_records};
 use mcpflow_engine::results::tool_output;
 use mcpflow_engine::{CallRequest, CallTarget, EventKind, RunStatus};
-use mcpflow_mcp::ServerEntry;
 use rmcp::RoleServer;
 use rmcp::model::{ProgressNotificationParam, Tool};
 use rmcp::service::RequestContext;
@@ -204,46 +203,25 @@ impl Call<'_> {
     }
 
     fn list_servers(&self) -> Answer {
-        let state = self.app.server_state();
-        let servers: Vec<Value> = state
-            .configs
-            .iter()
-            .map(|(name, entry)| match entry {
-                ServerEntry::Config(config) => {
-                    let line = command_line(&state.configs, name);
-                    let may_start = line.as_ref().is_none_or(|l| state.approvals.is_approved(l));
-                    json!({
-                        "name": name,
-                        "transport": if config.url.is_some() { "http" } else { "stdio" },
-                        "command": line.map(|l| l.to_string()),
-                        "url": config.url,
-                        "approved": may_start,
-                    })
-                }
-                ServerEntry::InProcess(_) => json!({ "name": name, "transport": "in-process", "approved": true }),
-            })
+        let servers: Vec<Value> = self
+            .app
+            .servers()
+            .into_iter()
+            .map(|s| json!({ "name": s.name, "transport": s.transport, "command": s.command, "url": s.url, "approved": s.approved }))
             .collect();
         Ok(json!({ "servers": servers }))
     }
 
     async fn list_tools(&self, args: &Value) -> Answer {
-        let pool = self.app.pool();
         let names = match args.get("server").and_then(Value::as_str) {
             Some(one) => vec![one.to_owned()],
-            None => pool.server_names(),
+            None => self.app.pool().server_names(),
         };
         let mut tools = Vec::new();
         let mut unreachable = Vec::new();
         for name in names {
-            match pool.discover(&name).await {
-                Ok(found) => tools.extend(found.tools.iter().map(|t| {
-                    json!({
-                        "server": name,
-                        "name": t.name,
-                        "description": t.description,
-                        "input_schema": t.input_schema,
-                    })
-                })),
+            match self.app.test_server(&name).await {
+                Ok(found) => tools.extend(found),
                 Err(e) => unreachable.push(json!({ "server": name, "code": e.code(), "message": e.to_string() })),
             }
         }

@@ -4,11 +4,13 @@
 // Test helpers outside #[test] functions: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod daemon;
 mod faults;
 mod reference;
 mod runs;
 mod schedule;
 mod serve;
+mod servers;
 
 use mcpflow_app::headless::{self, HeadlessRun};
 use mcpflow_engine::{Envelope, EventKind, EventSink, RunEvent};

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod crash;
+mod history;
 mod run;
 mod serve;
 mod validate;

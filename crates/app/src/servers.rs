@@ -1,0 +1,136 @@
+//! Configured servers: list them with what each would start and whether it may, add,
+//! edit, remove and import `mcpServers` entries, approve a stdio command (consent), and
+//! test a connection. Only testing a connection starts anything, and only an approved
+//! command.
+
+use crate::app::{App, command_line};
+use crate::error::{AppError, Result};
+use mcpflow_mcp::{ServerConfigs, ServerEntry};
+use serde::Serialize;
+use serde_json::Value;
+
+/// One configured server as the studio and `list_servers` show it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServerView {
+    pub name: String,
+    /// `stdio`, `http` or `in-process`.
+    pub transport: &'static str,
+    /// The exact command line a stdio server starts (env values never shown).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// The hash its consent is stored under.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consent_hash: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// It may start (or needs no start): approved, HTTP, or in-process.
+    pub approved: bool,
+    /// The entry as written (with `${env:NAME}` unresolved); `null` for in-process ones.
+    pub config: Value,
+}
+
+/// A tool a server offers, for the palette and `list_tools`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolView {
+    pub server: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub input_schema: Value,
+}
+
+impl App {
+    /// Every configured server (store, then `--servers` files).
+    pub fn servers(&self) -> Vec<ServerView> {
+        let state = self.server_state();
+        state
+            .configs
+            .iter()
+            .map(|(name, entry)| match entry {
+                ServerEntry::Config(config) => {
+                    let line = command_line(&state.configs, name);
+                    ServerView {
+                        name: name.to_owned(),
+                        transport: if line.is_some() { "stdio" } else { "http" },
+                        approved: line.as_ref().is_none_or(|l| state.approvals.is_approved(l)),
+                        consent_hash: line.as_ref().map(mcpflow_mcp::CommandLine::hash),
+                        command: line.map(|l| l.to_string()),
+                        url: config.url.clone(),
+                        config: serde_json::to_value(config).unwrap_or(Value::Null),
+                    }
+                }
+                ServerEntry::InProcess(_) => ServerView {
+                    name: name.to_owned(),
+                    transport: "in-process",
+                    command: None,
+                    consent_hash: None,
+                    url: None,
+                    approved: true,
+                    config: Value::Null,
+                },
+            })
+            .collect()
+    }
+
+    /// Adds or replaces a server in the store (an `mcpServers` entry). Starts nothing; a
+    /// changed command needs approval again.
+    pub fn put_server(&self, name: &str, config: &Value) -> Result<()> {
+        let doc = serde_json::json!({ "mcpServers": { name: config } });
+        ServerConfigs::parse(&doc.to_string(), "the new server")?;
+        self.store().put_server(name, config)?;
+        self.reload_servers()
+    }
+
+    pub fn delete_server(&self, name: &str) -> Result<()> {
+        if !self.store().delete_server(name)? {
+            return Err(AppError::NotFound { what: "server", id: name.to_owned() });
+        }
+        self.reload_servers()
+    }
+
+    /// Imports every entry of an `mcpServers` document (Claude Desktop's, Cursor's…).
+    /// Returns the names added. Starts nothing and approves nothing.
+    pub fn import_servers(&self, doc: &Value) -> Result<Vec<String>> {
+        let entries = doc
+            .get("mcpServers")
+            .or_else(|| doc.get("servers"))
+            .and_then(Value::as_object)
+            .ok_or_else(|| AppError::BadRequest("an `mcpServers` document has an `mcpServers` object".into()))?;
+        ServerConfigs::parse(&serde_json::json!({ "mcpServers": entries }).to_string(), "the imported file")?;
+        for (name, config) in entries {
+            self.store().put_server(name, config)?;
+        }
+        self.reload_servers()?;
+        Ok(entries.keys().cloned().collect())
+    }
+
+    /// Approves the exact command line `name` starts, from now on and for later sessions.
+    /// Returns the command line that was approved.
+    pub fn approve_server(&self, name: &str) -> Result<String> {
+        let state = self.server_state();
+        if state.configs.get(name).is_none() {
+            return Err(AppError::NotFound { what: "server", id: name.to_owned() });
+        }
+        let Some(line) = command_line(&state.configs, name) else {
+            return Err(AppError::BadRequest(format!("`{name}` starts no process, so it needs no approval")));
+        };
+        self.store().approve(&line.hash(), &line.to_string())?;
+        self.reload_servers()?;
+        Ok(line.to_string())
+    }
+
+    /// Connects to a server (starting it if it is approved) and lists its tools.
+    pub async fn test_server(&self, name: &str) -> Result<Vec<ToolView>> {
+        let found = self.pool().discover(name).await?;
+        Ok(found
+            .tools
+            .iter()
+            .map(|t| ToolView {
+                server: name.to_owned(),
+                name: t.name.to_string(),
+                description: t.description.as_ref().map(ToString::to_string),
+                input_schema: Value::Object((*t.input_schema).clone()),
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,109 @@
+//! The store from the command line: `run --store` records, `list` / `runs` / `show`
+//! read, `export` / `import` move it — and importing never starts a process.
+
+use crate::{repo, stderr, stdout};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn mcpflow(home: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+        .args(args)
+        .current_dir(repo())
+        .env("MCPFLOW_HOME", home)
+        .output()
+        .unwrap()
+}
+
+/// A stdio server whose start would leave `marker` behind.
+fn tripwire(marker: &Path) -> Value {
+    json!({ "command": "sh", "args": ["-c", format!("touch {}; sleep 5", marker.display())] })
+}
+
+#[test]
+fn run_store_records_and_list_runs_show_read_it_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let bin = mcpflow_testkit::binary().display().to_string();
+    let servers = dir.path().join("servers.json");
+    std::fs::write(&servers, json!({ "mcpServers": { "echo": { "command": bin, "args": ["echo"] } } }).to_string())
+        .unwrap();
+    let file = dir.path().join("hello.json");
+    std::fs::write(
+        &file,
+        json!({ "blueprint": 1, "id": "hello", "steps": [
+        { "id": "greet", "kind": "tool", "server": "echo", "tool": "echo", "args": { "message": "hi" } },
+        { "id": "loud", "kind": "transform", "value": "{{ length(prev) }}" }
+    ] })
+        .to_string(),
+    )
+    .unwrap();
+    let args = [
+        "run",
+        "--store",
+        "--json",
+        "--allow-all-servers",
+        "--servers",
+        servers.to_str().unwrap(),
+        file.to_str().unwrap(),
+    ];
+    let out = mcpflow(&home, &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run_id = envelope["run_id"].as_str().unwrap();
+
+    let runs = mcpflow(&home, &["runs", "hello", "--json"]);
+    let runs: Value = serde_json::from_slice(&runs.stdout).unwrap();
+    assert_eq!(runs[0]["id"], run_id);
+    assert_eq!(runs[0]["status"], "succeeded");
+    assert_eq!(runs[0]["trigger"], "cli");
+
+    let shown = mcpflow(&home, &["show", run_id]);
+    let text = stdout(&shown);
+    assert!(text.contains("greet") && text.contains("loud") && text.contains("succeeded"), "{text}");
+
+    let events = mcpflow(&home, &["show", run_id, "--events"]);
+    let kinds: Vec<String> = stdout(&events)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["type"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(kinds.first().map(String::as_str), Some("RunStarted"));
+    assert_eq!(kinds.last().map(String::as_str), Some("RunFinished"));
+    assert_eq!(kinds.iter().filter(|k| *k == "StepFinished").count(), 2);
+
+    let missing = mcpflow(&home, &["show", "no-such-run"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).contains("no run `no-such-run`"), "{}", stderr(&missing));
+}
+
+#[test]
+fn importing_blueprints_and_backups_that_name_stdio_servers_starts_no_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let marker = dir.path().join("started");
+    // CLI import of one blueprint with its own stdio server.
+    let bp = json!({ "blueprint": 1, "id": "tripwire", "servers": { "trap": tripwire(&marker) },
+        "steps": [{ "id": "t", "kind": "tool", "server": "trap", "tool": "anything" }] });
+    let file = dir.path().join("tripwire.json");
+    std::fs::write(&file, bp.to_string()).unwrap();
+    let out = mcpflow(&home, &["import", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("imported blueprint `tripwire` as revision 1"), "{}", stderr(&out));
+
+    // Store import of a backup whose servers and blueprints name stdio commands.
+    let backup = json!({ "mcpflow_store": 1, "schema_version": 1,
+        "blueprints": [{ "id": "other", "revisions": [{ "rev": 1, "saved_at": "2026-11-21T00:00:00.000Z",
+            "json": { "blueprint": 1, "id": "other", "steps": [{ "id": "t", "kind": "tool", "server": "trap2", "tool": "x" }] } }] }],
+        "runs": [], "saved": {}, "servers": { "trap2": tripwire(&marker) }, "consents": [], "schedules": {} });
+    let file = dir.path().join("backup.json");
+    std::fs::write(&file, backup.to_string()).unwrap();
+    let out = mcpflow(&home, &["import", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+
+    let listed = stdout(&mcpflow(&home, &["list"]));
+    assert!(listed.contains("tripwire") && listed.contains("other"), "{listed}");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(!marker.exists(), "importing started a server process");
+    let exported: Value = serde_json::from_slice(&mcpflow(&home, &["export"]).stdout).unwrap();
+    assert_eq!(exported["servers"]["trap2"]["command"], "sh", "the server config was imported as written");
+}
