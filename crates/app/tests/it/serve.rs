@@ -209,3 +209,32 @@ async fn past_the_cap_a_run_is_refused_with_a_busy_error() {
     app.control(&first.run_id, mcpflow_engine::Control::Cancel).unwrap();
     assert_eq!(first.finish().await.status, RunStatus::Cancelled);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_pipeline_step_aborts_and_skips_the_rest_unless_it_continues_on_error() {
+    let s = setup(json!({}));
+    let server = serve(app(vec![s.servers.clone()], None), "127.0.0.1:0".parse().unwrap()).await;
+    let pool = client(server.addr, TOKEN);
+    let steps = |continue_on_error: bool| {
+        json!({ "steps": [
+            { "id": "a", "server": "echo", "tool": "add", "args": { "a": 1, "b": 1 } },
+            { "id": "b", "server": "faulty", "tool": "is_error", "args": { "message": "no such pod" }, "continue_on_error": continue_on_error },
+            { "id": "c", "server": "echo", "tool": "echo", "args": { "message": "after {{ a.sum }}" } }
+        ] })
+    };
+    let aborted = call(&pool, "run_pipeline", steps(false), None).await;
+    let r = &aborted["structuredContent"];
+    assert_eq!(r["aborted"], true, "{aborted}");
+    let statuses: Vec<&str> = r["steps"].as_array().unwrap().iter().map(|s| s["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["succeeded", "failed", "skipped"]);
+    assert!(r["steps"][1]["error"]["message"].as_str().unwrap().contains("no such pod"), "{r}");
+    assert!(r["total_duration_ms"].is_u64());
+
+    let continued = call(&pool, "run_pipeline", steps(true), None).await;
+    let r = &continued["structuredContent"];
+    assert_eq!(r["aborted"], false, "{continued}");
+    assert_eq!(r["status"], "partial");
+    assert_eq!(r["steps"][2]["result"], "after 2.0");
+    pool.shutdown().await;
+    server.stop().await.unwrap();
+}
