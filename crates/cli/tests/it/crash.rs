@@ -38,10 +38,7 @@ fn sigkill_at_random_points_loses_no_finished_step() {
     let cycles: usize = std::env::var("MCPFLOW_CRASH_CYCLES").ok().and_then(|c| c.parse().ok()).unwrap_or(50);
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
-    let bin = mcpflow_testkit::binary().display().to_string();
-    let servers = dir.path().join("servers.json");
-    std::fs::write(&servers, json!({ "mcpServers": { "echo": { "command": bin, "args": ["echo"] } } }).to_string())
-        .unwrap();
+    let servers = crate::echo_servers(dir.path());
     // One undisturbed run measures how long a run takes here; kills land within it.
     let calibrate = dir.path().join("chain-calibrate.json");
     std::fs::write(&calibrate, chain(&dir.path().join("calls-calibrate.txt").display().to_string()).to_string())

@@ -24,10 +24,7 @@ fn tripwire(marker: &Path) -> Value {
 fn run_store_records_and_list_runs_show_read_it_back() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
-    let bin = mcpflow_testkit::binary().display().to_string();
-    let servers = dir.path().join("servers.json");
-    std::fs::write(&servers, json!({ "mcpServers": { "echo": { "command": bin, "args": ["echo"] } } }).to_string())
-        .unwrap();
+    let servers = crate::echo_servers(dir.path());
     let file = dir.path().join("hello.json");
     std::fs::write(
         &file,

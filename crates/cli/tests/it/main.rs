@@ -28,3 +28,12 @@ pub fn stdout(o: &Output) -> String {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// An `mcpServers` file in `dir` naming the testkit echo server.
+pub fn echo_servers(dir: &Path) -> PathBuf {
+    let bin = mcpflow_testkit::binary().display().to_string();
+    let path = dir.join("servers.json");
+    let doc = serde_json::json!({ "mcpServers": { "echo": { "command": bin, "args": ["echo"] } } });
+    std::fs::write(&path, doc.to_string()).unwrap();
+    path
+}

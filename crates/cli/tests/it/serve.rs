@@ -2,16 +2,12 @@
 //! (`@modelcontextprotocol/sdk` from node_modules) — see tests/mcp/ts-client.mjs.
 
 use crate::repo;
-use serde_json::json;
 use std::process::Command;
 
 #[test]
 fn the_typescript_sdk_client_lists_saves_runs_and_pipelines_with_progress() {
     let dir = tempfile::tempdir().unwrap();
-    let bin = mcpflow_testkit::binary().display().to_string();
-    let servers = dir.path().join("servers.json");
-    std::fs::write(&servers, json!({ "mcpServers": { "echo": { "command": bin, "args": ["echo"] } } }).to_string())
-        .unwrap();
+    let servers = crate::echo_servers(dir.path());
     let out = Command::new("node")
         .arg(repo().join("tests/mcp/ts-client.mjs"))
         .current_dir(repo())
