@@ -87,7 +87,7 @@ try {
   assert.deepEqual(envelope.output, { greeting: 'hello ts', total: 5 });
   assert.equal(envelope.summary.tool_calls, 2);
   assert.deepEqual(envelope.steps.map((s) => s.status), ['succeeded', 'succeeded', 'succeeded']);
-  assert.ok(progress.length >= 3, `progress notifications arrived (${progress.length})`);
+  assert.ok(progress.length >= 3, `progress notifications arrived (${JSON.stringify(progress)})`);
   assert.equal(progress.at(-1).progress, 3);
   assert.equal(progress.at(-1).total, 3);
   check(`run_workflow by id: succeeded with ${progress.length} progress notifications`);

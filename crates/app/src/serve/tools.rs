@@ -327,9 +327,9 @@ impl Call<'_> {
         &self,
         spec: StartRun,
     ) -> Result<(mcpflow_engine::Envelope, Vec<mcpflow_engine::RunEvent>), AppError> {
-        let started = self.app.start_run(spec)?;
+        let mut started = self.app.start_run(spec)?;
         let run_id = started.run_id.clone();
-        let progress = self.forward_progress(&started);
+        let progress = self.forward_progress(&mut started);
         let cancelled = self.context.ct.clone();
         let app = self.app.clone();
         let watch_id = run_id.clone();
@@ -341,7 +341,7 @@ impl Call<'_> {
         watcher.abort();
         if let Some(p) = progress {
             // The last notifications drain once the run's channel closes.
-            let _ = tokio::time::timeout(std::time::Duration::from_secs(2), p).await;
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(30), p).await;
         }
         let events = self.app.run_detail(&run_id).map(|d| d.events).unwrap_or_default();
         Ok((envelope, events))
@@ -349,10 +349,13 @@ impl Call<'_> {
 
     /// Sends an MCP progress notification per finished top-level step, when the client
     /// asked for progress.
-    fn forward_progress(&self, started: &crate::runs::Started) -> Option<tokio::task::JoinHandle<()>> {
+    fn forward_progress(&self, started: &mut crate::runs::Started) -> Option<tokio::task::JoinHandle<()>> {
         let token = self.context.meta.get_progress_token()?;
         let peer = self.context.peer.clone();
-        let mut events = started.events.resubscribe();
+        // The starter's own receiver has every event from the first on (a fresh
+        // subscription would miss the ones already sent).
+        let (_, unused) = tokio::sync::broadcast::channel(1);
+        let mut events = std::mem::replace(&mut started.events, unused);
         let total = f64::from(started.steps);
         Some(tokio::spawn(async move {
             let mut done = 0u32;

@@ -31,9 +31,18 @@ pub const STACK_META: &str = "mcpflow/stack";
 #[derive(Debug)]
 enum Method {
     /// `stack`: the workflows the call is made for, sent as `_meta["mcpflow/stack"]`.
-    Tool { name: String, args: Map<String, Value>, stack: Vec<String> },
-    Resource { uri: String },
-    Prompt { name: String, args: Map<String, Value> },
+    Tool {
+        name: String,
+        args: Map<String, Value>,
+        stack: Vec<String>,
+    },
+    Resource {
+        uri: String,
+    },
+    Prompt {
+        name: String,
+        args: Map<String, Value>,
+    },
 }
 
 impl Pool {
