@@ -3,15 +3,15 @@
 //! cancellation, runs sub-workflows, and hands every event to the sink.
 
 use crate::event::{Envelope, EventKind, RunEvent, RunStatus};
-use crate::scheduler::{Action, Control, Input, Invocation, RunConfig, Scheduler, TimerId};
+use crate::scheduler::{Action, Control, Input, Invocation, Retired, RunConfig, Scheduler, TimerId};
 use crate::servers::{CallError, CallRequest, ProgressSink, Servers};
 use crate::source::{BlueprintSource, SavedValues};
-use futures::StreamExt as _;
+use futures::{FutureExt as _, StreamExt as _};
 use futures::stream::FuturesUnordered;
 use mcpflow_blueprint::inputs::prepare_inputs;
 use mcpflow_blueprint::{Blueprint, Options, Plan, check_bytes};
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -143,9 +143,14 @@ impl Engine {
             // Calls are polled here, in the driver's own task: no spawn and no channel
             // hop between a call finishing and the scheduler hearing of it.
             let mut inflight = FuturesUnordered::new();
+            // Calls found finished before their turn (see below).
+            let mut finished: VecDeque<(u64, Result<Value, CallError>)> = VecDeque::new();
             let mut timers: HashMap<TimerId, JoinHandle<()>> = HashMap::new();
             // A step finished since the journal last synced.
             let mut unsynced = false;
+            // Events already handed to the sink. They, and the values the scheduler
+            // retired, are freed when the driver would otherwise wait (see `Garbage`).
+            let mut garbage = Garbage::default();
             let mut actions = sched.apply(now(), Input::Start);
             loop {
                 for action in actions.drain(..) {
@@ -153,6 +158,7 @@ impl Engine {
                         Action::Emit(e) => {
                             unsynced |= matches!(e.kind, EventKind::StepFinished { .. });
                             events(&e);
+                            garbage.events.push(e);
                         }
                         Action::Invoke { inv, invocation, .. } => {
                             if unsynced && let Some(journal) = &self.journal {
@@ -201,11 +207,30 @@ impl Engine {
                         }
                     }
                 }
+                if !inflight.is_empty() && !cancel.is_cancelled() {
+                    // Sends the new calls' requests now. Calls found finished wait in
+                    // `finished` for their turn below.
+                    while let Some(Some(done)) = inflight.next().now_or_never() {
+                        finished.push_back(done);
+                    }
+                }
+                garbage.retired.push(sched.take_retired());
+                // Piece by piece, while no result waits.
+                while finished.is_empty() && garbage.free_one() {
+                    if !inflight.is_empty() && !cancel.is_cancelled() {
+                        while let Some(Some(done)) = inflight.next().now_or_never() {
+                            finished.push_back(done);
+                        }
+                    }
+                }
                 let input = tokio::select! {
                     biased;
                     () = cancel.cancelled() => Input::Control(Control::Cancel),
                     Some(c) = recv_or_pending(&mut control) => Input::Control(c),
                     Some((source, message)) = recv_or_pending(&mut logs) => Input::Log { source, message },
+                    Some((inv, result)) = async { finished.pop_front() }, if !finished.is_empty() => {
+                        Input::Completed { inv, result }
+                    }
                     Some((inv, result)) = inflight.next(), if !inflight.is_empty() => Input::Completed { inv, result },
                     Some(i) = rx.recv() => i,
                 };
@@ -241,7 +266,8 @@ impl Engine {
                     () = cancel.cancelled() => Err(CallError::cancelled()),
                 }
             }
-            Invocation::Workflow { id, inputs } => self.sub_workflow(&id, inputs, cancel, stack).await,
+            // Boxed: a sub-workflow's future is large and most calls are not one.
+            Invocation::Workflow { id, inputs } => Box::pin(self.sub_workflow(&id, inputs, cancel, stack)).await,
         }
     }
 
@@ -296,6 +322,32 @@ impl Engine {
                 Err(CallError::new(code, format!("sub-workflow `{id}` failed: {message}"), false))
             }
         }
+    }
+}
+
+/// What inputs left behind: events the sink has seen, values the scheduler retired.
+///
+/// Freeing a large output takes about as long as building it, so the driver does it
+/// only when it would otherwise wait: after the calls the last input started are on
+/// their way, one piece at a time, and not while another call's result waits (in a
+/// burst of results, each next call is started first).
+#[derive(Default)]
+struct Garbage {
+    events: Vec<RunEvent>,
+    retired: Vec<Retired>,
+}
+
+impl Garbage {
+    /// Frees one piece; false when there was none.
+    fn free_one(&mut self) -> bool {
+        if let Some(event) = self.events.pop() {
+            drop(event);
+        } else if let Some(retired) = self.retired.pop() {
+            drop(retired);
+        } else {
+            return false;
+        }
+        true
     }
 }
 

@@ -11,7 +11,9 @@
 //!
 //! `isError: true` fails the step with the tool's text as the message.
 
+use mcpflow_blueprint::template::{Rcvar, Variable};
 use serde_json::{Value, json};
+use std::borrow::Cow;
 
 /// A tool result that reports failure (`isError: true`): the tool's text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,17 +21,27 @@ pub struct ToolFailed(pub String);
 
 /// The output of a `tool` step.
 pub fn tool_output(raw: &Value) -> Result<Value, ToolFailed> {
-    let content = raw.get("content").and_then(Value::as_array).cloned().unwrap_or_default();
+    tool_output_in(raw).map(Cow::into_owned)
+}
+
+/// The output of a `tool` step, borrowed from `raw` when it is a part of it.
+pub(crate) fn tool_output_in(raw: &Value) -> Result<Cow<'_, Value>, ToolFailed> {
+    let content = raw.get("content").filter(|c| c.is_array());
+    let items = content.and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
     if raw.get("isError").and_then(Value::as_bool) == Some(true) {
-        let text: Vec<&str> = content.iter().filter_map(|c| c.get("text").and_then(Value::as_str)).collect();
+        let text: Vec<&str> = items.iter().filter_map(|c| c.get("text").and_then(Value::as_str)).collect();
         let message =
             if text.is_empty() { "the tool reported an error without text".to_owned() } else { text.join("\n") };
         return Err(ToolFailed(message));
     }
     if let Some(structured) = raw.get("structuredContent").filter(|v| !v.is_null()) {
-        return Ok(structured.clone());
+        return Ok(Cow::Borrowed(structured));
     }
-    Ok(single_text(&content, "text").unwrap_or(Value::Array(content)))
+    Ok(match (single_text(items, "text"), content) {
+        (Some(text), _) => Cow::Owned(text),
+        (None, Some(content)) => Cow::Borrowed(content),
+        (None, None) => Cow::Owned(Value::Array(Vec::new())),
+    })
 }
 
 /// The output of a `resource` step.
@@ -48,6 +60,31 @@ pub fn prompt_output(raw: &Value) -> Value {
     raw.get("messages").cloned().unwrap_or(Value::Array(Vec::new()))
 }
 
+/// A step output in the two forms the engine keeps, made in one pass: the JMESPath
+/// value templates read, and the JSON events and saved values show — the same JSON
+/// [`var_to_value`](mcpflow_blueprint::template::var_to_value) gives back for that
+/// value (object members in key order).
+pub(crate) fn output_forms(output: Cow<'_, Value>) -> (Value, Rcvar) {
+    let mut json = output.into_owned();
+    // Reorders members in place: no key is hashed again.
+    json.sort_all_objects();
+    let var = sorted_var(&json);
+    (json, var)
+}
+
+/// The JMESPath value of JSON whose objects are in key order.
+fn sorted_var(value: &Value) -> Rcvar {
+    Rcvar::new(match value {
+        Value::Null => Variable::Null,
+        Value::Bool(b) => Variable::Bool(*b),
+        Value::Number(n) => Variable::Number(n.clone()),
+        Value::String(s) => Variable::String(s.clone()),
+        Value::Array(items) => Variable::Array(items.iter().map(sorted_var).collect()),
+        // From members in key order, the tree is built in one go.
+        Value::Object(map) => Variable::Object(map.iter().map(|(k, v)| (k.clone(), sorted_var(v))).collect()),
+    })
+}
+
 /// A single text item: its JSON when it parses, else the string.
 fn single_text(items: &[Value], field: &str) -> Option<Value> {
     let [one] = items else { return None };
@@ -61,6 +98,7 @@ fn single_text(items: &[Value], field: &str) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcpflow_blueprint::template::{value_to_var, var_to_value};
 
     #[test]
     fn structured_content_wins() {
@@ -94,6 +132,28 @@ mod tests {
         assert_eq!(resource_output(&text), json!({"k": 1}));
         let blob = json!({"contents": [{"uri": "x://b", "mimeType": "image/png", "blob": "AAEC"}]});
         assert_eq!(resource_output(&blob), json!({"mimeType": "image/png", "blob": "AAEC"}));
+    }
+
+    #[test]
+    fn both_forms_are_what_the_scope_and_its_conversion_back_give() {
+        let value = json!({"b": [1, 2.5, "x", null, true, {"z": {}, "c": [{"y": 1, "x": 2}]}], "a": "y", "n": -3});
+        let expected_var = value_to_var(value.clone());
+        let expected_json = serde_json::to_string(&var_to_value(&expected_var)).unwrap();
+        for (json, var) in [output_forms(Cow::Borrowed(&value)), output_forms(Cow::Owned(value.clone()))] {
+            assert_eq!(var, expected_var);
+            // Member order included.
+            assert_eq!(serde_json::to_string(&json).unwrap(), expected_json);
+        }
+    }
+
+    #[test]
+    fn tool_outputs_are_borrowed_from_the_result_when_they_are_part_of_it() {
+        let raw = json!({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}], "structuredContent": {"k": 1}});
+        assert!(matches!(tool_output_in(&raw), Ok(Cow::Borrowed(v)) if *v == json!({"k": 1})));
+        let raw = json!({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]});
+        assert!(matches!(tool_output_in(&raw), Ok(Cow::Borrowed(v)) if v == &raw["content"]));
+        assert_eq!(tool_output(&json!({"content": "not a list"})), Ok(json!([])));
+        assert_eq!(tool_output(&json!({})), Ok(json!([])));
     }
 
     #[test]

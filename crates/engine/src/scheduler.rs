@@ -13,13 +13,14 @@ use crate::event::{
     Envelope, ErrorEntry, EventKind, IterationPath, LogLevel, PauseReason, RunEvent, RunStatus, StepError, StepStatus,
     Summary,
 };
-use crate::results::{prompt_output, resource_output, tool_output};
+use crate::results::{output_forms, prompt_output, resource_output, tool_output_in};
 use crate::servers::{CallError, CallTarget, Progress};
 use mcpflow_blueprint::limits::DEFAULT_MAX_ITERATIONS;
 use mcpflow_blueprint::template::{Rcvar, Template, Variable, truthy, value_to_var, var_to_value};
 use mcpflow_blueprint::{Backoff, Blueprint, OnError, Plan, Retry, StepIdx, StepKind, StepTemplates};
 use scope::View;
 use serde_json::{Map, Value, json};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
@@ -197,7 +198,9 @@ impl Finished {
 
 /// The outcome of a step instance.
 enum Outcome {
-    Succeeded { output: Rcvar, raw: Option<Value> },
+    /// `json`: the output as JSON when it is at hand already (a call's result), so the
+    /// event need not convert it back from `output`.
+    Succeeded { output: Rcvar, json: Option<Value>, raw: Option<Value> },
     Failed { error: StepError, retryable: bool, raw: Option<Value> },
 }
 
@@ -239,6 +242,23 @@ pub struct Scheduler {
     errors: Vec<ErrorEntry>,
     phase: Phase,
     out: Vec<Action>,
+    /// Values nothing reads any more (finished iterations'), kept until
+    /// [`Scheduler::take_retired`], so the driver can free them when it has nothing
+    /// more urgent to do. At most [`RETIRED`] are kept.
+    retired: Vec<FrameValues>,
+}
+
+/// Finished iterations whose values wait for [`Scheduler::take_retired`]; past this,
+/// `apply` frees them itself (a caller that never takes them keeps no more than these).
+const RETIRED: usize = 64;
+
+/// What a finished iteration frame held: outputs, records, loop variables.
+type FrameValues = (HashMap<String, Rcvar>, HashMap<String, Rcvar>, Vec<(String, Rcvar)>);
+
+/// Values of finished iterations that nothing reads any more, to be dropped.
+#[derive(Debug, Default)]
+pub struct Retired {
+    _values: Vec<FrameValues>,
 }
 
 impl std::fmt::Debug for Scheduler {
@@ -291,6 +311,7 @@ impl Scheduler {
             errors: Vec::new(),
             phase: Phase::NotStarted,
             out: Vec::new(),
+            retired: Vec::new(),
             plan,
             config,
         }
@@ -301,8 +322,16 @@ impl Scheduler {
         self.phase == Phase::Done
     }
 
+    /// The values of finished iterations, for the caller to drop when it suits it.
+    pub fn take_retired(&mut self) -> Retired {
+        Retired { _values: std::mem::take(&mut self.retired) }
+    }
+
     /// Feeds one input at time `now_ms` (milliseconds on the driver's clock).
     pub fn apply(&mut self, now_ms: u64, input: Input) -> Vec<Action> {
+        if self.retired.len() >= RETIRED {
+            self.retired.clear();
+        }
         self.now = now_ms.max(self.now);
         match input {
             Input::Start => self.start(),
@@ -587,7 +616,7 @@ impl Scheduler {
         match (&planned.step.kind, &planned.templates) {
             (StepKind::Transform(_), _) => {
                 let output = value.unwrap_or_else(|| value_to_var(Value::Null));
-                self.finish(frame, pos, Outcome::Succeeded { output, raw: None });
+                self.finish(frame, pos, Outcome::Succeeded { output, json: None, raw: None });
             }
             (StepKind::Switch(sw), StepTemplates::Switch { when }) => {
                 let mut chosen: Option<usize> = None;
@@ -614,7 +643,7 @@ impl Scheduler {
                     .chain(if chosen.is_some() { sw.default.clone().unwrap_or_default() } else { Vec::new() })
                     .collect();
                 let output = value_to_var(json!({ "case": chosen.map_or(json!("default"), |i| json!(i)) }));
-                self.finish(frame, pos, Outcome::Succeeded { output, raw: None });
+                self.finish(frame, pos, Outcome::Succeeded { output, json: None, raw: None });
                 for target in skip {
                     if let Some(&t) = plan.by_id.get(&target) {
                         let tpos = plan.steps[t].position;
@@ -726,17 +755,27 @@ impl Scheduler {
         let outcome = match result {
             Err(e) => Outcome::Failed { retryable: e.transient, error: err(&e.code, e.message), raw: None },
             Ok(raw) => match &self.plan.steps[idx].step.kind {
-                StepKind::Tool(_) => match tool_output(&raw) {
-                    Ok(output) => Outcome::Succeeded { output: value_to_var(output), raw: Some(raw) },
+                StepKind::Tool(_) => match tool_output_in(&raw) {
+                    Ok(output) => {
+                        let (json, output) = output_forms(output);
+                        Outcome::Succeeded { output, json: Some(json), raw: Some(raw) }
+                    }
                     Err(failed) => {
                         Outcome::Failed { error: err("TOOL_ERROR", failed.0), retryable: true, raw: Some(raw) }
                     }
                 },
                 StepKind::Resource(_) => {
-                    Outcome::Succeeded { output: value_to_var(resource_output(&raw)), raw: Some(raw) }
+                    let (json, output) = output_forms(Cow::Owned(resource_output(&raw)));
+                    Outcome::Succeeded { output, json: Some(json), raw: Some(raw) }
                 }
-                StepKind::Prompt(_) => Outcome::Succeeded { output: value_to_var(prompt_output(&raw)), raw: Some(raw) },
-                _ => Outcome::Succeeded { output: value_to_var(raw), raw: None },
+                StepKind::Prompt(_) => {
+                    let (json, output) = output_forms(Cow::Owned(prompt_output(&raw)));
+                    Outcome::Succeeded { output, json: Some(json), raw: Some(raw) }
+                }
+                _ => {
+                    let (json, output) = output_forms(Cow::Owned(raw));
+                    Outcome::Succeeded { output, json: Some(json), raw: None }
+                }
             },
         };
         self.finish(frame, pos, outcome);
@@ -776,7 +815,7 @@ impl Scheduler {
             }
             TimerKind::Wait(frame, pos) => {
                 if matches!(self.frames[frame].slots[pos].state, State::Sleeping { .. }) {
-                    self.finish(frame, pos, Outcome::Succeeded { output: value_to_var(Value::Null), raw: None });
+                    self.finish(frame, pos, Outcome::Succeeded { output: value_to_var(Value::Null), json: None, raw: None });
                 }
             }
             TimerKind::LoopDelay(frame, pos) => {
@@ -850,11 +889,13 @@ impl Scheduler {
                 }
                 self.settle_failure(frame, pos, error, raw);
             }
-            Outcome::Succeeded { output, raw } => {
+            Outcome::Succeeded { output, json, raw } => {
+                let json = json.unwrap_or_else(|| var_to_value(&output));
                 if let Some(name) = &planned.step.common.save {
-                    self.out.push(Action::Save { name: name.clone(), value: var_to_value(&output) });
+                    self.out.push(Action::Save { name: name.clone(), value: json.clone() });
                 }
-                self.emit_finished(frame, pos, Finished::succeeded(var_to_value(&output), raw, None));
+                let shown = planned.fallback_of.map(|_| json.clone());
+                self.emit_finished(frame, pos, Finished::succeeded(json, raw, None));
                 if let Some(first) = planned.fallback_of {
                     // A fallback's output stands in for the step it handled (through a
                     // chain of fallbacks, for the original step).
@@ -866,7 +907,8 @@ impl Scheduler {
                     }
                     let opos = plan.steps[of].position;
                     self.frames[frame].slots[pos].state = State::Done(StepStatus::Succeeded);
-                    self.emit_finished(frame, opos, Finished::succeeded(var_to_value(&output), None, Some(step_id)));
+                    let json = shown.unwrap_or_else(|| var_to_value(&output));
+                    self.emit_finished(frame, opos, Finished::succeeded(json, None, Some(step_id)));
                     self.settle(frame, opos, StepStatus::Succeeded, output, None);
                 } else {
                     self.settle(frame, pos, StepStatus::Succeeded, output, None);
@@ -1027,7 +1069,7 @@ impl Scheduler {
             if exhausted {
                 if run.active.is_empty() && run.delay.is_none() {
                     let output = Variable::Array(std::mem::take(&mut run.results).into_values().collect());
-                    self.finish(frame, pos, Outcome::Succeeded { output: Rcvar::new(output), raw: None });
+                    self.finish(frame, pos, Outcome::Succeeded { output: Rcvar::new(output), json: None, raw: None });
                 }
                 return;
             }
@@ -1110,9 +1152,12 @@ impl Scheduler {
         // Nothing outside a loop reads its body steps (validation guarantees it): the
         // iteration's values can go now rather than at the end of the run.
         let done_frame = &mut self.frames[frame];
-        done_frame.outputs = HashMap::new();
-        done_frame.records = HashMap::new();
-        done_frame.vars = Vec::new();
+        let values = (
+            std::mem::take(&mut done_frame.outputs),
+            std::mem::take(&mut done_frame.records),
+            std::mem::take(&mut done_frame.vars),
+        );
+        self.retired.push(values);
         let State::Loop(run) = &mut self.frames[of].slots[opos].state else { return };
         run.active.remove(&frame);
         run.results.insert(iteration, result);

@@ -7,18 +7,22 @@
 //! | a configured server: lazy start, restart, concurrency limit | `pool/server.rs` |
 //! | one live session: consent, spawn/connect, `initialize`, discovery, close | `pool/connection.rs` |
 //! | one call: timeout, cancellation, progress, results as JSON | `pool/call.rs` |
+//! | call timeouts, one timer task for all calls | `pool/deadlines.rs` |
 //! | tool name → server | `pool/routing.rs` |
 //! | notifications (progress, `list_changed`, logging) | `pool/handler.rs`, `pool/progress.rs` |
 //! | tools/resources/prompts lists | `pool/discovery.rs` |
 //! | stdio: bounded newline-delimited JSON-RPC, processes | `pool/lines.rs`, `pool/process.rs` |
+//! | reading `tools/call` answers in one pass | `pool/answers.rs` |
 //! | streamable HTTP | `pool/http.rs` |
 //!
 //! Nothing starts before it is needed: creating a pool, reading configs or building a
 //! catalog of an unapproved server starts no process. One broken server never breaks the
 //! others: each has its own session, limit and error.
 
+mod answers;
 mod call;
 mod connection;
+mod deadlines;
 mod discovery;
 mod handler;
 mod http;
@@ -41,6 +45,7 @@ use futures::future::BoxFuture;
 use indexmap::IndexMap;
 use mcpflow_engine::{CallError, CallRequest, Servers};
 use serde_json::Value;
+use deadlines::Deadlines;
 use server::Server;
 use std::fmt;
 use std::sync::Arc;
@@ -154,6 +159,8 @@ pub(crate) struct Context {
     pub options: PoolOptions,
     /// Cancelled by [`Pool::shutdown`]: starts in progress give up.
     pub closing: CancellationToken,
+    /// The deadlines of the calls in flight.
+    pub deadlines: Deadlines,
 }
 
 /// MCP servers by name, started on first use. Cheap to clone; clones share the servers.
@@ -174,7 +181,10 @@ impl Pool {
         let servers =
             configs.iter().map(|(name, entry)| (name.to_owned(), Arc::new(Server::new(name, entry.clone())))).collect();
         Pool {
-            inner: Arc::new(Inner { servers, cx: Context { approvals, options, closing: CancellationToken::new() } }),
+            inner: Arc::new(Inner {
+                servers,
+                cx: Context { approvals, options, closing: CancellationToken::new(), deadlines: Deadlines::default() },
+            }),
         }
     }
 

@@ -79,7 +79,7 @@ impl Pool {
                 (self.server(&server)?.clone(), Method::Tool { name: tool, args, stack })
             }
             CallTarget::Tool { server: None, tool, args } => {
-                (self.route(&tool).await?, Method::Tool { name: tool, args, stack })
+                (Box::pin(self.route(&tool)).await?, Method::Tool { name: tool, args, stack })
             }
             CallTarget::Resource { server, uri } => (self.server(&server)?.clone(), Method::Resource { uri }),
             CallTarget::Prompt { server, prompt, args } => {
@@ -107,7 +107,7 @@ async fn has_tool(server: &Server, connection: &Connection, tool: &str) -> Resul
     if connection.discovery.get().tool(tool).is_some() {
         return Ok(());
     }
-    connection.discovery.refresh(connection.peer(), super::discovery::List::Tools).await;
+    Box::pin(connection.discovery.refresh(connection.peer(), super::discovery::List::Tools)).await;
     let discovery = connection.discovery.get();
     if discovery.tool(tool).is_some() {
         return Ok(());
@@ -131,18 +131,18 @@ async fn execute(
     cancel: &CancellationToken,
 ) -> Result<Value> {
     let name = || server.name.clone();
-    let deadline = Instant::now() + timeout;
+    let deadline = inner.cx.deadlines.watch(Instant::now() + timeout);
     let _permit = tokio::select! {
         biased;
         () = cancel.cancelled() => return Err(Error::Cancelled { server: Some(name()) }),
-        () = tokio::time::sleep_until(deadline) => return Err(Error::CallTimeout { server: name(), after: timeout }),
+        () = deadline.expired() => return Err(Error::CallTimeout { server: name(), after: timeout }),
         permit = server.permit() => permit,
     };
     tracing::debug!(server = %server.name, ?method, "calling");
     let handle = connection.peer().send_request_with_option(method.request(), PeerRequestOptions::no_options()).await;
     let handle = match handle {
         Ok(handle) => handle,
-        Err(error) => return Err(service_error(inner, connection, error).await),
+        Err(error) => return Err(Box::pin(service_error(inner, connection, error)).await),
     };
     let RequestHandle { rx, id, progress_token, .. } = handle;
     let _progress = progress.map(|sink| connection.progress.register(progress_token, sink));
@@ -153,16 +153,16 @@ async fn execute(
             send_cancelled(connection, id, "cancelled by the workflow");
             return Err(Error::Cancelled { server: Some(name()) });
         }
-        () = tokio::time::sleep_until(deadline) => {
+        () = deadline.expired() => {
             send_cancelled(connection, id, "timed out");
             return Err(Error::CallTimeout { server: name(), after: timeout });
         }
     };
     match answer {
         Ok(Ok(result)) => method.output(&server.name, result),
-        Ok(Err(error)) => Err(service_error(inner, connection, error).await),
+        Ok(Err(error)) => Err(Box::pin(service_error(inner, connection, error)).await),
         // The session ended with the call in flight.
-        Err(_) => Err(connection.ended("the connection closed during the call").await),
+        Err(_) => Err(Box::pin(connection.ended("the connection closed during the call")).await),
     }
 }
 
@@ -226,7 +226,7 @@ impl Method {
     fn output(&self, server: &str, result: ServerResult) -> Result<Value> {
         let protocol = |message: String| Error::ProtocolError { server: server.to_owned(), message };
         match (self, result) {
-            (Method::Tool { .. }, ServerResult::CallToolResult(r)) => to_json(server, &r),
+            (Method::Tool { .. }, ServerResult::CallToolResult(r)) => tool_json(server, r),
             (Method::Resource { .. }, ServerResult::ReadResourceResult(r)) => to_json(server, &r),
             (Method::Prompt { .. }, ServerResult::GetPromptResult(r)) => to_json(server, &r),
             (_, ServerResult::InputRequiredResult(_)) => Err(protocol(
@@ -251,6 +251,18 @@ impl Method {
 
 fn to_json(server: &str, result: &impl Serialize) -> Result<Value> {
     serde_json::to_value(result).map_err(|e| Error::ProtocolError { server: server.to_owned(), message: e.to_string() })
+}
+
+/// A tool result as JSON; its `structuredContent` is moved into place, not copied.
+fn tool_json(server: &str, mut result: CallToolResult) -> Result<Value> {
+    let structured = result.structured_content.take();
+    let mut value = to_json(server, &result)?;
+    if let (Some(structured), Value::Object(map)) = (structured, &mut value) {
+        // Where serde writes it: right after `content`.
+        let at = map.keys().position(|k| k == "content").map_or(map.len(), |i| i + 1);
+        map.shift_insert(at, "structuredContent".to_owned(), structured);
+    }
+    Ok(value)
 }
 
 fn reshape<T: DeserializeOwned + Serialize>(server: &str, value: Value, method: &str) -> Result<Value> {
@@ -298,6 +310,13 @@ mod tests {
             tool.output("s", ServerResult::CallToolResult(result)).unwrap(),
             json!({"content": [{"type": "text", "text": "no"}], "isError": true})
         );
+        let full = json!({"resultType": "complete", "content": [{"type": "text", "text": "t"}],
+            "structuredContent": {"b": [1, {"c": null}], "a": 2}, "isError": false, "_meta": {"m": 1}});
+        let result: CallToolResult = serde_json::from_value(full).unwrap();
+        let moved = tool.output("s", ServerResult::CallToolResult(result.clone())).unwrap();
+        assert_eq!(serde_json::to_string(&moved).unwrap(), serde_json::to_string(&to_json("s", &result).unwrap()).unwrap());
+        let null: CallToolResult = serde_json::from_value(json!({"structuredContent": null})).unwrap();
+        assert_eq!(tool.output("s", ServerResult::CallToolResult(null)).unwrap(), json!({"content": [], "structuredContent": null}));
         // `content` is required: `{}` is not a tool result.
         assert_eq!(tool.output("s", ServerResult::empty(())).unwrap_err().code(), "PROTOCOL_ERROR");
         let resource = Method::Resource { uri: "u".into() };

@@ -11,9 +11,14 @@
 //! whose id cannot be found ends the connection, so the calls in flight fail instead of
 //! hanging. Stray text lines are logged and skipped, as every MCP SDK does.
 //!
-//! Memory per connection: one line buffer of at most the limit, plus at most
-//! [`QUEUE`] parsed messages waiting for rmcp.
+//! The stream is read inside rmcp's session loop (in [`Transport::receive`]), as rmcp's
+//! own transports do: no reader task and no channel hop between an answer arriving and
+//! its call hearing of it. `receive` is polled in a `select!` and may be dropped at any
+//! await; the partly read line lives in the transport, so the next `receive` resumes it.
+//!
+//! Memory per connection: one line buffer of at most the limit.
 
+use super::answers::ToolCalls;
 use super::notes::ServerNotes;
 use crate::error::Error;
 use rmcp::model::{ClientJsonRpcMessage, ErrorCode, ErrorData, NumberOrString, RequestId, ServerJsonRpcMessage};
@@ -23,42 +28,105 @@ use serde_json::Value;
 use std::io;
 use std::sync::Arc;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::{Mutex, mpsc};
-use tokio::task::JoinHandle;
+use tokio::sync::Mutex;
 
-/// Parsed messages waiting for rmcp; small, because each may be as large as the limit.
-const QUEUE: usize = 2;
 /// Bytes kept from the start and the end of an oversized line, to find its id.
 const HEAD: usize = 4096;
 const TAIL: usize = 256;
+/// Read buffer of the incoming stream.
+const READ_BUFFER: usize = 64 * 1024;
+/// A line buffer grown past this by a large answer is given back once the answer is read.
+const KEEP_LINE_CAPACITY: usize = 1024 * 1024;
 /// Key in `ErrorData::data` marking an error response made up by this transport.
 pub(crate) const MARKER: &str = "mcpflowTransport";
 
+type BoxReader = Box<dyn AsyncRead + Send + Unpin>;
 type BoxWriter = Box<dyn AsyncWrite + Send + Unpin>;
 
 /// An rmcp client transport over a reader and a writer.
 pub(crate) struct LineTransport {
-    incoming: mpsc::Receiver<ServerJsonRpcMessage>,
+    read: BufReader<BoxReader>,
+    lines: Lines,
+    notes: Arc<ServerNotes>,
+    max_message: usize,
+    /// The stream ended (EOF, a read error, an oversized message without an id).
+    ended: bool,
+    /// `tools/call` requests in flight, whose answers are read directly as tool results.
+    tool_calls: ToolCalls,
     writer: Arc<Mutex<Option<BoxWriter>>>,
-    reader: JoinHandle<()>,
 }
 
 impl LineTransport {
-    /// Starts reading `read` at once; `max_message` bounds one incoming message.
+    /// A transport over `read` and `write`; `max_message` bounds one incoming message.
     pub fn new<R, W>(read: R, write: W, notes: Arc<ServerNotes>, max_message: usize) -> Self
     where
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
-        let (tx, incoming) = mpsc::channel(QUEUE);
-        let reader = tokio::spawn(read_messages(BufReader::with_capacity(64 * 1024, read), tx, notes, max_message));
-        LineTransport { incoming, writer: Arc::new(Mutex::new(Some(Box::new(write)))), reader }
+        LineTransport {
+            read: BufReader::with_capacity(READ_BUFFER, Box::new(read)),
+            lines: Lines::default(),
+            notes,
+            max_message,
+            ended: false,
+            tool_calls: ToolCalls::default(),
+            writer: Arc::new(Mutex::new(Some(Box::new(write)))),
+        }
     }
-}
 
-impl Drop for LineTransport {
-    fn drop(&mut self) {
-        self.reader.abort();
+    /// The next message for rmcp; `None` once the stream ended.
+    async fn next_message(&mut self) -> Option<ServerJsonRpcMessage> {
+        while !self.ended {
+            let read = self.lines.next(&mut self.read, self.max_message).await;
+            // From here to the return nothing awaits: a message read is never lost to a
+            // dropped `receive`.
+            let message = match read {
+                Ok(LineRead::Line) => {
+                    let line = trim(&self.lines.line);
+                    let message = match self.tool_calls.read(line) {
+                        Some(answer) => Some(answer),
+                        None => {
+                            let message = decode(line, &self.notes);
+                            if let Some(message) = &message {
+                                self.tool_calls.answered(message);
+                            }
+                            message
+                        }
+                    };
+                    self.lines.done_with_line();
+                    message
+                }
+                Ok(LineRead::TooLong { head, tail, size }) => {
+                    match too_long(&head, &tail, size, self.max_message, &self.notes) {
+                        Ok(message) => {
+                            if let Some(message) = &message {
+                                self.tool_calls.answered(message);
+                            }
+                            message
+                        }
+                        Err(error) => {
+                            // No id to answer: end the connection so the calls in flight fail now.
+                            self.notes.set_fatal(error);
+                            self.ended = true;
+                            None
+                        }
+                    }
+                }
+                Ok(LineRead::Eof) => {
+                    self.ended = true;
+                    None
+                }
+                Err(error) => {
+                    tracing::debug!(server = self.notes.server(), %error, "reading from the server failed");
+                    self.ended = true;
+                    None
+                }
+            };
+            if message.is_some() {
+                return message;
+            }
+        }
+        None
     }
 }
 
@@ -66,6 +134,7 @@ impl Transport<RoleClient> for LineTransport {
     type Error = io::Error;
 
     fn send(&mut self, item: ClientJsonRpcMessage) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
+        self.tool_calls.sent(&item);
         let line = serde_json::to_vec(&item).map(|mut line| {
             line.push(b'\n');
             line
@@ -83,8 +152,8 @@ impl Transport<RoleClient> for LineTransport {
     }
 
     fn receive(&mut self) -> impl Future<Output = Option<ServerJsonRpcMessage>> + Send {
-        // Cancellation-safe: a message is either still in the channel or returned.
-        self.incoming.recv()
+        // Cancellation-safe: see the module documentation.
+        self.next_message()
     }
 
     async fn close(&mut self) -> Result<(), io::Error> {
@@ -99,7 +168,7 @@ impl Transport<RoleClient> for LineTransport {
 /// What one read produced.
 #[derive(Debug, PartialEq)]
 enum LineRead {
-    /// A whole line (without its `\n`) is in the buffer.
+    /// A whole line (without its `\n`) is in [`Lines::line`].
     Line,
     /// The line was longer than the limit and was not kept.
     TooLong {
@@ -110,86 +179,77 @@ enum LineRead {
     Eof,
 }
 
-async fn read_messages<R: AsyncBufRead + Unpin>(
-    mut read: R,
-    tx: mpsc::Sender<ServerJsonRpcMessage>,
-    notes: Arc<ServerNotes>,
-    max: usize,
-) {
-    let mut line = Vec::new();
-    loop {
-        let message = match read_line(&mut read, &mut line, max).await {
-            Ok(LineRead::Line) => {
-                let message = decode(&line, &notes);
-                if line.capacity() > 1024 * 1024 {
-                    // Give a large answer's buffer back instead of keeping it for the connection's life.
-                    line = Vec::new();
-                }
-                message
-            }
-            Ok(LineRead::TooLong { head, tail, size }) => match too_long(&head, &tail, size, max, &notes) {
-                Ok(message) => message,
-                Err(error) => {
-                    // No id to answer: end the connection so the calls in flight fail now.
-                    notes.set_fatal(error);
-                    return;
-                }
-            },
-            Ok(LineRead::Eof) => return,
-            Err(error) => {
-                tracing::debug!(server = notes.server(), %error, "reading from the server failed");
-                return;
-            }
-        };
-        if let Some(message) = message
-            && tx.send(message).await.is_err()
-        {
-            return;
-        }
-    }
+/// The line being read. It lives outside the read future, so a read dropped halfway (a
+/// `select!` that took another branch) resumes where it stopped.
+#[derive(Debug, Default)]
+struct Lines {
+    line: Vec<u8>,
+    /// Set while an oversized line is skipped: its head, its tail so far, its size so far.
+    overflow: Option<(Vec<u8>, Vec<u8>, usize)>,
+    /// `line` holds a whole line that was returned; the next read starts afresh.
+    returned: bool,
 }
 
-/// Reads one `\n`-terminated line into `line`, never letting it grow past `max`.
-async fn read_line<R: AsyncBufRead + Unpin>(read: &mut R, line: &mut Vec<u8>, max: usize) -> io::Result<LineRead> {
-    line.clear();
-    let mut overflow: Option<(Vec<u8>, Vec<u8>, usize)> = None;
-    loop {
-        let available = read.fill_buf().await?;
-        if available.is_empty() {
-            return Ok(match overflow {
-                Some((head, tail, size)) => LineRead::TooLong { head, tail, size },
-                // A last line without `\n` still counts.
-                None if !line.is_empty() => LineRead::Line,
-                None => LineRead::Eof,
-            });
+impl Lines {
+    /// Gives back the buffer of a large answer instead of keeping it for the connection's life.
+    fn done_with_line(&mut self) {
+        if self.line.capacity() > KEEP_LINE_CAPACITY {
+            self.line = Vec::new();
         }
-        let newline = available.iter().position(|b| *b == b'\n');
-        let take = newline.map_or(available.len(), |i| i + 1);
-        let chunk = &available[..newline.unwrap_or(take)];
-        match &mut overflow {
-            Some((_, tail, size)) => {
-                *size += chunk.len();
-                keep_tail(tail, chunk);
-            }
-            None if line.len() + chunk.len() > max => {
-                let size = line.len() + chunk.len();
-                let mut head = line[..line.len().min(HEAD)].to_vec();
-                // Give the buffer back: the rest of this line is only counted.
-                *line = Vec::new();
-                let room = HEAD - head.len();
-                head.extend_from_slice(&chunk[..room.min(chunk.len())]);
-                let mut tail = Vec::with_capacity(TAIL);
-                keep_tail(&mut tail, chunk);
-                overflow = Some((head, tail, size));
-            }
-            None => line.extend_from_slice(chunk),
+        self.line.clear();
+        self.returned = false;
+    }
+
+    /// Reads one `\n`-terminated line into `self.line`, never letting it grow past `max`.
+    /// Copying a chunk and consuming it happen with no await between them.
+    async fn next<R: AsyncBufRead + Unpin>(&mut self, read: &mut R, max: usize) -> io::Result<LineRead> {
+        if self.returned {
+            self.done_with_line();
         }
-        read.consume(take);
-        if newline.is_some() {
-            return Ok(match overflow {
-                Some((head, tail, size)) => LineRead::TooLong { head, tail, size },
-                None => LineRead::Line,
-            });
+        loop {
+            let available = read.fill_buf().await?;
+            if available.is_empty() {
+                return Ok(match self.overflow.take() {
+                    Some((head, tail, size)) => LineRead::TooLong { head, tail, size },
+                    // A last line without `\n` still counts.
+                    None if !self.line.is_empty() => {
+                        self.returned = true;
+                        LineRead::Line
+                    }
+                    None => LineRead::Eof,
+                });
+            }
+            let newline = available.iter().position(|b| *b == b'\n');
+            let take = newline.map_or(available.len(), |i| i + 1);
+            let chunk = &available[..newline.unwrap_or(take)];
+            match &mut self.overflow {
+                Some((_, tail, size)) => {
+                    *size += chunk.len();
+                    keep_tail(tail, chunk);
+                }
+                None if self.line.len() + chunk.len() > max => {
+                    let size = self.line.len() + chunk.len();
+                    let mut head = self.line[..self.line.len().min(HEAD)].to_vec();
+                    // Give the buffer back: the rest of this line is only counted.
+                    self.line = Vec::new();
+                    let room = HEAD - head.len();
+                    head.extend_from_slice(&chunk[..room.min(chunk.len())]);
+                    let mut tail = Vec::with_capacity(TAIL);
+                    keep_tail(&mut tail, chunk);
+                    self.overflow = Some((head, tail, size));
+                }
+                None => self.line.extend_from_slice(chunk),
+            }
+            read.consume(take);
+            if newline.is_some() {
+                return Ok(match self.overflow.take() {
+                    Some((head, tail, size)) => LineRead::TooLong { head, tail, size },
+                    None => {
+                        self.returned = true;
+                        LineRead::Line
+                    }
+                });
+            }
         }
     }
 }
@@ -206,10 +266,14 @@ fn keep_tail(tail: &mut Vec<u8>, chunk: &[u8]) {
     }
 }
 
-/// One complete line → a message for rmcp, or nothing (blank, noise).
-fn decode(line: &[u8], notes: &ServerNotes) -> Option<ServerJsonRpcMessage> {
+/// A line without its `\r` and byte order mark.
+fn trim(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
-    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line)
+}
+
+/// One complete (trimmed) line → a message for rmcp, or nothing (blank, noise).
+fn decode(line: &[u8], notes: &ServerNotes) -> Option<ServerJsonRpcMessage> {
     if line.iter().all(u8::is_ascii_whitespace) {
         return None;
     }
@@ -389,6 +453,7 @@ fn value_end(text: &[u8], at: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::sync::mpsc;
 
     fn id(n: i64) -> Option<RequestId> {
         Some(NumberOrString::Number(n))
@@ -415,11 +480,11 @@ mod tests {
 
     async fn read_all(input: Vec<u8>, max: usize) -> Vec<LineRead> {
         let mut read = BufReader::with_capacity(1024, &input[..]);
-        let mut line = Vec::new();
+        let mut lines = Lines::default();
         let mut out = Vec::new();
         loop {
-            let r = read_line(&mut read, &mut line, max).await.unwrap();
-            assert!(line.capacity() <= max + 1024, "buffered {} bytes", line.capacity());
+            let r = lines.next(&mut read, max).await.unwrap();
+            assert!(lines.line.capacity() <= max + 1024, "buffered {} bytes", lines.line.capacity());
             if r == LineRead::Eof {
                 return out;
             }
@@ -438,6 +503,22 @@ mod tests {
         assert!(tail.ends_with(b"aaa\"}}") && *size >= 64 * 1024, "{size}");
     }
 
+    #[tokio::test]
+    async fn a_read_dropped_halfway_resumes_its_line() {
+        let (mut server, client) = tokio::io::duplex(64);
+        let mut read = BufReader::new(client);
+        let mut lines = Lines::default();
+        server.write_all(br#"{"jsonrpc":"2.0","#).await.unwrap();
+        // The select! in rmcp's loop drops `receive` when another branch wins.
+        let dropped = tokio::time::timeout(std::time::Duration::from_millis(20), lines.next(&mut read, 1024)).await;
+        assert!(dropped.is_err());
+        server.write_all(b"\"id\":1}\nnext\n").await.unwrap();
+        assert_eq!(lines.next(&mut read, 1024).await.unwrap(), LineRead::Line);
+        assert_eq!(lines.line, br#"{"jsonrpc":"2.0","id":1}"#);
+        assert_eq!(lines.next(&mut read, 1024).await.unwrap(), LineRead::Line);
+        assert_eq!(lines.line, b"next");
+    }
+
     #[test]
     fn noise_is_logged_and_broken_answers_are_answered() {
         let (tx, mut rx) = mpsc::unbounded_channel();
@@ -451,7 +532,7 @@ mod tests {
         let wrong = decode(br#"{"jsonrpc":"2.0","id":5}"#, &notes);
         let Some(ServerJsonRpcMessage::Error(wrong)) = wrong else { panic!("{wrong:?}") };
         assert_eq!(wrong.error.data.unwrap()[MARKER]["code"], "PROTOCOL_ERROR");
-        assert!(decode(b"  \r", &notes).is_none());
+        assert!(decode(trim(b"  \r"), &notes).is_none());
     }
 
     #[test]

@@ -50,12 +50,14 @@ impl Server {
                 tracing::info!(server = %self.name, "the server's session ended; starting it again");
                 let ended = ended.clone();
                 *state = State::Idle;
-                ended.close(Duration::ZERO).await;
+                Box::pin(ended.close(Duration::ZERO)).await;
             }
             State::Idle => {}
         }
+        // Boxed: starting a session is a large future that the common case (a live
+        // session) should not carry into every call.
         let opened = tokio::select! {
-            opened = Connection::open(&self.name, &self.entry, cx) => opened?,
+            opened = Box::pin(Connection::open(&self.name, &self.entry, cx)) => opened?,
             () = cx.closing.cancelled() => return Err(Error::ShutDown),
         };
         let connection = Arc::new(opened);
