@@ -200,8 +200,16 @@ impl Finished {
 enum Outcome {
     /// `json`: the output as JSON when it is at hand already (a call's result), so the
     /// event need not convert it back from `output`.
-    Succeeded { output: Rcvar, json: Option<Value>, raw: Option<Value> },
-    Failed { error: StepError, retryable: bool, raw: Option<Value> },
+    Succeeded {
+        output: Rcvar,
+        json: Option<Value>,
+        raw: Option<Value>,
+    },
+    Failed {
+        error: StepError,
+        retryable: bool,
+        raw: Option<Value>,
+    },
 }
 
 #[derive(Debug, PartialEq, Eq, Clone, Copy)]
@@ -815,7 +823,11 @@ impl Scheduler {
             }
             TimerKind::Wait(frame, pos) => {
                 if matches!(self.frames[frame].slots[pos].state, State::Sleeping { .. }) {
-                    self.finish(frame, pos, Outcome::Succeeded { output: value_to_var(Value::Null), json: None, raw: None });
+                    self.finish(
+                        frame,
+                        pos,
+                        Outcome::Succeeded { output: value_to_var(Value::Null), json: None, raw: None },
+                    );
                 }
             }
             TimerKind::LoopDelay(frame, pos) => {

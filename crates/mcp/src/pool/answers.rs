@@ -50,7 +50,8 @@ fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error>
 impl ToolCalls {
     /// Notes an outgoing message: a `tools/call` request's id is remembered.
     pub fn sent(&mut self, message: &ClientJsonRpcMessage) {
-        if let JsonRpcMessage::Request(JsonRpcRequest { id, request: ClientRequest::CallToolRequest(_), .. }) = message {
+        if let JsonRpcMessage::Request(JsonRpcRequest { id, request: ClientRequest::CallToolRequest(_), .. }) = message
+        {
             if self.ids.len() >= REMEMBERED {
                 self.ids.shift_remove_index(0);
             }

@@ -314,9 +314,15 @@ mod tests {
             "structuredContent": {"b": [1, {"c": null}], "a": 2}, "isError": false, "_meta": {"m": 1}});
         let result: CallToolResult = serde_json::from_value(full).unwrap();
         let moved = tool.output("s", ServerResult::CallToolResult(result.clone())).unwrap();
-        assert_eq!(serde_json::to_string(&moved).unwrap(), serde_json::to_string(&to_json("s", &result).unwrap()).unwrap());
+        assert_eq!(
+            serde_json::to_string(&moved).unwrap(),
+            serde_json::to_string(&to_json("s", &result).unwrap()).unwrap()
+        );
         let null: CallToolResult = serde_json::from_value(json!({"structuredContent": null})).unwrap();
-        assert_eq!(tool.output("s", ServerResult::CallToolResult(null)).unwrap(), json!({"content": [], "structuredContent": null}));
+        assert_eq!(
+            tool.output("s", ServerResult::CallToolResult(null)).unwrap(),
+            json!({"content": [], "structuredContent": null})
+        );
         // `content` is required: `{}` is not a tool result.
         assert_eq!(tool.output("s", ServerResult::empty(())).unwrap_err().code(), "PROTOCOL_ERROR");
         let resource = Method::Resource { uri: "u".into() };
