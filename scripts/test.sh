@@ -25,17 +25,17 @@ step "format"
 cargo fmt --all --check
 
 step "lint"
-cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo clippy --workspace --exclude mcpflow-studio --all-targets --locked -- -D warnings
 
 step "fixture servers"
 cargo build --locked -p mcpflow-testkit --bin mcpflow-testkit
 
 step "tests (workspace, default members: no GTK/WebKit needed)"
 # CI=true makes insta fail on any snapshot that is missing or differs instead of writing it.
-CI=true cargo test --workspace --locked
+CI=true cargo test --workspace --exclude mcpflow-studio --locked
 
 step "benches compile and run once (criterion test mode)"
-cargo test --workspace --benches --locked
+cargo test --workspace --exclude mcpflow-studio --benches --locked
 
 step "examples validate"
 cargo run -q --locked -p mcpflow-cli -- validate workflows/*.json

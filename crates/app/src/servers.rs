@@ -134,3 +134,94 @@ impl App {
             .collect())
     }
 }
+
+/// A resource a server offers, for the palette.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ResourceView {
+    pub server: String,
+    pub uri: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+}
+
+/// A prompt a server offers, for the palette.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PromptView {
+    pub server: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Argument names, the required ones first.
+    pub arguments: Vec<PromptArgumentView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PromptArgumentView {
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub required: bool,
+}
+
+/// Everything one server offers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Offer {
+    pub tools: Vec<ToolView>,
+    pub resources: Vec<ResourceView>,
+    pub prompts: Vec<PromptView>,
+}
+
+impl App {
+    /// Connects to a server (starting it if it is approved) and lists its tools,
+    /// resources and prompts. Refused with `SERVER_NOT_APPROVED` for a stdio command
+    /// nobody approved: nothing starts without consent.
+    pub async fn offer(&self, name: &str) -> Result<Offer> {
+        let found = self.pool().discover(name).await?;
+        let text = |s: &Option<std::borrow::Cow<'static, str>>| s.as_ref().map(ToString::to_string);
+        Ok(Offer {
+            tools: found
+                .tools
+                .iter()
+                .map(|t| ToolView {
+                    server: name.to_owned(),
+                    name: t.name.to_string(),
+                    description: text(&t.description),
+                    input_schema: Value::Object((*t.input_schema).clone()),
+                })
+                .collect(),
+            resources: found
+                .resources
+                .iter()
+                .map(|r| ResourceView {
+                    server: name.to_owned(),
+                    uri: r.uri.clone(),
+                    name: r.name.clone(),
+                    description: r.description.clone(),
+                    mime_type: r.mime_type.clone(),
+                })
+                .collect(),
+            prompts: found
+                .prompts
+                .iter()
+                .map(|p| PromptView {
+                    server: name.to_owned(),
+                    name: p.name.clone(),
+                    description: p.description.clone(),
+                    arguments: p
+                        .arguments
+                        .iter()
+                        .flatten()
+                        .map(|a| PromptArgumentView {
+                            name: a.name.clone(),
+                            description: a.description.clone(),
+                            required: a.required.unwrap_or(false),
+                        })
+                        .collect(),
+                })
+                .collect(),
+        })
+    }
+}

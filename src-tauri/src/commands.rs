@@ -1,0 +1,193 @@
+//! The studio's commands: each decodes its arguments, calls one use case of
+//! `mcpflow-app`, and returns its result typed for `ui/src/bindings.ts`.
+
+use crate::dialogs;
+use crate::dto::{
+    BlueprintInfo, CommandError, Json, DiagnosticDto, ImportedFile, OpenedBlueprint, SaveResult, ServerDto, ServerOffer,
+    StudioInfo, ToolDto,
+};
+use mcpflow_app::App;
+use serde_json::Value;
+use std::path::Path;
+use tauri::{AppHandle, State};
+
+type Result<T> = std::result::Result<T, CommandError>;
+
+/// The application and what the shell learnt at start.
+#[derive(Debug)]
+pub struct Studio {
+    pub app: App,
+    pub info: StudioInfo,
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn studio_info(studio: State<'_, Studio>) -> StudioInfo {
+    studio.info.clone()
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn list_blueprints(studio: State<'_, Studio>) -> Result<Vec<BlueprintInfo>> {
+    Ok(studio.app.blueprints()?.into_iter().map(BlueprintInfo::from).collect())
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn get_blueprint(studio: State<'_, Studio>, id: String) -> Result<OpenedBlueprint> {
+    let stored = studio.app.blueprint(&id)?;
+    Ok(OpenedBlueprint { info: stored.meta.into(), doc: Json(stored.json) })
+}
+
+/// Every diagnostic of a document being edited (errors and warnings).
+#[tauri::command]
+#[specta::specta]
+pub fn validate_blueprint(studio: State<'_, Studio>, doc: Json) -> Vec<DiagnosticDto> {
+    studio.app.validate(&doc.0).diagnostics.iter().map(DiagnosticDto::from).collect()
+}
+
+/// Saves a new revision; errors block (the error carries them), warnings come back.
+#[tauri::command]
+#[specta::specta]
+pub fn save_blueprint(studio: State<'_, Studio>, doc: Json) -> Result<SaveResult> {
+    let saved = studio.app.save_blueprint(&doc.0)?;
+    Ok(SaveResult { info: saved.meta.into(), warnings: saved.warnings.iter().map(DiagnosticDto::from).collect() })
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn delete_blueprint(studio: State<'_, Studio>, id: String) -> Result<()> {
+    Ok(studio.app.delete_blueprint(&id)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn list_servers(studio: State<'_, Studio>) -> Vec<ServerDto> {
+    studio.app.servers().into_iter().map(ServerDto::from).collect()
+}
+
+/// Adds or replaces a server (an `mcpServers` entry). Starts nothing.
+#[tauri::command]
+#[specta::specta]
+pub fn put_server(studio: State<'_, Studio>, name: String, config: Json) -> Result<Vec<ServerDto>> {
+    studio.app.put_server(&name, &config.0)?;
+    Ok(list_servers(studio))
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn delete_server(studio: State<'_, Studio>, name: String) -> Result<Vec<ServerDto>> {
+    studio.app.delete_server(&name)?;
+    Ok(list_servers(studio))
+}
+
+/// Approves the exact command line the server starts; returns that command line.
+#[tauri::command]
+#[specta::specta]
+pub fn approve_server(studio: State<'_, Studio>, name: String) -> Result<String> {
+    Ok(studio.app.approve_server(&name)?)
+}
+
+/// Connects (starting the server if it is approved) and lists its tools.
+#[tauri::command]
+#[specta::specta]
+pub async fn test_server(studio: State<'_, Studio>, name: String) -> Result<Vec<ToolDto>> {
+    Ok(studio.app.test_server(&name).await?.into_iter().map(ToolDto::from).collect())
+}
+
+/// What every configured server offers, for the palette. Approved servers are started;
+/// the others are listed with `SERVER_NOT_APPROVED` and stay stopped.
+#[tauri::command]
+#[specta::specta]
+pub async fn server_offers(studio: State<'_, Studio>) -> Result<Vec<ServerOffer>> {
+    let app = studio.app.clone();
+    let servers = app.servers();
+    // Servers start concurrently; each answers within the pool's own timeouts.
+    let found = futures::future::join_all(servers.iter().map(|server| {
+        let app = app.clone();
+        let name = server.name.clone();
+        let approved = server.approved;
+        let command = server.command.clone().unwrap_or_default();
+        async move {
+            if !approved {
+                let error = CommandError::new(
+                    "SERVER_NOT_APPROVED",
+                    format!("`{name}` starts `{command}`, which nobody approved yet; approve it in the Servers panel"),
+                );
+                return ServerOffer::failed(&name, error);
+            }
+            match app.offer(&name).await {
+                Ok(offer) => ServerOffer::from_offer(&name, offer),
+                Err(e) => ServerOffer::failed(&name, e.into()),
+            }
+        }
+    }))
+    .await;
+    Ok(found)
+}
+
+/// Imports every entry of an `mcpServers` JSON file the user picks. Starts nothing and
+/// approves nothing. `None` when the user cancelled.
+#[tauri::command]
+#[specta::specta]
+pub async fn import_servers(handle: AppHandle, studio: State<'_, Studio>) -> Result<Option<Vec<String>>> {
+    let Some(path) = dialogs::pick_open(&handle, "Import servers (mcpServers JSON)").await else {
+        return Ok(None);
+    };
+    let doc = read_json(&path)?;
+    Ok(Some(studio.app.import_servers(&doc)?))
+}
+
+/// Reads a blueprint file the user picks, for the editor (not saved until Save).
+/// `None` when the user cancelled.
+#[tauri::command]
+#[specta::specta]
+pub async fn import_blueprint(handle: AppHandle, studio: State<'_, Studio>) -> Result<Option<ImportedFile>> {
+    let Some(path) = dialogs::pick_open(&handle, "Import a blueprint").await else {
+        return Ok(None);
+    };
+    let doc = read_json(&path)?;
+    let diagnostics = studio.app.validate(&doc).diagnostics.iter().map(DiagnosticDto::from).collect();
+    Ok(Some(ImportedFile { path: path.display().to_string(), doc: Json(doc), diagnostics }))
+}
+
+/// Writes the document being edited to a file the user picks (pretty JSON, as is).
+/// Returns the path, or `None` when the user cancelled.
+#[tauri::command]
+#[specta::specta]
+pub async fn export_blueprint(handle: AppHandle, doc: Json) -> Result<Option<String>> {
+    let doc = doc.0;
+    let id = doc.get("id").and_then(Value::as_str).unwrap_or("blueprint");
+    let Some(path) = dialogs::pick_save(&handle, "Export the blueprint", &format!("{id}.blueprint.json")).await else {
+        return Ok(None);
+    };
+    let mut text = serde_json::to_string_pretty(&doc)
+        .map_err(|e| CommandError::new("BAD_REQUEST", format!("the document is not JSON: {e}")))?;
+    text.push('\n');
+    std::fs::write(&path, text).map_err(|e| {
+        CommandError::new("FILE_ERROR", format!("could not write {}: {e}; pick a folder you can write to", path.display()))
+    })?;
+    Ok(Some(path.display().to_string()))
+}
+
+/// Reads a JSON file, with an error that names the file and the position.
+fn read_json(path: &Path) -> Result<Value> {
+    const MAX: u64 = 5 * 1024 * 1024;
+    let size = std::fs::metadata(path)
+        .map_err(|e| CommandError::new("FILE_ERROR", format!("could not read {}: {e}", path.display())))?
+        .len();
+    if size > MAX {
+        return Err(CommandError::new(
+            "FILE_TOO_LARGE",
+            format!("{} is {size} bytes; blueprints and server files are at most 5 MB", path.display()),
+        ));
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CommandError::new("FILE_ERROR", format!("could not read {}: {e}", path.display())))?;
+    serde_json::from_str(text.trim_start_matches('\u{feff}')).map_err(|e| {
+        CommandError::new(
+            "JSON_INVALID",
+            format!("{}:{}:{}: not valid JSON: {e}", path.display(), e.line(), e.column()),
+        )
+    })
+}

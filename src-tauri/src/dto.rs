@@ -1,0 +1,239 @@
+//! What crosses the IPC boundary, typed for tauri-specta. The shapes are the app's, made
+//! explicit here so `ui/src/bindings.ts` is generated from one place. Blueprint
+//! documents and server configs stay JSON (`serde_json::Value`): the document is the
+//! source of truth and the editor keeps its key order and unknown fields.
+
+use mcpflow_app::AppError;
+use mcpflow_blueprint::Diagnostic;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use specta::Type;
+
+/// Any JSON value (a blueprint document, a server entry, a schema). TypeScript sees
+/// `unknown`: the UI narrows it with its own document types.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Type)]
+#[serde(transparent)]
+pub struct Json(#[specta(type = specta_typescript::Unknown)] pub Value);
+
+/// The error every command returns: a stable code, a message that says what to do, and
+/// for a blueprint that does not validate, its diagnostics.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct CommandError {
+    pub code: String,
+    pub message: String,
+    pub diagnostics: Vec<DiagnosticDto>,
+}
+
+impl From<AppError> for CommandError {
+    fn from(e: AppError) -> Self {
+        let diagnostics = match &e {
+            AppError::Invalid(list) => list.iter().map(DiagnosticDto::from).collect(),
+            _ => Vec::new(),
+        };
+        CommandError { code: e.code().to_owned(), message: e.to_string(), diagnostics }
+    }
+}
+
+impl CommandError {
+    pub fn new(code: &str, message: impl Into<String>) -> Self {
+        CommandError { code: code.to_owned(), message: message.into(), diagnostics: Vec::new() }
+    }
+}
+
+/// One diagnostic of the validator (DESIGN §2): `{ level, code, message, pointer, step, hint }`.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct DiagnosticDto {
+    /// `error` or `warning`.
+    pub level: String,
+    pub code: String,
+    pub message: String,
+    /// JSON Pointer into the blueprint (`""` is the whole document).
+    pub pointer: String,
+    pub step: Option<String>,
+    pub hint: Option<String>,
+}
+
+impl From<&Diagnostic> for DiagnosticDto {
+    fn from(d: &Diagnostic) -> Self {
+        DiagnosticDto {
+            level: d.level.to_string(),
+            code: d.code.to_string(),
+            message: d.message.clone(),
+            pointer: d.pointer.clone(),
+            step: d.step.clone(),
+            hint: d.hint.clone(),
+        }
+    }
+}
+
+/// A stored blueprint's latest revision, without its document.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct BlueprintInfo {
+    pub id: String,
+    pub rev: u32,
+    /// RFC 3339, UTC.
+    pub saved_at: String,
+    pub name: Option<String>,
+    pub description: Option<String>,
+}
+
+impl From<mcpflow_store::BlueprintMeta> for BlueprintInfo {
+    fn from(m: mcpflow_store::BlueprintMeta) -> Self {
+        BlueprintInfo { id: m.id, rev: m.rev, saved_at: m.saved_at, name: m.name, description: m.description }
+    }
+}
+
+/// A stored blueprint with its document.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct OpenedBlueprint {
+    pub info: BlueprintInfo,
+    pub doc: Json,
+}
+
+/// What a save did: the new revision and the warnings (errors block a save).
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct SaveResult {
+    pub info: BlueprintInfo,
+    pub warnings: Vec<DiagnosticDto>,
+}
+
+/// What the studio needs at start.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct StudioInfo {
+    pub version: String,
+    /// The data folder (`MCPFLOW_HOME` or the platform's).
+    pub home: String,
+    /// This start seeded the store with the examples and demo servers.
+    pub first_start: bool,
+    /// The blueprint to open first, if the store has it.
+    pub open_first: Option<String>,
+    /// Runs a previous session left running, now marked `interrupted`.
+    pub interrupted: Vec<String>,
+}
+
+/// A configured server.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct ServerDto {
+    pub name: String,
+    /// `stdio`, `http` or `in-process`.
+    pub transport: String,
+    /// The exact command line a stdio server starts (what consent approves).
+    pub command: Option<String>,
+    pub url: Option<String>,
+    /// It may start: approved, or nothing to start.
+    pub approved: bool,
+    /// The `mcpServers` entry as written (`${env:NAME}` unresolved).
+    pub config: Json,
+}
+
+impl From<mcpflow_app::servers::ServerView> for ServerDto {
+    fn from(s: mcpflow_app::servers::ServerView) -> Self {
+        ServerDto {
+            name: s.name,
+            transport: s.transport.to_owned(),
+            command: s.command,
+            url: s.url,
+            approved: s.approved,
+            config: Json(s.config),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct ToolDto {
+    pub server: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub input_schema: Json,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct ResourceDto {
+    pub server: String,
+    pub uri: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub mime_type: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct PromptArgumentDto {
+    pub name: String,
+    pub description: Option<String>,
+    pub required: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct PromptDto {
+    pub server: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub arguments: Vec<PromptArgumentDto>,
+}
+
+/// What one server offers, or why it could not be listed.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct ServerOffer {
+    pub server: String,
+    pub tools: Vec<ToolDto>,
+    pub resources: Vec<ResourceDto>,
+    pub prompts: Vec<PromptDto>,
+    /// Set when the server was not listed (e.g. `SERVER_NOT_APPROVED`: approve it first).
+    pub error: Option<CommandError>,
+}
+
+impl ServerOffer {
+    pub fn failed(server: &str, error: CommandError) -> Self {
+        ServerOffer { server: server.to_owned(), tools: vec![], resources: vec![], prompts: vec![], error: Some(error) }
+    }
+}
+
+impl From<mcpflow_app::servers::ToolView> for ToolDto {
+    fn from(t: mcpflow_app::servers::ToolView) -> Self {
+        ToolDto { server: t.server, name: t.name, description: t.description, input_schema: Json(t.input_schema) }
+    }
+}
+
+impl ServerOffer {
+    pub fn from_offer(server: &str, offer: mcpflow_app::servers::Offer) -> Self {
+        ServerOffer {
+            server: server.to_owned(),
+            tools: offer.tools.into_iter().map(ToolDto::from).collect(),
+            resources: offer
+                .resources
+                .into_iter()
+                .map(|r| ResourceDto {
+                    server: r.server,
+                    uri: r.uri,
+                    name: r.name,
+                    description: r.description,
+                    mime_type: r.mime_type,
+                })
+                .collect(),
+            prompts: offer
+                .prompts
+                .into_iter()
+                .map(|p| PromptDto {
+                    server: p.server,
+                    name: p.name,
+                    description: p.description,
+                    arguments: p
+                        .arguments
+                        .into_iter()
+                        .map(|a| PromptArgumentDto { name: a.name, description: a.description, required: a.required })
+                        .collect(),
+                })
+                .collect(),
+            error: None,
+        }
+    }
+}
+
+/// A blueprint read from a file the user picked.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct ImportedFile {
+    pub path: String,
+    pub doc: Json,
+    /// The file's diagnostics (it is opened even with errors, so they can be fixed).
+    pub diagnostics: Vec<DiagnosticDto>,
+}
