@@ -13,7 +13,8 @@ fn main() {
         .unwrap_or_default();
     files.retain(|p| p.to_string_lossy().ends_with(".blueprint.json"));
     files.sort();
-    let mut code = String::from("/// The example blueprints, by file name.\npub const EXAMPLES: &[(&str, &str)] = &[\n");
+    let mut code =
+        String::from("/// The example blueprints, by file name.\npub const EXAMPLES: &[(&str, &str)] = &[\n");
     for path in &files {
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let absolute = path.canonicalize().unwrap_or_else(|_| path.clone());

@@ -3,8 +3,8 @@
 
 use crate::dialogs;
 use crate::dto::{
-    BlueprintInfo, CommandError, Json, DiagnosticDto, ImportedFile, OpenedBlueprint, SaveResult, ServerDto, ServerOffer,
-    StudioInfo, ToolDto,
+    BlueprintInfo, CommandError, DiagnosticDto, ImportedFile, Json, OpenedBlueprint, SaveResult, ServerDto,
+    ServerOffer, StudioInfo, ToolDto,
 };
 use mcpflow_app::App;
 use serde_json::Value;
@@ -165,7 +165,10 @@ pub async fn export_blueprint(handle: AppHandle, doc: Json) -> Result<Option<Str
         .map_err(|e| CommandError::new("BAD_REQUEST", format!("the document is not JSON: {e}")))?;
     text.push('\n');
     std::fs::write(&path, text).map_err(|e| {
-        CommandError::new("FILE_ERROR", format!("could not write {}: {e}; pick a folder you can write to", path.display()))
+        CommandError::new(
+            "FILE_ERROR",
+            format!("could not write {}: {e}; pick a folder you can write to", path.display()),
+        )
     })?;
     Ok(Some(path.display().to_string()))
 }
