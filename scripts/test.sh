@@ -37,8 +37,14 @@ CI=true cargo test --workspace --exclude mcpflow-studio --locked
 step "benches compile and run once (criterion test mode)"
 cargo test --workspace --exclude mcpflow-studio --benches --locked
 
+step "UI unit tests (Vitest: the document store, the blueprint <-> graph mapping)"
+npm run ui:test
+
 step "examples validate"
 cargo run -q --locked -p mcpflow-cli -- validate workflows/*.json
+
+step "the studio: lint, then end-to-end tests of the real app under Xvfb"
+bash scripts/e2e.sh
 
 echo
 echo "all tests passed"

@@ -1,5 +1,7 @@
 //! The studio's commands: each decodes its arguments, calls one use case of
-//! `mcpflow-app`, and returns its result typed for `ui/src/bindings.ts`.
+//! `mcpflow-app`, and returns its result typed for `ui/src/bindings.ts`. They are all
+//! async: Tauri runs those on its tokio runtime, which the app's use cases need (sync
+//! commands run on the main thread, outside it).
 
 use crate::dialogs;
 use crate::dto::{
@@ -22,19 +24,19 @@ pub struct Studio {
 
 #[tauri::command]
 #[specta::specta]
-pub fn studio_info(studio: State<'_, Studio>) -> StudioInfo {
-    studio.info.clone()
+pub async fn studio_info(studio: State<'_, Studio>) -> Result<StudioInfo> {
+    Ok(studio.info.clone())
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn list_blueprints(studio: State<'_, Studio>) -> Result<Vec<BlueprintInfo>> {
+pub async fn list_blueprints(studio: State<'_, Studio>) -> Result<Vec<BlueprintInfo>> {
     Ok(studio.app.blueprints()?.into_iter().map(BlueprintInfo::from).collect())
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn get_blueprint(studio: State<'_, Studio>, id: String) -> Result<OpenedBlueprint> {
+pub async fn get_blueprint(studio: State<'_, Studio>, id: String) -> Result<OpenedBlueprint> {
     let stored = studio.app.blueprint(&id)?;
     Ok(OpenedBlueprint { info: stored.meta.into(), doc: Json(stored.json) })
 }
@@ -42,49 +44,53 @@ pub fn get_blueprint(studio: State<'_, Studio>, id: String) -> Result<OpenedBlue
 /// Every diagnostic of a document being edited (errors and warnings).
 #[tauri::command]
 #[specta::specta]
-pub fn validate_blueprint(studio: State<'_, Studio>, doc: Json) -> Vec<DiagnosticDto> {
-    studio.app.validate(&doc.0).diagnostics.iter().map(DiagnosticDto::from).collect()
+pub async fn validate_blueprint(studio: State<'_, Studio>, doc: Json) -> Result<Vec<DiagnosticDto>> {
+    Ok(studio.app.validate(&doc.0).diagnostics.iter().map(DiagnosticDto::from).collect())
 }
 
 /// Saves a new revision; errors block (the error carries them), warnings come back.
 #[tauri::command]
 #[specta::specta]
-pub fn save_blueprint(studio: State<'_, Studio>, doc: Json) -> Result<SaveResult> {
+pub async fn save_blueprint(studio: State<'_, Studio>, doc: Json) -> Result<SaveResult> {
     let saved = studio.app.save_blueprint(&doc.0)?;
     Ok(SaveResult { info: saved.meta.into(), warnings: saved.warnings.iter().map(DiagnosticDto::from).collect() })
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn delete_blueprint(studio: State<'_, Studio>, id: String) -> Result<()> {
+pub async fn delete_blueprint(studio: State<'_, Studio>, id: String) -> Result<()> {
     Ok(studio.app.delete_blueprint(&id)?)
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn list_servers(studio: State<'_, Studio>) -> Vec<ServerDto> {
+pub async fn list_servers(studio: State<'_, Studio>) -> Result<Vec<ServerDto>> {
+    Ok(servers(&studio))
+}
+
+fn servers(studio: &Studio) -> Vec<ServerDto> {
     studio.app.servers().into_iter().map(ServerDto::from).collect()
 }
 
 /// Adds or replaces a server (an `mcpServers` entry). Starts nothing.
 #[tauri::command]
 #[specta::specta]
-pub fn put_server(studio: State<'_, Studio>, name: String, config: Json) -> Result<Vec<ServerDto>> {
+pub async fn put_server(studio: State<'_, Studio>, name: String, config: Json) -> Result<Vec<ServerDto>> {
     studio.app.put_server(&name, &config.0)?;
-    Ok(list_servers(studio))
+    Ok(servers(&studio))
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn delete_server(studio: State<'_, Studio>, name: String) -> Result<Vec<ServerDto>> {
+pub async fn delete_server(studio: State<'_, Studio>, name: String) -> Result<Vec<ServerDto>> {
     studio.app.delete_server(&name)?;
-    Ok(list_servers(studio))
+    Ok(servers(&studio))
 }
 
 /// Approves the exact command line the server starts; returns that command line.
 #[tauri::command]
 #[specta::specta]
-pub fn approve_server(studio: State<'_, Studio>, name: String) -> Result<String> {
+pub async fn approve_server(studio: State<'_, Studio>, name: String) -> Result<String> {
     Ok(studio.app.approve_server(&name)?)
 }
 

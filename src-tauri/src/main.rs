@@ -86,7 +86,8 @@ fn main() {
         }
         return;
     }
-    let studio = match open_studio() {
+    // The app spawns tasks (server pools), so it opens inside Tauri's tokio runtime.
+    let studio = match tauri::async_runtime::block_on(async { open_studio() }) {
         Ok(studio) => studio,
         Err(e) => fail(1, &format!("error: {e}")),
     };

@@ -6,15 +6,15 @@ import { invoke as __TAURI_INVOKE } from "@tauri-apps/api/core";
 
 /** Commands */
 export const commands = {
-	studioInfo: () => __TAURI_INVOKE<StudioInfo_Serialize>("studio_info"),
+	studioInfo: () => typedError<StudioInfo_Serialize, CommandError_Serialize>(__TAURI_INVOKE("studio_info")),
 	listBlueprints: () => typedError<BlueprintInfo_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("list_blueprints")),
 	getBlueprint: (id: string) => typedError<OpenedBlueprint_Serialize, CommandError_Serialize>(__TAURI_INVOKE("get_blueprint", { id })),
 	/**  Every diagnostic of a document being edited (errors and warnings). */
-	validateBlueprint: (doc: Json) => __TAURI_INVOKE<DiagnosticDto_Serialize[]>("validate_blueprint", { doc }),
+	validateBlueprint: (doc: Json) => typedError<DiagnosticDto_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("validate_blueprint", { doc })),
 	/**  Saves a new revision; errors block (the error carries them), warnings come back. */
 	saveBlueprint: (doc: Json) => typedError<SaveResult_Serialize, CommandError_Serialize>(__TAURI_INVOKE("save_blueprint", { doc })),
 	deleteBlueprint: (id: string) => typedError<null, CommandError_Serialize>(__TAURI_INVOKE("delete_blueprint", { id })),
-	listServers: () => __TAURI_INVOKE<ServerDto_Serialize[]>("list_servers"),
+	listServers: () => typedError<ServerDto_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("list_servers")),
 	/**  Adds or replaces a server (an `mcpServers` entry). Starts nothing. */
 	putServer: (name: string, config: Json) => typedError<ServerDto_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("put_server", { name, config })),
 	deleteServer: (name: string) => typedError<ServerDto_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("delete_server", { name })),

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The studio's end-to-end tests: the real desktop app under Xvfb, driven through
+# tauri-driver + WebKitWebDriver. Installs what it needs (Debian packages, tauri-driver
+# from crates.io, npm packages), builds the app with the UI embedded, checks that the
+# committed TypeScript bindings are current, and runs tests/e2e/*.test.mjs.
+# Screenshots go to test-output/e2e/.
+# Usage: bash scripts/e2e.sh            (scripts/test.sh runs it)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "system packages (WebKitGTK to build; Xvfb and WebKitWebDriver to run)"
+need=()
+for pkg in libwebkit2gtk-4.1-dev build-essential pkg-config xvfb xauth webkit2gtk-driver; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
+done
+if ((${#need[@]})); then
+  if [ "$(id -u)" = 0 ]; then sudo=""; elif command -v sudo >/dev/null; then sudo="sudo"; else
+    echo "missing Debian packages: ${need[*]} (install them as root: apt-get install ${need[*]})" >&2
+    exit 1
+  fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+step "tauri-driver (crates.io, 2.x)"
+if ! tauri-driver --help >/dev/null 2>&1; then
+  cargo install tauri-driver --version '^2' --locked
+fi
+
+step "npm packages"
+[ -d node_modules/webdriverio ] || npm ci --no-audit --no-fund
+
+step "lint the shell (it needs WebKitGTK, so it is not in the workspace lint)"
+cargo clippy --locked -p mcpflow-studio --all-targets -- -D warnings
+
+step "UI build (ui/dist)"
+npm run ui:build
+
+step "the studio (UI embedded) and the fixture servers"
+cargo build --locked -p mcpflow-studio --features custom-protocol
+cargo build --locked -p mcpflow-testkit --bin mcpflow-testkit
+
+step "TypeScript bindings are current (ui/src/bindings.ts)"
+fresh="$(mktemp --suffix=.ts)"
+target/debug/mcpflow-studio --export-bindings "$fresh"
+if ! diff -u ui/src/bindings.ts "$fresh"; then
+  echo "ui/src/bindings.ts is stale: run \`target/debug/mcpflow-studio --export-bindings ui/src/bindings.ts\` and commit it" >&2
+  exit 1
+fi
+
+step "end-to-end tests (Xvfb)"
+mkdir -p test-output/e2e
+xvfb-run -a -s "-screen 0 1600x1000x24" node --test --test-concurrency=1 tests/e2e/

@@ -1,0 +1,138 @@
+// End-to-end harness: the real studio binary (built with the embedded UI), driven by
+// WebdriverIO through tauri-driver and WebKitWebDriver, inside Xvfb (scripts/e2e.sh
+// starts the display). Every session gets a fresh data folder, so each test starts
+// from a first start: the examples and demo servers seeded.
+//
+// Facts this relies on (TECH-NOTES): issue WebDriver commands one at a time; kill the
+// whole process group of tauri-driver (killing it alone leaves WebKitWebDriver up).
+
+import { spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import net from 'node:net';
+import { remote } from 'webdriverio';
+
+export const ROOT = resolve(import.meta.dirname, '../..');
+export const APP = process.env.MCPFLOW_STUDIO_BIN ?? join(ROOT, 'target/debug/mcpflow-studio');
+export const OUTPUT = join(ROOT, 'test-output/e2e');
+mkdirSync(OUTPUT, { recursive: true });
+
+function freePort() {
+  return new Promise((ok, fail) => {
+    const server = net.createServer();
+    server.on('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => ok(port));
+    });
+  });
+}
+
+async function waitForPort(port, ms) {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    const open = await new Promise((ok) => {
+      const socket = net.connect(port, '127.0.0.1', () => {
+        socket.end();
+        ok(true);
+      });
+      socket.on('error', () => ok(false));
+    });
+    if (open) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`tauri-driver did not listen on 127.0.0.1:${port} within ${ms} ms`);
+}
+
+/**
+ * Starts tauri-driver and a session on the studio with a fresh MCPFLOW_HOME.
+ * Returns { browser, home, dialogPath, shot(name), close() }.
+ * `env` is added to the studio's environment (through tauri-driver, which it inherits).
+ */
+export async function openStudio(name, env = {}) {
+  const home = mkdtempSync(join(tmpdir(), `mcpflow-e2e-${name}-`));
+  const dialogPath = join(home, 'dialog-pick.json');
+  const port = await freePort();
+  const nativePort = await freePort();
+  const driver = spawn(
+    process.env.TAURI_DRIVER ?? 'tauri-driver',
+    ['--port', String(port), '--native-port', String(nativePort), '--native-driver', '/usr/bin/WebKitWebDriver'],
+    {
+      detached: true,
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, MCPFLOW_HOME: home, MCPFLOW_TEST_DIALOG_PATH: dialogPath, MCPFLOW_DEMO_ROOT: ROOT, ...env },
+    },
+  );
+  const killDriver = () => {
+    try {
+      process.kill(-driver.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  };
+  let browser;
+  try {
+    await waitForPort(port, 15_000);
+    browser = await remote({
+      hostname: '127.0.0.1',
+      port,
+      logLevel: 'warn',
+      capabilities: {
+        'wdio:enforceWebDriverClassic': true,
+        'tauri:options': { application: APP },
+      },
+    });
+  } catch (e) {
+    killDriver();
+    throw e;
+  }
+  let shots = 0;
+  return {
+    browser,
+    home,
+    dialogPath,
+    async shot(label) {
+      shots += 1;
+      const file = join(OUTPUT, `${name}-${String(shots).padStart(2, '0')}-${label}.png`);
+      await browser.saveScreenshot(file);
+      return file;
+    },
+    async close() {
+      try {
+        await browser.deleteSession();
+      } catch {
+        // the window may already be gone
+      }
+      killDriver();
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Waits until `selector` is displayed and returns the element. */
+export async function shown(browser, selector, timeout = 15_000) {
+  const el = await browser.$(selector);
+  await el.waitForDisplayed({ timeout, timeoutMsg: `${selector} was not displayed within ${timeout} ms` });
+  return el;
+}
+
+/** Polls `check` (async, returns truthy when done) until it holds. */
+export async function until(check, what, timeout = 15_000) {
+  const end = Date.now() + timeout;
+  let last;
+  while (Date.now() < end) {
+    try {
+      last = await check();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  throw new Error(`timed out waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
+}
+
+export function writeJson(path, value) {
+  writeFileSync(path, JSON.stringify(value, null, 2));
+}

@@ -1,0 +1,134 @@
+//! The parts every step node shares: the card (icon, title, subtitle, key fields,
+//! badges), the handles, and the diagnostics badge. Test hooks:
+//! `step-<id>` on the card, `diag-<id>` on the badge, `handle-<id>-<handle>` on handles.
+
+import { Handle, Position } from '@xyflow/react';
+import { memo, type ReactNode } from 'react';
+import { useDoc } from '../../doc/store';
+import type { Json, Step } from '../../doc/types';
+import type { StepNodeData } from '../../graph/types';
+import { KindIcon } from './icons';
+
+/** Compact one-line text of a JSON value. */
+export function preview(value: Json | undefined, max = 48): string {
+  if (value === undefined) return '';
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return text.length > max ? text.slice(0, max - 1) + '…' : text;
+}
+
+/** Up to `n` `[key, value]` pairs of an args object (or the args template itself). */
+export function argPairs(args: Json | undefined, n = 2): [string, string][] {
+  if (args === undefined || args === null) return [];
+  if (typeof args !== 'object' || Array.isArray(args)) return [['args', preview(args)]];
+  return Object.entries(args)
+    .slice(0, n)
+    .map(([k, v]) => [k, preview(v)]);
+}
+
+export const DiagnosticBadge = memo(function DiagnosticBadge({ id }: { id: string }) {
+  const diag = useDoc((s) => s.diagnosticsByStep[id]);
+  if (!diag) return null;
+  const level = diag.errors > 0 ? 'error' : 'warning';
+  const count = diag.errors + diag.warnings;
+  const title = diag.items.map((d) => `${d.level === 'error' ? 'Error' : 'Warning'} ${d.code}: ${d.message}`).join('\n');
+  return (
+    <span className={`diag-badge diag-${level}`} data-testid={`diag-${id}`} title={title}>
+      {level === 'error' ? '✕' : '!'} {count}
+    </span>
+  );
+});
+
+export function StepHandle({
+  id,
+  handle,
+  type,
+  position,
+  className,
+  title,
+}: {
+  id: string;
+  handle: string;
+  type: 'source' | 'target';
+  position: Position;
+  className?: string;
+  title?: string;
+}) {
+  return (
+    <Handle
+      type={type}
+      position={position}
+      id={handle}
+      className={className ? `handle ${className}` : 'handle'}
+      data-testid={`handle-${id}-${handle}`}
+      title={title}
+    />
+  );
+}
+
+export interface CardProps {
+  id: string;
+  kind: string;
+  data: StepNodeData<Step>;
+  selected: boolean;
+  /** Server and tool, uri, prompt, workflow … */
+  subtitle?: string;
+  /** One or two key fields. */
+  fields?: [string, string][];
+  /** Extra rows (switch cases with their handles). */
+  children?: ReactNode;
+  /** No generic `out` handle on the right (a switch puts it elsewhere). */
+  outHandle?: boolean;
+}
+
+/** A step card with its in/out/fallback handles. */
+export function StepCard({ id, kind, data, selected, subtitle, fields = [], children, outHandle = true }: CardProps) {
+  const { step } = data;
+  const badges: string[] = [];
+  if (data.fallbackOf) badges.push(`fallback of ${data.fallbackOf}`);
+  if (step.fallback) badges.push(`fallback → ${step.fallback}`);
+  if (step.retry && typeof step.retry.attempts === 'number' && step.retry.attempts > 1) badges.push(`retry ×${step.retry.attempts}`);
+  if (step.on_error === 'continue') badges.push('continue on error');
+  if (typeof step.timeout_ms === 'number') badges.push(`timeout ${step.timeout_ms} ms`);
+  if (step.save) badges.push(`save → ${step.save}`);
+  return (
+    <div
+      className={`step-card kind-${kind}${selected ? ' is-selected' : ''}${data.fallbackOf ? ' is-fallback' : ''}`}
+      data-testid={`step-${id}`}
+      data-kind={kind}
+      title={step.note}
+    >
+      <StepHandle id={id} handle="in" type="target" position={Position.Left} title="runs after…" />
+      <div className="step-head">
+        <KindIcon kind={kind} />
+        <span className="step-title">{step.name || step.id}</span>
+        <DiagnosticBadge id={id} />
+      </div>
+      <div className="step-sub">
+        {step.name ? <span className="step-id">{step.id}</span> : null}
+        {subtitle ? <span className="step-target">{subtitle}</span> : null}
+      </div>
+      {fields.length > 0 && (
+        <dl className="step-fields">
+          {fields.map(([k, v]) => (
+            <div key={k} className="step-field">
+              <dt>{k}</dt>
+              <dd>{v}</dd>
+            </div>
+          ))}
+        </dl>
+      )}
+      {children}
+      {badges.length > 0 && (
+        <div className="step-badges">
+          {badges.map((b) => (
+            <span key={b} className="step-badge">
+              {b}
+            </span>
+          ))}
+        </div>
+      )}
+      {outHandle && <StepHandle id={id} handle="out" type="source" position={Position.Right} title="then…" />}
+      <StepHandle id={id} handle="fallback" type="source" position={Position.Bottom} className="handle-fallback" title="on failure, run…" />
+    </div>
+  );
+}

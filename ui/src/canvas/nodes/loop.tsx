@@ -1,0 +1,43 @@
+//! `loop` steps: a container whose body steps are child nodes. The header shows
+//! `for_each` or `until`, the loop variable and the concurrency.
+
+import { Position, type NodeProps } from '@xyflow/react';
+import { memo } from 'react';
+import type { LoopNode as LoopFlowNode } from '../../graph/types';
+import { DiagnosticBadge, preview, StepHandle } from './card';
+import { KindIcon } from './icons';
+
+export const LoopNode = memo(function LoopNode({ id, data, selected }: NodeProps<LoopFlowNode>) {
+  const s = data.step;
+  const over = s.until !== undefined ? ['until', preview(s.until, 56)] : ['for each', preview(s.for_each, 56)];
+  const extras = [
+    s.as ? `as ${s.as}` : null,
+    typeof s.concurrency === 'number' && s.concurrency > 1 ? `${s.concurrency} at a time` : null,
+    typeof s.max_iterations === 'number' ? `max ${s.max_iterations}` : null,
+    typeof s.delay_ms === 'number' ? `every ${s.delay_ms} ms` : null,
+  ].filter(Boolean);
+  return (
+    <div
+      className={`loop-container kind-loop${selected ? ' is-selected' : ''}`}
+      data-testid={`step-${id}`}
+      data-kind="loop"
+      title={s.note}
+    >
+      <StepHandle id={id} handle="in" type="target" position={Position.Left} />
+      <div className="loop-head">
+        <div className="step-head">
+          <KindIcon kind="loop" />
+          <span className="step-title">{s.name || s.id}</span>
+          {s.name ? <span className="step-id">{s.id}</span> : null}
+          <DiagnosticBadge id={id} />
+        </div>
+        <div className="loop-over">
+          <span className="loop-label">{over[0]}</span> <code>{over[1]}</code>
+          {extras.length > 0 && <span className="loop-extras"> · {extras.join(' · ')}</span>}
+        </div>
+      </div>
+      <StepHandle id={id} handle="out" type="source" position={Position.Right} />
+      <StepHandle id={id} handle="fallback" type="source" position={Position.Bottom} className="handle-fallback" />
+    </div>
+  );
+});

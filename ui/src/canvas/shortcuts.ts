@@ -1,0 +1,124 @@
+//! Keyboard shortcuts of the canvas, and copy/paste through the system clipboard.
+//!
+//! Ctrl/Cmd+Z undo · Ctrl/Cmd+Shift+Z and Ctrl+Y redo · Ctrl/Cmd+C/X/V copy, cut,
+//! paste · Ctrl/Cmd+D duplicate · Ctrl/Cmd+A select all · Shift+L auto-layout ·
+//! Ctrl/Cmd+S calls `onSave` (the shell saves). Delete/Backspace are React Flow's
+//! (see `Canvas`). Nothing fires while typing in a field.
+//!
+//! Copy writes the clipboard JSON to the system clipboard through the `copy` event;
+//! paste reads the `paste` event's text when it is mcpflow JSON (or a step), else the
+//! internal clipboard. Where a webview fires no `paste` event outside text fields,
+//! Ctrl/Cmd+V falls back to the internal clipboard.
+
+import { useEffect, useRef } from 'react';
+import { parseClipboard } from '../doc/clipboard';
+import { docStore } from '../doc/store';
+import type { XY } from '../doc/types';
+import type { CanvasCommands } from './commands';
+
+export function isEditable(target: EventTarget | null): boolean {
+  if (!(target instanceof HTMLElement)) return false;
+  return target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName);
+}
+
+function hasTextSelection(): boolean {
+  const sel = globalThis.getSelection?.();
+  return !!sel && !sel.isCollapsed && sel.toString().length > 0;
+}
+
+export interface ShortcutOptions {
+  commands: CanvasCommands;
+  onSave?: () => void;
+  /** Where a paste goes: the pointer's place on the canvas, if it is over it. */
+  pasteTarget(): { container: string | null; position: XY } | null;
+}
+
+export function useShortcuts(opts: ShortcutOptions): void {
+  const ref = useRef(opts);
+  ref.current = opts;
+
+  useEffect(() => {
+    let pendingPaste: ReturnType<typeof setTimeout> | null = null;
+    // The text the last Ctrl/Cmd+C or X put on the internal clipboard, for the copy/cut event after it.
+    let justCopied: string | null = null;
+
+    const paste = (text?: string) => {
+      const target = ref.current.pasteTarget();
+      const s = docStore.getState();
+      return s.paste(target?.position, { text, container: target?.container ?? null });
+    };
+    const copySelection = () => {
+      const s = docStore.getState();
+      return s.selected.length ? s.copy(s.selected, ref.current.commands.positions()) : null;
+    };
+
+    const onKeyDown = (e: KeyboardEvent) => {
+      if (e.defaultPrevented || isEditable(e.target)) return;
+      const mod = e.ctrlKey || e.metaKey;
+      const key = e.key.toLowerCase();
+      const s = docStore.getState();
+      if (mod && key === 'z' && !e.shiftKey) {
+        e.preventDefault();
+        s.undo();
+      } else if ((mod && key === 'z' && e.shiftKey) || (e.ctrlKey && key === 'y')) {
+        e.preventDefault();
+        s.redo();
+      } else if (mod && key === 's') {
+        e.preventDefault();
+        ref.current.onSave?.();
+      } else if (mod && key === 'a') {
+        e.preventDefault();
+        s.selectAll();
+      } else if (mod && key === 'd') {
+        e.preventDefault();
+        if (s.selected.length) s.duplicate(s.selected, ref.current.commands.positions());
+      } else if (mod && (key === 'c' || key === 'x') && !hasTextSelection()) {
+        // The `copy`/`cut` event that follows also puts the text on the system clipboard.
+        justCopied = copySelection();
+        if (key === 'x' && s.selected.length) s.removeSteps(s.selected);
+        setTimeout(() => (justCopied = null), 0);
+      } else if (mod && key === 'v') {
+        if (pendingPaste) clearTimeout(pendingPaste);
+        pendingPaste = setTimeout(() => {
+          pendingPaste = null;
+          paste();
+        }, 0);
+      } else if (!mod && !e.altKey && e.shiftKey && key === 'l') {
+        e.preventDefault();
+        void ref.current.commands.autoLayout();
+      }
+    };
+
+    const onCopy = (e: ClipboardEvent) => {
+      if (isEditable(e.target) || hasTextSelection()) return;
+      const text = justCopied ?? copySelection();
+      justCopied = null;
+      if (!text || !e.clipboardData) return;
+      e.clipboardData.setData('text/plain', text);
+      e.preventDefault();
+    };
+
+    const onPaste = (e: ClipboardEvent) => {
+      if (isEditable(e.target)) return;
+      if (pendingPaste) {
+        clearTimeout(pendingPaste);
+        pendingPaste = null;
+      }
+      const text = e.clipboardData?.getData('text/plain') ?? '';
+      const ids = text && parseClipboard(text) ? paste(text) : paste();
+      if (ids.length) e.preventDefault();
+    };
+
+    window.addEventListener('keydown', onKeyDown);
+    document.addEventListener('copy', onCopy);
+    document.addEventListener('cut', onCopy);
+    document.addEventListener('paste', onPaste);
+    return () => {
+      if (pendingPaste) clearTimeout(pendingPaste);
+      window.removeEventListener('keydown', onKeyDown);
+      document.removeEventListener('copy', onCopy);
+      document.removeEventListener('cut', onCopy);
+      document.removeEventListener('paste', onPaste);
+    };
+  }, []);
+}

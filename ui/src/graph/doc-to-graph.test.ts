@@ -1,0 +1,158 @@
+import { describe, expect, it } from 'vitest';
+import type { Blueprint, Step } from '../doc/types';
+import { example } from '../testing/examples';
+import { docToGraph, sameNode } from './doc-to-graph';
+import type { FlowEdge } from './types';
+
+const load = (name: string) => JSON.parse(example(name)) as Blueprint;
+const edgeIds = (edges: FlowEdge[]) => edges.map((e) => e.id).sort();
+
+describe('docToGraph', () => {
+  it('makes one node per step, typed by kind', () => {
+    const g = docToGraph(load('everything-tour'));
+    expect(g.nodes.map((n) => [n.id, n.type])).toEqual([
+      ['architecture', 'resource'],
+      ['dynamic', 'resource'],
+      ['simple', 'prompt'],
+      ['question', 'prompt'],
+      ['settle', 'wait'],
+      ['digest', 'transform'],
+      ['reply', 'tool'],
+    ]);
+  });
+
+  it('draws explicit and implicit `after` edges, marking the implicit ones', () => {
+    const g = docToGraph(load('everything-tour'));
+    expect(edgeIds(g.edges)).toEqual(
+      [
+        'after:architecture->settle',
+        'after:dynamic->settle',
+        'after:simple->settle',
+        'after:question->settle',
+        'after:settle->digest',
+        'after:digest->reply',
+      ].sort(),
+    );
+    const implicit = g.edges.filter((e) => e.data?.kind === 'after' && e.data.implicit).map((e) => e.id);
+    expect(implicit.sort()).toEqual(['after:digest->reply', 'after:settle->digest']);
+    const settle = g.edges.find((e) => e.id === 'after:architecture->settle')!;
+    expect(settle).toMatchObject({ source: 'architecture', target: 'settle', sourceHandle: 'out', targetHandle: 'in' });
+  });
+
+  it('puts loop bodies in their container with parentId, loops before their children', () => {
+    const g = docToGraph(load('loop-collect'));
+    const ids = g.nodes.map((n) => n.id);
+    const say = g.nodes.find((n) => n.id === 'say')!;
+    const loop = g.nodes.find((n) => n.id === 'each_message')!;
+    expect(loop.type).toBe('loop');
+    expect(say.parentId).toBe('each_message');
+    expect(g.nodes.find((n) => n.id === 'measure')!.parentId).toBe('each_message');
+    expect(g.nodes.find((n) => n.id === 'batch')!.parentId).toBeUndefined();
+    expect(ids.indexOf('each_message')).toBeLessThan(ids.indexOf('say'));
+    // The container holds its body.
+    expect(loop.width).toBeGreaterThanOrEqual(say.position.x + 240);
+    expect(loop.height).toBeGreaterThan(say.position.y);
+    // Inside the body: the first step starts with the iteration, the second follows it.
+    expect(edgeIds(g.edges)).toEqual(['after:batch->each_message', 'after:each_message->report', 'after:say->measure']);
+  });
+
+  it('nests loops inside loops', () => {
+    const g = docToGraph(load('cmdb-sync'));
+    const pod = g.nodes.find((n) => n.id === 'create_pod')!;
+    expect(pod.parentId).toBe('upsert_pods');
+    expect(g.nodes.find((n) => n.id === 'upsert_pods')!.parentId).toBe('pods_by_ns');
+  });
+
+  it('gives a switch one edge per case target from its case handle, and no implicit edge to targets', () => {
+    const g = docToGraph(load('switch-diamond'));
+    const cases = g.edges.filter((e) => e.data?.kind === 'case');
+    expect(cases.map((e) => [e.id, e.sourceHandle])).toEqual([
+      ['case:route:0->wet', 'case-0'],
+      ['case:route:1->hot', 'case-1'],
+      ['case:route:default->mild', 'default'],
+    ]);
+    expect(g.edges.some((e) => e.id === 'after:wet->hot' || e.id === 'after:hot->mild')).toBe(false);
+    expect(g.edges.some((e) => e.id === 'after:measure->route')).toBe(true);
+    expect(g.nodes.find((n) => n.id === 'hot')!.data.switchFrom).toBe('route');
+  });
+
+  it('draws fallbacks dashed from the step, and gives a fallback step no dependency edges', () => {
+    const g = docToGraph(load('retry-fallback'));
+    const fb = g.edges.find((e) => e.data?.kind === 'fallback')!;
+    expect(fb).toMatchObject({ id: 'fallback:slow->slow_fallback', source: 'slow', target: 'slow_fallback', sourceHandle: 'fallback' });
+    expect(fb.style?.strokeDasharray).toBeTruthy();
+    expect(g.edges.filter((e) => e.target === 'slow_fallback')).toEqual([fb]);
+    expect(g.nodes.find((n) => n.id === 'slow_fallback')!.data.fallbackOf).toBe('slow');
+  });
+
+  it('passes fallback steps over in the implicit order', () => {
+    const doc: Blueprint = {
+      blueprint: 1,
+      id: 't',
+      steps: [
+        { id: 'a', kind: 'wait', ms: 1, fallback: 'f' },
+        { id: 'f', kind: 'wait', ms: 1 },
+        { id: 'b', kind: 'wait', ms: 1 },
+      ],
+    };
+    expect(edgeIds(docToGraph(doc).edges)).toEqual(['after:a->b', 'fallback:a->f']);
+  });
+
+  it('places steps without layout deterministically, by dependency depth', () => {
+    const doc = load('fan-out-fan-in');
+    const a = docToGraph(doc).nodes;
+    const b = docToGraph(structuredClone(doc)).nodes;
+    expect(a.map((n) => n.position)).toEqual(b.map((n) => n.position));
+    const pos = Object.fromEntries(a.map((n) => [n.id, n.position]));
+    expect(pos.new_york!.x).toBe(pos.chicago!.x);
+    expect(pos.chicago!.y).toBeGreaterThan(pos.new_york!.y);
+    expect(pos.readings!.x).toBeGreaterThan(pos.new_york!.x);
+    expect(pos.extremes!.x).toBeGreaterThan(pos.readings!.x);
+  });
+
+  it('keeps node content equal for unchanged steps across an edit elsewhere', () => {
+    const doc = load('pipeline-prev');
+    const before = docToGraph(doc).nodes;
+    const edited: Blueprint = { ...doc, steps: doc.steps.map((s) => (s.id === 'shout' ? { ...s, note: 'x' } : s)) };
+    const after = docToGraph(edited).nodes;
+    expect(before.map((n, i) => sameNode(n, after[i]!))).toEqual([true, true, true, true, false]);
+  });
+
+  it('does not draw edges to steps that do not exist', () => {
+    const doc: Blueprint = { blueprint: 1, id: 't', steps: [{ id: 'a', kind: 'wait', ms: 1, after: ['ghost'] }] };
+    expect(docToGraph(doc).edges).toEqual([]);
+  });
+
+  it('maps a 1,000-step blueprint fast', () => {
+    const steps: Step[] = [];
+    for (let i = 0; i < 700; i++) {
+      steps.push({
+        id: `s${i}`,
+        kind: 'tool',
+        server: 'srv',
+        tool: 'echo',
+        args: { message: `{{ prev }} ${i}` },
+        ...(i % 10 === 0 && i > 0 ? { after: [`s${i - 1}`, `s${i - 5}`] } : {}),
+      });
+    }
+    for (let l = 0; l < 30; l++) {
+      const body: Step[] = [];
+      for (let k = 0; k < 9; k++) body.push({ id: `l${l}_b${k}`, kind: 'transform', value: `{{ item }} ${k}` });
+      steps.push({ id: `loop${l}`, kind: 'loop', for_each: '{{ s1 }}', steps: body });
+    }
+    const doc: Blueprint = { blueprint: 1, id: 'big', steps };
+    const total = 700 + 30 * 10;
+    expect(docToGraph(doc).nodes).toHaveLength(total);
+    const runs: number[] = [];
+    for (let r = 0; r < 21; r++) {
+      const t0 = performance.now();
+      const g = docToGraph({ ...doc, steps: doc.steps.slice() });
+      runs.push(performance.now() - t0);
+      expect(g.nodes).toHaveLength(total);
+    }
+    runs.sort((a, b) => a - b);
+    const median = runs[10]!;
+    console.log(`docToGraph, ${total} steps: min ${runs[0]!.toFixed(2)} ms, median ${median.toFixed(2)} ms, max ${runs[20]!.toFixed(2)} ms`);
+    expect(median).toBeLessThan(50);
+  });
+});

@@ -1,0 +1,72 @@
+//! The node and edge types the canvas draws. Node data is a discriminated union by
+//! node type (= step kind; `unknown` for kinds the studio does not know).
+
+import type { Edge, MarkerType, Node } from '@xyflow/react';
+import type {
+  LoopStep,
+  PromptStep,
+  ResourceStep,
+  Step,
+  SwitchStep,
+  ToolStep,
+  TransformStep,
+  WaitStep,
+  WorkflowStep,
+} from '../doc/types';
+
+/** What every step node carries: the step as written, and its role in its list. */
+export type StepNodeData<S> = {
+  step: S;
+  /** The step this one stands in for when it is a fallback step. */
+  fallbackOf: string | null;
+  /** The switch routing to this step, if any. */
+  switchFrom: string | null;
+};
+
+export type ToolNode = Node<StepNodeData<ToolStep>, 'tool'>;
+export type ResourceNode = Node<StepNodeData<ResourceStep>, 'resource'>;
+export type PromptNode = Node<StepNodeData<PromptStep>, 'prompt'>;
+export type TransformNode = Node<StepNodeData<TransformStep>, 'transform'>;
+export type SwitchNode = Node<StepNodeData<SwitchStep>, 'switch'>;
+export type LoopNode = Node<StepNodeData<LoopStep>, 'loop'>;
+export type WorkflowNode = Node<StepNodeData<WorkflowStep>, 'workflow'>;
+export type WaitNode = Node<StepNodeData<WaitStep>, 'wait'>;
+export type UnknownNode = Node<StepNodeData<Step>, 'unknown'>;
+
+export type FlowNode =
+  | ToolNode
+  | ResourceNode
+  | PromptNode
+  | TransformNode
+  | SwitchNode
+  | LoopNode
+  | WorkflowNode
+  | WaitNode
+  | UnknownNode;
+export type FlowNodeType = NonNullable<FlowNode['type']>;
+
+/** What an edge stands for: an `after` dependency (written or implicit), a switch case, or a fallback. */
+export type FlowEdgeData =
+  | { kind: 'after'; implicit: boolean }
+  | { kind: 'case'; caseIndex: number | 'default' }
+  | { kind: 'fallback' };
+export type FlowEdge = Edge<FlowEdgeData>;
+
+export interface FlowGraph {
+  nodes: FlowNode[];
+  edges: FlowEdge[];
+}
+
+export const ARROW = { type: 'arrowclosed' as MarkerType, width: 16, height: 16 };
+
+/** Estimated node sizes (the CSS gives step nodes this width), used before nodes are measured. */
+export const NODE_WIDTH = 240;
+export const NODE_HEIGHT = 110;
+export const CASE_ROW_HEIGHT = 22;
+/** Inside a loop container: room for its header, and padding around the body. */
+export const LOOP_HEADER = 72;
+export const LOOP_PADDING = 24;
+export const LOOP_MIN_WIDTH = NODE_WIDTH + 2 * LOOP_PADDING;
+export const LOOP_MIN_HEIGHT = LOOP_HEADER + 80;
+export const GAP_X = 80;
+export const GAP_Y = 40;
