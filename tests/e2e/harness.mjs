@@ -136,3 +136,60 @@ export async function until(check, what, timeout = 15_000) {
 export function writeJson(path, value) {
   writeFileSync(path, JSON.stringify(value, null, 2));
 }
+
+/**
+ * HTML5 drag and drop from `source` onto the canvas at client point (x, y).
+ * WebDriver pointer actions do not produce HTML5 drag events in WebKit, so the events
+ * are dispatched in the page — through the app's own handlers: the palette's
+ * `dragstart` fills the DataTransfer, the canvas's `drop` reads it.
+ */
+export async function dragToCanvas(browser, sourceSelector, x, y) {
+  return browser.execute(
+    (sel, cx, cy) => {
+      const source = document.querySelector(sel);
+      const pane = document.querySelector('.react-flow__pane') ?? document.querySelector('.react-flow');
+      if (!source || !pane) return `missing ${!source ? sel : '.react-flow__pane'}`;
+      const data = new DataTransfer();
+      const at = { bubbles: true, cancelable: true, dataTransfer: data, clientX: cx, clientY: cy };
+      source.dispatchEvent(new DragEvent('dragstart', { ...at, clientX: 0, clientY: 0 }));
+      const target = document.elementFromPoint(cx, cy) ?? pane;
+      target.dispatchEvent(new DragEvent('dragenter', at));
+      target.dispatchEvent(new DragEvent('dragover', at));
+      target.dispatchEvent(new DragEvent('drop', at));
+      source.dispatchEvent(new DragEvent('dragend', at));
+      return 'ok';
+    },
+    sourceSelector,
+    x,
+    y,
+  );
+}
+
+/** Drags with real pointer input from the centre of one element to another's. */
+export async function pointerDrag(browser, fromSelector, toSelector) {
+  const from = await browser.$(fromSelector);
+  const to = await browser.$(toSelector);
+  await from.waitForDisplayed();
+  await to.waitForDisplayed();
+  const a = await from.getLocation();
+  const as = await from.getSize();
+  const b = await to.getLocation();
+  const bs = await to.getSize();
+  const start = { x: Math.round(a.x + as.width / 2), y: Math.round(a.y + as.height / 2) };
+  const end = { x: Math.round(b.x + bs.width / 2), y: Math.round(b.y + bs.height / 2) };
+  await browser.performActions([
+    {
+      type: 'pointer',
+      id: 'mouse',
+      parameters: { pointerType: 'mouse' },
+      actions: [
+        { type: 'pointerMove', duration: 0, x: start.x, y: start.y },
+        { type: 'pointerDown', button: 0 },
+        { type: 'pointerMove', duration: 150, x: Math.round((start.x + end.x) / 2), y: Math.round((start.y + end.y) / 2) },
+        { type: 'pointerMove', duration: 150, x: end.x, y: end.y },
+        { type: 'pointerUp', button: 0 },
+      ],
+    },
+  ]);
+  await browser.releaseActions();
+}

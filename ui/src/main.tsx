@@ -1,21 +1,28 @@
-//! Entry point. Until the shell loads blueprints from the backend, the studio opens
-//! a demo blueprint from workflows/ so `npm run ui:dev` shows something.
+//! Entry point. In the desktop app the studio opens what the backend says
+//! (`studio_info` → `open_first`); in a plain browser (`npm run ui:dev`) there is no
+//! backend, and it opens the demo blueprint from workflows/ (loaded only then).
 
 import '@xyflow/react/dist/style.css';
 import './styles.css';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
-import demo from '../../workflows/everything-tour.blueprint.json';
-import { App } from './App';
-import { docStore } from './doc/store';
 import type { Blueprint } from './doc/types';
+import { startStudio } from './panels/files';
+import { Studio } from './Studio';
 
-docStore.getState().load(demo as Blueprint, { source: 'workflows/everything-tour.blueprint.json' });
+const DEMO = 'workflows/everything-tour.blueprint.json';
+
+void startStudio({
+  demo: async () => ({
+    doc: (await import('../../workflows/everything-tour.blueprint.json')).default as Blueprint,
+    source: DEMO,
+  }),
+});
 
 const root = document.getElementById('root');
 if (!root) throw new Error('index.html has no #root');
 createRoot(root).render(
   <StrictMode>
-    <App />
+    <Studio />
   </StrictMode>,
 );

@@ -1,0 +1,41 @@
+//! The studio: the layout (`App`) with the files toolbar, the palette on the left, the
+//! inspector on the right, and the dialogs (open, servers, consent, confirmations).
+//! It validates the document while it is edited (desktop only), and hands what the
+//! servers offer (listed for the palette) to the inspector for its forms.
+//!
+//! Start-up (what to open) is `startStudio` in `panels/files`, called by `main.tsx`
+//! before or while this renders.
+
+import { useEffect } from 'react';
+import { App } from './App';
+import { inTauri, startValidation } from './backend';
+import { AskDialog, FilesToolbar, OpenDialog, save } from './panels/files';
+import { Inspector, setToolSchemas } from './panels/inspector';
+import { Palette } from './panels/palette';
+import { ConsentDialog, ServersPanel, serversStore } from './panels/servers';
+
+const saveShortcut = () => void save();
+
+export interface StudioProps {
+  /** Validate while editing (default: when there is a desktop backend). */
+  validate?: boolean;
+}
+
+export function Studio({ validate = inTauri() }: StudioProps) {
+  useEffect(() => (validate ? startValidation() : undefined), [validate]);
+  useEffect(() => {
+    setToolSchemas(serversStore.getState().offers);
+    return serversStore.subscribe((now, before) => {
+      if (now.offers !== before.offers) setToolSchemas(now.offers);
+    });
+  }, []);
+  return (
+    <>
+      <App toolbar={<FilesToolbar />} left={<Palette />} right={<Inspector />} onSaveShortcut={saveShortcut} />
+      <ServersPanel />
+      <OpenDialog />
+      <ConsentDialog />
+      <AskDialog />
+    </>
+  );
+}

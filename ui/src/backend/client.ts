@@ -1,0 +1,147 @@
+//! A thin, typed wrapper over the generated Tauri commands (`../bindings`).
+//!
+//! Every call returns the command's data or throws a `BackendError` with the
+//! command's stable `code`, its `message` and, for a blueprint that does not
+//! validate, its `diagnostics`. Outside the desktop app (a plain `npm run ui:dev` in a
+//! browser) there is no backend: `inTauri()` is false and every call throws
+//! `NO_BACKEND`, so callers check `inTauri()` first to disable what needs it.
+
+import {
+  commands,
+  type BlueprintInfo_Serialize,
+  type CommandError_Serialize,
+  type DiagnosticDto_Serialize,
+  type PromptDto_Serialize,
+  type ResourceDto_Serialize,
+  type ServerDto_Serialize,
+  type ServerOffer_Serialize,
+  type StudioInfo_Serialize,
+  type ToolDto_Serialize,
+} from '../bindings';
+import type { Blueprint, Diagnostic } from '../doc/types';
+
+// What Rust returns (the `*_Serialize` shapes), under the studio's names.
+export type StudioInfo = StudioInfo_Serialize;
+export type BlueprintInfo = BlueprintInfo_Serialize;
+export type ServerInfo = ServerDto_Serialize;
+export type ServerOffer = ServerOffer_Serialize;
+export type ToolInfo = ToolDto_Serialize;
+export type ResourceInfo = ResourceDto_Serialize;
+export type PromptInfo = PromptDto_Serialize;
+
+/** A command's error: a stable code, a message that says what to do, and diagnostics. */
+export class BackendError extends Error {
+  readonly code: string;
+  readonly diagnostics: Diagnostic[];
+  constructor(code: string, message: string, diagnostics: Diagnostic[] = []) {
+    super(message);
+    this.name = 'BackendError';
+    this.code = code;
+    this.diagnostics = diagnostics;
+  }
+}
+
+/** The code of calls made outside the desktop app. */
+export const NO_BACKEND = 'NO_BACKEND';
+
+/** True inside the desktop app (Tauri's IPC is there; `mockIPC` in tests provides it too). */
+export function inTauri(): boolean {
+  return typeof window !== 'undefined' && '__TAURI_INTERNALS__' in window;
+}
+
+/** A diagnostic as the document store holds it (`level` narrowed to error/warning). */
+export function toDiagnostic(d: DiagnosticDto_Serialize): Diagnostic {
+  return {
+    level: d.level === 'error' ? 'error' : 'warning',
+    code: d.code,
+    message: d.message,
+    pointer: typeof d.pointer === 'string' ? d.pointer : '',
+    step: d.step ?? null,
+    hint: d.hint ?? null,
+  };
+}
+
+const toDiagnostics = (list: readonly DiagnosticDto_Serialize[] | null | undefined): Diagnostic[] =>
+  Array.isArray(list) ? list.map(toDiagnostic) : [];
+
+/** Any rejection or error answer as a `BackendError`. */
+export function toBackendError(e: unknown): BackendError {
+  if (e instanceof BackendError) return e;
+  if (e && typeof e === 'object' && typeof (e as CommandError_Serialize).code === 'string') {
+    const c = e as CommandError_Serialize;
+    return new BackendError(c.code, String(c.message ?? c.code), toDiagnostics(c.diagnostics));
+  }
+  // Tauri rejects with a plain string when it cannot even call the command (bad arguments, …).
+  if (typeof e === 'string') return new BackendError('IPC_ERROR', e);
+  if (e instanceof Error) return new BackendError('IPC_ERROR', e.message);
+  return new BackendError('IPC_ERROR', 'the desktop backend did not answer');
+}
+
+type Answer<T> = { status: 'ok'; data: T } | { status: 'error'; error: CommandError_Serialize };
+
+async function call<T>(run: () => Promise<Answer<T>>): Promise<T> {
+  if (!inTauri()) throw new BackendError(NO_BACKEND, 'this needs the mcpflow desktop app (no backend in a plain browser)');
+  let answer: Answer<T>;
+  try {
+    answer = await run();
+  } catch (e) {
+    throw toBackendError(e);
+  }
+  if (answer.status === 'ok') return answer.data;
+  throw toBackendError(answer.error);
+}
+
+export interface OpenedBlueprint {
+  info: BlueprintInfo;
+  /** The stored JSON as written (not checked to be a blueprint: see `asBlueprint`). */
+  doc: unknown;
+}
+
+export interface SavedBlueprint {
+  info: BlueprintInfo;
+  warnings: Diagnostic[];
+}
+
+export interface ImportedBlueprint {
+  path: string;
+  doc: unknown;
+  diagnostics: Diagnostic[];
+}
+
+/** The backend's commands, each resolving to its data or throwing a `BackendError`. */
+export const backend = {
+  studioInfo: (): Promise<StudioInfo> => call(() => commands.studioInfo()),
+  listBlueprints: (): Promise<BlueprintInfo[]> => call(() => commands.listBlueprints()),
+  getBlueprint: (id: string): Promise<OpenedBlueprint> => call(() => commands.getBlueprint(id)),
+  validateBlueprint: async (doc: Blueprint): Promise<Diagnostic[]> =>
+    toDiagnostics(await call(() => commands.validateBlueprint(doc))),
+  saveBlueprint: async (doc: Blueprint): Promise<SavedBlueprint> => {
+    const r = await call(() => commands.saveBlueprint(doc));
+    return { info: r.info, warnings: toDiagnostics(r.warnings) };
+  },
+  deleteBlueprint: (id: string): Promise<null> => call(() => commands.deleteBlueprint(id)),
+  listServers: (): Promise<ServerInfo[]> => call(() => commands.listServers()),
+  putServer: (name: string, config: unknown): Promise<ServerInfo[]> => call(() => commands.putServer(name, config)),
+  deleteServer: (name: string): Promise<ServerInfo[]> => call(() => commands.deleteServer(name)),
+  /** Resolves to the command line that was approved. */
+  approveServer: (name: string): Promise<string> => call(() => commands.approveServer(name)),
+  testServer: (name: string): Promise<ToolInfo[]> => call(() => commands.testServer(name)),
+  serverOffers: (): Promise<ServerOffer[]> => call(() => commands.serverOffers()),
+  /** The names imported, or null when the user cancelled the file dialog. */
+  importServers: (): Promise<string[] | null> => call(() => commands.importServers()),
+  /** The file read, or null when the user cancelled the file dialog. */
+  importBlueprint: async (): Promise<ImportedBlueprint | null> => {
+    const r = await call(() => commands.importBlueprint());
+    return r ? { path: r.path, doc: r.doc, diagnostics: toDiagnostics(r.diagnostics) } : null;
+  },
+  /** The path written, or null when the user cancelled the file dialog. */
+  exportBlueprint: (doc: Blueprint): Promise<string | null> => call(() => commands.exportBlueprint(doc)),
+};
+
+export type Backend = typeof backend;
+
+/** A short message for any error (a `BackendError`'s message, or the error's text). */
+export function errorMessage(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  return toBackendError(e).message;
+}

@@ -1,0 +1,25 @@
+//! The desktop backend: typed commands (`backend`), errors (`BackendError`), whether
+//! there is a backend at all (`inTauri`), validation while editing, and the status line.
+
+export {
+  backend,
+  BackendError,
+  errorMessage,
+  inTauri,
+  NO_BACKEND,
+  toBackendError,
+  toDiagnostic,
+  type Backend,
+  type BlueprintInfo,
+  type ImportedBlueprint,
+  type OpenedBlueprint,
+  type PromptInfo,
+  type ResourceInfo,
+  type SavedBlueprint,
+  type ServerInfo,
+  type ServerOffer,
+  type StudioInfo,
+  type ToolInfo,
+} from './client';
+export { clearStatus, report, statusStore, useStatus, type StatusLevel, type StatusState } from './status';
+export { startValidation, VALIDATE_DELAY_MS, type ValidationOptions } from './validation';

@@ -1,0 +1,103 @@
+//! A fake desktop backend for tests: answers the studio's commands through
+//! `mockIPC` (so the real `commands` of bindings.ts and `backend` run), records every
+//! call, and lets a test replace any answer. Test-only: nothing in the app imports it.
+//!
+//! ```ts
+//! const be = mockBackend({ save_blueprint: () => { throw commandError('BLUEPRINT_INVALID', 'no', [d]) } });
+//! …
+//! expect(be.calls('save_blueprint')).toHaveLength(1);
+//! ```
+
+import { clearMocks, mockIPC } from '@tauri-apps/api/mocks';
+import type { CommandError_Serialize, DiagnosticDto_Serialize } from '../bindings';
+
+export type Handler = (args: Record<string, unknown>) => unknown;
+
+export interface MockBackend {
+  /** The calls of one command (their arguments), or every call in order. */
+  calls(cmd?: string): Record<string, unknown>[];
+  /** Command names in call order. */
+  log: string[];
+  /** Replaces the answer of a command. */
+  on(cmd: string, handler: Handler): void;
+  stop(): void;
+}
+
+/** An error answer, as Rust's `CommandError` serializes. */
+export function commandError(code: string, message: string, diagnostics: DiagnosticDto_Serialize[] = []): CommandError_Serialize {
+  return { code, message, diagnostics };
+}
+
+export function diag(
+  level: 'error' | 'warning',
+  code: string,
+  pointer: string,
+  step: string | null = null,
+  message = `${code} at ${pointer}`,
+): DiagnosticDto_Serialize {
+  return { level, code, message, pointer, step, hint: null };
+}
+
+const DEFAULTS: Record<string, Handler> = {
+  studio_info: () => ({ version: '0.1.0', home: '/tmp/mcpflow', first_start: false, open_first: null, interrupted: [] }),
+  list_blueprints: () => [],
+  get_blueprint: (a) => {
+    throw commandError('BLUEPRINT_NOT_FOUND', `no blueprint ${String(a.id)}`);
+  },
+  validate_blueprint: () => [],
+  save_blueprint: (a) => ({
+    info: { id: (a.doc as { id: string }).id, rev: 1, saved_at: '2026-01-01T00:00:00Z', name: null, description: null },
+    warnings: [],
+  }),
+  delete_blueprint: () => null,
+  list_servers: () => [],
+  put_server: () => [],
+  delete_server: () => [],
+  approve_server: (a) => String(a.name),
+  test_server: () => [],
+  server_offers: () => [],
+  import_servers: () => null,
+  import_blueprint: () => null,
+  export_blueprint: () => null,
+};
+
+export function mockBackend(handlers: Record<string, Handler> = {}): MockBackend {
+  const table: Record<string, Handler> = { ...DEFAULTS, ...handlers };
+  const recorded: { cmd: string; args: Record<string, unknown> }[] = [];
+  mockIPC((cmd, payload) => {
+    const args = (payload ?? {}) as Record<string, unknown>;
+    recorded.push({ cmd, args });
+    const h = table[cmd];
+    if (!h) throw commandError('UNKNOWN_COMMAND', `the mock has no ${cmd}`);
+    return h(args);
+  });
+  return {
+    calls: (cmd) => recorded.filter((c) => cmd === undefined || c.cmd === cmd).map((c) => c.args),
+    get log() {
+      return recorded.map((c) => c.cmd);
+    },
+    on(cmd, handler) {
+      table[cmd] = handler;
+    },
+    stop() {
+      clearMocks();
+    },
+  };
+}
+
+/** No backend at all: what a plain browser has. */
+export function removeBackend(): void {
+  clearMocks();
+  delete (window as { __TAURI_INTERNALS__?: unknown }).__TAURI_INTERNALS__;
+}
+
+/** A promise with its resolve/reject outside, for answers a test releases later. */
+export function deferred<T>(): { promise: Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void } {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}

@@ -1,0 +1,192 @@
+//! What the files toolbar does: new, open, save, import and export. Each reports its
+//! outcome in the status line; none throws.
+//!
+//! The store's `meta` holds where the document comes from: `{ id, rev, saved_at }` for
+//! a stored blueprint, `{ source }` for an imported file or the bundled demo, `{}` for
+//! a new one.
+
+import { useStore } from 'zustand';
+import { createStore } from 'zustand/vanilla';
+import { backend, BackendError, errorMessage, inTauri, report } from '../../backend';
+import { docStore } from '../../doc/store';
+import type { Blueprint } from '../../doc/types';
+import { ask } from './ask';
+import { asBlueprint, freeBlueprintId, newBlueprintDoc } from './documents';
+
+interface FilesState {
+  /** The Open dialog is shown. */
+  openDialog: boolean;
+  /** A save (or another backend round trip that must not overlap) is running. */
+  busy: boolean;
+}
+
+export const filesStore = createStore<FilesState>()(() => ({ openDialog: false, busy: false }));
+
+export function useFiles<T>(selector: (s: FilesState) => T): T {
+  return useStore(filesStore, selector);
+}
+
+export const showOpenDialog = (open = true) => filesStore.setState({ openDialog: open });
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+const docTitle = (doc: Blueprint) => doc.name || doc.id || 'this blueprint';
+
+/** Metadata of a stored revision, as kept in the store's `meta`. */
+export const storedMeta = (info: { id: string; rev: number; saved_at: string }) => ({
+  id: info.id,
+  rev: info.rev,
+  saved_at: info.saved_at,
+});
+
+/** True when there is nothing unsaved, or the user agrees to drop it. */
+export async function confirmDiscard(action: string): Promise<boolean> {
+  const s = docStore.getState();
+  if (!s.dirty) return true;
+  return ask({
+    title: 'Discard unsaved changes?',
+    message: `“${docTitle(s.doc)}” has unsaved changes. ${action} discards them.`,
+    confirm: 'Discard changes',
+    danger: true,
+  });
+}
+
+/** Starts a new, empty blueprint (with an id no stored blueprint has). */
+export async function newBlueprint(): Promise<void> {
+  if (!(await confirmDiscard('A new blueprint'))) return;
+  let id = 'untitled';
+  if (inTauri()) {
+    try {
+      id = freeBlueprintId((await backend.listBlueprints()).map((b) => b.id));
+    } catch {
+      // Not knowing the stored ids only matters at save, which asks before replacing.
+    }
+  }
+  docStore.getState().load(newBlueprintDoc(id), {});
+  report('info', 'new blueprint: add a step from the palette, then save');
+}
+
+/** Opens a stored blueprint without asking (the caller asked about unsaved changes). */
+export async function openStored(id: string): Promise<boolean> {
+  try {
+    const opened = await backend.getBlueprint(id);
+    const checked = asBlueprint(opened.doc);
+    if ('problem' in checked) {
+      report('error', `could not open ${id}: ${checked.problem}`);
+      return false;
+    }
+    docStore.getState().load(checked.doc, storedMeta(opened.info));
+    report('info', `opened ${opened.info.name || opened.info.id}, revision ${opened.info.rev}`);
+    return true;
+  } catch (e) {
+    report('error', `could not open ${id}: ${errorMessage(e)}`);
+    return false;
+  }
+}
+
+/** Asks about unsaved changes, then opens a stored blueprint. */
+export async function openBlueprint(id: string): Promise<boolean> {
+  if (!(await confirmDiscard('Opening another blueprint'))) return false;
+  return openStored(id);
+}
+
+/**
+ * Saves the document as a new revision. Errors block: they become the diagnostics
+ * and the document stays unsaved. A document whose id is not the stored one it was
+ * opened as (new, imported, renamed) asks before replacing another stored blueprint.
+ */
+export async function save(): Promise<boolean> {
+  if (!inTauri()) {
+    report('warning', 'not saved: saving needs the mcpflow desktop app');
+    return false;
+  }
+  if (filesStore.getState().busy) return false;
+  filesStore.setState({ busy: true });
+  try {
+    const s = docStore.getState();
+    const doc = s.doc;
+    if (s.meta.id !== doc.id && typeof doc.id === 'string') {
+      let existing: { rev: number; name: string | null } | undefined;
+      try {
+        existing = (await backend.listBlueprints()).find((b) => b.id === doc.id);
+      } catch {
+        existing = undefined; // the save below reports a backend that does not answer
+      }
+      if (
+        existing &&
+        !(await ask({
+          title: 'Replace a stored blueprint?',
+          message: `A blueprint with the id “${doc.id}” is already stored (${existing.name ?? doc.id}, revision ${existing.rev}). Saving makes this document its next revision. Change the id in the blueprint settings to keep both.`,
+          confirm: 'Save as its next revision',
+          danger: true,
+        }))
+      ) {
+        report('info', 'not saved');
+        return false;
+      }
+    }
+    const saved = await backend.saveBlueprint(doc);
+    const meta = storedMeta(saved.info);
+    const now = docStore.getState();
+    if (now.doc === doc) {
+      now.markSaved(meta);
+      now.setDiagnostics(saved.warnings);
+    } else {
+      // Edited while saving: what was saved is the saved snapshot; the edits stay unsaved.
+      docStore.setState({ savedDoc: doc, meta, dirty: true });
+    }
+    const warnings = saved.warnings.filter((d) => d.level === 'warning').length;
+    report('success', `saved revision ${saved.info.rev}${warnings ? ` (${plural(warnings, 'warning')})` : ''}`);
+    return true;
+  } catch (e) {
+    if (e instanceof BackendError && e.code === 'BLUEPRINT_INVALID') {
+      const errors = e.diagnostics.filter((d) => d.level === 'error').length;
+      docStore.getState().setDiagnostics(e.diagnostics);
+      report('error', `not saved: ${plural(errors, 'error')}${errors ? ' (see the diagnostics)' : ` — ${e.message}`}`);
+    } else {
+      report('error', `not saved: ${errorMessage(e)}`);
+    }
+    return false;
+  } finally {
+    filesStore.setState({ busy: false });
+  }
+}
+
+/** Reads a blueprint file into the editor as an unsaved document, with its diagnostics. */
+export async function importFile(): Promise<boolean> {
+  if (!(await confirmDiscard('Importing a file'))) return false;
+  try {
+    const file = await backend.importBlueprint();
+    if (!file) return false; // the user cancelled the dialog
+    const checked = asBlueprint(file.doc);
+    if ('problem' in checked) {
+      report('error', `could not import ${file.path}: ${checked.problem}`);
+      return false;
+    }
+    const s = docStore.getState();
+    s.load(checked.doc, { source: file.path });
+    // Not stored yet: unsaved until Save (no snapshot of it is "saved").
+    docStore.setState({ savedDoc: newBlueprintDoc(''), dirty: true });
+    docStore.getState().setDiagnostics(file.diagnostics);
+    const errors = file.diagnostics.filter((d) => d.level === 'error').length;
+    report(
+      errors ? 'warning' : 'info',
+      `imported ${file.path} (not saved yet${errors ? `; ${plural(errors, 'error')} to fix before saving` : ''})`,
+    );
+    return true;
+  } catch (e) {
+    report('error', `could not import: ${errorMessage(e)}`);
+    return false;
+  }
+}
+
+/** Writes the document as it is (unsaved edits included) to a file the user picks. */
+export async function exportFile(): Promise<string | null> {
+  try {
+    const path = await backend.exportBlueprint(docStore.getState().doc);
+    if (path) report('success', `exported to ${path}`);
+    return path;
+  } catch (e) {
+    report('error', `could not export: ${errorMessage(e)}`);
+    return null;
+  }
+}

@@ -1,0 +1,198 @@
+//! The inspector (right sidebar): blueprint settings when nothing is selected, the
+//! step's form (or its raw JSON) for one step, and "N steps selected" for several.
+
+import { useEffect, useMemo, useRef, useState } from 'react';
+import { diagnosticTarget, docStore, findStep, useDoc, type Diagnostic, type Step } from '../../doc';
+import { FieldDiagnostics } from './fields';
+import { OffersOverride, type Offer } from './offers';
+import { RawJson } from './RawJson';
+import { namesInScope } from './scope';
+import { Settings } from './Settings';
+import { StepForm } from './StepForm';
+import { ScopeNames } from './TemplateInput';
+
+const FOCUSABLE = 'input:not([type=hidden]), select, textarea, [contenteditable="true"], button';
+
+/** Scrolls to, focuses and briefly highlights the field at `pointer` (or its nearest parent). */
+export function focusField(root: HTMLElement, pointer: string): boolean {
+  const tokens = pointer.split('/').slice(1).map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const rows = [...root.querySelectorAll<HTMLElement>('[data-pointer]')];
+  for (let n = tokens.length; n >= 1; n--) {
+    const p = '/' + tokens.slice(0, n).map((t) => t.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
+    let el: HTMLElement | null = null;
+    if (tokens[0] === 'args' && n >= 2) {
+      // RJSF ids: root_<prop>_<sub>…
+      const byId = root.ownerDocument.getElementById(['root', ...tokens.slice(1, n)].join('_'));
+      if (byId && root.contains(byId)) el = byId;
+    }
+    el ??= rows.find((r) => r.getAttribute('data-pointer') === p) ?? null;
+    if (!el) continue;
+    const row = el.closest<HTMLElement>('.rjsf-field, [data-pointer]') ?? el;
+    row.scrollIntoView?.({ block: 'center' });
+    const target = el.matches(FOCUSABLE) ? el : el.querySelector<HTMLElement>(FOCUSABLE);
+    target?.focus({ preventScroll: true });
+    row.classList.remove('is-flagged');
+    // Restart the highlight animation.
+    void row.offsetWidth;
+    row.classList.add('is-flagged');
+    setTimeout(() => row.classList.remove('is-flagged'), 2500);
+    return true;
+  }
+  return false;
+}
+
+function DiagnosticRows({ items, onPick }: { items: readonly Diagnostic[]; onPick(d: Diagnostic): void }) {
+  if (!items.length) return null;
+  return (
+    <ul className="insp-diags" data-testid="inspector-diagnostics">
+      {items.map((d, i) => (
+        <li key={i}>
+          <button type="button" className={`insp-diag diag-${d.level}`} data-testid="inspector-diagnostic" onClick={() => onPick(d)} title={d.hint ?? undefined}>
+            <span className="diag-level">{d.level === 'error' ? '✕' : '!'}</span>
+            <code className="diag-code">{d.code}</code>
+            <span className="diag-message">{d.message}</span>
+            {d.hint ? <span className="diag-hint">{d.hint}</span> : null}
+          </button>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+const NO_DIAGS: Diagnostic[] = [];
+
+type Tab = 'form' | 'json';
+
+function StepInspector({ step, tab, setTab }: { step: Step; tab: Tab; setTab(t: Tab): void }) {
+  const doc = useDoc((s) => s.doc);
+  const items = useDoc((s) => s.diagnosticsByStep[step.id]?.items ?? NO_DIAGS);
+  const field = useDoc((s) => s.field);
+  const reveal = useDoc((s) => s.reveal);
+  const root = useRef<HTMLDivElement>(null);
+
+  const names = useMemo(() => namesInScope(doc, step.id), [doc, step.id]);
+  const diags = useMemo(() => items.map((d) => ({ field: diagnosticTarget(doc, d).field ?? '', d })), [items, doc]);
+  const byField = useMemo(() => {
+    const m = new Map<string, Diagnostic[]>();
+    for (const { field: f, d } of diags) if (f) m.set(f, [...(m.get(f) ?? []), d]);
+    return m;
+  }, [diags]);
+
+  // A diagnostic was clicked: show the form and bring its field into view (once per
+  // click: the tab stays free to change afterwards).
+  const handled = useRef<string | null>(null);
+  useEffect(() => {
+    if (!field) return;
+    const request = `${field}|${reveal?.nonce ?? ''}`;
+    if (handled.current === request) return;
+    if (tab !== 'form') {
+      setTab('form');
+      return;
+    }
+    handled.current = request;
+    if (root.current) focusField(root.current, field);
+  }, [field, reveal, tab, setTab]);
+
+  return (
+    <div className="step-inspector" ref={root}>
+      <header className="insp-head">
+        <span className={`kind-badge kind-${step.kind}`}>{step.kind}</span>
+        <code className="insp-head-id">{step.id}</code>
+        {step.name ? <span className="insp-head-name">{step.name}</span> : null}
+      </header>
+      <DiagnosticRows
+        items={items}
+        onPick={(d) => {
+          setTab('form');
+          // Sets `field` and a new `reveal`, so the effect below focuses it even when clicked twice.
+          docStore.getState().selectDiagnostic(d);
+        }}
+      />
+      <div className="insp-tabs" role="tablist">
+        <button type="button" role="tab" aria-selected={tab === 'form'} className={tab === 'form' ? 'is-on' : ''} data-testid="step-form-tab" onClick={() => setTab('form')}>
+          Form
+        </button>
+        <button type="button" role="tab" aria-selected={tab === 'json'} className={tab === 'json' ? 'is-on' : ''} data-testid="raw-json-tab" onClick={() => setTab('json')}>
+          Raw JSON
+        </button>
+      </div>
+      {tab === 'form' ? (
+        <ScopeNames.Provider value={names}>
+          <FieldDiagnostics.Provider value={byField}>
+            <StepForm step={step} diags={diags} />
+          </FieldDiagnostics.Provider>
+        </ScopeNames.Provider>
+      ) : (
+        <RawJson step={step} />
+      )}
+    </div>
+  );
+}
+
+function MultiSelection({ ids }: { ids: readonly string[] }) {
+  return (
+    <div className="multi-selection" data-testid="multi-selection">
+      <p className="insp-multi-count">{ids.length} steps selected</p>
+      <ul className="targets">
+        {ids.map((id) => (
+          <li key={id} className="chip">
+            <code>{id}</code>
+          </li>
+        ))}
+      </ul>
+      <div className="insp-actions">
+        <button type="button" data-testid="inspector-duplicate" onClick={() => docStore.getState().duplicate(ids)}>
+          Duplicate
+        </button>
+        <button type="button" className="danger" data-testid="inspector-delete" onClick={() => docStore.getState().removeSteps(ids)}>
+          Delete
+        </button>
+      </div>
+    </div>
+  );
+}
+
+export interface InspectorProps {
+  /**
+   * What the servers offer (tools with input schemas, resources, prompts). Omitted:
+   * the inspector reads the store `setToolSchemas(offers)` fills.
+   */
+  offers?: readonly Offer[];
+}
+
+/** The right sidebar: settings, one step's form, or the multi-selection. */
+export function Inspector({ offers }: InspectorProps) {
+  const selected = useDoc((s) => s.selected);
+  const step = useDoc((s) => (s.selected.length === 1 ? findStep(s.doc, s.selected[0]!) : undefined));
+  const docDiagnostics = useDoc((s) => s.diagnostics);
+  const doc = useDoc((s) => s.doc);
+  const blueprintDiags = useMemo(() => docDiagnostics.filter((d) => !diagnosticTarget(doc, d).step), [docDiagnostics, doc]);
+  const root = useRef<HTMLElement>(null);
+  // The tab stays as chosen while the selection moves from step to step.
+  const [tab, setTab] = useState<Tab>('form');
+
+  let body;
+  if (selected.length === 0) {
+    body = (
+      <>
+        <header className="insp-head">
+          <span className="insp-head-title">Blueprint settings</span>
+        </header>
+        <DiagnosticRows items={blueprintDiags} onPick={(d) => root.current && focusField(root.current, d.pointer)} />
+        <Settings diagnostics={blueprintDiags} />
+      </>
+    );
+  } else if (selected.length === 1 && step) {
+    // Keyed by id: a draft of one step never commits to another.
+    body = <StepInspector key={step.id} step={step} tab={tab} setTab={setTab} />;
+  } else {
+    body = <MultiSelection ids={selected} />;
+  }
+
+  const content = (
+    <section className="inspector" data-testid="inspector" aria-label="Inspector" ref={root}>
+      {body}
+    </section>
+  );
+  return offers ? <OffersOverride.Provider value={offers}>{content}</OffersOverride.Provider> : content;
+}

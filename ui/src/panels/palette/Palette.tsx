@@ -1,0 +1,248 @@
+//! The palette (left sidebar): the step kinds, then every tool, resource and prompt of
+//! every configured server, filtered by the search box. Items are dragged onto the
+//! canvas (`STEP_MIME` data: a step template), or added with a double-click or Enter.
+//! A server nobody approved shows its command and an Approve… button (consent first).
+//!
+//! Typing in the search box re-renders the palette only: it writes nothing to the
+//! document store, so the canvas does not render again.
+
+import { memo, useDeferredValue, useEffect, useMemo, useState, type DragEvent, type KeyboardEvent } from 'react';
+import { inTauri, type PromptInfo, type ResourceInfo, type ServerInfo, type ServerOffer, type ToolInfo } from '../../backend';
+import { STEP_MIME } from '../../canvas/commands';
+import { docStore } from '../../doc/store';
+import type { StepTemplate } from '../../doc/types';
+import { refreshAll, requestConsent, serversStore, useServers } from '../servers/store';
+import { KIND_ITEMS, matches, promptTemplate, resourceTemplate, toolTemplate } from './templates';
+
+/** Adds a step from a template at the end of the blueprint and selects it (keyboard users). */
+export function addFromTemplate(json: string): string | null {
+  const s = docStore.getState();
+  const id = s.addStep(JSON.parse(json) as StepTemplate);
+  if (id) s.select([id], { reveal: true });
+  return id;
+}
+
+interface ItemProps {
+  testId: string;
+  kind: string;
+  label: string;
+  detail?: string | null;
+  hint?: string | null;
+  /** The step template, as JSON text (stable for memo). */
+  json: string;
+}
+
+const PaletteItem = memo(function PaletteItem({ testId, kind, label, detail, hint, json }: ItemProps) {
+  const onDragStart = (e: DragEvent) => {
+    e.dataTransfer.setData(STEP_MIME, json);
+    e.dataTransfer.setData('text/plain', json);
+    e.dataTransfer.effectAllowed = 'copy';
+  };
+  const onKeyDown = (e: KeyboardEvent) => {
+    if (e.key === 'Enter' || e.key === ' ') {
+      e.preventDefault();
+      addFromTemplate(json);
+    }
+  };
+  return (
+    <li>
+      <div
+        className={`palette-item kind-${kind}`}
+        role="button"
+        tabIndex={0}
+        draggable
+        data-testid={testId}
+        data-template={json}
+        title={`${hint ?? detail ?? label}\nDrag onto the canvas, or double-click / Enter to add`}
+        onDragStart={onDragStart}
+        onDoubleClick={() => addFromTemplate(json)}
+        onKeyDown={onKeyDown}
+      >
+        <span className="palette-name">{label}</span>
+        {detail ? <span className="palette-detail">{detail}</span> : null}
+      </div>
+    </li>
+  );
+});
+
+const KindSection = memo(function KindSection({ query }: { query: string }) {
+  const items = KIND_ITEMS.filter((k) => matches(query, k.kind, k.label, k.description, 'step'));
+  if (items.length === 0) return null;
+  return (
+    <section className="palette-section" aria-label="Steps">
+      <h3 className="palette-heading">Steps</h3>
+      <ul className="palette-list">
+        {items.map((k) => (
+          <PaletteItem
+            key={k.kind}
+            testId={`palette-item-kind-${k.kind}`}
+            kind={k.kind}
+            label={k.label}
+            detail={k.description}
+            json={JSON.stringify(k.template)}
+          />
+        ))}
+      </ul>
+    </section>
+  );
+});
+
+interface Filtered {
+  tools: ToolInfo[];
+  resources: ResourceInfo[];
+  prompts: PromptInfo[];
+}
+
+function filterOffer(offer: ServerOffer, query: string): Filtered {
+  return {
+    tools: offer.tools.filter((t) => matches(query, offer.server, t.name, t.description)),
+    resources: offer.resources.filter((r) => matches(query, offer.server, r.name, r.uri, r.description)),
+    prompts: offer.prompts.filter((p) => matches(query, offer.server, p.name, p.description)),
+  };
+}
+
+const ServerSection = memo(function ServerSection({
+  offer,
+  server,
+  query,
+}: {
+  offer: ServerOffer;
+  server: ServerInfo | undefined;
+  query: string;
+}) {
+  const found = useMemo(() => filterOffer(offer, query), [offer, query]);
+  const count = found.tools.length + found.resources.length + found.prompts.length;
+  if (query && count === 0 && !(offer.error && matches(query, offer.server))) return null;
+  const unapproved = offer.error?.code === 'SERVER_NOT_APPROVED';
+  return (
+    <section className="palette-section" aria-label={`Server ${offer.server}`} data-testid={`palette-server-${offer.server}`}>
+      <h3 className="palette-heading">
+        {offer.server}
+        {!offer.error ? <span className="palette-count">{count}</span> : null}
+      </h3>
+      {unapproved ? (
+        <div className="palette-consent">
+          <p>Not approved yet. It starts:</p>
+          <code className="palette-command">{server?.command ?? offer.error?.message}</code>
+          <button type="button" data-testid={`approve-${offer.server}`} onClick={() => void requestConsent(offer.server)}>
+            Approve…
+          </button>
+        </div>
+      ) : offer.error ? (
+        <p className="inline-error" data-testid={`palette-error-${offer.server}`}>
+          {offer.error.message}
+        </p>
+      ) : count === 0 ? (
+        <p className="muted">offers nothing</p>
+      ) : null}
+      {found.tools.length ? (
+        <ul className="palette-list" aria-label="Tools">
+          {found.tools.map((t) => (
+            <PaletteItem
+              key={t.name}
+              testId={`palette-item-${offer.server}-${t.name}`}
+              kind="tool"
+              label={t.name}
+              detail={t.description}
+              json={JSON.stringify(toolTemplate({ ...t, server: offer.server }))}
+            />
+          ))}
+        </ul>
+      ) : null}
+      {found.resources.length ? (
+        <>
+          <h4 className="palette-subheading">Resources</h4>
+          <ul className="palette-list" aria-label="Resources">
+            {found.resources.map((r) => (
+              <PaletteItem
+                key={r.uri}
+                testId={`palette-resource-${offer.server}-${r.name}`}
+                kind="resource"
+                label={r.name}
+                detail={r.description ?? r.uri}
+                hint={r.uri}
+                json={JSON.stringify(resourceTemplate({ ...r, server: offer.server }))}
+              />
+            ))}
+          </ul>
+        </>
+      ) : null}
+      {found.prompts.length ? (
+        <>
+          <h4 className="palette-subheading">Prompts</h4>
+          <ul className="palette-list" aria-label="Prompts">
+            {found.prompts.map((p) => (
+              <PaletteItem
+                key={p.name}
+                testId={`palette-prompt-${offer.server}-${p.name}`}
+                kind="prompt"
+                label={p.name}
+                detail={p.description}
+                json={JSON.stringify(promptTemplate({ ...p, server: offer.server }))}
+              />
+            ))}
+          </ul>
+        </>
+      ) : null}
+    </section>
+  );
+});
+
+export const Palette = memo(function Palette() {
+  const desktop = inTauri();
+  const [query, setQuery] = useState('');
+  const deferred = useDeferredValue(query.trim());
+  const offers = useServers((s) => s.offers);
+  const servers = useServers((s) => s.servers);
+  const loading = useServers((s) => s.offersLoading);
+  const loaded = useServers((s) => s.offersLoaded);
+  const error = useServers((s) => s.offersError);
+  useEffect(() => {
+    // (StrictMode runs this twice: the first call has already set offersLoading.)
+    if (desktop && !loaded && !serversStore.getState().offersLoading) void refreshAll();
+  }, [desktop, loaded]);
+  const byName = useMemo(() => new Map(servers.map((s) => [s.name, s])), [servers]);
+
+  return (
+    <div className="palette" data-testid="palette">
+      <div className="palette-top">
+        <input
+          type="search"
+          className="palette-search"
+          data-testid="palette-search"
+          placeholder="Search steps, tools, resources, prompts"
+          aria-label="Search the palette"
+          value={query}
+          onChange={(e) => setQuery(e.target.value)}
+        />
+        {desktop ? (
+          <button
+            type="button"
+            className="palette-refresh"
+            data-testid="palette-refresh"
+            onClick={() => void refreshAll()}
+            disabled={loading}
+            title="List the servers' tools again"
+            aria-label="Refresh"
+          >
+            {loading ? '…' : '↻'}
+          </button>
+        ) : null}
+      </div>
+      <KindSection query={deferred} />
+      {!desktop ? <p className="muted palette-note">Server tools appear here in the desktop app.</p> : null}
+      {desktop && loading && !loaded ? <p className="muted palette-note">Listing the servers’ tools…</p> : null}
+      {error ? (
+        <p className="inline-error palette-note" role="alert">
+          {error}
+        </p>
+      ) : null}
+      {desktop && loaded && offers.length === 0 && !error ? (
+        <p className="muted palette-note">No server is configured: add one with the Servers button.</p>
+      ) : null}
+      {offers.map((o) => (
+        <ServerSection key={o.server} offer={o} server={byName.get(o.server)} query={deferred} />
+      ))}
+    </div>
+  );
+});

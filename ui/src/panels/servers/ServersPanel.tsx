@@ -1,0 +1,149 @@
+//! The servers panel (a dialog from the toolbar's Servers button): every configured
+//! server with what it starts and whether that is approved; add, edit, remove, import
+//! an `mcpServers` file, test a connection (listing the tools), approve.
+
+import { memo, useEffect, useState } from 'react';
+import type { ServerInfo } from '../../backend';
+import { ask } from '../files/ask';
+import { Modal } from '../files/Modal';
+import { ServerEditor } from './ServerEditor';
+import {
+  closeServersPanel,
+  deleteServer,
+  importServersFile,
+  refreshServers,
+  requestConsent,
+  testOrAsk,
+  useServers,
+  type TestState,
+} from './store';
+
+export const ServersPanel = memo(function ServersPanel() {
+  const open = useServers((s) => s.panelOpen);
+  return open ? <ServersPanelBody /> : null;
+});
+
+type Editing = { mode: 'add' } | { mode: 'edit'; server: ServerInfo } | null;
+
+function ServersPanelBody() {
+  const servers = useServers((s) => s.servers);
+  const loaded = useServers((s) => s.serversLoaded);
+  const error = useServers((s) => s.serversError);
+  const [editing, setEditing] = useState<Editing>(null);
+  useEffect(() => void refreshServers(), []);
+
+  return (
+    <Modal
+      title="Servers"
+      onClose={closeServersPanel}
+      testId="servers-panel"
+      className="servers-panel"
+      footer={
+        <>
+          <button type="button" data-testid="servers-import" onClick={() => void importServersFile()}>
+            Import mcpServers file…
+          </button>
+          <button type="button" className="primary" data-testid="server-add" onClick={() => setEditing({ mode: 'add' })}>
+            Add server
+          </button>
+        </>
+      }
+    >
+      {editing ? (
+        <ServerEditor
+          key={editing.mode === 'edit' ? editing.server.name : '+'}
+          server={editing.mode === 'edit' ? editing.server : undefined}
+          onDone={() => setEditing(null)}
+        />
+      ) : null}
+      {error ? (
+        <p className="inline-error" role="alert">
+          {error}
+        </p>
+      ) : null}
+      {loaded && servers.length === 0 && !error ? (
+        <p className="muted">No server is configured. Add one, or import a Claude Desktop / Cursor mcpServers file.</p>
+      ) : null}
+      <ul className="server-rows">
+        {servers.map((s) => (
+          <ServerRow key={s.name} server={s} onEdit={setEditing} />
+        ))}
+      </ul>
+    </Modal>
+  );
+}
+
+const ServerRow = memo(function ServerRow({ server, onEdit }: { server: ServerInfo; onEdit: (e: Editing) => void }) {
+  const test = useServers((s) => s.tests[server.name]);
+  const editable = server.transport !== 'in-process' && server.config !== null;
+  const remove = async () => {
+    const ok = await ask({
+      title: `Remove ${server.name}?`,
+      message: `Steps that use “${server.name}” stop working until a server with that name is configured again.`,
+      confirm: 'Remove',
+      danger: true,
+    });
+    if (ok) await deleteServer(server.name);
+  };
+  return (
+    <li className="server-row" data-testid={`server-row-${server.name}`}>
+      <div className="server-line">
+        <strong className="server-name">{server.name}</strong>
+        <span className="badge">{server.transport}</span>
+        {server.approved ? (
+          <span className="badge badge-ok" data-testid={`server-approved-${server.name}`}>
+            {server.command ? 'approved' : 'no approval needed'}
+          </span>
+        ) : (
+          <span className="badge badge-warn" data-testid={`server-unapproved-${server.name}`}>
+            needs approval
+          </span>
+        )}
+        <span className="server-actions">
+          <button type="button" data-testid={`server-test-${server.name}`} onClick={() => void testOrAsk(server.name)} disabled={test?.state === 'running'}>
+            {test?.state === 'running' ? 'Testing…' : 'Test'}
+          </button>
+          {!server.approved && server.command ? (
+            <button type="button" data-testid={`server-approve-${server.name}`} onClick={() => void requestConsent(server.name)}>
+              Approve…
+            </button>
+          ) : null}
+          {editable ? (
+            <button type="button" data-testid={`server-edit-${server.name}`} onClick={() => onEdit({ mode: 'edit', server })}>
+              Edit
+            </button>
+          ) : null}
+          <button type="button" className="danger-text" data-testid={`server-remove-${server.name}`} onClick={() => void remove()}>
+            Remove
+          </button>
+        </span>
+      </div>
+      <code className="server-target">{server.command ?? server.url ?? '(built in)'}</code>
+      {test ? <TestResult name={server.name} test={test} /> : null}
+    </li>
+  );
+});
+
+function TestResult({ name, test }: { name: string; test: TestState }) {
+  if (test.state === 'running') return <p className="muted">Connecting…</p>;
+  if (test.state === 'error') {
+    return (
+      <p className="inline-error" role="alert" data-testid={`server-test-result-${name}`}>
+        {test.message}
+      </p>
+    );
+  }
+  return (
+    <div className="test-result" data-testid={`server-test-result-${name}`}>
+      <span className="inline-ok">connected: {test.tools.length} tool{test.tools.length === 1 ? '' : 's'}</span>
+      <ul className="test-tools">
+        {test.tools.map((t) => (
+          <li key={t.name} title={t.description ?? undefined}>
+            <code>{t.name}</code>
+            {t.description ? <span className="muted"> — {t.description}</span> : null}
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}

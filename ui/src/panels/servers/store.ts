@@ -1,0 +1,233 @@
+//! Servers: the configured list, what each offers (for the palette), connection tests,
+//! and the consent prompt. Shared by the palette and the servers panel.
+//!
+//! Consent: nothing asks the backend to start an unapproved stdio server. Approve and
+//! Test on an unapproved server first open the consent prompt with the exact command
+//! line; only its Approve button calls `approve_server`.
+
+import { useStore } from 'zustand';
+import { createStore } from 'zustand/vanilla';
+import {
+  backend,
+  errorMessage,
+  inTauri,
+  report,
+  type ServerInfo,
+  type ServerOffer,
+  type ToolInfo,
+} from '../../backend';
+
+export type TestState = { state: 'running' } | { state: 'ok'; tools: ToolInfo[] } | { state: 'error'; message: string };
+
+export interface Consent {
+  server: string;
+  /** The exact command line shown (what gets approved). */
+  command: string;
+  /** Test the server once approved. */
+  then: 'test' | null;
+  busy: boolean;
+  /** The command changed since the prompt was opened: shown again, to confirm again. */
+  changed: boolean;
+  error: string | null;
+}
+
+export interface ServersState {
+  servers: ServerInfo[];
+  serversLoaded: boolean;
+  serversError: string | null;
+  offers: ServerOffer[];
+  offersLoading: boolean;
+  offersLoaded: boolean;
+  offersError: string | null;
+  tests: Record<string, TestState>;
+  consent: Consent | null;
+  panelOpen: boolean;
+}
+
+export const serversStore = createStore<ServersState>()(() => ({
+  servers: [],
+  serversLoaded: false,
+  serversError: null,
+  offers: [],
+  offersLoading: false,
+  offersLoaded: false,
+  offersError: null,
+  tests: {},
+  consent: null,
+  panelOpen: false,
+}));
+
+export function useServers<T>(selector: (s: ServersState) => T): T {
+  return useStore(serversStore, selector);
+}
+
+export const openServersPanel = () => serversStore.setState({ panelOpen: true });
+export const closeServersPanel = () => serversStore.setState({ panelOpen: false });
+
+// Only the latest refresh of each kind lands (a slow answer must not overwrite a newer one).
+let serversSeq = 0;
+let offersSeq = 0;
+
+export async function refreshServers(): Promise<ServerInfo[] | null> {
+  if (!inTauri()) return null;
+  const mine = ++serversSeq;
+  try {
+    const servers = await backend.listServers();
+    if (mine === serversSeq) serversStore.setState({ servers, serversLoaded: true, serversError: null });
+    return servers;
+  } catch (e) {
+    if (mine === serversSeq) serversStore.setState({ serversError: errorMessage(e), serversLoaded: true });
+    return null;
+  }
+}
+
+/** Lists what every server offers (approved servers are started by the backend). */
+export async function refreshOffers(): Promise<void> {
+  if (!inTauri()) return;
+  const mine = ++offersSeq;
+  serversStore.setState({ offersLoading: true });
+  try {
+    const offers = await backend.serverOffers();
+    if (mine === offersSeq) serversStore.setState({ offers, offersLoading: false, offersLoaded: true, offersError: null });
+  } catch (e) {
+    if (mine === offersSeq) serversStore.setState({ offersLoading: false, offersLoaded: true, offersError: errorMessage(e) });
+  }
+}
+
+export async function refreshAll(): Promise<void> {
+  await Promise.all([refreshServers(), refreshOffers()]);
+}
+
+/** Stores the list a command answered with (put/delete return the new list). */
+const setServers = (servers: ServerInfo[]) => serversStore.setState({ servers, serversLoaded: true, serversError: null });
+
+async function findServer(name: string): Promise<ServerInfo | undefined> {
+  const known = serversStore.getState().servers.find((s) => s.name === name);
+  if (known) return known;
+  return (await refreshServers())?.find((s) => s.name === name);
+}
+
+/** Whether starting this server needs the user's consent first. */
+export const needsConsent = (s: ServerInfo | undefined): s is ServerInfo & { command: string } =>
+  !!s && !s.approved && typeof s.command === 'string';
+
+/** Opens the consent prompt for a server (from the palette or the servers panel). */
+export async function requestConsent(name: string, then: Consent['then'] = null): Promise<void> {
+  const server = await findServer(name);
+  if (!server) {
+    report('error', `no server named ${name} is configured`);
+    return;
+  }
+  if (!needsConsent(server)) {
+    if (then === 'test') await testServer(name);
+    else report('info', `${name} needs no approval`);
+    return;
+  }
+  serversStore.setState({ consent: { server: name, command: server.command, then, busy: false, changed: false, error: null } });
+}
+
+export const cancelConsent = () => serversStore.setState({ consent: null });
+
+/**
+ * The user approved the command shown. If the configured command changed since it was
+ * shown, the prompt shows the new one and waits for another confirmation instead.
+ */
+export async function approveConsent(): Promise<boolean> {
+  const c = serversStore.getState().consent;
+  if (!c || c.busy) return false;
+  const update = (patch: Partial<Consent>) => {
+    const now = serversStore.getState().consent;
+    if (now && now.server === c.server) serversStore.setState({ consent: { ...now, ...patch } });
+  };
+  update({ busy: true, error: null });
+  try {
+    const fresh = (await backend.listServers()).find((s) => s.name === c.server);
+    setServersQuietly(fresh);
+    if (!fresh) {
+      update({ busy: false, error: `${c.server} is no longer configured` });
+      return false;
+    }
+    if (fresh.command !== c.command) {
+      if (!needsConsent(fresh)) {
+        serversStore.setState({ consent: null });
+        await refreshAll();
+        return false;
+      }
+      update({ busy: false, command: fresh.command, changed: true });
+      return false;
+    }
+    const approved = await backend.approveServer(c.server);
+    serversStore.setState({ consent: null });
+    report('success', `approved ${c.server}: ${approved}`);
+    await refreshAll();
+    if (c.then === 'test') await testServer(c.server);
+    return true;
+  } catch (e) {
+    update({ busy: false, error: errorMessage(e) });
+    return false;
+  }
+
+  function setServersQuietly(fresh: ServerInfo | undefined) {
+    if (!fresh) return;
+    const list = serversStore.getState().servers;
+    if (list.some((s) => s.name === fresh.name)) setServers(list.map((s) => (s.name === fresh.name ? fresh : s)));
+  }
+}
+
+/** Tests a connection; an unapproved stdio server asks for consent first. */
+export async function testOrAsk(name: string): Promise<void> {
+  const server = await findServer(name);
+  if (needsConsent(server)) return requestConsent(name, 'test');
+  return testServer(name);
+}
+
+/** Connects and lists the tools (the backend starts only approved servers). */
+export async function testServer(name: string): Promise<void> {
+  const set = (t: TestState) => serversStore.setState((s) => ({ tests: { ...s.tests, [name]: t } }));
+  set({ state: 'running' });
+  try {
+    set({ state: 'ok', tools: await backend.testServer(name) });
+  } catch (e) {
+    set({ state: 'error', message: errorMessage(e) });
+  }
+}
+
+/** Adds or replaces a server; a rename removes the old entry. Throws the backend's error. */
+export async function putServer(name: string, config: unknown, previous?: string): Promise<void> {
+  let servers = await backend.putServer(name, config);
+  if (previous && previous !== name) servers = await backend.deleteServer(previous);
+  setServers(servers);
+  serversStore.setState((s) => {
+    const tests = { ...s.tests };
+    delete tests[name];
+    if (previous) delete tests[previous];
+    return { tests };
+  });
+  void refreshOffers();
+}
+
+export async function deleteServer(name: string): Promise<void> {
+  try {
+    setServers(await backend.deleteServer(name));
+    report('info', `removed ${name}`);
+    void refreshOffers();
+  } catch (e) {
+    report('error', `could not remove ${name}: ${errorMessage(e)}`);
+  }
+}
+
+export async function importServersFile(): Promise<void> {
+  try {
+    const names = await backend.importServers();
+    if (!names) return;
+    report(
+      'success',
+      names.length
+        ? `imported ${names.length} server${names.length === 1 ? '' : 's'}: ${names.join(', ')} (stdio servers need approval before they start)`
+        : 'the file has no servers',
+    );
+    await refreshAll();
+  } catch (e) {
+    report('error', `could not import servers: ${errorMessage(e)}`);
+  }
+}
