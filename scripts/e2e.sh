@@ -7,22 +7,10 @@
 # Usage: bash scripts/e2e.sh            (scripts/test.sh runs it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-step() { printf '\n== %s\n' "$*"; }
+source scripts/lib.sh
 
 step "system packages (WebKitGTK to build; Xvfb and WebKitWebDriver to run)"
-need=()
-for pkg in libwebkit2gtk-4.1-dev build-essential pkg-config xvfb xauth webkit2gtk-driver; do
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
-done
-if ((${#need[@]})); then
-  if [ "$(id -u)" = 0 ]; then sudo=""; elif command -v sudo >/dev/null; then sudo="sudo"; else
-    echo "missing Debian packages: ${need[*]} (install them as root: apt-get install ${need[*]})" >&2
-    exit 1
-  fi
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-fi
+ensure_debs libwebkit2gtk-4.1-dev build-essential pkg-config xvfb xauth webkit2gtk-driver
 
 step "tauri-driver (crates.io, 2.x)"
 if ! tauri-driver --help >/dev/null 2>&1; then

@@ -9,19 +9,10 @@
 # Usage: bash scripts/studio.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-step() { printf '\n== %s\n' "$*"; }
+source scripts/lib.sh
 
 step "system packages (WebKitGTK)"
-need=()
-for pkg in libwebkit2gtk-4.1-dev build-essential pkg-config; do
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
-done
-if ((${#need[@]})); then
-  if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-fi
+ensure_debs libwebkit2gtk-4.1-dev build-essential pkg-config
 
 step "npm packages (the UI and the reference MCP servers)"
 [ -d node_modules/@xyflow/react ] || npm ci --no-audit --no-fund

@@ -13,21 +13,9 @@ import { docStore } from './doc/store';
 import type { FlowEdge, FlowNode } from './graph/types';
 import type { Blueprint } from './doc/types';
 import { example } from './testing/examples';
+import { installLayoutStubs } from './testing/jsdom';
 
-(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
-
-beforeAll(() => {
-  // jsdom has no layout: React Flow needs these to exist.
-  class RO {
-    observe() {}
-    unobserve() {}
-    disconnect() {}
-  }
-  (globalThis as { ResizeObserver?: unknown }).ResizeObserver = RO;
-  (globalThis as { DOMMatrixReadOnly?: unknown }).DOMMatrixReadOnly ??= class {
-    m22 = 1;
-  };
-});
+beforeAll(installLayoutStubs);
 
 let root: Root;
 let host: HTMLElement;

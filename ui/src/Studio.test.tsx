@@ -12,23 +12,12 @@ import { findStep } from './doc/query';
 import { docStore } from './doc/store';
 import type { Blueprint, ToolStep } from './doc/types';
 import { cancelAllAsks, filesStore, startStudio } from './panels/files';
-import { serversStore } from './panels/servers';
+import { initialServersState, serversStore } from './panels/servers';
 import { Studio } from './Studio';
 import { example } from './testing/examples';
+import { installLayoutStubs } from './testing/jsdom';
 
-(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
-
-beforeAll(() => {
-  class RO {
-    observe() {}
-    unobserve() {}
-    disconnect() {}
-  }
-  (globalThis as { ResizeObserver?: unknown }).ResizeObserver = RO;
-  (globalThis as { DOMMatrixReadOnly?: unknown }).DOMMatrixReadOnly ??= class {
-    m22 = 1;
-  };
-});
+beforeAll(installLayoutStubs);
 
 let root: Root;
 let host: HTMLElement;
@@ -83,18 +72,7 @@ afterEach(async () => {
   be.stop();
   // Module-level stores outlive a test: reset what the tests touch.
   filesStore.setState({ openDialog: false, busy: false });
-  serversStore.setState({
-    servers: [],
-    serversLoaded: false,
-    serversError: null,
-    offers: [],
-    offersLoading: false,
-    offersLoaded: false,
-    offersError: null,
-    tests: {},
-    consent: null,
-    panelOpen: false,
-  });
+  serversStore.setState(initialServersState());
   statusStore.setState({ message: null, interrupted: [] });
 });
 

@@ -122,17 +122,22 @@ impl App {
     /// Connects to a server (starting it if it is approved) and lists its tools.
     pub async fn test_server(&self, name: &str) -> Result<Vec<ToolView>> {
         let found = self.pool().discover(name).await?;
-        Ok(found
-            .tools
-            .iter()
-            .map(|t| ToolView {
-                server: name.to_owned(),
-                name: t.name.to_string(),
-                description: t.description.as_ref().map(ToString::to_string),
-                input_schema: Value::Object((*t.input_schema).clone()),
-            })
-            .collect())
+        Ok(tool_views(name, &found))
     }
+}
+
+/// A server's tools as the studio and `list_tools` show them.
+fn tool_views(server: &str, found: &mcpflow_mcp::Discovery) -> Vec<ToolView> {
+    found
+        .tools
+        .iter()
+        .map(|t| ToolView {
+            server: server.to_owned(),
+            name: t.name.to_string(),
+            description: t.description.as_ref().map(ToString::to_string),
+            input_schema: Value::Object((*t.input_schema).clone()),
+        })
+        .collect()
 }
 
 /// A resource a server offers, for the palette.
@@ -180,18 +185,8 @@ impl App {
     /// nobody approved: nothing starts without consent.
     pub async fn offer(&self, name: &str) -> Result<Offer> {
         let found = self.pool().discover(name).await?;
-        let text = |s: &Option<std::borrow::Cow<'static, str>>| s.as_ref().map(ToString::to_string);
         Ok(Offer {
-            tools: found
-                .tools
-                .iter()
-                .map(|t| ToolView {
-                    server: name.to_owned(),
-                    name: t.name.to_string(),
-                    description: text(&t.description),
-                    input_schema: Value::Object((*t.input_schema).clone()),
-                })
-                .collect(),
+            tools: tool_views(name, &found),
             resources: found
                 .resources
                 .iter()

@@ -16,6 +16,7 @@ export {
   refreshOffers,
   refreshServers,
   requestConsent,
+  initialServersState,
   serversStore,
   testOrAsk,
   testServer,

@@ -44,18 +44,23 @@ export interface ServersState {
   panelOpen: boolean;
 }
 
-export const serversStore = createStore<ServersState>()(() => ({
-  servers: [],
-  serversLoaded: false,
-  serversError: null,
-  offers: [],
-  offersLoading: false,
-  offersLoaded: false,
-  offersError: null,
-  tests: {},
-  consent: null,
-  panelOpen: false,
-}));
+/** The state before anything was loaded (also what tests reset to). */
+export function initialServersState(): ServersState {
+  return {
+    servers: [],
+    serversLoaded: false,
+    serversError: null,
+    offers: [],
+    offersLoading: false,
+    offersLoaded: false,
+    offersError: null,
+    tests: {},
+    consent: null,
+    panelOpen: false,
+  };
+}
+
+export const serversStore = createStore<ServersState>()(initialServersState);
 
 export function useServers<T>(selector: (s: ServersState) => T): T {
   return useStore(serversStore, selector);
