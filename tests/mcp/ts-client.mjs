@@ -27,6 +27,19 @@ function data(result) {
   assert.deepEqual(JSON.parse(result.content[0].text), result.structuredContent);
   return result.structuredContent;
 }
+// The SDK dispatches notifications on a microtask but a response at once, and drops a
+// call's progress handler with its response; the server leaves a gap before answering,
+// but under load a last notification read in the same chunk as the response can still
+// be lost. So: some arrive, in order, each of `total` (the rmcp test counts exactly).
+function checkProgress(list, total) {
+  assert.ok(list.length >= 1, 'progress notifications arrived');
+  list.forEach((p, i) => {
+    assert.equal(p.total, total, `notification ${i} has the total (${JSON.stringify(list)})`);
+    assert.equal(p.progress, i + 1, `notification ${i} counts up by one (${JSON.stringify(list)})`);
+    assert.match(p.message, /^step `\w+` \w+$/);
+  });
+}
+
 const call = (name, args, progress) =>
   client.callTool({ name, arguments: args }, undefined, { timeout: 60_000, ...(progress ? { onprogress: progress } : {}) });
 
@@ -87,9 +100,7 @@ try {
   assert.deepEqual(envelope.output, { greeting: 'hello ts', total: 5 });
   assert.equal(envelope.summary.tool_calls, 2);
   assert.deepEqual(envelope.steps.map((s) => s.status), ['succeeded', 'succeeded', 'succeeded']);
-  assert.ok(progress.length >= 3, `progress notifications arrived (${JSON.stringify(progress)})`);
-  assert.equal(progress.at(-1).progress, 3);
-  assert.equal(progress.at(-1).total, 3);
+  checkProgress(progress, 3);
   check(`run_workflow by id: succeeded with ${progress.length} progress notifications`);
 
   const direct = data(await call('greeter', { name: 'exposed' }));
@@ -113,7 +124,7 @@ try {
   assert.deepEqual(pipe.steps.map((s) => s.status), ['succeeded', 'succeeded', 'succeeded']);
   assert.match(pipe.steps[2].result, /^product=30(\.0)?$/);
   assert.equal(typeof pipe.total_duration_ms, 'number');
-  assert.ok(pipeProgress.length >= 3, `pipeline progress notifications arrived (${pipeProgress.length})`);
+  checkProgress(pipeProgress, 3);
   check('run_pipeline pipes typed values and reports progress');
 
   const broken = await call('run_pipeline', {

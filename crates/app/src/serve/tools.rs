@@ -15,6 +15,9 @@ use rmcp::service::RequestContext;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
+/// The gap between a run's last progress notification and its response (see `watch`).
+const PROGRESS_SETTLE: std::time::Duration = std::time::Duration::from_millis(20);
+
 /// The built-in tools, in the order DESIGN §5 lists them.
 const BUILTIN: [&str; 10] = [
     "list_servers",
@@ -341,7 +344,14 @@ impl Call<'_> {
         watcher.abort();
         if let Some(p) = progress {
             // The last notifications drain once the run's channel closes.
-            let _ = tokio::time::timeout(std::time::Duration::from_secs(30), p).await;
+            let sent = tokio::time::timeout(std::time::Duration::from_secs(30), p).await;
+            if matches!(sent, Ok(Ok(n)) if n > 0) {
+                // The TypeScript SDK dispatches notifications on a microtask but
+                // responses at once, and forgets a call's progress handler with its
+                // response: a last notification read in the same chunk as the
+                // response is dropped. A short gap lets it be read first.
+                tokio::time::sleep(PROGRESS_SETTLE).await;
+            }
         }
         let events = self.app.run_detail(&run_id).map(|d| d.events).unwrap_or_default();
         Ok((envelope, events))
@@ -349,7 +359,7 @@ impl Call<'_> {
 
     /// Sends an MCP progress notification per finished top-level step, when the client
     /// asked for progress.
-    fn forward_progress(&self, started: &mut crate::runs::Started) -> Option<tokio::task::JoinHandle<()>> {
+    fn forward_progress(&self, started: &mut crate::runs::Started) -> Option<tokio::task::JoinHandle<u32>> {
         let token = self.context.meta.get_progress_token()?;
         let peer = self.context.peer.clone();
         // The starter's own receiver has every event from the first on (a fresh
@@ -380,6 +390,7 @@ impl Call<'_> {
                     break;
                 }
             }
+            done
         }))
     }
 
