@@ -7,6 +7,7 @@
 //! A run is a tree of *frames*: the top-level list is frame 0; each loop iteration is a
 //! frame holding the loop body's steps. Each frame keeps one [`Slot`] per member step.
 
+mod frames;
 mod scope;
 
 use crate::event::{
@@ -15,6 +16,7 @@ use crate::event::{
 };
 use crate::results::{output_forms, prompt_output, resource_output, tool_output_in};
 use crate::servers::{CallError, CallTarget, Progress};
+use frames::Frames;
 use mcpflow_blueprint::limits::DEFAULT_MAX_ITERATIONS;
 use mcpflow_blueprint::template::{Rcvar, Template, Variable, truthy, value_to_var, var_to_value};
 use mcpflow_blueprint::{Backoff, Blueprint, OnError, Plan, Retry, StepIdx, StepKind, StepTemplates};
@@ -233,7 +235,9 @@ pub struct Scheduler {
     pub(crate) run_var: Rcvar,
     /// Per step: the steps of its list that depend on it.
     dependents: Vec<Vec<StepIdx>>,
-    pub(crate) frames: Vec<Frame>,
+    pub(crate) frames: Frames,
+    /// Iterations finished during the current input, removed once it is handled.
+    finished_frames: Vec<FrameId>,
     ready: BTreeSet<(FrameId, usize)>,
     invocations: HashMap<InvId, (FrameId, usize)>,
     timers: HashMap<TimerId, TimerKind>,
@@ -302,7 +306,8 @@ impl Scheduler {
             saved: value_to_var(if config.saved.is_object() { config.saved.clone() } else { json!({}) }),
             run_var,
             dependents,
-            frames: Vec::new(),
+            frames: Frames::default(),
+            finished_frames: Vec::new(),
             ready: BTreeSet::new(),
             invocations: HashMap::new(),
             timers: HashMap::new(),
@@ -356,6 +361,11 @@ impl Scheduler {
         }
         if self.phase == Phase::Running {
             self.pump();
+        }
+        // Nothing refers to a finished iteration any more (its slots are all done, its
+        // values retired); its frame goes now that no step of this input is half done.
+        for frame in std::mem::take(&mut self.finished_frames) {
+            self.frames.remove(frame);
         }
         std::mem::take(&mut self.out)
     }
@@ -446,12 +456,12 @@ impl Scheduler {
         vars: Vec<(String, Rcvar)>,
         iteration: u32,
     ) -> FrameId {
-        let members = self.plan.lists[list].members.clone();
-        let id = self.frames.len();
+        let plan = self.plan.clone();
+        let members = &plan.lists[list].members;
         let mut slots = Vec::with_capacity(members.len());
         let mut open = 0;
-        for &m in &members {
-            let s = &self.plan.steps[m];
+        for &m in members {
+            let s = &plan.steps[m];
             let state = if s.fallback_of.is_some() {
                 // Runs only as a fallback; not part of the frame's own progress.
                 State::Done(StepStatus::Skipped)
@@ -461,7 +471,7 @@ impl Scheduler {
             };
             slots.push(Slot { state, ..Slot::default() });
         }
-        self.frames.push(Frame {
+        let id = self.frames.push(Frame {
             list,
             parent,
             owner,
@@ -475,7 +485,7 @@ impl Scheduler {
             closed: false,
         });
         for (pos, &m) in members.iter().enumerate() {
-            if self.plan.steps[m].fallback_of.is_none() && self.plan.steps[m].deps.is_empty() {
+            if plan.steps[m].fallback_of.is_none() && plan.steps[m].deps.is_empty() {
                 self.ready.insert((id, pos));
             }
         }
@@ -494,7 +504,7 @@ impl Scheduler {
                 if self.phase != Phase::Running || self.paused {
                     return;
                 }
-                if !matches!(self.frames[frame].slots[pos].state, State::Ready) {
+                if !self.frames.get(frame).is_some_and(|f| matches!(f.slots[pos].state, State::Ready)) {
                     self.ready.remove(&(frame, pos));
                     continue;
                 }
@@ -798,6 +808,12 @@ impl Scheduler {
 
     fn timer(&mut self, timer: TimerId) {
         let Some(kind) = self.timers.remove(&timer) else { return };
+        if let TimerKind::Retry(frame, _) | TimerKind::Wait(frame, _) | TimerKind::LoopDelay(frame, _) = kind
+            && !self.frames.contains(frame)
+        {
+            // A loop delay outlives a loop that failed; its iteration has finished since.
+            return;
+        }
         match kind {
             TimerKind::Run => {
                 let ms = self.run_timeout.unwrap_or_default();
@@ -1170,6 +1186,7 @@ impl Scheduler {
             std::mem::take(&mut done_frame.vars),
         );
         self.retired.push(values);
+        self.finished_frames.push(frame);
         let State::Loop(run) = &mut self.frames[of].slots[opos].state else { return };
         run.active.remove(&frame);
         run.results.insert(iteration, result);
@@ -1372,7 +1389,7 @@ impl Scheduler {
 
     fn end(&mut self, status: RunStatus, output: Value) {
         let mut summary = Summary { tool_calls: self.tool_calls, ..Summary::default() };
-        if let Some(top) = self.frames.first() {
+        if let Some(top) = self.frames.get(0) {
             for (pos, slot) in top.slots.iter().enumerate() {
                 let m = self.plan.lists[0].members[pos];
                 if self.plan.steps[m].fallback_of.is_some() {
@@ -1399,5 +1416,54 @@ impl Scheduler {
         };
         self.emit(EventKind::RunFinished { envelope: envelope.clone() });
         self.out.push(Action::Finish(envelope));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcpflow_blueprint::{Options, check_value};
+
+    fn scheduler(doc: Value) -> Scheduler {
+        let report = check_value(doc, &Options::default());
+        let (Some(bp), Some(plan)) = (report.blueprint, report.plan) else { panic!("{:?}", report.diagnostics) };
+        let config = RunConfig {
+            run_id: "r".into(),
+            inputs: json!({}),
+            saved: json!({}),
+            started_at: String::new(),
+            breakpoints: HashSet::new(),
+            start_paused: false,
+            timeout_ms: None,
+        };
+        Scheduler::new(&bp, Arc::new(plan), config)
+    }
+
+    fn envelope(actions: &[Action]) -> Option<&Envelope> {
+        actions.iter().find_map(|a| if let Action::Finish(e) = a { Some(e) } else { None })
+    }
+
+    #[test]
+    fn a_finished_iteration_leaves_no_frame_behind() {
+        let mut s = scheduler(json!({ "blueprint": 1, "id": "t", "steps": [
+            { "id": "each", "kind": "loop", "for_each": "{{ `[1, 2, 3]` }}", "concurrency": 2, "steps": [
+                { "id": "get", "kind": "tool", "server": "s", "tool": "get", "args": { "n": "{{ item }}" } }
+            ] }
+        ] }));
+        let calls = |actions: &[Action]| -> Vec<InvId> {
+            actions.iter().filter_map(|a| if let Action::Invoke { inv, .. } = a { Some(*inv) } else { None }).collect()
+        };
+        let mut waiting = calls(&s.apply(0, Input::Start));
+        assert_eq!((waiting.len(), s.frames.len()), (2, 3), "the top level and two running iterations");
+        let mut results = Vec::new();
+        while let Some(inv) = waiting.pop() {
+            let actions = s.apply(1, Input::Completed { inv, result: Ok(json!({ "structuredContent": inv })) });
+            waiting.extend(calls(&actions));
+            assert!(s.frames.len() <= 3, "{} frames", s.frames.len());
+            results.extend(envelope(&actions).map(|e| e.output.clone()));
+        }
+        assert_eq!(s.frames.len(), 1, "only the top level is left");
+        assert_eq!(results.len(), 1);
+        assert_eq!(results[0].as_array().map(Vec::len), Some(3));
     }
 }

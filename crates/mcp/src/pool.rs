@@ -13,7 +13,7 @@
 //! | tools/resources/prompts lists | `pool/discovery.rs` |
 //! | stdio: bounded newline-delimited JSON-RPC, processes | `pool/lines.rs`, `pool/process.rs` |
 //! | reading `tools/call` answers in one pass | `pool/answers.rs` |
-//! | streamable HTTP | `pool/http.rs` |
+//! | streamable HTTP, with the same answer bound | `pool/http.rs` |
 //!
 //! Nothing starts before it is needed: creating a pool, reading configs or building a
 //! catalog of an unapproved server starts no process. One broken server never breaks the

@@ -1,6 +1,11 @@
-//! The echo fixture: trivial tools (echo, arithmetic, sleep, progress), one resource and one prompt.
+//! The echo fixture: trivial tools (echo, arithmetic, sleep, progress), one resource and one prompt;
+//! `add_tool` adds a tool at run time and announces it with `notifications/tools/list_changed`.
 
-use std::time::Duration;
+use std::{
+    borrow::Cow,
+    sync::{Arc, Mutex, PoisonError},
+    time::Duration,
+};
 
 use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler,
@@ -57,21 +62,46 @@ struct RecordArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+struct AddToolArgs {
+    /// Name of the new tool, which returns its `message` as `echo` does.
+    name: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
 struct GreetArgs {
     /// Who to greet.
     name: String,
 }
 
-/// Serves `echo`, `add`, `multiply`, `sleep`, `record` and `progress`, the resource `echo://hello` and the prompt `greet`.
+/// Serves `echo`, `add`, `multiply`, `sleep`, `record`, `progress` and `add_tool` (plus the tools it
+/// added), the resource `echo://hello` and the prompt `greet`.
 #[derive(Debug, Clone)]
 pub(crate) struct Echo {
     tool_router: ToolRouter<Self>,
     prompt_router: PromptRouter<Self>,
+    /// Names of the tools `add_tool` added, in order.
+    added: Arc<Mutex<Vec<String>>>,
 }
 
 impl Echo {
     pub(crate) fn new() -> Self {
-        Self { tool_router: Self::tool_router(), prompt_router: Self::prompt_router() }
+        Self { tool_router: Self::tool_router(), prompt_router: Self::prompt_router(), added: Arc::default() }
+    }
+
+    /// The declared tools and, once `add_tool` was called, the added ones (each answers as `echo`).
+    fn router(&self) -> Cow<'_, ToolRouter<Self>> {
+        let added = self.added.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(echo) = self.tool_router.map.get("echo").filter(|_| !added.is_empty()) else {
+            return Cow::Borrowed(&self.tool_router);
+        };
+        let mut router = self.tool_router.clone();
+        for name in added.iter() {
+            let mut route = echo.clone();
+            route.attr.name = name.clone().into();
+            route.attr.description = Some("Added at run time: returns the message as text".into());
+            router.add_route(route);
+        }
+        Cow::Owned(router)
     }
 }
 
@@ -114,6 +144,22 @@ impl Echo {
         }
     }
 
+    #[tool(description = "Add a tool `name` that works like `echo`, then send notifications/tools/list_changed")]
+    async fn add_tool(
+        &self,
+        Parameters(AddToolArgs { name }): Parameters<AddToolArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        if self.router().map.contains_key(name.as_str()) {
+            return reply::error(format!("a tool named {name} exists already"));
+        }
+        self.added.lock().unwrap_or_else(PoisonError::into_inner).push(name.clone());
+        match ctx.peer.notify_tool_list_changed().await {
+            Ok(()) => reply::structured(json!({ "added": name })),
+            Err(e) => reply::error(format!("added {name}, but notifying the client failed: {e}")),
+        }
+    }
+
     #[tool(description = "Send `steps` progress notifications `interval_ms` apart, then return {steps}")]
     async fn progress(
         &self,
@@ -136,14 +182,16 @@ impl Echo {
     }
 }
 
-#[tool_handler(router = self.tool_router)]
+#[tool_handler(router = self.router())]
 #[prompt_handler(router = self.prompt_router)]
 impl ServerHandler for Echo {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().enable_prompts().build())
+        let capabilities =
+            ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_resources().enable_prompts();
+        ServerConfig::new(capabilities.build())
             .with_server_info(Implementation::new("mcpflow-testkit-echo", env!("CARGO_PKG_VERSION")))
             .with_instructions(
-                "Echo fixture: echo, add, multiply, sleep, progress; resource echo://hello; prompt greet.",
+                "Echo fixture: echo, add, multiply, sleep, progress, add_tool; resource echo://hello; prompt greet.",
             )
     }
 

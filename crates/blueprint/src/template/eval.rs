@@ -183,14 +183,54 @@ impl Template {
         }
     }
 
-    /// Renders to a JMESPath value; whole-string templates return the shared value itself.
+    /// Renders to a JMESPath value. Nothing read from the scope is copied: whole-string
+    /// templates return the shared value itself, and arrays and objects hold the shared
+    /// values of their members (members are bounded as in [`Template::render`]).
     pub fn render_var(&self, scope: &dyn Scope) -> Result<Rcvar, RenderError> {
         match self {
             Template::Expr(e) => e.eval(scope),
             Template::Text(segs) => Ok(Rcvar::new(Variable::String(render_text(segs, scope)?))),
-            other => other.render(scope).map(value_to_var),
+            Template::Literal(v) => Ok(value_to_var(v.clone())),
+            Template::Array(items) => items
+                .iter()
+                .map(|t| t.render_member(scope))
+                .collect::<Result<_, _>>()
+                .map(|items| Rcvar::new(Variable::Array(items))),
+            Template::Object(members) => members
+                .iter()
+                .map(|(k, t)| t.render_member(scope).map(|v| (k.clone(), v)))
+                .collect::<Result<_, _>>()
+                .map(|map| Rcvar::new(Variable::Object(map))),
         }
     }
+
+    /// A member of an array or object: like [`Template::render_var`], with an
+    /// expression's result held to [`MAX_RESULT_NODES`] as [`Template::render`] does.
+    fn render_member(&self, scope: &dyn Scope) -> Result<Rcvar, RenderError> {
+        match self {
+            Template::Expr(e) => {
+                let var = e.eval(scope)?;
+                within_bound(e, &var)?;
+                Ok(var)
+            }
+            other => other.render_var(scope),
+        }
+    }
+}
+
+/// Fails as [`bounded`] does when `var` as JSON would have more than
+/// [`MAX_RESULT_NODES`] nodes, without building that JSON.
+fn within_bound(e: &Expr, var: &Variable) -> Result<(), RenderError> {
+    fn walk(v: &Variable, budget: &mut usize) -> Option<()> {
+        *budget = budget.checked_sub(1)?;
+        match v {
+            Variable::Array(items) => items.iter().try_for_each(|i| walk(i, budget)),
+            Variable::Object(map) => map.values().try_for_each(|i| walk(i, budget)),
+            _ => Some(()),
+        }
+    }
+    let mut budget = MAX_RESULT_NODES;
+    walk(var, &mut budget).ok_or_else(|| too_many(e, MAX_RESULT_NODES))
 }
 
 fn render_text(segs: &[Segment], scope: &dyn Scope) -> Result<String, RenderError> {
@@ -210,12 +250,16 @@ fn render_text(segs: &[Segment], scope: &dyn Scope) -> Result<String, RenderErro
 }
 
 fn bounded(e: &Expr, var: &Variable) -> Result<Value, RenderError> {
-    var_to_value_bounded(var).map_err(|limit| RenderError {
+    var_to_value_bounded(var).map_err(|limit| too_many(e, limit))
+}
+
+fn too_many(e: &Expr, limit: usize) -> RenderError {
+    RenderError {
         code: "TEMPLATE_EVAL",
         expression: e.source().to_owned(),
         message: format!("`{}` produced more than {limit} values", e.source()),
         hint: Some("select less data, or split the work over several steps".into()),
-    })
+    }
 }
 
 impl Expr {
@@ -238,10 +282,17 @@ impl Expr {
                 .filter_map(|r| scope.get(&r.name).map(|v| (r.name.clone(), v)))
                 .collect::<BTreeMap<_, _>>()
         };
+        // `Expression::search` would first copy its input into a new tree (jmespath 0.5
+        // converts anything it is given through serde unless built with the nightly
+        // `specialized` feature); the interpreter reads the shared root as it is.
+        let root = Rcvar::new(Variable::Object(root));
+        let program = self.program();
         // jmespath 0.5 has panicked on odd input before (slice arithmetic); a template
         // must never take the process down, so a panic becomes an evaluation error.
-        let program = self.program();
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| program.search(Variable::Object(root))));
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut context = jmespath::Context::new(program.as_str(), &jmespath::DEFAULT_RUNTIME);
+            jmespath::interpret(&root, program.as_ast(), &mut context)
+        }));
         match outcome {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(RenderError {

@@ -3,7 +3,7 @@
 //! (both send `notifications/cancelled`), and return the raw result as camelCase JSON.
 
 use super::connection::Connection;
-use super::http::is_size_error;
+use super::http::{JSON_BODY_LIMIT, is_size_error};
 use super::lines::MARKER;
 use super::server::Server;
 use super::{Inner, Pool};
@@ -187,9 +187,12 @@ async fn service_error(inner: &Inner, connection: &Connection, error: ServiceErr
             Some(_) => Error::ProtocolError { server: server(), message: data.message.into_owned() },
             None => Error::ServerError { server: server(), code: data.code.0, message: data.message.into_owned() },
         },
-        ServiceError::TransportSend(error) if is_size_error(error.error.as_ref()) => {
-            Error::OutputTooLarge { server: server(), limit: inner.cx.options.max_message_bytes, size: None }
-        }
+        // Only rmcp's HTTP client says this: a JSON answer body over its own fixed limit.
+        ServiceError::TransportSend(error) if is_size_error(error.error.as_ref()) => Error::OutputTooLarge {
+            server: server(),
+            limit: inner.cx.options.max_message_bytes.min(JSON_BODY_LIMIT),
+            size: None,
+        },
         ServiceError::TransportSend(error) => connection.ended(&format!("sending the request failed: {error}")).await,
         ServiceError::TransportClosed => connection.ended("the connection closed during the call").await,
         ServiceError::Cancelled { reason } => {

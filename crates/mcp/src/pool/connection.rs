@@ -58,7 +58,7 @@ impl Connection {
                 }
                 TransportKind::Http => {
                     let launch = launch::http(server, config, &cx.options.env)?;
-                    let transport = http::transport(server, &launch, max)?;
+                    let transport = http::transport(server, &launch, max, notes.clone())?;
                     (handshake(handler.clone(), transport, cx, server).await, None)
                 }
             },

@@ -1,21 +1,35 @@
-//! Streamable HTTP servers, through rmcp's reqwest client transport.
+//! Streamable HTTP servers, through rmcp's reqwest client transport, with the pool's
+//! answer bound applied as on stdio.
 //!
-//! Size bounds over HTTP are rmcp's: one SSE event is limited to the pool's
-//! `max_message_bytes`; a plain `application/json` answer is limited to rmcp's fixed
-//! 16 MiB. A larger answer fails the call (`OUTPUT_TOO_LARGE`) without being buffered.
+//! | answer | bound | over it |
+//! |---|---|---|
+//! | SSE event | the pool's `max_message_bytes`, while reading (rmcp) | the read stops; the call fails (`SERVER_DISCONNECTED`: rmcp reports a closed response stream without its cause) |
+//! | `application/json` body | read up to rmcp's fixed 16 MiB ([`JSON_BODY_LIMIT`]), then held to the pool's bound here | `OUTPUT_TOO_LARGE` for that call; the session goes on |
+//!
+//! So an answer costs at most the pool's bound (SSE) or 16 MiB (JSON) of memory while it
+//! is read, and no answer over the pool's bound reaches a caller.
 
+use super::lines::made_up_error;
+use super::notes::ServerNotes;
 use crate::config::launch::HttpLaunch;
 use crate::error::{Error, Result};
 use http::{HeaderName, HeaderValue};
+use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::service::RoleClient;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, Transport};
 use std::collections::HashMap;
+use std::io;
+use std::sync::Arc;
+
+/// rmcp's own limit on a plain JSON answer body (`MAX_JSON_RESPONSE_SIZE`, not configurable).
+pub(crate) const JSON_BODY_LIMIT: usize = 16 * 1024 * 1024;
 
 pub(crate) fn transport(
     server: &str,
     launch: &HttpLaunch,
     max_message: usize,
+    notes: Arc<ServerNotes>,
 ) -> Result<impl Transport<RoleClient> + 'static> {
     let invalid = |message: String| Error::ServerConfigInvalid { server: server.to_owned(), message };
     let mut headers = HashMap::new();
@@ -29,7 +43,58 @@ pub(crate) fn transport(
     let config = StreamableHttpClientTransportConfig::with_uri(launch.url.as_str())
         .custom_headers(headers)
         .max_sse_event_size(max_message);
-    Ok(StreamableHttpClientTransport::from_config(config))
+    Ok(BoundedAnswers { inner: StreamableHttpClientTransport::from_config(config), max: max_message, notes })
+}
+
+/// An rmcp transport whose answers are held to `max` bytes: a larger one becomes the
+/// same made-up `OUTPUT_TOO_LARGE` error the stdio transport gives its call.
+struct BoundedAnswers<T> {
+    inner: T,
+    max: usize,
+    notes: Arc<ServerNotes>,
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for BoundedAnswers<T> {
+    type Error = T::Error;
+
+    fn send(&mut self, item: ClientJsonRpcMessage) -> impl Future<Output = Result<(), T::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
+        let message = self.inner.receive().await?;
+        let JsonRpcMessage::Response(answer) = &message else { return Some(message) };
+        let size = json_size(answer);
+        if size <= self.max {
+            return Some(message);
+        }
+        let server = self.notes.server().to_owned();
+        tracing::warn!(server, size, max = self.max, "discarded an incoming message over the size limit");
+        let error = Error::OutputTooLarge { server, limit: self.max, size: Some(size) };
+        Some(made_up_error(answer.id.clone(), "OUTPUT_TOO_LARGE", error.to_string(), Some(size)))
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), T::Error>> + Send {
+        self.inner.close()
+    }
+}
+
+/// The length of `value` as compact JSON, counted without building the text.
+fn json_size(value: &impl serde::Serialize) -> usize {
+    struct Count(usize);
+    impl io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing to a counter cannot fail; a value that cannot be written counts as what was.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }
 
 /// Whether a transport error says an answer was over a size limit.
@@ -42,4 +107,16 @@ pub(crate) fn is_size_error(error: &(dyn std::error::Error + 'static)) -> bool {
         current = error.source();
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn json_size_is_the_length_of_the_compact_text() {
+        let value = json!({"a": [1, "two", null], "é": "\"quoted\"\n"});
+        assert_eq!(json_size(&value), serde_json::to_string(&value).unwrap().len());
+    }
 }

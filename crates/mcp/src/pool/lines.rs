@@ -327,7 +327,7 @@ fn too_long(
     }
 }
 
-fn made_up_error(id: RequestId, code: &str, message: String, size: Option<usize>) -> ServerJsonRpcMessage {
+pub(crate) fn made_up_error(id: RequestId, code: &str, message: String, size: Option<usize>) -> ServerJsonRpcMessage {
     let data = serde_json::json!({ MARKER: { "code": code, "size": size } });
     ServerJsonRpcMessage::error(ErrorData::new(ErrorCode::INTERNAL_ERROR, message, Some(data)), Some(id))
 }

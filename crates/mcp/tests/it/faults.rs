@@ -2,11 +2,13 @@
 //! does not exist, a server that writes broken answers): clear error codes, restarts,
 //! bounded memory, and no process left behind.
 
+use crate::http_bridge::{Answers, HttpFixture, serve_over_http};
 use crate::support::{config, configs, eventually, in_process, pool, process_state, testkit, text, tool};
 use mcpflow_blueprint::{ServerStatus, ToolCatalog};
 use mcpflow_mcp::{Approvals, LogStream, Pool, PoolOptions};
 use mcpflow_testkit::Fixture;
 use serde_json::json;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 #[tokio::test]
@@ -149,6 +151,53 @@ async fn an_answer_over_the_bound_is_output_too_large_and_the_server_stays_usabl
     let after = pool.call(tool(Some("faulty"), "echo", json!({"message": "fine"}))).await.unwrap();
     assert_eq!(text(&after), "fine");
     assert_eq!(pool.pid("faulty").await, pid_before);
+    pool.shutdown().await;
+}
+
+/// The pool over streamable HTTP with a 4 MiB bound, in front of the faulty fixture.
+async fn faulty_over_http(answers: Answers) -> (HttpFixture, Pool) {
+    let server = serve_over_http(Fixture::Faulty, answers).await;
+    let pool = Pool::new(
+        configs(vec![("web", config(json!({ "url": server.url })))]),
+        Approvals::new(),
+        PoolOptions::default().with_max_message_bytes(4 * 1024 * 1024),
+    );
+    pool.call(tool(Some("web"), "echo", json!({"message": "up"}))).await.unwrap();
+    (server, pool)
+}
+
+#[tokio::test]
+async fn an_answer_over_the_bound_over_http_is_output_too_large_and_the_session_goes_on() {
+    let (server, pool) = faulty_over_http(Answers::Json).await;
+    // 8 MiB: under rmcp's own 16 MiB cap on a JSON body, over the pool's bound.
+    // 50 MiB: refused by its Content-Length before it is read.
+    for mb in [8, 50] {
+        let mut call = tool(Some("web"), "huge", json!({"mb": mb}));
+        call.timeout = Some(Duration::from_secs(60));
+        let err = pool.call(call).await.unwrap_err();
+        assert_eq!(err.code(), "OUTPUT_TOO_LARGE", "{mb} MiB: {err}");
+        assert!(err.to_string().contains("larger than the 4 MiB limit"), "{err}");
+        let after = pool.call(tool(Some("web"), "echo", json!({"message": "fine"}))).await.unwrap();
+        assert_eq!(text(&after), "fine");
+    }
+    assert_eq!(server.initializes.load(Ordering::SeqCst), 1, "the same session answered throughout");
+    // The 50 MiB body was not read through: the client hung up on it.
+    assert!(eventually(Duration::from_secs(5), || server.cut_short.load(Ordering::SeqCst) == 1).await);
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_sse_answer_over_the_bound_is_cut_off_while_read_and_the_server_stays_usable() {
+    let (server, pool) = faulty_over_http(Answers::Sse).await;
+    let mut call = tool(Some("web"), "huge", json!({"mb": 50}));
+    call.timeout = Some(Duration::from_secs(60));
+    let err = pool.call(call).await.unwrap_err();
+    // rmcp stops reading the event at the bound but reports only that the answer's stream
+    // closed, without the cause (see pool/http.rs).
+    assert_eq!(err.code(), "SERVER_DISCONNECTED", "{err}");
+    assert!(eventually(Duration::from_secs(5), || server.cut_short.load(Ordering::SeqCst) == 1).await);
+    let after = pool.call(tool(Some("web"), "echo", json!({"message": "fine"}))).await.unwrap();
+    assert_eq!(text(&after), "fine");
     pool.shutdown().await;
 }
 

@@ -206,7 +206,7 @@ async fn the_catalog_lists_tools_and_prompts_and_reports_unapproved_servers_with
     let ServerStatus::Ready(echo) = catalog.server("echo") else { panic!("echo is not ready") };
     let mut tools: Vec<&str> = echo.tools.iter().map(|t| t.name.as_str()).collect();
     tools.sort_unstable();
-    assert_eq!(tools, ["add", "echo", "multiply", "progress", "record", "sleep"]);
+    assert_eq!(tools, ["add", "add_tool", "echo", "multiply", "progress", "record", "sleep"]);
     let add = echo.tools.iter().find(|t| t.name == "add").unwrap();
     assert_eq!(add.input_schema["type"], "object");
     assert!(add.input_schema["properties"]["a"].is_object(), "{}", add.input_schema);
@@ -216,6 +216,30 @@ async fn the_catalog_lists_tools_and_prompts_and_reports_unapproved_servers_with
     assert!(reason.starts_with("SERVER_NOT_APPROVED: "), "{reason}");
     assert!(matches!(catalog.server("other"), ServerStatus::NotConfigured));
     assert!(!touched.exists(), "an unapproved command must not run");
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_tool_the_server_adds_and_announces_is_listed_and_routed_without_a_restart() {
+    let pool = pool(vec![("echo", testkit("echo")), ("faulty", testkit("faulty"))]);
+    assert!(pool.discover("echo").await.unwrap().tool("shout").is_none());
+    let pid = pool.pid("echo").await;
+    // Routing by name reads the lists the pool holds; it does not list again.
+    let unknown = pool.call(tool(None, "shout", json!({"message": "?"}))).await.unwrap_err();
+    assert_eq!(unknown.code(), "TOOL_NOT_FOUND");
+    let added = pool.call(tool(Some("echo"), "add_tool", json!({"name": "shout"}))).await.unwrap();
+    assert_eq!(added["structuredContent"], json!({"added": "shout"}));
+    // Only `notifications/tools/list_changed` tells the pool to list again.
+    let started = Instant::now();
+    while pool.discover("echo").await.unwrap().tool("shout").is_none() {
+        assert!(started.elapsed() < Duration::from_secs(5), "the pool never listed the announced tool");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let ServerStatus::Ready(echo) = pool.catalog().await.server("echo") else { panic!("echo is not ready") };
+    assert!(echo.tools.iter().any(|t| t.name == "shout"));
+    let routed = pool.call(tool(None, "shout", json!({"message": "routed"}))).await.unwrap();
+    assert_eq!(text(&routed), "routed");
+    assert_eq!(pool.pid("echo").await, pid, "the same process, not a restart");
     pool.shutdown().await;
 }
 

@@ -6,5 +6,6 @@
 mod config;
 mod faults;
 mod fixtures;
+mod http_bridge;
 mod npm;
 mod support;

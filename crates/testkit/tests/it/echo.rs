@@ -7,10 +7,30 @@ use serde_json::json;
 use crate::support::{BOTH, call, connect, structured, text, tool_names};
 
 #[tokio::test]
-async fn lists_its_five_tools() {
+async fn lists_its_tools() {
     for via in BOTH {
         let client = connect(via, Fixture::Echo).await;
-        assert_eq!(tool_names(&client).await, ["add", "echo", "multiply", "progress", "record", "sleep"], "{via:?}");
+        assert_eq!(
+            tool_names(&client).await,
+            ["add", "add_tool", "echo", "multiply", "progress", "record", "sleep"],
+            "{via:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn add_tool_adds_a_listed_tool_that_echoes_and_refuses_a_taken_name() {
+    for via in BOTH {
+        let client = connect(via, Fixture::Echo).await;
+        let added = call(&client, "add_tool", json!({ "name": "shout" })).await;
+        assert_eq!(structured(&added), &json!({ "added": "shout" }), "{via:?}");
+        assert!(tool_names(&client).await.contains(&"shout".to_owned()), "{via:?}");
+        assert_eq!(text(&call(&client, "shout", json!({ "message": "hey" })).await), "hey", "{via:?}");
+        for taken in ["shout", "echo"] {
+            let again = call(&client, "add_tool", json!({ "name": taken })).await;
+            assert_eq!(again.is_error, Some(true), "{via:?}");
+            assert_eq!(text(&again), format!("a tool named {taken} exists already"), "{via:?}");
+        }
     }
 }
 

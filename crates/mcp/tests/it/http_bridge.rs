@@ -1,0 +1,170 @@
+//! A testkit fixture reached over streamable HTTP: a small HTTP/1.1 bridge in front of an
+//! in-process fixture. Each POSTed JSON-RPC message goes to the fixture; a request's answer
+//! comes back as one `application/json` body or as one SSE event, with a Content-Length.
+//! Stateless (no session id), no standalone SSE stream (GET is 405), as servers may be.
+
+use mcpflow_testkit::Fixture;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::oneshot;
+
+/// How the bridge answers a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answers {
+    Json,
+    Sse,
+}
+
+/// A running bridge; it stops when dropped.
+pub struct HttpFixture {
+    pub url: String,
+    /// Answers whose body the client stopped reading before its end.
+    pub cut_short: Arc<AtomicUsize>,
+    /// `initialize` requests received: more than one means the client started over.
+    pub initializes: Arc<AtomicUsize>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for HttpFixture {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+#[derive(Clone)]
+struct Counts {
+    cut_short: Arc<AtomicUsize>,
+    initializes: Arc<AtomicUsize>,
+}
+
+type Waiting = Arc<Mutex<HashMap<String, oneshot::Sender<String>>>>;
+type ToFixture = Arc<tokio::sync::Mutex<Box<dyn AsyncWrite + Send + Unpin>>>;
+
+pub async fn serve_over_http(fixture: Fixture, answers: Answers) -> HttpFixture {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let (from_fixture, to_fixture) = tokio::io::split(mcpflow_testkit::spawn_in_process(fixture));
+    let to_fixture: ToFixture = Arc::new(tokio::sync::Mutex::new(Box::new(to_fixture)));
+    let waiting: Waiting = Arc::default();
+    let cut_short = Arc::new(AtomicUsize::new(0));
+    let initializes = Arc::new(AtomicUsize::new(0));
+    let answers_task = {
+        let waiting = waiting.clone();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(from_fixture).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                // Answers go to the POST waiting for them; notifications are dropped.
+                if let Some(id) = answer_id(&line)
+                    && let Some(waiter) = waiting.lock().unwrap().remove(&id)
+                {
+                    let _ = waiter.send(line);
+                }
+            }
+        })
+    };
+    let accept_task = {
+        let counts = Counts { cut_short: cut_short.clone(), initializes: initializes.clone() };
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                tokio::spawn(connection(stream, answers, waiting.clone(), to_fixture.clone(), counts.clone()));
+            }
+        })
+    };
+    HttpFixture { url, cut_short, initializes, tasks: vec![answers_task, accept_task] }
+}
+
+/// The id of an answer (a message with `id` and no `method`), read from its first bytes: an
+/// answer's line starts `{"jsonrpc":"2.0","id":…`, and may be far too long to parse whole here.
+fn answer_id(line: &str) -> Option<String> {
+    let head = &line[..line.len().min(200)];
+    if head.contains("\"method\"") {
+        return None;
+    }
+    let rest = &head[head.find("\"id\":")? + 5..];
+    Some(rest[..rest.find([',', '}'])?].trim().to_owned())
+}
+
+async fn connection(stream: TcpStream, answers: Answers, waiting: Waiting, to_fixture: ToFixture, counts: Counts) {
+    let (read, mut write) = stream.into_split();
+    let mut read = BufReader::new(read);
+    loop {
+        let mut request_line = String::new();
+        if read.read_line(&mut request_line).await.unwrap_or(0) == 0 {
+            return;
+        }
+        let mut length = 0;
+        loop {
+            let mut header = String::new();
+            if read.read_line(&mut header).await.unwrap_or(0) == 0 {
+                return;
+            }
+            let header = header.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = header.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse().unwrap();
+            }
+        }
+        let mut body = vec![0; length];
+        read.read_exact(&mut body).await.unwrap();
+        if !request_line.starts_with("POST ") {
+            respond(&mut write, "405 Method Not Allowed", None, b"").await.ok();
+            continue;
+        }
+        let message: Value = serde_json::from_slice(&body).unwrap();
+        if message["method"] == "initialize" {
+            counts.initializes.fetch_add(1, Ordering::SeqCst);
+        }
+        let answer = match (message.get("id"), message.get("method")) {
+            (Some(id), Some(_)) => {
+                let (tx, rx) = oneshot::channel();
+                waiting.lock().unwrap().insert(id.to_string(), tx);
+                Some(rx)
+            }
+            _ => None,
+        };
+        body.push(b'\n');
+        to_fixture.lock().await.write_all(&body).await.unwrap();
+        let Some(answer) = answer else {
+            respond(&mut write, "202 Accepted", None, b"").await.ok();
+            continue;
+        };
+        let Ok(line) = answer.await else { return };
+        let sent = match answers {
+            Answers::Json => respond(&mut write, "200 OK", Some("application/json"), line.as_bytes()).await,
+            Answers::Sse => {
+                let event = format!("event: message\ndata: {line}\n\n");
+                respond(&mut write, "200 OK", Some("text/event-stream"), event.as_bytes()).await
+            }
+        };
+        if sent.is_err() {
+            counts.cut_short.fetch_add(1, Ordering::SeqCst);
+            return;
+        }
+    }
+}
+
+async fn respond(
+    write: &mut (impl AsyncWrite + Unpin),
+    status: &str,
+    content_type: Option<&str>,
+    body: &[u8],
+) -> std::io::Result<()> {
+    let content_type = content_type.map(|t| format!("Content-Type: {t}\r\n")).unwrap_or_default();
+    let head = format!("HTTP/1.1 {status}\r\n{content_type}Content-Length: {}\r\n\r\n", body.len());
+    write.write_all(head.as_bytes()).await?;
+    // In pieces, so a client that stops reading is noticed before the whole body is handed over.
+    for piece in body.chunks(64 * 1024) {
+        write.write_all(piece).await?;
+    }
+    write.flush().await
+}
