@@ -27,5 +27,8 @@ export default defineConfig({
     root: ui,
     include: ['src/**/*.test.ts', 'src/**/*.test.tsx'],
     environment: 'node',
+    // The machines that run CI are shared and often busy: a test that renders every
+    // example takes seconds there. Timings are measured by benchmarks, not by tests.
+    testTimeout: 60_000,
   },
 });
