@@ -10,6 +10,7 @@
 mod commands;
 mod dialogs;
 mod dto;
+mod runs;
 mod seed;
 
 use commands::Studio;
@@ -35,6 +36,14 @@ fn builder() -> Builder<tauri::Wry> {
         commands::import_servers,
         commands::import_blueprint,
         commands::export_blueprint,
+        runs::start_run,
+        runs::rerun_step,
+        runs::run_servers,
+        runs::approve_run_server,
+        runs::control_run,
+        runs::set_breakpoints,
+        runs::list_runs,
+        runs::get_run,
     ])
 }
 

@@ -12,6 +12,7 @@ import { inTauri, startValidation } from './backend';
 import { AskDialog, FilesToolbar, OpenDialog, save } from './panels/files';
 import { Inspector, setToolSchemas } from './panels/inspector';
 import { Palette } from './panels/palette';
+import { BottomTabs, RunToolbar } from './panels/run';
 import { ConsentDialog, ServersPanel, serversStore } from './panels/servers';
 
 const saveShortcut = () => void save();
@@ -31,7 +32,18 @@ export function Studio({ validate = inTauri() }: StudioProps) {
   }, []);
   return (
     <>
-      <App toolbar={<FilesToolbar />} left={<Palette />} right={<Inspector />} onSaveShortcut={saveShortcut} />
+      <App
+        toolbar={
+          <>
+            <FilesToolbar />
+            <RunToolbar />
+          </>
+        }
+        left={<Palette />}
+        right={<Inspector />}
+        bottom={<BottomTabs />}
+        onSaveShortcut={saveShortcut}
+      />
       <ServersPanel />
       <OpenDialog />
       <ConsentDialog />

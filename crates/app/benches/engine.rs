@@ -102,6 +102,7 @@ async fn engine_loop(n: usize, concurrency: u32, latency_ms: u64) -> Duration {
         breakpoints: Default::default(),
         start_paused: false,
         timeout_ms: None,
+        ..Default::default()
     };
     let sink: EventSink = Arc::new(|_| {});
     let start = Instant::now();

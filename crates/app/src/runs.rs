@@ -1,10 +1,14 @@
 //! Runs: start one (recorded to the store, its events broadcast to any number of
-//! subscribers), control it (pause / resume / step / breakpoints / cancel), and read the
-//! runs that were recorded.
+//! subscribers), control it (pause / resume / step / breakpoints / cancel), read the
+//! runs that were recorded, and re-run part of one ([`App::rerun_plan`]).
 //!
 //! Durability: every event is appended to the store as it happens, and the engine's
 //! [`Journal`] hook flushes the store before a call starts after a step finished — so a
 //! finished step is on disk before any step that depends on it reaches a server.
+
+mod rerun;
+
+pub use rerun::Rerun;
 
 use crate::app::App;
 use crate::error::{AppError, Result};
@@ -17,7 +21,7 @@ use mcpflow_engine::{
 use mcpflow_mcp::{Pool, PoolOptions};
 use mcpflow_store::{RecordStatus, RunRecord, Store};
 use serde_json::Value;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::sync::{broadcast, mpsc, oneshot};
@@ -69,6 +73,11 @@ pub struct StartRun {
     /// Start paused (Debug): the first step waits for `step` or `resume`.
     pub paused: bool,
     pub timeout_ms: Option<u64>,
+    /// Top-level steps that keep their output from an earlier run instead of running
+    /// (see [`App::rerun_plan`]).
+    pub pinned: BTreeMap<String, Value>,
+    /// The top-level steps to run (`None`: all); the others are pinned or skipped.
+    pub only: Option<BTreeSet<String>>,
     /// Sees every event, in order, right after it is recorded (the CLI's display).
     pub observer: Option<EventSink>,
 }
@@ -79,6 +88,8 @@ impl std::fmt::Debug for StartRun {
             .field("target", &self.target)
             .field("trigger", &self.trigger)
             .field("stack", &self.stack)
+            .field("pinned", &self.pinned.keys().collect::<Vec<_>>())
+            .field("only", &self.only)
             .finish_non_exhaustive()
     }
 }
@@ -93,6 +104,8 @@ impl StartRun {
             breakpoints: HashSet::new(),
             paused: false,
             timeout_ms: None,
+            pinned: BTreeMap::new(),
+            only: None,
             observer: None,
         }
     }
@@ -137,7 +150,7 @@ pub struct RunDetail {
 impl App {
     /// Checks and starts a run; returns at once. The run is recorded from its first
     /// event; its starter gets every event.
-    pub fn start_run(&self, spec: StartRun) -> Result<Started> {
+    pub fn start_run(&self, mut spec: StartRun) -> Result<Started> {
         let (bp, plan, rev) = self.load(&spec.target)?;
         check_stack(&bp.id, &spec.stack)?;
         let pool = self.pool();
@@ -169,6 +182,9 @@ impl App {
         config.breakpoints = spec.breakpoints.clone();
         config.start_paused = spec.paused;
         config.timeout_ms = spec.timeout_ms;
+        config.pinned = std::mem::take(&mut spec.pinned);
+        config.only = spec.only.take();
+        config.check(&plan).map_err(|e| AppError::BadRequest(e.to_string()))?;
 
         let (events_tx, events_rx) = broadcast::channel(EVENT_BUFFER);
         let (control_tx, control_rx) = mpsc::unbounded_channel();

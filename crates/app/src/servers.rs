@@ -43,35 +43,95 @@ impl App {
     /// Every configured server (store, then `--servers` files).
     pub fn servers(&self) -> Vec<ServerView> {
         let state = self.server_state();
-        state
-            .configs
-            .iter()
-            .map(|(name, entry)| match entry {
-                ServerEntry::Config(config) => {
-                    let line = command_line(&state.configs, name);
-                    ServerView {
-                        name: name.to_owned(),
-                        transport: if line.is_some() { "stdio" } else { "http" },
-                        approved: line.as_ref().is_none_or(|l| state.approvals.is_approved(l)),
-                        consent_hash: line.as_ref().map(mcpflow_mcp::CommandLine::hash),
-                        command: line.map(|l| l.to_string()),
-                        url: config.url.clone(),
-                        config: serde_json::to_value(config).unwrap_or(Value::Null),
-                    }
-                }
-                ServerEntry::InProcess(_) => ServerView {
-                    name: name.to_owned(),
-                    transport: "in-process",
-                    command: None,
-                    consent_hash: None,
-                    url: None,
-                    approved: true,
-                    config: Value::Null,
-                },
-            })
-            .collect()
+        state.configs.iter().map(|(name, entry)| view(&state.configs, &state.approvals, name, entry)).collect()
     }
 
+    /// The servers a run of `doc` calls, as that run would start them (the document's
+    /// own `servers` over the configured ones), in the order its steps name them, with
+    /// whether each may start. Names no server knows are left out (the run reports them).
+    /// Starts nothing.
+    pub fn run_servers(&self, doc: &Value) -> Result<Vec<ServerView>> {
+        let configs = self.run_configs(doc)?;
+        let approvals = self.server_state().approvals;
+        let mut names = Vec::new();
+        named_servers(doc.get("steps"), &mut names);
+        Ok(names
+            .iter()
+            .filter_map(|name| configs.get(name).map(|entry| view(&configs, &approvals, name, entry)))
+            .collect())
+    }
+
+    /// Approves the exact command line server `name` starts in a run of `doc` (its own
+    /// `servers` entry, or the configured one). Returns the command line approved.
+    pub fn approve_run_server(&self, doc: &Value, name: &str) -> Result<String> {
+        let configs = self.run_configs(doc)?;
+        if configs.get(name).is_none() {
+            return Err(AppError::NotFound { what: "server", id: name.to_owned() });
+        }
+        let Some(line) = command_line(&configs, name) else {
+            return Err(AppError::BadRequest(format!("`{name}` starts no process, so it needs no approval")));
+        };
+        self.store().approve(&line.hash(), &line.to_string())?;
+        self.reload_servers()?;
+        Ok(line.to_string())
+    }
+
+    /// The configured servers with the document's own `servers` over them.
+    fn run_configs(&self, doc: &Value) -> Result<ServerConfigs> {
+        let configs = self.server_state().configs;
+        let Some(own) = doc.get("servers").filter(|s| s.as_object().is_some_and(|m| !m.is_empty())) else {
+            return Ok(configs);
+        };
+        let report = mcpflow_blueprint::check_value(
+            serde_json::json!({ "blueprint": 1, "id": "servers", "servers": own, "steps": [] }),
+            &mcpflow_blueprint::Options::default(),
+        );
+        match report.blueprint {
+            Some(bp) if !report.has_errors() => Ok(configs.with_blueprint(&bp.servers)),
+            _ => Err(AppError::Invalid(report.diagnostics)),
+        }
+    }
+}
+
+/// The `server` of every step in `steps` (loop bodies included), each once.
+fn named_servers(steps: Option<&Value>, out: &mut Vec<String>) {
+    for step in steps.and_then(Value::as_array).into_iter().flatten() {
+        if let Some(name) = step.get("server").and_then(Value::as_str)
+            && !out.iter().any(|n| n == name)
+        {
+            out.push(name.to_owned());
+        }
+        named_servers(step.get("steps"), out);
+    }
+}
+
+fn view(configs: &ServerConfigs, approvals: &mcpflow_mcp::Approvals, name: &str, entry: &ServerEntry) -> ServerView {
+    match entry {
+        ServerEntry::Config(config) => {
+            let line = command_line(configs, name);
+            ServerView {
+                name: name.to_owned(),
+                transport: if line.is_some() { "stdio" } else { "http" },
+                approved: line.as_ref().is_none_or(|l| approvals.is_approved(l)),
+                consent_hash: line.as_ref().map(mcpflow_mcp::CommandLine::hash),
+                command: line.map(|l| l.to_string()),
+                url: config.url.clone(),
+                config: serde_json::to_value(config).unwrap_or(Value::Null),
+            }
+        }
+        ServerEntry::InProcess(_) => ServerView {
+            name: name.to_owned(),
+            transport: "in-process",
+            command: None,
+            consent_hash: None,
+            url: None,
+            approved: true,
+            config: Value::Null,
+        },
+    }
+}
+
+impl App {
     /// Adds or replaces a server in the store (an `mcpServers` entry). Starts nothing; a
     /// changed command needs approval again.
     pub fn put_server(&self, name: &str, config: &Value) -> Result<()> {

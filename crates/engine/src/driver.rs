@@ -65,6 +65,10 @@ pub enum StartError {
     Inputs(Vec<String>),
     #[error("saved values: {0}")]
     Saved(String),
+    /// `RunConfig::pinned` or `only` names a step the run cannot pin or run by itself
+    /// (the message says which and what to do).
+    #[error("{message}")]
+    Selection { step: String, message: String },
 }
 
 impl StartError {
@@ -72,6 +76,7 @@ impl StartError {
         match self {
             StartError::Inputs(_) => "INPUTS_INVALID",
             StartError::Saved(_) => "SAVED_UNREADABLE",
+            StartError::Selection { .. } => "RERUN_INVALID",
         }
     }
 }
@@ -97,6 +102,8 @@ impl Engine {
             breakpoints: Default::default(),
             start_paused: false,
             timeout_ms: None,
+            pinned: Default::default(),
+            only: None,
         })
     }
 

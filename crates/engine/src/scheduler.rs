@@ -10,6 +10,7 @@
 mod frames;
 mod scope;
 
+use crate::driver::StartError;
 use crate::event::{
     Envelope, ErrorEntry, EventKind, IterationPath, LogLevel, PauseReason, RunEvent, RunStatus, StepError, StepStatus,
     Summary,
@@ -17,6 +18,7 @@ use crate::event::{
 use crate::results::{output_forms, prompt_output, resource_output, tool_output_in};
 use crate::servers::{CallError, CallTarget, Progress};
 use frames::Frames;
+use mcpflow_blueprint::diagnostic::did_you_mean;
 use mcpflow_blueprint::limits::DEFAULT_MAX_ITERATIONS;
 use mcpflow_blueprint::template::{Rcvar, Template, Variable, truthy, value_to_var, var_to_value};
 use mcpflow_blueprint::{Backoff, Blueprint, OnError, Plan, Retry, StepIdx, StepKind, StepTemplates};
@@ -89,8 +91,9 @@ pub enum Input {
     },
 }
 
-/// What a run starts with.
-#[derive(Debug, Clone)]
+/// What a run starts with. `Default` gives an empty config, so that a struct literal
+/// can name only what it sets (`..RunConfig::default()`).
+#[derive(Debug, Clone, Default)]
 pub struct RunConfig {
     pub run_id: String,
     /// Prepared inputs (defaults applied, validated).
@@ -104,6 +107,95 @@ pub struct RunConfig {
     pub start_paused: bool,
     /// Overrides `limits.timeout_ms` (the CLI's `--timeout`).
     pub timeout_ms: Option<u64>,
+    /// Re-running part of an earlier run: top-level step id → its output from that run.
+    /// A pinned step does not run; when its dependencies are done it finishes at once as
+    /// succeeded with this output (`attempts: 0`), which templates read as if it had run.
+    pub pinned: BTreeMap<String, Value>,
+    /// The top-level steps allowed to run (`None`: all). A top-level step that is
+    /// neither here nor pinned is skipped, and the skip rule applies downstream.
+    pub only: Option<BTreeSet<String>>,
+}
+
+impl RunConfig {
+    /// Checks `pinned` and `only` against the plan that will run: each names a top-level
+    /// step that is not a fallback, no step is both pinned and in `only`, and a pinned
+    /// switch's output names one of its cases. The scheduler refuses to start otherwise.
+    pub fn check(&self, plan: &Plan) -> Result<(), StartError> {
+        let only = self.only.iter().flatten().map(|id| ("only", id));
+        for (field, id) in self.pinned.keys().map(|id| ("pinned", id)).chain(only) {
+            top_level_step(plan, field, id)?;
+        }
+        if let Some(only) = &self.only
+            && let Some(id) = self.pinned.keys().find(|id| only.contains(*id))
+        {
+            return Err(StartError::Selection {
+                step: id.clone(),
+                message: format!(
+                    "step `{id}` is both pinned and in `only`; a step either runs again or keeps its earlier output, so name it in one of them"
+                ),
+            });
+        }
+        for (id, output) in &self.pinned {
+            let Some(&idx) = plan.by_id.get(id) else { continue };
+            if let StepKind::Switch(sw) = &plan.steps[idx].step.kind
+                && pinned_case(output, sw.cases.len()).is_none()
+            {
+                return Err(StartError::Selection {
+                    step: id.clone(),
+                    message: format!(
+                        "the pinned output of switch `{id}` is {output}, but a switch's output is {{\"case\": <index of one of its {} case(s)> | \"default\"}}; pin the output the switch gave in an earlier run of this blueprint, or let it run again",
+                        sw.cases.len()
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `id` names a top-level step that can be pinned or run by itself.
+fn top_level_step(plan: &Plan, field: &str, id: &str) -> Result<(), StartError> {
+    let selection = |message: String| Err(StartError::Selection { step: id.to_owned(), message });
+    let Some(&idx) = plan.by_id.get(id) else {
+        let top = plan.lists[0].members.iter().filter(|&&m| plan.steps[m].fallback_of.is_none());
+        let hint = did_you_mean(id, top.map(|&m| plan.steps[m].step.id()));
+        let hint = if hint.is_empty() { "name a top-level step".to_owned() } else { hint };
+        return selection(format!("`{field}` names `{id}`, but the blueprint has no such step; {hint}"));
+    };
+    let planned = &plan.steps[idx];
+    if let Some(owner) = plan.lists[planned.list].owner {
+        let owner = plan.steps[owner].step.id();
+        return selection(format!(
+            "`{field}` names `{id}`, a step inside loop `{owner}`; steps in a loop run with it, so name `{owner}` instead"
+        ));
+    }
+    if let Some(of) = planned.fallback_of {
+        let of = plan.steps[of].step.id();
+        return selection(format!(
+            "`{field}` names `{id}`, the fallback of `{of}`; a fallback runs only for its step, so name `{of}` instead"
+        ));
+    }
+    Ok(())
+}
+
+/// The case a switch output (`{ "case": i | "default" }`) names: `Some(Some(i))`, or
+/// `Some(None)` for the default; `None` when it names none of `cases` cases.
+fn pinned_case(output: &Value, cases: usize) -> Option<Option<usize>> {
+    match output.get("case")? {
+        Value::String(s) if s == "default" => Some(None),
+        Value::Number(n) => n.as_u64().and_then(|i| usize::try_from(i).ok()).filter(|&i| i < cases).map(Some),
+        _ => None,
+    }
+}
+
+/// [`pinned_case`] over the value the scheduler keeps.
+fn routed_case(output: &Variable) -> Option<Option<usize>> {
+    let Variable::Object(o) = output else { return None };
+    match &**o.get("case")? {
+        Variable::String(s) if s == "default" => Some(None),
+        Variable::Number(n) => n.as_u64().and_then(|i| usize::try_from(i).ok()).map(Some),
+        _ => None,
+    }
 }
 
 /// A frame: the top level or one loop iteration.
@@ -229,7 +321,15 @@ pub struct Scheduler {
     concurrency: u32,
     max_step_runs: u64,
     run_timeout: Option<u64>,
+    /// `config` without `pinned` and `only`, which are moved here.
     config: RunConfig,
+    /// Pinned top-level steps: the output each finishes with, taken when it does (so
+    /// the run holds it once, as it holds a real output).
+    pinned: HashMap<StepIdx, Value>,
+    /// The top-level steps allowed to run (`None`: all).
+    only: Option<HashSet<StepIdx>>,
+    /// Why `pinned` / `only` cannot be used: the run fails as it starts.
+    refused: Option<StartError>,
     pub(crate) inputs: Rcvar,
     pub(crate) saved: Rcvar,
     pub(crate) run_var: Rcvar,
@@ -284,7 +384,12 @@ fn err(code: &str, message: impl Into<String>) -> StepError {
 }
 
 impl Scheduler {
-    pub fn new(blueprint: &Blueprint, plan: Arc<Plan>, config: RunConfig) -> Self {
+    pub fn new(blueprint: &Blueprint, plan: Arc<Plan>, mut config: RunConfig) -> Self {
+        let refused = config.check(&plan).err();
+        let index = |id: &String| plan.by_id.get(id).copied();
+        let pinned =
+            std::mem::take(&mut config.pinned).into_iter().filter_map(|(id, v)| Some((index(&id)?, v))).collect();
+        let only = config.only.take().map(|only| only.iter().filter_map(index).collect());
         let mut dependents = vec![Vec::new(); plan.steps.len()];
         for (idx, s) in plan.steps.iter().enumerate() {
             for &d in &s.deps {
@@ -325,6 +430,9 @@ impl Scheduler {
             phase: Phase::NotStarted,
             out: Vec::new(),
             retired: Vec::new(),
+            pinned,
+            only,
+            refused,
             plan,
             config,
         }
@@ -434,6 +542,20 @@ impl Scheduler {
             blueprint: self.bp_id.clone(),
             inputs: self.config.inputs.clone(),
         });
+        if let Some(refused) = self.refused.take() {
+            let step = match &refused {
+                StartError::Selection { step, .. } => step.clone(),
+                _ => String::new(),
+            };
+            self.errors.push(ErrorEntry {
+                step,
+                path: Vec::new(),
+                code: refused.code().into(),
+                message: refused.to_string(),
+            });
+            self.end(RunStatus::Failed, Value::Null);
+            return;
+        }
         if let Some(ms) = self.run_timeout {
             let at = self.now + ms;
             self.set_timer(TimerKind::Run, at);
@@ -486,10 +608,45 @@ impl Scheduler {
         });
         for (pos, &m) in members.iter().enumerate() {
             if plan.steps[m].fallback_of.is_none() && plan.steps[m].deps.is_empty() {
-                self.ready.insert((id, pos));
+                self.make_ready(id, pos);
             }
         }
         id
+    }
+
+    /// A step whose dependencies are done may start: it becomes ready — unless the run
+    /// re-runs part of an earlier one and the step is pinned (it finishes at once with
+    /// its earlier output) or not among those to run (it is skipped).
+    fn make_ready(&mut self, frame: FrameId, pos: usize) {
+        // Frame 0 is the top level: only top-level steps are pinned or left out.
+        if frame == 0 {
+            let idx = self.id_of(frame, pos);
+            if let Some(output) = self.pinned.remove(&idx) {
+                self.finish_pinned(pos, output);
+                return;
+            }
+            if self.only.as_ref().is_some_and(|only| !only.contains(&idx)) {
+                self.skip(frame, pos);
+                return;
+            }
+        }
+        self.frames[frame].slots[pos].state = State::Ready;
+        self.ready.insert((frame, pos));
+    }
+
+    /// A pinned top-level step finishes without running: succeeded, `attempts: 0`,
+    /// `duration_ms: 0`, its output in the same forms as a real one. No `StepStarted`
+    /// (nothing started), no breakpoint, no `save` (the earlier run saved it).
+    fn finish_pinned(&mut self, pos: usize, output: Value) {
+        let step = self.step_name(0, pos);
+        self.emit(EventKind::Log {
+            level: LogLevel::Info,
+            message: format!("step `{step}` pinned from an earlier run"),
+            step: Some(step),
+        });
+        let (json, output) = output_forms(Cow::Owned(output));
+        self.emit_finished(0, pos, Finished::succeeded(json, None, None));
+        self.settle(0, pos, StepStatus::Succeeded, output, None);
     }
 
     /// Starts every ready step that may start now, in document order.
@@ -636,7 +793,7 @@ impl Scheduler {
                 let output = value.unwrap_or_else(|| value_to_var(Value::Null));
                 self.finish(frame, pos, Outcome::Succeeded { output, json: None, raw: None });
             }
-            (StepKind::Switch(sw), StepTemplates::Switch { when }) => {
+            (StepKind::Switch(_), StepTemplates::Switch { when }) => {
                 let mut chosen: Option<usize> = None;
                 for (i, t) in when.iter().enumerate() {
                     match t.render_var(&self.view(frame, pos)) {
@@ -652,24 +809,10 @@ impl Scheduler {
                         }
                     }
                 }
-                let skip: Vec<String> = sw
-                    .cases
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| Some(*i) != chosen)
-                    .flat_map(|(_, c)| c.to.clone())
-                    .chain(if chosen.is_some() { sw.default.clone().unwrap_or_default() } else { Vec::new() })
-                    .collect();
+                // The output routes: when it is settled, the targets it does not name
+                // are skipped (see `wake_dependents`).
                 let output = value_to_var(json!({ "case": chosen.map_or(json!("default"), |i| json!(i)) }));
                 self.finish(frame, pos, Outcome::Succeeded { output, json: None, raw: None });
-                for target in skip {
-                    if let Some(&t) = plan.by_id.get(&target) {
-                        let tpos = plan.steps[t].position;
-                        if !matches!(self.frames[frame].slots[tpos].state, State::Done(_)) {
-                            self.skip(frame, tpos);
-                        }
-                    }
-                }
             }
             (StepKind::Wait(w), _) => {
                 let at = self.now + w.ms;
@@ -963,6 +1106,9 @@ impl Scheduler {
         self.emit_finished(frame, pos, Finished::failed(error.clone(), raw));
         if target != idx {
             self.frames[frame].slots[pos].state = State::Done(StepStatus::Failed);
+            // The step the fallback stood in for ends here too (with the fallback's error):
+            // its `StepFinished` tells viewers it is no longer running.
+            self.emit_finished(frame, target_pos, Finished::failed(error.clone(), None));
         }
         let target_id = plan.steps[target].step.id().to_owned();
         self.errors.push(ErrorEntry {
@@ -1018,6 +1164,10 @@ impl Scheduler {
             if !matches!(self.frames[frame].slots[dpos].state, State::Waiting) {
                 continue;
             }
+            if self.plan.steps[d].switch == Some(idx) && self.routed_away(frame, idx, d) {
+                self.skip(frame, dpos);
+                continue;
+            }
             let statuses: Vec<Option<StepStatus>> = self.plan.steps[d]
                 .deps
                 .iter()
@@ -1032,10 +1182,31 @@ impl Scheduler {
             if statuses.iter().all(|s| *s == Some(StepStatus::Skipped)) {
                 self.skip(frame, dpos);
             } else {
-                self.frames[frame].slots[dpos].state = State::Ready;
-                self.ready.insert((frame, dpos));
+                self.make_ready(frame, dpos);
             }
         }
+    }
+
+    /// Whether switch `sw`, succeeded in `frame`, routes away from its target `target`:
+    /// its output (`{ "case": i | "default" }`, computed or pinned) names another case.
+    /// Routing reads the output, not the evaluation, so a pinned switch routes as the
+    /// earlier run did.
+    fn routed_away(&self, frame: FrameId, sw: StepIdx, target: StepIdx) -> bool {
+        let spos = self.plan.steps[sw].position;
+        let (State::Done(StepStatus::Succeeded), StepKind::Switch(switch)) =
+            (&self.frames[frame].slots[spos].state, &self.plan.steps[sw].step.kind)
+        else {
+            return false;
+        };
+        let Some(output) = self.frames[frame].outputs.get(self.plan.steps[sw].step.id()) else { return false };
+        let chosen = match routed_case(output) {
+            Some(Some(i)) => switch.cases.get(i).map(|c| c.to.as_slice()),
+            Some(None) => switch.default.as_deref(),
+            // Not a case (a fallback's output stands in for the switch): no routing.
+            None => return false,
+        };
+        let target = self.plan.steps[target].step.id();
+        !chosen.unwrap_or_default().iter().any(|t| t == target)
     }
 
     fn skip(&mut self, frame: FrameId, pos: usize) {
@@ -1375,6 +1546,20 @@ impl Scheduler {
                 let status = if self.errors.is_empty() { RunStatus::Succeeded } else { RunStatus::Partial };
                 self.end(status, v);
             }
+            Err(e) if self.only.is_some() => {
+                // A re-run of some steps skipped others on purpose; an output that reads
+                // them is not this run's failure.
+                self.emit(EventKind::Log {
+                    level: LogLevel::Warn,
+                    message: format!(
+                        "the blueprint's output could not be computed from the steps this re-run ran or pinned ({}: {}); the run's output is null",
+                        e.code, e.message
+                    ),
+                    step: None,
+                });
+                let status = if self.errors.is_empty() { RunStatus::Succeeded } else { RunStatus::Partial };
+                self.end(status, Value::Null);
+            }
             Err(e) => {
                 self.errors.push(ErrorEntry {
                     step: String::new(),
@@ -1435,6 +1620,7 @@ mod tests {
             breakpoints: HashSet::new(),
             start_paused: false,
             timeout_ms: None,
+            ..RunConfig::default()
         };
         Scheduler::new(&bp, Arc::new(plan), config)
     }

@@ -11,14 +11,19 @@ import {
   type BlueprintInfo_Serialize,
   type CommandError_Serialize,
   type DiagnosticDto_Serialize,
+  type EventBatch,
   type PromptDto_Serialize,
   type ResourceDto_Serialize,
+  type RunDetailDto_Serialize,
+  type RunInfo_Serialize,
+  type RunStarted as RunStartedDto,
   type ServerDto_Serialize,
   type ServerOffer_Serialize,
   type StudioInfo_Serialize,
   type ToolDto_Serialize,
 } from '../bindings';
-import type { Blueprint, Diagnostic } from '../doc/types';
+import type { Channel } from '@tauri-apps/api/core';
+import type { Blueprint, Diagnostic, Json } from '../doc/types';
 
 // What Rust returns (the `*_Serialize` shapes), under the studio's names.
 export type StudioInfo = StudioInfo_Serialize;
@@ -28,6 +33,12 @@ export type ServerOffer = ServerOffer_Serialize;
 export type ToolInfo = ToolDto_Serialize;
 export type ResourceInfo = ResourceDto_Serialize;
 export type PromptInfo = PromptDto_Serialize;
+export type RunInfo = RunInfo_Serialize;
+export type RunDetail = RunDetailDto_Serialize;
+export type RunStarted = RunStartedDto;
+export type RunAction = 'pause' | 'resume' | 'step' | 'cancel';
+export type RerunMode = 'step' | 'from_here';
+type EventChannel = Channel<EventBatch>;
 
 /** A command's error: a stable code, a message that says what to do, and diagnostics. */
 export class BackendError extends Error {
@@ -136,6 +147,26 @@ export const backend = {
   },
   /** The path written, or null when the user cancelled the file dialog. */
   exportBlueprint: (doc: Blueprint): Promise<string | null> => call(() => commands.exportBlueprint(doc)),
+  /** Runs the document (saved or not); its events arrive on `events` in batches. */
+  startRun: (doc: Blueprint, inputs: Json, paused: boolean, breakpoints: string[], events: EventChannel): Promise<RunStarted> =>
+    call(() => commands.startRun(doc, inputs, paused, breakpoints, events)),
+  /** Runs `step` of the document again (or from it on), upstream outputs pinned from a past run. */
+  rerunStep: (
+    doc: Blueprint,
+    runId: string,
+    step: string,
+    mode: RerunMode,
+    paused: boolean,
+    breakpoints: string[],
+    events: EventChannel,
+  ): Promise<RunStarted> => call(() => commands.rerunStep(doc, runId, step, mode, paused, breakpoints, events)),
+  /** The servers a run of `doc` calls, as it would start them, with whether each may start. */
+  runServers: (doc: Blueprint): Promise<ServerInfo[]> => call(() => commands.runServers(doc)),
+  approveRunServer: (doc: Blueprint, name: string): Promise<string> => call(() => commands.approveRunServer(doc, name)),
+  controlRun: (runId: string, action: RunAction): Promise<null> => call(() => commands.controlRun(runId, action)),
+  setBreakpoints: (runId: string, steps: string[]): Promise<null> => call(() => commands.setBreakpoints(runId, steps)),
+  listRuns: (blueprint: string, limit: number): Promise<RunInfo[]> => call(() => commands.listRuns(blueprint, limit)),
+  getRun: (runId: string): Promise<RunDetail> => call(() => commands.getRun(runId)),
 };
 
 export type Backend = typeof backend;

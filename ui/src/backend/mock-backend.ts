@@ -59,6 +59,15 @@ const DEFAULTS: Record<string, Handler> = {
   import_servers: () => null,
   import_blueprint: () => null,
   export_blueprint: () => null,
+  run_servers: () => [],
+  approve_run_server: (a) => String(a.name),
+  start_run: () => ({ run_id: 'run-1', blueprint: 'bp' }),
+  control_run: () => null,
+  set_breakpoints: () => null,
+  list_runs: () => [],
+  get_run: (a) => {
+    throw commandError('RUN_NOT_FOUND', `no run ${String(a.runId)}`);
+  },
 };
 
 export function mockBackend(handlers: Record<string, Handler> = {}): MockBackend {

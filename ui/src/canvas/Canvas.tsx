@@ -31,6 +31,7 @@ import type { Blueprint, StepTemplate } from '../doc/types';
 import { docToGraph, sameEdge, sameNode } from '../graph/doc-to-graph';
 import { LOOP_HEADER, LOOP_PADDING, NODE_WIDTH, type FlowEdge, type FlowNode } from '../graph/types';
 import { usePrefs } from '../prefs';
+import { stepsRunning, useRunStore } from '../run';
 import { STEP_MIME, useCanvasCommands } from './commands';
 import { nodeTypes } from './nodes';
 import { useShortcuts } from './shortcuts';
@@ -127,6 +128,14 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
   useLayoutEffect(() => {
     setEdges((prev) => mergeEdges(graph.edges, prev));
   }, [graph]);
+
+  // While a run is shown, edges into running steps move (data is flowing there).
+  const runningKey = useRunStore((s) => (s.mode === 'idle' ? '' : [...stepsRunning(s.view)].sort().join('\n')));
+  const shownEdges = useMemo(() => {
+    if (!runningKey) return edges;
+    const running = new Set(runningKey.split('\n'));
+    return edges.map((e) => (running.has(e.target) && e.data?.kind !== 'fallback' ? { ...e, animated: true } : e));
+  }, [edges, runningKey]);
 
   // A notice for refused edits ("a fallback step runs only as a fallback", …).
   const [notice, setNotice] = useState<string | null>(null);
@@ -261,7 +270,7 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
     >
       <ReactFlow<FlowNode, FlowEdge>
         nodes={nodes}
-        edges={edges}
+        edges={shownEdges}
         nodeTypes={nodeTypes}
         onNodesChange={onNodesChange}
         onEdgesChange={onEdgesChange}

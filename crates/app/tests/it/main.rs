@@ -7,6 +7,7 @@
 mod daemon;
 mod faults;
 mod reference;
+mod rerun;
 mod runs;
 mod schedule;
 mod serve;

@@ -32,6 +32,7 @@ pub fn config() -> RunConfig {
         breakpoints: HashSet::new(),
         start_paused: false,
         timeout_ms: None,
+        ..RunConfig::default()
     }
 }
 

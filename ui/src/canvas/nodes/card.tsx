@@ -8,6 +8,7 @@ import { useDoc } from '../../doc/store';
 import type { Json, Step } from '../../doc/types';
 import type { StepNodeData } from '../../graph/types';
 import { KindIcon } from './icons';
+import { BreakpointToggle, runClass, RunStatus, useNodeRun } from './run';
 
 /** Compact one-line text of a JSON value. */
 export function preview(value: Json | undefined, max = 48): string {
@@ -90,15 +91,17 @@ export function StepCard({ id, kind, data, selected, subtitle, fields = [], chil
   if (step.on_error === 'continue') badges.push('continue on error');
   if (typeof step.timeout_ms === 'number') badges.push(`timeout ${step.timeout_ms} ms`);
   if (step.save) badges.push(`save → ${step.save}`);
+  const run = useNodeRun(id);
   return (
     <div
-      className={`step-card kind-${kind}${selected ? ' is-selected' : ''}${data.fallbackOf ? ' is-fallback' : ''}`}
+      className={`step-card kind-${kind}${selected ? ' is-selected' : ''}${data.fallbackOf ? ' is-fallback' : ''}${runClass(run)}`}
       data-testid={`step-${id}`}
       data-kind={kind}
       title={step.note}
     >
       <StepHandle id={id} handle="in" type="target" position={Position.Left} title="runs after…" />
       <div className="step-head">
+        <BreakpointToggle id={id} />
         <KindIcon kind={kind} />
         <span className="step-title">{step.name || step.id}</span>
         <DiagnosticBadge id={id} />
@@ -127,6 +130,7 @@ export function StepCard({ id, kind, data, selected, subtitle, fields = [], chil
           ))}
         </div>
       )}
+      {run && <RunStatus id={id} node={run} />}
       {outHandle && <StepHandle id={id} handle="out" type="source" position={Position.Right} title="then…" />}
       <StepHandle id={id} handle="fallback" type="source" position={Position.Bottom} className="handle-fallback" title="on failure, run…" />
     </div>

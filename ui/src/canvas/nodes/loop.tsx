@@ -6,6 +6,7 @@ import { memo } from 'react';
 import type { LoopNode as LoopFlowNode } from '../../graph/types';
 import { DiagnosticBadge, preview, StepHandle } from './card';
 import { KindIcon } from './icons';
+import { BreakpointToggle, LoopRun, runClass, RunStatus, useNodeRun } from './run';
 
 export const LoopNode = memo(function LoopNode({ id, data, selected }: NodeProps<LoopFlowNode>) {
   const s = data.step;
@@ -16,9 +17,10 @@ export const LoopNode = memo(function LoopNode({ id, data, selected }: NodeProps
     typeof s.max_iterations === 'number' ? `max ${s.max_iterations}` : null,
     typeof s.delay_ms === 'number' ? `every ${s.delay_ms} ms` : null,
   ].filter(Boolean);
+  const run = useNodeRun(id);
   return (
     <div
-      className={`loop-container kind-loop${selected ? ' is-selected' : ''}`}
+      className={`loop-container kind-loop${selected ? ' is-selected' : ''}${runClass(run)}`}
       data-testid={`step-${id}`}
       data-kind="loop"
       title={s.note}
@@ -26,6 +28,7 @@ export const LoopNode = memo(function LoopNode({ id, data, selected }: NodeProps
       <StepHandle id={id} handle="in" type="target" position={Position.Left} />
       <div className="loop-head">
         <div className="step-head">
+          <BreakpointToggle id={id} />
           <KindIcon kind="loop" />
           <span className="step-title">{s.name || s.id}</span>
           {s.name ? <span className="step-id">{s.id}</span> : null}
@@ -35,6 +38,12 @@ export const LoopNode = memo(function LoopNode({ id, data, selected }: NodeProps
           <span className="loop-label">{over[0]}</span> <code>{over[1]}</code>
           {extras.length > 0 && <span className="loop-extras"> · {extras.join(' · ')}</span>}
         </div>
+        {run && (
+          <div className="loop-run-bar">
+            <RunStatus id={id} node={run} />
+            <LoopRun id={id} node={run} />
+          </div>
+        )}
       </div>
       <StepHandle id={id} handle="out" type="source" position={Position.Right} />
       <StepHandle id={id} handle="fallback" type="source" position={Position.Bottom} className="handle-fallback" />

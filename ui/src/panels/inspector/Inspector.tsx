@@ -3,6 +3,7 @@
 
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { diagnosticTarget, docStore, findStep, useDoc, type Diagnostic, type Step } from '../../doc';
+import { StepRun } from '../run/StepRun';
 import { FieldDiagnostics } from './fields';
 import { OffersOverride, type Offer } from './offers';
 import { RawJson } from './RawJson';
@@ -100,6 +101,7 @@ function StepInspector({ step, tab, setTab }: { step: Step; tab: Tab; setTab(t: 
         <code className="insp-head-id">{step.id}</code>
         {step.name ? <span className="insp-head-name">{step.name}</span> : null}
       </header>
+      <StepRun id={step.id} />
       <DiagnosticRows
         items={items}
         onPick={(d) => {

@@ -16,6 +16,7 @@ export {
   refreshOffers,
   refreshServers,
   requestConsent,
+  requestRunConsent,
   initialServersState,
   serversStore,
   testOrAsk,

@@ -17,6 +17,8 @@ import {
   type ToolInfo,
 } from '../../backend';
 
+import type { Blueprint } from '../../doc/types';
+
 export type TestState = { state: 'running' } | { state: 'ok'; tools: ToolInfo[] } | { state: 'error'; message: string };
 
 export interface Consent {
@@ -25,6 +27,11 @@ export interface Consent {
   command: string;
   /** Test the server once approved. */
   then: 'test' | null;
+  /**
+   * Set when a run asks: the document whose run would start the server (its own
+   * `servers` entry may be what starts), approved as that run would start it.
+   */
+  doc?: Blueprint;
   busy: boolean;
   /** The command changed since the prompt was opened: shown again, to confirm again. */
   changed: boolean;
@@ -134,6 +141,23 @@ export async function requestConsent(name: string, then: Consent['then'] = null)
 export const cancelConsent = () => serversStore.setState({ consent: null });
 
 /**
+ * Asks consent for a server a run of `doc` would start (`server.command` is what it
+ * starts); resolves when the prompt closes: true when approved.
+ */
+export function requestRunConsent(doc: Blueprint, server: string, command: string): Promise<boolean> {
+  serversStore.setState({ consent: { server, command, then: null, doc, busy: false, changed: false, error: null } });
+  return new Promise((resolve) => {
+    let approved = false;
+    const stop = serversStore.subscribe((now, before) => {
+      if (before.consent?.busy && before.consent.server === server && !now.consent) approved = true;
+      if (now.consent?.server === server && now.consent.doc === doc) return;
+      stop();
+      resolve(approved && !now.consent);
+    });
+  });
+}
+
+/**
  * The user approved the command shown. If the configured command changed since it was
  * shown, the prompt shows the new one and waits for another confirmation instead.
  */
@@ -145,6 +169,7 @@ export async function approveConsent(): Promise<boolean> {
     if (now && now.server === c.server) serversStore.setState({ consent: { ...now, ...patch } });
   };
   update({ busy: true, error: null });
+  if (c.doc) return approveForRun(c, c.doc, update);
   try {
     const fresh = (await backend.listServers()).find((s) => s.name === c.server);
     setServersQuietly(fresh);
@@ -176,6 +201,25 @@ export async function approveConsent(): Promise<boolean> {
     if (!fresh) return;
     const list = serversStore.getState().servers;
     if (list.some((s) => s.name === fresh.name)) setServers(list.map((s) => (s.name === fresh.name ? fresh : s)));
+  }
+}
+
+/** Approves a server as a run of `doc` starts it, if it still starts the command shown. */
+async function approveForRun(c: Consent, doc: Blueprint, update: (patch: Partial<Consent>) => void): Promise<boolean> {
+  try {
+    const fresh = (await backend.runServers(doc)).find((s) => s.name === c.server);
+    if (!fresh || fresh.command !== c.command) {
+      update({ busy: false, command: fresh?.command ?? c.command, changed: true, error: fresh ? null : `${c.server} is no longer used` });
+      return false;
+    }
+    const approved = await backend.approveRunServer(doc, c.server);
+    serversStore.setState({ consent: null });
+    report('success', `approved ${c.server}: ${approved}`);
+    void refreshAll();
+    return true;
+  } catch (e) {
+    update({ busy: false, error: errorMessage(e) });
+    return false;
   }
 }
 

@@ -1,0 +1,181 @@
+//! What a node shows of the run on the canvas (live or opened from history): its
+//! state (a class on the card and a status line), the breakpoint toggle, and for loops
+//! `done/total` with a grid of iterations. Test hooks: `run-<id>` on the status line
+//! (`data-state`), `bp-<id>` on the breakpoint toggle (`aria-pressed`), `iters-<id>` on
+//! a loop's grid and `iter-<id>-<key>` on each cell (`data-state`).
+
+import { memo, useEffect, useState } from 'react';
+import { docStore, useDoc } from '../../doc/store';
+import { compareKeys, runStore, useRunStore, type NodeView } from '../../run';
+import { useBreakpoints } from '../../panels/run/breakpoints';
+import { syncBreakpoints } from '../../panels/run/session';
+
+/** The step's run view, or undefined when no run is shown. */
+export function useNodeRun(id: string): NodeView | undefined {
+  return useRunStore((s) => (s.mode === 'idle' ? undefined : s.view.nodes[id]));
+}
+
+/** ` run-<state>` for the card's class list ('' when no run is shown). */
+export function runClass(node: NodeView | undefined): string {
+  return node ? ` run-${node.state}` : '';
+}
+
+export function formatMs(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+  const m = Math.floor(ms / 60_000);
+  return `${m} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+/** Time since the node started running, ticking while it runs in a live run. */
+function Elapsed({ node }: { node: NodeView }) {
+  const live = useRunStore((s) => s.mode === 'live' && s.cursor === null);
+  const atMs = useRunStore((s) => s.view.atMs);
+  const [since] = useState(() => performance.now());
+  const [, tick] = useState(0);
+  useEffect(() => {
+    if (!live) return;
+    const t = setInterval(() => tick((n) => n + 1), 200);
+    return () => clearInterval(t);
+  }, [live]);
+  const fromEvents = node.startedAtMs !== null ? Math.max(0, atMs - node.startedAtMs) : 0;
+  const ms = live ? Math.max(fromEvents, performance.now() - since) : fromEvents;
+  return <span className="run-elapsed">{formatMs(ms)}</span>;
+}
+
+function countsText(node: NodeView): string | null {
+  const c = node.counts;
+  if (!c) return null;
+  const parts = [
+    c.running + c.retrying ? `${c.running + c.retrying} running` : null,
+    c.succeeded ? `${c.succeeded} ok` : null,
+    c.failed ? `${c.failed} failed` : null,
+    c.skipped ? `${c.skipped} skipped` : null,
+  ].filter(Boolean);
+  return parts.length ? parts.join(' · ') : null;
+}
+
+/** The status line under a card: what the step is doing or did. */
+export const RunStatus = memo(function RunStatus({ id, node }: { id: string; node: NodeView }) {
+  const counts = countsText(node);
+  let body;
+  switch (node.state) {
+    case 'queued':
+      body = <span className="run-label">queued</span>;
+      break;
+    case 'running':
+      body = (
+        <>
+          <span className="run-spinner" aria-hidden="true" />
+          <span className="run-label">running</span>
+          <Elapsed key={`${node.startedAtMs}`} node={node} />
+        </>
+      );
+      break;
+    case 'retrying':
+      body = (
+        <span className="run-label" title={node.retry ? `${node.retry.error.code}: ${node.retry.error.message}` : undefined}>
+          ↻ retrying (attempt {node.retry?.attempt ?? node.attempt + 1})
+        </span>
+      );
+      break;
+    case 'paused':
+      body = <span className="run-label">⏸ paused before start</span>;
+      break;
+    case 'succeeded':
+      body = (
+        <span className="run-label">
+          ✓ {node.durationMs !== null ? formatMs(node.durationMs) : 'done'}
+          {node.attempt > 1 ? ` · ${node.attempt} attempts` : ''}
+          {node.recoveredBy ? ` · by ${node.recoveredBy}` : ''}
+        </span>
+      );
+      break;
+    case 'failed':
+      body = (
+        <span className="run-label run-error" title={node.error ? `${node.error.code}: ${node.error.message}` : undefined}>
+          ✕ {node.error ? `${node.error.code}: ${node.error.message}` : 'failed'}
+        </span>
+      );
+      break;
+    case 'skipped':
+      body = <span className="run-label">skipped</span>;
+      break;
+  }
+  const progress = node.progress && !node.loop && node.state === 'running' ? node.progress : null;
+  return (
+    <div className="run-status" data-testid={`run-${id}`} data-state={node.state}>
+      {body}
+      {progress && (
+        <span className="run-progress">
+          {progress.total ? `${progress.progress}/${progress.total}` : `${progress.progress}`}
+          {progress.message ? ` ${progress.message}` : ''}
+        </span>
+      )}
+      {counts && <span className="run-counts">{counts}</span>}
+    </div>
+  );
+});
+
+/** The breakpoint dot on a card: set, the run pauses before this step starts. */
+export const BreakpointToggle = memo(function BreakpointToggle({ id }: { id: string }) {
+  const blueprint = useDoc((s) => s.doc.id);
+  const on = useBreakpoints((s) => (s.byBlueprint[blueprint] ?? []).includes(id));
+  return (
+    <button
+      type="button"
+      className={`bp-toggle nodrag${on ? ' is-on' : ''}`}
+      data-testid={`bp-${id}`}
+      aria-pressed={on}
+      title={on ? 'Breakpoint: Debug pauses before this step (click to remove)' : 'Set a breakpoint (Debug pauses before this step)'}
+      onClick={(e) => {
+        e.stopPropagation();
+        useBreakpoints.getState().toggle(blueprint, id);
+        void syncBreakpoints(blueprint);
+      }}
+    />
+  );
+});
+
+/** Cells drawn in a loop's grid; past this, a count of the rest. */
+const GRID_MAX = 240;
+
+/** A loop's `done/total` and its iterations, failed ones standing out; a cell opens that iteration. */
+export const LoopRun = memo(function LoopRun({ id, node }: { id: string; node: NodeView }) {
+  const loop = node.loop;
+  const picked = useRunStore((s) => s.instancePath);
+  if (!loop) return null;
+  const keys = Object.keys(loop.iterations).sort(compareKeys);
+  const shown = keys.slice(0, GRID_MAX);
+  const failed = keys.filter((k) => loop.iterations[k] === 'failed').length;
+  const pickedKey = picked ? picked.join('.') : null;
+  return (
+    <div className="loop-run">
+      <span className="loop-count" data-testid={`loop-count-${id}`}>
+        {loop.done}
+        {loop.total !== null ? `/${loop.total}` : ''}
+      </span>
+      {failed > 0 && <span className="loop-failed"> · {failed} failed</span>}
+      {keys.length > 0 && (
+        <div className="iter-grid nodrag" data-testid={`iters-${id}`}>
+          {shown.map((k) => (
+            <button
+              key={k}
+              type="button"
+              className={`iter iter-${loop.iterations[k]}${pickedKey === k ? ' is-picked' : ''}`}
+              data-testid={`iter-${id}-${k}`}
+              data-state={loop.iterations[k]}
+              title={`iteration ${k}: ${loop.iterations[k]}`}
+              onClick={(e) => {
+                e.stopPropagation();
+                docStore.getState().select([id]);
+                runStore.getState().selectInstance(k.split('.').map(Number));
+              }}
+            />
+          ))}
+          {keys.length > shown.length && <span className="iter-more">+{keys.length - shown.length}</span>}
+        </div>
+      )}
+    </div>
+  );
+});

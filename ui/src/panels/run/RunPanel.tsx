@@ -1,0 +1,235 @@
+//! The bottom panel's run tabs.
+//!
+//! - **Run**: the inputs form (from the blueprint's `inputs` schema), the run's result,
+//!   where it is paused with the step's resolved arguments, every name in scope with
+//!   its value, and the log.
+//! - **History**: past runs of the blueprint (status, duration, when); opening one
+//!   replays it on the canvas, and the timeline moves through its events.
+//!
+//! Test hooks: `inputs-form`, `run-result`, `pause-info`, `pause-args`, `scope`,
+//! `scope-<name>`, `run-log`, `history`, `history-row` (`data-run`, `data-status`),
+//! `timeline` (a range input over the events), `timeline-at`.
+
+import Form from '@rjsf/core/lib/components/Form.js';
+import type { RJSFSchema } from '@rjsf/utils';
+import { memo, useEffect, useMemo } from 'react';
+import { useDoc } from '../../doc/store';
+import type { Json } from '../../doc/types';
+import { runStore, scopeAt, useRunStore } from '../../run';
+import { formatMs } from '../../canvas/nodes/run';
+import { evalFreeValidator } from '../inspector/validator';
+import { JsonView } from './JsonView';
+import { openRun, refreshHistory, setInputs, useSession } from './session';
+
+const EMPTY: Json = {};
+
+function InputsForm() {
+  const id = useDoc((s) => s.doc.id);
+  const schema = useDoc((s) => s.doc.inputs);
+  const value = useSession((s) => s.inputs[id] ?? EMPTY);
+  if (!schema || typeof schema !== 'object' || Array.isArray(schema) || Object.keys(schema).length === 0) {
+    return <p className="run-note">This blueprint takes no inputs.</p>;
+  }
+  return (
+    <div className="inputs-form" data-testid="inputs-form">
+      <Form
+        schema={schema as RJSFSchema}
+        formData={value}
+        validator={evalFreeValidator}
+        liveValidate={false}
+        showErrorList={false}
+        onChange={(e) => setInputs(id, (e.formData ?? {}) as Json)}
+        uiSchema={{ 'ui:submitButtonOptions': { norender: true } }}
+      />
+    </div>
+  );
+}
+
+const Result = memo(function Result() {
+  const envelope = useRunStore((s) => s.view.envelope);
+  if (!envelope) return null;
+  const sum = envelope.summary;
+  return (
+    <div className={`run-result run-result-${envelope.status}`} data-testid="run-result" data-status={envelope.status}>
+      <strong>{envelope.status}</strong> in {formatMs(envelope.duration_ms)} · {sum.succeeded} ok, {sum.failed} failed, {sum.skipped} skipped ·{' '}
+      {sum.tool_calls} tool call{sum.tool_calls === 1 ? '' : 's'}
+      {envelope.errors.length > 0 && (
+        <ul className="run-errors">
+          {envelope.errors.map((e, i) => (
+            <li key={i}>
+              <code>{e.code}</code> {e.step ? <b>{e.step}</b> : null}: {e.message}
+            </li>
+          ))}
+        </ul>
+      )}
+      <JsonView value={envelope.output} title="output" testId="run-output" />
+    </div>
+  );
+});
+
+const Pause = memo(function Pause() {
+  const pause = useRunStore((s) => s.view.pause);
+  const status = useRunStore((s) => s.view.status);
+  if (!pause || status !== 'paused') return null;
+  return (
+    <div className="pause-info" data-testid="pause-info" data-step={pause.step ?? ''}>
+      <div>
+        ⏸ Paused {pause.reason === 'breakpoint' ? 'at a breakpoint' : pause.reason === 'stepped' ? 'after a step' : ''}
+        {pause.step ? (
+          <>
+            {' '}
+            before <b>{pause.step}</b>
+            {pause.path && pause.path.length ? ` (iteration ${pause.path.join('.')})` : ''}
+          </>
+        ) : null}
+      </div>
+      {pause.args !== undefined && <JsonView value={pause.args} title="resolved arguments" testId="pause-args" />}
+    </div>
+  );
+});
+
+const Scope = memo(function Scope() {
+  const view = useRunStore((s) => s.view);
+  const scope = useMemo(() => scopeAt(view), [view]);
+  const names = Object.keys(scope).filter((k) => k !== 'steps');
+  return (
+    <details className="scope" data-testid="scope" open={view.status === 'paused' || undefined}>
+      <summary>Scope ({names.length} names)</summary>
+      {names.map((name) => (
+        <div key={name} className="scope-entry" data-testid={`scope-${name}`}>
+          <JsonView value={scope[name]} title={name} />
+        </div>
+      ))}
+    </details>
+  );
+});
+
+const Log = memo(function Log() {
+  const logs = useRunStore((s) => s.view.logs);
+  if (logs.length === 0) return null;
+  return (
+    <details className="run-log" data-testid="run-log">
+      <summary>Log ({logs.length})</summary>
+      <ol>
+        {logs.map((l) => (
+          <li key={l.seq} className={`log-${l.level}`}>
+            <span className="log-at">{formatMs(l.atMs)}</span> {l.step ? <b>{l.step}</b> : null} {l.message}
+          </li>
+        ))}
+      </ol>
+    </details>
+  );
+});
+
+export function RunPanel() {
+  const mode = useRunStore((s) => s.mode);
+  return (
+    <section className="run-panel" aria-label="Run">
+      <div className="run-col">
+        <h3>Inputs</h3>
+        <InputsForm />
+      </div>
+      <div className="run-col run-col-wide">
+        {mode === 'idle' ? (
+          <p className="run-note">Run or Debug the blueprint to see it here; breakpoints are the dots on the nodes.</p>
+        ) : (
+          <>
+            <Pause />
+            <Result />
+            <Scope />
+            <Log />
+          </>
+        )}
+      </div>
+    </section>
+  );
+}
+
+function when(iso: string): string {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
+}
+
+function Timeline() {
+  const mode = useRunStore((s) => s.mode);
+  const count = useRunStore((s) => s.events.length);
+  const cursor = useRunStore((s) => s.cursor);
+  const atMs = useRunStore((s) => s.view.atMs);
+  const events = useRunStore((s) => s.events);
+  if (mode === 'idle' || count === 0) return null;
+  const index = cursor === null ? count - 1 : Math.max(0, events.findIndex((e) => e.seq === cursor));
+  return (
+    <div className="timeline">
+      <input
+        type="range"
+        data-testid="timeline"
+        min={0}
+        max={count - 1}
+        value={index}
+        aria-label="Timeline: move through the run's events"
+        onChange={(e) => {
+          const i = Number(e.target.value);
+          runStore.getState().seek(i >= count - 1 && mode === 'live' ? null : events[i]!.seq);
+        }}
+      />
+      <span className="timeline-at" data-testid="timeline-at">
+        event {index + 1}/{count} · {formatMs(atMs)} · {events[index]?.type}
+      </span>
+    </div>
+  );
+}
+
+export function HistoryPanel() {
+  const id = useDoc((s) => s.doc.id);
+  const history = useSession((s) => s.history);
+  const historyFor = useSession((s) => s.historyFor);
+  const active = useSession((s) => s.active);
+  const shown = useRunStore((s) => s.runId);
+  useEffect(() => {
+    if (historyFor !== id) void refreshHistory();
+  }, [id, historyFor]);
+  const runs = historyFor === id ? history : [];
+  return (
+    <section className="history-panel" data-testid="history" aria-label="History">
+      <Timeline />
+      <div className="history-head">
+        <span>Runs of {id}</span>
+        <button type="button" onClick={() => void refreshHistory()}>
+          Refresh
+        </button>
+      </div>
+      {runs.length === 0 ? (
+        <p className="run-note">No runs recorded for this blueprint yet.</p>
+      ) : (
+        <table className="history-table">
+          <thead>
+            <tr>
+              <th>status</th>
+              <th>started</th>
+              <th>duration</th>
+              <th>by</th>
+            </tr>
+          </thead>
+          <tbody>
+            {runs.map((r) => (
+              <tr
+                key={r.id}
+                className={`history-row${shown === r.id ? ' is-shown' : ''}`}
+                data-testid="history-row"
+                data-run={r.id}
+                data-status={r.status}
+                onClick={() => void (active ? undefined : openRun(r.id))}
+                title={active ? 'A run is in flight' : 'Open this run on the canvas'}
+              >
+                <td className={`status-${r.status}`}>{r.status}</td>
+                <td>{when(r.started_at)}</td>
+                <td>{r.duration_ms !== null ? formatMs(r.duration_ms) : '—'}</td>
+                <td>{r.trigger}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}

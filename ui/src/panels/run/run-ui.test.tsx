@@ -1,0 +1,205 @@
+// @vitest-environment jsdom
+// The run UI in the studio shell against a fake backend (mockIPC): Run asks consent for
+// an unapproved server before anything starts; recorded events (a real run of
+// workflows/loop-collect) streamed over the run's Tauri Channel in batches put every
+// node in its final state on the canvas, with the loop's done/total; a breakpoint pause
+// shows the step's resolved arguments; Debug sends the editor's breakpoints; the
+// history opens a past run and the timeline moves back to a running node.
+
+import { act } from 'react';
+import { createRoot, type Root } from 'react-dom/client';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { mockBackend, type MockBackend } from '../../backend/mock-backend';
+import { docStore } from '../../doc/store';
+import { runStore, type RunEvent } from '../../run';
+import { expectedInstances } from '../../run/fixtures/oracle';
+import { fixture } from '../../run/fixtures/load';
+import { Studio } from '../../Studio';
+import { installLayoutStubs } from '../../testing/jsdom';
+import { initialServersState, serversStore } from '../servers';
+import { useBreakpoints } from './breakpoints';
+import { closeRun, useSession } from './session';
+
+beforeAll(installLayoutStubs);
+
+let root: Root;
+let host: HTMLElement;
+let be: MockBackend;
+const q = (sel: string) => document.querySelector(sel) as HTMLElement | null;
+const tid = (id: string) => q(`[data-testid="${id}"]`);
+
+const settle = () =>
+  act(async () => {
+    for (let i = 0; i < 8; i++) await new Promise((r) => setTimeout(r, 5));
+  });
+const click = async (el: HTMLElement | null) => {
+  expect(el).not.toBeNull();
+  await act(async () => el!.click());
+  await settle();
+};
+
+interface ChannelLike {
+  id: number;
+}
+/** Sends batches on the channel the UI passed to start_run, in order, as Tauri would. */
+function sender(channel: ChannelLike) {
+  let index = 0;
+  const internals = (window as unknown as { __TAURI_INTERNALS__: { runCallback(id: number, data: unknown): void } }).__TAURI_INTERNALS__;
+  return (events: RunEvent[], done = false) =>
+    act(async () => {
+      internals.runCallback(channel.id, { index: index++, message: { events, lagged: 0, done } });
+    });
+}
+
+const LOOP = fixture('loop-collect');
+
+beforeEach(() => {
+  host = document.createElement('div');
+  document.body.appendChild(host);
+  root = createRoot(host);
+  be = mockBackend();
+  useSession.setState({ active: null, starting: false, debugging: false, history: [], historyFor: null, error: null });
+  useBreakpoints.setState({ byBlueprint: {} });
+});
+
+afterEach(async () => {
+  closeRun();
+  useSession.setState({ active: null });
+  runStore.getState().reset();
+  await act(async () => root.unmount());
+  host.remove();
+  be.stop();
+  serversStore.setState(initialServersState());
+});
+
+async function mountWith(doc = LOOP.blueprint) {
+  docStore.getState().load(doc, { id: doc.id, rev: 1 });
+  await act(async () => root.render(<Studio validate={false} />));
+  await settle();
+}
+
+describe('runs in the studio', () => {
+  it('asks consent for an unapproved server before the run starts', async () => {
+    be.on('run_servers', () => [
+      { name: 'everything', transport: 'stdio', command: 'node server-everything', url: null, approved: false, config: {} },
+    ]);
+    await mountWith();
+    await click(tid('run-start'));
+    expect(tid('consent-dialog')).not.toBeNull();
+    expect(be.calls('start_run')).toHaveLength(0);
+    expect(tid('consent-command')?.textContent).toContain('node server-everything');
+    // Declining leaves everything as it was.
+    await click(tid('consent-cancel'));
+    expect(be.calls('start_run')).toHaveLength(0);
+    expect(useSession.getState().starting).toBe(false);
+    // Approving starts the run, with the document the server was approved for.
+    await click(tid('run-start'));
+    await click(tid('consent-approve'));
+    expect(be.calls('approve_run_server')).toEqual([{ doc: LOOP.blueprint, name: 'everything' }]);
+    expect(be.calls('start_run')).toHaveLength(1);
+  });
+
+  it('streams a recorded run onto the canvas: every node in its final state, the loop done/total, the result', async () => {
+    let channel: ChannelLike | null = null;
+    be.on('start_run', (a) => {
+      channel = a.onEvents as ChannelLike;
+      return { run_id: 'r1', blueprint: LOOP.blueprint.id };
+    });
+    await mountWith();
+    await click(tid('run-start'));
+    expect(be.calls('start_run')).toHaveLength(1);
+    expect(be.calls('start_run')[0]!.breakpoints).toEqual([]);
+    expect(tid('run-pause')).not.toBeNull();
+    const send = sender(channel!);
+    // Before any event every node is queued.
+    expect(tid(`run-${LOOP.stepIds[0]}`)?.dataset.state).toBe('queued');
+    const events = LOOP.events;
+    const half = Math.floor(events.length / 2);
+    await send(events.slice(0, half));
+    await send(events.slice(half), true);
+    await settle();
+    const expected = expectedInstances(events, Infinity);
+    for (const id of LOOP.stepIds) {
+      if (LOOP.parents[id]) continue; // body steps show an aggregate
+      const want = expected.get(`${id}|`)?.state ?? 'queued';
+      expect(tid(`run-${id}`)?.dataset.state, id).toBe(want);
+    }
+    const loops = [...new Set(Object.values(LOOP.parents))];
+    for (const loop of loops) {
+      expect(tid(`loop-count-${loop}`)?.textContent).toMatch(/^(\d+)\/\1$/);
+    }
+    expect(tid('run-result')?.dataset.status).toBe('succeeded');
+    // The run is over: Run is back, and the history was asked for.
+    expect(tid('run-start')).not.toBeNull();
+    expect(be.calls('list_runs').length).toBeGreaterThan(0);
+  });
+
+  it('Debug sends the breakpoints; a pause shows the resolved arguments; Step and Continue control the run', async () => {
+    let channel: ChannelLike | null = null;
+    be.on('start_run', (a) => {
+      channel = a.onEvents as ChannelLike;
+      return { run_id: 'r2', blueprint: 'bp' };
+    });
+    await mountWith();
+    const target = LOOP.stepIds.find((id) => !LOOP.parents[id])!;
+    await click(tid(`bp-${target}`));
+    expect(tid(`bp-${target}`)?.getAttribute('aria-pressed')).toBe('true');
+    await click(tid('run-debug'));
+    const call = be.calls('start_run')[0]!;
+    expect(call.breakpoints).toEqual([target]);
+    expect(call.paused).toBe(false);
+    const send = sender(channel!);
+    await send([
+      { seq: 1, at_ms: 0, type: 'RunStarted', run_id: 'r2', blueprint: 'bp', inputs: {} },
+      { seq: 2, at_ms: 1, type: 'RunPaused', reason: 'breakpoint', step: target, path: [], args: { message: 'resolved-value-42' } },
+    ]);
+    await settle();
+    expect(tid('run-state')?.dataset.status).toBe('paused');
+    expect(tid(`run-${target}`)?.dataset.state).toBe('paused');
+    expect(tid('pause-info')?.dataset.step).toBe(target);
+    expect(tid('pause-args')?.textContent).toContain('resolved-value-42');
+    await click(tid('run-step'));
+    await click(tid('run-continue'));
+    expect(be.calls('control_run').map((c) => c.action)).toEqual(['step', 'resume']);
+    await click(tid('run-cancel'));
+    expect(be.calls('control_run').map((c) => c.action)).toEqual(['step', 'resume', 'cancel']);
+    await send([], true);
+  });
+
+  it('opens a past run from the history; the timeline goes back to a point where a node was running', async () => {
+    be.on('list_runs', () => [
+      {
+        id: 'past',
+        blueprint: LOOP.blueprint.id,
+        status: 'succeeded',
+        trigger: 'studio',
+        started_at: '2026-11-20T10:00:00Z',
+        finished_at: '2026-11-20T10:00:01Z',
+        duration_ms: 1000,
+        blueprint_rev: 1,
+      },
+    ]);
+    be.on('get_run', () => ({
+      info: { id: 'past', blueprint: LOOP.blueprint.id, status: 'succeeded', trigger: 'studio', started_at: '2026-11-20T10:00:00Z', finished_at: null, duration_ms: 1000, blueprint_rev: 1 },
+      inputs: {},
+      events: LOOP.events,
+      envelope: null,
+    }));
+    await mountWith();
+    await click(tid('tab-history'));
+    await click(tid('history-row'));
+    expect(tid('run-state')?.dataset.status).toBe('succeeded');
+    const timeline = tid('timeline') as HTMLInputElement;
+    expect(Number(timeline.max)).toBe(LOOP.events.length - 1);
+    // The first StepStarted of a top-level step: that step is running right after it.
+    const i = LOOP.events.findIndex((e) => e.type === 'StepStarted' && e.path.length === 0);
+    const started = LOOP.events[i] as Extract<RunEvent, { type: 'StepStarted' }>;
+    await act(async () => {
+      Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')!.set!.call(timeline, String(i));
+      timeline.dispatchEvent(new Event('input', { bubbles: true }));
+    });
+    await settle();
+    expect(tid(`run-${started.step}`)?.dataset.state).toBe('running');
+    expect(tid('timeline-at')?.textContent).toContain(`event ${i + 1}/${LOOP.events.length}`);
+  });
+});

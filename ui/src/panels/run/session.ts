@@ -1,0 +1,237 @@
+//! The run session: starts runs of the document on the canvas (Run, Debug, re-runs),
+//! feeds their events into the run store through a per-frame batcher, controls them,
+//! and opens past runs from the history.
+//!
+//! Live events arrive over a Tauri `Channel` in batches (the backend sends at most one
+//! a frame); the batcher hands them to the store at most once a frame as well, so
+//! React sees ~60 updates a second however fast the run goes. When the window fell
+//! behind and the backend dropped events (`lagged`), the run is read again from the
+//! store and the live view rebuilt from it.
+
+import { Channel } from '@tauri-apps/api/core';
+import { create } from 'zustand';
+import { backend, errorMessage, report, type RunInfo } from '../../backend';
+import { docStore } from '../../doc/store';
+import type { Blueprint, Json } from '../../doc/types';
+import { createBatcher, runShape, runStore, type Batcher, type RunEvent } from '../../run';
+import { needsConsent, requestRunConsent } from '../servers';
+import { breakpointsOf } from './breakpoints';
+import { showTab } from './tabs';
+
+export interface EventBatch {
+  events: unknown;
+  lagged: number;
+  done: boolean;
+}
+
+export interface SessionState {
+  /** The run in flight started from this window, if any. */
+  active: string | null;
+  /** A start is under way (the button waits for the backend). */
+  starting: boolean;
+  /** The run in flight was started with Debug (breakpoints apply). */
+  debugging: boolean;
+  /** Inputs typed in the run panel, per blueprint. */
+  inputs: Record<string, Json>;
+  /** Past runs of the blueprint on the canvas, newest first. */
+  history: RunInfo[];
+  historyFor: string | null;
+  /** The last error starting or controlling a run. */
+  error: string | null;
+}
+
+export const useSession = create<SessionState>()(() => ({
+  active: null,
+  starting: false,
+  debugging: false,
+  inputs: {},
+  history: [],
+  historyFor: null,
+  error: null,
+}));
+
+const set = (patch: Partial<SessionState>) => useSession.setState(patch);
+
+let batcher: Batcher<RunEvent> | null = null;
+
+function asEvents(value: unknown): RunEvent[] {
+  return Array.isArray(value) ? (value as RunEvent[]) : [];
+}
+
+/** Shows the document's steps, all queued, for a run about to start. */
+function beginLive(doc: Blueprint): void {
+  const { stepIds, parents } = runShape(doc);
+  runStore.getState().begin(null, stepIds, 'live', { parents });
+}
+
+function connect(): Channel<EventBatch> {
+  batcher?.close();
+  const mine = createBatcher<RunEvent>((events) => {
+    const store = runStore.getState();
+    store.receive(events);
+    const started = events.find((e) => e.type === 'RunStarted');
+    if (started && store.runId === null) runStore.setState({ runId: started.run_id });
+  });
+  batcher = mine;
+  const channel = new Channel<EventBatch>();
+  channel.onmessage = (batch) => {
+    if (batcher !== mine) return;
+    mine.push(asEvents(batch.events));
+    if (batch.lagged > 0) void recover();
+    if (batch.done) {
+      mine.close();
+      if (batcher === mine) batcher = null;
+      finished();
+    }
+  };
+  return channel;
+}
+
+/** The run ended: no run in flight, and the history has it. */
+function finished(): void {
+  set({ active: null });
+  void refreshHistory();
+}
+
+/** Events were lost on the way: rebuild the live view from what the store recorded. */
+async function recover(): Promise<void> {
+  const runId = runStore.getState().runId ?? useSession.getState().active;
+  if (!runId) return;
+  try {
+    const detail = await backend.getRun(runId);
+    const s = runStore.getState();
+    const keep = s.events;
+    s.begin(runId, s.stepIds, 'live', s.options);
+    s.receive(asEvents(detail.events));
+    s.receive(keep);
+  } catch (e) {
+    report('error', `could not read the run again: ${errorMessage(e)}`);
+  }
+}
+
+export interface StartOptions {
+  debug: boolean;
+  /** Re-run a step of a past run: `step` alone, or `from` it on; the others pinned. */
+  rerun?: { runId: string; step: string; mode: 'step' | 'from_here' };
+}
+
+/**
+ * Asks consent, one at a time, for the stdio servers the run would start that are not
+ * approved yet (as the run starts them: the document's own `servers` over the
+ * configured ones); true when all are approved (false: the user said no).
+ */
+async function consentFirst(doc: Blueprint): Promise<boolean> {
+  const servers = await backend.runServers(doc);
+  for (const server of servers) {
+    if (!needsConsent(server)) continue;
+    if (!(await requestRunConsent(doc, server.name, server.command))) return false;
+  }
+  return true;
+}
+
+/** Runs the document on the canvas (saved or not). */
+export async function startRun({ debug, rerun }: StartOptions): Promise<void> {
+  const s = useSession.getState();
+  if (s.active || s.starting) return;
+  const doc = docStore.getState().doc;
+  set({ starting: true });
+  let consented = false;
+  try {
+    consented = await consentFirst(doc);
+  } catch (e) {
+    set({ starting: false });
+    report('error', `the run did not start: ${errorMessage(e)}`);
+    return;
+  }
+  if (!consented) {
+    set({ starting: false });
+    report('info', 'the run did not start: a server it needs is not approved');
+    return;
+  }
+  const inputs = s.inputs[doc.id] ?? {};
+  set({ starting: true, error: null });
+  showTab('run');
+  beginLive(doc);
+  const channel = connect();
+  try {
+    // Run ignores breakpoints; Debug stops at them, or before the first step when
+    // there are none (so there is something to step through).
+    const breakpoints = debug ? [...breakpointsOf(doc.id)] : [];
+    const paused = debug && breakpoints.length === 0;
+    const started = rerun
+      ? await backend.rerunStep(doc, rerun.runId, rerun.step, rerun.mode, paused, breakpoints, channel)
+      : await backend.startRun(doc, inputs, paused, breakpoints, channel);
+    if (runStore.getState().runId === null) runStore.setState({ runId: started.run_id });
+    // The run may have ended before its start was answered.
+    if (batcher !== null) set({ active: started.run_id, debugging: debug });
+  } catch (e) {
+    batcher?.close();
+    batcher = null;
+    runStore.getState().reset();
+    const message = errorMessage(e);
+    set({ error: message });
+    report('error', `the run did not start: ${message}`);
+  } finally {
+    set({ starting: false });
+  }
+}
+
+export type Action = 'pause' | 'resume' | 'step' | 'cancel';
+
+export async function control(action: Action): Promise<void> {
+  const runId = useSession.getState().active;
+  if (!runId) return;
+  try {
+    await backend.controlRun(runId, action);
+  } catch (e) {
+    report('error', `${action}: ${errorMessage(e)}`);
+  }
+}
+
+/** Tells the run in flight of the editor's breakpoints (after a toggle), if it is a Debug run. */
+export async function syncBreakpoints(blueprint: string): Promise<void> {
+  const { active: runId, debugging } = useSession.getState();
+  if (!runId || !debugging || docStore.getState().doc.id !== blueprint) return;
+  try {
+    await backend.setBreakpoints(runId, [...breakpointsOf(blueprint)]);
+  } catch {
+    // The run may just have ended; the next run gets them.
+  }
+}
+
+/** Reads the past runs of the blueprint on the canvas. */
+export async function refreshHistory(): Promise<void> {
+  const id = docStore.getState().doc.id;
+  try {
+    const history = await backend.listRuns(id, 100);
+    if (docStore.getState().doc.id === id) set({ history, historyFor: id });
+  } catch (e) {
+    report('error', `could not list the runs: ${errorMessage(e)}`);
+  }
+}
+
+/** Opens a past run on the canvas: its events replay; the timeline moves through them. */
+export async function openRun(runId: string): Promise<void> {
+  if (useSession.getState().active) return;
+  try {
+    const detail = await backend.getRun(runId);
+    const { stepIds, parents } = runShape(docStore.getState().doc);
+    const store = runStore.getState();
+    store.begin(runId, stepIds, 'history', { parents, startedAt: detail.info.started_at });
+    store.receive(asEvents(detail.events));
+  } catch (e) {
+    report('error', `could not open the run: ${errorMessage(e)}`);
+  }
+}
+
+/** Leaves the run view: the canvas shows the document alone. */
+export function closeRun(): void {
+  if (useSession.getState().active) return;
+  batcher?.close();
+  batcher = null;
+  runStore.getState().reset();
+}
+
+export function setInputs(blueprint: string, inputs: Json): void {
+  set({ inputs: { ...useSession.getState().inputs, [blueprint]: inputs } });
+}

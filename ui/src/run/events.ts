@@ -1,0 +1,182 @@
+//! The event stream of a run (DESIGN §3) and its result envelope, typed exactly as the
+//! engine serializes them (`crates/engine/src/event.rs`, serde's JSON): one object per
+//! event with `seq`, `at_ms` and a `type` tag; optional fields are absent, not null.
+
+import type { Json } from '../doc/types';
+
+export type { Json };
+
+/** The iteration indexes of the loops around a step instance, outermost first; `[]` at the top level. */
+export type IterationPath = number[];
+
+export type StepStatus = 'succeeded' | 'failed' | 'skipped';
+export type RunStatus = 'succeeded' | 'partial' | 'failed' | 'cancelled' | 'interrupted';
+export type PauseReason = 'requested' | 'breakpoint' | 'stepped';
+export type LogLevel = 'info' | 'warn' | 'error';
+
+/** A step's error: a stable code and what happened. */
+export interface StepError {
+  code: string;
+  message: string;
+}
+
+/** One entry of the envelope's `errors`; `step` is empty for run-level errors (`RUN_TIMEOUT`). */
+export interface ErrorEntry {
+  step: string;
+  /** Absent for top-level steps. */
+  path?: IterationPath;
+  code: string;
+  message: string;
+}
+
+export interface Summary {
+  /** Top-level steps (fallback steps not counted). */
+  steps: number;
+  succeeded: number;
+  failed: number;
+  skipped: number;
+  /** Tool calls made, loop iterations and retries included. */
+  tool_calls: number;
+}
+
+/** The result of a run (CLI `--json`, MCP `run_workflow`, `RunFinished`). */
+export interface Envelope {
+  run_id: string;
+  blueprint: string;
+  status: RunStatus;
+  output: Json;
+  summary: Summary;
+  errors: ErrorEntry[];
+  duration_ms: number;
+}
+
+interface EventBase {
+  /** Ordered within the run, from 1. */
+  seq: number;
+  /** Milliseconds since the run started. */
+  at_ms: number;
+}
+
+export interface RunStartedEvent extends EventBase {
+  type: 'RunStarted';
+  run_id: string;
+  blueprint: string;
+  inputs: Json;
+}
+
+export interface StepStartedEvent extends EventBase {
+  type: 'StepStarted';
+  step: string;
+  path: IterationPath;
+  attempt: number;
+  /** The resolved arguments (tool/prompt/workflow args, resource uri, wait ms; `{items}` for a loop). */
+  args?: Json;
+}
+
+export interface StepRetryingEvent extends EventBase {
+  type: 'StepRetrying';
+  step: string;
+  path: IterationPath;
+  /** The attempt that will run next. */
+  attempt: number;
+  delay_ms: number;
+  error: StepError;
+}
+
+/** MCP progress of a call, or a loop's `done/total` iterations. */
+export interface StepProgressEvent extends EventBase {
+  type: 'StepProgress';
+  step: string;
+  path: IterationPath;
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+export interface StepFinishedEvent extends EventBase {
+  type: 'StepFinished';
+  step: string;
+  path: IterationPath;
+  status: StepStatus;
+  output?: Json;
+  error?: StepError;
+  attempts: number;
+  duration_ms: number;
+  /** The raw MCP result, for tool/resource/prompt steps. */
+  raw?: Json;
+  /** Set when the output came from this fallback step. */
+  recovered_by?: string;
+}
+
+export interface StepSkippedEvent extends EventBase {
+  type: 'StepSkipped';
+  step: string;
+  path: IterationPath;
+}
+
+export interface RunPausedEvent extends EventBase {
+  type: 'RunPaused';
+  reason: PauseReason;
+  step?: string;
+  path?: IterationPath;
+  args?: Json;
+}
+
+export interface RunResumedEvent extends EventBase {
+  type: 'RunResumed';
+}
+
+export interface LogEvent extends EventBase {
+  type: 'Log';
+  level: LogLevel;
+  message: string;
+  step?: string;
+}
+
+export interface RunFinishedEvent extends EventBase {
+  type: 'RunFinished';
+  envelope: Envelope;
+}
+
+export type RunEvent =
+  | RunStartedEvent
+  | StepStartedEvent
+  | StepRetryingEvent
+  | StepProgressEvent
+  | StepFinishedEvent
+  | StepSkippedEvent
+  | RunPausedEvent
+  | RunResumedEvent
+  | LogEvent
+  | RunFinishedEvent;
+
+export type RunEventType = RunEvent['type'];
+
+export const FINAL_STATUSES: readonly RunStatus[] = ['succeeded', 'partial', 'failed', 'cancelled', 'interrupted'];
+
+/**
+ * The events of an NDJSON text (`mcpflow run --events FILE`): one JSON object per
+ * non-blank line. Throws on a line that is not a JSON object with a numeric `seq`
+ * and a string `type`, naming the line.
+ */
+export function parseEventLines(text: string): RunEvent[] {
+  const out: RunEvent[] = [];
+  text.split('\n').forEach((line, i) => {
+    if (!line.trim()) return;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (e) {
+      throw new Error(`line ${i + 1}: not JSON (${(e as Error).message})`);
+    }
+    if (!isEventLike(value)) throw new Error(`line ${i + 1}: not a run event (needs a numeric seq and a type)`);
+    out.push(value);
+  });
+  return out;
+}
+
+function isEventLike(v: unknown): v is RunEvent {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return false;
+  const o = v as Record<string, unknown>;
+  return typeof o.seq === 'number' && typeof o.type === 'string';
+}
