@@ -79,16 +79,15 @@ impl App {
     /// The configured servers with the document's own `servers` over them.
     fn run_configs(&self, doc: &Value) -> Result<ServerConfigs> {
         let configs = self.server_state().configs;
-        let Some(own) = doc.get("servers").filter(|s| s.as_object().is_some_and(|m| !m.is_empty())) else {
+        if !doc.get("servers").and_then(Value::as_object).is_some_and(|m| !m.is_empty()) {
             return Ok(configs);
-        };
-        let report = mcpflow_blueprint::check_value(
-            serde_json::json!({ "blueprint": 1, "id": "servers", "servers": own, "steps": [] }),
-            &mcpflow_blueprint::Options::default(),
-        );
+        }
+        // The document's own errors are the run's to report; its `servers` only need to
+        // decode.
+        let report = mcpflow_blueprint::check_value(doc.clone(), &mcpflow_blueprint::Options::default());
         match report.blueprint {
-            Some(bp) if !report.has_errors() => Ok(configs.with_blueprint(&bp.servers)),
-            _ => Err(AppError::Invalid(report.diagnostics)),
+            Some(bp) => Ok(configs.with_blueprint(&bp.servers)),
+            None => Err(AppError::Invalid(report.diagnostics)),
         }
     }
 }

@@ -25,10 +25,64 @@ async fn a_server_needs_approval_to_start_and_the_approval_outlives_the_app() {
     app.shutdown().await;
     drop(app);
 
-    let again = App::with_store(Store::open(dir.path()).unwrap().store, Vec::new(), AppOptions::default()).unwrap();
+    // sled lets go of its lock file when its last background thread has stopped, which
+    // on a busy machine can be a moment after the app is dropped.
+    let mut opened = Store::open(dir.path());
+    for _ in 0..50 {
+        if opened.is_ok() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        opened = Store::open(dir.path());
+    }
+    let again = App::with_store(opened.unwrap().store, Vec::new(), AppOptions::default()).unwrap();
     assert!(again.servers()[0].approved, "the consent is kept in the store");
     assert_eq!(again.store().servers().unwrap()[0].1["env"]["TOKEN"], "${env:PATH}", "stored unresolved");
     let err = again.approve_server("nope").unwrap_err();
     assert_eq!(err.code(), "SERVER_NOT_FOUND");
     again.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_asks_for_the_servers_it_starts_its_own_over_the_configured_and_approving_one_lets_it_run() {
+    let bin = mcpflow_testkit::binary().display().to_string();
+    let app = App::with_store(Store::open_temporary().unwrap(), Vec::new(), AppOptions::default()).unwrap();
+    app.put_server("echo", &json!({ "command": bin, "args": ["echo"] })).unwrap();
+    app.put_server("unused", &json!({ "command": bin, "args": ["faulty"] })).unwrap();
+    // The document brings its own `math` (the echo fixture under another name) and uses
+    // the configured `echo`; `ghost` is known to no one.
+    let doc = json!({
+        "blueprint": 1, "id": "needs",
+        "servers": { "math": { "command": bin, "args": ["echo", "--latency-ms", "1"] } },
+        "steps": [
+            { "id": "a", "kind": "tool", "server": "math", "tool": "add", "args": { "a": 1, "b": 2 } },
+            { "id": "each", "kind": "loop", "for_each": "{{ `[1]` }}", "steps": [
+                { "id": "b", "kind": "tool", "server": "echo", "tool": "echo", "args": { "message": "sum {{ a.sum }}" } }
+            ] },
+            { "id": "c", "kind": "tool", "server": "ghost", "tool": "x", "after": ["a"] }
+        ]
+    });
+    let asked = app.run_servers(&doc).unwrap();
+    let names: Vec<_> = asked.iter().map(|s| (s.name.as_str(), s.approved)).collect();
+    assert_eq!(names, [("math", false), ("echo", false)], "in step order, the loop body included; {asked:?}");
+    let math = asked[0].command.clone().unwrap();
+    assert!(math.contains("echo --latency-ms 1"), "the document's own command: {math}");
+
+    assert_eq!(app.approve_run_server(&doc, "math").unwrap(), math);
+    assert_eq!(app.approve_run_server(&doc, "echo").unwrap(), asked[1].command.clone().unwrap());
+    assert!(app.run_servers(&doc).unwrap().iter().all(|s| s.approved));
+    assert!(!app.servers().iter().any(|s| s.name == "unused" && s.approved), "only what was asked is approved");
+    assert_eq!(app.approve_run_server(&doc, "ghost").unwrap_err().code(), "SERVER_NOT_FOUND");
+
+    // The approvals are the ones the run checks: it gets past both servers.
+    let mut runnable = doc.clone();
+    runnable["steps"].as_array_mut().unwrap().pop();
+    let spec = mcpflow_app::runs::StartRun::new(
+        mcpflow_app::runs::Target::Inline(runnable),
+        json!({}),
+        mcpflow_app::runs::Trigger::Studio,
+    );
+    let envelope = app.run_to_end(spec).await.unwrap();
+    assert_eq!(envelope.status, mcpflow_engine::RunStatus::Succeeded, "{envelope:?}");
+    app.shutdown().await;
 }

@@ -80,7 +80,7 @@ export const RunStatus = memo(function RunStatus({ id, node }: { id: string; nod
       );
       break;
     case 'paused':
-      body = <span className="run-label">⏸ paused before start</span>;
+      body = <span className="run-label">❚❚ paused before start</span>;
       break;
     case 'succeeded':
       body = (

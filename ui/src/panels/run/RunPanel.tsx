@@ -74,7 +74,7 @@ const Pause = memo(function Pause() {
   return (
     <div className="pause-info" data-testid="pause-info" data-step={pause.step ?? ''}>
       <div>
-        ⏸ Paused {pause.reason === 'breakpoint' ? 'at a breakpoint' : pause.reason === 'stepped' ? 'after a step' : ''}
+        ❚❚ Paused {pause.reason === 'breakpoint' ? 'at a breakpoint' : pause.reason === 'stepped' ? 'after a step' : ''}
         {pause.step ? (
           <>
             {' '}
@@ -218,7 +218,11 @@ export function HistoryPanel() {
                 data-testid="history-row"
                 data-run={r.id}
                 data-status={r.status}
+                tabIndex={0}
                 onClick={() => void (active ? undefined : openRun(r.id))}
+                onKeyDown={(e) => {
+                  if (e.key === 'Enter' && !active) void openRun(r.id);
+                }}
                 title={active ? 'A run is in flight' : 'Open this run on the canvas'}
               >
                 <td className={`status-${r.status}`}>{r.status}</td>

@@ -35,7 +35,7 @@ export function RunToolbar() {
             title="Debug: start paused, stop at breakpoints, step through"
             onClick={() => void startRun({ debug: true })}
           >
-            ⏯ Debug
+            ▷ Debug
           </button>
         </>
       ) : (
@@ -46,7 +46,7 @@ export function RunToolbar() {
             </button>
           ) : (
             <button type="button" data-testid="run-pause" disabled={!active} onClick={() => void control('pause')}>
-              ⏸ Pause
+              ❚❚ Pause
             </button>
           )}
           <button
