@@ -79,7 +79,7 @@ impl App {
     /// The configured servers with the document's own `servers` over them.
     fn run_configs(&self, doc: &Value) -> Result<ServerConfigs> {
         let configs = self.server_state().configs;
-        if !doc.get("servers").and_then(Value::as_object).is_some_and(|m| !m.is_empty()) {
+        if doc.get("servers").and_then(Value::as_object).is_none_or(serde_json::Map::is_empty) {
             return Ok(configs);
         }
         // The document's own errors are the run's to report; its `servers` only need to

@@ -2,7 +2,7 @@
 //! [`Servers`]), runs timers on tokio's clock, forwards control requests and
 //! cancellation, runs sub-workflows, and hands every event to the sink.
 
-use crate::event::{Envelope, EventKind, RunEvent, RunStatus};
+use crate::event::{Envelope, RunEvent, RunStatus};
 use crate::scheduler::{Action, Control, Input, Invocation, Retired, RunConfig, Scheduler, TimerId};
 use crate::servers::{CallError, CallRequest, ProgressSink, Servers};
 use crate::source::{BlueprintSource, SavedValues};
@@ -153,8 +153,6 @@ impl Engine {
             // Calls found finished before their turn (see below).
             let mut finished: VecDeque<(u64, Result<Value, CallError>)> = VecDeque::new();
             let mut timers: HashMap<TimerId, JoinHandle<()>> = HashMap::new();
-            // A step finished since the journal last synced.
-            let mut unsynced = false;
             // Events already handed to the sink. They, and the values the scheduler
             // retired, are freed when the driver would otherwise wait (see `Garbage`).
             let mut garbage = Garbage::default();
@@ -163,15 +161,14 @@ impl Engine {
                 for action in actions.drain(..) {
                     match action {
                         Action::Emit(e) => {
-                            unsynced |= matches!(e.kind, EventKind::StepFinished { .. });
                             events(&e);
                             garbage.events.push(e);
                         }
-                        Action::Invoke { inv, invocation, .. } => {
-                            if unsynced && let Some(journal) = &self.journal {
+                        Action::Invoke { inv, invocation, sync, .. } => {
+                            // What this call reads is on disk before it starts.
+                            if sync && let Some(journal) = &self.journal {
                                 journal.sync();
                             }
-                            unsynced = false;
                             let token = cancel.child_token();
                             calls.insert(inv, token.clone());
                             let tx = tx.clone();

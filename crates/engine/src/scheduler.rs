@@ -51,10 +51,26 @@ pub enum Invocation {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     Emit(RunEvent),
-    Invoke { inv: InvId, step: String, path: IterationPath, invocation: Invocation },
-    Cancel { inv: InvId },
-    SetTimer { timer: TimerId, at_ms: u64 },
-    Save { name: String, value: Value },
+    /// `sync`: a step this call depends on finished since the journal last synced; the
+    /// driver makes the journal durable before the call starts.
+    Invoke {
+        inv: InvId,
+        step: String,
+        path: IterationPath,
+        invocation: Invocation,
+        sync: bool,
+    },
+    Cancel {
+        inv: InvId,
+    },
+    SetTimer {
+        timer: TimerId,
+        at_ms: u64,
+    },
+    Save {
+        name: String,
+        value: Value,
+    },
     Finish(Envelope),
 }
 
@@ -330,6 +346,8 @@ pub struct Scheduler {
     only: Option<HashSet<StepIdx>>,
     /// Why `pinned` / `only` cannot be used: the run fails as it starts.
     refused: Option<StartError>,
+    /// Steps with an instance finished since the journal last synced (see `needs_sync`).
+    unsynced: HashSet<StepIdx>,
     pub(crate) inputs: Rcvar,
     pub(crate) saved: Rcvar,
     pub(crate) run_var: Rcvar,
@@ -433,6 +451,7 @@ impl Scheduler {
             pinned,
             only,
             refused,
+            unsynced: HashSet::new(),
             plan,
             config,
         }
@@ -489,6 +508,8 @@ impl Scheduler {
     /// Emits the one `StepFinished` of a step instance; attempts and duration come from
     /// its slot.
     fn emit_finished(&mut self, frame: FrameId, pos: usize, f: Finished) {
+        let idx = self.id_of(frame, pos);
+        self.unsynced.insert(idx);
         let slot = &self.frames[frame].slots[pos];
         let attempts = slot.attempts;
         let duration_ms = self.now.saturating_sub(slot.started_ms.unwrap_or(self.now));
@@ -871,7 +892,37 @@ impl Scheduler {
             self.set_timer(TimerKind::Timeout(inv), at)
         });
         self.frames[frame].slots[pos].state = State::Running { inv, timeout };
-        self.out.push(Action::Invoke { inv, step, path, invocation });
+        let sync = self.needs_sync(frame, pos);
+        self.out.push(Action::Invoke { inv, step, path, invocation, sync });
+    }
+
+    /// Whether a call of the step at `frame`/`pos` reads a step that finished since the
+    /// journal last synced: one of its dependencies, or of the loops around it (a loop
+    /// makes no call of its own, so what it waited for may not be on disk yet). When so,
+    /// the journal syncs first, and everything finished so far counts as synced.
+    ///
+    /// Direct dependencies suffice: a dependency's own dependencies finished before it
+    /// did, and were synced before its call — or it made none and is unsynced itself.
+    /// Iterations of a loop whose body steps depend on nothing in it call without a
+    /// sync after the first, however many finish meanwhile.
+    fn needs_sync(&mut self, frame: FrameId, pos: usize) -> bool {
+        if self.unsynced.is_empty() {
+            return false;
+        }
+        let mut at = Some((frame, pos));
+        let mut needed = false;
+        while let Some((f, p)) = at {
+            let idx = self.id_of(f, p);
+            if self.plan.steps[idx].deps.iter().any(|d| self.unsynced.contains(d)) {
+                needed = true;
+                break;
+            }
+            at = self.frames.get(f).and_then(|fr| fr.owner);
+        }
+        if needed {
+            self.unsynced.clear();
+        }
+        needed
     }
 
     /// A transform's value and a loop's `for_each`, as shared values.
@@ -1627,6 +1678,54 @@ mod tests {
 
     fn envelope(actions: &[Action]) -> Option<&Envelope> {
         actions.iter().find_map(|a| if let Action::Finish(e) = a { Some(e) } else { None })
+    }
+
+    /// Runs `doc` to the end, answering every call at once; the steps whose call asked
+    /// the journal to sync first, in call order.
+    fn synced_calls(doc: Value) -> Vec<String> {
+        let mut s = scheduler(doc);
+        let mut waiting: Vec<(InvId, String, bool)> = Vec::new();
+        let collect = |actions: &[Action], waiting: &mut Vec<(InvId, String, bool)>| {
+            for a in actions {
+                if let Action::Invoke { inv, step, sync, .. } = a {
+                    waiting.push((*inv, step.clone(), *sync));
+                }
+            }
+        };
+        collect(&s.apply(0, Input::Start), &mut waiting);
+        let mut synced = Vec::new();
+        while !waiting.is_empty() {
+            let (inv, step, sync) = waiting.remove(0);
+            if sync {
+                synced.push(step);
+            }
+            let actions = s.apply(1, Input::Completed { inv, result: Ok(json!({ "structuredContent": { "n": 1 } })) });
+            collect(&actions, &mut waiting);
+        }
+        synced
+    }
+
+    #[test]
+    fn a_call_syncs_the_journal_only_when_a_step_it_reads_finished_since_the_last_sync() {
+        // A chain: every call reads the one before.
+        let chain = synced_calls(json!({ "blueprint": 1, "id": "t", "steps": [
+            { "id": "a", "kind": "tool", "server": "s", "tool": "t" },
+            { "id": "b", "kind": "tool", "server": "s", "tool": "t" },
+            { "id": "c", "kind": "transform", "value": "{{ b.n }}" },
+            { "id": "d", "kind": "tool", "server": "s", "tool": "t", "args": { "x": "{{ c }}" } }
+        ] }));
+        assert_eq!(chain, ["b", "d"], "b after a; d after c (a transform: no call of its own, so unsynced)");
+        // A loop of calls that read nothing in the loop: the first iteration syncs what
+        // the loop waited for, the others do not wait for the disk.
+        let looped = synced_calls(json!({ "blueprint": 1, "id": "t", "steps": [
+            { "id": "first", "kind": "tool", "server": "s", "tool": "t" },
+            { "id": "each", "kind": "loop", "for_each": "{{ `[1, 2, 3, 4, 5, 6]` }}", "concurrency": 2, "steps": [
+                { "id": "get", "kind": "tool", "server": "s", "tool": "t", "args": { "n": "{{ item }}" } },
+                { "id": "put", "kind": "tool", "server": "s", "tool": "t", "args": { "n": "{{ get.n }}" } }
+            ] }
+        ] }));
+        assert_eq!(looped.iter().filter(|s| *s == "get").count(), 1, "{looped:?}");
+        assert_eq!(looped.iter().filter(|s| *s == "put").count(), 6, "each put reads its get: {looped:?}");
     }
 
     #[test]

@@ -64,7 +64,7 @@ impl Sim {
         for a in self.s.apply(self.now, input) {
             match a {
                 Action::Emit(e) => self.events.push(e),
-                Action::Invoke { inv, step, path, invocation } => {
+                Action::Invoke { inv, step, path, invocation, .. } => {
                     self.invokes.push((self.now, step.clone(), path.clone()));
                     self.inflight.push((inv, step, path, invocation));
                     self.max_inflight = self.max_inflight.max(self.inflight.len());

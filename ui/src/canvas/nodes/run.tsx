@@ -4,9 +4,9 @@
 //! (`data-state`), `bp-<id>` on the breakpoint toggle (`aria-pressed`), `iters-<id>` on
 //! a loop's grid and `iter-<id>-<key>` on each cell (`data-state`).
 
-import { memo, useEffect, useState } from 'react';
+import { memo, useEffect, useMemo, useState } from 'react';
 import { docStore, useDoc } from '../../doc/store';
-import { compareKeys, runStore, useRunStore, type NodeView } from '../../run';
+import { runStore, useRunStore, type NodeView } from '../../run';
 import { useBreakpoints } from '../../panels/run/breakpoints';
 import { syncBreakpoints } from '../../panels/run/session';
 
@@ -137,6 +137,19 @@ export const BreakpointToggle = memo(function BreakpointToggle({ id }: { id: str
   );
 });
 
+/** Iteration keys in order: numbers for a top-level loop (`"12"`), paths when nested (`"1.12"`), each parsed once. */
+function sortedKeys(iterations: Record<string, unknown> | undefined): string[] {
+  if (!iterations) return [];
+  const keys = Object.keys(iterations);
+  if (keys.every((k) => !k.includes('.'))) return keys.sort((a, b) => Number(a) - Number(b));
+  const parsed = keys.map((k) => [k, k.split('.').map(Number)] as const);
+  parsed.sort(([, a], [, b]) => {
+    for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+    return a.length - b.length;
+  });
+  return parsed.map(([k]) => k);
+}
+
 /** Cells drawn in a loop's grid; past this, a count of the rest. */
 const GRID_MAX = 240;
 
@@ -144,8 +157,8 @@ const GRID_MAX = 240;
 export const LoopRun = memo(function LoopRun({ id, node }: { id: string; node: NodeView }) {
   const loop = node.loop;
   const picked = useRunStore((s) => s.instancePath);
+  const keys = useMemo(() => sortedKeys(loop?.iterations), [loop?.iterations]);
   if (!loop) return null;
-  const keys = Object.keys(loop.iterations).sort(compareKeys);
   const shown = keys.slice(0, GRID_MAX);
   const failed = keys.filter((k) => loop.iterations[k] === 'failed').length;
   const pickedKey = picked ? picked.join('.') : null;

@@ -12,7 +12,7 @@
 
 import Form from '@rjsf/core/lib/components/Form.js';
 import type { RJSFSchema } from '@rjsf/utils';
-import { memo, useEffect, useMemo } from 'react';
+import { memo, useEffect, useMemo, useState } from 'react';
 import { useDoc } from '../../doc/store';
 import type { Json } from '../../doc/types';
 import { runStore, scopeAt, useRunStore } from '../../run';
@@ -88,21 +88,35 @@ const Pause = memo(function Pause() {
   );
 });
 
+/** Every name in scope with its value; drawn only while open (it changes with every event). */
 const Scope = memo(function Scope() {
+  const paused = useRunStore((s) => s.view.status === 'paused');
+  const [open, setOpen] = useState(paused);
+  useEffect(() => {
+    if (paused) setOpen(true);
+  }, [paused]);
+  return (
+    <details className="scope" data-testid="scope" open={open} onToggle={(e) => setOpen((e.target as HTMLDetailsElement).open)}>
+      <summary>Scope</summary>
+      {open && <ScopeNames />}
+    </details>
+  );
+});
+
+function ScopeNames() {
   const view = useRunStore((s) => s.view);
   const scope = useMemo(() => scopeAt(view), [view]);
   const names = Object.keys(scope).filter((k) => k !== 'steps');
   return (
-    <details className="scope" data-testid="scope" open={view.status === 'paused' || undefined}>
-      <summary>Scope ({names.length} names)</summary>
+    <>
       {names.map((name) => (
         <div key={name} className="scope-entry" data-testid={`scope-${name}`}>
           <JsonView value={scope[name]} title={name} />
         </div>
       ))}
-    </details>
+    </>
   );
-});
+}
 
 const Log = memo(function Log() {
   const logs = useRunStore((s) => s.view.logs);
