@@ -65,10 +65,16 @@ impl App {
     /// `servers` entry, or the configured one). Returns the command line approved.
     pub fn approve_run_server(&self, doc: &Value, name: &str) -> Result<String> {
         let configs = self.run_configs(doc)?;
+        self.approve_in(&configs, name)
+    }
+
+    /// Approves the exact command line `name` starts under `configs`, from now on and
+    /// for later sessions. Returns the command line approved.
+    fn approve_in(&self, configs: &ServerConfigs, name: &str) -> Result<String> {
         if configs.get(name).is_none() {
             return Err(AppError::NotFound { what: "server", id: name.to_owned() });
         }
-        let Some(line) = command_line(&configs, name) else {
+        let Some(line) = command_line(configs, name) else {
             return Err(AppError::BadRequest(format!("`{name}` starts no process, so it needs no approval")));
         };
         self.store().approve(&line.hash(), &line.to_string())?;
@@ -166,16 +172,7 @@ impl App {
     /// Approves the exact command line `name` starts, from now on and for later sessions.
     /// Returns the command line that was approved.
     pub fn approve_server(&self, name: &str) -> Result<String> {
-        let state = self.server_state();
-        if state.configs.get(name).is_none() {
-            return Err(AppError::NotFound { what: "server", id: name.to_owned() });
-        }
-        let Some(line) = command_line(&state.configs, name) else {
-            return Err(AppError::BadRequest(format!("`{name}` starts no process, so it needs no approval")));
-        };
-        self.store().approve(&line.hash(), &line.to_string())?;
-        self.reload_servers()?;
-        Ok(line.to_string())
+        self.approve_in(&self.server_state().configs, name)
     }
 
     /// Connects to a server (starting it if it is approved) and lists its tools.
