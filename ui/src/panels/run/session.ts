@@ -134,7 +134,7 @@ export async function startRun({ debug, rerun }: StartOptions): Promise<void> {
   const s = useSession.getState();
   if (s.active || s.starting) return;
   const doc = docStore.getState().doc;
-  set({ starting: true });
+  set({ starting: true, error: null });
   let consented = false;
   try {
     consented = await consentFirst(doc);
@@ -149,7 +149,6 @@ export async function startRun({ debug, rerun }: StartOptions): Promise<void> {
     return;
   }
   const inputs = s.inputs[doc.id] ?? {};
-  set({ starting: true, error: null });
   showTab('run');
   beginLive(doc);
   const channel = connect();
