@@ -4,13 +4,13 @@
 # from crates.io, npm packages), builds the app with the UI embedded, checks that the
 # committed TypeScript bindings are current, and runs tests/e2e/*.test.mjs.
 # Screenshots go to test-output/e2e/.
-# Usage: bash scripts/e2e.sh            (scripts/test.sh runs it)
+# Usage: bash scripts/e2e.sh [TEST_FILE...]   (scripts/test.sh runs it with none: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
 step "system packages (WebKitGTK to build; Xvfb and WebKitWebDriver to run)"
-ensure_debs libwebkit2gtk-4.1-dev build-essential pkg-config xvfb xauth webkit2gtk-driver
+ensure_debs libwebkit2gtk-4.1-dev build-essential pkg-config xvfb xauth webkit2gtk-driver imagemagick
 
 step "tauri-driver (crates.io, 2.x)"
 if ! tauri-driver --help >/dev/null 2>&1; then
@@ -40,4 +40,6 @@ fi
 
 step "end-to-end tests (Xvfb)"
 mkdir -p test-output/e2e
-xvfb-run -a -s "-screen 0 1600x1000x24" node --test --test-concurrency=1 tests/e2e/
+# Arguments pick test files (default: all of tests/e2e/).
+if [ "$#" -gt 0 ]; then tests=("$@"); else tests=(tests/e2e/); fi
+xvfb-run -a -s "-screen 0 1600x1000x24" node --test --test-concurrency=1 "${tests[@]}"

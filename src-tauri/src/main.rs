@@ -83,7 +83,33 @@ fn fail(code: i32, message: &str) -> ! {
     std::process::exit(code);
 }
 
+/// Without a GPU render node (`/dev/dri/renderD*`: a VM, a container, Xvfb), WebKitGTK's
+/// DMABuf renderer composites every frame through Mesa's software GL, which costs
+/// ~60 ms a frame for the whole window even with nothing on the canvas (measured:
+/// docs/studio.md, "Measured"); its older shared-memory path paints the same frames in
+/// ~16 ms. So on such machines the studio asks for that path, unless the user has set
+/// `WEBKIT_DISABLE_DMABUF_RENDERER` either way themselves.
+#[cfg(target_os = "linux")]
+fn choose_webkit_renderer() {
+    const VAR: &str = "WEBKIT_DISABLE_DMABUF_RENDERER";
+    if std::env::var_os(VAR).is_some() {
+        return;
+    }
+    let has_render_node = std::fs::read_dir("/dev/dri")
+        .is_ok_and(|entries| entries.flatten().any(|e| e.file_name().to_string_lossy().starts_with("renderD")));
+    if !has_render_node {
+        // SAFETY: called first thing in `main`, before any thread exists (nothing else can
+        // be reading the environment), and before GTK/WebKit start and read it.
+        #[allow(unsafe_code)]
+        unsafe {
+            std::env::set_var(VAR, "1");
+        }
+    }
+}
+
 fn main() {
+    #[cfg(target_os = "linux")]
+    choose_webkit_renderer();
     tracing_subscriber::fmt().with_writer(std::io::stderr).init();
     let args: Vec<String> = std::env::args().collect();
     if let Some(at) = args.iter().position(|a| a == "--export-bindings") {

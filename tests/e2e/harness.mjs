@@ -6,7 +6,7 @@
 // Facts this relies on (TECH-NOTES): issue WebDriver commands one at a time; kill the
 // whole process group of tauri-driver (killing it alone leaves WebKitWebDriver up).
 
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -95,7 +95,11 @@ export async function openStudio(name, env = {}) {
     async shot(label) {
       shots += 1;
       const file = join(OUTPUT, `${name}-${String(shots).padStart(2, '0')}-${label}.png`);
-      await browser.saveScreenshot(file);
+      // The X display's picture of the window (ImageMagick's `import`), not WebDriver's:
+      // WebKitWebDriver's screenshot asks the web process for a snapshot, which now and
+      // then never answers (seen while a run's spinners animate) and wedges the session.
+      const x = process.env.DISPLAY ? spawnSync('import', ['-window', 'root', file], { timeout: 20_000 }) : null;
+      if (!x || x.status !== 0) await browser.saveScreenshot(file);
       return file;
     },
     async close() {

@@ -9,6 +9,7 @@
 //!   MCP mediator over stdio and HTTP), [`servers`] (configs, consent, connection
 //!   tests), [`schedule`] (the pure planner) and [`daemon`] (the loop that fires
 //!   scheduled runs).
+#![forbid(unsafe_code)] // the workspace denies it; only the studio shell has one audited exception
 
 pub mod app;
 pub mod backup;

@@ -3,6 +3,7 @@
 //!
 //! This crate is pure: no IO, no clocks, no processes. Everything that needs the outside
 //! world (which tools a server has) comes in through traits such as [`ToolCatalog`].
+#![forbid(unsafe_code)] // the workspace denies it; only the studio shell has one audited exception
 
 pub mod catalog;
 pub mod decode;

@@ -1,5 +1,6 @@
 //! `mcpflow`: validate, run and serve MCP workflow blueprints. Each subcommand decodes
 //! its arguments, calls the library and maps the outcome to output and an exit code.
+#![forbid(unsafe_code)] // the workspace denies it; only the studio shell has one audited exception
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;

@@ -1,6 +1,7 @@
 //! mcpflow execution. The scheduler is a pure state machine (`apply(event) -> actions`);
 //! a tokio driver performs the actions. Servers are reached through the [`Servers`]
 //! trait, never through rmcp directly.
+#![forbid(unsafe_code)] // the workspace denies it; only the studio shell has one audited exception
 
 pub mod results;
 pub mod servers;

@@ -21,6 +21,7 @@
 //! pool.shutdown().await; // reaps every process
 //! # Ok(()) }
 //! ```
+#![forbid(unsafe_code)] // the workspace denies it; only the studio shell has one audited exception
 
 pub mod catalog;
 pub mod config;

@@ -7,6 +7,7 @@
 //! marks runs left `running` as `interrupted`). The store implements the engine's
 //! [`mcpflow_engine::SavedValues`], [`mcpflow_engine::BlueprintSource`] and
 //! [`mcpflow_engine::Journal`].
+#![forbid(unsafe_code)] // the workspace denies it; only the studio shell has one audited exception
 
 mod backup;
 mod blueprints;

@@ -12,6 +12,7 @@
 //!
 //! Tools whose result is an object return it both as `structuredContent` and as one text item with the
 //! same JSON; tool failures are results with `isError: true`.
+#![forbid(unsafe_code)] // the workspace denies it; only the studio shell has one audited exception
 
 mod binary;
 mod cluster;

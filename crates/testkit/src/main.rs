@@ -1,4 +1,5 @@
 //! `mcpflow-testkit <echo|cluster-sim|faulty>`: serves one fixture MCP server over stdio; logs go to stderr.
+#![forbid(unsafe_code)] // the workspace denies it; only the studio shell has one audited exception
 
 use std::time::Duration;
 

@@ -29,9 +29,11 @@ import { connectionProblem } from '../doc/ops';
 import { docStore, useDoc } from '../doc/store';
 import type { Blueprint, StepTemplate } from '../doc/types';
 import { docToGraph, sameEdge, sameNode } from '../graph/doc-to-graph';
+import { estimatedHandles } from '../graph/handles';
 import { LOOP_HEADER, LOOP_PADDING, NODE_WIDTH, type FlowEdge, type FlowNode } from '../graph/types';
 import { usePrefs } from '../prefs';
 import { stepsRunning, useRunStore } from '../run';
+import { BitmapMiniMap } from './BitmapMiniMap';
 import { STEP_MIME, useCanvasCommands } from './commands';
 import { nodeTypes } from './nodes';
 import { useShortcuts } from './shortcuts';
@@ -39,14 +41,63 @@ import { useShortcuts } from './shortcuts';
 /** Above this many nodes only the visible ones are rendered. */
 const VIRTUALIZE_ABOVE = 200;
 
-/** Derived nodes, reusing the previous objects where nothing changed (so memoized nodes do not re-render). */
-export function mergeNodes(derived: FlowNode[], prev: FlowNode[], selected: ReadonlySet<string>): FlowNode[] {
+/** The zoom a large document opens at: its cards readable. */
+const START_ZOOM = 1;
+/** Room left of and above the first steps when a large document opens at its start. */
+const START_MARGIN = 40;
+
+/**
+ * Where a large document opens: at its first steps (top left), readable, rather than
+ * fitted whole. A thousand cards fitted into one window are specks that cost a full
+ * repaint of every one of them on each frame of a pan; at its start only the visible
+ * ones are rendered (`onlyRenderVisibleElements`), and the minimap and "fit view"
+ * still show the whole.
+ */
+export function startViewport(nodes: readonly FlowNode[]): { x: number; y: number; zoom: number } {
+  let minX = Infinity;
+  let minY = Infinity;
+  for (const n of nodes) {
+    if (n.parentId) continue;
+    minX = Math.min(minX, n.position.x);
+    minY = Math.min(minY, n.position.y);
+  }
+  if (!Number.isFinite(minX)) return { x: 0, y: 0, zoom: 1 };
+  return { x: START_MARGIN - minX * START_ZOOM, y: START_MARGIN - minY * START_ZOOM, zoom: START_ZOOM };
+}
+
+/** The view of a newly opened document: fitted whole, or its start when it is large. */
+function openView(rf: ReturnType<typeof useReactFlow<FlowNode, FlowEdge>>, nodes: readonly FlowNode[]) {
+  if (nodes.length > VIRTUALIZE_ABOVE) void rf.setViewport(startViewport(nodes));
+  else void rf.fitView({ padding: 0.15 });
+}
+
+/**
+ * Derived nodes, reusing the previous objects where nothing changed (so memoized nodes
+ * do not re-render). With `estimate` (a large document), nodes never measured carry
+ * estimated handles, so React Flow need not draw them to measure them (graph/handles.ts).
+ */
+export function mergeNodes(derived: FlowNode[], prev: FlowNode[], selected: ReadonlySet<string>, estimate = false): FlowNode[] {
   const before = new Map(prev.map((n) => [n.id, n]));
   return derived.map((d) => {
     const p = before.get(d.id);
     const sel = selected.has(d.id);
-    if (p && sameNode(p, d) && !!p.selected === sel) return p;
-    return (p?.measured ? { ...d, selected: sel, measured: p.measured } : { ...d, selected: sel }) as FlowNode;
+    if (p && sameNode(p, d) && !!p.selected === sel && (!estimate || p.measured || p.handles)) return p;
+    if (p?.measured) return { ...d, selected: sel, measured: p.measured } as FlowNode;
+    const node = { ...d, selected: sel } as FlowNode;
+    if (estimate) node.handles = estimatedHandles(node);
+    return node;
+  });
+}
+
+/** Nodes just measured by React Flow lose their estimated handles (the measured ones stand). */
+function dropEstimates(changes: NodeChange<FlowNode>[], nodes: FlowNode[]): FlowNode[] {
+  const measured = new Set<string>();
+  for (const c of changes) if (c.type === 'dimensions' && c.dimensions) measured.add(c.id);
+  if (measured.size === 0) return nodes;
+  return nodes.map((n) => {
+    if (!n.handles || !measured.has(n.id)) return n;
+    const { handles: _estimated, ...rest } = n;
+    return rest as FlowNode;
   });
 }
 
@@ -96,6 +147,7 @@ export interface CanvasProps {
 }
 
 export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
+
   const doc = useDoc((s) => s.doc);
   const selected = useDoc((s) => s.selected);
   const reveal = useDoc((s) => s.reveal);
@@ -114,7 +166,7 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
   graphRef.current = graph;
 
   const nodesRef = useRef<FlowNode[]>([]);
-  const [nodes, setNodesState] = useState<FlowNode[]>(() => (nodesRef.current = mergeNodes(graph.nodes, [], selectedSet)));
+  const [nodes, setNodesState] = useState<FlowNode[]>(() => (nodesRef.current = mergeNodes(graph.nodes, [], selectedSet, graph.nodes.length > VIRTUALIZE_ABOVE)));
   const setNodes = useCallback((next: FlowNode[]) => {
     nodesRef.current = next;
     setNodesState(next);
@@ -123,7 +175,7 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
 
   // The document changed (or the selection did): derive again.
   useLayoutEffect(() => {
-    setNodes(mergeNodes(graph.nodes, nodesRef.current, selectedSet));
+    setNodes(mergeNodes(graph.nodes, nodesRef.current, selectedSet, graph.nodes.length > VIRTUALIZE_ABOVE));
   }, [graph, selectedSet, setNodes]);
   useLayoutEffect(() => {
     setEdges((prev) => mergeEdges(graph.edges, prev));
@@ -161,7 +213,7 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
     (changes: NodeChange<FlowNode>[]) => {
       const local = changes.filter((c) => c.type !== 'remove' && c.type !== 'add' && c.type !== 'replace');
       if (local.length === 0) return;
-      const next = applyNodeChanges(local, nodesRef.current);
+      const next = dropEstimates(local, applyNodeChanges(local, nodesRef.current));
       setNodes(next);
       if (remember(local, next, measured.current, docStore.getState().doc)) setMeasuredVersion((v) => v + 1);
       if (local.some((c) => c.type === 'position' && c.dragging === false)) commitPositions(next);
@@ -254,11 +306,12 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
     void rf.fitView({ nodes: [{ id: reveal.id }], duration: 300, maxZoom: 1.2, padding: 0.6 });
   }, [reveal, rf]);
 
-  // A new document: fit it once React Flow has measured it.
+  // A new document: fit it once React Flow has measured it; a large one opens at its
+  // start, readable, instead (see `openView`).
   const firstGeneration = useRef(generation);
   useEffect(() => {
     if (generation === firstGeneration.current) return;
-    const t = setTimeout(() => void rf.fitView({ padding: 0.15 }), 50);
+    const t = setTimeout(() => openView(rf, nodesRef.current), 50);
     return () => clearTimeout(t);
   }, [generation, rf]);
 
@@ -285,14 +338,19 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
         selectionKeyCode="Shift"
         colorMode={theme}
         onlyRenderVisibleElements={nodes.length > VIRTUALIZE_ABOVE}
-        fitView
+        fitView={nodes.length <= VIRTUALIZE_ABOVE}
         fitViewOptions={{ padding: 0.15 }}
+        defaultViewport={nodes.length > VIRTUALIZE_ABOVE ? startViewport(nodes) : undefined}
         minZoom={0.05}
         maxZoom={2}
         proOptions={{ hideAttribution: true }}
       >
         <Background variant={BackgroundVariant.Dots} gap={20} size={1} />
-        <MiniMap pannable zoomable nodeClassName={(n) => `mini-${n.type ?? 'unknown'}`} />
+        {nodes.length > VIRTUALIZE_ABOVE ? (
+          <BitmapMiniMap nodes={nodes} theme={theme} />
+        ) : (
+          <MiniMap pannable zoomable nodeClassName={(n) => `mini-${n.type ?? 'unknown'}`} />
+        )}
         <Controls />
       </ReactFlow>
       {notice && (

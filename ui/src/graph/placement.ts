@@ -2,7 +2,9 @@
 //! placement by dependency depth (one column per depth, stacked in list order), and
 //! the size of every loop container (its `layout` size, grown to hold its body).
 //! Body positions are relative to their loop's container. `autoLayout` (elkjs) is
-//! the real layout; this only makes a blueprint without `layout` readable.
+//! the real layout; this only makes a blueprint without `layout` readable. A placed
+//! step takes at least its estimated size in its column, so measuring nodes that are
+//! smaller than estimated moves nothing.
 
 import { listRoles, stepDeps } from '../doc/deps';
 import { isLoop } from '../doc/query';
@@ -125,12 +127,25 @@ function placeList(
       const s = steps[i]!;
       const size = sizes.get(s.id)!;
       out.set(s.id, { position: { x, y }, ...size });
-      y += size.height + GAP_Y;
-      width = Math.max(width, size.width);
+      const slot = slotOf(s, size);
+      y += slot.height + GAP_Y;
+      width = Math.max(width, slot.width);
       bottom = Math.max(bottom, y - GAP_Y);
     }
     x += width + GAP_X;
     right = Math.max(right, x - GAP_X);
   }
   return { right, bottom };
+}
+
+/**
+ * The room a placed step takes in its column: its size, but never less than the
+ * estimate. Measured nodes are mostly smaller than the estimate, so measuring them
+ * moves nothing (one render of a large blueprint, not two, and no jump after the first
+ * paint); only a node taller than estimated pushes the ones below it down.
+ */
+function slotOf(step: Step, size: { width: number; height: number }): { width: number; height: number } {
+  if (isLoop(step)) return size; // computed from its body, which follows the same rule
+  const est = estimateSize(step);
+  return { width: Math.max(size.width, est.width), height: Math.max(size.height, est.height) };
 }

@@ -74,14 +74,20 @@ const Pause = memo(function Pause() {
   return (
     <div className="pause-info" data-testid="pause-info" data-step={pause.step ?? ''}>
       <div>
-        ❚❚ Paused {pause.reason === 'breakpoint' ? 'at a breakpoint' : pause.reason === 'stepped' ? 'after a step' : ''}
+        ❚❚ Paused{' '}
         {pause.step ? (
           <>
-            {' '}
-            before <b>{pause.step}</b>
+            {/* A breakpoint pauses before its step; Step pauses once the step it let through has started. */}
+            {pause.reason === 'stepped' ? 'after stepping into' : pause.reason === 'breakpoint' ? 'at a breakpoint before' : 'at'}{' '}
+            <b>{pause.step}</b>
             {pause.path && pause.path.length ? ` (iteration ${pause.path.join('.')})` : ''}
+            {pause.reason === 'stepped' ? '; Step runs the next ready step' : ''}
           </>
-        ) : null}
+        ) : pause.reason === 'breakpoint' ? (
+          'at a breakpoint'
+        ) : (
+          'on request'
+        )}
       </div>
       {pause.args !== undefined && <JsonView value={pause.args} title="resolved arguments" testId="pause-args" />}
     </div>

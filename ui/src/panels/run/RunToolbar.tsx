@@ -67,7 +67,7 @@ export function RunToolbar() {
         <span className={`run-chip run-chip-${status}`} data-testid="run-state" data-status={status}>
           {mode === 'history' ? 'past run · ' : ''}
           {status}
-          {paused?.step ? ` before ${paused.step}` : ''}
+          {paused?.step ? (paused.reason === 'stepped' ? ` after ${paused.step}` : ` before ${paused.step}`) : ''}
         </span>
       )}
       {mode !== 'idle' && idle && (

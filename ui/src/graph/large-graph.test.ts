@@ -1,0 +1,90 @@
+// A generated 1,000-step blueprint (scripts/gen-blueprint.mjs) through the graph
+// mapping and the auto-layout: it must come out whole, and the times are printed
+// (`graph perf: …`) to see where opening a large blueprint spends its time. The
+// timings are not asserted tightly: the real figure is measured in the app by
+// tests/e2e/perf.test.mjs.
+
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Blueprint, Step } from '../doc/types';
+import { computeAutoLayout } from './auto-layout';
+import { docToGraph } from './doc-to-graph';
+
+type Generate = (opts: { steps: number; layout?: boolean; seed?: number }) => Blueprint;
+let generate: Generate;
+
+beforeAll(async () => {
+  // Not a literal specifier: the script is plain JavaScript outside the UI's sources.
+  const path = fileURLToPath(new URL('../../../scripts/gen-blueprint.mjs', import.meta.url));
+  generate = ((await import(/* @vite-ignore */ path)) as { generateBlueprint: Generate }).generateBlueprint;
+});
+
+function allIds(steps: readonly Step[]): string[] {
+  return steps.flatMap((s) => [s.id, ...(s.kind === 'loop' ? allIds(s.steps) : [])]);
+}
+
+/** Median wall time of `runs` calls, in ms. */
+async function time(runs: number, f: () => unknown): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    await f();
+    times.push(performance.now() - t);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)]!;
+}
+
+const ms = (n: number) => `${n.toFixed(1)} ms`;
+
+describe('a generated 1,000-step blueprint', () => {
+  it('maps to 1,000 nodes, placed without overlaps, quickly', async () => {
+    const doc = generate({ steps: 1000 });
+    const ids = allIds(doc.steps);
+    expect(ids).toHaveLength(1000);
+    const g = docToGraph(doc);
+    expect(g.nodes.map((n) => n.id).sort()).toEqual([...ids].sort());
+    expect(g.edges.length).toBeGreaterThan(900);
+
+    // Top-level nodes do not overlap (bodies sit inside their loops).
+    const boxes = g.nodes
+      .filter((n) => !n.parentId)
+      .map((n) => ({
+        id: n.id,
+        x: n.position.x,
+        y: n.position.y,
+        w: n.width ?? n.initialWidth ?? 0,
+        h: n.height ?? n.initialHeight ?? 0,
+      }))
+      .sort((a, b) => a.x - b.x || a.y - b.y);
+    for (let i = 0; i < boxes.length; i++) {
+      for (let j = i + 1; j < boxes.length && boxes[j]!.x < boxes[i]!.x + boxes[i]!.w; j++) {
+        const a = boxes[i]!;
+        const b = boxes[j]!;
+        const overlap = a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+        expect(overlap, `${a.id} overlaps ${b.id}`).toBe(false);
+      }
+    }
+
+    const measured = new Map(ids.map((id) => [id, { width: 240, height: 96 }]));
+    const plain = await time(7, () => docToGraph(doc));
+    const withSizes = await time(7, () => docToGraph(doc, { measured }));
+    const withLayout = generate({ steps: 1000, layout: true });
+    const laidOut = await time(7, () => docToGraph(withLayout));
+    console.log(
+      `graph perf: docToGraph 1000 steps (Node, no DOM): no layout ${ms(plain)}, measured sizes ${ms(withSizes)}, with layout ${ms(laidOut)} (median of 7)`,
+    );
+    // Generous: a regression to something quadratic would take seconds.
+    expect(plain).toBeLessThan(250);
+  });
+
+  it('auto-lays out 1,000 steps (elkjs) with a position for every step', async () => {
+    const doc = generate({ steps: 1000 });
+    const t = performance.now();
+    const layout = await computeAutoLayout(doc);
+    const first = performance.now() - t;
+    expect(Object.keys(layout).sort()).toEqual(allIds(doc.steps).sort());
+    const again = await time(3, () => computeAutoLayout(doc));
+    console.log(`graph perf: computeAutoLayout 1000 steps: first ${ms(first)} (elkjs load included), then ${ms(again)} (median of 3)`);
+  }, 120_000);
+});
