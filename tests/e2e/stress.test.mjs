@@ -134,12 +134,18 @@ test('stress: thousands of events a second, the page keeps drawing', async () =>
     writeFileSync(join(OUTPUT, 'stress.json'), JSON.stringify(figures, null, 2));
     console.log(`stress: ${JSON.stringify(figures)}`);
     // Every call's events reached the window (none lost on the way), the page kept
-    // drawing and answering while they streamed. The rate and frame times are reported,
-    // not asserted: on the shared 2-core CI machines (a debug build, software rendering
-    // under Xvfb) they measure the machine as much as the studio — see docs/studio.md.
+    // drawing and answering while they streamed. In CI (the debug build beside the
+    // webview on 2 shared cores) the rate and frame times are reported, not asserted:
+    // they measure the machine as much as the studio. With MCPFLOW_PERF_STRICT=1
+    // (`npm run perf:stress`: the release build) the issue's figures are asserted:
+    // ≥ 5,000 events a second while frames stay at p95 ≤ 50 ms (never below 20 fps).
     assert.ok(events >= 3 * ITEMS, `every call is in the events (${events})`);
     assert.ok(sorted.length >= 10, `the page kept drawing frames during the run (${sorted.length})`);
     assert.ok(figures.script_probe_ms_median < 2000, `the page answered while the run streamed (${figures.script_probe_ms_median} ms)`);
+    if (process.env.MCPFLOW_PERF_STRICT === '1') {
+      assert.ok(rate >= 5000, `≥ 5,000 events a second (${rate})`);
+      assert.ok(figures.frame_ms_p95 <= 50, `frames while streaming: p95 ${figures.frame_ms_p95} ms ≤ 50 ms`);
+    }
   } finally {
     await studio.close();
   }
