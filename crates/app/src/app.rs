@@ -59,6 +59,8 @@ pub(crate) struct Inner {
     pub(crate) changes: broadcast::Sender<Change>,
     /// Runs left `running` by a process that died, found when the store opened.
     pub(crate) interrupted: Vec<String>,
+    /// Server log lines into the runs that use the server.
+    pub(crate) logs: crate::logs::LogRouter,
 }
 
 #[derive(Clone)]
@@ -78,7 +80,8 @@ impl App {
 
     /// An application over an already open store.
     pub fn with_store(store: Store, interrupted: Vec<String>, options: AppOptions) -> Result<App> {
-        let state = build_servers(&store, &options)?;
+        let logs = crate::logs::LogRouter::new();
+        let state = build_servers(&store, &options, &logs)?;
         let (changes, _) = broadcast::channel(64);
         Ok(App {
             inner: Arc::new(Inner {
@@ -88,6 +91,7 @@ impl App {
                 active: Mutex::new(HashMap::new()),
                 changes,
                 interrupted,
+                logs,
             }),
         })
     }
@@ -125,7 +129,7 @@ impl App {
     /// Rebuilds the server configs and the pool after servers or consents changed. The
     /// old pool's processes are reaped once its runs let go of it.
     pub(crate) fn reload_servers(&self) -> Result<()> {
-        let fresh = build_servers(&self.inner.store, &self.inner.options)?;
+        let fresh = build_servers(&self.inner.store, &self.inner.options, &self.inner.logs)?;
         let old = {
             let mut guard = match self.inner.servers.write() {
                 Ok(g) => g,
@@ -154,7 +158,7 @@ impl App {
 
 /// Server configs from the store, then the files; approvals from the store's consents,
 /// then `--allow-server` names.
-fn build_servers(store: &Store, options: &AppOptions) -> Result<ServerState> {
+fn build_servers(store: &Store, options: &AppOptions, logs: &crate::logs::LogRouter) -> Result<ServerState> {
     let mut configs = stored_configs(store)?;
     for file in &options.server_files {
         configs.merge(ServerConfigs::read(file)?);
@@ -166,7 +170,7 @@ fn build_servers(store: &Store, options: &AppOptions) -> Result<ServerState> {
     for name in &options.allow {
         approvals.approve_server(&configs, name)?;
     }
-    let pool = Arc::new(Pool::new(configs.clone(), approvals.clone(), PoolOptions::default()));
+    let pool = Arc::new(Pool::new(configs.clone(), approvals.clone(), PoolOptions::default().with_log(logs.sender())));
     Ok(ServerState { configs, approvals, pool })
 }
 

@@ -18,6 +18,7 @@ pub mod daemon;
 pub mod error;
 pub mod headless;
 pub mod home;
+mod logs;
 pub mod pipeline;
 pub mod runs;
 pub mod schedule;

@@ -160,7 +160,8 @@ impl App {
         } else {
             let state = self.server_state();
             let configs = state.configs.clone().with_blueprint(&bp.servers);
-            Some(Arc::new(Pool::new(configs, state.approvals.clone(), PoolOptions::default())))
+            let options = PoolOptions::default().with_log(self.inner.logs.sender());
+            Some(Arc::new(Pool::new(configs, state.approvals.clone(), options)))
         };
         let servers: Arc<dyn Servers> = match &own_pool {
             Some(p) => p.clone(),
@@ -239,10 +240,12 @@ impl App {
         let app = self.clone();
         let blueprint = bp.id.clone();
         let steps = u32::try_from(bp.steps.len()).unwrap_or(u32::MAX);
+        let logs = self.inner.logs.join(&run_id, crate::logs::Listen::of(&bp));
         let request = RunRequest { blueprint: Arc::new(bp), plan: Arc::new(plan), config, stack: spec.stack };
         let id = run_id.clone();
         tokio::spawn(async move {
-            let envelope = engine.run(request, sink, Some(control_rx), cancel).await;
+            let envelope = engine.run_with_logs(request, sink, Some(control_rx), logs, cancel).await;
+            app.inner.logs.leave(&id);
             if let Err(e) = store.finish_run(&id, &envelope) {
                 tracing::error!(run = %id, error = %e, "could not record the end of a run");
             }

@@ -130,3 +130,57 @@ fn the_process_check_sees_a_tagged_live_child() {
     child.wait().unwrap();
     assert!(processes_tagged(&tag).is_empty());
 }
+
+/// In the app (studio, `serve`, `run --store`) servers are shared by every run; what a
+/// server writes besides its MCP messages still reaches the runs that use it as `Log`
+/// events, recorded with the run — and not runs that do not use that server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_app_puts_a_servers_stray_output_into_the_log_of_the_runs_using_it() {
+    use mcpflow_app::runs::{StartRun, Target, Trigger};
+    use mcpflow_app::{App, AppOptions};
+    use mcpflow_engine::EventKind;
+    use mcpflow_store::Store;
+
+    let s = setup(json!({}));
+    let options = AppOptions { server_files: vec![s.servers.clone()], allow_all: true, ..AppOptions::default() };
+    let app = App::with_store(Store::open_temporary().unwrap(), Vec::new(), options).unwrap();
+    let uses = json!({ "blueprint": 1, "id": "garbage", "steps": [
+        { "id": "g", "kind": "tool", "server": "faulty", "tool": "garbage" },
+        { "id": "e", "kind": "tool", "server": "faulty", "tool": "echo", "args": { "message": "after" } },
+        // The stray line travels on its own path (stdout reader → router → run): give it
+        // time to arrive while the run is still going.
+        { "id": "w", "kind": "wait", "ms": 300 }
+    ] });
+    // A run that does not use `faulty`, paused so that it is active while the other runs.
+    let mut other = StartRun::new(
+        Target::Inline(json!({ "blueprint": 1, "id": "other", "steps": [
+            { "id": "x", "kind": "tool", "server": "echo", "tool": "echo", "args": { "message": "x" } }
+        ] })),
+        json!({}),
+        Trigger::Studio,
+    );
+    other.paused = true;
+    let other = app.start_run(other).unwrap();
+    let env = app.run_to_end(StartRun::new(Target::Inline(uses), json!({}), Trigger::Studio)).await.unwrap();
+    assert_eq!(env.status, RunStatus::Succeeded, "{:?}", env.errors);
+    let logs = |run: &str| -> Vec<String> {
+        app.run_detail(run)
+            .unwrap()
+            .events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::Log { message, .. } => Some(message.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let mine = logs(&env.run_id);
+    assert!(
+        mine.iter().any(|m| m.starts_with("[faulty]") && m.contains("this line is not JSON-RPC")),
+        "the run's log has the stray line: {mine:?}"
+    );
+    let theirs = logs(&other.run_id);
+    assert!(!theirs.iter().any(|m| m.contains("[faulty]")), "a run not using faulty hears nothing of it: {theirs:?}");
+    app.control(&other.run_id, mcpflow_engine::Control::Cancel).unwrap();
+    other.finish().await;
+}
