@@ -152,7 +152,7 @@ pub async fn import_blueprint(handle: AppHandle, studio: State<'_, Studio>) -> R
     let Some(path) = dialogs::pick_open(&handle, "Import a blueprint").await else {
         return Ok(None);
     };
-    let doc = read_json(&path)?;
+    let doc = mcpflow_app::blueprints::read_blueprint_file(&path)?;
     let diagnostics = studio.app.validate(&doc).diagnostics.iter().map(DiagnosticDto::from).collect();
     Ok(Some(ImportedFile { path: path.display().to_string(), doc: Json(doc), diagnostics }))
 }

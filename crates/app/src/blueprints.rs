@@ -111,3 +111,25 @@ impl App {
         Ok(out)
     }
 }
+
+/// Reads a blueprint file to import, as written. The bytes go through the blueprint
+/// parser (not plain serde), so a duplicate key, invalid UTF-8 or a file over 5 MB is an
+/// error naming `file:line:col` instead of a key silently dropped; a leading BOM is
+/// skipped. What the document says is not checked here: the editor shows its
+/// diagnostics. Starts nothing.
+pub fn read_blueprint_file(path: &std::path::Path) -> Result<Value> {
+    let cannot = |e: std::io::Error| AppError::BadRequest(format!("could not read {}: {e}", path.display()));
+    let size = std::fs::metadata(path).map_err(cannot)?.len();
+    if size > mcpflow_blueprint::limits::MAX_BLUEPRINT_BYTES as u64 {
+        return Err(AppError::BadRequest(format!(
+            "{}: the file is {size} bytes; a blueprint is at most 5 MB (move large data into inputs or a resource)",
+            path.display()
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(cannot)?;
+    mcpflow_blueprint::source::parse(&bytes).map(|parsed| parsed.value).map_err(|d| {
+        let at = d.position.map(|p| format!(":{}:{}", p.line, p.col)).unwrap_or_default();
+        let hint = d.hint.as_deref().map(|h| format!(" ({h})")).unwrap_or_default();
+        AppError::BadRequest(format!("{}{at}: error[{}]: {}{hint}", path.display(), d.code, d.message))
+    })
+}

@@ -6,6 +6,7 @@
 
 mod daemon;
 mod faults;
+mod import;
 mod reference;
 mod rerun;
 mod runs;

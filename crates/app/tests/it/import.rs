@@ -1,0 +1,44 @@
+//! Reading a blueprint file to import it into the studio: the blueprint parser's errors
+//! with `file:line:col`, never a key silently dropped.
+
+use mcpflow_app::blueprints::read_blueprint_file;
+use serde_json::json;
+
+#[test]
+fn a_file_is_read_as_written_and_a_bom_is_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ok.blueprint.json");
+    let doc = json!({ "blueprint": 1, "id": "ok", "steps": [{ "id": "a", "kind": "transform", "value": 1 }] });
+    let mut bytes = b"\xEF\xBB\xBF".to_vec();
+    bytes.extend(serde_json::to_vec_pretty(&doc).unwrap());
+    std::fs::write(&path, bytes).unwrap();
+    assert_eq!(read_blueprint_file(&path).unwrap(), doc);
+}
+
+#[test]
+fn a_duplicate_key_is_an_error_at_its_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dup.blueprint.json");
+    std::fs::write(&path, "{\n  \"blueprint\": 1,\n  \"id\": \"a\",\n  \"id\": \"b\",\n  \"steps\": []\n}\n").unwrap();
+    let e = read_blueprint_file(&path).unwrap_err().to_string();
+    assert!(e.starts_with(&format!("{}:4:", path.display())), "{e}");
+    assert!(e.contains("JSON_DUPLICATE_KEY"), "{e}");
+}
+
+#[test]
+fn bad_bytes_missing_files_and_huge_files_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let utf8 = dir.path().join("latin1.json");
+    std::fs::write(&utf8, b"{\"id\": \"caf\xe9\"}").unwrap();
+    let e = read_blueprint_file(&utf8).unwrap_err().to_string();
+    assert!(e.contains("JSON_INVALID_UTF8") && e.contains(":1:"), "{e}");
+
+    let e = read_blueprint_file(&dir.path().join("missing.json")).unwrap_err().to_string();
+    assert!(e.starts_with("could not read") && e.contains("missing.json"), "{e}");
+
+    let huge = dir.path().join("huge.json");
+    let f = std::fs::File::create(&huge).unwrap();
+    f.set_len(6 * 1024 * 1024).unwrap();
+    let e = read_blueprint_file(&huge).unwrap_err().to_string();
+    assert!(e.contains("at most 5 MB"), "{e}");
+}
