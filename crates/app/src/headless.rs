@@ -1,6 +1,7 @@
 //! Running one blueprint file headless: validate it, assemble its inputs, start the
 //! servers it may start (consent), run it to the end and reap every process.
 
+use crate::logs::{Listen, LogRouter};
 use mcpflow_blueprint::inputs::parse_assignment;
 use mcpflow_blueprint::{Blueprint, Diagnostic, Options, Plan, check_bytes};
 use mcpflow_engine::{Engine, Envelope, EventSink, FileSaved, FolderSource, RunRequest, StartError};
@@ -117,17 +118,10 @@ pub async fn run(
     for name in &spec.allow {
         approvals.approve_server(&configs, name)?;
     }
-    let (log_tx, mut log_rx) = tokio::sync::mpsc::unbounded_channel();
-    let (line_tx, line_rx) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        while let Some(log) = log_rx.recv().await {
-            let log: mcpflow_mcp::ServerLog = log;
-            if line_tx.send((log.server, log.line)).is_err() {
-                break;
-            }
-        }
-    });
-    let pool = Arc::new(Pool::new(configs, approvals, PoolOptions::default().with_log(log_tx)));
+    // The one run here hears every server.
+    let logs = LogRouter::new();
+    let line_rx = logs.join("headless", Listen::All);
+    let pool = Arc::new(Pool::new(configs, approvals, PoolOptions::default().with_log(logs.sender())));
     let engine = Engine {
         servers: pool.clone(),
         source: spec.folder.clone().map(|d| Arc::new(FolderSource::new(d)) as _),

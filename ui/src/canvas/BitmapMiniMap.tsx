@@ -8,6 +8,7 @@
 
 import { Panel, useReactFlow, useStore, type ReactFlowState } from '@xyflow/react';
 import { memo, useCallback, useLayoutEffect, useMemo, useRef, type PointerEvent, type WheelEvent } from 'react';
+import { nodeSize } from '../graph/handles';
 import type { FlowEdge, FlowNode } from '../graph/types';
 
 /** Size of the minimap in CSS pixels. */
@@ -41,12 +42,7 @@ export function nodeBoxes(nodes: readonly FlowNode[]): Box[] {
     absolute.set(n.id, p);
     return p;
   };
-  return nodes.map((n) => ({
-    ...at(n, 0),
-    width: n.measured?.width ?? n.width ?? n.initialWidth ?? 0,
-    height: n.measured?.height ?? n.height ?? n.initialHeight ?? 0,
-    type: n.type ?? 'unknown',
-  }));
+  return nodes.map((n) => ({ ...at(n, 0), ...nodeSize(n), type: n.type ?? 'unknown' }));
 }
 
 /** Where flow coordinates land in the map: `map = (flow - origin) * scale + offset`. */

@@ -41,6 +41,9 @@ import { useShortcuts } from './shortcuts';
 /** Above this many nodes only the visible ones are rendered. */
 const VIRTUALIZE_ABOVE = 200;
 
+/** A document large enough to be drawn the cheap way (see docs/studio.md, "Large blueprints"). */
+const isLarge = (nodes: readonly FlowNode[]) => nodes.length > VIRTUALIZE_ABOVE;
+
 /** The zoom a large document opens at: its cards readable. */
 const START_ZOOM = 1;
 /** Room left of and above the first steps when a large document opens at its start. */
@@ -67,7 +70,7 @@ export function startViewport(nodes: readonly FlowNode[]): { x: number; y: numbe
 
 /** The view of a newly opened document: fitted whole, or its start when it is large. */
 function openView(rf: ReturnType<typeof useReactFlow<FlowNode, FlowEdge>>, nodes: readonly FlowNode[]) {
-  if (nodes.length > VIRTUALIZE_ABOVE) void rf.setViewport(startViewport(nodes));
+  if (isLarge(nodes)) void rf.setViewport(startViewport(nodes));
   else void rf.fitView({ padding: 0.15 });
 }
 
@@ -147,7 +150,6 @@ export interface CanvasProps {
 }
 
 export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
-
   const doc = useDoc((s) => s.doc);
   const selected = useDoc((s) => s.selected);
   const reveal = useDoc((s) => s.reveal);
@@ -166,16 +168,19 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
   graphRef.current = graph;
 
   const nodesRef = useRef<FlowNode[]>([]);
-  const [nodes, setNodesState] = useState<FlowNode[]>(() => (nodesRef.current = mergeNodes(graph.nodes, [], selectedSet, graph.nodes.length > VIRTUALIZE_ABOVE)));
+  const [nodes, setNodesState] = useState<FlowNode[]>(() => (nodesRef.current = mergeNodes(graph.nodes, [], selectedSet, isLarge(graph.nodes))));
   const setNodes = useCallback((next: FlowNode[]) => {
     nodesRef.current = next;
     setNodesState(next);
   }, []);
   const [edges, setEdges] = useState<FlowEdge[]>(graph.edges);
+  const large = isLarge(nodes);
+  // Read by React Flow once, when it mounts; later documents get `openView`.
+  const [initialView] = useState(() => (isLarge(nodesRef.current) ? startViewport(nodesRef.current) : undefined));
 
   // The document changed (or the selection did): derive again.
   useLayoutEffect(() => {
-    setNodes(mergeNodes(graph.nodes, nodesRef.current, selectedSet, graph.nodes.length > VIRTUALIZE_ABOVE));
+    setNodes(mergeNodes(graph.nodes, nodesRef.current, selectedSet, isLarge(graph.nodes)));
   }, [graph, selectedSet, setNodes]);
   useLayoutEffect(() => {
     setEdges((prev) => mergeEdges(graph.edges, prev));
@@ -337,16 +342,16 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
         multiSelectionKeyCode={['Shift', 'Meta', 'Control']}
         selectionKeyCode="Shift"
         colorMode={theme}
-        onlyRenderVisibleElements={nodes.length > VIRTUALIZE_ABOVE}
-        fitView={nodes.length <= VIRTUALIZE_ABOVE}
+        onlyRenderVisibleElements={large}
+        fitView={!large}
         fitViewOptions={{ padding: 0.15 }}
-        defaultViewport={nodes.length > VIRTUALIZE_ABOVE ? startViewport(nodes) : undefined}
+        defaultViewport={initialView}
         minZoom={0.05}
         maxZoom={2}
         proOptions={{ hideAttribution: true }}
       >
         <Background variant={BackgroundVariant.Dots} gap={20} size={1} />
-        {nodes.length > VIRTUALIZE_ABOVE ? (
+        {large ? (
           <BitmapMiniMap nodes={nodes} theme={theme} />
         ) : (
           <MiniMap pannable zoomable nodeClassName={(n) => `mini-${n.type ?? 'unknown'}`} />

@@ -17,7 +17,8 @@ const FALLBACK_HANDLE = 8;
 const SWITCH_FIRST_ROW = 62;
 const SWITCH_ROW = 22;
 
-function size(node: FlowNode): { width: number; height: number } {
+/** A node's size: measured, else set, else React Flow's initial size (0 when none). */
+export function nodeSize(node: FlowNode): { width: number; height: number } {
   return {
     width: node.measured?.width ?? node.width ?? node.initialWidth ?? 0,
     height: node.measured?.height ?? node.height ?? node.initialHeight ?? 0,
@@ -26,7 +27,7 @@ function size(node: FlowNode): { width: number; height: number } {
 
 /** The estimated handles of a node, in node coordinates (top-left of each handle). */
 export function estimatedHandles(node: FlowNode): NodeHandle[] {
-  const { width: w, height: h } = size(node);
+  const { width: w, height: h } = nodeSize(node);
   const mid = h / 2 - HANDLE / 2;
   const handles: NodeHandle[] = [
     { id: 'in', type: 'target', position: Position.Left, x: -HANDLE / 2, y: mid, width: HANDLE, height: HANDLE },

@@ -70,13 +70,21 @@ async fn garbage_on_stdout_does_not_break_the_call() {
         &s,
         json!({ "blueprint": 1, "id": "garbage", "steps": [
         { "id": "g", "kind": "tool", "server": "faulty", "tool": "garbage" },
-        { "id": "e", "kind": "tool", "server": "faulty", "tool": "echo", "args": { "message": "still here" } }
-    ] }),
+        { "id": "e", "kind": "tool", "server": "faulty", "tool": "echo", "args": { "message": "still here" } },
+        // Time for the stray line (its own path: stdout reader → log router) to arrive.
+        { "id": "w", "kind": "wait", "ms": 300, "after": ["e"] }
+    ], "output": "{{ e }}" }),
         &[],
     )
     .await;
     assert_eq!(ran.envelope.status, RunStatus::Succeeded, "{:?}", ran.envelope.errors);
     assert_eq!(ran.envelope.output, json!("still here"));
+    // A headless run hears its servers: the stray line is in its log.
+    assert!(
+        ran.events.iter().any(|e| matches!(&e.kind, mcpflow_engine::EventKind::Log { message, .. }
+            if message.starts_with("[faulty]") && message.contains("this line is not JSON-RPC"))),
+        "the stray line is logged"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,14 +1,10 @@
 //! Re-running part of an earlier run: `pinned` steps finish at once with their earlier
 //! outputs, steps outside `only` are skipped, and the rest runs as usual.
 
-use crate::sim::{Sim, config};
+use crate::sim::{Sim, bp, config};
 use mcpflow_blueprint::{Options, check_value};
 use mcpflow_engine::{Control, EventKind, RunConfig, RunStatus, StartError};
 use serde_json::{Value, json};
-
-fn bp(steps: Value) -> Value {
-    json!({ "blueprint": 1, "id": "t", "steps": steps })
-}
 
 fn tool(id: &str, args: Value) -> Value {
     json!({ "id": id, "kind": "tool", "server": "s", "tool": id, "args": args })

@@ -1,12 +1,8 @@
 //! The scheduler state machine, kind by kind and field by field.
 
-use crate::sim::{Sim, config, text};
+use crate::sim::{Sim, bp, config, text};
 use mcpflow_engine::{CallError, Control, EventKind, Invocation, RunStatus};
 use serde_json::{Value, json};
-
-fn bp(steps: Value) -> Value {
-    json!({ "blueprint": 1, "id": "t", "steps": steps })
-}
 
 fn tool(id: &str) -> Value {
     json!({ "id": id, "kind": "tool", "server": "s", "tool": id })

@@ -23,6 +23,11 @@ pub struct Sim {
     pub invokes: Vec<(u64, String, Vec<u32>)>,
 }
 
+/// A blueprint `t` of `steps`.
+pub fn bp(steps: Value) -> Value {
+    json!({ "blueprint": 1, "id": "t", "steps": steps })
+}
+
 pub fn config() -> RunConfig {
     RunConfig {
         run_id: "run-1".into(),
