@@ -62,6 +62,16 @@ pub struct RunInfo {
     pub finished_at: Option<String>,
     pub duration_ms: Option<f64>,
     pub blueprint_rev: Option<u32>,
+    /// The past run this one re-ran a step of, when it is a re-run.
+    pub rerun_of: Option<RerunOfDto>,
+}
+
+/// A re-run's origin: the past run, the step it re-ran, and how much of what follows.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct RerunOfDto {
+    pub run: String,
+    pub step: String,
+    pub mode: RerunMode,
 }
 
 impl From<mcpflow_store::RunRecord> for RunInfo {
@@ -77,6 +87,14 @@ impl From<mcpflow_store::RunRecord> for RunInfo {
             finished_at: r.finished_at,
             duration_ms,
             blueprint_rev: r.blueprint_rev,
+            rerun_of: r.rerun_of.map(|o| RerunOfDto {
+                run: o.run,
+                step: o.step,
+                mode: match o.mode {
+                    Rerun::Step => RerunMode::Step,
+                    Rerun::FromHere => RerunMode::FromHere,
+                },
+            }),
         }
     }
 }
@@ -112,7 +130,7 @@ pub async fn start_run(
 }
 
 /// What a re-run runs again: the step alone, or the step and everything after it.
-#[derive(Debug, Clone, Copy, Deserialize, Type)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, Type)]
 #[serde(rename_all = "snake_case")]
 pub enum RerunMode {
     Step,

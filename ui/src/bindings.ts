@@ -231,6 +231,13 @@ export type PromptDto_Serialize = {
 /**  What a re-run runs again: the step alone, or the step and everything after it. */
 export type RerunMode = "step" | "from_here";
 
+/**  A re-run's origin: the past run, the step it re-ran, and how much of what follows. */
+export type RerunOfDto = {
+	run: string,
+	step: string,
+	mode: RerunMode,
+};
+
 export type ResourceDto = ResourceDto_Serialize | ResourceDto_Deserialize;
 
 export type ResourceDto_Deserialize = {
@@ -288,6 +295,8 @@ export type RunInfo_Deserialize = {
 	finished_at?: string | null,
 	duration_ms?: number | null,
 	blueprint_rev?: number | null,
+	/**  The past run this one re-ran a step of, when it is a re-run. */
+	rerun_of?: RerunOfDto | null,
 };
 
 /**  A recorded run, as the history lists it. */
@@ -303,6 +312,8 @@ export type RunInfo_Serialize = {
 	finished_at: string | null,
 	duration_ms: number | null,
 	blueprint_rev: number | null,
+	/**  The past run this one re-ran a step of, when it is a re-run. */
+	rerun_of: RerunOfDto | null,
 };
 
 export type RunStarted = {

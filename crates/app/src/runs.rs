@@ -19,7 +19,7 @@ use mcpflow_engine::{
     Servers,
 };
 use mcpflow_mcp::{Pool, PoolOptions};
-use mcpflow_store::{RecordStatus, RunRecord, Store};
+use mcpflow_store::{RecordStatus, RerunOf, RunRecord, Store};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
@@ -78,6 +78,8 @@ pub struct StartRun {
     pub pinned: BTreeMap<String, Value>,
     /// The top-level steps to run (`None`: all); the others are pinned or skipped.
     pub only: Option<BTreeSet<String>>,
+    /// The past run this one re-runs part of (set by [`App::rerun_plan`]); recorded.
+    pub rerun_of: Option<RerunOf>,
     /// Sees every event, in order, right after it is recorded (the CLI's display).
     pub observer: Option<EventSink>,
 }
@@ -90,6 +92,7 @@ impl std::fmt::Debug for StartRun {
             .field("stack", &self.stack)
             .field("pinned", &self.pinned.keys().collect::<Vec<_>>())
             .field("only", &self.only)
+            .field("rerun_of", &self.rerun_of)
             .finish_non_exhaustive()
     }
 }
@@ -106,6 +109,7 @@ impl StartRun {
             timeout_ms: None,
             pinned: BTreeMap::new(),
             only: None,
+            rerun_of: None,
             observer: None,
         }
     }
@@ -216,6 +220,7 @@ impl App {
             finished_at: None,
             envelope: None,
             blueprint_rev: rev,
+            rerun_of: spec.rerun_of.take(),
         };
         if let Err(e) = store.begin_run(&record).and_then(|()| store.sync()) {
             self.forget(&run_id);

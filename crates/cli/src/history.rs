@@ -3,7 +3,8 @@
 //! and the scheduler recorded.
 
 use crate::app::{AppArgs, open_app};
-use mcpflow_app::runs::step_records;
+use mcpflow_app::runs::{Rerun, step_records};
+
 use serde_json::json;
 use std::process::ExitCode;
 
@@ -41,8 +42,9 @@ pub fn runs(blueprint: Option<&str>, limit: usize, json_out: bool) -> anyhow::Re
     }
     for r in runs {
         let duration = r.envelope.as_ref().map(|e| format!("{} ms", e.duration_ms)).unwrap_or_default();
+        let rerun = r.rerun_of.as_ref().map(|o| format!("  re-run of {}", o.run)).unwrap_or_default();
         println!(
-            "{}  {:<24} {:<11} {:<9} {}  {}",
+            "{}  {:<24} {:<11} {:<9} {}  {}{rerun}",
             r.id,
             r.blueprint,
             r.status.as_str(),
@@ -72,6 +74,13 @@ pub fn show(run_id: &str, events: bool, json_out: bool) -> anyhow::Result<ExitCo
     let r = &detail.record;
     println!("run {}  blueprint {}  {}  ({})", r.id, r.blueprint, r.status.as_str(), r.trigger);
     println!("started {}  finished {}", r.started_at, r.finished_at.as_deref().unwrap_or("-"));
+    if let Some(o) = &r.rerun_of {
+        let what = match o.mode {
+            Rerun::Step => "alone",
+            Rerun::FromHere => "and every step after it",
+        };
+        println!("re-run of run {}: step `{}` {what}, the other steps pinned to that run's outputs", o.run, o.step);
+    }
     for s in &steps {
         let ms = s["duration_ms"].as_u64().map(|d| format!("{d} ms")).unwrap_or_default();
         let error = s["error"]["message"].as_str().map(|m| format!("  {m}")).unwrap_or_default();

@@ -26,6 +26,6 @@ pub use backup::{Counts, EXPORT_FORMAT, ImportOptions, ImportReport};
 pub use blueprints::{BlueprintMeta, StoredBlueprint};
 pub use consents::Consent;
 pub use error::{Error, Result};
-pub use runs::{RecordStatus, RunRecord};
+pub use runs::{RecordStatus, RerunMode, RerunOf, RunRecord};
 pub use schema::SCHEMA_VERSION;
 pub use store::{Opened, Store};

@@ -73,6 +73,40 @@ pub struct RunRecord {
     /// The stored revision that ran, when it ran from the store.
     #[serde(default)]
     pub blueprint_rev: Option<u32>,
+    /// The past run this one re-ran part of (the studio's "run this step" / "run from
+    /// here"), when it is a re-run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerun_of: Option<RerunOf>,
+}
+
+/// What a re-run re-ran: a step of a past run, alone (`step`) or with everything after
+/// it (`from_here`); the other steps kept that run's outputs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RerunOf {
+    /// The past run's id.
+    pub run: String,
+    pub step: String,
+    pub mode: RerunMode,
+}
+
+/// How much of a past run a re-run ran again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RerunMode {
+    /// The step alone.
+    Step,
+    /// The step and everything downstream of it.
+    FromHere,
+}
+
+impl RerunMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RerunMode::Step => "step",
+            RerunMode::FromHere => "from_here",
+        }
+    }
 }
 
 impl Store {

@@ -34,6 +34,8 @@ export type ToolInfo = ToolDto_Serialize;
 export type ResourceInfo = ResourceDto_Serialize;
 export type PromptInfo = PromptDto_Serialize;
 export type RunInfo = RunInfo_Serialize;
+/** A re-run's origin: the past run, the step it re-ran, and how much after it. */
+export type RerunOf = NonNullable<RunInfo['rerun_of']>;
 export type RunDetail = RunDetailDto_Serialize;
 export type RunStarted = RunStartedDto;
 export type RunAction = 'pause' | 'resume' | 'step' | 'cancel';

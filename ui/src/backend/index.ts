@@ -15,6 +15,7 @@ export {
   type OpenedBlueprint,
   type PromptInfo,
   type RerunMode,
+  type RerunOf,
   type ResourceInfo,
   type RunAction,
   type RunDetail,

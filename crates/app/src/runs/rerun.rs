@@ -25,18 +25,15 @@ use crate::error::{AppError, Result};
 use mcpflow_blueprint::diagnostic::did_you_mean;
 use mcpflow_blueprint::{Plan, StepIdx, StepKind};
 use mcpflow_engine::{EventKind, RunConfig, RunEvent, StepStatus};
-use mcpflow_store::RunRecord;
+use mcpflow_store::{RerunOf, RunRecord};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-/// What to run again of a past run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Rerun {
-    /// The step alone, with the outputs of its upstream steps from the past run.
-    Step,
-    /// The step and everything downstream of it; everything else keeps its output.
-    FromHere,
-}
+/// What to run again of a past run: the step alone ([`Rerun::Step`], with the outputs of
+/// its upstream steps from the past run) or the step and everything downstream of it
+/// ([`Rerun::FromHere`]; everything else keeps its output). The re-run's record keeps
+/// it ([`RunRecord::rerun_of`]).
+pub use mcpflow_store::RerunMode as Rerun;
 
 /// How a top-level step ended in the past run (its last event).
 #[derive(Debug, Clone, PartialEq)]
@@ -89,6 +86,7 @@ impl App {
         let mut spec = StartRun::new(target, record.inputs.clone(), Trigger::Studio);
         spec.pinned = check.pinned;
         spec.only = check.only;
+        spec.rerun_of = Some(RerunOf { run: record.id.clone(), step: step.to_owned(), mode });
         Ok(spec)
     }
 }

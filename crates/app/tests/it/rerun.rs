@@ -78,6 +78,10 @@ async fn run_this_step_calls_only_that_step_with_its_upstream_output_pinned() {
         _ => None,
     });
     assert_eq!(a, Some((0, Some(json!({ "recorded": "a 5" })))), "recorded as pinned: no attempt");
+    let record = app.run_detail(&env.run_id).unwrap().record;
+    let origin = record.rerun_of.expect("the re-run's record names the run it re-ran");
+    assert_eq!((origin.run.as_str(), origin.step.as_str(), origin.mode), (past.run_id.as_str(), "b", Rerun::Step));
+    assert_eq!(app.run_detail(&past.run_id).unwrap().record.rerun_of, None, "a first run is not a re-run");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -96,9 +100,14 @@ async fn run_from_here_calls_the_step_and_its_downstream_with_the_rest_pinned() 
     assert_eq!(calls(&file), ["b got a 5", "c got b got a 5"]);
     assert_eq!((env.summary.succeeded, env.summary.tool_calls), (3, 2));
 
-    // A re-run is a run like any other: it can be re-run in turn.
+    let origin = app.run_detail(&env.run_id).unwrap().record.rerun_of.unwrap();
+    assert_eq!((origin.run, origin.step, origin.mode), (past.run_id.clone(), "b".to_owned(), Rerun::FromHere));
+
+    // A re-run is a run like any other: it can be re-run in turn, and names its own source.
     let again = app.rerun_plan(&env.run_id, "c", Rerun::Step).unwrap();
     assert_eq!(again.pinned.keys().collect::<Vec<_>>(), ["a", "b"]);
+    let third = app.run_to_end(again).await.unwrap();
+    assert_eq!(app.run_detail(&third.run_id).unwrap().record.rerun_of.unwrap().run, env.run_id);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

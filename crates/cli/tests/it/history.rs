@@ -68,6 +68,23 @@ fn run_store_records_and_list_runs_show_read_it_back() {
     assert_eq!(kinds.last().map(String::as_str), Some("RunFinished"));
     assert_eq!(kinds.iter().filter(|k| *k == "StepFinished").count(), 2);
 
+    // A re-run (the studio makes them) travels through export / import and says what it re-ran.
+    let mut backup: Value = serde_json::from_slice(&mcpflow(&home, &["export"]).stdout).unwrap();
+    let mut rerun = backup["runs"][0].clone();
+    let rerun_id = "01900000-0000-7000-8000-000000000042";
+    rerun["record"]["id"] = json!(rerun_id);
+    rerun["record"]["rerun_of"] = json!({ "run": run_id, "step": "loud", "mode": "step" });
+    backup["runs"] = json!([rerun]);
+    let file = dir.path().join("rerun.json");
+    std::fs::write(&file, backup.to_string()).unwrap();
+    let home2 = dir.path().join("home2");
+    let out = mcpflow(&home2, &["import", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let listed = stdout(&mcpflow(&home2, &["runs"]));
+    assert!(listed.contains(&format!("re-run of {run_id}")), "{listed}");
+    let shown = stdout(&mcpflow(&home2, &["show", rerun_id]));
+    assert!(shown.contains(&format!("re-run of run {run_id}: step `loud` alone")), "{shown}");
+
     let missing = mcpflow(&home, &["show", "no-such-run"]);
     assert_eq!(missing.status.code(), Some(2));
     assert!(stderr(&missing).contains("no run `no-such-run`"), "{}", stderr(&missing));

@@ -1,8 +1,8 @@
 //! Runs: recording, events in seq order, listing, finishing, deleting.
 
-use crate::support::{envelope, event, record, run_id};
+use crate::support::{damage, envelope, event, open, record, run_id};
 use mcpflow_engine::RunStatus;
-use mcpflow_store::{RecordStatus, Store};
+use mcpflow_store::{RecordStatus, RerunMode, RerunOf, Store};
 
 #[test]
 fn events_come_back_in_seq_order_even_when_appended_out_of_order() {
@@ -103,4 +103,29 @@ fn record_statuses_follow_the_engine() {
     assert_eq!(RecordStatus::from(RunStatus::Cancelled), RecordStatus::Cancelled);
     assert_eq!(RecordStatus::from(RunStatus::Interrupted).as_str(), "interrupted");
     assert_eq!(serde_json::to_value(RecordStatus::Running).unwrap(), "running");
+}
+
+#[test]
+fn a_re_run_keeps_its_origin_and_a_record_from_before_the_field_reads_as_no_re_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (first, second) = (run_id(1), run_id(2));
+    {
+        let store = open(dir.path());
+        store.begin_run(&record(&first, "inv")).unwrap();
+        let mut rerun = record(&second, "inv");
+        rerun.rerun_of = Some(RerunOf { run: first.clone(), step: "fetch".into(), mode: RerunMode::FromHere });
+        store.begin_run(&rerun).unwrap();
+        store.finish_run(&second, &envelope(&second, "inv", RunStatus::Succeeded)).unwrap();
+        let back = store.run(&second).unwrap().unwrap();
+        assert_eq!(back.rerun_of, rerun.rerun_of, "kept through begin and finish");
+        assert_eq!(store.run(&first).unwrap().unwrap().rerun_of, None);
+    }
+    // A record as mcpflow wrote it before re-runs were recorded (no `rerun_of`).
+    let mut old = serde_json::to_value(record(&first, "inv")).unwrap();
+    old.as_object_mut().unwrap().remove("rerun_of");
+    assert!(old.get("rerun_of").is_none());
+    damage(dir.path(), "runs", &first, &serde_json::to_vec(&old).unwrap());
+    let store = open(dir.path());
+    let back = store.run(&first).unwrap().unwrap();
+    assert_eq!((back.id.as_str(), back.rerun_of), (first.as_str(), None));
 }

@@ -22,6 +22,7 @@ pub fn record(id: &str, blueprint: &str) -> RunRecord {
         finished_at: None,
         envelope: None,
         blueprint_rev: Some(1),
+        rerun_of: None,
     }
 }
 

@@ -19,6 +19,7 @@ import { runStore, scopeAt, useRunStore } from '../../run';
 import { formatMs } from '../../canvas/nodes/run';
 import { evalFreeValidator } from '../inspector/validator';
 import { JsonView } from './JsonView';
+import type { RerunOf as RerunOfDto, RunInfo } from '../../backend';
 import { openRun, refreshHistory, setInputs, useSession } from './session';
 
 const EMPTY: Json = {};
@@ -170,6 +171,31 @@ function when(iso: string): string {
   return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
 }
 
+/** A re-run's origin in the history: the step it re-ran, and a link to the past run. */
+function RerunOf({ of, runs, disabled }: { of: RerunOfDto; runs: RunInfo[]; disabled: boolean }) {
+  const source = runs.find((r) => r.id === of.run);
+  const what = of.mode === 'step' ? `step ${of.step}` : `from ${of.step}`;
+  return (
+    <span className="rerun-of" data-testid="rerun-of">
+      {' '}
+      · re-ran {what} of{' '}
+      <button
+        type="button"
+        className="link"
+        data-testid="rerun-source"
+        disabled={disabled}
+        title={source ? 'Open the run it re-ran' : `Run ${of.run} (not in this list)`}
+        onClick={(e) => {
+          e.stopPropagation();
+          void openRun(of.run);
+        }}
+      >
+        {source ? when(source.started_at) : of.run.slice(0, 8)}
+      </button>
+    </span>
+  );
+}
+
 function Timeline() {
   const mode = useRunStore((s) => s.mode);
   const count = useRunStore((s) => s.events.length);
@@ -248,7 +274,10 @@ export function HistoryPanel() {
                 <td className={`status-${r.status}`}>{r.status}</td>
                 <td>{when(r.started_at)}</td>
                 <td>{r.duration_ms !== null ? formatMs(r.duration_ms) : '—'}</td>
-                <td>{r.trigger}</td>
+                <td>
+                  {r.trigger}
+                  {r.rerun_of && <RerunOf of={r.rerun_of} runs={runs} disabled={active !== null} />}
+                </td>
               </tr>
             ))}
           </tbody>

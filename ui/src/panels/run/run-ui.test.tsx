@@ -202,4 +202,38 @@ describe('runs in the studio', () => {
     expect(tid(`run-${started.step}`)?.dataset.state).toBe('running');
     expect(tid('timeline-at')?.textContent).toContain(`event ${i + 1}/${LOOP.events.length}`);
   });
+
+  it('a re-run in the history names the step it re-ran and opens the run it came from', async () => {
+    const info = (id: string, started: string) => ({
+      id,
+      blueprint: LOOP.blueprint.id,
+      status: 'succeeded',
+      trigger: 'studio',
+      started_at: started,
+      finished_at: null,
+      duration_ms: 10,
+      blueprint_rev: null,
+      rerun_of: null,
+    });
+    be.on('list_runs', () => [
+      { ...info('again', '2026-11-20T11:00:00Z'), rerun_of: { run: 'past', step: 'fetch', mode: 'from_here' } },
+      info('past', '2026-11-20T10:00:00Z'),
+    ]);
+    be.on('get_run', (args) => ({
+      info: info(String(args.runId), '2026-11-20T10:00:00Z'),
+      inputs: {},
+      events: LOOP.events,
+      envelope: null,
+    }));
+    await mountWith();
+    await click(tid('tab-history'));
+    const rows = document.querySelectorAll<HTMLElement>('[data-testid="history-row"]');
+    expect(rows).toHaveLength(2);
+    expect(rows[0]!.querySelector('[data-testid="rerun-of"]')?.textContent).toContain('re-ran from fetch of');
+    expect(rows[1]!.querySelector('[data-testid="rerun-of"]')).toBeNull();
+    await click(rows[0]!.querySelector<HTMLElement>('[data-testid="rerun-source"]'));
+    // The link opens the past run, not the re-run whose row holds it.
+    expect(be.calls('get_run').map((c) => c.runId)).toEqual(['past']);
+    expect(tid('run-state')?.dataset.status).toBe('succeeded');
+  });
 });
