@@ -10,7 +10,6 @@ use crate::dto::{
 };
 use mcpflow_app::App;
 use serde_json::Value;
-use std::path::Path;
 use tauri::{AppHandle, State};
 
 type Result<T> = std::result::Result<T, CommandError>;
@@ -140,7 +139,7 @@ pub async fn import_servers(handle: AppHandle, studio: State<'_, Studio>) -> Res
     let Some(path) = dialogs::pick_open(&handle, "Import servers (mcpServers JSON)").await else {
         return Ok(None);
     };
-    let doc = read_json(&path)?;
+    let doc = mcpflow_app::blueprints::read_json_file(&path, "a servers file", "it should list servers only")?;
     Ok(Some(studio.app.import_servers(&doc)?))
 }
 
@@ -177,26 +176,4 @@ pub async fn export_blueprint(handle: AppHandle, doc: Json) -> Result<Option<Str
         )
     })?;
     Ok(Some(path.display().to_string()))
-}
-
-/// Reads a JSON file, with an error that names the file and the position.
-fn read_json(path: &Path) -> Result<Value> {
-    const MAX: u64 = 5 * 1024 * 1024;
-    let size = std::fs::metadata(path)
-        .map_err(|e| CommandError::new("FILE_ERROR", format!("could not read {}: {e}", path.display())))?
-        .len();
-    if size > MAX {
-        return Err(CommandError::new(
-            "FILE_TOO_LARGE",
-            format!("{} is {size} bytes; blueprints and server files are at most 5 MB", path.display()),
-        ));
-    }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CommandError::new("FILE_ERROR", format!("could not read {}: {e}", path.display())))?;
-    serde_json::from_str(text.trim_start_matches('\u{feff}')).map_err(|e| {
-        CommandError::new(
-            "JSON_INVALID",
-            format!("{}:{}:{}: not valid JSON: {e}", path.display(), e.line(), e.column()),
-        )
-    })
 }

@@ -112,17 +112,23 @@ impl App {
     }
 }
 
-/// Reads a blueprint file to import, as written. The bytes go through the blueprint
-/// parser (not plain serde), so a duplicate key, invalid UTF-8 or a file over 5 MB is an
-/// error naming `file:line:col` instead of a key silently dropped; a leading BOM is
-/// skipped. What the document says is not checked here: the editor shows its
-/// diagnostics. Starts nothing.
+/// Reads a blueprint file to import, as written — see [`read_json_file`]. What the
+/// document says is not checked here: the editor shows its diagnostics. Starts nothing.
 pub fn read_blueprint_file(path: &std::path::Path) -> Result<Value> {
+    read_json_file(path, "a blueprint", "move large data into inputs or a resource")
+}
+
+/// Reads a JSON file a user picked (a blueprint, an `mcpServers` file). The bytes go
+/// through the blueprint crate's strict reader, not plain serde, so a duplicate key,
+/// invalid UTF-8, nesting past 64 or a file over 5 MB is an error naming
+/// `file:line:col` instead of a key silently dropped; a leading BOM is skipped. `what`
+/// names the kind of file in the size error, `shrink` says what to do about it.
+pub fn read_json_file(path: &std::path::Path, what: &str, shrink: &str) -> Result<Value> {
     let cannot = |e: std::io::Error| AppError::BadRequest(format!("could not read {}: {e}", path.display()));
     let size = std::fs::metadata(path).map_err(cannot)?.len();
     if size > mcpflow_blueprint::limits::MAX_BLUEPRINT_BYTES as u64 {
         return Err(AppError::BadRequest(format!(
-            "{}: the file is {size} bytes; a blueprint is at most 5 MB (move large data into inputs or a resource)",
+            "{}: the file is {size} bytes; {what} is at most 5 MB ({shrink})",
             path.display()
         )));
     }

@@ -68,7 +68,18 @@ impl ServerConfigs {
     /// `origin` names the source in error messages.
     pub fn parse(text: &str, origin: &str) -> Result<Self> {
         let invalid = |message: String| Error::ConfigInvalid { origin: origin.to_owned(), message };
-        let root: Value = serde_json::from_str(text).map_err(|e| invalid(format!("not valid JSON: {e}")))?;
+        // The blueprint crate's strict reader: a server named twice is an error at its
+        // line and column, where serde would keep the last entry without a word.
+        let root = mcpflow_blueprint::source::parse(text.as_bytes()).map(|p| p.value).map_err(|d| {
+            let at = d.position.map(|p| format!(":{}:{}", p.line, p.col)).unwrap_or_default();
+            Error::ConfigInvalid {
+                origin: format!("{origin}{at}"),
+                message: match &d.hint {
+                    Some(hint) => format!("{}; {hint}", d.message),
+                    None => d.message.clone(),
+                },
+            }
+        })?;
         let Value::Object(root) = root else {
             return Err(invalid("expected a JSON object with an `mcpServers` object".to_owned()));
         };
@@ -262,6 +273,17 @@ mod tests {
         assert_eq!(err.code(), "CONFIG_INVALID");
         assert_eq!(err.to_string(), "f.json: /mcpServers/a: `args` must be an array of strings");
         assert_eq!(ServerConfigs::parse("[", "f").unwrap_err().code(), "CONFIG_INVALID");
+    }
+
+    #[test]
+    fn a_server_named_twice_is_an_error_at_the_second_name_not_the_last_one_winning() {
+        let text = "{\n  \"mcpServers\": {\n    \"memory\": { \"command\": \"a\" },\n    \"memory\": { \"command\": \"b\" }\n  }\n}\n";
+        let err = ServerConfigs::parse(text, "mcp.json").unwrap_err();
+        assert_eq!(err.code(), "CONFIG_INVALID");
+        let message = err.to_string();
+        assert!(message.starts_with("mcp.json:4:5: duplicate key `memory` (first at line 3, column 5)"), "{message}");
+        let syntax = ServerConfigs::parse("{\"mcpServers\": {\"a\": {\"command\": \"x\",}}}", "f.json").unwrap_err();
+        assert!(syntax.to_string().starts_with("f.json:1:"), "{syntax}");
     }
 
     #[test]

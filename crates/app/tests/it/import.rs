@@ -1,7 +1,7 @@
-//! Reading a blueprint file to import it into the studio: the blueprint parser's errors
-//! with `file:line:col`, never a key silently dropped.
+//! Reading a file to import it into the studio (a blueprint, an `mcpServers` file): the
+//! blueprint parser's errors with `file:line:col`, never a key silently dropped.
 
-use mcpflow_app::blueprints::read_blueprint_file;
+use mcpflow_app::blueprints::{read_blueprint_file, read_json_file};
 use serde_json::json;
 
 #[test]
@@ -41,4 +41,19 @@ fn bad_bytes_missing_files_and_huge_files_are_clear_errors() {
     f.set_len(6 * 1024 * 1024).unwrap();
     let e = read_blueprint_file(&huge).unwrap_err().to_string();
     assert!(e.contains("at most 5 MB"), "{e}");
+}
+
+#[test]
+fn a_servers_file_with_a_server_named_twice_is_refused_at_the_second_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mcp.json");
+    std::fs::write(&path, "{\"mcpServers\": {\n  \"a\": {\"command\": \"x\"},\n  \"a\": {\"command\": \"y\"}\n}}\n")
+        .unwrap();
+    let e = read_json_file(&path, "a servers file", "list servers only").unwrap_err().to_string();
+    assert!(e.starts_with(&format!("{}:3:3: error[JSON_DUPLICATE_KEY]", path.display())), "{e}");
+
+    let huge = dir.path().join("huge.json");
+    std::fs::File::create(&huge).unwrap().set_len(6 * 1024 * 1024).unwrap();
+    let e = read_json_file(&huge, "a servers file", "list servers only").unwrap_err().to_string();
+    assert!(e.contains("a servers file is at most 5 MB (list servers only)"), "{e}");
 }
