@@ -62,6 +62,9 @@ fn more_than_ten_thousand_steps_is_a_limit_error() {
     let doc = format!("{{\"blueprint\": 1, \"id\": \"many\", \"steps\": [{}]}}", steps.join(","));
     let report = check_bytes(doc.as_bytes(), &Options::default());
     assert!(report.diagnostics.iter().any(|d| d.code == Code::LimitSteps && d.pointer == "/steps/10000"));
+    let mut limit = report;
+    limit.diagnostics.retain(|d| d.code == Code::LimitSteps);
+    insta::assert_snapshot!(crate::corpus::render(&limit));
 }
 
 #[test]
