@@ -3,7 +3,7 @@
 // fixture server and see a node retrying, then failed with its error; set a breakpoint,
 // Debug, see the pause with the step's resolved arguments, step twice, continue to the
 // end; open a past run from the history and move the timeline back to a point where a
-// node was running.
+// node was running; re-run from a step of it and find the re-run in the history.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openStudio, shown, until, writeJson } from './harness.mjs';
@@ -221,6 +221,28 @@ test('runs: the demo succeeds, faulty retries and fails, breakpoints and steppin
     const at = await text(browser, 'timeline-at');
     assert.match(at, /^event \d+\/\d+/, at);
     await studio.shot('history-timeline');
+
+    // ---- 5. Re-run from a step of that past run: `third` and `fourth` run again with
+    // `first` and `second` pinned; the history records where the re-run came from.
+    await browser.execute((el, v) => {
+      const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set;
+      setter.call(el, String(v));
+      el.dispatchEvent(new Event('input', { bubbles: true }));
+    }, timeline, max);
+    const pastRun = await (await browser.$(`${sel('history-row')}.is-shown`)).getAttribute('data-run');
+    await browser.execute((el) => el.click(), await shown(browser, sel('step-third')));
+    await click(browser, sel('rerun-from'));
+    await approveAll(browser);
+    assert.equal(await untilStatus(browser, ['succeeded', 'failed', 'partial']), 'succeeded');
+    assert.match(await text(browser, 'run-output'), /42/);
+    await click(browser, sel('run-close'));
+    await click(browser, sel('tab-history'));
+    await until(async () => (await browser.$$(sel('rerun-of'))).length > 0, 'the re-run in the history');
+    const newest = await browser.$(sel('history-row'));
+    const origin = await (await newest.$(sel('rerun-of'))).getProperty('textContent');
+    assert.match(origin, /re-ran from third of/, origin);
+    assert.notEqual(await newest.getAttribute('data-run'), pastRun);
+    await studio.shot('history-rerun');
   } catch (e) {
     await studio.shot('failure').catch(() => undefined);
     const status = await browser.$(sel('status')).then((el) => el.getProperty('textContent')).catch(() => '');
