@@ -9,6 +9,7 @@ use sled::{Db, Tree};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// mcpflow's persistence: one sled database with a tree per kind of thing. Cheap to
 /// clone; every clone is the same store. Dropping the last clone flushes to disk.
@@ -44,7 +45,7 @@ impl Store {
     #[tracing::instrument(skip_all, fields(dir = %dir.display()), err)]
     pub fn open(dir: &Path) -> Result<Opened> {
         std::fs::create_dir_all(dir).map_err(|source| Error::Folder { path: dir.to_owned(), source })?;
-        let db = sled::Config::new().path(dir).open().map_err(|e| open_error(dir, e))?;
+        let db = open_db(dir)?;
         let (store, migrated_from) = Store::on(db, dir.to_owned())?;
         let interrupted = store.interrupt_running()?;
         if !interrupted.is_empty() {
@@ -93,6 +94,23 @@ impl Store {
     pub fn sync(&self) -> Result<()> {
         self.db.flush().map_err(Error::db("flushing to disk"))?;
         Ok(())
+    }
+}
+
+/// How long [`Store::open`] waits for a held lock before it reports [`Error::Locked`].
+const LOCK_WAIT: Duration = Duration::from_secs(1);
+
+/// Opens sled in `dir`, waiting up to [`LOCK_WAIT`] for its lock: sled lets go of the
+/// folder when its last background job ends, which can be a moment after the last
+/// handle in this process was dropped (a store closed and reopened at once found it
+/// locked now and then). Another process holding it still gets `Locked`, a second later.
+fn open_db(dir: &Path) -> Result<Db> {
+    let deadline = Instant::now() + LOCK_WAIT;
+    loop {
+        match sled::Config::new().path(dir).open().map_err(|e| open_error(dir, e)) {
+            Err(Error::Locked { .. }) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
+            other => return other,
+        }
     }
 }
 

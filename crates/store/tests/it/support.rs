@@ -50,9 +50,18 @@ pub fn open(dir: &Path) -> Store {
     Store::open(dir).unwrap().store
 }
 
-/// Runs `change` on the raw sled database in `dir` (no store may have it open).
+/// Runs `change` on the raw sled database in `dir` (no store may have it open). Waits,
+/// as `Store::open` does, for sled to let go of a store dropped a moment ago.
 pub fn raw(dir: &Path, change: impl FnOnce(&sled::Db)) {
-    let db = sled::open(dir).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    let db = loop {
+        match sled::open(dir) {
+            Err(e) if e.to_string().contains("could not acquire lock") && std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            other => break other.unwrap(),
+        }
+    };
     change(&db);
     db.flush().unwrap();
 }
