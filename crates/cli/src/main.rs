@@ -10,6 +10,7 @@ mod app;
 mod backup;
 mod history;
 mod progress;
+mod rerun;
 mod run;
 mod serve;
 mod validate;
@@ -44,6 +45,10 @@ enum Command {
     /// Exit codes: 0 succeeded, 1 failed, 2 invalid blueprint or usage, 3 partial
     /// (steps with `on_error: continue` failed), 130 cancelled (Ctrl-C).
     Run(run::RunArgs),
+    /// Run a step of a recorded run again, with the other steps pinned to that run's
+    /// outputs and its inputs: the step alone, or with every step after it
+    /// (`--from-here`). Recorded, with the run it came from. Exit codes as for `run`.
+    Rerun(rerun::RerunArgs),
     /// Print the JSON Schema of the blueprint format.
     Schema,
     /// Serve mcpflow to agents as an MCP server (stdio; `--http` for streamable HTTP).
@@ -101,6 +106,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Validate { files, json, catalog } => validate::run(&files, json, catalog.as_deref()),
         Command::Run(args) => run::run(args),
+        Command::Rerun(args) => rerun::run(args),
         Command::Serve(args) => with_runtime(serve::run(args)),
         Command::Daemon { app } => with_runtime(serve::daemon(app, None)),
         Command::List { json } => report(history::list(json)),

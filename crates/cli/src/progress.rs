@@ -86,13 +86,13 @@ impl Progress {
                 }
                 let s = &envelope.summary;
                 Some(format!(
-                    "[{secs:7.2}s] {} — {} steps: {} succeeded, {} failed, {} skipped; {} tool calls",
+                    "[{secs:7.2}s] {} — {}: {} succeeded, {} failed, {} skipped; {}",
                     envelope.status.as_str(),
-                    s.steps,
+                    plural(s.steps, "step"),
                     s.succeeded,
                     s.failed,
                     s.skipped,
-                    s.tool_calls
+                    plural(s.tool_calls, "tool call")
                 ))
             }
             _ => None,
@@ -116,4 +116,10 @@ impl Progress {
 
 fn at(path: &[u32]) -> String {
     if path.is_empty() { String::new() } else { format!(" {path:?}") }
+}
+
+/// `1 step`, `3 steps`.
+fn plural(n: impl Into<u64>, word: &str) -> String {
+    let n = n.into();
+    if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") }
 }

@@ -40,6 +40,17 @@ pub struct RunArgs {
     /// Let every configured stdio command start (for CI).
     #[arg(long)]
     allow_all_servers: bool,
+    #[command(flatten)]
+    out: Watch,
+    /// Record the run in the store (`mcpflow runs` and the studio's history show it);
+    /// saved values and sub-workflows then come from the store too.
+    #[arg(long)]
+    store: bool,
+}
+
+/// How a run is watched and reported (`run` and `rerun`).
+#[derive(Debug, Args)]
+pub struct Watch {
     /// Print the result envelope as JSON on stdout.
     #[arg(long)]
     json: bool,
@@ -52,18 +63,79 @@ pub struct RunArgs {
     /// Print nothing while running.
     #[arg(long, short)]
     quiet: bool,
-    /// Record the run in the store (`mcpflow runs` and the studio's history show it);
-    /// saved values and sub-workflows then come from the store too.
-    #[arg(long)]
-    store: bool,
 }
 
-#[allow(clippy::print_stdout, clippy::print_stderr)]
-pub fn run(args: RunArgs) -> ExitCode {
-    if args.json && args.events.as_deref() == Some(std::path::Path::new("-")) {
-        eprintln!("error: --json and --events - both write to stdout; send the events to a file");
-        return ExitCode::from(EXIT_USAGE);
+impl Watch {
+    /// `--json` and `--events -` both want stdout: a usage error, before anything runs.
+    #[allow(clippy::print_stderr)]
+    pub(crate) fn conflict(&self) -> Option<ExitCode> {
+        (self.json && self.events.as_deref() == Some(std::path::Path::new("-"))).then(|| {
+            eprintln!("error: --json and --events - both write to stdout; send the events to a file");
+            ExitCode::from(EXIT_USAGE)
+        })
     }
+
+    pub(crate) fn timeout_ms(&self) -> Option<u64> {
+        self.timeout.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    }
+
+    /// The sink that draws progress and writes `--events`, for `total` top-level steps.
+    pub(crate) fn sink(&self, total: u64) -> anyhow::Result<(EventSink, Option<Writer>)> {
+        let progress = Arc::new(Progress::new(total, std::io::stderr().is_terminal(), self.quiet));
+        let writer = open_events(self.events.as_deref())?;
+        let sink: EventSink = {
+            let writer = writer.clone();
+            Arc::new(move |e: &RunEvent| {
+                progress.on_event(e);
+                if let Some(w) = &writer
+                    && let Ok(mut w) = w.lock()
+                    && let Ok(line) = serde_json::to_string(e)
+                {
+                    let _ = writeln!(w, "{line}");
+                }
+            })
+        };
+        Ok((sink, writer))
+    }
+
+    /// Prints the result (`--json`, the errors) and maps its status to the exit code.
+    #[allow(clippy::print_stdout, clippy::print_stderr)]
+    pub(crate) fn finish(
+        &self,
+        envelope: &mcpflow_engine::Envelope,
+        writer: Option<&Writer>,
+    ) -> anyhow::Result<ExitCode> {
+        if let Some(w) = writer
+            && let Ok(mut w) = w.lock()
+        {
+            w.flush().context("writing the events")?;
+        }
+        if self.json {
+            println!("{}", serde_json::to_string_pretty(envelope)?);
+        }
+        for e in &envelope.errors {
+            let at = if e.step.is_empty() { String::new() } else { format!(" in step `{}`", e.step) };
+            eprintln!("error[{}]{at}: {}", e.code, e.message);
+        }
+        Ok(ExitCode::from(match envelope.status {
+            RunStatus::Succeeded => 0,
+            RunStatus::Partial => EXIT_PARTIAL,
+            RunStatus::Cancelled => EXIT_CANCELLED,
+            RunStatus::Failed | RunStatus::Interrupted => EXIT_FAILED,
+        }))
+    }
+}
+
+pub fn run(args: RunArgs) -> ExitCode {
+    if let Some(code) = args.out.conflict() {
+        return code;
+    }
+    block_on(execute(args))
+}
+
+/// Runs a command's future on a fresh runtime; an error exits 2 (usage).
+#[allow(clippy::print_stderr)]
+pub(crate) fn block_on(command: impl Future<Output = anyhow::Result<ExitCode>>) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => {
@@ -71,13 +143,27 @@ pub fn run(args: RunArgs) -> ExitCode {
             return ExitCode::from(EXIT_FAILED);
         }
     };
-    match runtime.block_on(execute(args)) {
+    match runtime.block_on(command) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(EXIT_USAGE)
         }
     }
+}
+
+/// Cancels `cancel` on Ctrl-C; a second Ctrl-C quits at once.
+pub(crate) fn cancel_on_ctrl_c(cancel: &CancellationToken) {
+    let on_signal = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            let _ = writeln!(std::io::stderr(), "cancelling (Ctrl-C again to quit at once)…");
+            on_signal.cancel();
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(i32::from(EXIT_CANCELLED));
+            }
+        }
+    });
 }
 
 #[allow(clippy::print_stdout, clippy::print_stderr)]
@@ -112,38 +198,14 @@ async fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         allow_all: args.allow_all_servers,
         inputs,
         assignments: args.input.clone(),
-        timeout_ms: args.timeout.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+        timeout_ms: args.out.timeout_ms(),
         saved_dir: Some(mcpflow_app::home::saved_dir()),
     };
 
     let top_level = checked.plan.lists.first().map_or(0, |l| l.members.len()) as u64;
-    let progress = Arc::new(Progress::new(top_level, std::io::stderr().is_terminal(), args.quiet));
-    let writer = open_events(args.events.as_deref())?;
-    let sink: EventSink = {
-        let progress = progress.clone();
-        let writer = writer.clone();
-        Arc::new(move |e: &RunEvent| {
-            progress.on_event(e);
-            if let Some(w) = &writer
-                && let Ok(mut w) = w.lock()
-                && let Ok(line) = serde_json::to_string(e)
-            {
-                let _ = writeln!(w, "{line}");
-            }
-        })
-    };
-
+    let (sink, writer) = args.out.sink(top_level)?;
     let cancel = CancellationToken::new();
-    let on_signal = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            let _ = writeln!(std::io::stderr(), "cancelling (Ctrl-C again to quit at once)…");
-            on_signal.cancel();
-            if tokio::signal::ctrl_c().await.is_ok() {
-                std::process::exit(i32::from(EXIT_CANCELLED));
-            }
-        }
-    });
+    cancel_on_ctrl_c(&cancel);
 
     let outcome = if args.store {
         recorded(&args, &bytes, &checked, &spec, sink, cancel).await
@@ -158,24 +220,7 @@ async fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
         Err((code, message, false)) => anyhow::bail!("{code}: {message}"),
     };
-    if let Some(w) = &writer
-        && let Ok(mut w) = w.lock()
-    {
-        w.flush().context("writing the events")?;
-    }
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&envelope)?);
-    }
-    for e in &envelope.errors {
-        let at = if e.step.is_empty() { String::new() } else { format!(" in step `{}`", e.step) };
-        eprintln!("error[{}]{at}: {}", e.code, e.message);
-    }
-    Ok(ExitCode::from(match envelope.status {
-        RunStatus::Succeeded => 0,
-        RunStatus::Partial => EXIT_PARTIAL,
-        RunStatus::Cancelled => EXIT_CANCELLED,
-        RunStatus::Failed | RunStatus::Interrupted => EXIT_FAILED,
-    }))
+    args.out.finish(&envelope, writer.as_ref())
 }
 
 /// Whether a headless error is the user's to fix (exit 2) rather than a failure.
@@ -200,12 +245,28 @@ async fn recorded(
     let doc = serde_json::from_slice(bytes).map_err(|e| ("BLUEPRINT_INVALID", e.to_string(), true))?;
     let mut start = StartRun::new(Target::Inline(doc), inputs, Trigger::Cli);
     start.timeout_ms = spec.timeout_ms;
+    drive(&app, start, sink, cancel).await.map_err(|e| (e.code(), e.to_string(), true))
+}
+
+/// Starts a run through the application (recorded), shows its events on `sink`, and
+/// waits for its end; `cancel` cancels it. Shuts the app's servers down after.
+pub(crate) async fn drive(
+    app: &mcpflow_app::App,
+    mut start: StartRun,
+    sink: EventSink,
+    cancel: CancellationToken,
+) -> Result<mcpflow_engine::Envelope, mcpflow_app::AppError> {
     start.observer = Some(sink);
-    let started = app.start_run(start).map_err(|e| (e.code(), e.to_string(), true))?;
+    let started = match app.start_run(start) {
+        Ok(s) => s,
+        Err(e) => {
+            app.shutdown().await;
+            return Err(e);
+        }
+    };
     let run_id = started.run_id.clone();
     let watcher = {
         let app = app.clone();
-        let run_id = run_id.clone();
         tokio::spawn(async move {
             cancel.cancelled().await;
             let _ = app.control(&run_id, mcpflow_engine::Control::Cancel);

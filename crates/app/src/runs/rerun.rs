@@ -52,7 +52,7 @@ impl App {
         let record = self.past_run(past_run_id)?;
         if record.blueprint_rev.is_none() {
             return Err(AppError::BadRequest(format!(
-                "run `{past_run_id}` ran blueprint `{}` as given (not from the store), so the run does not keep it; re-run from the blueprint open in the editor, or save the blueprint and run it from the store",
+                "run `{past_run_id}` ran blueprint `{}` as given (not from the store), so the run keeps no copy of it; re-run it on the blueprint at hand (the document open in the studio, or `mcpflow rerun --file FILE`), or save the blueprint and run it from the store",
                 record.blueprint
             )));
         }

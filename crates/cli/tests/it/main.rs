@@ -5,6 +5,7 @@
 
 mod crash;
 mod history;
+mod rerun;
 mod run;
 mod serve;
 mod validate;

@@ -1,0 +1,91 @@
+//! `mcpflow rerun RUN STEP`: run a step of a recorded run again — alone, or with every
+//! step after it (`--from-here`) — with the other steps pinned to that run's outputs and
+//! its inputs (the studio's "Run this step" / "Run from here", headless). The re-run is
+//! recorded, with the run it came from.
+
+use crate::app::{AppArgs, open_app_with};
+use crate::run::{Watch, block_on, drive};
+use clap::Args;
+use mcpflow_app::runs::{Rerun, Target, Trigger};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, Args)]
+pub struct RerunArgs {
+    /// The recorded run (`mcpflow runs` lists them).
+    #[arg(value_name = "RUN")]
+    run: String,
+    /// The top-level step to run again.
+    #[arg(value_name = "STEP")]
+    step: String,
+    /// Run the step and every step after it (default: the step alone).
+    #[arg(long)]
+    from_here: bool,
+    /// The blueprint file to run (say, with the failing step fixed). Needed when the run
+    /// was of a file (`mcpflow run --store FILE`); by default a run of a stored blueprint
+    /// re-runs its current revision.
+    #[arg(long, value_name = "FILE")]
+    file: Option<PathBuf>,
+    #[command(flatten)]
+    app: AppArgs,
+    #[command(flatten)]
+    out: Watch,
+}
+
+pub fn run(args: RerunArgs) -> ExitCode {
+    if let Some(code) = args.out.conflict() {
+        return code;
+    }
+    block_on(execute(&args))
+}
+
+#[allow(clippy::print_stderr)]
+async fn execute(args: &RerunArgs) -> anyhow::Result<ExitCode> {
+    let folder = args
+        .file
+        .as_deref()
+        .and_then(std::path::Path::parent)
+        .map(|p| if p.as_os_str().is_empty() { PathBuf::from(".") } else { p.to_owned() });
+    let app = open_app_with(&args.app, None, folder)?;
+    let mode = if args.from_here { Rerun::FromHere } else { Rerun::Step };
+    let plan = match &args.file {
+        Some(file) => {
+            let doc = mcpflow_app::blueprints::read_blueprint_file(file)?;
+            app.rerun_plan_on(&args.run, Target::Inline(doc), &args.step, mode)
+        }
+        None => app.rerun_plan(&args.run, &args.step, mode),
+    };
+    let mut start = match plan {
+        Ok(start) => start,
+        Err(e) => {
+            eprintln!("error[{}]: {e}", e.code());
+            app.shutdown().await;
+            return Ok(ExitCode::from(2));
+        }
+    };
+    start.trigger = Trigger::Cli;
+    if let Some(ms) = args.out.timeout_ms() {
+        start.timeout_ms = Some(ms);
+    }
+    let total = match &start.target {
+        Target::Inline(doc) => top_level(doc),
+        Target::Stored(id) => app.blueprint(id).map(|b| top_level(&b.json)).unwrap_or(0),
+    };
+    let (sink, writer) = args.out.sink(total)?;
+    let cancel = CancellationToken::new();
+    crate::run::cancel_on_ctrl_c(&cancel);
+    let envelope = match drive(&app, start, sink, cancel).await {
+        Ok(envelope) => envelope,
+        Err(e) => {
+            eprintln!("error[{}]: {e}", e.code());
+            return Ok(ExitCode::from(2));
+        }
+    };
+    args.out.finish(&envelope, writer.as_ref())
+}
+
+fn top_level(doc: &Value) -> u64 {
+    doc.get("steps").and_then(Value::as_array).map_or(0, |s| s.len() as u64)
+}
