@@ -2,14 +2,19 @@
 //! the server, where the engine turns them into `Log` events (`[server] line`).
 //!
 //! The app's pool is shared by every run, so a line cannot name the run it belongs to.
-//! It goes to each active run whose blueprint names that server in a step; a blueprint
-//! with a step that names no server (a tool found by name) or a sub-workflow hears
-//! every server.
+//! It goes to the runs that have a call in flight on that server ([`Tracked`] counts
+//! them); when none has, to each active run whose blueprint names that server in a step.
+//! A blueprint with a step that names no server (a tool found by name) or a sub-workflow
+//! hears every server, and a call routed by tool name counts as in flight on every
+//! server. So with twenty runs sharing a server, a line written while one of them is
+//! calling it reaches that run, not all twenty.
 
 use mcpflow_blueprint::{Blueprint, Step, StepKind};
+use mcpflow_engine::{CallError, CallRequest, CallTarget, Servers};
 use mcpflow_mcp::ServerLog;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 /// What a run listens to.
@@ -62,7 +67,49 @@ fn collect(steps: &[Step], out: &mut BTreeSet<String>) -> bool {
     true
 }
 
-type Routes = Arc<Mutex<HashMap<String, (Listen, UnboundedSender<(String, String)>)>>>;
+/// A run's place in the router: what it listens to, where its lines go, and when it had
+/// calls in flight, by server (`None`: calls routed by tool name, on any server).
+#[derive(Debug)]
+struct Route {
+    listen: Listen,
+    tx: UnboundedSender<(String, String)>,
+    busy: HashMap<Option<String>, Busy>,
+}
+
+/// Calls of one run on one server: how many are in flight, since when, and the last
+/// stretch of time with calls in flight before this one (a line read during a call is
+/// routed a moment later, when that call may have ended).
+#[derive(Debug, Clone, Copy)]
+struct Busy {
+    calls: usize,
+    since: Instant,
+    last: Option<(Instant, Instant)>,
+}
+
+impl Busy {
+    fn at(&self, t: Instant) -> bool {
+        (self.calls > 0 && self.since <= t) || self.last.is_some_and(|(from, to)| from <= t && t <= to)
+    }
+}
+
+impl Route {
+    /// Whether this run had a call in flight on `server` at `t`.
+    fn calling(&self, server: &str, t: Instant) -> bool {
+        self.busy.iter().any(|(s, b)| s.as_deref().is_none_or(|s| s == server) && b.at(t))
+    }
+}
+
+type Routes = Arc<Mutex<HashMap<String, Route>>>;
+
+/// Sends a line to the runs that were calling its server when it was read, else to every
+/// run that hears that server.
+fn route(routes: &HashMap<String, Route>, log: &ServerLog) {
+    let hearing = || routes.values().filter(|r| r.listen.hears(&log.server));
+    let calling = hearing().any(|r| r.calling(&log.server, log.at));
+    for r in hearing().filter(|r| !calling || r.calling(&log.server, log.at)) {
+        let _ = r.tx.send((log.server.clone(), log.line.clone()));
+    }
+}
 
 /// Hands out the pools' log sender and routes what arrives to the runs listening.
 #[derive(Debug)]
@@ -91,23 +138,83 @@ impl LogRouter {
             let routes = self.routes.clone();
             tokio::spawn(async move {
                 while let Some(log) = rx.recv().await {
-                    let routes = routes.lock().unwrap_or_else(PoisonError::into_inner);
-                    for (listen, tx) in routes.values() {
-                        if listen.hears(&log.server) {
-                            let _ = tx.send((log.server.clone(), log.line.clone()));
-                        }
-                    }
+                    route(&routes.lock().unwrap_or_else(PoisonError::into_inner), &log);
                 }
             });
         }
         let (tx, rx) = unbounded_channel();
-        self.routes.lock().unwrap_or_else(PoisonError::into_inner).insert(id.to_owned(), (listen, tx));
+        let route = Route { listen, tx, busy: HashMap::new() };
+        self.routes.lock().unwrap_or_else(PoisonError::into_inner).insert(id.to_owned(), route);
         rx
+    }
+
+    /// `servers` as run `id` uses them: each call counts as in flight on its server
+    /// while it runs, so that server's lines meanwhile go to this run.
+    pub(crate) fn track(&self, id: &str, servers: Arc<dyn Servers>) -> Arc<dyn Servers> {
+        Arc::new(Tracked { inner: servers, routes: self.routes.clone(), id: id.to_owned() })
     }
 
     /// Unregisters run `id` (it has ended).
     pub(crate) fn leave(&self, id: &str) {
         self.routes.lock().unwrap_or_else(PoisonError::into_inner).remove(id);
+    }
+}
+
+/// A run's servers, counting its calls in flight in the router (see [`LogRouter::track`]).
+struct Tracked {
+    inner: Arc<dyn Servers>,
+    routes: Routes,
+    id: String,
+}
+
+/// One call in flight; dropping it (the call ended or was dropped) counts it out.
+struct InFlight {
+    routes: Routes,
+    id: String,
+    server: Option<String>,
+}
+
+impl InFlight {
+    fn begin(routes: Routes, id: &str, server: Option<String>) -> Self {
+        let now = Instant::now();
+        if let Some(route) = routes.lock().unwrap_or_else(PoisonError::into_inner).get_mut(id) {
+            let busy = route.busy.entry(server.clone()).or_insert(Busy { calls: 0, since: now, last: None });
+            if busy.calls == 0 {
+                busy.since = now;
+            }
+            busy.calls += 1;
+        }
+        InFlight { routes, id: id.to_owned(), server }
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let now = Instant::now();
+        let mut routes = self.routes.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(busy) = routes.get_mut(&self.id).and_then(|r| r.busy.get_mut(&self.server)) {
+            busy.calls = busy.calls.saturating_sub(1);
+            if busy.calls == 0 {
+                busy.last = Some((busy.since, now));
+            }
+        }
+    }
+}
+
+impl Servers for Tracked {
+    fn call(
+        &self,
+        request: CallRequest,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<serde_json::Value, CallError>> + Send + '_>> {
+        let server = match &request.target {
+            CallTarget::Tool { server, .. } => server.clone(),
+            CallTarget::Resource { server, .. } | CallTarget::Prompt { server, .. } => Some(server.clone()),
+        };
+        let in_flight = InFlight::begin(self.routes.clone(), &self.id, server);
+        Box::pin(async move {
+            let _in_flight = in_flight;
+            self.inner.call(request).await
+        })
     }
 }
 
@@ -156,6 +263,7 @@ mod tests {
             server: server.to_owned(),
             stream: mcpflow_mcp::LogStream::Stderr,
             line: line.to_owned(),
+            at: Instant::now(),
         };
         router.sender().send(log("cluster", "c1")).unwrap();
         router.sender().send(log("echo", "e1")).unwrap();
@@ -166,5 +274,67 @@ mod tests {
         router.sender().send(log("echo", "e2")).unwrap();
         assert_eq!(all.recv().await.unwrap(), ("echo".to_owned(), "e2".to_owned()));
         assert!(echo.recv().await.is_none(), "a run that left gets nothing more (its sender is gone)");
+    }
+
+    #[tokio::test]
+    async fn a_line_goes_to_the_runs_calling_its_server_and_to_every_listener_when_none_is() {
+        let router = LogRouter::new();
+        let echo = || Listen::Servers(["echo".to_owned()].into());
+        let (mut a, mut b, mut c) = (router.join("a", echo()), router.join("b", echo()), router.join("c", Listen::All));
+        let log = |server: &str, line: &str| ServerLog {
+            server: server.into(),
+            stream: mcpflow_mcp::LogStream::Stderr,
+            line: line.into(),
+            at: Instant::now(),
+        };
+        let send = |server: &str, line: &str| router.sender().send(log(server, line)).unwrap();
+        let got = |rx: &mut UnboundedReceiver<(String, String)>| {
+            let mut lines = Vec::new();
+            while let Ok((_, line)) = rx.try_recv() {
+                lines.push(line);
+            }
+            lines
+        };
+        let calling =
+            |id: &str, server: Option<&str>| InFlight::begin(router.routes.clone(), id, server.map(str::to_owned));
+        let settle = || tokio::time::sleep(std::time::Duration::from_millis(20));
+
+        send("echo", "nobody calls");
+        settle().await;
+        assert_eq!(
+            (got(&mut a), got(&mut b), got(&mut c)),
+            (vec!["nobody calls".into()], vec!["nobody calls".into()], vec!["nobody calls".into()])
+        );
+
+        let call = calling("a", Some("echo"));
+        send("echo", "during a's call");
+        send("cluster", "cluster, nobody calls");
+        settle().await;
+        assert_eq!(got(&mut a), ["during a's call"]);
+        assert!(got(&mut b).is_empty());
+        assert_eq!(got(&mut c), ["cluster, nobody calls"], "c hears every server, and nobody was calling cluster");
+
+        // A call routed by tool name may be on any server.
+        let by_name = calling("c", None);
+        send("echo", "a and c calling");
+        settle().await;
+        assert_eq!(
+            (got(&mut a), got(&mut b), got(&mut c)),
+            (vec!["a and c calling".into()], vec![], vec!["a and c calling".into()])
+        );
+
+        // A line read during a's call but routed after it ended is still a's.
+        let read_during = log("echo", "read during, routed after");
+        drop((call, by_name));
+        router.sender().send(read_during).unwrap();
+        settle().await;
+        assert_eq!(
+            (got(&mut a), got(&mut b), got(&mut c)),
+            (vec!["read during, routed after".into()], vec![], vec!["read during, routed after".into()])
+        );
+
+        send("echo", "calls over");
+        settle().await;
+        assert_eq!((got(&mut a).len(), got(&mut b).len(), got(&mut c).len()), (1, 1, 1));
     }
 }

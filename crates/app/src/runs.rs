@@ -167,10 +167,12 @@ impl App {
             let options = PoolOptions::default().with_log(self.inner.logs.sender());
             Some(Arc::new(Pool::new(configs, state.approvals.clone(), options)))
         };
+        let run_id = crate::headless::new_run_id();
         let servers: Arc<dyn Servers> = match &own_pool {
             Some(p) => p.clone(),
             None => pool,
         };
+        let servers = self.inner.logs.track(&run_id, servers);
         let store = self.store().clone();
         let recorder = Arc::new(Recorder { store: store.clone(), failed: AtomicBool::new(false) });
         let engine = Engine {
@@ -179,7 +181,6 @@ impl App {
             saved: Some(Arc::new(store.clone())),
             journal: Some(recorder.clone()),
         };
-        let run_id = crate::headless::new_run_id();
         let mut config = engine.config(&bp, run_id.clone(), spec.inputs.clone()).map_err(|e| match e {
             mcpflow_engine::StartError::Inputs(list) => AppError::Inputs(list),
             other => AppError::BadRequest(other.to_string()),

@@ -59,6 +59,9 @@ pub struct ServerLog {
     pub server: String,
     pub stream: LogStream,
     pub line: String,
+    /// When the line was read (before any MCP message that came after it on the same
+    /// stream was handed on), so a router can tell which calls were in flight then.
+    pub at: std::time::Instant,
 }
 
 /// Where a [`ServerLog`] line came from.

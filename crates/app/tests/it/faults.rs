@@ -143,7 +143,7 @@ fn the_process_check_sees_a_tagged_live_child() {
 /// server writes besides its MCP messages still reaches the runs that use it as `Log`
 /// events, recorded with the run — and not runs that do not use that server.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_app_puts_a_servers_stray_output_into_the_log_of_the_runs_using_it() {
+async fn the_app_puts_a_servers_stray_output_into_the_log_of_the_run_calling_it() {
     use mcpflow_app::runs::{StartRun, Target, Trigger};
     use mcpflow_app::{App, AppOptions};
     use mcpflow_engine::EventKind;
@@ -169,6 +169,17 @@ async fn the_app_puts_a_servers_stray_output_into_the_log_of_the_runs_using_it()
     );
     other.paused = true;
     let other = app.start_run(other).unwrap();
+    // A run that names `faulty` too, paused before calling it: the line was written while
+    // the other run was calling, so it is not this one's.
+    let mut idle = StartRun::new(
+        Target::Inline(json!({ "blueprint": 1, "id": "idle", "steps": [
+            { "id": "y", "kind": "tool", "server": "faulty", "tool": "echo", "args": { "message": "y" } }
+        ] })),
+        json!({}),
+        Trigger::Studio,
+    );
+    idle.paused = true;
+    let idle = app.start_run(idle).unwrap();
     let env = app.run_to_end(StartRun::new(Target::Inline(uses), json!({}), Trigger::Studio)).await.unwrap();
     assert_eq!(env.status, RunStatus::Succeeded, "{:?}", env.errors);
     let logs = |run: &str| -> Vec<String> {
@@ -189,6 +200,13 @@ async fn the_app_puts_a_servers_stray_output_into_the_log_of_the_runs_using_it()
     );
     let theirs = logs(&other.run_id);
     assert!(!theirs.iter().any(|m| m.contains("[faulty]")), "a run not using faulty hears nothing of it: {theirs:?}");
-    app.control(&other.run_id, mcpflow_engine::Control::Cancel).unwrap();
-    other.finish().await;
+    assert!(
+        !logs(&idle.run_id).iter().any(|m| m.contains("[faulty]")),
+        "a run using faulty but not calling it now hears nothing: {:?}",
+        logs(&idle.run_id)
+    );
+    for run in [other, idle] {
+        app.control(&run.run_id, mcpflow_engine::Control::Cancel).unwrap();
+        run.finish().await;
+    }
 }

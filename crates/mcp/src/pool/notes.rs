@@ -45,7 +45,8 @@ impl ServerNotes {
         match &self.log {
             Some(log) => {
                 // A closed channel only means nobody listens any more.
-                let _ = log.send(ServerLog { server: self.server.clone(), stream, line });
+                let _ =
+                    log.send(ServerLog { server: self.server.clone(), stream, line, at: std::time::Instant::now() });
             }
             None => tracing::debug!(server = %self.server, ?stream, "{line}"),
         }
