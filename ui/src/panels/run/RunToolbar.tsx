@@ -64,11 +64,12 @@ export function RunToolbar() {
         </>
       )}
       {mode !== 'idle' && (
-        <span className={`run-chip run-chip-${status}`} data-testid="run-state" data-status={status}>
-          {mode === 'history' ? 'past run · ' : ''}
-          {status}
-          {paused?.step ? (paused.reason === 'stepped' ? ` after ${paused.step}` : ` before ${paused.step}`) : ''}
-        </span>
+        <RunChip
+          text={`${mode === 'history' ? 'past run · ' : ''}${status}${
+            paused?.step ? (paused.reason === 'stepped' ? ` after ${paused.step}` : ` before ${paused.step}`) : ''
+          }`}
+          status={status}
+        />
       )}
       {mode !== 'idle' && idle && (
         <button type="button" data-testid="run-close" title="Back to the blueprint alone" onClick={closeRun}>
@@ -76,5 +77,14 @@ export function RunToolbar() {
         </button>
       )}
     </div>
+  );
+}
+
+/** The run's state in one line; a long step id is cut, the whole text is its tooltip. */
+function RunChip({ text, status }: { text: string; status: string }) {
+  return (
+    <span className={`run-chip run-chip-${status}`} data-testid="run-state" data-status={status} title={text}>
+      {text}
+    </span>
   );
 }
