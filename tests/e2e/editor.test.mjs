@@ -34,7 +34,7 @@ async function fill(browser, selector, text) {
   await browser.keys(['Tab']); // leaving the field commits it
 }
 
-test('design a blueprint: palette, connect, form, diagnostics, save, reopen, export, import', async () => {
+test('design a blueprint: palette, connect, form, diagnostics (a tool typo too), save, reopen, export, import', async () => {
   const studio = await openStudio('editor');
   const { browser } = studio;
   try {
@@ -87,6 +87,18 @@ test('design a blueprint: palette, connect, form, diagnostics, save, reopen, exp
     await fill(browser, '#root_message', 'hello from {{ greet }}');
     await until(async () => !(await browser.$(sel('diag-echo')).isExisting()), 'the diagnostic to clear');
     await studio.shot('fixed');
+
+    // The echo server was started for the palette, so its tools are known: a misspelled
+    // tool is a warning on the node (validation itself never starts a server).
+    const badgeTitle = async () => {
+      const badge = await browser.$(sel('diag-echo'));
+      return (await badge.isExisting()) ? ((await badge.getAttribute('title')) ?? '') : '';
+    };
+    await fill(browser, sel('step-tool'), 'ecco');
+    await until(async () => /TOOL_UNKNOWN: server `echo` has no tool `ecco`/.test(await badgeTitle()), 'the TOOL_UNKNOWN warning on the node');
+    await studio.shot('tool-typo-warning');
+    await fill(browser, sel('step-tool'), 'echo');
+    await until(async () => !(await browser.$(sel('diag-echo')).isExisting()), 'the warning to clear');
 
     // Save a revision.
     await click(browser, sel('file-save'));

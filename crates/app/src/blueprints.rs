@@ -46,12 +46,16 @@ impl WorkflowCatalog for StoredWorkflows<'_> {
 
 impl App {
     /// Every diagnostic of a blueprint (JSON value), checking `workflow` references
-    /// against the stored blueprints.
+    /// against the stored blueprints, and tools, prompts and literal arguments against
+    /// the servers whose lists are known (those started so far: by a run, a connection
+    /// test, the palette, `list_tools`). Starts no server: one not started yet is not
+    /// checked (`ServerStatus::NotListed`).
     pub fn validate(&self, doc: &Value) -> Report {
         let workflows = StoredWorkflows(self.store());
+        let catalog = self.pool().listed_catalog();
         // Through text, so diagnostics carry positions like the CLI's.
         let text = serde_json::to_vec_pretty(doc).unwrap_or_default();
-        check_bytes(&text, &Options { catalog: None, workflows: Some(&workflows) })
+        check_bytes(&text, &Options { catalog: Some(&catalog), workflows: Some(&workflows) })
     }
 
     /// Saves a new revision. Errors block and come back in [`AppError::Invalid`].

@@ -56,6 +56,9 @@ pub enum ServerStatus {
     Unreachable {
         reason: String,
     },
+    /// Configured, and not listed yet (it has not been started: validating never starts
+    /// a server). Its steps are not checked, and not flagged either.
+    NotListed,
     Ready(Arc<ServerInfo>),
 }
 

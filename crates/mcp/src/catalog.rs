@@ -26,6 +26,8 @@ pub enum CatalogServer {
         code: String,
         reason: String,
     },
+    /// Not started yet, so its lists are not known ([`crate::Pool::listed_catalog`]).
+    NotListed,
 }
 
 impl Catalog {
@@ -41,6 +43,22 @@ impl Catalog {
                     Err(error) => {
                         CatalogServer::Unreachable { code: error.code().to_owned(), reason: error.to_string() }
                     }
+                };
+                (name, server)
+            })
+            .collect();
+        Catalog { servers }
+    }
+
+    pub(crate) fn listed(servers: impl Iterator<Item = (String, Option<Arc<Discovery>>)>) -> Self {
+        let servers = servers
+            .map(|(name, listed)| {
+                let server = match listed {
+                    Some(discovery) => {
+                        let info = Arc::new(discovery.server_info());
+                        CatalogServer::Ready { discovery, info }
+                    }
+                    None => CatalogServer::NotListed,
                 };
                 (name, server)
             })
@@ -69,6 +87,7 @@ impl ToolCatalog for Catalog {
             Some(CatalogServer::Unreachable { code, reason }) => {
                 ServerStatus::Unreachable { reason: format!("{code}: {reason}") }
             }
+            Some(CatalogServer::NotListed) => ServerStatus::NotListed,
         }
     }
 }

@@ -221,6 +221,13 @@ impl Pool {
         Catalog::from_results(found)
     }
 
+    /// What is known of every server without starting any: the lists of those that were
+    /// started (by a call, a connection test, [`Pool::catalog`]), and `NotListed` for the
+    /// others. For validating while editing: opening a blueprint never starts a process.
+    pub fn listed_catalog(&self) -> Catalog {
+        Catalog::listed(self.inner.servers.iter().map(|(name, server)| (name.clone(), server.listed())))
+    }
+
     /// The process id of a stdio server's live process, if it runs.
     pub async fn pid(&self, server: &str) -> Option<u32> {
         self.inner.servers.get(server)?.pid().await

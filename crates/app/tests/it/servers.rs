@@ -86,3 +86,32 @@ async fn a_run_asks_for_the_servers_it_starts_its_own_over_the_configured_and_ap
     assert_eq!(envelope.status, mcpflow_engine::RunStatus::Succeeded, "{envelope:?}");
     app.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn validating_checks_tools_of_the_servers_started_so_far_and_starts_none() {
+    let bin = mcpflow_testkit::binary().display().to_string();
+    let app = App::with_store(Store::open_temporary().unwrap(), Vec::new(), AppOptions::default()).unwrap();
+    app.put_server("echo", &json!({ "command": bin, "args": ["echo"] })).unwrap();
+    app.approve_server("echo").unwrap();
+    let doc = json!({ "blueprint": 1, "id": "typos", "steps": [
+        { "id": "a", "kind": "tool", "server": "echo", "tool": "ecco", "args": { "message": "hi" } },
+        { "id": "b", "kind": "tool", "server": "echo", "tool": "echo", "args": {} },
+        { "id": "c", "kind": "tool", "server": "ehco", "tool": "echo" }
+    ] });
+    let codes = |app: &App| -> Vec<(String, String)> {
+        app.validate(&doc).diagnostics.iter().map(|d| (d.code.name().to_owned(), d.pointer.clone())).collect()
+    };
+
+    // Not started yet: its tools are unknown, so only the unconfigured server is flagged.
+    assert_eq!(codes(&app), [("SERVER_UNKNOWN".to_owned(), "/steps/2/server".to_owned())]);
+    assert_eq!(app.pool().pid("echo").await, None, "validating started nothing");
+
+    app.test_server("echo").await.unwrap();
+    let found = codes(&app);
+    assert!(found.contains(&("TOOL_UNKNOWN".to_owned(), "/steps/0/tool".to_owned())), "{found:?}");
+    assert!(found.contains(&("ARG_MISSING".to_owned(), "/steps/1".to_owned())), "{found:?}");
+    let report = app.validate(&doc);
+    let typo = report.diagnostics.iter().find(|d| d.code.name() == "TOOL_UNKNOWN").unwrap();
+    assert_eq!(typo.hint.as_deref(), Some("did you mean `echo`?"));
+    app.shutdown().await;
+}

@@ -55,7 +55,8 @@ impl Validator<'_> {
     ) -> Option<Arc<ServerInfo>> {
         match catalog.server(server) {
             ServerStatus::Ready(info) => Some(info),
-            // The blueprint brings this server itself; nothing is known about it yet.
+            // Nothing is known about it yet: not started, or the blueprint brings it.
+            ServerStatus::NotListed => None,
             ServerStatus::NotConfigured if self.bp.servers.contains_key(server) => None,
             ServerStatus::NotConfigured => {
                 let names = catalog.server_names();
@@ -90,23 +91,31 @@ impl Validator<'_> {
     fn route(&mut self, catalog: &dyn ToolCatalog, idx: StepIdx, tool: &str) -> Option<(String, Arc<ServerInfo>)> {
         let mut holders = Vec::new();
         let mut all_tools = Vec::new();
+        let (mut not_listed, mut unreachable) = (false, Vec::new());
         for name in catalog.server_names() {
-            if let ServerStatus::Ready(info) = catalog.server(&name) {
-                all_tools.extend(info.tools.iter().map(|t| t.name.clone()));
-                if info.tools.iter().any(|t| t.name == tool) {
-                    holders.push((name, info));
+            match catalog.server(&name) {
+                ServerStatus::Ready(info) => {
+                    all_tools.extend(info.tools.iter().map(|t| t.name.clone()));
+                    if info.tools.iter().any(|t| t.name == tool) {
+                        holders.push((name, info));
+                    }
                 }
+                ServerStatus::NotListed => not_listed = true,
+                ServerStatus::Unreachable { .. } => unreachable.push(name),
+                ServerStatus::NotConfigured => {}
             }
         }
         match holders.len() {
             1 => holders.pop(),
+            // A server not started yet may have it: nothing to say before it is listed.
+            0 if not_listed => None,
             0 => {
-                let d = self.step_diag(
-                    idx,
-                    Code::ToolUnknown,
-                    "/tool",
-                    format!("no configured server has a tool `{tool}`"),
-                );
+                let message = if unreachable.is_empty() {
+                    format!("no configured server has a tool `{tool}`")
+                } else {
+                    format!("no reachable server has a tool `{tool}` ({} could not be reached)", unreachable.join(", "))
+                };
+                let d = self.step_diag(idx, Code::ToolUnknown, "/tool", message);
                 let hint = match did_you_mean(tool, all_tools.iter().map(String::as_str)) {
                     s if !s.is_empty() => s,
                     _ => "add `server` and check the tool name".into(),

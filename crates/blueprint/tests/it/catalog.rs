@@ -1,6 +1,6 @@
 //! Tool warnings against a catalog read from a JSON file (as `--catalog` does).
 
-use mcpflow_blueprint::{JsonCatalog, Options, check_bytes};
+use mcpflow_blueprint::{JsonCatalog, Options, ServerStatus, ToolCatalog, check_bytes};
 
 fn catalog() -> JsonCatalog {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/catalog.json");
@@ -88,4 +88,39 @@ fn prompts_are_checked_for_existence_and_required_arguments() {
     assert_eq!(w[0].0, "ARG_MISSING");
     let w = warnings(step(serde_json::json!({"id": "p", "kind": "prompt", "server": "everything", "prompt": "nope"})));
     assert_eq!(w[0].0, "PROMPT_UNKNOWN");
+}
+
+/// A catalog as the app has it while editing: `echo` was started and listed, `later` is
+/// configured but not started yet.
+struct Partly(JsonCatalog);
+
+impl ToolCatalog for Partly {
+    fn server_names(&self) -> Vec<String> {
+        let mut names = self.0.server_names();
+        names.push("later".into());
+        names
+    }
+    fn server(&self, name: &str) -> ServerStatus {
+        if name == "later" { ServerStatus::NotListed } else { self.0.server(name) }
+    }
+}
+
+#[test]
+fn a_server_not_listed_yet_is_neither_checked_nor_flagged_and_hides_no_known_mistake() {
+    let cat = Partly(catalog());
+    let doc = serde_json::json!({ "blueprint": 1, "id": "cat", "steps": [
+        { "id": "a", "kind": "tool", "server": "later", "tool": "anything", "args": { "x": 1 } },
+        { "id": "b", "kind": "tool", "tool": "not_on_any_listed_server" },
+        { "id": "c", "kind": "tool", "server": "everything", "tool": "ecco" }
+    ] });
+    let report = check_bytes(doc.to_string().as_bytes(), &Options { catalog: Some(&cat), workflows: None });
+    let found: Vec<(&str, &str)> = report.diagnostics.iter().map(|d| (d.code.name(), d.pointer.as_str())).collect();
+    assert_eq!(found, [("TOOL_UNKNOWN", "/steps/2/tool")], "only the mistake on a listed server: {found:?}");
+}
+
+#[test]
+fn a_tool_without_server_on_no_reachable_server_names_the_unreachable_ones() {
+    let w = warnings(step(serde_json::json!({"id": "a", "kind": "tool", "tool": "nowhere"})));
+    assert_eq!(w[0].0, "TOOL_UNKNOWN");
+    assert!(w[0].2.starts_with("no reachable server has a tool `nowhere` (down could not be reached)"), "{}", w[0].2);
 }

@@ -4,6 +4,7 @@
 
 use super::Context;
 use super::connection::Connection;
+use super::discovery::Discovery;
 use crate::config::ServerEntry;
 use crate::error::{Error, Result};
 use std::sync::Arc;
@@ -70,6 +71,15 @@ impl Server {
         match &self.limit {
             Some(limit) => limit.clone().acquire_owned().await.ok(),
             None => None,
+        }
+    }
+
+    /// What the server listed, when a session was started (its last one, if it ended
+    /// since). Starts nothing and never waits: a session being started counts as none.
+    pub fn listed(&self) -> Option<Arc<Discovery>> {
+        match &*self.state.try_lock().ok()? {
+            State::Live(connection) => Some(connection.discovery.get()),
+            State::Idle | State::Closed => None,
         }
     }
 

@@ -220,6 +220,24 @@ async fn the_catalog_lists_tools_and_prompts_and_reports_unapproved_servers_with
 }
 
 #[tokio::test]
+async fn the_listed_catalog_starts_nothing_and_knows_what_was_started() {
+    let pool = pool(vec![("echo", testkit("echo")), ("faulty", testkit("faulty"))]);
+    let before = pool.listed_catalog();
+    assert_eq!(before.server_names(), ["echo", "faulty"]);
+    assert!(matches!(before.server("echo"), ServerStatus::NotListed));
+    assert!(matches!(before.server("other"), ServerStatus::NotConfigured));
+    assert_eq!((pool.pid("echo").await, pool.pid("faulty").await), (None, None), "nothing was started");
+
+    pool.call(tool(Some("echo"), "echo", json!({"message": "hi"}))).await.unwrap();
+    let after = pool.listed_catalog();
+    let ServerStatus::Ready(echo) = after.server("echo") else { panic!("echo was started, so it is listed") };
+    assert!(echo.tools.iter().any(|t| t.name == "record"));
+    assert!(matches!(after.server("faulty"), ServerStatus::NotListed));
+    assert_eq!(pool.pid("faulty").await, None, "still not started");
+    pool.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_tool_the_server_adds_and_announces_is_listed_and_routed_without_a_restart() {
     let pool = pool(vec![("echo", testkit("echo")), ("faulty", testkit("faulty"))]);
     assert!(pool.discover("echo").await.unwrap().tool("shout").is_none());
