@@ -94,6 +94,29 @@ pub fn assemble_inputs(bp: &Blueprint, spec: &HeadlessRun) -> Result<Value, Head
     if errors.is_empty() { Ok(Value::Object(inputs)) } else { Err(HeadlessError::Inputs(errors)) }
 }
 
+/// What the servers of `server_files` offer, for validating against them (`mcpflow
+/// validate --servers`): the servers that may start (`allow`, `allow_all`) are started
+/// and listed, the others are reported unreachable with the reason (not approved). Every
+/// process is reaped before this returns.
+pub async fn live_catalog(
+    server_files: &[PathBuf],
+    allow: &[String],
+    allow_all: bool,
+) -> Result<mcpflow_mcp::Catalog, HeadlessError> {
+    let mut configs = ServerConfigs::new();
+    for file in server_files {
+        configs.merge(ServerConfigs::read(file)?);
+    }
+    let mut approvals = if allow_all { Approvals::allow_all() } else { Approvals::new() };
+    for name in allow {
+        approvals.approve_server(&configs, name)?;
+    }
+    let pool = Pool::new(configs, approvals, PoolOptions::default());
+    let catalog = pool.catalog().await;
+    pool.shutdown().await;
+    Ok(catalog)
+}
+
 /// A new run id: time-ordered (UUID v7), so runs sort by when they started.
 pub fn new_run_id() -> String {
     uuid::Uuid::now_v7().to_string()

@@ -37,8 +37,19 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// A JSON tool catalog (`{"servers": {name: {"tools": [...]}}}`) for the tool warnings.
-        #[arg(long, value_name = "FILE")]
+        #[arg(long, value_name = "FILE", conflicts_with = "servers")]
         catalog: Option<PathBuf>,
+        /// Check tools against live servers: an `mcpServers` JSON file (repeatable). Only
+        /// the servers `--allow-server` / `--allow-all-servers` let start are started
+        /// (and stopped after); the others are reported as not reachable.
+        #[arg(long = "servers", value_name = "FILE")]
+        servers: Vec<PathBuf>,
+        /// Let this server's stdio command start to list its tools (repeatable).
+        #[arg(long = "allow-server", value_name = "NAME", requires = "servers")]
+        allow: Vec<String>,
+        /// Let every stdio command of the `--servers` files start to list its tools.
+        #[arg(long, requires = "servers")]
+        allow_all_servers: bool,
     },
     /// Run a blueprint against its MCP servers, headless.
     ///
@@ -104,7 +115,14 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Validate { files, json, catalog } => validate::run(&files, json, catalog.as_deref()),
+        Command::Validate { files, json, catalog, servers, allow, allow_all_servers } => {
+            let source = match (catalog, servers.is_empty()) {
+                (Some(file), _) => validate::Tools::File(file),
+                (None, false) => validate::Tools::Live { servers, allow, allow_all: allow_all_servers },
+                (None, true) => validate::Tools::None,
+            };
+            validate::run(&files, json, source)
+        }
         Command::Run(args) => run::run(args),
         Command::Rerun(args) => rerun::run(args),
         Command::Serve(args) => with_runtime(serve::run(args)),

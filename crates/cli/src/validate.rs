@@ -2,7 +2,7 @@
 
 use anyhow::Context as _;
 use mcpflow_blueprint::limits::MAX_BLUEPRINT_BYTES;
-use mcpflow_blueprint::{Diagnostic, JsonCatalog, Options, check_many};
+use mcpflow_blueprint::{Diagnostic, JsonCatalog, Options, ToolCatalog, check_many};
 use serde_json::json;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -12,9 +12,39 @@ use std::process::ExitCode;
 const EXIT_ERRORS: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 
+/// Where the tool warnings get the servers' tools from.
+pub enum Tools {
+    None,
+    /// `--catalog FILE`.
+    File(PathBuf),
+    /// `--servers FILE...`: listed from the servers that may start.
+    Live {
+        servers: Vec<PathBuf>,
+        allow: Vec<String>,
+        allow_all: bool,
+    },
+}
+
+impl Tools {
+    fn catalog(self) -> anyhow::Result<Option<Box<dyn ToolCatalog>>> {
+        Ok(match self {
+            Tools::None => None,
+            Tools::File(path) => Some(Box::new(read_catalog(&path)?)),
+            Tools::Live { servers, allow, allow_all } => {
+                let runtime = tokio::runtime::Builder::new_multi_thread()
+                    .enable_all()
+                    .build()
+                    .context("cannot start the async runtime")?;
+                let catalog = runtime.block_on(mcpflow_app::headless::live_catalog(&servers, &allow, allow_all))?;
+                Some(Box::new(catalog))
+            }
+        })
+    }
+}
+
 #[allow(clippy::print_stdout, clippy::print_stderr)]
-pub fn run(files: &[PathBuf], as_json: bool, catalog: Option<&Path>) -> ExitCode {
-    let catalog = match catalog.map(read_catalog).transpose() {
+pub fn run(files: &[PathBuf], as_json: bool, tools: Tools) -> ExitCode {
+    let catalog = match tools.catalog() {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -31,7 +61,7 @@ pub fn run(files: &[PathBuf], as_json: bool, catalog: Option<&Path>) -> ExitCode
             }
         }
     }
-    let options = Options { catalog: catalog.as_ref().map(|c| c as _), workflows: None };
+    let options = Options { catalog: catalog.as_deref(), workflows: None };
     let slices: Vec<&[u8]> = documents.iter().map(Vec::as_slice).collect();
     let reports = check_many(&slices, &options);
     let (mut errors, mut warnings) = (0, 0);

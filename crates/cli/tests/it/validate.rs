@@ -79,6 +79,35 @@ fn warnings_alone_exit_zero_and_need_the_catalog() {
 }
 
 #[test]
+fn tools_are_checked_against_live_servers_that_may_start_and_the_others_do_not_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let servers = crate::echo_servers(dir.path());
+    let servers = servers.to_str().unwrap();
+    let path = dir.path().join("w.json");
+    std::fs::write(
+        &path,
+        r#"{"blueprint": 1, "id": "w", "steps": [{"id": "a", "kind": "tool", "server": "echo", "tool": "ecoh"}]}"#,
+    )
+    .unwrap();
+    let file = path.to_str().unwrap();
+
+    let live = mcpflow(&["validate", "--servers", servers, "--allow-server", "echo", file]);
+    assert_eq!(live.status.code(), Some(0), "{}", stderr(&live));
+    assert!(stdout(&live).contains("warning[TOOL_UNKNOWN]: server `echo` has no tool `ecoh`"), "{}", stdout(&live));
+    assert!(stdout(&live).contains("= hint: did you mean `echo`?"), "{}", stdout(&live));
+
+    // Without consent the server is not started: its tools are not known, and it says why.
+    let refused = mcpflow(&["validate", "--servers", servers, file]);
+    assert_eq!(refused.status.code(), Some(0), "{}", stderr(&refused));
+    let text = stdout(&refused);
+    assert!(text.contains("warning[SERVER_UNREACHABLE]") && text.contains("--allow-server echo"), "{text}");
+    assert!(!text.contains("TOOL_UNKNOWN"), "{text}");
+
+    let both = mcpflow(&["validate", "--servers", servers, "--catalog", "x.json", file]);
+    assert_eq!(both.status.code(), Some(2), "--servers and --catalog exclude each other");
+}
+
+#[test]
 fn sub_workflow_recursion_across_files_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let a = dir.path().join("a.json");
