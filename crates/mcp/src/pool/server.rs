@@ -4,7 +4,7 @@
 
 use super::Context;
 use super::connection::Connection;
-use super::discovery::Discovery;
+use super::discovery::{Discovery, DiscoveryCell};
 use crate::config::ServerEntry;
 use crate::error::{Error, Result};
 use std::sync::Arc;
@@ -20,6 +20,9 @@ pub(crate) struct Server {
     pub timeout: Option<Duration>,
     /// Held while a session starts, so concurrent first calls start one process.
     state: Mutex<State>,
+    /// The lists of the latest session, kept apart from `state` so that reading them
+    /// ([`Server::listed`]) never waits for a session starting or a call taking one.
+    listed: std::sync::Mutex<Option<Arc<DiscoveryCell>>>,
 }
 
 #[derive(Debug)]
@@ -38,7 +41,14 @@ impl Server {
             ),
             ServerEntry::InProcess(_) => (None, None),
         };
-        Server { name: name.to_owned(), entry, limit, timeout, state: Mutex::new(State::Idle) }
+        Server {
+            name: name.to_owned(),
+            entry,
+            limit,
+            timeout,
+            state: Mutex::new(State::Idle),
+            listed: std::sync::Mutex::new(None),
+        }
     }
 
     /// The live session, started (or started again) if needed.
@@ -62,6 +72,7 @@ impl Server {
             () = cx.closing.cancelled() => return Err(Error::ShutDown),
         };
         let connection = Arc::new(opened);
+        *self.listed.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(connection.discovery.clone());
         *state = State::Live(connection.clone());
         Ok(connection)
     }
@@ -75,12 +86,9 @@ impl Server {
     }
 
     /// What the server listed, when a session was started (its last one, if it ended
-    /// since). Starts nothing and never waits: a session being started counts as none.
+    /// since; kept up to date by `list_changed`). Starts nothing and never waits.
     pub fn listed(&self) -> Option<Arc<Discovery>> {
-        match &*self.state.try_lock().ok()? {
-            State::Live(connection) => Some(connection.discovery.get()),
-            State::Idle | State::Closed => None,
-        }
+        self.listed.lock().unwrap_or_else(std::sync::PoisonError::into_inner).as_ref().map(|cell| cell.get())
     }
 
     pub async fn pid(&self) -> Option<u32> {
