@@ -17,13 +17,20 @@ import { ConsentDialog, ServersPanel, serversStore } from './panels/servers';
 
 const saveShortcut = () => void save();
 
+/** Tools are checked against the servers started so far: validate again when the
+ * configured servers or what they offer change (a server approved and listed). */
+const revalidateOnServers = (again: () => void) =>
+  serversStore.subscribe((now, before) => {
+    if (now.offers !== before.offers || now.servers !== before.servers) again();
+  });
+
 export interface StudioProps {
   /** Validate while editing (default: when there is a desktop backend). */
   validate?: boolean;
 }
 
 export function Studio({ validate = inTauri() }: StudioProps) {
-  useEffect(() => (validate ? startValidation() : undefined), [validate]);
+  useEffect(() => (validate ? startValidation({ also: revalidateOnServers }) : undefined), [validate]);
   useEffect(() => {
     setToolSchemas(serversStore.getState().offers);
     return serversStore.subscribe((now, before) => {

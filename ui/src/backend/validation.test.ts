@@ -103,4 +103,32 @@ describe('validation while editing', () => {
     expect(requests).toHaveLength(2);
     expect(store.getState().diagnostics).toEqual([]);
   });
+
+  it('validates again when another source of findings changes (`also`)', async () => {
+    stop();
+    let again: (() => void) | null = null;
+    let unsubscribed = false;
+    stop = startValidation({
+      store,
+      validate,
+      delay: 300,
+      also: (cb) => {
+        again = cb;
+        return () => (unsubscribed = true);
+      },
+    });
+    vi.advanceTimersByTime(300);
+    expect(requests).toHaveLength(1);
+    requests[0]!.answer.resolve([]);
+    await flush();
+    again!();
+    vi.advanceTimersByTime(300);
+    expect(requests).toHaveLength(2);
+    expect(requests[1]!.doc).toBe(store.getState().doc);
+    requests[1]!.answer.resolve([d('a tool the server does not have')]);
+    await flush();
+    expect(store.getState().diagnostics.map((x) => x.message)).toEqual(['a tool the server does not have']);
+    stop();
+    expect(unsubscribed).toBe(true);
+  });
 });

@@ -1,7 +1,9 @@
 //! Validation while editing: every document change is sent to `validate_blueprint`
 //! after a quiet period (300 ms), and the answer becomes the store's diagnostics (the
 //! canvas badges and the list). An answer that is not for the latest request — the
-//! document changed since, or another request went out — is dropped.
+//! document changed since, or another request went out — is dropped. Other changes can
+//! ask for it too (`also`): the backend checks tools against the servers started so
+//! far, so what they offer changing changes the warnings.
 
 import { docStore, type DocStore } from '../doc/store';
 import type { Blueprint, Diagnostic } from '../doc/types';
@@ -14,6 +16,9 @@ export interface ValidationOptions {
   store?: DocStore;
   delay?: number;
   validate?: (doc: Blueprint) => Promise<Diagnostic[]>;
+  /** Subscribes `again` to other changes that call for validating again; returns the
+   * unsubscribe function. */
+  also?: (again: () => void) => () => void;
 }
 
 /** Starts validating the store's document (now, and after each change); returns the stop function. */
@@ -56,11 +61,13 @@ export function startValidation(opts: ValidationOptions = {}): () => void {
   const unsubscribe = store.subscribe((s, prev) => {
     if (s.doc !== prev.doc) schedule();
   });
+  const unsubscribeAlso = opts.also?.(schedule);
   schedule();
 
   return () => {
     stopped = true;
     unsubscribe();
+    unsubscribeAlso?.();
     if (timer !== undefined) clearTimeout(timer);
   };
 }
