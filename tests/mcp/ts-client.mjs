@@ -70,6 +70,17 @@ try {
       { id: 'last', kind: 'transform', value: { greeting: '{{ first }}', total: '{{ sum.sum }}' } },
     ],
   };
+  // echo was listed above, so its tools are checked: a misspelled tool is a warning.
+  const typo = data(await call('validate_workflow', {
+    blueprint: { ...blueprint, steps: [{ id: 'first', kind: 'tool', server: 'echo', tool: 'ecco', args: { message: 'x' } }] },
+  }));
+  assert.equal(typo.valid, true, 'a warning does not make it invalid');
+  const unknown = typo.diagnostics.find((d) => d.code === 'TOOL_UNKNOWN');
+  assert.ok(unknown, `validate_workflow warns of the unknown tool: ${JSON.stringify(typo.diagnostics)}`);
+  assert.equal(unknown.pointer, '/steps/0/tool');
+  assert.match(unknown.hint, /did you mean `echo`/);
+  check('validate_workflow checks tools against the listed servers (TOOL_UNKNOWN with the nearest name)');
+
   const bad = await call('save_workflow', { blueprint: { ...blueprint, steps: [{ id: 'x', kind: 'nope' }] } });
   assert.equal(bad.isError, true);
   assert.equal(bad.structuredContent.error.code, 'BLUEPRINT_INVALID');

@@ -73,7 +73,7 @@ pub(super) fn builtin() -> Vec<Tool> {
         ),
         tool(
             "validate_workflow",
-            "Every diagnostic (errors and warnings, with JSON pointers and hints) of a blueprint.",
+            "Every diagnostic (errors and warnings, with JSON pointers and hints) of a blueprint. Tool names, prompts and literal arguments are checked against the servers listed so far (list_tools lists them); validating starts no server.",
             json!({ "type": "object", "properties": { "blueprint": blueprint }, "required": ["blueprint"], "additionalProperties": false }),
         ),
         tool(
