@@ -87,14 +87,7 @@ impl From<mcpflow_store::RunRecord> for RunInfo {
             finished_at: r.finished_at,
             duration_ms,
             blueprint_rev: r.blueprint_rev,
-            rerun_of: r.rerun_of.map(|o| RerunOfDto {
-                run: o.run,
-                step: o.step,
-                mode: match o.mode {
-                    Rerun::Step => RerunMode::Step,
-                    Rerun::FromHere => RerunMode::FromHere,
-                },
-            }),
+            rerun_of: r.rerun_of.map(|o| RerunOfDto { run: o.run, step: o.step, mode: o.mode.into() }),
         }
     }
 }
@@ -137,6 +130,25 @@ pub enum RerunMode {
     FromHere,
 }
 
+/// The IPC twin of the app's [`Rerun`] (which has no `specta::Type`).
+impl From<RerunMode> for Rerun {
+    fn from(mode: RerunMode) -> Self {
+        match mode {
+            RerunMode::Step => Rerun::Step,
+            RerunMode::FromHere => Rerun::FromHere,
+        }
+    }
+}
+
+impl From<Rerun> for RerunMode {
+    fn from(mode: Rerun) -> Self {
+        match mode {
+            Rerun::Step => RerunMode::Step,
+            Rerun::FromHere => RerunMode::FromHere,
+        }
+    }
+}
+
 /// Runs `step` of the document again — alone, or with everything after it — with the
 /// other steps' outputs pinned from the past run `run_id` (and that run's inputs).
 #[tauri::command]
@@ -152,11 +164,7 @@ pub async fn rerun_step(
     breakpoints: Vec<String>,
     on_events: Channel<EventBatch>,
 ) -> Result<RunStarted> {
-    let mode = match mode {
-        RerunMode::Step => Rerun::Step,
-        RerunMode::FromHere => Rerun::FromHere,
-    };
-    let mut spec = studio.app.rerun_plan_on(&run_id, Target::Inline(doc.0), &step, mode)?;
+    let mut spec = studio.app.rerun_plan_on(&run_id, Target::Inline(doc.0), &step, mode.into())?;
     spec.trigger = Trigger::Studio;
     spec.paused = paused;
     spec.breakpoints = breakpoints.into_iter().collect();

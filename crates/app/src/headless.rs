@@ -103,18 +103,30 @@ pub async fn live_catalog(
     allow: &[String],
     allow_all: bool,
 ) -> Result<mcpflow_mcp::Catalog, HeadlessError> {
-    let mut configs = ServerConfigs::new();
-    for file in server_files {
-        configs.merge(ServerConfigs::read(file)?);
-    }
-    let mut approvals = if allow_all { Approvals::allow_all() } else { Approvals::new() };
-    for name in allow {
-        approvals.approve_server(&configs, name)?;
-    }
+    let configs = read_server_files(server_files)?;
+    let approvals = consent(&configs, allow, allow_all)?;
     let pool = Pool::new(configs, approvals, PoolOptions::default());
     let catalog = pool.catalog().await;
     pool.shutdown().await;
     Ok(catalog)
+}
+
+/// The servers of `mcpServers` files, later files over earlier ones.
+fn read_server_files(files: &[PathBuf]) -> Result<ServerConfigs, HeadlessError> {
+    let mut configs = ServerConfigs::new();
+    for file in files {
+        configs.merge(ServerConfigs::read(file)?);
+    }
+    Ok(configs)
+}
+
+/// What may start: every stdio command with `allow_all`, else the servers named.
+fn consent(configs: &ServerConfigs, allow: &[String], allow_all: bool) -> Result<Approvals, HeadlessError> {
+    let mut approvals = if allow_all { Approvals::allow_all() } else { Approvals::new() };
+    for name in allow {
+        approvals.approve_server(configs, name)?;
+    }
+    Ok(approvals)
 }
 
 /// A new run id: time-ordered (UUID v7), so runs sort by when they started.
@@ -132,15 +144,8 @@ pub async fn run(
 ) -> Result<Envelope, HeadlessError> {
     let bp = &checked.blueprint;
     let inputs = assemble_inputs(bp, spec)?;
-    let mut configs = ServerConfigs::new();
-    for file in &spec.server_files {
-        configs.merge(ServerConfigs::read(file)?);
-    }
-    let configs = configs.with_blueprint(&bp.servers);
-    let mut approvals = if spec.allow_all { Approvals::allow_all() } else { Approvals::new() };
-    for name in &spec.allow {
-        approvals.approve_server(&configs, name)?;
-    }
+    let configs = read_server_files(&spec.server_files)?.with_blueprint(&bp.servers);
+    let approvals = consent(&configs, &spec.allow, spec.allow_all)?;
     // The one run here hears every server.
     let logs = LogRouter::new();
     let line_rx = logs.join("headless", Listen::All);

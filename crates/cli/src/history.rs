@@ -4,7 +4,6 @@
 
 use crate::app::{AppArgs, open_app};
 use mcpflow_app::runs::{Rerun, step_records};
-
 use serde_json::json;
 use std::process::ExitCode;
 

@@ -4,7 +4,7 @@
 //! recorded, with the run it came from.
 
 use crate::app::{AppArgs, open_app_with};
-use crate::run::{Watch, block_on, drive};
+use crate::run::{Watch, block_on, drive, folder_of};
 use clap::Args;
 use mcpflow_app::runs::{Rerun, Target, Trigger};
 use serde_json::Value;
@@ -43,12 +43,7 @@ pub fn run(args: RerunArgs) -> ExitCode {
 
 #[allow(clippy::print_stderr)]
 async fn execute(args: &RerunArgs) -> anyhow::Result<ExitCode> {
-    let folder = args
-        .file
-        .as_deref()
-        .and_then(std::path::Path::parent)
-        .map(|p| if p.as_os_str().is_empty() { PathBuf::from(".") } else { p.to_owned() });
-    let app = open_app_with(&args.app, None, folder)?;
+    let app = open_app_with(&args.app, None, args.file.as_deref().and_then(folder_of))?;
     let mode = if args.from_here { Rerun::FromHere } else { Rerun::Step };
     let plan = match &args.file {
         Some(file) => {
@@ -66,9 +61,7 @@ async fn execute(args: &RerunArgs) -> anyhow::Result<ExitCode> {
         }
     };
     start.trigger = Trigger::Cli;
-    if let Some(ms) = args.out.timeout_ms() {
-        start.timeout_ms = Some(ms);
-    }
+    start.timeout_ms = args.out.timeout_ms();
     let total = match &start.target {
         Target::Inline(doc) => top_level(doc),
         Target::Stored(id) => app.blueprint(id).map(|b| top_level(&b.json)).unwrap_or(0),

@@ -152,6 +152,11 @@ pub(crate) fn block_on(command: impl Future<Output = anyhow::Result<ExitCode>>) 
     }
 }
 
+/// The folder of a blueprint file, where its `workflow` steps find other blueprints.
+pub(crate) fn folder_of(file: &std::path::Path) -> Option<PathBuf> {
+    file.parent().map(|p| if p.as_os_str().is_empty() { PathBuf::from(".") } else { p.to_owned() })
+}
+
 /// Cancels `cancel` on Ctrl-C; a second Ctrl-C quits at once.
 pub(crate) fn cancel_on_ctrl_c(cancel: &CancellationToken) {
     let on_signal = cancel.clone();
@@ -192,7 +197,7 @@ async fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let spec = HeadlessRun {
-        folder: args.file.parent().map(|p| if p.as_os_str().is_empty() { PathBuf::from(".") } else { p.to_owned() }),
+        folder: folder_of(&args.file),
         server_files: args.servers.clone(),
         allow: args.allow.clone(),
         allow_all: args.allow_all_servers,

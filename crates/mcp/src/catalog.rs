@@ -30,40 +30,29 @@ pub enum CatalogServer {
     NotListed,
 }
 
+impl CatalogServer {
+    fn ready(discovery: Arc<Discovery>) -> Self {
+        let info = Arc::new(discovery.server_info());
+        CatalogServer::Ready { discovery, info }
+    }
+}
+
 impl Catalog {
     pub(crate) fn from_results(results: Vec<(String, Result<Arc<Discovery>, Error>)>) -> Self {
-        let servers = results
-            .into_iter()
-            .map(|(name, result)| {
-                let server = match result {
-                    Ok(discovery) => {
-                        let info = Arc::new(discovery.server_info());
-                        CatalogServer::Ready { discovery, info }
-                    }
-                    Err(error) => {
-                        CatalogServer::Unreachable { code: error.code().to_owned(), reason: error.to_string() }
-                    }
-                };
-                (name, server)
-            })
-            .collect();
-        Catalog { servers }
+        let servers = results.into_iter().map(|(name, result)| {
+            let server = match result {
+                Ok(discovery) => CatalogServer::ready(discovery),
+                Err(error) => CatalogServer::Unreachable { code: error.code().to_owned(), reason: error.to_string() },
+            };
+            (name, server)
+        });
+        Catalog { servers: servers.collect() }
     }
 
     pub(crate) fn listed(servers: impl Iterator<Item = (String, Option<Arc<Discovery>>)>) -> Self {
-        let servers = servers
-            .map(|(name, listed)| {
-                let server = match listed {
-                    Some(discovery) => {
-                        let info = Arc::new(discovery.server_info());
-                        CatalogServer::Ready { discovery, info }
-                    }
-                    None => CatalogServer::NotListed,
-                };
-                (name, server)
-            })
-            .collect();
-        Catalog { servers }
+        let servers =
+            servers.map(|(name, listed)| (name, listed.map_or(CatalogServer::NotListed, CatalogServer::ready)));
+        Catalog { servers: servers.collect() }
     }
 
     pub fn get(&self, server: &str) -> Option<&CatalogServer> {

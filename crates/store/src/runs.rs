@@ -100,15 +100,6 @@ pub enum RerunMode {
     FromHere,
 }
 
-impl RerunMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RerunMode::Step => "step",
-            RerunMode::FromHere => "from_here",
-        }
-    }
-}
-
 impl Store {
     /// Records a run that is starting and flushes. The id must be new.
     #[tracing::instrument(skip_all, fields(run_id = %record.id, blueprint = %record.blueprint), err)]

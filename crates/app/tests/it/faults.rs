@@ -159,27 +159,20 @@ async fn the_app_puts_a_servers_stray_output_into_the_log_of_the_run_calling_it(
         // time to arrive while the run is still going.
         { "id": "w", "kind": "wait", "ms": 300 }
     ] });
-    // A run that does not use `faulty`, paused so that it is active while the other runs.
-    let mut other = StartRun::new(
-        Target::Inline(json!({ "blueprint": 1, "id": "other", "steps": [
-            { "id": "x", "kind": "tool", "server": "echo", "tool": "echo", "args": { "message": "x" } }
-        ] })),
-        json!({}),
-        Trigger::Studio,
-    );
-    other.paused = true;
-    let other = app.start_run(other).unwrap();
-    // A run that names `faulty` too, paused before calling it: the line was written while
-    // the other run was calling, so it is not this one's.
-    let mut idle = StartRun::new(
-        Target::Inline(json!({ "blueprint": 1, "id": "idle", "steps": [
-            { "id": "y", "kind": "tool", "server": "faulty", "tool": "echo", "args": { "message": "y" } }
-        ] })),
-        json!({}),
-        Trigger::Studio,
-    );
-    idle.paused = true;
-    let idle = app.start_run(idle).unwrap();
+    // A run of one echo step on `server`, paused before it: active, and not calling.
+    let paused_on = |id: &str, server: &str| {
+        let doc = json!({ "blueprint": 1, "id": id, "steps": [
+            { "id": "x", "kind": "tool", "server": server, "tool": "echo", "args": { "message": "x" } }
+        ] });
+        let mut spec = StartRun::new(Target::Inline(doc), json!({}), Trigger::Studio);
+        spec.paused = true;
+        app.start_run(spec).unwrap()
+    };
+    // A run that does not use `faulty`.
+    let other = paused_on("other", "echo");
+    // A run that names `faulty` too: the line was written while the other run was
+    // calling, so it is not this one's.
+    let idle = paused_on("idle", "faulty");
     let env = app.run_to_end(StartRun::new(Target::Inline(uses), json!({}), Trigger::Studio)).await.unwrap();
     assert_eq!(env.status, RunStatus::Succeeded, "{:?}", env.errors);
     let logs = |run: &str| -> Vec<String> {
