@@ -9,6 +9,7 @@ mod rerun;
 mod run;
 mod serve;
 mod validate;
+mod workflow_refs;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
