@@ -70,7 +70,7 @@ fn read_bounded(path: &Path) -> Result<Option<Vec<u8>>, String> {
 /// when its target is one too), named `*.json`.
 fn admissible(dir: &Path, entry: &std::fs::DirEntry) -> Option<PathBuf> {
     let path = entry.path();
-    if !path.extension().is_some_and(|e| e == "json") {
+    if path.extension().is_none_or(|e| e != "json") {
         return None;
     }
     let kind = entry.file_type().ok()?;
