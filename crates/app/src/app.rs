@@ -4,7 +4,7 @@
 //! [`crate::runs`], [`crate::servers`].
 
 use crate::error::{AppError, Result};
-use mcpflow_mcp::{Approvals, CommandLine, Pool, PoolOptions, ServerConfigs, ServerEntry};
+use mcpflow_mcp::{Approvals, Consent, Pool, PoolOptions, ServerConfigs};
 use mcpflow_store::Store;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -28,6 +28,9 @@ pub struct AppOptions {
     pub max_runs: Option<usize>,
     /// A folder where `workflow` steps find blueprints that are not in the store.
     pub folder: Option<PathBuf>,
+    /// Blueprints sent to `mcpflow serve` may declare servers that use `${env:NAME}`
+    /// (`--allow-blueprint-env`); refused otherwise ([`App::refuse_blueprint_env`]).
+    pub allow_blueprint_env: bool,
 }
 
 /// What changed, for subscribers (e.g. `tools/list_changed` for exposed blueprints).
@@ -184,12 +187,11 @@ pub(crate) fn stored_configs(store: &Store) -> Result<ServerConfigs> {
     Ok(ServerConfigs::parse(&doc.to_string(), "the store")?)
 }
 
-/// The exact command line a server would start, if it is a stdio server.
-pub(crate) fn command_line(configs: &ServerConfigs, name: &str) -> Option<CommandLine> {
-    match configs.get(name)? {
-        ServerEntry::Config(config) => CommandLine::of(name, config),
-        ServerEntry::InProcess(_) => None,
-    }
+/// What server `name` needs approved before it starts or is reached: a stdio server's
+/// exact command line, or the endpoint of an HTTP server a blueprint declared that sends
+/// a variable or is not loopback (`None`: it needs nothing).
+pub(crate) fn consent(configs: &ServerConfigs, name: &str) -> Option<Consent> {
+    Consent::of_server(configs, name)
 }
 
 impl From<mcpflow_store::Error> for AppError {

@@ -29,6 +29,16 @@ pub enum AppError {
     Servers(#[from] mcpflow_mcp::Error),
     #[error("the store: {0}")]
     Store(String),
+    /// A blueprint sent to `mcpflow serve` declares a server that would read the
+    /// environment of mcpflow (`${env:NAME}`), and the operator did not allow it.
+    #[error(
+        "the blueprint's server `{server}` uses the environment variable(s) {} through `${{env:…}}`; blueprints sent \
+         to `mcpflow serve` may not read mcpflow's environment. Configure that server on the mcpflow side (`--servers` \
+         or the studio's Servers panel) and leave it out of the blueprint, or start `mcpflow serve` with \
+         `--allow-blueprint-env`",
+        names.join(", ")
+    )]
+    BlueprintEnv { server: String, names: Vec<String> },
 }
 
 fn first_error(diagnostics: &[Diagnostic]) -> String {
@@ -64,6 +74,7 @@ impl AppError {
             AppError::NotRunning(_) => "RUN_NOT_ACTIVE",
             AppError::Servers(e) => e.code(),
             AppError::Store(_) => "STORE_ERROR",
+            AppError::BlueprintEnv { .. } => "BLUEPRINT_ENV_REFUSED",
         }
     }
 }

@@ -27,9 +27,10 @@ pub struct HeadlessRun {
     pub folder: Option<PathBuf>,
     /// `mcpServers` files, merged in order; the blueprint's own `servers` win.
     pub server_files: Vec<PathBuf>,
-    /// Servers whose stdio command may start (`--allow-server`).
+    /// Servers whose stdio command may start, or whose endpoint declared by the blueprint
+    /// may be reached (`--allow-server`).
     pub allow: Vec<String>,
-    /// Every stdio command may start (`--allow-all-servers`, for CI).
+    /// Every stdio command may start, every endpoint be reached (`--allow-all-servers`).
     pub allow_all: bool,
     /// Inputs from a file (`--inputs`).
     pub inputs: Map<String, Value>,
@@ -120,7 +121,8 @@ fn read_server_files(files: &[PathBuf]) -> Result<ServerConfigs, HeadlessError> 
     Ok(configs)
 }
 
-/// What may start: every stdio command with `allow_all`, else the servers named.
+/// What may start or be reached: everything with `allow_all`, else the servers named (their
+/// command line, or the endpoint the blueprint declared: see `mcpflow_mcp::consent`).
 fn consent(configs: &ServerConfigs, allow: &[String], allow_all: bool) -> Result<Approvals, HeadlessError> {
     let mut approvals = if allow_all { Approvals::allow_all() } else { Approvals::new() };
     for name in allow {

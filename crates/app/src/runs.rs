@@ -177,7 +177,10 @@ impl App {
         let recorder = Arc::new(Recorder { store: store.clone(), failed: AtomicBool::new(false) });
         let engine = Engine {
             servers,
-            source: Some(Arc::new(Sources { store: store.clone(), folder: self.inner.options.folder.clone() })),
+            source: Some(Arc::new(Sources {
+                store: store.clone(),
+                folder: self.inner.options.folder.clone().map(FolderSource::new),
+            })),
             saved: Some(Arc::new(store.clone())),
             journal: Some(recorder.clone()),
         };
@@ -379,14 +382,14 @@ impl Journal for Recorder {
 /// Where `workflow` steps find blueprints: the store first, then the folder.
 struct Sources {
     store: Store,
-    folder: Option<std::path::PathBuf>,
+    folder: Option<FolderSource>,
 }
 
 impl BlueprintSource for Sources {
     fn load(&self, id: &str) -> std::result::Result<Vec<u8>, String> {
         match (BlueprintSource::load(&self.store, id), &self.folder) {
             (Ok(bytes), _) => Ok(bytes),
-            (Err(_), Some(dir)) => FolderSource::new(dir).load(id),
+            (Err(_), Some(folder)) => folder.load(id),
             (Err(e), None) => Err(e),
         }
     }

@@ -1,10 +1,11 @@
 //! Configured servers: list them with what each would start and whether it may, add,
-//! edit, remove and import `mcpServers` entries, approve a stdio command (consent), and
-//! test a connection. Only testing a connection starts anything, and only an approved
-//! command.
+//! edit, remove and import `mcpServers` entries, approve a stdio command or a blueprint's
+//! HTTP endpoint (consent), and test a connection. Only testing a connection starts
+//! anything, and only an approved command.
 
-use crate::app::{App, command_line};
+use crate::app::{App, consent};
 use crate::error::{AppError, Result};
+use mcpflow_mcp::config::launch::{TransportKind, transport_kind};
 use mcpflow_mcp::{ServerConfigs, ServerEntry};
 use serde::Serialize;
 use serde_json::Value;
@@ -15,7 +16,9 @@ pub struct ServerView {
     pub name: String,
     /// `stdio`, `http` or `in-process`.
     pub transport: &'static str,
-    /// The exact command line a stdio server starts (env values never shown).
+    /// What consent approves: the exact command line a stdio server starts, or for an
+    /// HTTP server a blueprint declared that needs approval, `URL … (sends: NAME, …)`.
+    /// Variables' values are never shown.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
     /// The hash its consent is stored under.
@@ -23,7 +26,7 @@ pub struct ServerView {
     pub consent_hash: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
-    /// It may start (or needs no start): approved, HTTP, or in-process.
+    /// It may start or be reached: approved, or nothing to approve.
     pub approved: bool,
     /// The entry as written (with `${env:NAME}` unresolved); `null` for in-process ones.
     pub config: Value,
@@ -74,8 +77,10 @@ impl App {
         if configs.get(name).is_none() {
             return Err(AppError::NotFound { what: "server", id: name.to_owned() });
         }
-        let Some(line) = command_line(configs, name) else {
-            return Err(AppError::BadRequest(format!("`{name}` starts no process, so it needs no approval")));
+        let Some(line) = consent(configs, name) else {
+            return Err(AppError::BadRequest(format!(
+                "`{name}` starts no process and sends no secret elsewhere, so it needs no approval"
+            )));
         };
         self.store().approve(&line.hash(), &line.to_string())?;
         self.reload_servers()?;
@@ -98,6 +103,44 @@ impl App {
     }
 }
 
+impl App {
+    /// Refuses a blueprint from outside (an agent's, through `mcpflow serve`) whose own
+    /// `servers` use `${env:NAME}` anywhere (URL, headers, command, arguments, env, cwd),
+    /// unless the operator allowed it (`--allow-blueprint-env`): `BLUEPRINT_ENV_REFUSED`
+    /// naming the server and the variables, never their values.
+    pub fn refuse_blueprint_env(&self, doc: &Value) -> Result<()> {
+        if self.inner.options.allow_blueprint_env {
+            return Ok(());
+        }
+        let Some(servers) = doc.get("servers").and_then(Value::as_object) else { return Ok(()) };
+        for (server, entry) in servers {
+            let mut names = std::collections::BTreeSet::new();
+            env_names(entry, &mut names);
+            if !names.is_empty() {
+                return Err(AppError::BlueprintEnv { server: server.clone(), names: names.into_iter().collect() });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The `${env:NAME}` names in every string of `value` (keys too).
+fn env_names(value: &Value, out: &mut std::collections::BTreeSet<String>) {
+    let refs =
+        |text: &str| mcpflow_mcp::config::env::references(text).into_iter().map(str::to_owned).collect::<Vec<_>>();
+    match value {
+        Value::String(text) => out.extend(refs(text)),
+        Value::Array(items) => items.iter().for_each(|v| env_names(v, out)),
+        Value::Object(map) => {
+            for (key, v) in map {
+                out.extend(refs(key));
+                env_names(v, out);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// The `server` of every step in `steps` (loop bodies included), each once.
 fn named_servers(steps: Option<&Value>, out: &mut Vec<String>) {
     for step in steps.and_then(Value::as_array).into_iter().flatten() {
@@ -113,12 +156,13 @@ fn named_servers(steps: Option<&Value>, out: &mut Vec<String>) {
 fn view(configs: &ServerConfigs, approvals: &mcpflow_mcp::Approvals, name: &str, entry: &ServerEntry) -> ServerView {
     match entry {
         ServerEntry::Config(config) => {
-            let line = command_line(configs, name);
+            let line = consent(configs, name);
+            let stdio = matches!(transport_kind(name, config), Ok(TransportKind::Stdio));
             ServerView {
                 name: name.to_owned(),
-                transport: if line.is_some() { "stdio" } else { "http" },
-                approved: line.as_ref().is_none_or(|l| approvals.is_approved(l)),
-                consent_hash: line.as_ref().map(mcpflow_mcp::CommandLine::hash),
+                transport: if stdio { "stdio" } else { "http" },
+                approved: line.as_ref().is_none_or(|l| approvals.allows(l)),
+                consent_hash: line.as_ref().map(mcpflow_mcp::Consent::hash),
                 command: line.map(|l| l.to_string()),
                 url: config.url.clone(),
                 config: serde_json::to_value(config).unwrap_or(Value::Null),

@@ -362,7 +362,8 @@ impl LoopStep {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkflowStep {
-    /// Id of a stored blueprint.
+    /// Id of another blueprint (`[a-z0-9][a-z0-9_-]*`), never a path.
+    #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9_-]*$"))]
     pub workflow: String,
     /// Inputs for that blueprint; strings may hold templates.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -12,10 +12,12 @@ pub struct AppArgs {
     /// An `mcpServers` JSON file merged over the servers in the store (repeatable).
     #[arg(long = "servers", value_name = "FILE")]
     pub servers: Vec<PathBuf>,
-    /// Let this server's stdio command start (repeatable). Nothing starts without consent.
+    /// Let this server's stdio command start, or let mcpflow reach the HTTP server a
+    /// blueprint declares (when it sends `${env:…}` values or is not loopback)
+    /// (repeatable). Nothing starts without consent.
     #[arg(long = "allow-server", value_name = "NAME")]
     pub allow: Vec<String>,
-    /// Let every configured stdio command start (for CI).
+    /// Let every stdio command start and every blueprint's HTTP server be reached (for CI).
     #[arg(long)]
     pub allow_all_servers: bool,
 }
@@ -26,6 +28,17 @@ pub fn open_app(args: &AppArgs, max_runs: Option<usize>) -> anyhow::Result<App> 
 }
 
 pub fn open_app_with(args: &AppArgs, max_runs: Option<usize>, folder: Option<PathBuf>) -> anyhow::Result<App> {
+    open_app_with_options(args, max_runs, folder, false)
+}
+
+/// [`open_app_with`], and whether blueprints from clients may declare servers that use
+/// `${env:NAME}` (`serve --allow-blueprint-env`).
+pub fn open_app_with_options(
+    args: &AppArgs,
+    max_runs: Option<usize>,
+    folder: Option<PathBuf>,
+    allow_blueprint_env: bool,
+) -> anyhow::Result<App> {
     let home = mcpflow_app::home::data_dir();
     let options = AppOptions {
         server_files: args.servers.clone(),
@@ -33,6 +46,7 @@ pub fn open_app_with(args: &AppArgs, max_runs: Option<usize>, folder: Option<Pat
         allow_all: args.allow_all_servers,
         max_runs,
         folder,
+        allow_blueprint_env,
     };
     App::open(&home, options).with_context(|| format!("opening the mcpflow store in {}", home.display()))
 }

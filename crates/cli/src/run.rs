@@ -34,10 +34,12 @@ pub struct RunArgs {
     /// An `mcpServers` JSON file, as Claude Desktop and Cursor write them (repeatable).
     #[arg(long = "servers", value_name = "FILE")]
     servers: Vec<PathBuf>,
-    /// Let this server's stdio command start (repeatable). Nothing starts without consent.
+    /// Let this server's stdio command start, or let mcpflow reach the HTTP server a
+    /// blueprint declares (when it sends `${env:…}` values or is not loopback)
+    /// (repeatable). Nothing starts without consent.
     #[arg(long = "allow-server", value_name = "NAME")]
     allow: Vec<String>,
-    /// Let every configured stdio command start (for CI).
+    /// Let every stdio command start and every blueprint's HTTP server be reached (for CI).
     #[arg(long)]
     allow_all_servers: bool,
     #[command(flatten)]

@@ -30,12 +30,18 @@ pub struct ServeArgs {
     /// Also fire the runs that stored blueprints' `schedule` asks for.
     #[arg(long)]
     schedule: bool,
+    /// Let blueprints that clients send (`run_workflow`, `validate_workflow`,
+    /// `save_workflow` with `blueprint`) declare servers that use `${env:NAME}`, i.e. that
+    /// read this process's environment. Refused by default (`BLUEPRINT_ENV_REFUSED`); such
+    /// servers still need consent (`--allow-server`, `--allow-all-servers`, the studio).
+    #[arg(long)]
+    allow_blueprint_env: bool,
     #[command(flatten)]
     app: AppArgs,
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let app = open_app(&args.app, args.max_runs)?;
+    let app = crate::app::open_app_with_options(&args.app, args.max_runs, None, args.allow_blueprint_env)?;
     let stop = tokio_util::sync::CancellationToken::new();
     if args.schedule {
         tokio::spawn(mcpflow_app::daemon::run_schedules(app.clone(), stop.clone()));

@@ -1,10 +1,13 @@
-//! Where sub-workflows and saved values come from. The CLI uses a folder and a file;
-//! the store implements both traits later.
+//! Where sub-workflows and saved values come from. The CLI uses a folder (blueprints
+//! found by their `id`, never by a path) and a file; the store implements both traits.
 
-use mcpflow_blueprint::{Options, check_bytes};
+use mcpflow_blueprint::limits::MAX_BLUEPRINT_BYTES;
+use mcpflow_blueprint::source;
 use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 /// Finds blueprints by id, for `workflow` steps.
 pub trait BlueprintSource: Send + Sync {
@@ -12,36 +15,126 @@ pub trait BlueprintSource: Send + Sync {
     fn load(&self, id: &str) -> Result<Vec<u8>, String>;
 }
 
-/// Blueprints in one folder: `<id>.blueprint.json`, else any `*.json` whose `id` matches.
-#[derive(Debug, Clone)]
+/// How many `*.json` files a folder may hold for `workflow` steps to look through.
+pub const MAX_FOLDER_BLUEPRINTS: usize = 1_000;
+
+/// Blueprints in one folder, found by the `id` inside each file, never by a path.
+///
+/// Only the folder's own `*.json` files are looked at: no subfolders, no symlink whose
+/// target lies outside the folder, nothing that is not a regular file, nothing larger
+/// than [`MAX_BLUEPRINT_BYTES`], at most [`MAX_FOLDER_BLUEPRINTS`] files. Each is read
+/// with the strict reader; the file whose document's `id` is the one asked for is the
+/// blueprint, whatever its name. Two files with that id are an error naming both.
+/// The folder is indexed once, at the first `workflow` step.
+#[derive(Debug)]
 pub struct FolderSource {
     dir: PathBuf,
+    index: OnceLock<Result<FolderIndex, String>>,
+}
+
+/// Blueprint id → the files holding it, and what was passed over.
+#[derive(Debug, Default)]
+struct FolderIndex {
+    ids: HashMap<String, Vec<PathBuf>>,
+    /// `*.json` files skipped: unreadable, too large, not a blueprint document.
+    skipped: usize,
 }
 
 impl FolderSource {
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        FolderSource { dir: dir.into() }
+        FolderSource { dir: dir.into(), index: OnceLock::new() }
     }
+
+    fn index(&self) -> Result<&FolderIndex, String> {
+        self.index.get_or_init(|| index_folder(&self.dir)).as_ref().map_err(Clone::clone)
+    }
+}
+
+/// The id of a blueprint document: the top-level `"id"` string, read strictly.
+fn document_id(bytes: &[u8]) -> Option<String> {
+    let parsed = source::parse(bytes).ok()?;
+    parsed.value.get("id")?.as_str().map(str::to_owned)
+}
+
+/// Reads a regular file of at most [`MAX_BLUEPRINT_BYTES`]; `None` past that.
+fn read_bounded(path: &Path) -> Result<Option<Vec<u8>>, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_BLUEPRINT_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    Ok((bytes.len() <= MAX_BLUEPRINT_BYTES).then_some(bytes))
+}
+
+/// A folder entry that may be read: a regular file directly in `dir` (a symlink only
+/// when its target is one too), named `*.json`.
+fn admissible(dir: &Path, entry: &std::fs::DirEntry) -> Option<PathBuf> {
+    let path = entry.path();
+    if path.extension().is_none_or(|e| e != "json") {
+        return None;
+    }
+    let kind = entry.file_type().ok()?;
+    if kind.is_symlink() {
+        let target = std::fs::canonicalize(&path).ok()?;
+        (target.parent() == Some(dir) && target.is_file()).then_some(target)
+    } else {
+        kind.is_file().then_some(path)
+    }
+}
+
+fn index_folder(dir: &Path) -> Result<FolderIndex, String> {
+    let dir = std::fs::canonicalize(dir).map_err(|e| format!("cannot read the folder {}: {e}", dir.display()))?;
+    let entries = std::fs::read_dir(&dir).map_err(|e| format!("cannot read the folder {}: {e}", dir.display()))?;
+    let mut index = FolderIndex::default();
+    let mut seen = 0usize;
+    for entry in entries.flatten() {
+        let Some(path) = admissible(&dir, &entry) else { continue };
+        seen += 1;
+        if seen > MAX_FOLDER_BLUEPRINTS {
+            return Err(format!(
+                "the folder {} holds more than {MAX_FOLDER_BLUEPRINTS} JSON files; keep the blueprints a \
+                 `workflow` step calls in a folder of their own",
+                dir.display()
+            ));
+        }
+        match read_bounded(&path).ok().flatten().as_deref().and_then(document_id) {
+            Some(id) => index.ids.entry(id).or_default().push(path),
+            None => index.skipped += 1,
+        }
+    }
+    Ok(index)
 }
 
 impl BlueprintSource for FolderSource {
     fn load(&self, id: &str) -> Result<Vec<u8>, String> {
-        let direct = self.dir.join(format!("{id}.blueprint.json"));
-        if let Ok(bytes) = std::fs::read(&direct) {
-            return Ok(bytes);
-        }
-        let entries = std::fs::read_dir(&self.dir).map_err(|e| format!("cannot read {}: {e}", self.dir.display()))?;
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.extension().is_some_and(|e| e == "json")
-                && let Ok(bytes) = std::fs::read(&path)
-                && let Some(bp) = check_bytes(&bytes, &Options::default()).blueprint
-                && bp.id == id
-            {
-                return Ok(bytes);
+        let index = self.index()?;
+        let files = index.ids.get(id).map(Vec::as_slice).unwrap_or_default();
+        match files {
+            [] => {
+                let skipped = match index.skipped {
+                    0 => String::new(),
+                    n => format!(" ({n} JSON file(s) there were not read: unreadable, over 5 MB or not JSON)"),
+                };
+                Err(format!(
+                    "no file in {} holds a blueprint with `\"id\": \"{id}\"`{skipped}; blueprints are found by \
+                     their id, in the folder of the blueprint that calls them",
+                    self.dir.display()
+                ))
             }
+            [path] => {
+                // Read again: the file may have changed since the folder was indexed.
+                let bytes = read_bounded(path)?.ok_or_else(|| format!("{} is larger than 5 MB", path.display()))?;
+                match document_id(&bytes) {
+                    Some(found) if found == id => Ok(bytes),
+                    _ => Err(format!("{} no longer holds blueprint `{id}`", path.display())),
+                }
+            }
+            [first, second, ..] => Err(format!(
+                "two files hold blueprint `{id}`: {} and {}; give one of them another id",
+                first.display(),
+                second.display()
+            )),
         }
-        Err(format!("no blueprint `{id}` in {}", self.dir.display()))
     }
 }
 

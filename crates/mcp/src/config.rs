@@ -1,5 +1,6 @@
 //! Server configurations: `mcpServers` JSON files exactly as Claude Desktop, Cursor, Cline
-//! or VS Code write them, merged with a blueprint's own `servers` (the blueprint wins).
+//! or VS Code write them, merged with a blueprint's own `servers` (the blueprint wins; each
+//! entry remembers whether the user or a blueprint declared it, for consent).
 //!
 //! Reading a config never starts anything and never resolves `${env:NAME}`: values are kept
 //! as written, so nothing resolved is ever stored or exported. They are resolved only when
@@ -14,6 +15,7 @@ use crate::error::{Error, Result};
 use indexmap::IndexMap;
 use mcpflow_blueprint::ServerConfig;
 use serde_json::{Map, Value};
+use std::collections::BTreeSet;
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
@@ -40,10 +42,21 @@ impl fmt::Debug for ServerEntry {
     }
 }
 
+/// Who declared a server: the user (`mcpServers` files, the store, the studio's Servers
+/// panel) or a blueprint's own `servers`. Consent asks more of a blueprint's servers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Origin {
+    #[default]
+    User,
+    Blueprint,
+}
+
 /// Named servers, in the order they were configured.
 #[derive(Debug, Clone, Default)]
 pub struct ServerConfigs {
     entries: IndexMap<String, ServerEntry>,
+    /// The names whose entry a blueprint declared (or replaced).
+    from_blueprint: BTreeSet<String>,
 }
 
 impl ServerConfigs {
@@ -106,29 +119,46 @@ impl ServerConfigs {
         Ok(configs)
     }
 
-    /// Adds or replaces a server.
+    /// Adds or replaces a server of the user's.
     pub fn insert(&mut self, name: impl Into<String>, config: ServerConfig) {
-        self.entries.insert(name.into(), ServerEntry::Config(Box::new(config)));
+        let name = name.into();
+        self.from_blueprint.remove(&name);
+        self.entries.insert(name, ServerEntry::Config(Box::new(config)));
     }
 
     /// Adds or replaces an in-process server.
     pub fn insert_in_process(&mut self, name: impl Into<String>, connect: InProcessConnect) {
-        self.entries.insert(name.into(), ServerEntry::InProcess(connect));
+        let name = name.into();
+        self.from_blueprint.remove(&name);
+        self.entries.insert(name, ServerEntry::InProcess(connect));
     }
 
-    /// Adds `other`'s servers; on a name clash `other` wins.
+    /// Adds `other`'s servers; on a name clash `other` wins, with its origin.
     pub fn merge(&mut self, other: ServerConfigs) {
         for (name, entry) in other.entries {
+            if other.from_blueprint.contains(&name) {
+                self.from_blueprint.insert(name.clone());
+            } else {
+                self.from_blueprint.remove(&name);
+            }
             self.entries.insert(name, entry);
         }
     }
 
-    /// These servers plus a blueprint's own `servers`; the blueprint's entries win.
+    /// These servers plus a blueprint's own `servers`; the blueprint's entries win, and
+    /// an entry a blueprint replaced is the blueprint's ([`Origin::Blueprint`]), not the
+    /// user's.
     pub fn with_blueprint(mut self, servers: &IndexMap<String, ServerConfig>) -> Self {
         for (name, config) in servers {
+            self.from_blueprint.insert(name.clone());
             self.entries.insert(name.clone(), ServerEntry::Config(Box::new(config.clone())));
         }
         self
+    }
+
+    /// Who declared server `name` (the user's when it is not configured at all).
+    pub fn origin(&self, name: &str) -> Origin {
+        if self.from_blueprint.contains(name) { Origin::Blueprint } else { Origin::User }
     }
 
     pub fn get(&self, name: &str) -> Option<&ServerEntry> {
@@ -298,6 +328,14 @@ mod tests {
         let merged = configs.with_blueprint(&own);
         assert_eq!(config(&merged, "a").command.as_deref(), Some("bp-a"));
         assert_eq!(config(&merged, "b").command.as_deref(), Some("app-b"));
+        // The entry the blueprint replaced is the blueprint's, for consent.
+        assert_eq!((merged.origin("a"), merged.origin("b")), (Origin::Blueprint, Origin::User));
+        let mut again = merged.clone();
+        again.insert("a", config(&merged, "b"));
+        assert_eq!(again.origin("a"), Origin::User);
+        let mut into = ServerConfigs::new();
+        into.merge(merged);
+        assert_eq!(into.origin("a"), Origin::Blueprint);
     }
 
     #[test]

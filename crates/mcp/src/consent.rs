@@ -1,13 +1,22 @@
-//! The consent gate: a stdio server's command is started only when the user approved
-//! that exact command line (command, arguments, the *names* of the environment variables
-//! it sets, and its working directory when one is set), recorded as a hash.
+//! The consent gate: nothing that could carry the user's machine or secrets somewhere
+//! starts or connects until the user approved it, recorded as a hash.
 //!
-//! The command line is taken as written, before `${env:NAME}` is resolved, so secrets never
-//! reach the hash and rotating a token does not ask again. HTTP and in-process servers start
-//! no process and need no approval. Opening or adding configs never starts anything.
+//! - A stdio server's command starts only when the user approved that exact command line
+//!   (command, arguments, the *names* of the environment variables it sets, and its working
+//!   directory when one is set), whoever declared it.
+//! - An HTTP server declared by a blueprint (not by the user's own config) is reached only
+//!   when approved if its URL is not loopback, or its URL or headers use `${env:NAME}`:
+//!   approval covers the URL as written, the header names and the names of the variables
+//!   it sends ([`Endpoint`]). HTTP servers of the user's config, loopback ones of a
+//!   blueprint that send no variable, and in-process servers need no approval.
+//!
+//! Everything is taken as written, before `${env:NAME}` is resolved, so secrets never
+//! reach the hash or a prompt and rotating a token does not ask again. Opening or adding
+//! configs never starts anything.
 
+use crate::config::env::references;
 use crate::config::launch::{TransportKind, transport_kind};
-use crate::config::{ServerConfigs, ServerEntry};
+use crate::config::{Origin, ServerConfigs, ServerEntry};
 use crate::error::{Error, Result};
 use mcpflow_blueprint::ServerConfig;
 use sha2::{Digest, Sha256};
@@ -45,9 +54,130 @@ impl CommandLine {
     pub fn hash(&self) -> String {
         // A JSON array is an unambiguous encoding: no argument can forge a separator.
         let canonical = serde_json::json!(["mcpflow-consent/1", self.command, self.args, self.env_names, self.cwd]);
-        let digest = Sha256::digest(canonical.to_string().as_bytes());
-        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-        format!("sha256:{hex}")
+        sha256(&canonical.to_string())
+    }
+}
+
+/// An HTTP endpoint a blueprint declared, as the user is asked to approve it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    /// The URL as written (`${env:NAME}` unresolved).
+    pub url: String,
+    /// The names of the headers it sends, sorted (values are not part of consent).
+    pub header_names: Vec<String>,
+    /// The variables its URL and headers send (`${env:NAME}`), sorted, each once.
+    pub env_names: Vec<String>,
+}
+
+impl Endpoint {
+    /// The endpoint of an HTTP entry; `None` for stdio entries and broken ones.
+    pub fn of(server: &str, config: &ServerConfig) -> Option<Self> {
+        match transport_kind(server, config) {
+            Ok(TransportKind::Http) => {}
+            _ => return None,
+        }
+        let url = config.url.clone().unwrap_or_default();
+        let mut env_names = BTreeSet::new();
+        env_names.extend(references(&url).into_iter().map(str::to_owned));
+        for value in config.headers.values() {
+            if let Some(text) = value.as_str() {
+                env_names.extend(references(text).into_iter().map(str::to_owned));
+            }
+        }
+        let mut header_names: Vec<String> = config.headers.keys().cloned().collect();
+        header_names.sort();
+        Some(Endpoint { url, header_names, env_names: env_names.into_iter().collect() })
+    }
+
+    /// It needs approval when a blueprint declares it: it sends a variable, or leaves
+    /// this machine.
+    pub fn needs_consent(&self) -> bool {
+        !self.env_names.is_empty() || !is_loopback_url(&self.url)
+    }
+
+    /// `sha256:<hex>` of the endpoint; what approvals store.
+    pub fn hash(&self) -> String {
+        let canonical = serde_json::json!(["mcpflow-consent-http/1", self.url, self.header_names, self.env_names]);
+        sha256(&canonical.to_string())
+    }
+}
+
+/// `URL https://h/mcp (sends: TOKEN)`: never a variable's value.
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "URL {}", self.url)?;
+        if !self.env_names.is_empty() {
+            write!(f, " (sends: {})", self.env_names.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+/// `http(s)://` to `localhost`, `127.0.0.0/8` or `[::1]`, as written (no DNS).
+fn is_loopback_url(url: &str) -> bool {
+    let Ok(uri) = url.parse::<http::Uri>() else { return false };
+    if !matches!(uri.scheme_str(), Some("http" | "https")) {
+        return false;
+    }
+    let Some(host) = uri.host() else { return false };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+fn sha256(text: &str) -> String {
+    let digest = Sha256::digest(text.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+/// What one server needs approved before it starts or is reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Consent {
+    /// A stdio command line (any origin).
+    Command(CommandLine),
+    /// An HTTP endpoint a blueprint declared that sends a variable or is not loopback.
+    Endpoint(Endpoint),
+}
+
+impl Consent {
+    /// What `config` needs approved, given who declared it; `None` when it needs nothing
+    /// (the user's HTTP servers, a blueprint's loopback ones that send no variable, broken
+    /// entries, which fail when they start).
+    pub fn required(server: &str, config: &ServerConfig, origin: Origin) -> Option<Self> {
+        if let Some(line) = CommandLine::of(server, config) {
+            return Some(Consent::Command(line));
+        }
+        match Endpoint::of(server, config) {
+            Some(endpoint) if origin == Origin::Blueprint && endpoint.needs_consent() => {
+                Some(Consent::Endpoint(endpoint))
+            }
+            _ => None,
+        }
+    }
+
+    /// What server `name` of `configs` needs approved (`None`: not configured, or nothing).
+    pub fn of_server(configs: &ServerConfigs, name: &str) -> Option<Self> {
+        match configs.get(name)? {
+            ServerEntry::Config(config) => Consent::required(name, config, configs.origin(name)),
+            ServerEntry::InProcess(_) => None,
+        }
+    }
+
+    /// `sha256:<hex>`; what approvals store.
+    pub fn hash(&self) -> String {
+        match self {
+            Consent::Command(line) => line.hash(),
+            Consent::Endpoint(endpoint) => endpoint.hash(),
+        }
+    }
+}
+
+impl fmt::Display for Consent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Consent::Command(line) => line.fmt(f),
+            Consent::Endpoint(endpoint) => endpoint.fmt(f),
+        }
     }
 }
 
@@ -108,8 +238,9 @@ impl Approvals {
         self.hashes.insert(hash.into());
     }
 
-    /// Approves the command of the server `name` as configured (`--allow-server NAME`).
-    /// HTTP and in-process servers need no approval; this is then a no-op.
+    /// Approves what server `name` needs as configured (`--allow-server NAME`): its
+    /// command line, or the endpoint a blueprint declared. A no-op for servers that need
+    /// no approval.
     pub fn approve_server(&mut self, configs: &ServerConfigs, name: &str) -> Result<()> {
         match configs.get(name) {
             None => Err(Error::ServerNotConfigured {
@@ -119,8 +250,8 @@ impl Approvals {
             Some(ServerEntry::InProcess(_)) => Ok(()),
             Some(ServerEntry::Config(config)) => {
                 transport_kind(name, config)?;
-                if let Some(line) = CommandLine::of(name, config) {
-                    self.approve(&line);
+                if let Some(consent) = Consent::required(name, config, configs.origin(name)) {
+                    self.approve_hash(consent.hash());
                 }
                 Ok(())
             }
@@ -129,6 +260,11 @@ impl Approvals {
 
     pub fn is_approved(&self, line: &CommandLine) -> bool {
         self.allow_all || self.hashes.contains(&line.hash())
+    }
+
+    /// Whether this consent was given (or everything is allowed).
+    pub fn allows(&self, consent: &Consent) -> bool {
+        self.allow_all || self.hashes.contains(&consent.hash())
     }
 
     pub fn allows_all(&self) -> bool {
@@ -140,13 +276,19 @@ impl Approvals {
         self.hashes.iter().map(String::as_str)
     }
 
-    /// `Ok` when the entry may start: `SERVER_NOT_APPROVED` with the exact command line
-    /// otherwise. Checked before anything is spawned.
-    pub fn check(&self, server: &str, config: &ServerConfig) -> Result<()> {
-        match CommandLine::of(server, config) {
-            Some(line) if !self.is_approved(&line) => {
-                Err(Error::ServerNotApproved { server: server.to_owned(), command_line: line.to_string() })
-            }
+    /// `Ok` when the entry may start or be reached: `SERVER_NOT_APPROVED` with the exact
+    /// command line, or the URL and the names of the variables it would send, otherwise.
+    /// Checked before anything is spawned or connected.
+    pub fn check(&self, server: &str, config: &ServerConfig, origin: Origin) -> Result<()> {
+        match Consent::required(server, config, origin) {
+            Some(consent) if !self.allows(&consent) => Err(Error::ServerNotApproved {
+                server: server.to_owned(),
+                action: match consent {
+                    Consent::Command(_) => "start this command",
+                    Consent::Endpoint(_) => "connect to this URL, which the blueprint declares",
+                },
+                command_line: consent.to_string(),
+            }),
             _ => Ok(()),
         }
     }
@@ -195,16 +337,82 @@ mod tests {
     fn only_approved_stdio_commands_pass() {
         let c = config(json!({"command": "srv", "args": ["--a"]}));
         let mut approvals = Approvals::new();
-        let err = approvals.check("inv", &c).unwrap_err();
+        let err = approvals.check("inv", &c, Origin::User).unwrap_err();
         assert_eq!(err.code(), "SERVER_NOT_APPROVED");
         assert!(err.to_string().contains("srv --a") && err.to_string().contains("--allow-server inv"));
         let mut configs = ServerConfigs::new();
         configs.insert("inv", c.clone());
         approvals.approve_server(&configs, "inv").unwrap();
-        assert!(approvals.check("inv", &c).is_ok());
-        assert!(approvals.check("inv", &config(json!({"command": "srv", "args": ["--b"]}))).is_err());
-        assert!(Approvals::allow_all().check("inv", &config(json!({"command": "anything"}))).is_ok());
-        assert!(Approvals::new().check("web", &config(json!({"url": "http://h/mcp"}))).is_ok());
+        assert!(approvals.check("inv", &c, Origin::User).is_ok());
+        assert!(approvals.check("inv", &config(json!({"command": "srv", "args": ["--b"]})), Origin::User).is_err());
+        assert!(Approvals::allow_all().check("inv", &config(json!({"command": "anything"})), Origin::User).is_ok());
+        assert!(Approvals::new().check("web", &config(json!({"url": "http://h/mcp"})), Origin::User).is_ok());
         assert_eq!(approvals.approve_server(&configs, "nope").unwrap_err().code(), "SERVER_NOT_CONFIGURED");
+    }
+
+    #[test]
+    fn a_blueprints_http_server_needs_approval_when_it_sends_a_variable_or_leaves_the_machine() {
+        let needs = |json: serde_json::Value, origin| Consent::required("s", &config(json), origin);
+        let secret = json!({"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer ${env:SECRET}"}});
+        // The user's own HTTP servers are trusted as they are.
+        assert_eq!(needs(secret.clone(), Origin::User), None);
+        assert_eq!(needs(json!({"url": "https://example.com/mcp"}), Origin::User), None);
+        // A blueprint's: loopback without variables passes; variables or another host ask.
+        for ok in ["http://127.0.0.1:9/mcp", "http://localhost/mcp", "http://[::1]:8/mcp", "http://127.1.2.3/x"] {
+            assert_eq!(needs(json!({"url": ok}), Origin::Blueprint), None, "{ok}");
+        }
+        for asks in [
+            json!({"url": "http://192.0.2.1/mcp"}),
+            json!({"url": "http://localhost.attacker.example/mcp"}),
+            json!({"url": "http://127.0.0.1:9/mcp?k=${env:SECRET}"}),
+            json!({"url": "http://${env:HOST}/mcp"}),
+            json!({"url": "not a url"}),
+            secret.clone(),
+        ] {
+            assert!(needs(asks.clone(), Origin::Blueprint).is_some(), "{asks}");
+        }
+        let consent = needs(secret, Origin::Blueprint).unwrap();
+        assert_eq!(consent.to_string(), "URL http://127.0.0.1:9/mcp (sends: SECRET)");
+        let err = Approvals::new()
+            .check(
+                "s",
+                &config(json!({"url": "http://192.0.2.1/mcp", "headers": {"A": "${env:B}"}})),
+                Origin::Blueprint,
+            )
+            .unwrap_err();
+        assert_eq!(err.code(), "SERVER_NOT_APPROVED");
+        assert!(err.to_string().contains("URL http://192.0.2.1/mcp (sends: B)"), "{err}");
+    }
+
+    #[test]
+    fn an_endpoint_hash_covers_url_header_names_and_variable_names_but_not_values() {
+        let hash = |json: serde_json::Value| Endpoint::of("s", &config(json)).unwrap().hash();
+        let base = hash(json!({"url": "http://h/mcp", "headers": {"A": "Bearer ${env:T}", "B": "lit"}}));
+        assert_eq!(base, hash(json!({"url": "http://h/mcp", "headers": {"A": "Token ${env:T}", "B": "other"}})));
+        for other in [
+            json!({"url": "http://h2/mcp", "headers": {"A": "Bearer ${env:T}", "B": "lit"}}),
+            json!({"url": "http://h/mcp", "headers": {"A": "Bearer ${env:U}", "B": "lit"}}),
+            json!({"url": "http://h/mcp", "headers": {"X": "Bearer ${env:T}", "B": "lit"}}),
+            json!({"url": "http://h/mcp", "headers": {"A": "Bearer ${env:T}"}}),
+        ] {
+            assert_ne!(hash(other.clone()), base, "{other}");
+        }
+        // An endpoint's approval is never a command line's.
+        let line = CommandLine::of("s", &config(json!({"command": "http://h/mcp"}))).unwrap();
+        assert_ne!(line.hash(), base);
+    }
+
+    #[test]
+    fn allow_server_approves_the_endpoint_a_blueprint_declared_over_the_users_entry() {
+        let mut user = ServerConfigs::new();
+        user.insert("web", config(json!({"url": "http://127.0.0.1:9/mcp"})));
+        let mut own = indexmap::IndexMap::new();
+        own.insert("web".to_owned(), config(json!({"url": "http://192.0.2.1/mcp", "headers": {"A": "${env:K}"}})));
+        let merged = user.with_blueprint(&own);
+        let Some(ServerEntry::Config(entry)) = merged.get("web") else { panic!() };
+        let mut approvals = Approvals::new();
+        assert!(approvals.check("web", entry, merged.origin("web")).is_err());
+        approvals.approve_server(&merged, "web").unwrap();
+        assert!(approvals.check("web", entry, merged.origin("web")).is_ok());
     }
 }

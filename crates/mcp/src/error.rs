@@ -42,12 +42,19 @@ pub enum Error {
     #[error("no server named `{server}` is configured{}", known_list(known))]
     ServerNotConfigured { server: String, known: Vec<String> },
 
-    /// A stdio server whose exact command line has not been approved; nothing was started.
+    /// A stdio server whose exact command line, or an HTTP server a blueprint declared
+    /// whose endpoint, has not been approved; nothing was started or connected.
     #[error(
-        "server `{server}` is not approved to start this command: {command_line}. Approve it in the studio, or \
+        "server `{server}` is not approved to {action}: {command_line}. Approve it in the studio, or \
          run with `--allow-server {server}`"
     )]
-    ServerNotApproved { server: String, command_line: String },
+    ServerNotApproved {
+        server: String,
+        /// `start this command`, or `connect to this URL, …`.
+        action: &'static str,
+        /// The command line, or `URL … (sends: NAME, …)`: never a variable's value.
+        command_line: String,
+    },
 
     /// Spawning the process, connecting or the MCP handshake failed.
     #[error("server `{server}` could not be started: {message}")]
@@ -191,7 +198,11 @@ mod tests {
 
     #[test]
     fn not_approved_names_the_command_and_the_flag() {
-        let e = Error::ServerNotApproved { server: "inv".into(), command_line: "node server.js".into() };
+        let e = Error::ServerNotApproved {
+            server: "inv".into(),
+            action: "start this command",
+            command_line: "node server.js".into(),
+        };
         assert_eq!(e.code(), "SERVER_NOT_APPROVED");
         let text = e.to_string();
         assert!(text.contains("node server.js") && text.contains("--allow-server inv"), "{text}");

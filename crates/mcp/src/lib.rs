@@ -5,7 +5,8 @@
 //! concurrency limits, restart after a crash and reaping.
 //!
 //! - [`config`]: reading and merging server configs; `${env:NAME}` at start time.
-//! - [`consent`]: a stdio command starts only if its exact command line was approved.
+//! - [`consent`]: a stdio command starts only if its exact command line was approved; a
+//!   blueprint's HTTP server that sends a variable or leaves the machine, only if approved.
 //! - [`pool`]: [`Pool`], which also implements the engine's [`mcpflow_engine::Servers`].
 //! - [`catalog`]: [`Catalog`], a snapshot implementing the validator's
 //!   [`mcpflow_blueprint::ToolCatalog`].
@@ -30,8 +31,8 @@ pub mod error;
 pub mod pool;
 
 pub use catalog::{Catalog, CatalogServer};
-pub use config::{EnvLookup, InProcessConnect, ServerConfigs, ServerEntry};
-pub use consent::{Approvals, CommandLine};
+pub use config::{EnvLookup, InProcessConnect, Origin, ServerConfigs, ServerEntry};
+pub use consent::{Approvals, CommandLine, Consent, Endpoint};
 pub use error::{Error, Result};
 pub use pool::{Discovery, LogStream, Pool, PoolOptions, STACK_META, ServerLog};
 /// The rmcp version the pool speaks, for the types in [`Discovery`].

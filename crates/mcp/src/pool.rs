@@ -181,8 +181,10 @@ struct Inner {
 impl Pool {
     /// A pool over `configs`. Starts nothing.
     pub fn new(configs: ServerConfigs, approvals: Approvals, options: PoolOptions) -> Self {
-        let servers =
-            configs.iter().map(|(name, entry)| (name.to_owned(), Arc::new(Server::new(name, entry.clone())))).collect();
+        let servers = configs
+            .iter()
+            .map(|(name, entry)| (name.to_owned(), Arc::new(Server::new(name, entry.clone(), configs.origin(name)))))
+            .collect();
         Pool {
             inner: Arc::new(Inner {
                 servers,

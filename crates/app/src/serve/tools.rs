@@ -261,12 +261,14 @@ impl Call<'_> {
 
     fn validate(&self, args: &Value) -> Answer {
         let doc = document(args.get("blueprint").unwrap_or(&Value::Null)).map_err(|e| app_failure(&e))?;
+        self.app.refuse_blueprint_env(&doc).map_err(|e| app_failure(&e))?;
         let report = self.app.validate(&doc);
         Ok(json!({ "valid": !report.has_errors(), "diagnostics": report.diagnostics }))
     }
 
     fn save(&self, args: &Value) -> Answer {
         let doc = document(args.get("blueprint").unwrap_or(&Value::Null)).map_err(|e| app_failure(&e))?;
+        self.app.refuse_blueprint_env(&doc).map_err(|e| app_failure(&e))?;
         let saved = self.app.save_blueprint(&doc).map_err(|e| app_failure(&e))?;
         Ok(json!({
             "id": saved.meta.id,
@@ -299,6 +301,10 @@ impl Call<'_> {
             (None, Some(doc)) => Target::Inline(doc.clone()),
             _ => return Err(failure("BAD_REQUEST", "give either `id` (a stored blueprint) or `blueprint` (inline)")),
         };
+        if let Target::Inline(doc) = &target {
+            let doc = document(doc).map_err(|e| app_failure(&e))?;
+            self.app.refuse_blueprint_env(&doc).map_err(|e| app_failure(&e))?;
+        }
         let inputs = match args.get("inputs") {
             None | Some(Value::Null) => json!({}),
             Some(v @ Value::Object(_)) => v.clone(),

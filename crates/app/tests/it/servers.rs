@@ -115,3 +115,22 @@ async fn validating_checks_tools_of_the_servers_started_so_far_and_starts_none()
     assert_eq!(typo.hint.as_deref(), Some("did you mean `echo`?"));
     app.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_shows_a_blueprints_http_server_that_sends_a_variable_as_needing_consent_until_approved() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = App::with_store(Store::open(dir.path()).unwrap().store, Vec::new(), AppOptions::default()).unwrap();
+    // The user's own entry of that name is trusted; the blueprint's replaces it.
+    app.put_server("remote", &json!({ "url": "http://127.0.0.1:9/mcp" })).unwrap();
+    assert!(app.servers()[0].approved && app.servers()[0].command.is_none());
+    let doc = json!({ "blueprint": 1, "id": "b",
+        "servers": { "remote": { "url": "http://127.0.0.1:9/mcp", "headers": { "Authorization": "Bearer ${env:PATH}" } } },
+        "steps": [{ "id": "a", "kind": "tool", "server": "remote", "tool": "t" }] });
+    let view = &app.run_servers(&doc).unwrap()[0];
+    assert_eq!((view.transport, view.approved), ("http", false));
+    let shown = view.command.clone().unwrap();
+    assert_eq!(shown, "URL http://127.0.0.1:9/mcp (sends: PATH)", "the variable's name, never its value");
+    assert_eq!(app.approve_run_server(&doc, "remote").unwrap(), shown);
+    assert!(app.run_servers(&doc).unwrap()[0].approved, "approved for this endpoint");
+    app.shutdown().await;
+}

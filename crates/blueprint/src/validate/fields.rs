@@ -1,7 +1,7 @@
 //! Field-level rules: numbers in range, schedules that parse, servers with one
 //! transport, an inputs schema that is a schema, loop forms, argument shapes.
 
-use super::{RESERVED, Validator, is_step_id};
+use super::{RESERVED, Validator, is_blueprint_id, is_step_id};
 use crate::diagnostic::{Code, Diagnostic, pointer_push};
 use crate::model::{Retry, Step, StepKind};
 use crate::plan::StepTemplates;
@@ -247,6 +247,17 @@ impl Validator<'_> {
             _ => {}
         }
         if let StepKind::Workflow(w) = &step.kind
+            && !is_blueprint_id(&w.workflow)
+        {
+            // A reference is an id, never a path: `../evil` or `/etc/x` must not reach a file.
+            found.push(
+                diag(Code::InvalidId, "/workflow", format!("`workflow` `{}` is not a blueprint id", w.workflow))
+                    .with_hint(
+                        "name the blueprint by its `id` (lowercase letters, digits, `-` and `_`, starting with a \
+                         letter or digit), not by a file name or path",
+                    ),
+            );
+        } else if let StepKind::Workflow(w) = &step.kind
             && w.workflow == self.bp.id
         {
             found.push(

@@ -371,7 +371,7 @@ impl Validator<'_> {
         for idx in 0..self.plan.steps.len() {
             let StepKind::Workflow(w) = &self.plan.steps[idx].step.kind else { continue };
             let target = w.workflow.clone();
-            if target == me {
+            if target == me || !super::is_blueprint_id(&target) {
                 continue; // reported by the field check
             }
             if catalog.calls(&target).is_none() {

@@ -3,12 +3,14 @@
 // Test helpers outside #[test] functions: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod consent;
 mod crash;
 mod history;
 mod rerun;
 mod run;
 mod serve;
 mod validate;
+mod workflow_refs;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -9,8 +9,8 @@ use super::notes::ServerNotes;
 use super::process::{self, ChildProcess};
 use super::progress::ProgressRoutes;
 use super::{Context, http};
-use crate::config::ServerEntry;
 use crate::config::launch::{self, TransportKind, transport_kind};
+use crate::config::{Origin, ServerEntry};
 use crate::error::{Error, Result};
 use rmcp::service::{ClientCacheConfig, Peer, RoleClient, RunningService, ServiceExt};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -30,8 +30,9 @@ pub(crate) struct Connection {
 
 impl Connection {
     /// Starts or connects to the server and lists what it offers. Nothing is spawned for
-    /// a stdio command that is not approved.
-    pub async fn open(server: &str, entry: &ServerEntry, cx: &Context) -> Result<Self> {
+    /// a stdio command that is not approved, nothing is sent to an HTTP server a blueprint
+    /// declared that needs approval and has none.
+    pub async fn open(server: &str, entry: &ServerEntry, origin: Origin, cx: &Context) -> Result<Self> {
         let notes = Arc::new(ServerNotes::new(server, cx.options.log.clone()));
         let handler = Handler {
             notes: notes.clone(),
@@ -49,7 +50,7 @@ impl Connection {
             }
             ServerEntry::Config(config) => match transport_kind(server, config)? {
                 TransportKind::Stdio => {
-                    cx.approvals.check(server, config)?;
+                    cx.approvals.check(server, config, origin)?;
                     let launch = launch::stdio(server, config, &cx.options.env)?;
                     let (child, stdout, stdin) = process::spawn(&launch, notes.clone())
                         .map_err(|e| start_failed(format!("cannot run `{}`: {e}", launch.command)))?;
@@ -57,6 +58,8 @@ impl Connection {
                     (handshake(handler.clone(), transport, cx, server).await, Some(child))
                 }
                 TransportKind::Http => {
+                    // Before `${env:NAME}` is resolved: an unapproved secret is never read.
+                    cx.approvals.check(server, config, origin)?;
                     let launch = launch::http(server, config, &cx.options.env)?;
                     let transport = http::transport(server, &launch, max, notes.clone())?;
                     (handshake(handler.clone(), transport, cx, server).await, None)

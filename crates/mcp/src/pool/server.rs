@@ -5,7 +5,7 @@
 use super::Context;
 use super::connection::Connection;
 use super::discovery::{Discovery, DiscoveryCell};
-use crate::config::ServerEntry;
+use crate::config::{Origin, ServerEntry};
 use crate::error::{Error, Result};
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,6 +15,8 @@ use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
 pub(crate) struct Server {
     pub name: String,
     entry: ServerEntry,
+    /// Who declared it, for consent.
+    origin: Origin,
     limit: Option<Arc<Semaphore>>,
     /// The entry's `timeout_ms`.
     pub timeout: Option<Duration>,
@@ -33,7 +35,7 @@ enum State {
 }
 
 impl Server {
-    pub fn new(name: &str, entry: ServerEntry) -> Self {
+    pub fn new(name: &str, entry: ServerEntry, origin: Origin) -> Self {
         let (limit, timeout) = match &entry {
             ServerEntry::Config(config) => (
                 config.max_concurrency.map(|n| Arc::new(Semaphore::new(n.max(1) as usize))),
@@ -44,6 +46,7 @@ impl Server {
         Server {
             name: name.to_owned(),
             entry,
+            origin,
             limit,
             timeout,
             state: Mutex::new(State::Idle),
@@ -68,7 +71,7 @@ impl Server {
         // Boxed: starting a session is a large future that the common case (a live
         // session) should not carry into every call.
         let opened = tokio::select! {
-            opened = Box::pin(Connection::open(&self.name, &self.entry, cx)) => opened?,
+            opened = Box::pin(Connection::open(&self.name, &self.entry, self.origin, cx)) => opened?,
             () = cx.closing.cancelled() => return Err(Error::ShutDown),
         };
         let connection = Arc::new(opened);

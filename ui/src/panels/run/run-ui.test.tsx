@@ -99,6 +99,20 @@ describe('runs in the studio', () => {
     expect(be.calls('start_run')).toHaveLength(1);
   });
 
+  it("asks consent for a blueprint's HTTP server that would be sent a variable, naming it but not its value", async () => {
+    const shown = 'URL http://192.0.2.1/mcp (sends: AWS_SECRET_ACCESS_KEY)';
+    be.on('run_servers', () => [
+      { name: 'remote', transport: 'http', command: shown, url: 'http://192.0.2.1/mcp', approved: false, config: {} },
+    ]);
+    await mountWith();
+    await click(tid('run-start'));
+    expect(tid('consent-dialog')?.textContent).toContain('reach “remote”');
+    expect(tid('consent-command')?.textContent).toBe(shown);
+    await click(tid('consent-approve'));
+    expect(be.calls('approve_run_server')).toEqual([{ doc: LOOP.blueprint, name: 'remote' }]);
+    expect(be.calls('start_run')).toHaveLength(1);
+  });
+
   it('streams a recorded run onto the canvas: every node in its final state, the loop done/total, the result', async () => {
     let channel: ChannelLike | null = null;
     be.on('start_run', (a) => {

@@ -1,5 +1,7 @@
 //! The consent prompt: before a stdio server starts for the first time, the user sees
-//! the exact command line it runs and approves it (or not). Cancel changes nothing.
+//! the exact command line it runs and approves it (or not); before a blueprint's HTTP
+//! server that needs consent is reached, its URL and the names of the variables it
+//! would be sent. Cancel changes nothing.
 
 import { memo } from 'react';
 import { Modal } from '../files/Modal';
@@ -8,9 +10,11 @@ import { approveConsent, cancelConsent, useServers } from './store';
 export const ConsentDialog = memo(function ConsentDialog() {
   const consent = useServers((s) => s.consent);
   if (!consent) return null;
+  // An HTTP server a blueprint declares: the backend describes it as `URL … (sends: NAME, …)`.
+  const endpoint = consent.command.startsWith('URL ');
   return (
     <Modal
-      title={`Allow “${consent.server}” to run on this machine?`}
+      title={endpoint ? `Allow this blueprint to reach “${consent.server}”?` : `Allow “${consent.server}” to run on this machine?`}
       role="alertdialog"
       testId="consent-dialog"
       className="consent-dialog"
@@ -32,10 +36,17 @@ export const ConsentDialog = memo(function ConsentDialog() {
         </>
       }
     >
-      <p>
-        The MCP server <strong>{consent.server}</strong> is started by running this command on this computer, with your
-        user’s permissions (files, network, credentials):
-      </p>
+      {endpoint ? (
+        <p>
+          The blueprint declares the MCP server <strong>{consent.server}</strong> at this address. mcpflow would connect
+          to it and send it the values of the environment variables named after “sends”:
+        </p>
+      ) : (
+        <p>
+          The MCP server <strong>{consent.server}</strong> is started by running this command on this computer, with your
+          user’s permissions (files, network, credentials):
+        </p>
+      )}
       <pre className="consent-command" data-testid="consent-command">
         {consent.command}
       </pre>
@@ -45,8 +56,9 @@ export const ConsentDialog = memo(function ConsentDialog() {
         </p>
       ) : null}
       <p className="muted">
-        Approve only commands you trust. Approval is for this exact command line: if it changes, the studio asks again.
-        The environment variables it gets are named in parentheses; their values are not shown.
+        {endpoint
+          ? 'Approve only addresses you trust with those values. Approval is for this URL, its header names and these variables: if they change, the studio asks again. The values are not shown.'
+          : 'Approve only commands you trust. Approval is for this exact command line: if it changes, the studio asks again. The environment variables it gets are named in parentheses; their values are not shown.'}
       </p>
       {consent.error ? (
         <p className="inline-error" role="alert" data-testid="consent-error">
