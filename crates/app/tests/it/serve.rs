@@ -25,7 +25,7 @@ fn app(servers: Vec<std::path::PathBuf>, max_runs: Option<usize>) -> App {
 }
 
 async fn serve(app: App, addr: SocketAddr) -> HttpServer {
-    serve_http(app, HttpOptions { addr, token: TOKEN.into(), hosts: Vec::new() }).await.unwrap()
+    serve_http(app, HttpOptions { addr, token: TOKEN.into(), hosts: Vec::new(), limits: Default::default() }).await.unwrap()
 }
 
 /// An rmcp client pool whose one server, `mcpflow`, is the mediator at `addr`.

@@ -8,6 +8,7 @@ mod history;
 mod rerun;
 mod run;
 mod serve;
+mod signals;
 mod validate;
 
 use std::path::{Path, PathBuf};
