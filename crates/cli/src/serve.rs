@@ -1,9 +1,9 @@
 //! `mcpflow serve`: the MCP mediator over stdio, or over streamable HTTP with `--http`.
 
 use crate::app::{AppArgs, open_app};
+use crate::run::cancel_on_signals;
 use anyhow::{Context as _, bail};
 use clap::Args;
-use crate::run::cancel_on_signals;
 use mcpflow_app::serve::http::{HttpLimits, HttpOptions, new_token, serve_http};
 use mcpflow_app::signals::Stop;
 use std::net::{IpAddr, SocketAddr};
