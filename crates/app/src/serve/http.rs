@@ -45,8 +45,10 @@ pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// `TOO_MANY_CONNECTIONS` and closed at once (not queued: a queue would let slow clients
 /// hold honest ones in the kernel's backlog just the same).
 pub const MAX_CONNECTIONS: usize = 256;
-/// How long open connections get to finish when the server stops.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+/// How long open connections get to finish when the server stops (runs in flight are
+/// cancelled by then; a client still sending its headers is simply dropped after it), so
+/// a stop signal is not held up by slow clients.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 /// How to serve over HTTP.
 #[derive(Debug, Clone)]

@@ -172,3 +172,26 @@ fn wait_for_store(home: &Path, child: &Child) {
     }
     std::thread::sleep(Duration::from_millis(500));
 }
+
+#[test]
+fn sigterm_stops_serve_over_http_promptly_even_with_a_slow_client_connected() {
+    use std::io::BufRead as _;
+    let d = Dir::new();
+    let mut child = d.cmd(&["serve", "--http", "127.0.0.1:0", "--token", "t0k"]).spawn().unwrap();
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let addr = loop {
+        let line = lines.next().expect("serve printed its address").unwrap();
+        if let Some(rest) = line.split("http://").nth(1) {
+            break rest.split('/').next().unwrap().to_owned();
+        }
+    };
+    // A client that sent half a request line and nothing since.
+    let mut slow = std::net::TcpStream::connect(&addr).unwrap();
+    slow.write_all(b"POST /mcp HT").unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    signal(&child, "TERM");
+    let started = Instant::now();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143));
+    assert!(started.elapsed() < Duration::from_secs(6), "serve took {:?} to stop", started.elapsed());
+}
