@@ -172,6 +172,8 @@ async fn accept(
     http.timer(TokioTimer::new()).header_read_timeout(limits.header_read_timeout).keep_alive(true);
     let max = limits.max_connections.clamp(1, Semaphore::MAX_PERMITS);
     let open = Arc::new(Semaphore::new(max));
+    // Whether connections are being turned away now (logged once per such stretch).
+    let mut full = false;
     loop {
         let stream = tokio::select! {
             () = stop.cancelled() => break,
@@ -186,9 +188,14 @@ async fn accept(
             },
         };
         let Ok(permit) = open.clone().try_acquire_owned() else {
+            if !full {
+                tracing::warn!(max, "turning connections away: too many are open");
+                full = true;
+            }
             turn_away(&stream, max);
             continue;
         };
+        full = false;
         let _ = stream.set_nodelay(true);
         let connection = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(router.clone()));
         let stop = stop.clone();
@@ -212,7 +219,6 @@ async fn accept(
 /// Answers a connection past the cap with 503, as far as its socket takes it without
 /// waiting, and closes it.
 fn turn_away(stream: &TcpStream, max: usize) {
-    tracing::warn!(max, "a connection was refused: too many connections are open");
     let body = serde_json::json!({ "error": { "code": "TOO_MANY_CONNECTIONS", "message":
         format!("mcpflow serves at most {max} connections at once; try again later") } })
     .to_string();
