@@ -107,6 +107,24 @@ fn choose_webkit_renderer() {
     }
 }
 
+/// Ctrl-C, SIGTERM and SIGHUP end the studio as closing it does: `RunEvent::Exit` (in
+/// `main`) cancels the runs in flight and reaps every server's process group, then the
+/// process exits with the signal's code (130, 143, 129). A second signal exits at once.
+fn exit_on_signals(handle: tauri::AppHandle) {
+    tauri::async_runtime::spawn(async move {
+        match mcpflow_app::signals::watch() {
+            Ok(stop) => {
+                let signal = stop.received().await;
+                tracing::info!(signal = signal.name(), "stopping the studio");
+                handle.exit(i32::from(signal.exit_code()));
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot watch for SIGTERM and SIGHUP; they would end the studio without stopping its servers");
+            }
+        }
+    });
+}
+
 fn main() {
     #[cfg(target_os = "linux")]
     choose_webkit_renderer();
@@ -133,6 +151,7 @@ fn main() {
         .setup(move |app| {
             builder.mount_events(app);
             app.manage(studio);
+            exit_on_signals(app.handle().clone());
             Ok(())
         })
         .build(tauri::generate_context!())

@@ -9,6 +9,7 @@
 //!   MCP mediator over stdio and HTTP), [`servers`] (configs, consent, connection
 //!   tests), [`schedule`] (the pure planner) and [`daemon`] (the loop that fires
 //!   scheduled runs).
+//! - [`signals`]: SIGINT, SIGTERM and SIGHUP as cancellation, with their exit codes.
 #![forbid(unsafe_code)] // the workspace denies it; only the studio shell has one audited exception
 
 pub mod app;
@@ -24,6 +25,7 @@ pub mod runs;
 pub mod schedule;
 pub mod serve;
 pub mod servers;
+pub mod signals;
 
 pub use app::{App, AppOptions, Change};
 pub use error::AppError;

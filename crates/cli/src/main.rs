@@ -54,7 +54,8 @@ enum Command {
     /// Run a blueprint against its MCP servers, headless.
     ///
     /// Exit codes: 0 succeeded, 1 failed, 2 invalid blueprint or usage, 3 partial
-    /// (steps with `on_error: continue` failed), 130 cancelled (Ctrl-C).
+    /// (steps with `on_error: continue` failed), 130 cancelled (Ctrl-C), 143 SIGTERM,
+    /// 129 SIGHUP (the run is cancelled and its servers stopped first).
     Run(run::RunArgs),
     /// Run a step of a recorded run again, with the other steps pinned to that run's
     /// outputs and its inputs: the step alone, or with every step after it
@@ -68,7 +69,7 @@ enum Command {
     /// list_workflows, get_workflow, run_workflow, run_pipeline, get_run, and every
     /// stored blueprint with `"expose": true`.
     Serve(serve::ServeArgs),
-    /// Fire the runs that stored blueprints' `schedule` asks for, until Ctrl-C (like
+    /// Fire the runs that stored blueprints' `schedule` asks for, until Ctrl-C or SIGTERM (like
     /// `serve --schedule`, without serving MCP). A fire missed while mcpflow was not
     /// running fires once on start; runs of one blueprint never overlap.
     Daemon {
@@ -154,11 +155,17 @@ fn report(result: anyhow::Result<ExitCode>) -> ExitCode {
     }
 }
 
-/// Runs an async command on a fresh multi-threaded runtime.
+/// Runs an async command on a fresh multi-threaded runtime. A stdin read still blocked
+/// in its thread (`serve` stopped by a signal while its client keeps stdin open) cannot be
+/// cancelled, so the runtime is not waited for past a moment.
 #[allow(clippy::print_stderr)]
 fn with_runtime(work: impl Future<Output = anyhow::Result<ExitCode>>) -> ExitCode {
     match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(runtime) => report(runtime.block_on(work)),
+        Ok(runtime) => {
+            let result = runtime.block_on(work);
+            runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+            report(result)
+        }
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
             ExitCode::from(1)

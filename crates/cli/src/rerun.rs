@@ -10,7 +10,6 @@ use mcpflow_app::runs::{Rerun, Target, Trigger};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tokio_util::sync::CancellationToken;
 
 #[derive(Debug, Args)]
 pub struct RerunArgs {
@@ -67,16 +66,15 @@ async fn execute(args: &RerunArgs) -> anyhow::Result<ExitCode> {
         Target::Stored(id) => app.blueprint(id).map(|b| top_level(&b.json)).unwrap_or(0),
     };
     let (sink, writer) = args.out.sink(total)?;
-    let cancel = CancellationToken::new();
-    crate::run::cancel_on_ctrl_c(&cancel);
-    let envelope = match drive(&app, start, sink, cancel).await {
+    let stop = crate::run::cancel_on_signals()?;
+    let envelope = match drive(&app, start, sink, stop.token().clone()).await {
         Ok(envelope) => envelope,
         Err(e) => {
             eprintln!("error[{}]: {e}", e.code());
             return Ok(ExitCode::from(2));
         }
     };
-    args.out.finish(&envelope, writer.as_ref())
+    args.out.finish(&envelope, writer.as_ref(), stop.signal())
 }
 
 fn top_level(doc: &Value) -> u64 {

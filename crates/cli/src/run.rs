@@ -7,6 +7,7 @@ use anyhow::Context as _;
 use clap::Args;
 use mcpflow_app::headless::{self, HeadlessError, HeadlessRun};
 use mcpflow_app::runs::{StartRun, Target, Trigger};
+use mcpflow_app::signals::{self, Signal, Stop};
 use mcpflow_engine::{EventSink, RunEvent, RunStatus};
 use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
@@ -100,12 +101,15 @@ impl Watch {
         Ok((sink, writer))
     }
 
-    /// Prints the result (`--json`, the errors) and maps its status to the exit code.
-    #[allow(clippy::print_stdout, clippy::print_stderr)]
+    /// Prints the result (`--json`, the errors) and maps its status to the exit code. A
+    /// run that did not succeed after a stop signal exits with that signal's code (130
+    /// Ctrl-C, 143 SIGTERM, 129 SIGHUP); one that succeeded anyway says so with 0.
+    #[allow(clippy::print_stdout)]
     pub(crate) fn finish(
         &self,
         envelope: &mcpflow_engine::Envelope,
         writer: Option<&Writer>,
+        signal: Option<Signal>,
     ) -> anyhow::Result<ExitCode> {
         if let Some(w) = writer
             && let Ok(mut w) = w.lock()
@@ -117,13 +121,15 @@ impl Watch {
         }
         for e in &envelope.errors {
             let at = if e.step.is_empty() { String::new() } else { format!(" in step `{}`", e.step) };
-            eprintln!("error[{}]{at}: {}", e.code, e.message);
+            // Not eprintln!: after SIGHUP the terminal may be gone, and that must not panic.
+            let _ = writeln!(std::io::stderr(), "error[{}]{at}: {}", e.code, e.message);
         }
-        Ok(ExitCode::from(match envelope.status {
-            RunStatus::Succeeded => 0,
-            RunStatus::Partial => EXIT_PARTIAL,
-            RunStatus::Cancelled => EXIT_CANCELLED,
-            RunStatus::Failed | RunStatus::Interrupted => EXIT_FAILED,
+        Ok(ExitCode::from(match (envelope.status, signal) {
+            (RunStatus::Succeeded, _) => 0,
+            (_, Some(signal)) => signal.exit_code(),
+            (RunStatus::Partial, None) => EXIT_PARTIAL,
+            (RunStatus::Cancelled, None) => EXIT_CANCELLED,
+            (RunStatus::Failed | RunStatus::Interrupted, None) => EXIT_FAILED,
         }))
     }
 }
@@ -159,18 +165,10 @@ pub(crate) fn folder_of(file: &std::path::Path) -> Option<PathBuf> {
     file.parent().map(|p| if p.as_os_str().is_empty() { PathBuf::from(".") } else { p.to_owned() })
 }
 
-/// Cancels `cancel` on Ctrl-C; a second Ctrl-C quits at once.
-pub(crate) fn cancel_on_ctrl_c(cancel: &CancellationToken) {
-    let on_signal = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            let _ = writeln!(std::io::stderr(), "cancelling (Ctrl-C again to quit at once)…");
-            on_signal.cancel();
-            if tokio::signal::ctrl_c().await.is_ok() {
-                std::process::exit(i32::from(EXIT_CANCELLED));
-            }
-        }
-    });
+/// Watches SIGINT, SIGTERM and SIGHUP: the first cancels the returned token (the run
+/// then ends cancelled and its servers are reaped), a second quits at once.
+pub(crate) fn cancel_on_signals() -> anyhow::Result<Stop> {
+    signals::watch().context("cannot watch for Ctrl-C, SIGTERM and SIGHUP")
 }
 
 #[allow(clippy::print_stdout, clippy::print_stderr)]
@@ -211,8 +209,8 @@ async fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
 
     let top_level = checked.plan.lists.first().map_or(0, |l| l.members.len()) as u64;
     let (sink, writer) = args.out.sink(top_level)?;
-    let cancel = CancellationToken::new();
-    cancel_on_ctrl_c(&cancel);
+    let stop = cancel_on_signals()?;
+    let cancel = stop.token().clone();
 
     let outcome = if args.store {
         recorded(&args, &bytes, &checked, &spec, sink, cancel).await
@@ -227,7 +225,7 @@ async fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
         Err((code, message, false)) => anyhow::bail!("{code}: {message}"),
     };
-    args.out.finish(&envelope, writer.as_ref())
+    args.out.finish(&envelope, writer.as_ref(), stop.signal())
 }
 
 /// Whether a headless error is the user's to fix (exit 2) rather than a failure.

@@ -1,9 +1,11 @@
 //! `mcpflow serve`: the MCP mediator over stdio, or over streamable HTTP with `--http`.
 
 use crate::app::{AppArgs, open_app};
+use crate::run::cancel_on_signals;
 use anyhow::{Context as _, bail};
 use clap::Args;
-use mcpflow_app::serve::http::{HttpOptions, new_token, serve_http};
+use mcpflow_app::serve::http::{HttpLimits, HttpOptions, new_token, serve_http};
+use mcpflow_app::signals::Stop;
 use std::net::{IpAddr, SocketAddr};
 use std::process::ExitCode;
 
@@ -40,36 +42,45 @@ pub struct ServeArgs {
     app: AppArgs,
 }
 
+/// Serves until the client goes away (stdio) or a stop signal (Ctrl-C, SIGTERM, SIGHUP)
+/// arrives; then cancels the runs in flight, reaps every server and exits 0 — or the
+/// signal's code (130, 143, 129).
 pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let signals = cancel_on_signals()?;
     let app = crate::app::open_app_with_options(&args.app, args.max_runs, None, args.allow_blueprint_env)?;
     let stop = tokio_util::sync::CancellationToken::new();
     if args.schedule {
         tokio::spawn(mcpflow_app::daemon::run_schedules(app.clone(), stop.clone()));
     }
-    let result = Box::pin(serve(&args, app.clone())).await;
+    let result = Box::pin(serve(&args, app.clone(), &signals)).await;
     stop.cancel();
     app.shutdown().await;
     result
 }
 
-/// Runs the scheduler alone until Ctrl-C (`mcpflow daemon`).
+/// Runs the scheduler alone until a stop signal (`mcpflow daemon`); runs in flight are
+/// cancelled and their servers reaped, then it exits with the signal's code.
 #[allow(clippy::print_stderr)]
 pub async fn daemon(app_args: AppArgs, max_runs: Option<usize>) -> anyhow::Result<ExitCode> {
+    let signals = cancel_on_signals()?;
     let app = open_app(&app_args, max_runs)?;
     let stop = tokio_util::sync::CancellationToken::new();
     let scheduler = tokio::spawn(mcpflow_app::daemon::run_schedules(app.clone(), stop.clone()));
-    eprintln!("mcpflow fires scheduled runs (Ctrl-C stops)");
-    let _ = tokio::signal::ctrl_c().await;
+    eprintln!("mcpflow fires scheduled runs (Ctrl-C or SIGTERM stops)");
+    let signal = signals.received().await;
     stop.cancel();
     let _ = scheduler.await;
     app.shutdown().await;
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitCode::from(signal.exit_code()))
 }
 
 #[allow(clippy::print_stderr)]
-async fn serve(args: &ServeArgs, app: mcpflow_app::App) -> anyhow::Result<ExitCode> {
+async fn serve(args: &ServeArgs, app: mcpflow_app::App, signals: &Stop) -> anyhow::Result<ExitCode> {
     let Some(http) = &args.http else {
-        mcpflow_app::serve::serve_stdio(app).await.context("serving MCP over stdio")?;
+        tokio::select! {
+            served = mcpflow_app::serve::serve_stdio(app) => served.context("serving MCP over stdio")?,
+            signal = signals.received() => return Ok(ExitCode::from(signal.exit_code())),
+        }
         return Ok(ExitCode::SUCCESS);
     };
     let mut addr = parse_addr(http)?;
@@ -86,15 +97,19 @@ async fn serve(args: &ServeArgs, app: mcpflow_app::App) -> anyhow::Result<ExitCo
             t
         }
     };
-    let server = serve_http(app, HttpOptions { addr, token, hosts: args.allow_host.clone() })
-        .await
-        .with_context(|| format!("cannot listen on {addr}"))?;
+    let options = HttpOptions { addr, token, hosts: args.allow_host.clone(), limits: HttpLimits::default() };
+    let mut server = serve_http(app, options).await.with_context(|| format!("cannot listen on {addr}"))?;
     eprintln!("mcpflow serves MCP at http://{}/mcp (Ctrl-C stops)", server.addr);
     tokio::select! {
-        r = server.wait() => r.context("the HTTP server stopped")?,
-        _ = tokio::signal::ctrl_c() => {}
+        r = server.wait() => {
+            r.context("the HTTP server stopped")?;
+            Ok(ExitCode::SUCCESS)
+        }
+        signal = signals.received() => {
+            let _ = server.stop().await;
+            Ok(ExitCode::from(signal.exit_code()))
+        }
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// `PORT` or `HOST:PORT`.

@@ -4,19 +4,51 @@
 //! or the `--bind` address), an `Origin`, when a browser sends one, must be this
 //! server's own (else 403: no DNS rebinding, no cross-site calls), and it must carry
 //! `Authorization: Bearer <token>` (else 401). The token is compared in constant time.
+//!
+//! Slow or idle clients cannot hold the server ([`HttpLimits`]): a request's headers
+//! must arrive within [`HEADER_READ_TIMEOUT`] (the same clock closes a kept-alive
+//! connection that sends no next request), its whole body within [`BODY_READ_TIMEOUT`]
+//! and at most [`MAX_BODY_BYTES`]; past [`MAX_CONNECTIONS`] open connections a new one
+//! is answered 503 and closed at once. These bound reading requests only: an answer
+//! streamed back (the progress of a long run) is never cut.
 
 use super::Mediator;
 use crate::app::App;
 use axum::Router;
+use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
+
+/// How long a client has to send a request's headers, from the moment the server waits
+/// for them: on a new connection, and between requests on a kept-alive one (so this is
+/// also the idle keep-alive timeout). Past it the connection is closed.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a request's whole body may take to arrive once its headers have. Past it the
+/// answer is 408 `BODY_TIMEOUT` and the connection is closed.
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// The largest request body read (JSON-RPC messages; a 5 MB blueprint sent as a string
+/// does not fit — save it as an object). Past it: 413 `BODY_TOO_LARGE`.
+pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// Connections open at once. Past it a new connection is answered 503
+/// `TOO_MANY_CONNECTIONS` and closed at once (not queued: a queue would let slow clients
+/// hold honest ones in the kernel's backlog just the same).
+pub const MAX_CONNECTIONS: usize = 256;
+/// How long open connections get to finish when the server stops (runs in flight are
+/// cancelled by then; a client still sending its headers is simply dropped after it), so
+/// a stop signal is not held up by slow clients.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 /// How to serve over HTTP.
 #[derive(Debug, Clone)]
@@ -27,6 +59,33 @@ pub struct HttpOptions {
     pub token: String,
     /// Extra names clients may use in `Host` (beyond loopback names and the bind address).
     pub hosts: Vec<String>,
+    /// Read timeouts and caps on connections and bodies.
+    pub limits: HttpLimits,
+}
+
+/// What a client may hold of the server: read timeouts and caps. The defaults are the
+/// constants of this module; tests shorten them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpLimits {
+    /// See [`HEADER_READ_TIMEOUT`].
+    pub header_read_timeout: Duration,
+    /// See [`BODY_READ_TIMEOUT`].
+    pub body_read_timeout: Duration,
+    /// See [`MAX_BODY_BYTES`].
+    pub max_body_bytes: usize,
+    /// See [`MAX_CONNECTIONS`] (at least 1).
+    pub max_connections: usize,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        HttpLimits {
+            header_read_timeout: HEADER_READ_TIMEOUT,
+            body_read_timeout: BODY_READ_TIMEOUT,
+            max_body_bytes: MAX_BODY_BYTES,
+            max_connections: MAX_CONNECTIONS,
+        }
+    }
 }
 
 /// A fresh random token (256 bits, hex).
@@ -53,21 +112,23 @@ pub struct HttpServer {
 }
 
 impl HttpServer {
-    /// Stops accepting requests and ends open sessions.
+    /// Stops accepting requests, ends open sessions and waits (a few seconds at most)
+    /// for open connections to close.
     pub async fn stop(self) -> std::io::Result<()> {
         self.stop.cancel();
         self.task.await.map_err(std::io::Error::other)?
     }
 
-    /// Serves until the server fails or is stopped.
-    pub async fn wait(self) -> std::io::Result<()> {
-        self.task.await.map_err(std::io::Error::other)?
+    /// Serves until the server fails or is stopped. Cancel-safe: [`HttpServer::stop`]
+    /// may follow.
+    pub async fn wait(&mut self) -> std::io::Result<()> {
+        (&mut self.task).await.map_err(std::io::Error::other)?
     }
 }
 
 /// Binds and starts serving. Port 0 picks a free port (see [`HttpServer::addr`]).
 pub async fn serve_http(app: App, options: HttpOptions) -> std::io::Result<HttpServer> {
-    let listener = tokio::net::TcpListener::bind(options.addr).await?;
+    let listener = TcpListener::bind(options.addr).await?;
     let addr = listener.local_addr()?;
     let stop = CancellationToken::new();
     let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into()];
@@ -86,15 +147,120 @@ pub async fn serve_http(app: App, options: HttpOptions) -> std::io::Result<HttpS
     let config = StreamableHttpServerConfig::default()
         .with_cancellation_token(stop.child_token())
         .disable_allowed_hosts()
-        .with_sse_keep_alive(Some(std::time::Duration::from_secs(15)));
+        .with_sse_keep_alive(Some(Duration::from_secs(15)))
+        .with_max_request_body_bytes(options.limits.max_body_bytes);
     let service =
         StreamableHttpService::new(move || Ok(mediator.clone()), Arc::new(LocalSessionManager::default()), config);
-    let router = Router::new().nest_service("/mcp", service).layer(middleware::from_fn_with_state(guard, check));
-    let shutdown = stop.clone();
-    let task = tokio::spawn(async move {
-        axum::serve(listener, router).with_graceful_shutdown(async move { shutdown.cancelled().await }).await
-    });
+    // Layers run outside in: the guard first (it reads no body), then the body reader.
+    let router = Router::new()
+        .nest_service("/mcp", service)
+        .layer(middleware::from_fn_with_state(options.limits, read_body))
+        .layer(middleware::from_fn_with_state(guard, check));
+    let task = tokio::spawn(accept(listener, router, options.limits, stop.clone()));
     Ok(HttpServer { addr, stop, task })
+}
+
+/// Accepts connections until `stop`, each served by hyper with the header read timeout,
+/// at most `limits.max_connections` at once; then waits for open ones to finish.
+async fn accept(
+    listener: TcpListener,
+    router: Router,
+    limits: HttpLimits,
+    stop: CancellationToken,
+) -> std::io::Result<()> {
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new()).header_read_timeout(limits.header_read_timeout).keep_alive(true);
+    let max = limits.max_connections.clamp(1, Semaphore::MAX_PERMITS);
+    let open = Arc::new(Semaphore::new(max));
+    // Whether connections are being turned away now (logged once per such stretch).
+    let mut full = false;
+    loop {
+        let stream = tokio::select! {
+            () = stop.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(error) => {
+                    // Out of file descriptors and the like: wait rather than spin.
+                    tracing::warn!(%error, "could not accept a connection");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+        };
+        let Ok(permit) = open.clone().try_acquire_owned() else {
+            if !full {
+                tracing::warn!(max, "turning connections away: too many are open");
+                full = true;
+            }
+            turn_away(&stream, max);
+            continue;
+        };
+        full = false;
+        let _ = stream.set_nodelay(true);
+        let connection = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(router.clone()));
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let _permit = permit;
+            let mut connection = std::pin::pin!(connection);
+            tokio::select! {
+                _ = connection.as_mut() => {}
+                () = stop.cancelled() => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = tokio::time::timeout(SHUTDOWN_GRACE, connection).await;
+                }
+            }
+        });
+    }
+    let all = u32::try_from(max).unwrap_or(u32::MAX);
+    let _ = tokio::time::timeout(SHUTDOWN_GRACE, open.acquire_many(all)).await;
+    Ok(())
+}
+
+/// Answers a connection past the cap with 503, as far as its socket takes it without
+/// waiting, and closes it.
+fn turn_away(stream: &TcpStream, max: usize) {
+    let body = serde_json::json!({ "error": { "code": "TOO_MANY_CONNECTIONS", "message":
+        format!("mcpflow serves at most {max} connections at once; try again later") } })
+    .to_string();
+    let answer = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+         connection: close\r\nretry-after: 1\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = stream.try_write(answer.as_bytes());
+}
+
+/// Reads the whole request body within the body timeout and size limit, before the MCP
+/// service sees the request.
+async fn read_body(State(limits): State<HttpLimits>, request: Request, next: Next) -> Response {
+    let (parts, body) = request.into_parts();
+    let declared = parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limits.max_body_bytes as u64) {
+        return Refusal::too_large(limits.max_body_bytes).closing();
+    }
+    let read = tokio::time::timeout(limits.body_read_timeout, axum::body::to_bytes(body, limits.max_body_bytes));
+    let bytes = match read.await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) if declared.is_none() => return Refusal::too_large(limits.max_body_bytes).closing(),
+        Ok(Err(error)) => {
+            return Refusal {
+                status: StatusCode::BAD_REQUEST,
+                code: "BODY_UNREADABLE",
+                message: format!("the request body could not be read: {error}"),
+            }
+            .closing();
+        }
+        Err(_) => {
+            let seconds = limits.body_read_timeout.as_secs_f64();
+            return Refusal {
+                status: StatusCode::REQUEST_TIMEOUT,
+                code: "BODY_TIMEOUT",
+                message: format!("the request body did not arrive whole within {seconds} s; send it at once"),
+            }
+            .closing();
+        }
+    };
+    next.run(Request::from_parts(parts, Body::from(bytes))).await
 }
 
 async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
@@ -194,6 +360,21 @@ impl Refusal {
     fn unauthorized(message: &str) -> Self {
         Refusal { status: StatusCode::UNAUTHORIZED, code: "UNAUTHORIZED", message: message.to_owned() }
     }
+
+    fn too_large(max: usize) -> Self {
+        Refusal {
+            status: StatusCode::PAYLOAD_TOO_LARGE,
+            code: "BODY_TOO_LARGE",
+            message: format!("the request body is larger than {max} bytes; send less at once"),
+        }
+    }
+
+    /// The answer, with the connection closed after it (its body was not read whole).
+    fn closing(self) -> Response {
+        let mut response = self.into_response();
+        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+        response
+    }
 }
 
 impl IntoResponse for Refusal {
@@ -202,7 +383,7 @@ impl IntoResponse for Refusal {
         let mut response =
             (self.status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response();
         if self.status == StatusCode::UNAUTHORIZED {
-            response.headers_mut().insert(header::WWW_AUTHENTICATE, axum::http::HeaderValue::from_static("Bearer"));
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
         response
     }

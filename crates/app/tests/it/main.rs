@@ -6,6 +6,7 @@
 
 mod daemon;
 mod faults;
+mod http_limits;
 mod import;
 mod reference;
 mod rerun;

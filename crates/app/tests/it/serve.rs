@@ -15,28 +15,30 @@ use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio_util::sync::CancellationToken;
 
-const TOKEN: &str = "test-token-0123456789";
+pub(crate) const TOKEN: &str = "test-token-0123456789";
 
 /// An app over a temporary store with the testkit servers, allowed to start them.
-fn app(servers: Vec<std::path::PathBuf>, max_runs: Option<usize>) -> App {
+pub(crate) fn app(servers: Vec<std::path::PathBuf>, max_runs: Option<usize>) -> App {
     let store = Store::open_temporary().unwrap();
     let options = AppOptions { server_files: servers, allow_all: true, max_runs, ..AppOptions::default() };
     App::with_store(store, Vec::new(), options).unwrap()
 }
 
 async fn serve(app: App, addr: SocketAddr) -> HttpServer {
-    serve_http(app, HttpOptions { addr, token: TOKEN.into(), hosts: Vec::new() }).await.unwrap()
+    serve_http(app, HttpOptions { addr, token: TOKEN.into(), hosts: Vec::new(), limits: Default::default() })
+        .await
+        .unwrap()
 }
 
 /// An rmcp client pool whose one server, `mcpflow`, is the mediator at `addr`.
-fn client(addr: SocketAddr, token: &str) -> Pool {
+pub(crate) fn client(addr: SocketAddr, token: &str) -> Pool {
     let doc = json!({ "mcpServers": { "mcpflow": {
         "url": format!("http://{addr}/mcp"), "headers": { "Authorization": format!("Bearer {token}") } } } });
     let configs = ServerConfigs::parse(&doc.to_string(), "test").unwrap();
     Pool::new(configs, Approvals::new(), PoolOptions::default())
 }
 
-async fn call(pool: &Pool, tool: &str, args: Value, progress: Option<ProgressSink>) -> Value {
+pub(crate) async fn call(pool: &Pool, tool: &str, args: Value, progress: Option<ProgressSink>) -> Value {
     let request = CallRequest {
         target: CallTarget::Tool {
             server: Some("mcpflow".into()),
@@ -110,7 +112,7 @@ async fn an_rmcp_client_saves_runs_by_id_with_progress_and_runs_a_pipeline_over_
 }
 
 /// Sends one raw HTTP request and returns the status code.
-async fn status(addr: SocketAddr, host: &str, extra: &str) -> u16 {
+pub(crate) async fn status(addr: SocketAddr, host: &str, extra: &str) -> u16 {
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
     let request = format!(
         "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",

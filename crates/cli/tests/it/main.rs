@@ -9,6 +9,7 @@ mod history;
 mod rerun;
 mod run;
 mod serve;
+mod signals;
 mod validate;
 mod workflow_refs;
 

@@ -1,0 +1,197 @@
+//! SIGTERM and SIGHUP are handled like Ctrl-C by `run`, `serve` and `daemon`: what is
+//! running is cancelled, every server's process group is reaped (a grandchild the server
+//! left running too), and the exit code is the signal's (143, 129).
+
+use crate::stderr;
+use serde_json::{Value, json};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A folder with an `mcpServers` file whose `faulty` server is started through `sh`,
+/// which first leaves a `sleep 300` grandchild behind and writes its pid to a file.
+struct Dir {
+    dir: tempfile::TempDir,
+}
+
+impl Dir {
+    fn new() -> Dir {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = mcpflow_testkit::binary().display().to_string();
+        let pidfile = dir.path().join("grandchild.pid").display().to_string();
+        let script = format!("sleep 300 & echo $! > '{pidfile}'; exec '{bin}' faulty");
+        let servers = json!({ "mcpServers": { "faulty": { "command": "sh", "args": ["-c", script] } } });
+        std::fs::write(dir.path().join("servers.json"), servers.to_string()).unwrap();
+        Dir { dir }
+    }
+
+    fn servers(&self) -> String {
+        self.dir.path().join("servers.json").display().to_string()
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_mcpflow"));
+        c.args(args)
+            .current_dir(crate::repo())
+            .env("MCPFLOW_HOME", self.dir.path().join("home"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c
+    }
+
+    /// `mcpflow run` of a blueprint whose one step hangs in the faulty server.
+    fn run_hanging(&self) -> Child {
+        let bp = json!({ "blueprint": 1, "id": "hang",
+            "steps": [{ "id": "h", "kind": "tool", "server": "faulty", "tool": "hang" }] });
+        let file = self.dir.path().join("hang.json");
+        std::fs::write(&file, bp.to_string()).unwrap();
+        let file = file.display().to_string();
+        self.cmd(&["run", &file, "--servers", &self.servers(), "--allow-all-servers"]).spawn().unwrap()
+    }
+
+    /// Waits for the grandchild's pid, then a moment more so the call is in flight.
+    fn grandchild(&self) -> u32 {
+        let path: PathBuf = self.dir.path().join("grandchild.pid");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let pid = loop {
+            if let Some(pid) = std::fs::read_to_string(&path).ok().and_then(|t| t.trim().parse::<u32>().ok()) {
+                break pid;
+            }
+            assert!(Instant::now() < deadline, "the server never started");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert!(alive(pid), "the grandchild {pid} should be running");
+        std::thread::sleep(Duration::from_millis(500));
+        pid
+    }
+}
+
+/// Whether `pid` is a live process (a zombie awaiting its reaper counts as gone).
+fn alive(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+    let state = stat.rsplit(')').next().unwrap_or_default().split_whitespace().next().unwrap_or("?");
+    state != "Z" && state != "X"
+}
+
+fn signal(child: &Child, name: &str) {
+    let status = Command::new("kill").args([&format!("-{name}"), &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+}
+
+/// Waits for the process to end, asserts the grandchild is gone, then returns the output.
+fn ended(child: Child, grandchild: Option<u32>) -> std::process::Output {
+    let out = child.wait_with_output().unwrap();
+    if let Some(pid) = grandchild {
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while alive(pid) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let still = alive(pid);
+        if still {
+            let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+        }
+        assert!(!still, "the server's grandchild {pid} was left running; stderr:\n{}", stderr(&out));
+    }
+    out
+}
+
+#[test]
+fn sigterm_cancels_a_run_reaps_the_servers_grandchild_and_exits_143() {
+    let d = Dir::new();
+    let child = d.run_hanging();
+    let grandchild = d.grandchild();
+    signal(&child, "TERM");
+    let out = ended(child, Some(grandchild));
+    assert_eq!(out.status.code(), Some(143), "{}", stderr(&out));
+    assert!(stderr(&out).contains("cancelling (SIGTERM again"), "{}", stderr(&out));
+}
+
+#[test]
+fn sighup_cancels_a_run_reaps_the_servers_grandchild_and_exits_129() {
+    let d = Dir::new();
+    let child = d.run_hanging();
+    let grandchild = d.grandchild();
+    signal(&child, "HUP");
+    let out = ended(child, Some(grandchild));
+    assert_eq!(out.status.code(), Some(129), "{}", stderr(&out));
+}
+
+/// Sends one JSON-RPC message on a line.
+fn send(stdin: &mut ChildStdin, message: Value) {
+    writeln!(stdin, "{message}").unwrap();
+    stdin.flush().unwrap();
+}
+
+#[test]
+fn sigterm_stops_serve_over_stdio_with_a_call_in_flight_reaping_the_server() {
+    let d = Dir::new();
+    let mut child =
+        d.cmd(&["serve", "--servers", &d.servers(), "--allow-all-servers"]).stdin(Stdio::piped()).spawn().unwrap();
+    // Keep stdin open: the client has not gone away.
+    let mut stdin = child.stdin.take().unwrap();
+    send(
+        &mut stdin,
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "test", "version": "1" } } }),
+    );
+    send(&mut stdin, json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    send(
+        &mut stdin,
+        json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "call_tool", "arguments": { "server": "faulty", "tool": "hang", "args": {} } } }),
+    );
+    let grandchild = d.grandchild();
+    signal(&child, "TERM");
+    let started = Instant::now();
+    let out = ended(child, Some(grandchild));
+    drop(stdin);
+    assert_eq!(out.status.code(), Some(143), "{}", stderr(&out));
+    assert!(started.elapsed() < Duration::from_secs(10), "serve took {:?} to stop", started.elapsed());
+}
+
+#[test]
+fn sigterm_and_sighup_stop_the_daemon_with_their_exit_codes() {
+    for (name, code) in [("TERM", 143), ("HUP", 129)] {
+        let d = Dir::new();
+        let child = d.cmd(&["daemon"]).spawn().unwrap();
+        wait_for_store(&d.dir.path().join("home"), &child);
+        signal(&child, name);
+        let out = ended(child, None);
+        assert_eq!(out.status.code(), Some(code), "SIG{name}: {}", stderr(&out));
+    }
+}
+
+/// Waits until the daemon has opened its store (its signal handlers are installed
+/// before), and a moment more.
+fn wait_for_store(home: &Path, child: &Child) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !home.exists() {
+        assert!(Instant::now() < deadline, "the daemon {} never opened its store", child.id());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+}
+
+#[test]
+fn sigterm_stops_serve_over_http_promptly_even_with_a_slow_client_connected() {
+    use std::io::BufRead as _;
+    let d = Dir::new();
+    let mut child = d.cmd(&["serve", "--http", "127.0.0.1:0", "--token", "t0k"]).spawn().unwrap();
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let addr = loop {
+        let line = lines.next().expect("serve printed its address").unwrap();
+        if let Some(rest) = line.split("http://").nth(1) {
+            break rest.split('/').next().unwrap().to_owned();
+        }
+    };
+    // A client that sent half a request line and nothing since.
+    let mut slow = std::net::TcpStream::connect(&addr).unwrap();
+    slow.write_all(b"POST /mcp HT").unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    signal(&child, "TERM");
+    let started = Instant::now();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143));
+    assert!(started.elapsed() < Duration::from_secs(6), "serve took {:?} to stop", started.elapsed());
+}
