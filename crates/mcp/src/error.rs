@@ -20,6 +20,11 @@ pub enum Error {
     #[error("{origin}: {message}")]
     ConfigInvalid { origin: String, message: String },
 
+    /// A server config file the reader refused before parsing it: larger than its limit
+    /// (`LIMIT_SIZE`, found while reading). The code is the diagnostic's.
+    #[error("{}:{}:{}: {}{}", path.display(), diagnostic.position.map_or(1, |p| p.line), diagnostic.position.map_or(1, |p| p.col), diagnostic.message, diagnostic.hint.as_deref().map(|h| format!("; {h}")).unwrap_or_default())]
+    ConfigRefused { path: PathBuf, diagnostic: Box<mcpflow_blueprint::Diagnostic> },
+
     /// One server's entry cannot be used (no command or url, wrong types …).
     #[error("server `{server}`: {message}")]
     ServerConfigInvalid { server: String, message: String },
@@ -114,6 +119,7 @@ impl Error {
         match self {
             Error::ConfigRead { .. } => "CONFIG_READ_FAILED",
             Error::ConfigInvalid { .. } => "CONFIG_INVALID",
+            Error::ConfigRefused { diagnostic, .. } => diagnostic.code.name(),
             Error::ServerConfigInvalid { .. } => "SERVER_CONFIG_INVALID",
             Error::TransportUnsupported { .. } => "TRANSPORT_UNSUPPORTED",
             Error::EnvVarMissing { .. } => "ENV_VAR_MISSING",
