@@ -224,7 +224,12 @@ async fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     let envelope = match outcome {
         Ok(e) => e,
         Err((code, message, true)) => {
-            eprintln!("error[{code}]: {message}");
+            // A refusal of the reader names its file and code already (`file:1:1: error[CODE]: …`).
+            if message.contains(&format!(": error[{code}]: ")) {
+                eprintln!("{message}");
+            } else {
+                eprintln!("error[{code}]: {message}");
+            }
             return Ok(ExitCode::from(EXIT_USAGE));
         }
         Err((code, message, false)) => anyhow::bail!("{code}: {message}"),

@@ -21,8 +21,9 @@ pub enum Error {
     ConfigInvalid { origin: String, message: String },
 
     /// A server config file the reader refused before parsing it: larger than its limit
-    /// (`LIMIT_SIZE`, found while reading). The code is the diagnostic's.
-    #[error("{}:{}:{}: {}{}", path.display(), diagnostic.position.map_or(1, |p| p.line), diagnostic.position.map_or(1, |p| p.col), diagnostic.message, diagnostic.hint.as_deref().map(|h| format!("; {h}")).unwrap_or_default())]
+    /// (`LIMIT_SIZE`, found while reading). The code is the diagnostic's; the message has
+    /// the shape of a `validate` finding (`file:1:1: error[LIMIT_SIZE]: …; hint`).
+    #[error("{}", refused(path, diagnostic))]
     ConfigRefused { path: PathBuf, diagnostic: Box<mcpflow_blueprint::Diagnostic> },
 
     /// One server's entry cannot be used (no command or url, wrong types …).
@@ -111,6 +112,12 @@ pub enum Error {
     /// The pool was shut down.
     #[error("the server pool is shut down")]
     ShutDown,
+}
+
+fn refused(path: &std::path::Path, d: &mcpflow_blueprint::Diagnostic) -> String {
+    let at = d.position.map(|p| format!("{}:{}", p.line, p.col)).unwrap_or_else(|| "1:1".to_owned());
+    let hint = d.hint.as_deref().map(|h| format!("; {h}")).unwrap_or_default();
+    format!("{}:{at}: error[{}]: {}{hint}", path.display(), d.code, d.message)
 }
 
 impl Error {

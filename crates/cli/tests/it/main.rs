@@ -5,6 +5,7 @@
 
 mod crash;
 mod history;
+mod reading;
 mod rerun;
 mod run;
 mod serve;
