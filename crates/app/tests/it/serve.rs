@@ -270,5 +270,5 @@ async fn a_blueprint_given_as_text_with_a_duplicate_key_is_refused_at_its_positi
     let checked = call(&pool, "validate_workflow", json!({ "blueprint": clean }), None).await;
     assert_eq!(checked["structuredContent"]["valid"], true, "{checked}");
     pool.shutdown().await;
-    server.shutdown().await;
+    server.stop().await.unwrap();
 }

@@ -237,3 +237,56 @@ impl<'de> Visitor<'de> for Strict<'_> {
         Ok(Value::Object(map))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SMALL: SizeLimit<'static> = SizeLimit { bytes: 16, what: "the thing", hint: "make it smaller" };
+
+    /// Counts how much was asked of it: the limit plus one, never the endless rest.
+    struct Endless {
+        delivered: usize,
+    }
+
+    impl Read for Endless {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            buf.fill(b' ');
+            self.delivered += buf.len();
+            Ok(buf.len())
+        }
+    }
+
+    #[test]
+    fn reading_stops_one_byte_past_the_limit() {
+        let mut endless = Endless { delivered: 0 };
+        let Err(ReadError::Refused(d)) = read_bounded(&mut endless, &SMALL) else { panic!("not refused") };
+        assert_eq!(endless.delivered, 17);
+        assert_eq!(d.code, Code::LimitSize);
+        assert_eq!(d.position, Some(Position { line: 1, col: 1 }));
+        assert_eq!(d.message, "the thing is larger than the limit of 16 bytes (16 bytes)");
+        assert_eq!(read_bounded(&b"{\"a\": 1}"[..], &SMALL).unwrap(), b"{\"a\": 1}");
+    }
+
+    #[test]
+    fn the_streamed_reader_is_bounded_and_refuses_duplicates_with_a_position() {
+        let Err(ReadError::Refused(d)) = read_json_streamed(Endless { delivered: 0 }, &SMALL) else { panic!() };
+        assert_eq!(d.code, Code::LimitSize);
+
+        let text = "{\"a\": [1, {\"b\": 1,\n \"b\": 2}]}";
+        let Err(ReadError::Refused(d)) = read_json_streamed(text.as_bytes(), &BIG) else { panic!() };
+        assert_eq!((d.code, d.pointer.as_str()), (Code::JsonDuplicateKey, "/a/1/b"));
+        assert_eq!(d.position.map(|p| p.line), Some(2));
+
+        let Err(ReadError::Refused(d)) = read_json_streamed(&b"{\"a\": 1} x"[..], &BIG) else { panic!() };
+        assert_eq!(d.code, Code::JsonSyntax);
+
+        let text = r#"{"s": "\u00e9", "n": [0, -1, 1.5, 18446744073709551615], "o": {"x": null, "y": true}}"#;
+        let ours = read_json_streamed(text.as_bytes(), &BIG).unwrap();
+        assert_eq!(ours, serde_json::from_str::<Value>(text).unwrap());
+        let keys: Vec<&String> = ours["o"].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["x", "y"]);
+    }
+
+    const BIG: SizeLimit<'static> = SizeLimit { bytes: 1 << 20, what: "the thing", hint: "make it smaller" };
+}
