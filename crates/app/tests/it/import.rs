@@ -69,5 +69,10 @@ fn a_servers_file_with_a_server_named_twice_is_refused_at_the_second_name() {
     let huge = dir.path().join("huge.json");
     std::fs::File::create(&huge).unwrap().set_len(6 * 1024 * 1024).unwrap();
     let e = read_json_file(&huge, "a servers file", "list servers only").unwrap_err().to_string();
-    assert!(e.contains("error[LIMIT_SIZE]: a servers file is larger than the limit of 5242880 bytes (5 MB) (list servers only)"), "{e}");
+    assert!(
+        e.contains(
+            "error[LIMIT_SIZE]: a servers file is larger than the limit of 5242880 bytes (5 MB) (list servers only)"
+        ),
+        "{e}"
+    );
 }

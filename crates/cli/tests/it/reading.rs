@@ -101,7 +101,12 @@ fn a_backup_is_read_streamed_and_bounded() {
     let (out, took) = bounded(&home, &["import", path], Stdio::null(), &[("MCPFLOW_MAX_BACKUP_BYTES", &limit)]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(err.contains(&format!("{path}:1:1: error[LIMIT_SIZE]: the store backup is larger than the limit of 8388608 bytes (8 MB)")), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{path}:1:1: error[LIMIT_SIZE]: the store backup is larger than the limit of 8388608 bytes (8 MB)"
+        )),
+        "{err}"
+    );
     assert!(err.contains("MCPFLOW_MAX_BACKUP_BYTES"), "{err}");
     eprintln!("a 12 MB backup over an 8 MB limit: refused in {} ms", took.as_millis());
 
@@ -163,9 +168,5 @@ fn an_inputs_file_naming_an_input_twice_is_refused() {
     std::fs::write(&inputs, "{\"n\": 1,\n \"n\": 2}").unwrap();
     let (out, _) = bounded(&home, &["run", &x, "--inputs", inputs.to_str().unwrap()], Stdio::null(), &[]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains(&format!("{}:2:2: error[JSON_DUPLICATE_KEY]", inputs.display())),
-        "{}",
-        stderr(&out)
-    );
+    assert!(stderr(&out).contains(&format!("{}:2:2: error[JSON_DUPLICATE_KEY]", inputs.display())), "{}", stderr(&out));
 }
