@@ -4,8 +4,50 @@
 
 use crate::app::{App, Change};
 use crate::error::{AppError, Result};
+use mcpflow_blueprint::Code;
+use mcpflow_blueprint::limits::{BACKUP_SIZE, BLUEPRINT_SIZE};
+use mcpflow_blueprint::source::{ReadError, SizeLimit, parse_within, read_json_streamed};
 use serde_json::Value;
 use std::fmt;
+use std::io::Read;
+
+/// The largest store backup [`read_import`] reads: [`BACKUP_SIZE`] (1 GB), or
+/// `MCPFLOW_MAX_BACKUP_BYTES` when set to a number of bytes.
+pub fn backup_limit() -> SizeLimit<'static> {
+    let bytes = std::env::var("MCPFLOW_MAX_BACKUP_BYTES").ok().and_then(|v| v.trim().parse().ok());
+    SizeLimit { bytes: bytes.unwrap_or(BACKUP_SIZE.bytes), ..BACKUP_SIZE }
+}
+
+/// Reads a document to import — a blueprint or a store backup — with the strict reader
+/// (a duplicate key is `JSON_DUPLICATE_KEY`, never the last key winning) and within its
+/// size, checked while reading.
+///
+/// The first 5 MB decide: a document that ends within them is read exactly as
+/// `mcpflow validate` reads a blueprint (the same positions). A larger one can only be a
+/// backup; it is parsed as it is read ([`read_json_streamed`]: no copy of the text),
+/// up to [`backup_limit`]. A larger document that turns out not to be a backup is
+/// refused as a blueprint over 5 MB.
+pub fn read_import(mut read: impl Read) -> Result<Value, ReadError> {
+    let mut head = Vec::new();
+    (&mut read).take(BLUEPRINT_SIZE.bytes as u64 + 1).read_to_end(&mut head)?;
+    let limit = backup_limit();
+    let small = head.len() <= BLUEPRINT_SIZE.bytes;
+    let mut refused = None;
+    if small {
+        match parse_within(&head, &BLUEPRINT_SIZE) {
+            Ok(parsed) => return Ok(parsed.value),
+            // A backup nests its blueprints and run outputs a few levels deeper than a
+            // blueprint may: read it again the backup's way, below.
+            Err(d) if d.code == Code::LimitNesting => refused = Some(d),
+            Err(d) => return Err(d.into()),
+        }
+    }
+    let value = read_json_streamed(std::io::Cursor::new(head).chain(read), &limit)?;
+    if value.get("mcpflow_store").is_none() {
+        return Err(refused.unwrap_or_else(|| BLUEPRINT_SIZE.exceeded()).into());
+    }
+    Ok(value)
+}
 
 /// What an import did.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,6 +3,7 @@
 
 use crate::app::{App, Change};
 use crate::error::{AppError, Result};
+use mcpflow_blueprint::source::{ReadError, SizeLimit, read_json};
 use mcpflow_blueprint::validate::workflow_calls;
 use mcpflow_blueprint::{Diagnostic, Options, Report, WorkflowCatalog, check_bytes, check_value};
 use mcpflow_store::{BlueprintMeta, Store, StoredBlueprint};
@@ -24,11 +25,15 @@ pub struct Exposed {
     pub input_schema: Value,
 }
 
-/// The blueprint as JSON, from a JSON value or from text holding JSON.
+/// The blueprint as JSON, from a JSON value or from text holding JSON. Text goes through
+/// the same strict reader as a blueprint file (`mcpflow validate`): a duplicate key, a
+/// document over 5 MB or nested past 64 is [`AppError::Invalid`] with that diagnostic
+/// and its line and column in the text, never a key silently dropped.
 pub fn document(blueprint: &Value) -> Result<Value> {
     match blueprint {
-        Value::String(text) => serde_json::from_str(text)
-            .map_err(|e| AppError::BadRequest(format!("`blueprint` is a string but not JSON: {e}"))),
+        Value::String(text) => mcpflow_blueprint::source::parse(text.as_bytes())
+            .map(|parsed| parsed.value)
+            .map_err(|d| AppError::Invalid(vec![d])),
         other => Ok(other.clone()),
     }
 }
@@ -125,21 +130,20 @@ pub fn read_blueprint_file(path: &std::path::Path) -> Result<Value> {
 /// Reads a JSON file a user picked (a blueprint, an `mcpServers` file). The bytes go
 /// through the blueprint crate's strict reader, not plain serde, so a duplicate key,
 /// invalid UTF-8, nesting past 64 or a file over 5 MB is an error naming
-/// `file:line:col` instead of a key silently dropped; a leading BOM is skipped. `what`
+/// `file:line:col` instead of a key silently dropped; a leading BOM is skipped. The size
+/// is checked while reading: a FIFO or `/dev/zero` costs 5 MB, not all memory. `what`
 /// names the kind of file in the size error, `shrink` says what to do about it.
 pub fn read_json_file(path: &std::path::Path, what: &str, shrink: &str) -> Result<Value> {
     let cannot = |e: std::io::Error| AppError::BadRequest(format!("could not read {}: {e}", path.display()));
-    let size = std::fs::metadata(path).map_err(cannot)?.len();
-    if size > mcpflow_blueprint::limits::MAX_BLUEPRINT_BYTES as u64 {
-        return Err(AppError::BadRequest(format!(
-            "{}: the file is {size} bytes; {what} is at most 5 MB ({shrink})",
-            path.display()
-        )));
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let limit = SizeLimit { bytes: mcpflow_blueprint::limits::MAX_BLUEPRINT_BYTES, what, hint: shrink };
+    match read_json(file, &limit) {
+        Ok(parsed) => Ok(parsed.value),
+        Err(ReadError::Io(e)) => Err(cannot(e)),
+        Err(ReadError::Refused(d)) => {
+            let at = d.position.map(|p| format!(":{}:{}", p.line, p.col)).unwrap_or_default();
+            let hint = d.hint.as_deref().map(|h| format!(" ({h})")).unwrap_or_default();
+            Err(AppError::BadRequest(format!("{}{at}: error[{}]: {}{hint}", path.display(), d.code, d.message)))
+        }
     }
-    let bytes = std::fs::read(path).map_err(cannot)?;
-    mcpflow_blueprint::source::parse(&bytes).map(|parsed| parsed.value).map_err(|d| {
-        let at = d.position.map(|p| format!(":{}:{}", p.line, p.col)).unwrap_or_default();
-        let hint = d.hint.as_deref().map(|h| format!(" ({h})")).unwrap_or_default();
-        AppError::BadRequest(format!("{}{at}: error[{}]: {}{hint}", path.display(), d.code, d.message))
-    })
 }

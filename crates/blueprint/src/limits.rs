@@ -14,3 +14,30 @@ pub const MAX_STEPS: usize = 10_000;
 pub const MAX_LOOP_DEPTH: usize = 8;
 /// Default `max_iterations` for both loop forms.
 pub const DEFAULT_MAX_ITERATIONS: u32 = 1_000;
+
+use crate::source::SizeLimit;
+
+/// Blueprint files, from disk, standard input, an import or an agent.
+pub const BLUEPRINT_SIZE: SizeLimit<'static> = SizeLimit {
+    bytes: MAX_BLUEPRINT_BYTES,
+    what: "the blueprint",
+    hint: "move large data out of the blueprint: pass it as an input or read it with a resource step",
+};
+/// `mcpServers` files (`--servers`, the studio's Import servers).
+pub const SERVERS_FILE_SIZE: SizeLimit<'static> =
+    SizeLimit { bytes: 5 * 1024 * 1024, what: "the servers file", hint: "an mcpServers file lists servers only" };
+/// `--inputs` files: inputs may carry data, so they may be larger than a blueprint.
+pub const INPUTS_FILE_SIZE: SizeLimit<'static> = SizeLimit {
+    bytes: 16 * 1024 * 1024,
+    what: "the inputs file",
+    hint: "pass larger data through a resource or a tool the blueprint calls, not as an input",
+};
+/// `validate --catalog` files.
+pub const CATALOG_FILE_SIZE: SizeLimit<'static> =
+    SizeLimit { bytes: 16 * 1024 * 1024, what: "the tool catalog", hint: "list only the servers the blueprints use" };
+/// Store backups (`mcpflow import`): read streamed, never whole in one buffer.
+pub const BACKUP_SIZE: SizeLimit<'static> = SizeLimit {
+    bytes: 1024 * 1024 * 1024,
+    what: "the store backup",
+    hint: "a backup this large cannot be imported; set MCPFLOW_MAX_BACKUP_BYTES to allow a larger one",
+};

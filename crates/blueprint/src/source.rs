@@ -6,8 +6,12 @@
 //! JSON Pointers to byte offsets; line and column are worked out only for the few
 //! offsets a diagnostic needs.
 
+mod bounded;
+
+pub use bounded::{ReadError, SizeLimit, read_bounded, read_json, read_json_streamed};
+
 use crate::diagnostic::{Code, Diagnostic, Position, pointer_push};
-use crate::limits::{MAX_BLUEPRINT_BYTES, MAX_JSON_DEPTH};
+use crate::limits::{BLUEPRINT_SIZE, MAX_JSON_DEPTH};
 use serde_json::{Map, Number, Value};
 use std::collections::HashMap;
 
@@ -122,14 +126,14 @@ pub struct Parsed {
 
 /// Parses blueprint bytes. Errors are fatal and carry a position.
 pub fn parse(bytes: &[u8]) -> Result<Parsed, Diagnostic> {
-    if bytes.len() > MAX_BLUEPRINT_BYTES {
-        return Err(Diagnostic::new(
-            Code::LimitSize,
-            "",
-            format!("the blueprint is larger than the limit of {MAX_BLUEPRINT_BYTES} bytes (5 MB)"),
-        )
-        .with_hint("move large data out of the blueprint: pass it as an input or read it with a resource step")
-        .at(Position { line: 1, col: 1 }));
+    parse_within(bytes, &BLUEPRINT_SIZE)
+}
+
+/// Parses a document of another kind (inputs, a servers file) as strictly as a
+/// blueprint, with that kind's size limit.
+pub fn parse_within(bytes: &[u8], limit: &SizeLimit<'_>) -> Result<Parsed, Diagnostic> {
+    if bytes.len() > limit.bytes {
+        return Err(limit.exceeded());
     }
     let mut warnings = Vec::new();
     let bytes = match bytes.strip_prefix(b"\xEF\xBB\xBF") {

@@ -2,7 +2,9 @@
 //! document (a backup). Importing is data only: it never starts a server.
 
 use crate::app::{AppArgs, open_app};
+use crate::validate::{render, unread};
 use anyhow::Context as _;
+use mcpflow_blueprint::source::ReadError;
 use std::io::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
@@ -23,9 +25,14 @@ pub fn export(file: Option<&Path>) -> anyhow::Result<ExitCode> {
 
 #[allow(clippy::print_stderr)]
 pub fn import(file: &Path) -> anyhow::Result<ExitCode> {
-    let text = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
-    let doc: serde_json::Value =
-        serde_json::from_slice(&text).with_context(|| format!("{} is not JSON", file.display()))?;
+    // Strict and bounded: a blueprint as `validate` reads it, a backup streamed up to
+    // its own limit; a refusal is shown like a finding (`file:line:col: error[CODE]: …`).
+    let opened = std::fs::File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
+    let doc = match mcpflow_app::backup::read_import(opened) {
+        Ok(doc) => doc,
+        Err(ReadError::Io(e)) => return Err(e).with_context(|| format!("cannot read {}", file.display())),
+        Err(ReadError::Refused(d)) => return Ok(unread(&render(&file.display().to_string(), &d))),
+    };
     let app = open_app(&AppArgs::default(), None)?;
     let report = app.import(&doc).with_context(|| format!("importing {}", file.display()))?;
     eprintln!("{report}");

@@ -5,8 +5,10 @@
 
 use crate::app::{AppArgs, open_app_with};
 use crate::run::{Watch, block_on, drive, folder_of};
+use crate::validate::{read_json_input, unread};
 use clap::Args;
 use mcpflow_app::runs::{Rerun, Target, Trigger};
+use mcpflow_blueprint::limits::BLUEPRINT_SIZE;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -42,13 +44,18 @@ pub fn run(args: RerunArgs) -> ExitCode {
 
 #[allow(clippy::print_stderr)]
 async fn execute(args: &RerunArgs) -> anyhow::Result<ExitCode> {
+    // The file first: a file that cannot be read opens nothing.
+    let doc = match &args.file {
+        Some(file) => match read_json_input(file, &BLUEPRINT_SIZE) {
+            Ok(doc) => Some(doc),
+            Err(message) => return Ok(unread(&message)),
+        },
+        None => None,
+    };
     let app = open_app_with(&args.app, None, args.file.as_deref().and_then(folder_of))?;
     let mode = if args.from_here { Rerun::FromHere } else { Rerun::Step };
-    let plan = match &args.file {
-        Some(file) => {
-            let doc = mcpflow_app::blueprints::read_blueprint_file(file)?;
-            app.rerun_plan_on(&args.run, Target::Inline(doc), &args.step, mode)
-        }
+    let plan = match doc {
+        Some(doc) => app.rerun_plan_on(&args.run, Target::Inline(doc), &args.step, mode),
         None => app.rerun_plan(&args.run, &args.step, mode),
     };
     let mut start = match plan {

@@ -2,12 +2,13 @@
 
 use crate::app::{AppArgs, open_app_with};
 use crate::progress::Progress;
-use crate::validate::render;
+use crate::validate::{read_input, read_json_input, render, unread};
 use anyhow::Context as _;
 use clap::Args;
 use mcpflow_app::headless::{self, HeadlessError, HeadlessRun};
 use mcpflow_app::runs::{StartRun, Target, Trigger};
 use mcpflow_app::signals::{self, Signal, Stop};
+use mcpflow_blueprint::limits::{BLUEPRINT_SIZE, INPUTS_FILE_SIZE};
 use mcpflow_engine::{EventSink, RunEvent, RunStatus};
 use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
@@ -174,7 +175,10 @@ pub(crate) fn cancel_on_signals() -> anyhow::Result<Stop> {
 #[allow(clippy::print_stdout, clippy::print_stderr)]
 async fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     let shown = args.file.display().to_string();
-    let bytes = std::fs::read(&args.file).with_context(|| format!("cannot read {shown}"))?;
+    let bytes = match read_input(&args.file, &BLUEPRINT_SIZE) {
+        Ok(bytes) => bytes,
+        Err(message) => return Ok(unread(&message)),
+    };
     let checked = match headless::check(&bytes) {
         Ok(c) => c,
         Err(HeadlessError::Invalid(diagnostics)) => {
@@ -190,11 +194,11 @@ async fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let inputs = match &args.inputs_file {
         None => Default::default(),
-        Some(path) => {
-            let text = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-            serde_json::from_slice(&text)
-                .with_context(|| format!("{} is not a JSON object of inputs", path.display()))?
-        }
+        Some(path) => match read_json_input(path, &INPUTS_FILE_SIZE) {
+            Ok(serde_json::Value::Object(inputs)) => inputs,
+            Ok(_) => anyhow::bail!("{} is not a JSON object of inputs", path.display()),
+            Err(message) => return Ok(unread(&message)),
+        },
     };
     let spec = HeadlessRun {
         folder: folder_of(&args.file),
@@ -220,7 +224,12 @@ async fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     let envelope = match outcome {
         Ok(e) => e,
         Err((code, message, true)) => {
-            eprintln!("error[{code}]: {message}");
+            // A refusal of the reader names its file and code already (`file:1:1: error[CODE]: …`).
+            if message.contains(&format!(": error[{code}]: ")) {
+                eprintln!("{message}");
+            } else {
+                eprintln!("error[{code}]: {message}");
+            }
             return Ok(ExitCode::from(EXIT_USAGE));
         }
         Err((code, message, false)) => anyhow::bail!("{code}: {message}"),
@@ -247,7 +256,10 @@ async fn recorded(
     let app = open_app_with(&app_args, None, spec.folder.clone())
         .map_err(|e| ("STORE_UNAVAILABLE", format!("{e:#}"), true))?;
     let inputs = headless::assemble_inputs(&checked.blueprint, spec).map_err(|e| (e.code(), e.to_string(), true))?;
-    let doc = serde_json::from_slice(bytes).map_err(|e| ("BLUEPRINT_INVALID", e.to_string(), true))?;
+    // The strict reader again (these bytes passed it in `check`), never serde's last-key-wins.
+    let doc = mcpflow_blueprint::source::parse(bytes)
+        .map(|p| p.value)
+        .map_err(|d| ("BLUEPRINT_INVALID", d.to_string(), true))?;
     let mut start = StartRun::new(Target::Inline(doc), inputs, Trigger::Cli);
     start.timeout_ms = spec.timeout_ms;
     drive(&app, start, sink, cancel).await.map_err(|e| (e.code(), e.to_string(), true))

@@ -1,10 +1,10 @@
 //! `mcpflow validate`: compiler-style findings for blueprint files.
 
 use anyhow::Context as _;
-use mcpflow_blueprint::limits::MAX_BLUEPRINT_BYTES;
+use mcpflow_blueprint::limits::{BLUEPRINT_SIZE, CATALOG_FILE_SIZE};
+use mcpflow_blueprint::source::{ReadError, SizeLimit, parse_within, read_bounded};
 use mcpflow_blueprint::{Diagnostic, JsonCatalog, Options, ToolCatalog, check_many};
-use serde_json::json;
-use std::io::Read;
+use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -53,12 +53,9 @@ pub fn run(files: &[PathBuf], as_json: bool, tools: Tools) -> ExitCode {
     };
     let mut documents = Vec::with_capacity(files.len());
     for f in files {
-        match read_limited(f) {
+        match read_input(f, &BLUEPRINT_SIZE) {
             Ok(bytes) => documents.push(bytes),
-            Err(e) => {
-                eprintln!("{}: error: {e:#}", f.display());
-                return ExitCode::from(EXIT_USAGE);
-            }
+            Err(message) => return unread(&message),
         }
     }
     let options = Options { catalog: catalog.as_deref(), workflows: None };
@@ -102,21 +99,41 @@ pub fn render(file: &str, d: &Diagnostic) -> String {
     s
 }
 
-/// Reads a file, but never more than one byte past the size limit: a 100 MB file is
-/// rejected by the validator's size check without being read whole.
-fn read_limited(path: &Path) -> anyhow::Result<Vec<u8>> {
-    let mut buf = Vec::new();
-    let limit = MAX_BLUEPRINT_BYTES as u64 + 1;
-    if path == Path::new("-") {
-        std::io::stdin().take(limit).read_to_end(&mut buf).context("reading standard input")?;
+/// Reads a file mcpflow was pointed at (`-`: standard input), never more than one byte
+/// past `limit` (`/dev/zero` costs the limit, not all memory). Err is what to print:
+/// a refusal rendered like a finding (`file:1:1: error[LIMIT_SIZE]: …` and its hint),
+/// or why the file could not be read. Either way the exit code is 2.
+pub(crate) fn read_input(path: &Path, limit: &SizeLimit<'_>) -> Result<Vec<u8>, String> {
+    let shown = path.display().to_string();
+    let result = if path == Path::new("-") {
+        read_bounded(std::io::stdin().lock(), limit).map_err(|e| (e, "reading standard input"))
     } else {
-        let file = std::fs::File::open(path).context("cannot open the file")?;
-        file.take(limit).read_to_end(&mut buf).context("cannot read the file")?;
-    }
-    Ok(buf)
+        match std::fs::File::open(path) {
+            Ok(file) => read_bounded(file, limit).map_err(|e| (e, "cannot read the file")),
+            Err(e) => Err((ReadError::Io(e), "cannot open the file")),
+        }
+    };
+    result.map_err(|(e, doing)| match e {
+        ReadError::Io(e) => format!("{shown}: error: {doing}: {e}\n"),
+        ReadError::Refused(d) => render(&shown, &d),
+    })
+}
+
+/// [`read_input`], then the strict JSON reader (duplicate keys, UTF-8, nesting), its
+/// refusals rendered the same way.
+pub(crate) fn read_json_input(path: &Path, limit: &SizeLimit<'_>) -> Result<Value, String> {
+    let bytes = read_input(path, limit)?;
+    parse_within(&bytes, limit).map(|parsed| parsed.value).map_err(|d| render(&path.display().to_string(), &d))
+}
+
+/// Prints what [`read_input`] could not read and gives the usage exit code.
+#[allow(clippy::print_stderr)]
+pub(crate) fn unread(message: &str) -> ExitCode {
+    eprint!("{message}");
+    ExitCode::from(EXIT_USAGE)
 }
 
 fn read_catalog(path: &Path) -> anyhow::Result<JsonCatalog> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read the catalog {}", path.display()))?;
-    JsonCatalog::from_json(&text).with_context(|| format!("{} is not a tool catalog", path.display()))
+    let doc = read_json_input(path, &CATALOG_FILE_SIZE).map_err(|m| anyhow::anyhow!("{}", m.trim_end()))?;
+    serde_json::from_value(doc).with_context(|| format!("{} is not a tool catalog", path.display()))
 }

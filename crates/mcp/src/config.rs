@@ -14,6 +14,8 @@ pub use env::EnvLookup;
 use crate::error::{Error, Result};
 use indexmap::IndexMap;
 use mcpflow_blueprint::ServerConfig;
+use mcpflow_blueprint::limits::SERVERS_FILE_SIZE;
+use mcpflow_blueprint::source::{ReadError, read_bounded};
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 use std::fmt;
@@ -65,10 +67,19 @@ impl ServerConfigs {
     }
 
     /// Reads an `mcpServers` file (Claude Desktop's `claude_desktop_config.json`, Cursor's
-    /// `mcp.json`, …).
+    /// `mcp.json`, …), at most [`SERVERS_FILE_SIZE`] of it: a larger file (or
+    /// `/dev/zero`) is refused with `LIMIT_SIZE` once one byte past the limit is read.
     pub fn read(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::ConfigRead { path: path.to_owned(), message: e.to_string() })?;
+        let cannot = |e: std::io::Error| Error::ConfigRead { path: path.to_owned(), message: e.to_string() };
+        let file = std::fs::File::open(path).map_err(cannot)?;
+        let bytes = read_bounded(file, &SERVERS_FILE_SIZE).map_err(|e| match e {
+            ReadError::Io(e) => cannot(e),
+            ReadError::Refused(diagnostic) => Error::ConfigRefused { path: path.to_owned(), diagnostic },
+        })?;
+        let text = String::from_utf8(bytes).map_err(|e| Error::ConfigInvalid {
+            origin: path.display().to_string(),
+            message: format!("invalid UTF-8 at byte {}; save the file as UTF-8", e.utf8_error().valid_up_to()),
+        })?;
         Self::parse(&text, &path.display().to_string())
     }
 

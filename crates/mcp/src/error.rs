@@ -20,6 +20,12 @@ pub enum Error {
     #[error("{origin}: {message}")]
     ConfigInvalid { origin: String, message: String },
 
+    /// A server config file the reader refused before parsing it: larger than its limit
+    /// (`LIMIT_SIZE`, found while reading). The code is the diagnostic's; the message has
+    /// the shape of a `validate` finding (`file:1:1: error[LIMIT_SIZE]: …; hint`).
+    #[error("{}", refused(path, diagnostic))]
+    ConfigRefused { path: PathBuf, diagnostic: Box<mcpflow_blueprint::Diagnostic> },
+
     /// One server's entry cannot be used (no command or url, wrong types …).
     #[error("server `{server}`: {message}")]
     ServerConfigInvalid { server: String, message: String },
@@ -115,12 +121,19 @@ pub enum Error {
     ShutDown,
 }
 
+fn refused(path: &std::path::Path, d: &mcpflow_blueprint::Diagnostic) -> String {
+    let at = d.position.map(|p| format!("{}:{}", p.line, p.col)).unwrap_or_else(|| "1:1".to_owned());
+    let hint = d.hint.as_deref().map(|h| format!("; {h}")).unwrap_or_default();
+    format!("{}:{at}: error[{}]: {}{hint}", path.display(), d.code, d.message)
+}
+
 impl Error {
     /// The stable code of this error.
     pub fn code(&self) -> &'static str {
         match self {
             Error::ConfigRead { .. } => "CONFIG_READ_FAILED",
             Error::ConfigInvalid { .. } => "CONFIG_INVALID",
+            Error::ConfigRefused { diagnostic, .. } => diagnostic.code.name(),
             Error::ServerConfigInvalid { .. } => "SERVER_CONFIG_INVALID",
             Error::TransportUnsupported { .. } => "TRANSPORT_UNSUPPORTED",
             Error::EnvVarMissing { .. } => "ENV_VAR_MISSING",

@@ -260,7 +260,13 @@ impl Call<'_> {
     }
 
     fn validate(&self, args: &Value) -> Answer {
-        let doc = document(args.get("blueprint").unwrap_or(&Value::Null)).map_err(|e| app_failure(&e))?;
+        // A blueprint given as text is read strictly: what the reader refuses (a
+        // duplicate key, …) is a finding with its line and column in that text.
+        let doc = match document(args.get("blueprint").unwrap_or(&Value::Null)) {
+            Ok(doc) => doc,
+            Err(AppError::Invalid(diagnostics)) => return Ok(json!({ "valid": false, "diagnostics": diagnostics })),
+            Err(e) => return Err(app_failure(&e)),
+        };
         self.app.refuse_blueprint_env(&doc).map_err(|e| app_failure(&e))?;
         let report = self.app.validate(&doc);
         Ok(json!({ "valid": !report.has_errors(), "diagnostics": report.diagnostics }))

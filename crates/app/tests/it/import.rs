@@ -40,7 +40,21 @@ fn bad_bytes_missing_files_and_huge_files_are_clear_errors() {
     let f = std::fs::File::create(&huge).unwrap();
     f.set_len(6 * 1024 * 1024).unwrap();
     let e = read_blueprint_file(&huge).unwrap_err().to_string();
-    assert!(e.contains("at most 5 MB"), "{e}");
+    assert!(e.contains(":1:1: error[LIMIT_SIZE]: a blueprint is larger than the limit of 5242880 bytes (5 MB)"), "{e}");
+}
+
+/// The studio's Import reads at most one byte past the limit: `/dev/zero` (or a FIFO)
+/// is refused, not read until memory runs out.
+#[test]
+fn an_endless_file_is_refused_by_size_while_reading() {
+    for e in [
+        read_blueprint_file(std::path::Path::new("/dev/zero")).unwrap_err().to_string(),
+        read_json_file(std::path::Path::new("/dev/zero"), "a servers file", "list servers only")
+            .unwrap_err()
+            .to_string(),
+    ] {
+        assert!(e.starts_with("/dev/zero:1:1: error[LIMIT_SIZE]: "), "{e}");
+    }
 }
 
 #[test]
@@ -55,5 +69,10 @@ fn a_servers_file_with_a_server_named_twice_is_refused_at_the_second_name() {
     let huge = dir.path().join("huge.json");
     std::fs::File::create(&huge).unwrap().set_len(6 * 1024 * 1024).unwrap();
     let e = read_json_file(&huge, "a servers file", "list servers only").unwrap_err().to_string();
-    assert!(e.contains("a servers file is at most 5 MB (list servers only)"), "{e}");
+    assert!(
+        e.contains(
+            "error[LIMIT_SIZE]: a servers file is larger than the limit of 5242880 bytes (5 MB) (list servers only)"
+        ),
+        "{e}"
+    );
 }

@@ -240,3 +240,37 @@ async fn a_failed_pipeline_step_aborts_and_skips_the_rest_unless_it_continues_on
     pool.shutdown().await;
     server.stop().await.unwrap();
 }
+
+/// A blueprint an agent sends as text is read by the same strict reader as `mcpflow
+/// validate`: a key named twice is `JSON_DUPLICATE_KEY` at its line and column, for
+/// `validate_workflow` and `save_workflow` alike, and nothing is saved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blueprint_given_as_text_with_a_duplicate_key_is_refused_at_its_position() {
+    let server = serve(app(Vec::new(), None), "127.0.0.1:0".parse().unwrap()).await;
+    let pool = client(server.addr, TOKEN);
+    // The second `value` is on line 5, column 50 (the example).
+    let text = "{\n  \"blueprint\": 1,\n  \"id\": \"dup\",\n  \"steps\": [\n    {\"id\": \"a\", \"kind\": \"transform\", \"value\": 1, \"value\": 2}\n  ]\n}\n";
+    assert_eq!(text.lines().nth(4).unwrap().find("\"value\": 2").unwrap() + 1, 50);
+
+    let checked = call(&pool, "validate_workflow", json!({ "blueprint": text }), None).await;
+    let report = &checked["structuredContent"];
+    assert_eq!(report["valid"], false, "{checked}");
+    let first = &report["diagnostics"][0];
+    assert_eq!(first["code"], "JSON_DUPLICATE_KEY", "{checked}");
+    assert_eq!(first["position"], json!({ "line": 5, "col": 50 }), "{checked}");
+
+    let saved = call(&pool, "save_workflow", json!({ "blueprint": text }), None).await;
+    assert_eq!(saved["isError"], true, "{saved}");
+    let diagnostics = &saved["structuredContent"]["error"]["diagnostics"];
+    assert_eq!(diagnostics[0]["code"], "JSON_DUPLICATE_KEY", "{saved}");
+    assert_eq!(diagnostics[0]["position"], json!({ "line": 5, "col": 50 }), "{saved}");
+    let listed = call(&pool, "list_workflows", json!({}), None).await;
+    assert_eq!(listed["structuredContent"]["workflows"], json!([]), "{listed}");
+
+    // The same text without the duplicate is valid: the refusal was the duplicate.
+    let clean = text.replace(", \"value\": 2", "");
+    let checked = call(&pool, "validate_workflow", json!({ "blueprint": clean }), None).await;
+    assert_eq!(checked["structuredContent"]["valid"], true, "{checked}");
+    pool.shutdown().await;
+    server.stop().await.unwrap();
+}

@@ -6,6 +6,7 @@
 mod consent;
 mod crash;
 mod history;
+mod reading;
 mod rerun;
 mod run;
 mod serve;

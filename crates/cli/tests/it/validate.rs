@@ -143,8 +143,9 @@ fn a_100_mb_file_is_refused_by_size() {
     }
     drop(f);
     let out = mcpflow(&["validate", path.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(stdout(&out).contains("error[LIMIT_SIZE]"), "{}", stdout(&out));
+    // Refused while reading, like a file that cannot be read: exit 2, on stderr.
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains(":1:1: error[LIMIT_SIZE]"), "{}", stderr(&out));
 }
 
 #[test]

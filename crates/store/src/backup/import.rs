@@ -1,13 +1,14 @@
 //! Merging an export document into a store. The whole document is checked first (shape,
-//! keys, duplicates) and the first problem is reported with its JSON pointer; only a
-//! sound document is written. What the store already holds wins: a different value
+//! keys, duplicates, every revision against the blueprint validator and its own `id`)
+//! and the first problem is reported with its JSON pointer; only a sound document is
+//! written: an import is all or nothing. What the store already holds wins: a different value
 //! under the same key is left alone and listed in [`ImportReport::conflicts`].
 //!
 //! Importing is pure data: it never starts a server. It does not carry approvals over
 //! unless asked ([`ImportOptions::consents`]): a document from elsewhere must not be able
 //! to approve the command lines its own server entries would start.
 
-use super::{Doc, DocBlueprint, DocRun, EXPORT_FORMAT};
+use super::{Doc, DocBlueprint, DocRevision, DocRun, EXPORT_FORMAT};
 use crate::blueprints::{BlueprintMeta, Revision};
 use crate::codec::{decode, encode};
 use crate::error::{Error, Result};
@@ -16,6 +17,7 @@ use crate::runs::RecordStatus;
 use crate::schema::SCHEMA_VERSION;
 use crate::servers::check_server;
 use crate::{Consent, Store};
+use mcpflow_blueprint::{Options, check_value};
 use serde::Serialize;
 use serde_json::Value;
 use sled::{Batch, Tree};
@@ -318,6 +320,7 @@ fn check(doc: &Doc) -> Result<()> {
                 return Err(invalid(format!("{at}/rev"), "revisions are numbered from 1"));
             }
             unique(&mut revs, revision.rev, k, &at, &format!("/blueprints/{i}/revisions"), "revision")?;
+            check_revision(&blueprint.id, revision, &at)?;
         }
     }
     let mut runs = HashMap::new();
@@ -353,6 +356,39 @@ fn check(doc: &Doc) -> Result<()> {
         key_ok("blueprint id", blueprint, format!("/schedules/{}", escape(blueprint)))?;
     }
     Ok(())
+}
+
+/// A revision is a blueprint the validator accepts (errors only; warnings are the
+/// editor's business), stored under its own `id`: a revision that would not save here
+/// does not come in through a backup either.
+fn check_revision(id: &str, revision: &DocRevision, at: &str) -> Result<()> {
+    let report = check_value(revision.json.clone(), &Options::default());
+    let mut errors = report.diagnostics.iter().filter(|d| d.is_error());
+    if let Some(first) = errors.next() {
+        let more = errors.count();
+        let more = if more > 0 { format!(" (and {more} more)") } else { String::new() };
+        let pointer = if first.pointer.is_empty() { "/" } else { first.pointer.as_str() };
+        return Err(invalid(
+            format!("{at}/json{}", first.pointer),
+            format!(
+                "blueprint `{id}` revision {} is not a valid blueprint: {} at {pointer}: {}{more}; fix it with \
+                 `mcpflow validate` before importing",
+                revision.rev, first.code, first.message
+            ),
+        ));
+    }
+    match revision.json.get("id").and_then(Value::as_str) {
+        Some(own) if own == id => Ok(()),
+        own => Err(invalid(
+            format!("{at}/json/id"),
+            format!(
+                "revision {} is listed under blueprint `{id}` but its `id` is {}; a revision is stored under its \
+                 own id",
+                revision.rev,
+                own.map_or("missing".to_owned(), |own| format!("`{own}`"))
+            ),
+        )),
+    }
 }
 
 fn key_ok(what: &'static str, value: &str, pointer: String) -> Result<()> {

@@ -5,12 +5,21 @@ use mcpflow_engine::{RunStatus, SavedValues};
 use mcpflow_store::{Counts, Error, ImportOptions, RecordStatus, Store};
 use serde_json::{Value, json};
 
+/// A valid blueprint `id`, named `name` when given (imports validate every revision).
+fn blueprint(id: &str, name: Option<&str>) -> Value {
+    let mut doc = json!({"blueprint": 1, "id": id, "steps": [{"id": "a", "kind": "transform", "value": 1}]});
+    if let Some(name) = name {
+        doc["name"] = json!(name);
+    }
+    doc
+}
+
 /// A store with a bit of everything.
 fn filled() -> Store {
     let store = Store::open_temporary().unwrap();
-    store.save_blueprint("inv", &json!({"id": "inv", "steps": []})).unwrap();
-    store.save_blueprint("inv", &json!({"id": "inv", "name": "Inventory", "steps": []})).unwrap();
-    store.save_blueprint("sync", &json!({"id": "sync"})).unwrap();
+    store.save_blueprint("inv", &blueprint("inv", None)).unwrap();
+    store.save_blueprint("inv", &blueprint("inv", Some("Inventory"))).unwrap();
+    store.save_blueprint("sync", &blueprint("sync", None)).unwrap();
     for (n, blueprint) in [(1, "inv"), (2, "sync")] {
         let id = run_id(n);
         store.begin_run(&record(&id, blueprint)).unwrap();
@@ -126,15 +135,15 @@ fn a_different_value_in_the_store_wins_and_is_reported() {
 #[test]
 fn a_longer_history_extends_the_stored_blueprint() {
     let theirs = Store::open_temporary().unwrap();
-    theirs.save_blueprint("inv", &json!({"v": 1})).unwrap();
-    theirs.save_blueprint("inv", &json!({"v": 2})).unwrap();
+    theirs.save_blueprint("inv", &blueprint("inv", Some("v1"))).unwrap();
+    theirs.save_blueprint("inv", &blueprint("inv", Some("v2"))).unwrap();
     let mine = Store::open_temporary().unwrap();
-    mine.save_blueprint("inv", &json!({"v": 1})).unwrap();
+    mine.save_blueprint("inv", &blueprint("inv", Some("v1"))).unwrap();
 
     let report = mine.import(&theirs.export().unwrap()).unwrap();
     assert_eq!(report.revisions, Counts { added: 1, skipped: 1 });
     let current = mine.blueprint("inv").unwrap().unwrap();
-    assert_eq!((current.meta.rev, current.json), (2, json!({"v": 2})));
+    assert_eq!((current.meta.rev, current.json), (2, blueprint("inv", Some("v2"))));
 }
 
 #[test]
@@ -149,4 +158,40 @@ fn a_run_the_document_shows_running_arrives_interrupted() {
     mine.import(&doc).unwrap();
     assert_eq!(mine.run("live").unwrap().unwrap().status, RecordStatus::Interrupted);
     assert_eq!(mine.events("live").unwrap(), [event(0)]);
+}
+
+/// Every revision of a backup is checked like a blueprint being saved, and stored under
+/// its own id: a revision that is not a blueprint object, one the validator refuses, or
+/// one whose `id` differs from the blueprint it is listed under is refused with the
+/// blueprint id, the revision and the first finding — and nothing of the document is
+/// written, not even its sound blueprints, runs and servers.
+#[test]
+fn a_backup_with_a_revision_that_is_not_a_valid_blueprint_of_its_id_is_refused_whole() {
+    let cases: [(&str, Value, &str, &[&str]); 3] = [
+        ("not an object", json!(5), "/blueprints/1/revisions/0/json", &["`sync` revision 1", "INVALID_TYPE"]),
+        (
+            "invalid",
+            json!({"blueprint": 1, "id": "sync", "steps": [{"id": "a", "kind": "transform", "value": "{{ nope.x }}"}]}),
+            "/blueprints/1/revisions/0/json/steps/0/value",
+            &["`sync` revision 1", "TEMPLATE_UNKNOWN_NAME", "/steps/0/value"],
+        ),
+        ("id mismatch", blueprint("other", None), "/blueprints/1/revisions/0/json/id", &["`sync`", "`other`"]),
+    ];
+    for (case, json, at, says) in cases {
+        let mut doc = filled().export().unwrap();
+        doc["blueprints"][1]["revisions"][0]["json"] = json;
+        let store = filled();
+        let before = store.export().unwrap();
+        let fresh = Store::open_temporary().unwrap();
+        for target in [&store, &fresh] {
+            let error = target.import(&doc).unwrap_err();
+            let Error::ImportInvalid { pointer, message } = &error else { panic!("{case}: {error:?}") };
+            assert_eq!(pointer, at, "{case}: {error}");
+            for word in says {
+                assert!(message.contains(word), "{case}: `{word}` not in {error}");
+            }
+        }
+        assert_eq!(store.export().unwrap(), before, "{case}: the store changed");
+        assert_eq!(fresh.export().unwrap(), Store::open_temporary().unwrap().export().unwrap(), "{case}");
+    }
 }
