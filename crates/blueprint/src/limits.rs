@@ -35,6 +35,12 @@ pub const INPUTS_FILE_SIZE: SizeLimit<'static> = SizeLimit {
 /// `validate --catalog` files.
 pub const CATALOG_FILE_SIZE: SizeLimit<'static> =
     SizeLimit { bytes: 16 * 1024 * 1024, what: "the tool catalog", hint: "list only the servers the blueprints use" };
+/// `<blueprint>.saved.json` files of `mcpflow run` (values saved by earlier runs).
+pub const SAVED_FILE_SIZE: SizeLimit<'static> = SizeLimit {
+    bytes: 256 * 1024 * 1024,
+    what: "the saved values file",
+    hint: "saved values are meant for cursors and small state; save less, or delete the file to start afresh",
+};
 /// Store backups (`mcpflow import`): read streamed, never whole in one buffer.
 pub const BACKUP_SIZE: SizeLimit<'static> = SizeLimit {
     bytes: 1024 * 1024 * 1024,

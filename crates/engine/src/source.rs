@@ -1,11 +1,10 @@
 //! Where sub-workflows and saved values come from. The CLI uses a folder (blueprints
 //! found by their `id`, never by a path) and a file; the store implements both traits.
 
-use mcpflow_blueprint::limits::MAX_BLUEPRINT_BYTES;
+use mcpflow_blueprint::limits::{BLUEPRINT_SIZE, SAVED_FILE_SIZE};
 use mcpflow_blueprint::source;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
@@ -22,7 +21,7 @@ pub const MAX_FOLDER_BLUEPRINTS: usize = 1_000;
 ///
 /// Only the folder's own `*.json` files are looked at: no subfolders, no symlink whose
 /// target lies outside the folder, nothing that is not a regular file, nothing larger
-/// than [`MAX_BLUEPRINT_BYTES`], at most [`MAX_FOLDER_BLUEPRINTS`] files. Each is read
+/// than [`BLUEPRINT_SIZE`], at most [`MAX_FOLDER_BLUEPRINTS`] files. Each is read
 /// with the strict reader; the file whose document's `id` is the one asked for is the
 /// blueprint, whatever its name. Two files with that id are an error naming both.
 /// The folder is indexed once, at the first `workflow` step.
@@ -56,14 +55,14 @@ fn document_id(bytes: &[u8]) -> Option<String> {
     parsed.value.get("id")?.as_str().map(str::to_owned)
 }
 
-/// Reads a regular file of at most [`MAX_BLUEPRINT_BYTES`]; `None` past that.
+/// Reads a file of at most [`BLUEPRINT_SIZE`] (checked while reading); `None` past that.
 fn read_bounded(path: &Path) -> Result<Option<Vec<u8>>, String> {
     let file = std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_BLUEPRINT_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    Ok((bytes.len() <= MAX_BLUEPRINT_BYTES).then_some(bytes))
+    match source::read_bounded(file, &BLUEPRINT_SIZE) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(source::ReadError::Refused(_)) => Ok(None),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
 }
 
 /// A folder entry that may be read: a regular file directly in `dir` (a symlink only
@@ -161,13 +160,17 @@ impl FileSaved {
     }
 }
 
+/// The saved values of one blueprint, read within [`SAVED_FILE_SIZE`] (mcpflow writes
+/// these files itself, so they are parsed as written, without the blueprint's depth limit).
 fn read_map(path: &Path) -> Result<Map<String, Value>, String> {
-    match std::fs::read(path) {
-        Ok(bytes) => serde_json::from_slice::<Map<String, Value>>(&bytes)
-            .map_err(|e| format!("{} is not a JSON object of saved values: {e}", path.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Map::new()),
-        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
-    }
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Map::new()),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let bytes = source::read_bounded(file, &SAVED_FILE_SIZE).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_slice::<Map<String, Value>>(&bytes)
+        .map_err(|e| format!("{} is not a JSON object of saved values: {e}", path.display()))
 }
 
 impl SavedValues for FileSaved {
