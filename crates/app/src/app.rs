@@ -64,6 +64,8 @@ pub(crate) struct Inner {
     pub(crate) interrupted: Vec<String>,
     /// Server log lines into the runs that use the server.
     pub(crate) logs: crate::logs::LogRouter,
+    /// The servers of `options.server_files`, read once when the application opened.
+    pub(crate) files: ServerConfigs,
 }
 
 #[derive(Clone)]
@@ -76,15 +78,23 @@ pub(crate) struct ServerState {
 impl App {
     /// Opens the store in `home` (created if missing) with the servers it keeps plus
     /// `options.server_files`. Starts no process.
+    /// The server files are read first: a file that cannot be had (too large, not JSON)
+    /// is refused before the store is opened.
     pub fn open(home: &std::path::Path, options: AppOptions) -> Result<App> {
+        let files = read_server_files(&options)?;
         let opened = Store::open(&home.join("store"))?;
-        Self::with_store(opened.store, opened.interrupted, options)
+        Self::build(opened.store, opened.interrupted, options, files)
     }
 
     /// An application over an already open store.
     pub fn with_store(store: Store, interrupted: Vec<String>, options: AppOptions) -> Result<App> {
+        let files = read_server_files(&options)?;
+        Self::build(store, interrupted, options, files)
+    }
+
+    fn build(store: Store, interrupted: Vec<String>, options: AppOptions, files: ServerConfigs) -> Result<App> {
         let logs = crate::logs::LogRouter::new();
-        let state = build_servers(&store, &options, &logs)?;
+        let state = build_servers(&store, &files, &options, &logs)?;
         let (changes, _) = broadcast::channel(64);
         Ok(App {
             inner: Arc::new(Inner {
@@ -95,6 +105,7 @@ impl App {
                 changes,
                 interrupted,
                 logs,
+                files,
             }),
         })
     }
@@ -132,7 +143,7 @@ impl App {
     /// Rebuilds the server configs and the pool after servers or consents changed. The
     /// old pool's processes are reaped once its runs let go of it.
     pub(crate) fn reload_servers(&self) -> Result<()> {
-        let fresh = build_servers(&self.inner.store, &self.inner.options, &self.inner.logs)?;
+        let fresh = build_servers(&self.inner.store, &self.inner.files, &self.inner.options, &self.inner.logs)?;
         let old = {
             let mut guard = match self.inner.servers.write() {
                 Ok(g) => g,
@@ -159,13 +170,25 @@ impl App {
     }
 }
 
-/// Server configs from the store, then the files; approvals from the store's consents,
-/// then `--allow-server` names.
-fn build_servers(store: &Store, options: &AppOptions, logs: &crate::logs::LogRouter) -> Result<ServerState> {
-    let mut configs = stored_configs(store)?;
+/// The servers of `options.server_files`, later files over earlier ones.
+fn read_server_files(options: &AppOptions) -> Result<ServerConfigs> {
+    let mut configs = ServerConfigs::new();
     for file in &options.server_files {
         configs.merge(ServerConfigs::read(file)?);
     }
+    Ok(configs)
+}
+
+/// Server configs from the store, then the files; approvals from the store's consents,
+/// then `--allow-server` names.
+fn build_servers(
+    store: &Store,
+    files: &ServerConfigs,
+    options: &AppOptions,
+    logs: &crate::logs::LogRouter,
+) -> Result<ServerState> {
+    let mut configs = stored_configs(store)?;
+    configs.merge(files.clone());
     let mut approvals = if options.allow_all { Approvals::allow_all() } else { Approvals::new() };
     for consent in store.consents()? {
         approvals.approve_hash(consent.hash);

@@ -48,5 +48,5 @@ pub fn open_app_with_options(
         folder,
         allow_blueprint_env,
     };
-    App::open(&home, options).with_context(|| format!("opening the mcpflow store in {}", home.display()))
+    App::open(&home, options).with_context(|| format!("starting mcpflow (data folder {})", home.display()))
 }

@@ -253,8 +253,11 @@ async fn recorded(
 ) -> Result<mcpflow_engine::Envelope, (&'static str, String, bool)> {
     let app_args =
         AppArgs { servers: args.servers.clone(), allow: args.allow.clone(), allow_all_servers: args.allow_all_servers };
-    let app = open_app_with(&app_args, None, spec.folder.clone())
-        .map_err(|e| ("STORE_UNAVAILABLE", format!("{e:#}"), true))?;
+    let app = open_app_with(&app_args, None, spec.folder.clone()).map_err(|e| {
+        // A servers file refused (LIMIT_SIZE, …) keeps its own code; the rest is the store.
+        let code = e.downcast_ref::<mcpflow_app::AppError>().map_or("STORE_UNAVAILABLE", |a| a.code());
+        (code, format!("{e:#}"), true)
+    })?;
     let inputs = headless::assemble_inputs(&checked.blueprint, spec).map_err(|e| (e.code(), e.to_string(), true))?;
     // The strict reader again (these bytes passed it in `check`), never serde's last-key-wins.
     let doc = mcpflow_blueprint::source::parse(bytes)
