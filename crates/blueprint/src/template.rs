@@ -16,7 +16,7 @@ mod eval;
 mod expr;
 mod parse;
 
-pub use budget::json_size;
+pub use budget::{VALUE_OVERHEAD, json_size, value_size};
 pub use eval::{MapScope, RenderError, Scope, truthy, value_to_var, var_to_value};
 pub use expr::{Expr, PathSegment, RootRef};
 pub use jmespath::{Rcvar, Variable};

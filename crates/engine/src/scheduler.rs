@@ -21,7 +21,7 @@ use frames::Frames;
 use mcpflow_blueprint::diagnostic::did_you_mean;
 use mcpflow_blueprint::limits::DEFAULT_MAX_ITERATIONS;
 use mcpflow_blueprint::limits::DEFAULT_MAX_VALUE_BYTES;
-use mcpflow_blueprint::template::{Rcvar, Template, Variable, json_size, truthy, value_to_var, var_to_value};
+use mcpflow_blueprint::template::{Rcvar, Template, Variable, truthy, value_size, value_to_var, var_to_value};
 use mcpflow_blueprint::{Backoff, Blueprint, OnError, Plan, Retry, StepIdx, StepKind, StepTemplates};
 use scope::View;
 use serde_json::{Map, Value, json};
@@ -1148,11 +1148,11 @@ impl Scheduler {
     /// a tool's result) fails its step before anything converts it.
     fn within_value_limit(&self, outcome: Outcome) -> Outcome {
         match outcome {
-            Outcome::Succeeded { output, .. } if json_size(&output, self.max_value_bytes).is_none() => {
+            Outcome::Succeeded { output, .. } if value_size(&output, self.max_value_bytes).is_none() => {
                 let error = err(
                     "OUTPUT_TOO_LARGE",
                     format!(
-                        "the step's output is larger than {} bytes as JSON (limits.max_value_bytes); return or collect less, or raise the limit",
+                        "the step's output is larger than {} bytes (limits.max_value_bytes); return or collect less, or raise the limit",
                         self.max_value_bytes
                     ),
                 );

@@ -5,6 +5,10 @@
 //! are reference-counted, so `[@, @]` holds its input twice without copying it) counts
 //! at every place it appears. [`json_size`] measures that without building the JSON,
 //! visiting each shared container once, and stops as soon as the size passes the limit.
+//! [`value_size`], the measure of what a template builds and a step outputs, adds
+//! [`VALUE_OVERHEAD`] bytes per JSON value: the engine converts outputs to
+//! `serde_json::Value` trees, where a one-byte leaf costs a hundred bytes or more, so
+//! JSON bytes alone would let a value of many tiny leaves take ~50× its limit.
 //!
 //! Functions that build strings (`join`, `to_string`, `reverse` of a string) charge
 //! what they are about to build to the current evaluation's budget *before* building
@@ -20,16 +24,30 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::LazyLock;
 
+/// What [`value_size`] adds for each JSON value (string, number, array, object, …).
+pub const VALUE_OVERHEAD: u64 = 64;
+
 /// The JSON size of `var` in bytes (compact, as `serde_json::to_string` writes it),
 /// when it is at most `limit`; `None` past it. Shared parts count wherever they appear.
 pub fn json_size(var: &Variable, limit: u64) -> Option<u64> {
-    let mut sizer = Sizer { left: limit, memo: HashMap::new() };
+    measure(var, limit, 0)
+}
+
+/// The size `limits.max_value_bytes` bounds: [`json_size`] plus [`VALUE_OVERHEAD`] per
+/// JSON value in it; `None` past `limit`.
+pub fn value_size(var: &Variable, limit: u64) -> Option<u64> {
+    measure(var, limit, VALUE_OVERHEAD)
+}
+
+fn measure(var: &Variable, limit: u64, per_value: u64) -> Option<u64> {
+    let mut sizer = Sizer { left: limit, per_value, memo: HashMap::new() };
     sizer.node(var)?;
     Some(limit - sizer.left)
 }
 
 struct Sizer {
     left: u64,
+    per_value: u64,
     /// Sizes of shared containers already measured, by address.
     memo: HashMap<usize, u64>,
 }
@@ -56,6 +74,7 @@ impl Sizer {
     }
 
     fn node(&mut self, v: &Variable) -> Option<()> {
+        self.take(self.per_value)?;
         match v {
             Variable::Null | Variable::Expref(_) | Variable::Bool(true) => self.take(4),
             Variable::Bool(false) => self.take(5),
@@ -158,15 +177,15 @@ struct BoundedJoin(JoinFn);
 
 impl Function for BoundedJoin {
     fn evaluate(&self, args: &[Rcvar], ctx: &mut Context<'_>) -> SearchResult {
-        if let (Some(glue), Some(items)) = (args.first().and_then(|g| g.as_string()), args.get(1)) {
-            if let Some(items) = items.as_array() {
-                let glue = glue.len() as u64 * (items.len() as u64).saturating_sub(1);
-                let total = items.iter().try_fold(glue, |acc, i| match i.as_string() {
-                    Some(s) => acc.checked_add(s.len() as u64),
-                    None => Some(acc), // the builtin refuses the type
-                });
-                charge(total, ctx)?;
-            }
+        if let (Some(glue), Some(items)) =
+            (args.first().and_then(|g| g.as_string()), args.get(1).and_then(|i| i.as_array()))
+        {
+            let glue = glue.len() as u64 * (items.len() as u64).saturating_sub(1);
+            let total = items.iter().try_fold(glue, |acc, i| match i.as_string() {
+                Some(s) => acc.checked_add(s.len() as u64),
+                None => Some(acc), // the builtin refuses the type
+            });
+            charge(total, ctx)?;
         }
         self.0.evaluate(args, ctx)
     }
@@ -237,5 +256,6 @@ mod tests {
         }
         let expected = serde_json::to_string(&small).unwrap().len() as u64;
         assert_eq!(json_size(&small, u64::MAX), Some(expected));
+        assert_eq!(value_size(&small, u64::MAX), Some(expected + 15 * VALUE_OVERHEAD));
     }
 }

@@ -5,7 +5,7 @@
 //! pointers, not copies). Step outputs are converted to JMESPath values once, when
 //! they are produced (see [`value_to_var`]).
 
-use super::budget::{RUNTIME, json_size, with_budget};
+use super::budget::{RUNTIME, json_size, value_size, with_budget};
 use super::expr::{Expr, PathSegment};
 use super::{Segment, Template};
 use crate::diagnostic::nearest;
@@ -214,7 +214,7 @@ impl Template {
         if matches!(self, Template::Array(_) | Template::Object(_)) {
             // Each member was measured; together they may still be too large.
             let limit = scope.max_value_bytes();
-            if json_size(&var, limit).is_none() {
+            if value_size(&var, limit).is_none() {
                 return Err(too_large("the template", String::new(), limit));
             }
         }
@@ -303,7 +303,7 @@ fn too_large(what: &str, expression: String, limit: u64) -> RenderError {
     RenderError {
         code: "TEMPLATE_TOO_LARGE",
         expression,
-        message: format!("{what} would build a value larger than {limit} bytes as JSON (limits.max_value_bytes)"),
+        message: format!("{what} would build a value larger than {limit} bytes (limits.max_value_bytes)"),
         hint: Some("select less data, split the work over several steps, or raise limits.max_value_bytes".into()),
     }
 }
@@ -357,7 +357,7 @@ impl Expr {
             return Err(too_large_expr(self, limit));
         }
         match outcome {
-            Ok(Ok(v)) if json_size(&v, limit).is_none() => Err(too_large_expr(self, limit)),
+            Ok(Ok(v)) if value_size(&v, limit).is_none() => Err(too_large_expr(self, limit)),
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(RenderError {
                 code: "TEMPLATE_EVAL",

@@ -139,7 +139,7 @@ fn nested_joins_stop_while_building_even_when_the_result_is_small() {
     // The inner joins build 10 KB each, the outer one 100 KB; only a number comes out.
     let ten = "[inputs.s, inputs.s, inputs.s, inputs.s, inputs.s, inputs.s, inputs.s, inputs.s, inputs.s, inputs.s]";
     let inner = format!("join('', {ten})");
-    let outer = format!("length(join('', [{}]))", vec![inner.as_str(); 10].join(", "));
+    let outer = format!("length(join('', [{}]))", [inner.as_str(); 10].join(", "));
     too_large(&format!("{{{{ {outer} }}}}"));
 }
 

@@ -45,20 +45,22 @@ fn envelope(out: &Output) -> Value {
 }
 
 #[test]
-fn a_chain_of_doubling_transforms_stops_at_the_value_limit() {
+fn a_chain_of_doubling_transforms_stops_at_the_default_limit() {
     let dir = tempfile::tempdir().unwrap();
-    // Each step holds its input twice: 2^k leaves after k steps, cheap while shared,
-    // 6·2^k bytes as JSON. With a 1 MB limit, `d18` (1.5 MB) is the first too large.
+    // Each step holds its input twice: 2^k leaves after k steps, cheap while shared.
+    // Counted as its JSON (6·2^k bytes) plus 64 bytes per JSON value, `d19` is the
+    // first past the default 64 MB (70 MB; `d18` is 35 MB). Before the budget, 24
+    // steps took 6.3 GB and 26 aborted.
     let mut steps = vec![json!({ "id": "d0", "kind": "transform", "value": "x" })];
     for i in 1..=26 {
         steps.push(json!({ "id": format!("d{i}"), "kind": "transform", "value": "{{ [prev, prev] }}" }));
     }
-    let bp = json!({ "blueprint": 1, "id": "doubling", "limits": { "max_value_bytes": 1_048_576 }, "steps": steps });
+    let bp = json!({ "blueprint": 1, "id": "doubling", "steps": steps });
     let (out, kb) = run_capped(dir.path(), &bp, &[]);
     let env = envelope(&out);
     assert_eq!(env["status"], "failed", "{env}");
     assert_eq!(env["errors"][0]["code"], "TEMPLATE_TOO_LARGE", "{env}");
-    assert_eq!(env["errors"][0]["step"], "d18", "{env}");
+    assert_eq!(env["errors"][0]["step"], "d19", "{env}");
     let message = env["errors"][0]["message"].as_str().unwrap_or_default();
     assert!(message.contains("limits.max_value_bytes"), "{message}");
     assert!(kb < MAX_RSS_KB, "peak RSS {kb} kB");
