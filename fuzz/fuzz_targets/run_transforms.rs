@@ -23,6 +23,10 @@ struct Counting;
 
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
+/// Inputs tried, and how many made a blueprint that validated and ran (printed every
+/// 10,000 inputs, so a run's log shows how much reached the engine).
+static TRIED: AtomicUsize = AtomicUsize::new(0);
+static RAN: AtomicUsize = AtomicUsize::new(0);
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
@@ -205,7 +209,13 @@ fuzz_target!(|data: &[u8]| {
     body_ref_fix(&mut doc);
     let start = LIVE.load(Ordering::Relaxed);
     PEAK.store(start, Ordering::Relaxed);
-    run(doc.clone());
+    if run(doc.clone()) {
+        RAN.fetch_add(1, Ordering::Relaxed);
+    }
+    let tried = TRIED.fetch_add(1, Ordering::Relaxed) + 1;
+    if tried % 10_000 == 0 {
+        eprintln!("run_transforms: {tried} inputs, {} ran", RAN.load(Ordering::Relaxed));
+    }
     let used = PEAK.load(Ordering::Relaxed).saturating_sub(start);
     let budget = SLACK + MAX_STEPS * PER_VALUE_FACTOR * limit;
     assert!(used <= budget, "the run allocated {used} bytes at once; budget {budget}\n{doc:#}");
