@@ -135,8 +135,14 @@ fn step(b: &mut Bytes, i: usize, n: usize) -> Value {
         1 => json!({ "id": id, "kind": "wait", "ms": u64::from(b.next() % 4) }),
         2 => {
             let n = usize::from(b.next() % 8);
-            let collect = format!("{{{{ {} }}}}", ["item", "[item, body]", "to_string(body)", "join('', [body, body])"][b.pick(4)]);
-            let inner = format!("{{{{ {} }}}}", ["inputs.s", "to_string(item)", "[item, item]", "join('', [inputs.s, inputs.s])"][b.pick(4)]);
+            let collect = format!(
+                "{{{{ {} }}}}",
+                ["item", "[item, body]", "to_string(body)", "join('', [body, body])"][b.pick(4)]
+            );
+            let inner = format!(
+                "{{{{ {} }}}}",
+                ["inputs.s", "to_string(item)", "[item, item]", "join('', [inputs.s, inputs.s])"][b.pick(4)]
+            );
             json!({ "id": id, "kind": "loop", "for_each": (0..n).collect::<Vec<_>>(), "collect": collect,
                     "steps": [ { "id": format!("body{i}"), "kind": "transform", "value": inner } ] })
         }
