@@ -14,6 +14,13 @@ pub const MAX_STEPS: usize = 10_000;
 pub const MAX_LOOP_DEPTH: usize = 8;
 /// Default `max_iterations` for both loop forms.
 pub const DEFAULT_MAX_ITERATIONS: u32 = 1_000;
+/// Default `limits.max_value_bytes`: the largest value (as JSON) a template may build or
+/// a step may output in a run (64 MB).
+pub const DEFAULT_MAX_VALUE_BYTES: u64 = 64 * 1024 * 1024;
+/// Smallest `limits.max_value_bytes` a blueprint may set (1 KB).
+pub const MIN_MAX_VALUE_BYTES: u64 = 1024;
+/// Largest `limits.max_value_bytes` a blueprint may set (1 GB).
+pub const MAX_MAX_VALUE_BYTES: u64 = 1024 * 1024 * 1024;
 
 use crate::source::SizeLimit;
 

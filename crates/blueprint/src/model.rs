@@ -151,6 +151,11 @@ pub struct Limits {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub concurrency: Option<u32>,
+    /// Largest value, in bytes of JSON, a template may build or a step may output
+    /// (default 64 MB; 1 KB to 1 GB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1024, max = 1073741824))]
+    pub max_value_bytes: Option<u64>,
 }
 
 /// When the blueprint runs by itself: exactly one of `cron`, `every`, `at`.

@@ -11,10 +11,12 @@
 //! result as a template. Plain paths (`a.b[0].c`) are strict: a missing key is a
 //! `TEMPLATE_UNRESOLVED` error naming the key and the keys that exist.
 
+mod budget;
 mod eval;
 mod expr;
 mod parse;
 
+pub use budget::{VALUE_OVERHEAD, json_size, value_size};
 pub use eval::{MapScope, RenderError, Scope, truthy, value_to_var, var_to_value};
 pub use expr::{Expr, PathSegment, RootRef};
 pub use jmespath::{Rcvar, Variable};

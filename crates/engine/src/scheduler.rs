@@ -20,7 +20,8 @@ use crate::servers::{CallError, CallTarget, Progress};
 use frames::Frames;
 use mcpflow_blueprint::diagnostic::did_you_mean;
 use mcpflow_blueprint::limits::DEFAULT_MAX_ITERATIONS;
-use mcpflow_blueprint::template::{Rcvar, Template, Variable, truthy, value_to_var, var_to_value};
+use mcpflow_blueprint::limits::DEFAULT_MAX_VALUE_BYTES;
+use mcpflow_blueprint::template::{Rcvar, Template, Variable, truthy, value_size, value_to_var, var_to_value};
 use mcpflow_blueprint::{Backoff, Blueprint, OnError, Plan, Retry, StepIdx, StepKind, StepTemplates};
 use scope::View;
 use serde_json::{Map, Value, json};
@@ -336,6 +337,8 @@ pub struct Scheduler {
     retry: Option<Retry>,
     concurrency: u32,
     max_step_runs: u64,
+    /// `limits.max_value_bytes`: the largest value a template may build or a step output.
+    pub(crate) max_value_bytes: u64,
     run_timeout: Option<u64>,
     /// `config` without `pinned` and `only`, which are moved here.
     config: RunConfig,
@@ -424,6 +427,7 @@ impl Scheduler {
             retry: blueprint.retry.clone(),
             concurrency: limits.concurrency.unwrap_or(DEFAULT_CONCURRENCY).max(1),
             max_step_runs: limits.max_step_runs.unwrap_or(DEFAULT_MAX_STEP_RUNS),
+            max_value_bytes: limits.max_value_bytes.unwrap_or(DEFAULT_MAX_VALUE_BYTES),
             run_timeout: config.timeout_ms.or(limits.timeout_ms),
             inputs: value_to_var(config.inputs.clone()),
             saved: value_to_var(if config.saved.is_object() { config.saved.clone() } else { json!({}) }),
@@ -1070,6 +1074,7 @@ impl Scheduler {
 
     /// A step instance ends (or retries, or hands over to its fallback).
     fn finish(&mut self, frame: FrameId, pos: usize, outcome: Outcome) {
+        let outcome = self.within_value_limit(outcome);
         let idx = self.id_of(frame, pos);
         let plan = self.plan.clone();
         let planned = &plan.steps[idx];
@@ -1136,6 +1141,24 @@ impl Scheduler {
                     self.settle(frame, pos, StepStatus::Succeeded, output, None);
                 }
             }
+        }
+    }
+
+    /// An output larger than `limits.max_value_bytes` as JSON (a loop's collected array,
+    /// a tool's result) fails its step before anything converts it.
+    fn within_value_limit(&self, outcome: Outcome) -> Outcome {
+        match outcome {
+            Outcome::Succeeded { output, .. } if value_size(&output, self.max_value_bytes).is_none() => {
+                let error = err(
+                    "OUTPUT_TOO_LARGE",
+                    format!(
+                        "the step's output is larger than {} bytes (limits.max_value_bytes); return or collect less, or raise the limit",
+                        self.max_value_bytes
+                    ),
+                );
+                Outcome::Failed { error, retryable: false, raw: None }
+            }
+            other => other,
         }
     }
 

@@ -5,9 +5,11 @@
 //! pointers, not copies). Step outputs are converted to JMESPath values once, when
 //! they are produced (see [`value_to_var`]).
 
+use super::budget::{RUNTIME, json_size, value_size, with_budget};
 use super::expr::{Expr, PathSegment};
 use super::{Segment, Template};
 use crate::diagnostic::nearest;
+use crate::limits::DEFAULT_MAX_VALUE_BYTES;
 use jmespath::{Rcvar, Variable};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
@@ -25,6 +27,11 @@ pub trait Scope {
 
     /// Every root name bound here (for suggestions in error messages).
     fn names(&self) -> Vec<String>;
+
+    /// The largest value, in JSON bytes, a template may build here (`limits.max_value_bytes`).
+    fn max_value_bytes(&self) -> u64 {
+        DEFAULT_MAX_VALUE_BYTES
+    }
 }
 
 /// A scope made of plain maps; enough for tests, tools and simple front doors.
@@ -32,11 +39,18 @@ pub trait Scope {
 pub struct MapScope {
     vars: HashMap<String, Rcvar>,
     steps: HashMap<String, Rcvar>,
+    max_value_bytes: Option<u64>,
 }
 
 impl MapScope {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Sets the largest value a template may build (default: [`DEFAULT_MAX_VALUE_BYTES`]).
+    pub fn with_max_value_bytes(mut self, bytes: u64) -> Self {
+        self.max_value_bytes = Some(bytes);
+        self
     }
 
     /// Binds a root name.
@@ -100,6 +114,10 @@ impl Scope for MapScope {
         names.sort();
         names
     }
+
+    fn max_value_bytes(&self) -> u64 {
+        self.max_value_bytes.unwrap_or(DEFAULT_MAX_VALUE_BYTES)
+    }
 }
 
 /// Converts JSON into a JMESPath value (do this once per value, not per evaluation).
@@ -160,7 +178,8 @@ pub fn truthy(var: &Variable) -> bool {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct RenderError {
-    /// `TEMPLATE_UNRESOLVED` (a plain path's key is missing) or `TEMPLATE_EVAL`.
+    /// `TEMPLATE_UNRESOLVED` (a plain path's key is missing), `TEMPLATE_EVAL`, or
+    /// `TEMPLATE_TOO_LARGE` (the value would be larger than `limits.max_value_bytes`).
     pub code: &'static str,
     pub expression: String,
     pub message: String,
@@ -174,12 +193,16 @@ impl Template {
             Template::Literal(v) => Ok(v.clone()),
             Template::Expr(e) => bounded(e, &*e.eval(scope)?),
             Template::Text(segs) => render_text(segs, scope).map(Value::String),
-            Template::Array(items) => items.iter().map(|t| t.render(scope)).collect::<Result<_, _>>().map(Value::Array),
-            Template::Object(members) => members
-                .iter()
-                .map(|(k, t)| t.render(scope).map(|v| (k.clone(), v)))
-                .collect::<Result<_, _>>()
-                .map(Value::Object),
+            Template::Array(_) | Template::Object(_) => {
+                // Built from shared members and measured whole before it becomes JSON.
+                let var = self.render_var(scope)?;
+                var_to_value_bounded(&var).map_err(|limit| RenderError {
+                    code: "TEMPLATE_EVAL",
+                    expression: String::new(),
+                    message: format!("the template produced more than {limit} values"),
+                    hint: Some("select less data, or split the work over several steps".into()),
+                })
+            }
         }
     }
 
@@ -187,6 +210,18 @@ impl Template {
     /// templates return the shared value itself, and arrays and objects hold the shared
     /// values of their members (members are bounded as in [`Template::render`]).
     pub fn render_var(&self, scope: &dyn Scope) -> Result<Rcvar, RenderError> {
+        let var = self.build_var(scope)?;
+        if matches!(self, Template::Array(_) | Template::Object(_)) {
+            // Each member was measured; together they may still be too large.
+            let limit = scope.max_value_bytes();
+            if value_size(&var, limit).is_none() {
+                return Err(too_large("the template", String::new(), limit));
+            }
+        }
+        Ok(var)
+    }
+
+    fn build_var(&self, scope: &dyn Scope) -> Result<Rcvar, RenderError> {
         match self {
             Template::Expr(e) => e.eval(scope),
             Template::Text(segs) => Ok(Rcvar::new(Variable::String(render_text(segs, scope)?))),
@@ -213,7 +248,7 @@ impl Template {
                 within_bound(e, &var)?;
                 Ok(var)
             }
-            other => other.render_var(scope),
+            other => other.build_var(scope),
         }
     }
 }
@@ -234,13 +269,20 @@ fn within_bound(e: &Expr, var: &Variable) -> Result<(), RenderError> {
 }
 
 fn render_text(segs: &[Segment], scope: &dyn Scope) -> Result<String, RenderError> {
+    let limit = scope.max_value_bytes();
     let mut out = String::new();
     for seg in segs {
+        let fits = |extra: usize| (out.len() as u64).checked_add(extra as u64).is_some_and(|n| n <= limit);
         match seg {
-            Segment::Text(t) => out.push_str(t),
+            Segment::Text(t) if fits(t.len()) => out.push_str(t),
+            Segment::Text(_) => return Err(too_large("the text", String::new(), limit)),
             Segment::Expr(e) => match &*e.eval(scope)? {
-                Variable::String(s) => out.push_str(s),
+                Variable::String(s) if fits(s.len()) => out.push_str(s),
+                Variable::String(_) => return Err(too_large_expr(e, limit)),
                 other => {
+                    if json_size(other, limit - out.len() as u64).is_none() {
+                        return Err(too_large_expr(e, limit));
+                    }
                     let _ = write!(out, "{}", serde_json::to_string(&bounded(e, other)?).unwrap_or_default());
                 }
             },
@@ -251,6 +293,19 @@ fn render_text(segs: &[Segment], scope: &dyn Scope) -> Result<String, RenderErro
 
 fn bounded(e: &Expr, var: &Variable) -> Result<Value, RenderError> {
     var_to_value_bounded(var).map_err(|limit| too_many(e, limit))
+}
+
+fn too_large_expr(e: &Expr, limit: u64) -> RenderError {
+    too_large(&format!("`{}`", e.source()), e.source().to_owned(), limit)
+}
+
+fn too_large(what: &str, expression: String, limit: u64) -> RenderError {
+    RenderError {
+        code: "TEMPLATE_TOO_LARGE",
+        expression,
+        message: format!("{what} would build a value larger than {limit} bytes (limits.max_value_bytes)"),
+        hint: Some("select less data, split the work over several steps, or raise limits.max_value_bytes".into()),
+    }
 }
 
 fn too_many(e: &Expr, limit: usize) -> RenderError {
@@ -289,11 +344,20 @@ impl Expr {
         let program = self.program();
         // jmespath 0.5 has panicked on odd input before (slice arithmetic); a template
         // must never take the process down, so a panic becomes an evaluation error.
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let mut context = jmespath::Context::new(program.as_str(), &jmespath::DEFAULT_RUNTIME);
-            jmespath::interpret(&root, program.as_ast(), &mut context)
-        }));
+        // Functions that build strings charge them to the budget as they go (see
+        // `budget`); the result, which may hold shared parts many times, is measured after.
+        let limit = scope.max_value_bytes();
+        let (outcome, exceeded) = with_budget(limit, || {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let mut context = jmespath::Context::new(program.as_str(), &RUNTIME);
+                jmespath::interpret(&root, program.as_ast(), &mut context)
+            }))
+        });
+        if exceeded {
+            return Err(too_large_expr(self, limit));
+        }
         match outcome {
+            Ok(Ok(v)) if value_size(&v, limit).is_none() => Err(too_large_expr(self, limit)),
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(RenderError {
                 code: "TEMPLATE_EVAL",

@@ -3,6 +3,7 @@
 
 use super::{RESERVED, Validator, is_blueprint_id, is_step_id};
 use crate::diagnostic::{Code, Diagnostic, pointer_push};
+use crate::limits::{DEFAULT_MAX_VALUE_BYTES, MAX_MAX_VALUE_BYTES, MIN_MAX_VALUE_BYTES};
 use crate::model::{Retry, Step, StepKind};
 use crate::plan::StepTemplates;
 use crate::template::Template;
@@ -29,6 +30,19 @@ impl Validator<'_> {
                         .with_hint("remove it to use the default"),
                 );
             }
+        }
+        if let Some(bytes) = l.max_value_bytes
+            && !(MIN_MAX_VALUE_BYTES..=MAX_MAX_VALUE_BYTES).contains(&bytes)
+        {
+            self.push(
+                limit(
+                    "/limits/max_value_bytes",
+                    format!(
+                        "`limits.max_value_bytes` is {bytes}; it must be {MIN_MAX_VALUE_BYTES} (1 KB) to {MAX_MAX_VALUE_BYTES} (1 GB)"
+                    ),
+                )
+                .with_hint(format!("remove it to use the default ({DEFAULT_MAX_VALUE_BYTES} bytes, 64 MB)")),
+            );
         }
     }
 

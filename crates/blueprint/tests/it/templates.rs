@@ -114,3 +114,64 @@ fn syntax_errors_are_reported_at_the_string_that_holds_them() {
     let pointers: Vec<(&str, &str)> = errs.iter().map(|e| (e.pointer.as_str(), e.code.name())).collect();
     assert_eq!(pointers, [("/bad/1", "TEMPLATE_SYNTAX"), ("/open", "TEMPLATE_SYNTAX")]);
 }
+
+// ----- the value budget (limits.max_value_bytes) -------------------------------------
+
+/// A scope with a 1 KB string and a 64 KB value limit.
+fn small_budget() -> MapScope {
+    MapScope::from_json(&json!({ "inputs": { "s": "s".repeat(1024), "tags": ["a", "b"] } }))
+        .with_max_value_bytes(64 * 1024)
+}
+
+fn too_large(template: &str) -> mcpflow_blueprint::RenderError {
+    let t = Template::compile(&json!(template)).unwrap();
+    let scope = small_budget();
+    let as_var = t.render_var(&scope).map(|_| ()).unwrap_err();
+    let e = t.render(&scope).unwrap_err();
+    assert_eq!(as_var.code, e.code);
+    assert_eq!(e.code, "TEMPLATE_TOO_LARGE", "{e:?}");
+    assert!(e.message.contains("65536 bytes") && e.message.contains("limits.max_value_bytes"), "{}", e.message);
+    e
+}
+
+#[test]
+fn nested_joins_stop_while_building_even_when_the_result_is_small() {
+    // The inner joins build 10 KB each, the outer one 100 KB; only a number comes out.
+    let ten = "[inputs.s, inputs.s, inputs.s, inputs.s, inputs.s, inputs.s, inputs.s, inputs.s, inputs.s, inputs.s]";
+    let inner = format!("join('', {ten})");
+    let outer = format!("length(join('', [{}]))", [inner.as_str(); 10].join(", "));
+    too_large(&format!("{{{{ {outer} }}}}"));
+}
+
+#[test]
+fn to_string_of_a_shared_doubling_value_stops_before_writing_it() {
+    // 16 doublings: 65,536 shared copies of one string, 6 bytes each as JSON: 393 KB.
+    let doubled = format!("`\"x\"`{}", " | [@, @]".repeat(16));
+    let e = too_large(&format!("{{{{ length(to_string({doubled})) }}}}"));
+    assert!(e.expression.contains("to_string"), "{e:?}");
+}
+
+#[test]
+fn a_shared_doubling_result_is_measured_as_its_json() {
+    // Cheap to build (17 shared nodes), 64 MB as JSON.
+    too_large(&format!("{{{{ inputs.s{} }}}}", " | [@, @]".repeat(16)));
+}
+
+#[test]
+fn text_arrays_and_objects_count_every_member() {
+    too_large(&"{{ inputs.s }}".repeat(70));
+    let t = Template::compile(&json!(vec!["{{ join('', [inputs.s, inputs.s, inputs.s, inputs.s]) }}"; 20])).unwrap();
+    assert_eq!(t.render(&small_budget()).unwrap_err().code, "TEMPLATE_TOO_LARGE");
+    let t = Template::compile(&json!({ "a": vec!["{{ inputs.s }}"; 40], "b": vec!["{{ inputs.s }}"; 40] })).unwrap();
+    assert_eq!(t.render_var(&small_budget()).map(|_| ()).unwrap_err().code, "TEMPLATE_TOO_LARGE");
+}
+
+#[test]
+fn values_within_the_budget_render_as_before() {
+    let scope = small_budget();
+    let t = Template::compile(&json!("{{ join('', [inputs.s, inputs.s]) | length(@) }} {{ to_string(inputs.tags) }}"))
+        .unwrap();
+    assert_eq!(t.render(&scope).unwrap(), json!("2048 [\"a\",\"b\"]"));
+    let t = Template::compile(&json!("{{ reverse(join('-', inputs.tags)) }}")).unwrap();
+    assert_eq!(t.render(&scope).unwrap(), json!("b-a"));
+}

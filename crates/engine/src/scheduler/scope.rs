@@ -69,4 +69,8 @@ impl Scope for View<'_> {
         names.dedup();
         names
     }
+
+    fn max_value_bytes(&self) -> u64 {
+        self.s.max_value_bytes
+    }
 }
