@@ -5,6 +5,8 @@
 
 mod crash;
 mod history;
+mod memory;
+mod noise;
 mod rerun;
 mod run;
 mod serve;
