@@ -5,6 +5,7 @@
 
 mod config;
 mod faults;
+mod flood;
 mod fixtures;
 mod http_bridge;
 mod npm;
