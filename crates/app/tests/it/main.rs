@@ -7,6 +7,7 @@
 mod daemon;
 mod faults;
 mod import;
+mod noise;
 mod reference;
 mod rerun;
 mod runs;
