@@ -5,8 +5,8 @@
 
 mod config;
 mod faults;
-mod flood;
 mod fixtures;
+mod flood;
 mod http_bridge;
 mod npm;
 mod support;
