@@ -8,6 +8,11 @@
 //! hears every server, and a call routed by tool name counts as in flight on every
 //! server. So with twenty runs sharing a server, a line written while one of them is
 //! calling it reaches that run, not all twenty.
+//!
+//! Bounded everywhere: the pool rate-limits each server (`mcpflow_mcp`'s notes), the
+//! channels are bounded and a full one drops the line, and one run takes at most
+//! [`RUN_MAX_LINES`] lines and [`RUN_MAX_BYTES`] bytes of server lines, then one note that
+//! the rest are dropped.
 
 use mcpflow_blueprint::{Blueprint, Step, StepKind};
 use mcpflow_engine::{CallError, CallRequest, CallTarget, Servers};
@@ -15,7 +20,13 @@ use mcpflow_mcp::ServerLog;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::sync::mpsc::{Receiver, Sender, channel};
+
+/// Lines from the pools waiting to be routed, at most.
+const ROUTER_QUEUE: usize = 4096;
+/// Server lines one run takes, at most, in count and in bytes.
+pub(crate) const RUN_MAX_LINES: u64 = 10_000;
+pub(crate) const RUN_MAX_BYTES: u64 = 8 * 1024 * 1024;
 
 /// What a run listens to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,8 +83,33 @@ fn collect(steps: &[Step], out: &mut BTreeSet<String>) -> bool {
 #[derive(Debug)]
 struct Route {
     listen: Listen,
-    tx: UnboundedSender<(String, String)>,
+    tx: Sender<(String, String)>,
     busy: HashMap<Option<String>, Busy>,
+    /// Lines and bytes sent to this run so far.
+    lines: u64,
+    bytes: u64,
+}
+
+impl Route {
+    /// Sends `line` unless the run's share is used up; the line that reaches the limit
+    /// is replaced by the note saying so. A full channel drops the line.
+    fn send(&mut self, server: &str, line: &str) {
+        if self.lines > RUN_MAX_LINES {
+            return;
+        }
+        self.lines += 1;
+        self.bytes += line.len() as u64;
+        let line = if self.lines > RUN_MAX_LINES || self.bytes > RUN_MAX_BYTES {
+            self.lines = RUN_MAX_LINES + 1;
+            format!(
+                "this run has received {RUN_MAX_LINES} lines or {} MiB of server output; further lines from any server are dropped",
+                RUN_MAX_BYTES / (1024 * 1024)
+            )
+        } else {
+            line.to_owned()
+        };
+        let _ = self.tx.try_send((server.to_owned(), line));
+    }
 }
 
 /// Calls of one run on one server: how many are in flight, since when, and the last
@@ -103,47 +139,48 @@ type Routes = Arc<Mutex<HashMap<String, Route>>>;
 
 /// Sends a line to the runs that were calling its server when it was read, else to every
 /// run that hears that server.
-fn route(routes: &HashMap<String, Route>, log: &ServerLog) {
-    let hearing = || routes.values().filter(|r| r.listen.hears(&log.server));
-    let calling = hearing().any(|r| r.calling(&log.server, log.at));
-    for r in hearing().filter(|r| !calling || r.calling(&log.server, log.at)) {
-        let _ = r.tx.send((log.server.clone(), log.line.clone()));
+fn route(routes: &mut HashMap<String, Route>, log: &ServerLog) {
+    let calling = routes.values().any(|r| r.listen.hears(&log.server) && r.calling(&log.server, log.at));
+    for r in routes.values_mut() {
+        if r.listen.hears(&log.server) && (!calling || r.calling(&log.server, log.at)) {
+            r.send(&log.server, &log.line);
+        }
     }
 }
 
 /// Hands out the pools' log sender and routes what arrives to the runs listening.
 #[derive(Debug)]
 pub(crate) struct LogRouter {
-    tx: UnboundedSender<ServerLog>,
+    tx: Sender<ServerLog>,
     /// Taken by the routing task when the first run joins (a run needs a runtime anyway).
-    rx: Mutex<Option<UnboundedReceiver<ServerLog>>>,
+    rx: Mutex<Option<Receiver<ServerLog>>>,
     routes: Routes,
 }
 
 impl LogRouter {
     pub(crate) fn new() -> Self {
-        let (tx, rx) = unbounded_channel();
+        let (tx, rx) = channel(ROUTER_QUEUE);
         Self { tx, rx: Mutex::new(Some(rx)), routes: Arc::default() }
     }
 
     /// Where the pools send their servers' lines.
-    pub(crate) fn sender(&self) -> UnboundedSender<ServerLog> {
+    pub(crate) fn sender(&self) -> Sender<ServerLog> {
         self.tx.clone()
     }
 
     /// Registers run `id`; the lines it hears arrive on the returned receiver as
     /// `(server, line)`. Call from inside the tokio runtime.
-    pub(crate) fn join(&self, id: &str, listen: Listen) -> UnboundedReceiver<(String, String)> {
+    pub(crate) fn join(&self, id: &str, listen: Listen) -> Receiver<(String, String)> {
         if let Some(mut rx) = self.rx.lock().unwrap_or_else(PoisonError::into_inner).take() {
             let routes = self.routes.clone();
             tokio::spawn(async move {
                 while let Some(log) = rx.recv().await {
-                    route(&routes.lock().unwrap_or_else(PoisonError::into_inner), &log);
+                    route(&mut routes.lock().unwrap_or_else(PoisonError::into_inner), &log);
                 }
             });
         }
-        let (tx, rx) = unbounded_channel();
-        let route = Route { listen, tx, busy: HashMap::new() };
+        let (tx, rx) = channel(mcpflow_engine::driver::LOG_QUEUE);
+        let route = Route { listen, tx, busy: HashMap::new(), lines: 0, bytes: 0 };
         self.routes.lock().unwrap_or_else(PoisonError::into_inner).insert(id.to_owned(), route);
         rx
     }
@@ -265,13 +302,13 @@ mod tests {
             line: line.to_owned(),
             at: Instant::now(),
         };
-        router.sender().send(log("cluster", "c1")).unwrap();
-        router.sender().send(log("echo", "e1")).unwrap();
+        router.sender().try_send(log("cluster", "c1")).unwrap();
+        router.sender().try_send(log("echo", "e1")).unwrap();
         assert_eq!(all.recv().await.unwrap(), ("cluster".to_owned(), "c1".to_owned()));
         assert_eq!(all.recv().await.unwrap(), ("echo".to_owned(), "e1".to_owned()));
         assert_eq!(echo.recv().await.unwrap(), ("echo".to_owned(), "e1".to_owned()));
         router.leave("r1");
-        router.sender().send(log("echo", "e2")).unwrap();
+        router.sender().try_send(log("echo", "e2")).unwrap();
         assert_eq!(all.recv().await.unwrap(), ("echo".to_owned(), "e2".to_owned()));
         assert!(echo.recv().await.is_none(), "a run that left gets nothing more (its sender is gone)");
     }
@@ -287,8 +324,8 @@ mod tests {
             line: line.into(),
             at: Instant::now(),
         };
-        let send = |server: &str, line: &str| router.sender().send(log(server, line)).unwrap();
-        let got = |rx: &mut UnboundedReceiver<(String, String)>| {
+        let send = |server: &str, line: &str| router.sender().try_send(log(server, line)).unwrap();
+        let got = |rx: &mut Receiver<(String, String)>| {
             let mut lines = Vec::new();
             while let Ok((_, line)) = rx.try_recv() {
                 lines.push(line);
@@ -326,7 +363,7 @@ mod tests {
         // A line read during a's call but routed after it ended is still a's.
         let read_during = log("echo", "read during, routed after");
         drop((call, by_name));
-        router.sender().send(read_during).unwrap();
+        router.sender().try_send(read_during).unwrap();
         settle().await;
         assert_eq!(
             (got(&mut a), got(&mut b), got(&mut c)),

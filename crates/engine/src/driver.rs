@@ -21,6 +21,13 @@ use tokio_util::sync::CancellationToken;
 /// How deep `workflow` steps may nest.
 pub const MAX_WORKFLOW_DEPTH: usize = 8;
 
+/// Progress notifications waiting for the driver, at most; past this they are dropped (a
+/// later one says as much), so a server sending them without pause cannot fill memory.
+const PROGRESS_QUEUE: usize = 256;
+
+/// Server log lines waiting for a run's driver, at most (see [`Engine::run_with_logs`]).
+pub const LOG_QUEUE: usize = 1024;
+
 /// Receives every event of a run, in order.
 pub type EventSink = Arc<dyn Fn(&RunEvent) + Send + Sync>;
 
@@ -119,12 +126,14 @@ impl Engine {
     }
 
     /// Like [`Engine::run`], with server log lines (`(server, line)`) joining the events.
+    /// The channel is bounded (make it with [`LOG_QUEUE`]): a sender should drop what does
+    /// not fit rather than wait. Timers and cancellation are served before log lines.
     pub async fn run_with_logs(
         &self,
         request: RunRequest,
         events: EventSink,
         control: Option<mpsc::UnboundedReceiver<Control>>,
-        logs: mpsc::UnboundedReceiver<(String, String)>,
+        logs: mpsc::Receiver<(String, String)>,
         cancel: CancellationToken,
     ) -> Envelope {
         self.run_nested(request, events, control, Some(logs), cancel).await
@@ -135,7 +144,7 @@ impl Engine {
         request: RunRequest,
         events: EventSink,
         mut control: Option<mpsc::UnboundedReceiver<Control>>,
-        mut logs: Option<mpsc::UnboundedReceiver<(String, String)>>,
+        mut logs: Option<mpsc::Receiver<(String, String)>>,
         cancel: CancellationToken,
     ) -> futures::future::BoxFuture<'_, Envelope> {
         Box::pin(async move {
@@ -143,7 +152,10 @@ impl Engine {
             stack.push(blueprint.id.clone());
             let bp_id = blueprint.id.clone();
             let mut sched = Scheduler::new(&blueprint, plan, config);
-            let (tx, mut rx) = mpsc::unbounded_channel::<Input>();
+            // Timers and progress come in apart: timers are served first, and progress is
+            // bounded (a server controls how much of it there is; the scheduler, timers).
+            let (timer_tx, mut timer_rx) = mpsc::unbounded_channel::<TimerId>();
+            let (tx, mut rx) = mpsc::channel::<Input>(PROGRESS_QUEUE);
             let start = Instant::now();
             let now = move || u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
             let mut calls: HashMap<u64, CancellationToken> = HashMap::new();
@@ -184,11 +196,11 @@ impl Engine {
                             }
                         }
                         Action::SetTimer { timer, at_ms } => {
-                            let tx = tx.clone();
+                            let timer_tx = timer_tx.clone();
                             let at = start + std::time::Duration::from_millis(at_ms);
                             let handle = tokio::spawn(async move {
                                 tokio::time::sleep_until(at).await;
-                                let _ = tx.send(Input::Timer { timer });
+                                let _ = timer_tx.send(timer);
                             });
                             timers.insert(timer, handle);
                         }
@@ -227,15 +239,21 @@ impl Engine {
                         }
                     }
                 }
+                let more = sched.has_more();
+                // Cancellation and timers first: nothing a server sends, however much,
+                // delays a timeout. Then what changes the run's course, then more of the
+                // steps that need no call, then progress.
                 let input = tokio::select! {
                     biased;
                     () = cancel.cancelled() => Input::Control(Control::Cancel),
+                    Some(timer) = timer_rx.recv() => Input::Timer { timer },
                     Some(c) = recv_or_pending(&mut control) => Input::Control(c),
-                    Some((source, message)) = recv_or_pending(&mut logs) => Input::Log { source, message },
+                    Some((source, message)) = recv_logs(&mut logs) => Input::Log { source, message },
                     Some((inv, result)) = async { finished.pop_front() }, if !finished.is_empty() => {
                         Input::Completed { inv, result }
                     }
                     Some((inv, result)) = inflight.next(), if !inflight.is_empty() => Input::Completed { inv, result },
+                    () = std::future::ready(()), if more => Input::Continue,
                     Some(i) = rx.recv() => i,
                 };
                 if let Input::Completed { inv, .. } = &input {
@@ -254,14 +272,15 @@ impl Engine {
         inv: u64,
         invocation: Invocation,
         cancel: CancellationToken,
-        tx: &mpsc::UnboundedSender<Input>,
+        tx: &mpsc::Sender<Input>,
         stack: Vec<String>,
     ) -> Result<Value, CallError> {
         match invocation {
             Invocation::Server(target) => {
                 let progress_tx = tx.clone();
                 let progress: ProgressSink = Arc::new(move |p| {
-                    let _ = progress_tx.send(Input::Progress { inv, progress: p });
+                    // Full: the driver is behind; this one is dropped, a later one tells.
+                    let _ = progress_tx.try_send(Input::Progress { inv, progress: p });
                 });
                 let request =
                     CallRequest { target, timeout: None, cancel: cancel.clone(), progress: Some(progress), stack };
@@ -362,6 +381,20 @@ async fn recv_or_pending<T>(control: &mut Option<mpsc::UnboundedReceiver<T>>) ->
             Some(c) => Some(c),
             None => {
                 *control = None;
+                std::future::pending().await
+            }
+        },
+        None => std::future::pending().await,
+    }
+}
+
+/// The next log line, or never once the channel is gone (so `select!` ignores it).
+async fn recv_logs<T>(logs: &mut Option<mpsc::Receiver<T>>) -> Option<T> {
+    match logs {
+        Some(rx) => match rx.recv().await {
+            Some(line) => Some(line),
+            None => {
+                *logs = None;
                 std::future::pending().await
             }
         },

@@ -106,6 +106,8 @@ pub enum Input {
         source: String,
         message: String,
     },
+    /// Go on with the steps an earlier input left ready (see [`Scheduler::has_more`]).
+    Continue,
 }
 
 /// What a run starts with. `Default` gives an empty config, so that a struct literal
@@ -375,11 +377,20 @@ pub struct Scheduler {
     errors: Vec<ErrorEntry>,
     phase: Phase,
     out: Vec<Action>,
+    /// The last `apply` stopped after [`STARTS_PER_INPUT`] steps with more ready to start.
+    more: bool,
     /// Values nothing reads any more (finished iterations'), kept until
     /// [`Scheduler::take_retired`], so the driver can free them when it has nothing
     /// more urgent to do. At most [`RETIRED`] are kept.
     retired: Vec<FrameValues>,
 }
+
+/// Steps started by one `apply`, at most. A long run of steps that need no call (a loop
+/// of transforms) is cut into pieces: the driver hands each piece's events to the sink and
+/// frees them, and hears timers and cancellation, before it asks for the next piece with
+/// [`Input::Continue`]. Without the cut, a 1,000,000-iteration loop would hold every
+/// iteration's events and frame until its last iteration ended.
+const STARTS_PER_INPUT: u32 = 1024;
 
 /// Finished iterations whose values wait for [`Scheduler::take_retired`]; past this,
 /// `apply` frees them itself (a caller that never takes them keeps no more than these).
@@ -451,6 +462,7 @@ impl Scheduler {
             errors: Vec::new(),
             phase: Phase::NotStarted,
             out: Vec::new(),
+            more: false,
             retired: Vec::new(),
             pinned,
             only,
@@ -464,6 +476,12 @@ impl Scheduler {
     /// True once the run has finished (`Action::Finish` was returned).
     pub fn is_finished(&self) -> bool {
         self.phase == Phase::Done
+    }
+
+    /// True when the last `apply` left ready steps it may start now: feed
+    /// [`Input::Continue`] (after the actions it returned are performed).
+    pub fn has_more(&self) -> bool {
+        self.more && self.phase == Phase::Running && !self.paused
     }
 
     /// The values of finished iterations, for the caller to drop when it suits it.
@@ -489,6 +507,7 @@ impl Scheduler {
                 message: format!("[{source}] {message}"),
                 step: None,
             }),
+            Input::Continue => {}
         }
         if self.phase == Phase::Running {
             self.pump();
@@ -676,6 +695,8 @@ impl Scheduler {
 
     /// Starts every ready step that may start now, in document order.
     fn pump(&mut self) {
+        self.more = false;
+        let mut started = 0u32;
         loop {
             if self.phase != Phase::Running || self.paused {
                 return;
@@ -693,9 +714,14 @@ impl Scheduler {
                 if self.needs_call_slot(frame, pos) && self.running_calls >= self.concurrency {
                     continue;
                 }
+                if started == STARTS_PER_INPUT {
+                    self.more = true;
+                    return;
+                }
                 self.ready.remove(&(frame, pos));
                 if self.start_step(frame, pos) {
                     progressed = true;
+                    started += 1;
                 }
             }
             if !progressed {

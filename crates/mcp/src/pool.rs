@@ -50,7 +50,7 @@ use server::Server;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::mpsc::Sender;
 use tokio_util::sync::CancellationToken;
 
 /// One line a server wrote besides its MCP messages.
@@ -79,9 +79,12 @@ pub enum LogStream {
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct PoolOptions {
-    /// Receives every stderr line, stray stdout line and MCP log message of every server.
+    /// Receives the stderr lines, stray stdout lines and MCP log messages of every server,
+    /// within each server's budget (see `pool/notes.rs`: 100 lines or 128 KiB a second
+    /// after a burst of 1,000 lines or 1 MiB, lines cut at 16 KiB, and a note saying how
+    /// many were dropped). A line that finds the channel full is dropped, not waited for.
     /// Without it they go to `tracing` at debug level.
-    pub log: Option<UnboundedSender<ServerLog>>,
+    pub log: Option<Sender<ServerLog>>,
     /// Where `${env:NAME}` values come from; the process environment by default.
     pub env: EnvLookup,
     /// Timeout of a call that sets none and whose server sets no `timeout_ms` (60 s, as
@@ -112,7 +115,7 @@ impl Default for PoolOptions {
 }
 
 impl PoolOptions {
-    pub fn with_log(mut self, log: UnboundedSender<ServerLog>) -> Self {
+    pub fn with_log(mut self, log: Sender<ServerLog>) -> Self {
         self.log = Some(log);
         self
     }

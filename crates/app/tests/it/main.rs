@@ -8,6 +8,7 @@ mod daemon;
 mod faults;
 mod http_limits;
 mod import;
+mod noise;
 mod reference;
 mod rerun;
 mod runs;

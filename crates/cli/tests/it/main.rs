@@ -7,6 +7,8 @@ mod budget;
 mod consent;
 mod crash;
 mod history;
+mod memory;
+mod noise;
 mod reading;
 mod rerun;
 mod run;

@@ -504,3 +504,27 @@ fn nested_loops_see_outer_variables_and_collect_per_level() {
     .start();
     assert_eq!(sim.envelope().output, json!([["1-0", "2-1"], ["3-0"]]));
 }
+
+#[test]
+fn a_long_loop_of_transforms_runs_in_pieces_that_each_hold_a_bounded_number_of_events() {
+    let n = 5000;
+    let doc = json!({ "blueprint": 1, "id": "t", "limits": { "max_step_runs": 100_000 }, "steps": [
+        { "id": "l", "kind": "loop", "until": format!("{{{{ index >= `{}` }}}}", n - 1), "max_iterations": n,
+          "steps": [ { "id": "x", "kind": "transform", "value": "{{ index }}" } ] }
+    ] });
+    let mut sim = Sim::new(doc);
+    // One input at a time, as the driver feeds them: each returns a piece of the run.
+    let mut pieces = Vec::new();
+    let mut input = mcpflow_engine::Input::Start;
+    loop {
+        let actions = sim.s.apply(0, input);
+        pieces.push(actions.len());
+        if !sim.s.has_more() {
+            assert!(matches!(actions.last(), Some(mcpflow_engine::Action::Finish(_))), "the run ended");
+            break;
+        }
+        input = mcpflow_engine::Input::Continue;
+    }
+    let biggest = pieces.iter().max().copied().unwrap_or(0);
+    assert!(pieces.len() >= 5 && biggest < 4 * 1024, "{} pieces, the largest {biggest} actions", pieces.len());
+}

@@ -65,7 +65,15 @@ impl Sim {
         }
     }
 
+    /// Feeds `input`, then `Continue` while the scheduler has more ready to start.
     pub fn feed(&mut self, input: Input) {
+        self.feed_one(input);
+        while self.s.has_more() {
+            self.feed_one(Input::Continue);
+        }
+    }
+
+    fn feed_one(&mut self, input: Input) {
         for a in self.s.apply(self.now, input) {
             match a {
                 Action::Emit(e) => self.events.push(e),

@@ -6,6 +6,7 @@ use mcpflow_blueprint::catalog::{PromptArgument, PromptInfo, ServerInfo, ToolInf
 use rmcp::model::{Prompt, Resource, ResourceTemplate, ServerPeerInfo, Tool};
 use rmcp::service::{Peer, RoleClient, ServiceError};
 use serde_json::Value;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
 /// One server's offer, as last listed.
@@ -64,6 +65,10 @@ pub(crate) struct DiscoveryCell {
     current: RwLock<Arc<Discovery>>,
     /// Refreshes one at a time, so a slow older listing never overwrites a newer one.
     refreshing: tokio::sync::Mutex<()>,
+    /// Per [`List`]: a refresh for a `list_changed` waits for its turn. Later notifications
+    /// of that list need no refresh of their own (that one lists after them), so a server
+    /// sending them without pause never queues more than one refresh per list.
+    queued: [AtomicBool; 3],
 }
 
 /// Which list a `list_changed` notification concerns.
@@ -80,6 +85,7 @@ impl DiscoveryCell {
             server: server.to_owned(),
             current: RwLock::new(Arc::default()),
             refreshing: tokio::sync::Mutex::new(()),
+            queued: Default::default(),
         }
     }
 
@@ -128,9 +134,19 @@ impl DiscoveryCell {
         Ok(())
     }
 
-    /// Lists one kind again (after `notifications/<kind>/list_changed`).
+    /// After `notifications/<kind>/list_changed`: lists that kind again, unless a refresh
+    /// of it is already waiting for its turn.
+    pub async fn changed(&self, peer: &Peer<RoleClient>, list: List) {
+        if !self.queued[list as usize].swap(true, Ordering::AcqRel) {
+            self.refresh(peer, list).await;
+        }
+    }
+
+    /// Lists one kind again.
     pub async fn refresh(&self, peer: &Peer<RoleClient>, list: List) {
         let _one = self.refreshing.lock().await;
+        // From here on a new notification needs a new refresh.
+        self.queued[list as usize].store(false, Ordering::Release);
         tracing::debug!(server = %self.server, ?list, "the server's list changed; listing it again");
         match list {
             List::Tools => match peer.list_all_tools().await {

@@ -38,15 +38,15 @@ impl ClientHandler for Handler {
     }
 
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
-        self.discovery.refresh(&context.peer, List::Tools).await;
+        self.discovery.changed(&context.peer, List::Tools).await;
     }
 
     async fn on_resource_list_changed(&self, context: NotificationContext<RoleClient>) {
-        self.discovery.refresh(&context.peer, List::Resources).await;
+        self.discovery.changed(&context.peer, List::Resources).await;
     }
 
     async fn on_prompt_list_changed(&self, context: NotificationContext<RoleClient>) {
-        self.discovery.refresh(&context.peer, List::Prompts).await;
+        self.discovery.changed(&context.peer, List::Prompts).await;
     }
 
     async fn on_logging_message(

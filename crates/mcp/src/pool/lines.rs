@@ -19,7 +19,7 @@
 //! Memory per connection: one line buffer of at most the limit.
 
 use super::answers::ToolCalls;
-use super::notes::ServerNotes;
+use super::notes::{ServerNotes, Throttle};
 use crate::error::Error;
 use rmcp::model::{ClientJsonRpcMessage, ErrorCode, ErrorData, NumberOrString, RequestId, ServerJsonRpcMessage};
 use rmcp::service::RoleClient;
@@ -53,6 +53,8 @@ pub(crate) struct LineTransport {
     ended: bool,
     /// `tools/call` requests in flight, whose answers are read directly as tool results.
     tool_calls: ToolCalls,
+    /// Slows reading while stray lines are being dropped.
+    throttle: Throttle,
     writer: Arc<Mutex<Option<BoxWriter>>>,
 }
 
@@ -70,6 +72,7 @@ impl LineTransport {
             max_message,
             ended: false,
             tool_calls: ToolCalls::default(),
+            throttle: Throttle::default(),
             writer: Arc::new(Mutex::new(Some(Box::new(write)))),
         }
     }
@@ -125,6 +128,8 @@ impl LineTransport {
             if message.is_some() {
                 return message;
             }
+            // The line is consumed: a `receive` dropped during this pause loses nothing.
+            self.throttle.after(self.notes.dropping()).await;
         }
         None
     }
@@ -521,7 +526,7 @@ mod tests {
 
     #[test]
     fn noise_is_logged_and_broken_answers_are_answered() {
-        let (tx, mut rx) = mpsc::unbounded_channel();
+        let (tx, mut rx) = mpsc::channel(64);
         let notes = ServerNotes::new("s", Some(tx));
         assert!(decode(b"Server started on stdio", &notes).is_none());
         assert_eq!(rx.try_recv().unwrap().line, "Server started on stdio");

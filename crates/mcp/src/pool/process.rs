@@ -7,7 +7,7 @@
 //! `npx` or `sh -c` go too. A process dropped without [`ChildProcess::stop`] is killed at
 //! once (`kill_on_drop`) and reaped by tokio in the background.
 
-use super::notes::ServerNotes;
+use super::notes::{MAX_LOG_LINE, ServerNotes, Throttle};
 use crate::config::launch::StdioLaunch;
 use std::io;
 use std::process::{ExitStatus, Stdio};
@@ -16,8 +16,6 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-/// Longest stderr line forwarded; the rest of a longer line is dropped.
-const MAX_LOG_LINE: usize = 16 * 1024;
 /// Time between `SIGTERM` and `SIGKILL`.
 const TERM_GRACE: Duration = Duration::from_millis(500);
 
@@ -132,6 +130,7 @@ pub(crate) async fn drain(reader: Option<tokio::task::JoinHandle<()>>, limit: Du
 async fn read_stderr(stderr: impl AsyncRead + Unpin, notes: Arc<ServerNotes>) {
     let mut read = BufReader::new(stderr);
     let mut line = Vec::new();
+    let mut throttle = Throttle::default();
     loop {
         line.clear();
         let mut cut = false;
@@ -161,7 +160,8 @@ async fn read_stderr(stderr: impl AsyncRead + Unpin, notes: Arc<ServerNotes>) {
         if cut {
             text.push('…');
         }
-        notes.stderr_line(text);
+        let passed = notes.stderr_line(text);
+        throttle.after(!passed).await;
     }
 }
 
@@ -171,7 +171,7 @@ mod tests {
 
     #[tokio::test]
     async fn stderr_lines_are_forwarded_and_long_ones_cut() {
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let (tx, mut rx) = tokio::sync::mpsc::channel(64);
         let notes = Arc::new(ServerNotes::new("s", Some(tx)));
         let mut input = b"first\r\nsecond\n".to_vec();
         input.extend(std::iter::repeat_n(b'x', MAX_LOG_LINE + 10));

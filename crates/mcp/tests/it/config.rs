@@ -72,7 +72,7 @@ async fn env_references_are_resolved_when_the_server_starts() {
         "args": ["-c", "echo \"$GREETING\" >&2; exec \"$0\" \"$1\"", mcpflow_testkit::binary(), "${env:FIXTURE}"],
         "env": {"GREETING": "${env:GREETING}"},
     }));
-    let (log, mut lines) = tokio::sync::mpsc::unbounded_channel();
+    let (log, mut lines) = tokio::sync::mpsc::channel(1024);
     let configs = configs(vec![("echo", server)]);
     // Kept unresolved in the configs: nothing resolved is stored.
     let Some(mcpflow_mcp::ServerEntry::Config(kept)) = configs.get("echo") else { panic!() };

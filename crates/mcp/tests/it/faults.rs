@@ -46,7 +46,7 @@ async fn a_hanging_call_times_out_the_server_stays_usable_and_shutdown_leaves_no
     let mut faulty = testkit("faulty");
     // At info level rmcp logs the `notifications/cancelled` it receives.
     faulty.env.insert("RUST_LOG".to_owned(), json!("info"));
-    let (log, mut lines) = tokio::sync::mpsc::unbounded_channel();
+    let (log, mut lines) = tokio::sync::mpsc::channel(1024);
     let pool =
         Pool::new(configs(vec![("faulty", faulty)]), Approvals::allow_all(), PoolOptions::default().with_log(log));
     pool.call(tool(Some("faulty"), "echo", json!({"message": "up"}))).await.unwrap();
@@ -76,7 +76,7 @@ async fn a_hanging_call_times_out_the_server_stays_usable_and_shutdown_leaves_no
 
 #[tokio::test]
 async fn a_garbage_line_on_stdout_is_logged_and_the_answer_still_arrives() {
-    let (log, mut lines) = tokio::sync::mpsc::unbounded_channel();
+    let (log, mut lines) = tokio::sync::mpsc::channel(1024);
     let pool = Pool::new(
         configs(vec![("faulty", testkit("faulty"))]),
         Approvals::allow_all(),
@@ -235,7 +235,7 @@ async fn a_server_that_exits_at_start_reports_its_stderr() {
 
 #[tokio::test]
 async fn stderr_lines_reach_the_log_channel() {
-    let (log, mut lines) = tokio::sync::mpsc::unbounded_channel();
+    let (log, mut lines) = tokio::sync::mpsc::channel(1024);
     let binary = mcpflow_testkit::binary();
     let wrapped = config(json!({
         "command": "sh",

@@ -122,7 +122,7 @@ async fn cancelling_a_call_sends_cancelled_returns_promptly_and_the_server_stays
     let mut echo = testkit("echo");
     // At info level rmcp logs the `notifications/cancelled` it receives.
     echo.env.insert("RUST_LOG".to_owned(), json!("info"));
-    let (log, mut lines) = tokio::sync::mpsc::unbounded_channel();
+    let (log, mut lines) = tokio::sync::mpsc::channel(1024);
     let pool = Pool::new(configs(vec![("echo", echo)]), Approvals::allow_all(), PoolOptions::default().with_log(log));
     pool.call(tool(Some("echo"), "echo", json!({"message": "warm up"}))).await.unwrap();
     let call = tool(Some("echo"), "sleep", json!({"ms": 30_000}));

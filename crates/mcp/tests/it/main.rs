@@ -6,6 +6,7 @@
 mod config;
 mod faults;
 mod fixtures;
+mod flood;
 mod http_bridge;
 mod npm;
 mod support;

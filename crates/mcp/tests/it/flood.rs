@@ -1,0 +1,71 @@
+//! Servers that write without pause: the pool's own timeouts (`initialize`, a call's
+//! deadline) fire on time, and what reaches the log channel is bounded.
+
+use crate::support::{config, configs, tool};
+use mcpflow_mcp::{Approvals, Pool, PoolOptions, ServerLog};
+use serde_json::json;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc::Receiver;
+
+/// Counts what arrives on the log channel, in a task, until the channel closes.
+fn count_lines(mut lines: Receiver<ServerLog>) -> tokio::task::JoinHandle<Vec<ServerLog>> {
+    tokio::spawn(async move {
+        let mut got = Vec::new();
+        while let Some(line) = lines.recv().await {
+            got.push(line);
+        }
+        got
+    })
+}
+
+/// The log saw the burst, the rate after it and a note — never the flood itself.
+fn assert_bounded(lines: &[ServerLog], secs: f64) {
+    let most = 1000.0 + 100.0 * secs + 10.0;
+    assert!((lines.len() as f64) < most, "{} lines reached the log in {secs} s", lines.len());
+    assert!(
+        lines.iter().any(|l| l.line.contains("lines (") && l.line.contains("dropped from server noise")),
+        "no note of dropped lines"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_initialize_timeout_fires_while_the_server_floods_stdout() {
+    let (log, lines) = tokio::sync::mpsc::channel(1024);
+    let counted = count_lines(lines);
+    let noise = config(json!({ "command": "/usr/bin/yes", "args": ["garbage-line-not-json"] }));
+    let options = PoolOptions::default().with_log(log).with_connect_timeout(Duration::from_secs(1));
+    let pool = Pool::new(configs(vec![("noise", noise)]), Approvals::allow_all(), options);
+    let started = Instant::now();
+    let err = pool.call(tool(Some("noise"), "anything", json!({}))).await.unwrap_err();
+    let took = started.elapsed();
+    assert_eq!(err.code(), "SERVER_START_FAILED", "{err}");
+    assert!(err.to_string().contains("initialize"), "{err}");
+    assert!(took >= Duration::from_secs(1) && took < Duration::from_millis(1500), "took {took:?}");
+    pool.shutdown().await;
+    drop(pool);
+    assert_bounded(&counted.await.unwrap(), took.as_secs_f64());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_deadline_fires_while_the_server_floods_stderr() {
+    let (log, lines) = tokio::sync::mpsc::channel(1024);
+    let counted = count_lines(lines);
+    let bin = mcpflow_testkit::binary().display().to_string();
+    // The faulty fixture answers on stdout while `yes` floods the shared stderr.
+    let script = format!("yes garbage-on-stderr >&2 & exec '{bin}' faulty");
+    let noise = config(json!({ "command": "/bin/sh", "args": ["-c", script] }));
+    let pool = Pool::new(configs(vec![("noise", noise)]), Approvals::allow_all(), PoolOptions::default().with_log(log));
+    let started = Instant::now();
+    pool.call(tool(Some("noise"), "echo", json!({"message": "up"}))).await.unwrap();
+    let mut hang = tool(Some("noise"), "hang", json!({}));
+    hang.timeout = Some(Duration::from_secs(1));
+    let call = Instant::now();
+    let err = pool.call(hang).await.unwrap_err();
+    let took = call.elapsed();
+    assert_eq!(err.code(), "CALL_TIMEOUT", "{err}");
+    assert!(took >= Duration::from_secs(1) && took < Duration::from_millis(1500), "took {took:?}");
+    let secs = started.elapsed().as_secs_f64();
+    pool.shutdown().await;
+    drop(pool);
+    assert_bounded(&counted.await.unwrap(), secs + 1.0);
+}
