@@ -146,7 +146,6 @@ fn the_process_check_sees_a_tagged_live_child() {
 async fn the_app_puts_a_servers_stray_output_into_the_log_of_the_run_calling_it() {
     use mcpflow_app::runs::{StartRun, Target, Trigger};
     use mcpflow_app::{App, AppOptions};
-    use mcpflow_engine::EventKind;
     use mcpflow_store::Store;
 
     let s = setup(json!({}));
@@ -175,17 +174,7 @@ async fn the_app_puts_a_servers_stray_output_into_the_log_of_the_run_calling_it(
     let idle = paused_on("idle", "faulty");
     let env = app.run_to_end(StartRun::new(Target::Inline(uses), json!({}), Trigger::Studio)).await.unwrap();
     assert_eq!(env.status, RunStatus::Succeeded, "{:?}", env.errors);
-    let logs = |run: &str| -> Vec<String> {
-        app.run_detail(run)
-            .unwrap()
-            .events
-            .iter()
-            .filter_map(|e| match &e.kind {
-                EventKind::Log { message, .. } => Some(message.clone()),
-                _ => None,
-            })
-            .collect()
-    };
+    let logs = |run: &str| crate::recorded_logs(&app, run);
     let mine = logs(&env.run_id);
     assert!(
         mine.iter().any(|m| m.starts_with("[faulty]") && m.contains("this line is not JSON-RPC")),

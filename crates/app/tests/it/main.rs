@@ -23,6 +23,19 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
+/// The messages of a recorded run's `Log` events, in order.
+pub fn recorded_logs(app: &mcpflow_app::App, run: &str) -> Vec<String> {
+    app.run_detail(run)
+        .unwrap()
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Log { message, .. } => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }

@@ -4,7 +4,7 @@
 
 use mcpflow_app::runs::{StartRun, Target, Trigger};
 use mcpflow_app::{App, AppOptions};
-use mcpflow_engine::{EventKind, RunStatus};
+use mcpflow_engine::RunStatus;
 use mcpflow_store::Store;
 use serde_json::json;
 
@@ -19,16 +19,7 @@ async fn a_flooding_server_neither_delays_the_step_timeout_nor_floods_the_run_lo
     assert_eq!(env.status, RunStatus::Failed, "{:?}", env.errors);
     assert_eq!(env.errors[0].code, "STEP_TIMEOUT", "{:?}", env.errors);
     assert!((2000..=2200).contains(&env.duration_ms), "the 2000 ms timeout was handled at {} ms", env.duration_ms);
-    let logs: Vec<String> = app
-        .run_detail(&env.run_id)
-        .unwrap()
-        .events
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EventKind::Log { message, .. } => Some(message.clone()),
-            _ => None,
-        })
-        .collect();
+    let logs = crate::recorded_logs(&app, &env.run_id);
     // The burst (1,000 lines), 100 a second after it, and a note.
     assert!(logs.len() < 1300, "{} log events recorded", logs.len());
     assert!(logs.iter().any(|l| l.contains("dropped from server noise")), "no note of dropped lines");
