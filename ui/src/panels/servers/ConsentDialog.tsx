@@ -12,6 +12,7 @@ export const ConsentDialog = memo(function ConsentDialog() {
   if (!consent) return null;
   // An HTTP server a blueprint declares: the backend describes it as `URL … (sends: NAME, …)`.
   const endpoint = consent.command.startsWith('URL ');
+  const sends = endpoint && consent.command.includes('(sends: ');
   return (
     <Modal
       title={endpoint ? `Allow this blueprint to reach “${consent.server}”?` : `Allow “${consent.server}” to run on this machine?`}
@@ -38,8 +39,10 @@ export const ConsentDialog = memo(function ConsentDialog() {
     >
       {endpoint ? (
         <p>
-          The blueprint declares the MCP server <strong>{consent.server}</strong> at this address. mcpflow would connect
-          to it and send it the values of the environment variables named after “sends”:
+          The blueprint declares the MCP server <strong>{consent.server}</strong> at this address.{' '}
+          {sends
+            ? 'mcpflow would connect to it and send it the values of the environment variables named after “sends”:'
+            : 'It is not on this computer: mcpflow would connect to it and send it what the blueprint’s steps pass on:'}
         </p>
       ) : (
         <p>

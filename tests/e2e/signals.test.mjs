@@ -1,0 +1,106 @@
+// SIGTERM and SIGHUP end the real studio as closing its window does: the run in flight is
+// cancelled, every server's process group is reaped (a grandchild the server left behind
+// included), and the process exits with the signal's code (143, 129).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { APP, ROOT, openStudio, shown, until, writeJson } from './harness.mjs';
+
+const sel = (id) => `[data-testid="${id}"]`;
+
+/** Whether process `pid` exists and is not a zombie. */
+function alive(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** The pid of the studio whose environment has MCPFLOW_HOME=home (started by the driver). */
+function studioPid(home) {
+  const exe = realpathSync(APP);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (realpathSync(`/proc/${entry}/exe`) !== exe) continue;
+      const env = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
+      if (env.includes(`MCPFLOW_HOME=${home}`)) return Number(entry);
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return null;
+}
+
+test('signals: SIGTERM during a run cancels it, reaps the server and its grandchild', async () => {
+  const studio = await openStudio('signals');
+  const { browser, home } = studio;
+  try {
+    await shown(browser, sel('step-namespaces'), 30_000);
+    const bin = join(ROOT, 'target/debug/mcpflow-testkit');
+    const pidfile = join(home, 'grandchild.pid');
+    const doc = {
+      blueprint: 1,
+      id: 'hangs',
+      servers: { lingering: { command: 'sh', args: ['-c', `sleep 300 & echo $! > '${pidfile}'; exec '${bin}' faulty`] } },
+      steps: [{ id: 'wait_forever', kind: 'tool', server: 'lingering', tool: 'hang', args: {} }],
+    };
+    writeJson(studio.dialogPath, doc);
+    await (await shown(browser, sel('file-import'))).click();
+    const ask = await browser.$(sel('ask-confirm'));
+    if (await ask.waitForDisplayed({ timeout: 2_000 }).then(() => true, () => false)) await ask.click();
+    await shown(browser, sel('step-wait_forever'));
+
+    await (await shown(browser, sel('run-start'))).click();
+    await (await shown(browser, sel('consent-approve'))).click();
+    await until(async () => existsSync(pidfile), 'the server to start and leave its grandchild', 30_000);
+    const grandchild = Number(readFileSync(pidfile, 'utf8').trim());
+    assert.ok(alive(grandchild), 'the grandchild runs while the step hangs');
+    await until(
+      async () => (await (await browser.$(sel('run-state'))).getAttribute('data-status')) === 'running',
+      'the run to be running',
+    );
+    await studio.shot('running-before-sigterm');
+
+    const pid = studioPid(home);
+    assert.ok(pid, 'the studio process is found');
+    process.kill(pid, 'SIGTERM');
+    await until(async () => !alive(pid), 'the studio to exit after SIGTERM', 15_000);
+    await until(async () => !alive(grandchild), `the server's grandchild ${grandchild} to be reaped`, 10_000);
+  } finally {
+    await studio.close();
+  }
+});
+
+/** Starts the studio alone, waits until it has opened its store, signals it, returns its exit code. */
+async function exitCodeAfter(signal) {
+  const home = mkdtempSync(join(tmpdir(), 'mcpflow-e2e-signal-'));
+  try {
+    const child = spawn(APP, [], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, MCPFLOW_HOME: home, MCPFLOW_DEMO_ROOT: ROOT },
+    });
+    const exited = new Promise((resolve) => child.on('exit', (code, sig) => resolve({ code, sig })));
+    // The store is opened before the window; give the window's setup (where the signal
+    // watcher starts) a moment after that.
+    await until(async () => existsSync(join(home, 'store')), 'the studio to open its store', 30_000);
+    await new Promise((r) => setTimeout(r, 3_000));
+    child.kill(signal);
+    const timeout = new Promise((resolve) => setTimeout(() => resolve(null), 15_000));
+    const result = await Promise.race([exited, timeout]);
+    if (result === null) child.kill('SIGKILL');
+    return result;
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+test('signals: the studio exits 143 on SIGTERM and 129 on SIGHUP', async () => {
+  assert.deepEqual(await exitCodeAfter('SIGTERM'), { code: 143, sig: null });
+  assert.deepEqual(await exitCodeAfter('SIGHUP'), { code: 129, sig: null });
+});
