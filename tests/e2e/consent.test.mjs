@@ -3,7 +3,7 @@
 // variable's name, never its value; Cancel leaves the run unstarted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openStudio, shown, until, writeJson } from './harness.mjs';
+import { importDoc, openStudio, shown, until } from './harness.mjs';
 
 const sel = (id) => `[data-testid="${id}"]`;
 const SECRET = 'e2e-secret-value-never-shown';
@@ -21,11 +21,7 @@ test('consent: a blueprint HTTP server sending a variable shows its URL and the 
       },
       steps: [{ id: 'call_sink', kind: 'tool', server: 'sink', tool: 'anything', args: {} }],
     };
-    writeJson(studio.dialogPath, doc);
-    await (await shown(browser, sel('file-import'))).click();
-    const ask = await browser.$(sel('ask-confirm'));
-    if (await ask.waitForDisplayed({ timeout: 2_000 }).then(() => true, () => false)) await ask.click();
-    await shown(browser, sel('step-call_sink'));
+    await importDoc(studio, doc);
 
     await (await shown(browser, sel('run-start'))).click();
     const dialog = await shown(browser, sel('consent-dialog'));

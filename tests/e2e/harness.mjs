@@ -114,6 +114,19 @@ export async function openStudio(name, env = {}) {
   };
 }
 
+/**
+ * Imports a blueprint through the Import button (the test dialog picks `studio.dialogPath`)
+ * and waits until its first step is on the canvas.
+ */
+export async function importDoc(studio, doc) {
+  writeJson(studio.dialogPath, doc);
+  await (await shown(studio.browser, '[data-testid="file-import"]')).click();
+  // An imported file not saved yet is "unsaved changes": the next import asks first.
+  const ask = await studio.browser.$('[data-testid="ask-confirm"]');
+  if (await ask.waitForDisplayed({ timeout: 2_000 }).then(() => true, () => false)) await ask.click();
+  await shown(studio.browser, `[data-testid="step-${doc.steps[0].id}"]`);
+}
+
 /** Waits until `selector` is displayed and returns the element. */
 export async function shown(browser, selector, timeout = 15_000) {
   const el = await browser.$(selector);

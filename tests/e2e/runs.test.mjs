@@ -6,7 +6,7 @@
 // node was running; re-run from a step of it and find the re-run in the history.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openStudio, shown, until, writeJson } from './harness.mjs';
+import { importDoc, openStudio, shown, until } from './harness.mjs';
 
 const sel = (id) => `[data-testid="${id}"]`;
 
@@ -67,16 +67,6 @@ async function approveAll(browser, timeout = 15_000) {
     await new Promise((r) => setTimeout(r, 300));
   }
   return approved;
-}
-
-/** Imports a blueprint through the Import button (the test dialog picks `studio.dialogPath`). */
-async function importDoc(studio, doc) {
-  writeJson(studio.dialogPath, doc);
-  await click(studio.browser, sel('file-import'));
-  // An imported file not saved yet is "unsaved changes": the next import asks first.
-  const ask = await studio.browser.$(sel('ask-confirm'));
-  if (await ask.waitForDisplayed({ timeout: 2_000 }).then(() => true, () => false)) await ask.click();
-  await shown(studio.browser, sel(`step-${doc.steps[0].id}`));
 }
 
 test('runs: the demo succeeds, faulty retries and fails, breakpoints and stepping, history and the timeline', async () => {

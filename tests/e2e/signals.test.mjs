@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { APP, ROOT, openStudio, shown, until, writeJson } from './harness.mjs';
+import { APP, ROOT, importDoc, openStudio, shown, until } from './harness.mjs';
 
 const sel = (id) => `[data-testid="${id}"]`;
 
@@ -50,11 +50,7 @@ test('signals: SIGTERM during a run cancels it, reaps the server and its grandch
       servers: { lingering: { command: 'sh', args: ['-c', `sleep 300 & echo $! > '${pidfile}'; exec '${bin}' faulty`] } },
       steps: [{ id: 'wait_forever', kind: 'tool', server: 'lingering', tool: 'hang', args: {} }],
     };
-    writeJson(studio.dialogPath, doc);
-    await (await shown(browser, sel('file-import'))).click();
-    const ask = await browser.$(sel('ask-confirm'));
-    if (await ask.waitForDisplayed({ timeout: 2_000 }).then(() => true, () => false)) await ask.click();
-    await shown(browser, sel('step-wait_forever'));
+    await importDoc(studio, doc);
 
     await (await shown(browser, sel('run-start'))).click();
     await (await shown(browser, sel('consent-approve'))).click();
