@@ -4,8 +4,9 @@
 //!
 //! Each run is capped (`prlimit --as`, 3 GB of address space) so that, should the budget
 //! not hold, the child fails on its own instead of taking the shared machine with it;
-//! its peak RSS is read by GNU time (`ru_maxrss` of the `mcpflow` process itself).
+//! its peak RSS is the VmHWM of the `mcpflow` process itself ([`crate::memory::measured`]).
 
+use crate::memory::{Peak, measured};
 use crate::{repo, stderr};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -19,24 +20,18 @@ const ADDRESS_SPACE_CAP: &str = "--as=3221225472";
 fn run_capped(dir: &Path, bp: &Value, extra: &[&str]) -> (Output, u64) {
     let file = dir.join("bp.json");
     std::fs::write(&file, serde_json::to_string_pretty(bp).unwrap()).unwrap();
-    let rss = dir.join("rss.txt");
-    let out = Command::new("/usr/bin/time")
-        .args(["-f", "%M", "-o"])
-        .arg(&rss)
-        .args(["prlimit", ADDRESS_SPACE_CAP, "--"])
+    let mut command = Command::new("prlimit");
+    command
+        .args([ADDRESS_SPACE_CAP, "--"])
         .arg(env!("CARGO_BIN_EXE_mcpflow"))
         .arg("run")
         .arg(&file)
         .arg("--json")
         .args(extra)
         .current_dir(repo())
-        .env("MCPFLOW_HOME", dir.join("home"))
-        .output()
-        .unwrap();
-    let text = std::fs::read_to_string(&rss).unwrap_or_default();
-    // GNU time writes "Command exited with non-zero status N" first when it fails.
-    let kb = text.lines().filter_map(|l| l.trim().parse::<u64>().ok()).next_back().unwrap_or(u64::MAX);
-    (out, kb)
+        .env("MCPFLOW_HOME", dir.join("home"));
+    let Peak { output, hwm_kb, .. } = measured(command);
+    (output, hwm_kb)
 }
 
 fn envelope(out: &Output) -> Value {

@@ -17,14 +17,16 @@ pub struct Peak {
 
 /// Runs `mcpflow args…`, reading its VmHWM every 10 ms until it exits.
 pub fn run_measured(args: &[&str]) -> Peak {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcpflow"));
+    command.args(args).current_dir(repo());
+    measured(command)
+}
+
+/// Runs `command`, reading its VmHWM every 10 ms until it exits. A wrapper in front of
+/// `mcpflow` must `exec` it (as `prlimit` does), so the pid measured is mcpflow's.
+pub fn measured(mut command: Command) -> Peak {
     let started = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
-        .args(args)
-        .current_dir(repo())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let status = format!("/proc/{}/status", child.id());
     // Read the pipes meanwhile, so a chatty process never blocks on a full pipe.
     let mut stdout = child.stdout.take().unwrap();
