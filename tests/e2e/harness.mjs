@@ -49,9 +49,12 @@ async function waitForPort(port, ms) {
  * Starts tauri-driver and a session on the studio with a fresh MCPFLOW_HOME.
  * Returns { browser, home, dialogPath, shot(name), close() }.
  * `env` is added to the studio's environment (through tauri-driver, which it inherits).
+ * Options: `home` reuses a data folder (a restart), `keep` leaves the data folder in
+ * place on `close()` (default: when `home` was given; the caller removes it),
+ * `cwd` is the folder the studio starts in (default: this process's).
  */
-export async function openStudio(name, env = {}) {
-  const home = mkdtempSync(join(tmpdir(), `mcpflow-e2e-${name}-`));
+export async function openStudio(name, env = {}, { home: reuse, cwd, keep = reuse !== undefined } = {}) {
+  const home = reuse ?? mkdtempSync(join(tmpdir(), `mcpflow-e2e-${name}-`));
   const dialogPath = join(home, 'dialog-pick.json');
   const port = await freePort();
   const nativePort = await freePort();
@@ -60,6 +63,7 @@ export async function openStudio(name, env = {}) {
     ['--port', String(port), '--native-port', String(nativePort), '--native-driver', '/usr/bin/WebKitWebDriver'],
     {
       detached: true,
+      cwd,
       stdio: ['ignore', 'inherit', 'inherit'],
       env: { ...process.env, MCPFLOW_HOME: home, MCPFLOW_TEST_DIALOG_PATH: dialogPath, MCPFLOW_DEMO_ROOT: ROOT, ...env },
     },
@@ -109,7 +113,7 @@ export async function openStudio(name, env = {}) {
         // the window may already be gone
       }
       killDriver();
-      rmSync(home, { recursive: true, force: true });
+      if (!keep) rmSync(home, { recursive: true, force: true });
     },
   };
 }
