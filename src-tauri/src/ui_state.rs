@@ -127,7 +127,11 @@ mod tests {
         let big = json!({ "x": "a".repeat(MAX_BYTES) });
         assert_eq!(write(&file, &big).unwrap_err().code, "BAD_REQUEST");
         assert_eq!(write(&file, &json!([1])).unwrap_err().code, "BAD_REQUEST");
-        assert_eq!(read(&file), json!({ "left": { "size": 200, "collapsed": true } }), "a refused write keeps the old state");
+        assert_eq!(
+            read(&file),
+            json!({ "left": { "size": 200, "collapsed": true } }),
+            "a refused write keeps the old state"
+        );
         std::fs::write(&file, "[1, 2]").unwrap();
         assert_eq!(read(&file), json!({}), "not an object: the defaults");
         std::fs::write(&file, "{ broken").unwrap();

@@ -112,6 +112,11 @@ export async function save(): Promise<boolean> {
   }
   if (filesStore.getState().busy || naming) return false;
   const first = docStore.getState();
+  if (Array.isArray(first.doc.steps) && first.doc.steps.length === 0) {
+    // The store refuses a blueprint without steps; say so as a hint, not an error.
+    report('info', 'nothing to save yet: add a step first (drag a tool from the palette, or double-click the canvas)');
+    return false;
+  }
   if (typeof first.meta.id !== 'string') {
     naming = true;
     try {
