@@ -173,6 +173,21 @@ test('layout: canvas share, guide and Help, panels remembered across a restart, 
     await studio.shot('restarted');
     await click(browser, sel('left-rail'));
     await shown(browser, sel('left-panel'));
+    // Ctrl+Alt+B closes the inspector to its rail, Ctrl+J opens and closes the bottom panel.
+    await (await browser.$('.react-flow__pane')).click();
+    await browser.keys(['Control', 'Alt', 'b']);
+    await shown(browser, sel('right-rail'));
+    await browser.keys(['Control', 'Alt', 'b']);
+    await shown(browser, sel('right-panel'));
+    await browser.keys(['Control', 'j']);
+    await shown(browser, '.bottom-tabs:not(.is-collapsed)');
+    await browser.keys(['Control', 'j']);
+    await shown(browser, '.bottom-tabs.is-collapsed');
+    // Not while typing: Ctrl+B in the palette's search box leaves the palette open.
+    await (await shown(browser, '[data-testid="left-panel"] input')).click();
+    await browser.keys(['Control', 'b']);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(await browser.$(sel('left-rail')).isExisting(), false, 'Ctrl+B while typing does nothing');
 
     // ---- The toolbar does not move while a run's status changes.
     await importDoc(studio, {
@@ -238,6 +253,23 @@ test('layout: canvas share, guide and Help, panels remembered across a restart, 
     await click(browser, sel('tab-problems'));
     await shown(browser, '[data-testid="diagnostic"][data-level="hint"]');
     await studio.shot('new-document-problems');
+
+    // ---- A narrow window: the toolbar keeps one line (groups move into ⋯), the panels
+    // shrink so that the canvas keeps ≥ 40% of the width.
+    await browser.setWindowSize(1000, 760);
+    await until(async () => (await browser.execute(() => window.innerWidth)) <= 1000, 'the window to shrink');
+    const narrow = await browser.execute(() => {
+      const bar = document.querySelector('[data-testid="toolbar"]');
+      const flow = document.querySelector('.react-flow').getBoundingClientRect();
+      return { scroll: bar.scrollWidth, client: bar.clientWidth, height: bar.getBoundingClientRect().height, canvas: flow.width / window.innerWidth, view: document.querySelector('[data-testid="fit-view"]').getClientRects().length };
+    });
+    assert.ok(narrow.scroll <= narrow.client && narrow.height <= 44, `one line at 1000 px: ${JSON.stringify(narrow)}`);
+    assert.equal(narrow.view, 0, 'the View group left the bar');
+    assert.ok(narrow.canvas >= 0.4, `the canvas keeps ≥ 40% of the width: ${JSON.stringify(narrow)}`);
+    await click(browser, sel('toolbar-more'));
+    await shown(browser, sel('more-fit'));
+    await studio.shot('narrow-window-more-menu');
+    await click(browser, sel('more-fit'));
   } finally {
     await studio.close();
     rmSync(home, { recursive: true, force: true });
