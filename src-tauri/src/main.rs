@@ -12,6 +12,7 @@ mod dialogs;
 mod dto;
 mod runs;
 mod seed;
+mod ui_state;
 
 use commands::Studio;
 use mcpflow_app::{App, AppOptions};
@@ -44,6 +45,8 @@ fn builder() -> Builder<tauri::Wry> {
         runs::set_breakpoints,
         runs::list_runs,
         runs::get_run,
+        ui_state::get_ui_state,
+        ui_state::set_ui_state,
     ])
 }
 

@@ -68,6 +68,9 @@ test('design a blueprint: palette, connect, form, diagnostics (a tool typo too),
     assert.equal(dropped, 'ok');
     await shown(browser, sel('step-echo'));
     await shown(browser, sel('dirty-mark'));
+    // Fit, so that both ends are in view whatever the drop did to the placement.
+    await click(browser, sel('fit-view'));
+    await new Promise((r) => setTimeout(r, 500));
 
     // Connect greet → echo with the pointer (an explicit `after`).
     await pointerDrag(browser, sel('handle-greet-out'), sel('handle-echo-in'));

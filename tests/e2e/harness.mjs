@@ -51,9 +51,10 @@ async function waitForPort(port, ms) {
  * `env` is added to the studio's environment (through tauri-driver, which it inherits).
  * Options: `home` reuses a data folder (a restart), `keep` leaves the data folder in
  * place on `close()` (default: when `home` was given; the caller removes it),
- * `cwd` is the folder the studio starts in (default: this process's).
+ * `cwd` is the folder the studio starts in (default: this process's), `guide` lets the
+ * first-start guide open (off by default, so it does not cover what tests click).
  */
-export async function openStudio(name, env = {}, { home: reuse, cwd, keep = reuse !== undefined } = {}) {
+export async function openStudio(name, env = {}, { home: reuse, cwd, keep = reuse !== undefined, guide = false } = {}) {
   const home = reuse ?? mkdtempSync(join(tmpdir(), `mcpflow-e2e-${name}-`));
   const dialogPath = join(home, 'dialog-pick.json');
   const port = await freePort();
@@ -65,7 +66,14 @@ export async function openStudio(name, env = {}, { home: reuse, cwd, keep = reus
       detached: true,
       cwd,
       stdio: ['ignore', 'inherit', 'inherit'],
-      env: { ...process.env, MCPFLOW_HOME: home, MCPFLOW_TEST_DIALOG_PATH: dialogPath, MCPFLOW_DEMO_ROOT: ROOT, ...env },
+      env: {
+        ...process.env,
+        MCPFLOW_HOME: home,
+        MCPFLOW_TEST_DIALOG_PATH: dialogPath,
+        MCPFLOW_DEMO_ROOT: ROOT,
+        ...(guide ? {} : { MCPFLOW_TEST_NO_GUIDE: '1' }),
+        ...env,
+      },
     },
   );
   const killDriver = () => {

@@ -309,7 +309,7 @@ test(`a generated ${STEPS}-step blueprint opens and renders in ≤ ${OPEN_BUDGET
         // unsaved): it must come at once, and Cancel must keep the document.
         ask = await browser.executeAsync(askAndTime);
         assert.ok(!ask.error, `discard question: ${ask.error}`);
-        assert.match(ask.text, /Discard unsaved changes\?/);
+        assert.match(ask.text, /Save your changes\?.*Discard changes/);
         // A new blueprint is empty: nodes on the canvas mean the large document stayed.
         assert.ok((await browser.$$(NODE)).length > 0, 'Cancel kept the large document on the canvas');
         // What the backend's part of an open is: the import command alone (not loaded).

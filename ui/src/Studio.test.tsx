@@ -178,10 +178,11 @@ describe('save', () => {
     expect(tid('dirty-mark')).toBeNull();
   });
 
-  it('asks before a new document replaces a stored blueprint with the same id', async () => {
+  it('asks before a stored document given another stored id replaces that blueprint', async () => {
     be.on('list_blueprints', () => [stored('pipeline-prev', 7).info]);
-    docStore.getState().load(JSON.parse(example('pipeline-prev')) as Blueprint, { source: 'file.json' });
+    docStore.getState().load(JSON.parse(example('fan-out-fan-in')) as Blueprint, { id: 'fan-out-fan-in', rev: 1 });
     await mount();
+    await act(async () => void s().setSettings({ id: 'pipeline-prev' }));
     await click(tid('file-save'));
     expect(tid('ask-dialog')!.textContent).toContain('revision 7');
     await click(tid('ask-cancel'));
@@ -189,6 +190,115 @@ describe('save', () => {
     await click(tid('file-save'));
     await click(tid('ask-confirm'));
     expect(be.calls('save_blueprint')).toHaveLength(1);
+  });
+
+  it('asks a new document for its name and a free id at its first save', async () => {
+    be.on('list_blueprints', () => [stored('pipeline-prev', 7).info, { ...stored('fan-out-fan-in').info, id: 'untitled' }]);
+    await mount();
+    await click(tid('file-new'));
+    expect(s().doc.id).toBe('untitled-2');
+    await act(async () => void s().addStep({ kind: 'transform', id: 'x', value: 1 } as never));
+    await click(tid('file-save'));
+    expect(tid('save-as-dialog')).not.toBeNull();
+    expect(be.calls('save_blueprint')).toHaveLength(0);
+    // "Untitled" is not offered: the name starts empty, and so does the id.
+    expect((tid('save-as-name') as HTMLInputElement).value).toBe('');
+    expect((tid('save-as-id') as HTMLInputElement).value).toBe('');
+    await click(tid('save-as-confirm'));
+    expect(tid('save-as-error')!.textContent).toContain('Give the blueprint a name');
+    expect(be.calls('save_blueprint')).toHaveLength(0);
+    // The id follows the name…
+    await typeInto(tid('save-as-name'), 'Pipeline (prev)');
+    expect((tid('save-as-id') as HTMLInputElement).value).toBe('pipeline-prev');
+    // …which is taken: refused, saying by whom.
+    expect(tid('save-as-error')!.textContent).toContain('taken by the stored blueprint');
+    await click(tid('save-as-confirm'));
+    expect(be.calls('save_blueprint')).toHaveLength(0);
+    // Not an id at all.
+    await typeInto(tid('save-as-id'), 'My Flow');
+    expect(tid('save-as-error')!.textContent).toContain('is not a blueprint id');
+    // An id typed by hand stays when the name changes.
+    await typeInto(tid('save-as-id'), 'my-flow');
+    await typeInto(tid('save-as-name'), 'My flow');
+    expect((tid('save-as-id') as HTMLInputElement).value).toBe('my-flow');
+    expect(tid('save-as-error')).toBeNull();
+    await click(tid('save-as-confirm'));
+    const sent = be.calls('save_blueprint');
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.doc).toMatchObject({ id: 'my-flow', name: 'My flow' });
+    expect(tid('save-as-dialog')).toBeNull();
+    expect(s().meta).toMatchObject({ id: 'my-flow' });
+    // Stored now: the next save asks nothing.
+    await act(async () => void s().setSettings({ description: 'more' }));
+    await click(tid('file-save'));
+    expect(tid('save-as-dialog')).toBeNull();
+    expect(be.calls('save_blueprint')).toHaveLength(2);
+  });
+
+  it('saves nothing when the name-and-id question is cancelled', async () => {
+    await mount();
+    await click(tid('file-new'));
+    await act(async () => void s().addStep({ kind: 'transform', id: 'x', value: 1 } as never));
+    await click(tid('file-save'));
+    await click(tid('save-as-cancel'));
+    expect(tid('save-as-dialog')).toBeNull();
+    expect(be.calls('save_blueprint')).toHaveLength(0);
+    expect(s().dirty).toBe(true);
+  });
+});
+
+describe('unsaved changes: Save / Discard / Cancel', () => {
+  const setup = async () => {
+    const a = stored('pipeline-prev', 3);
+    const b = stored('fan-out-fan-in', 1);
+    be.on('list_blueprints', () => [a.info, b.info]);
+    be.on('get_blueprint', (x) => (x.id === a.info.id ? a : b));
+    docStore.getState().load(a.doc, { id: a.info.id, rev: 3 });
+    await mount();
+    await act(async () => void s().setSettings({ name: 'changed' }));
+    return { a, b };
+  };
+
+  it('Cancel keeps the document and its changes', async () => {
+    await setup();
+    await click(tid('file-new'));
+    expect(tid('ask-dialog')!.textContent).toContain('Save your changes?');
+    expect(tid('ask-save')).not.toBeNull();
+    await click(tid('ask-cancel'));
+    expect(s().doc.name).toBe('changed');
+    expect(s().dirty).toBe(true);
+    expect(be.calls('save_blueprint')).toHaveLength(0);
+  });
+
+  it('Discard drops the changes and goes on', async () => {
+    await setup();
+    await click(tid('file-new'));
+    await click(tid('ask-confirm'));
+    expect(s().doc.steps).toEqual([]);
+    expect(be.calls('save_blueprint')).toHaveLength(0);
+  });
+
+  it('Save stores the changes, then goes on', async () => {
+    const { b } = await setup();
+    await click(tid('file-open'));
+    await click(tid(`open-item-${b.info.id}`));
+    await click(tid('ask-save'));
+    const sent = be.calls('save_blueprint');
+    expect(sent).toHaveLength(1);
+    expect((sent[0]!.doc as Blueprint).name).toBe('changed');
+    expect(s().doc).toEqual(b.doc);
+  });
+
+  it('a Save that fails goes nowhere: the changes stay', async () => {
+    await setup();
+    be.on('save_blueprint', () => {
+      throw commandError('STORE_ERROR', 'the disk is full');
+    });
+    await click(tid('file-new'));
+    await click(tid('ask-save'));
+    expect(s().doc.name).toBe('changed');
+    expect(s().dirty).toBe(true);
+    expect(tid('status')!.textContent).toContain('the disk is full');
   });
 });
 

@@ -8,8 +8,10 @@
 
 import { useEffect } from 'react';
 import { App } from './App';
+import { startLayout } from './app/layout';
+import { layoutBackend } from './app/ui-state';
 import { inTauri, startValidation } from './backend';
-import { AskDialog, FilesToolbar, OpenDialog, save } from './panels/files';
+import { AskDialog, FilesToolbar, OpenDialog, SaveAsDialog, save } from './panels/files';
 import { Inspector, setToolSchemas } from './panels/inspector';
 import { Palette } from './panels/palette';
 import { BottomTabs, RunToolbar } from './panels/run';
@@ -32,6 +34,15 @@ export interface StudioProps {
 export function Studio({ validate = inTauri() }: StudioProps) {
   useEffect(() => (validate ? startValidation({ also: revalidateOnServers }) : undefined), [validate]);
   useEffect(() => {
+    let stop: (() => void) | undefined;
+    let live = true;
+    void startLayout(layoutBackend()).then((s) => (live ? (stop = s) : s()));
+    return () => {
+      live = false;
+      stop?.();
+    };
+  }, []);
+  useEffect(() => {
     setToolSchemas(serversStore.getState().offers);
     return serversStore.subscribe((now, before) => {
       if (now.offers !== before.offers) setToolSchemas(now.offers);
@@ -40,12 +51,8 @@ export function Studio({ validate = inTauri() }: StudioProps) {
   return (
     <>
       <App
-        toolbar={
-          <>
-            <FilesToolbar />
-            <RunToolbar />
-          </>
-        }
+        files={<FilesToolbar />}
+        toolbar={<RunToolbar />}
         left={<Palette />}
         right={<Inspector />}
         bottom={<BottomTabs />}
@@ -55,6 +62,7 @@ export function Studio({ validate = inTauri() }: StudioProps) {
       <OpenDialog />
       <ConsentDialog />
       <AskDialog />
+      <SaveAsDialog />
     </>
   );
 }

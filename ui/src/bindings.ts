@@ -67,6 +67,10 @@ export const commands = {
 	listRuns: (blueprint: string, limit: number) => typedError<RunInfo_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("list_runs", { blueprint, limit })),
 	/**  One recorded run with all its events. */
 	getRun: (runId: string) => typedError<RunDetailDto_Serialize, CommandError_Serialize>(__TAURI_INVOKE("get_run", { runId })),
+	/**  The UI state stored in the data folder (`{}` at first). */
+	getUiState: () => typedError<UiState, CommandError_Serialize>(__TAURI_INVOKE("get_ui_state")),
+	/**  Replaces the UI state (a JSON object of at most 64 KiB). */
+	setUiState: (state: Json) => typedError<null, CommandError_Serialize>(__TAURI_INVOKE("set_ui_state", { state })),
 };
 
 /* Types */
@@ -433,6 +437,14 @@ export type ToolDto_Serialize = {
 	name: string,
 	description: string | null,
 	input_schema: Json,
+};
+
+/**  What the UI gets back at start. */
+export type UiState = {
+	/**  The object last stored, or `{}` (none yet, or unreadable: the defaults apply). */
+	state: Json,
+	/**  The first-start guide must not open by itself (the test harness asks so). */
+	guide_off: boolean,
 };
 
 /* Tauri Specta runtime */

@@ -1,39 +1,50 @@
 //! The diagnostics list (bottom panel): one row per diagnostic; a click selects the
-//! step and the field it is about. Test hooks: `diagnostics` on the list,
-//! `diagnostic` on each row.
+//! step and the field it is about. A new, empty blueprint's "no steps" is drawn as a
+//! neutral hint, not an error. Test hooks: `diagnostics` on the list, `diagnostic` on
+//! each row (`data-level`: error, warning or hint).
 
 import { memo } from 'react';
 import { docStore, useDoc } from '../doc/store';
+import { isEmptyDocHint } from './hints';
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 export const DiagnosticsList = memo(function DiagnosticsList() {
   const diagnostics = useDoc((s) => s.diagnostics);
-  const errors = diagnostics.filter((d) => d.level === 'error').length;
+  const doc = useDoc((s) => s.doc);
+  const rows = diagnostics.map((d) => ({ d, level: isEmptyDocHint(doc, d) ? ('hint' as const) : d.level }));
+  const errors = rows.filter((r) => r.level === 'error').length;
+  const warnings = rows.filter((r) => r.level === 'warning').length;
+  const problems = errors + warnings;
   return (
     <section className="diagnostics" data-testid="diagnostics" aria-label="Diagnostics">
       <header className="panel-head">
-        <span>Diagnostics</span>
-        <span className="diag-summary">
-          {diagnostics.length === 0
-            ? 'none'
-            : `${errors} error${errors === 1 ? '' : 's'}, ${diagnostics.length - errors} warning${diagnostics.length - errors === 1 ? '' : 's'}`}
-        </span>
+        <span>Problems</span>
+        <span className="diag-summary">{problems === 0 ? 'none' : `${plural(errors, 'error')}, ${plural(warnings, 'warning')}`}</span>
       </header>
       <ul className="diag-rows">
-        {diagnostics.map((d, i) => (
+        {rows.map(({ d, level }, i) => (
           <li key={i}>
             <button
               type="button"
-              className={`diag-row diag-${d.level}`}
+              className={`diag-row diag-${level}`}
               data-testid="diagnostic"
               data-code={d.code}
+              data-level={level}
               onClick={() => docStore.getState().selectDiagnostic(d)}
               title={d.hint ?? undefined}
             >
-              <span className="diag-level">{d.level === 'error' ? '✕' : '!'}</span>
-              <code className="diag-code">{d.code}</code>
-              <span className="diag-message">{d.message}</span>
-              <span className="diag-where">{d.step ?? d.pointer}</span>
-              {d.hint ? <span className="diag-hint">{d.hint}</span> : null}
+              <span className="diag-level">{level === 'error' ? '✕' : level === 'warning' ? '!' : 'i'}</span>
+              {level === 'hint' ? (
+                <span className="diag-message">No steps yet: drag a tool from the palette, or double-click the canvas to add a step.</span>
+              ) : (
+                <>
+                  <code className="diag-code">{d.code}</code>
+                  <span className="diag-message">{d.message}</span>
+                  <span className="diag-where">{d.step ?? d.pointer}</span>
+                  {d.hint ? <span className="diag-hint">{d.hint}</span> : null}
+                </>
+              )}
             </button>
           </li>
         ))}

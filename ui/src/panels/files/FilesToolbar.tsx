@@ -1,13 +1,13 @@
-//! The files toolbar: New, Open…, Save, Import…, Export…, the servers button, the
-//! status line and the interrupted-runs notice. Without a backend (a plain browser)
-//! only New works; the others say why they are off.
+//! The files toolbar: New, Open…, Save, Import…, Export… and the servers button (the
+//! status line and the interrupted-runs notice are toasts over the canvas, drawn by
+//! `App`). Without a backend (a plain browser) only New works; the others say why
+//! they are off.
 
 import { memo } from 'react';
 import { inTauri } from '../../backend';
 import { useDoc } from '../../doc/store';
 import { openServersPanel } from '../servers/store';
 import { exportFile, importFile, newBlueprint, save, showOpenDialog, useFiles } from './actions';
-import { InterruptedNotice, StatusLine } from './StatusLine';
 
 const mod = typeof navigator !== 'undefined' && /Mac|iPhone|iPad/.test(navigator.platform) ? '⌘' : 'Ctrl+';
 const OFF = 'Needs the mcpflow desktop app';
@@ -44,6 +44,7 @@ export const FilesToolbar = memo(function FilesToolbar() {
         <button
           type="button"
           data-testid="file-import"
+          className="tb-io"
           disabled={!desktop}
           onClick={() => void importFile()}
           title={desktop ? 'Open a blueprint JSON file (not saved until Save)' : OFF}
@@ -53,6 +54,7 @@ export const FilesToolbar = memo(function FilesToolbar() {
         <button
           type="button"
           data-testid="file-export"
+          className="tb-io"
           disabled={!desktop}
           onClick={() => void exportFile()}
           title={desktop ? 'Write the blueprint as it is to a JSON file' : OFF}
@@ -63,14 +65,13 @@ export const FilesToolbar = memo(function FilesToolbar() {
       <button
         type="button"
         data-testid="servers-button"
+        className="tb-servers"
         disabled={!desktop}
         onClick={openServersPanel}
         title={desktop ? 'Configure MCP servers: add, import, test, approve' : OFF}
       >
         Servers
       </button>
-      <InterruptedNotice />
-      <StatusLine />
     </div>
   );
 });

@@ -1,10 +1,12 @@
-//! The status line (`data-testid="status"`) and the interrupted-runs notice. Errors
-//! and warnings stay until the next message; the others fade after a while.
+//! The status (`data-testid="status"`) and the interrupted-runs notice, drawn as toasts
+//! over the top-right corner of the canvas: nothing in the toolbar moves when a message
+//! comes or goes, and the whole text is shown (wrapped, never cut). Errors and warnings
+//! stay until dismissed or replaced; the others fade after a while.
 
 import { memo, useEffect, useState } from 'react';
 import { clearStatus, statusStore, useStatus } from '../../backend';
 
-const FADE_MS = 10_000;
+export const FADE_MS = 10_000;
 
 export const StatusLine = memo(function StatusLine() {
   const message = useStatus((s) => s.message);
@@ -17,22 +19,22 @@ export const StatusLine = memo(function StatusLine() {
     }, FADE_MS);
     return () => clearTimeout(t);
   }, [message, level, seq]);
+  const sticky = level === 'error' || level === 'warning';
   return (
-    <span
-      className={`status-line status-${level}`}
+    <div
+      className={`status-line status-${level}${message ? ' toast' : ''}`}
       data-testid="status"
       data-level={message ? level : undefined}
-      role="status"
-      aria-live="polite"
-      title={message ?? undefined}
+      role={sticky ? 'alert' : 'status'}
+      aria-live={sticky ? 'assertive' : 'polite'}
     >
-      {message ?? ''}
-      {message && (level === 'error' || level === 'warning') ? (
-        <button type="button" className="status-dismiss" aria-label="Dismiss" onClick={clearStatus}>
+      {message ? <span className="toast-text">{message}</span> : null}
+      {message ? (
+        <button type="button" className="status-dismiss" data-testid="status-dismiss" aria-label="Dismiss" title="Dismiss" onClick={clearStatus}>
           ×
         </button>
       ) : null}
-    </span>
+    </div>
   );
 });
 
@@ -42,15 +44,27 @@ export const InterruptedNotice = memo(function InterruptedNotice() {
   if (hidden || interrupted.length === 0) return null;
   const n = interrupted.length;
   return (
-    <span
-      className="interrupted-notice"
+    <div
+      className="interrupted-notice toast status-warning"
       data-testid="interrupted-notice"
       title={`Runs a previous session left running, now marked interrupted:\n${interrupted.join('\n')}`}
     >
-      {n} interrupted run{n === 1 ? '' : 's'}
-      <button type="button" className="status-dismiss" aria-label="Dismiss" onClick={() => setHidden(true)}>
+      <span className="toast-text">
+        {n} interrupted run{n === 1 ? '' : 's'}: the previous session closed while {n === 1 ? 'it was' : 'they were'} running (see History).
+      </span>
+      <button type="button" className="status-dismiss" aria-label="Dismiss" title="Dismiss" onClick={() => setHidden(true)}>
         ×
       </button>
-    </span>
+    </div>
   );
 });
+
+/** The toasts' place over the canvas. */
+export function Toasts() {
+  return (
+    <div className="toasts" aria-label="Messages">
+      <InterruptedNotice />
+      <StatusLine />
+    </div>
+  );
+}

@@ -10,7 +10,8 @@ import { createStore } from 'zustand/vanilla';
 import { backend, BackendError, errorMessage, inTauri, report } from '../../backend';
 import { docStore } from '../../doc/store';
 import type { Blueprint } from '../../doc/types';
-import { ask } from './ask';
+import { ask, askChoice } from './ask';
+import { askNameAndId, idFromName } from './SaveAsDialog';
 import { asBlueprint, freeBlueprintId, newBlueprintDoc } from './documents';
 
 interface FilesState {
@@ -38,16 +39,22 @@ export const storedMeta = (info: { id: string; rev: number; saved_at: string }) 
   saved_at: info.saved_at,
 });
 
-/** True when there is nothing unsaved, or the user agrees to drop it. */
+/**
+ * True when there is nothing unsaved, or the user chose to save it (and it saved) or
+ * to discard it: Save / Discard / Cancel.
+ */
 export async function confirmDiscard(action: string): Promise<boolean> {
   const s = docStore.getState();
   if (!s.dirty) return true;
-  return ask({
-    title: 'Discard unsaved changes?',
-    message: `“${docTitle(s.doc)}” has unsaved changes. ${action} discards them.`,
-    confirm: 'Discard changes',
-    danger: true,
+  const choice = await askChoice({
+    title: 'Save your changes?',
+    message: `“${docTitle(s.doc)}” has unsaved changes. ${action} discards them unless you save them first.`,
+    save: 'Save',
+    discard: 'Discard changes',
   });
+  if (choice === 'cancel') return false;
+  if (choice === 'discard') return true;
+  return save();
 }
 
 /** Starts a new, empty blueprint (with an id no stored blueprint has). */
@@ -91,20 +98,52 @@ export async function openBlueprint(id: string): Promise<boolean> {
 
 /**
  * Saves the document as a new revision. Errors block: they become the diagnostics
- * and the document stays unsaved. A document whose id is not the stored one it was
- * opened as (new, imported, renamed) asks before replacing another stored blueprint.
+ * and the document stays unsaved. The first save of a document never stored (new or
+ * imported) asks for its name and a free id; a stored one whose id was changed asks
+ * before replacing another stored blueprint.
  */
+/** The name-and-id question of a first save is up (a second Save waits for it). */
+let naming = false;
+
 export async function save(): Promise<boolean> {
   if (!inTauri()) {
     report('warning', 'not saved: saving needs the mcpflow desktop app');
     return false;
   }
-  if (filesStore.getState().busy) return false;
+  if (filesStore.getState().busy || naming) return false;
+  const first = docStore.getState();
+  if (Array.isArray(first.doc.steps) && first.doc.steps.length === 0) {
+    // The store refuses a blueprint without steps; say so as a hint, not an error.
+    report('info', 'nothing to save yet: add a step first (drag a tool from the palette, or double-click the canvas)');
+    return false;
+  }
+  if (typeof first.meta.id !== 'string') {
+    naming = true;
+    try {
+    // Never stored (new or imported): ask for its name and id first.
+    let taken = new Map<string, string>();
+    try {
+      taken = new Map((await backend.listBlueprints()).map((b) => [b.id, b.name || b.id]));
+    } catch {
+      // The save below reports a backend that does not answer.
+    }
+    const name = typeof first.doc.name === 'string' && first.doc.name !== 'Untitled' ? first.doc.name : '';
+    const id = typeof first.doc.id === 'string' && !taken.has(first.doc.id) && !/^untitled(-\d+)?$/.test(first.doc.id) ? first.doc.id : idFromName(name);
+    const picked = await askNameAndId({ name, id }, taken);
+    if (!picked) {
+      report('info', 'not saved');
+      return false;
+    }
+    if (picked.name !== first.doc.name || picked.id !== first.doc.id) docStore.getState().setSettings({ name: picked.name, id: picked.id });
+    } finally {
+      naming = false;
+    }
+  }
   filesStore.setState({ busy: true });
   try {
     const s = docStore.getState();
     const doc = s.doc;
-    if (s.meta.id !== doc.id && typeof doc.id === 'string') {
+    if (typeof s.meta.id === 'string' && s.meta.id !== doc.id && typeof doc.id === 'string') {
       let existing: { rev: number; name: string | null } | undefined;
       try {
         existing = (await backend.listBlueprints()).find((b) => b.id === doc.id);

@@ -13,10 +13,11 @@ export {
   showOpenDialog,
   useFiles,
 } from './actions';
-export { ask, AskDialog, cancelAllAsks, type AskOptions } from './ask';
+export { ask, askChoice, AskDialog, cancelAllAsks, type AskOptions, type Choice, type ChoiceOptions } from './ask';
+export { askNameAndId, cancelNameAndId, checkNameAndId, idFromName, SaveAsDialog, type NameAndId } from './SaveAsDialog';
 export { asBlueprint, freeBlueprintId, newBlueprintDoc } from './documents';
 export { FilesToolbar } from './FilesToolbar';
 export { Modal, type ModalProps } from './Modal';
 export { OpenDialog } from './OpenDialog';
 export { startStudio, type StartOptions, type StartResult } from './startup';
-export { InterruptedNotice, StatusLine } from './StatusLine';
+export { InterruptedNotice, StatusLine, Toasts } from './StatusLine';

@@ -11,6 +11,7 @@ import { namesInScope } from './scope';
 import { Settings } from './Settings';
 import { StepForm } from './StepForm';
 import { ScopeNames } from './TemplateInput';
+import { problemsOf } from '../../diagnostics/hints';
 
 const FOCUSABLE = 'input:not([type=hidden]), select, textarea, [contenteditable="true"], button';
 
@@ -168,7 +169,7 @@ export function Inspector({ offers }: InspectorProps) {
   const step = useDoc((s) => (s.selected.length === 1 ? findStep(s.doc, s.selected[0]!) : undefined));
   const docDiagnostics = useDoc((s) => s.diagnostics);
   const doc = useDoc((s) => s.doc);
-  const blueprintDiags = useMemo(() => docDiagnostics.filter((d) => !diagnosticTarget(doc, d).step), [docDiagnostics, doc]);
+  const blueprintDiags = useMemo(() => problemsOf(doc, docDiagnostics).filter((d) => !diagnosticTarget(doc, d).step), [docDiagnostics, doc]);
   const root = useRef<HTMLElement>(null);
   // The tab stays as chosen while the selection moves from step to step.
   const [tab, setTab] = useState<Tab>('form');

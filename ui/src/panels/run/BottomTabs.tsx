@@ -1,37 +1,48 @@
-//! The bottom panel: Problems (the diagnostics list), Run and History. Starting a run
-//! shows the Run tab. Test hooks: `tab-problems`, `tab-run`, `tab-history`.
+//! The bottom panel: Problems (the diagnostics list), Run and History, and a button
+//! that collapses it to its tab row (Ctrl+J). A click on a tab opens it there.
+//! Test hooks: `tab-problems`, `tab-run`, `tab-history`, `bottom-toggle`.
 
+import { useLayout } from '../../app/layout';
+import { keyLabel } from '../../app/shortcut-list';
 import { DiagnosticsList } from '../../diagnostics/DiagnosticsList';
+import { problemsOf } from '../../diagnostics/hints';
 import { useDoc } from '../../doc/store';
 import { HistoryPanel, RunPanel } from './RunPanel';
 import { showTab, useBottomTab, type BottomTab } from './tabs';
 
 export function BottomTabs() {
   const tab = useBottomTab((s) => s.tab);
-  const problems = useDoc((s) => s.diagnostics.length);
+  const problems = useDoc((s) => problemsOf(s.doc, s.diagnostics).length);
+  const errors = useDoc((s) => problemsOf(s.doc, s.diagnostics).filter((d) => d.level === 'error').length);
+  const collapsed = useLayout((s) => s.bottom.collapsed);
   const tabs: [BottomTab, string][] = [
     ['problems', problems ? `Problems (${problems})` : 'Problems'],
     ['run', 'Run'],
     ['history', 'History'],
   ];
+  const hint = `${collapsed ? 'Show' : 'Hide'} the bottom panel (${keyLabel('Ctrl+J')})`;
   return (
-    <div className="bottom-tabs">
+    <div className={`bottom-tabs${collapsed ? ' is-collapsed' : ''}`}>
       <nav className="tab-row" role="tablist">
         {tabs.map(([id, label]) => (
           <button
             key={id}
             type="button"
             role="tab"
-            aria-selected={tab === id}
-            className={`tab${tab === id ? ' is-active' : ''}`}
+            aria-selected={!collapsed && tab === id}
+            className={`tab${!collapsed && tab === id ? ' is-active' : ''}${id === 'problems' && errors ? ' has-errors' : ''}`}
             data-testid={`tab-${id}`}
-            onClick={() => showTab(id)}
+            onClick={() => (!collapsed && tab === id ? useLayout.getState().toggle('bottom') : showTab(id, { byUser: true }))}
           >
             {label}
           </button>
         ))}
+        <button type="button" className="panel-collapse bottom-toggle" data-testid="bottom-toggle" title={hint} aria-label={hint} onClick={() => useLayout.getState().toggle('bottom')}>
+          {collapsed ? '▴' : '▾'}
+        </button>
       </nav>
-      <div className="tab-body">
+      {/* Mounted while collapsed too (hidden): the lists keep their state and scroll. */}
+      <div className="tab-body" hidden={collapsed}>
         {tab === 'problems' && <DiagnosticsList />}
         {tab === 'run' && <RunPanel />}
         {tab === 'history' && <HistoryPanel />}

@@ -1,7 +1,9 @@
-//! Run controls in the toolbar: Run and Debug when nothing runs; Pause or Continue,
-//! Step and Cancel while a run is in flight; the run's status. Test hooks: `run-start`,
-//! `run-debug`, `run-pause`, `run-continue`, `run-step`, `run-cancel`, `run-close`,
-//! `run-state` (`data-status`).
+//! Run controls in the toolbar, at fixed places: ▶ Run and ▷ Debug, then Pause (or
+//! Continue, in the same place), Step and Cancel — every button always there, enabled
+//! when it applies — and the run's status in a fixed-width slot (with ✕ to close a
+//! finished run's view). Nothing moves when a run starts, pauses or ends. Test hooks:
+//! `run-start`, `run-debug`, `run-pause`, `run-continue`, `run-step`, `run-cancel`,
+//! `run-close`, `run-state` (`data-status`).
 
 import { inTauri } from '../../backend';
 import { useRunStore } from '../../run';
@@ -17,65 +19,62 @@ export function RunToolbar() {
   const idle = !active && !starting;
   return (
     <div className="run-toolbar" role="group" aria-label="Run">
-      {idle ? (
-        <>
-          <button
-            type="button"
-            data-testid="run-start"
-            disabled={!desktop}
-            title={desktop ? 'Run the blueprint on the canvas (saved or not)' : 'Runs need the desktop app'}
-            onClick={() => void startRun({ debug: false })}
-          >
-            ▶ Run
-          </button>
-          <button
-            type="button"
-            data-testid="run-debug"
-            disabled={!desktop}
-            title="Debug: start paused, stop at breakpoints, step through"
-            onClick={() => void startRun({ debug: true })}
-          >
-            ▷ Debug
-          </button>
-        </>
+      <button
+        type="button"
+        data-testid="run-start"
+        disabled={!desktop || !idle}
+        title={desktop ? 'Run the blueprint on the canvas (saved or not)' : 'Runs need the desktop app'}
+        onClick={() => void startRun({ debug: false })}
+      >
+        ▶ Run
+      </button>
+      <button
+        type="button"
+        data-testid="run-debug"
+        disabled={!desktop || !idle}
+        title={desktop ? 'Debug: start paused, stop at breakpoints, step through' : 'Runs need the desktop app'}
+        onClick={() => void startRun({ debug: true })}
+      >
+        ▷ Debug
+      </button>
+      {active && status === 'paused' ? (
+        <button type="button" className="icon" data-testid="run-continue" title="Continue to the next breakpoint or the end" aria-label="Continue" onClick={() => void control('resume')}>
+          ▶
+        </button>
       ) : (
-        <>
-          {status === 'paused' ? (
-            <button type="button" data-testid="run-continue" title="Continue to the next breakpoint or the end" onClick={() => void control('resume')}>
-              ▶ Continue
-            </button>
-          ) : (
-            <button type="button" data-testid="run-pause" disabled={!active} onClick={() => void control('pause')}>
-              ❚❚ Pause
-            </button>
-          )}
-          <button
-            type="button"
-            data-testid="run-step"
-            disabled={!active || status !== 'paused'}
-            title="Start the next ready step, then pause"
-            onClick={() => void control('step')}
-          >
-            ⤼ Step
-          </button>
-          <button type="button" data-testid="run-cancel" disabled={!active} onClick={() => void control('cancel')}>
-            ■ Cancel
-          </button>
-        </>
-      )}
-      {mode !== 'idle' && (
-        <RunChip
-          text={`${mode === 'history' ? 'past run · ' : ''}${status}${
-            paused?.step ? (paused.reason === 'stepped' ? ` after ${paused.step}` : ` before ${paused.step}`) : ''
-          }`}
-          status={status}
-        />
-      )}
-      {mode !== 'idle' && idle && (
-        <button type="button" data-testid="run-close" title="Back to the blueprint alone" onClick={closeRun}>
-          ✕
+        <button type="button" className="icon" data-testid="run-pause" disabled={!active} title="Pause the run" aria-label="Pause" onClick={() => void control('pause')}>
+          ❚❚
         </button>
       )}
+      <button
+        type="button"
+        className="icon"
+        data-testid="run-step"
+        disabled={!active || status !== 'paused'}
+        title="Step: start the next ready step, then pause"
+        aria-label="Step"
+        onClick={() => void control('step')}
+      >
+        ⤼
+      </button>
+      <button type="button" className="icon" data-testid="run-cancel" disabled={!active} title="Cancel the run" aria-label="Cancel the run" onClick={() => void control('cancel')}>
+        ■
+      </button>
+      <span className="run-chip-slot">
+        {mode !== 'idle' && (
+          <RunChip
+            text={`${mode === 'history' ? 'past run · ' : ''}${status}${
+              paused?.step ? (paused.reason === 'stepped' ? ` after ${paused.step}` : ` before ${paused.step}`) : ''
+            }`}
+            status={status}
+          />
+        )}
+        {mode !== 'idle' && idle && (
+          <button type="button" className="icon run-close" data-testid="run-close" title="Close the run: back to the blueprint alone" aria-label="Close the run" onClick={closeRun}>
+            ✕
+          </button>
+        )}
+      </span>
     </div>
   );
 }
