@@ -222,6 +222,23 @@ test('canvas: legible on open, zoom control and shortcuts, drop keeps the zoom, 
     assert.equal(await (await browser.$(sel('title-second'))).getProperty('textContent'), 'add = numbers', 'Escape cancels');
     await studio.shot('renamed');
 
+    // Disable from the menu: the card is dimmed and tagged; Enable from the menu again.
+    await rightClick(browser, sel('step-second'));
+    await click(browser, sel('menu-disable'));
+    await until(async () => (await (await browser.$(sel('step-second'))).getAttribute('class')).includes('is-disabled'), 'the card dimmed');
+    assert.match(await (await browser.$(`${sel('step-second')} .step-disabled-tag`)).getProperty('textContent'), /disabled/);
+    await studio.shot('disabled');
+    // From the keyboard: Shift+F10 on the focused node opens its menu; arrows and Enter choose.
+    await browser.execute(() => document.querySelector('.react-flow__node[data-id="second"]').focus());
+    await browser.keys(['Shift', 'F10']);
+    await shown(browser, sel('context-menu'));
+    const focused = await browser.execute(() => document.activeElement?.getAttribute('data-testid'));
+    assert.equal(focused, 'menu-rename', 'the first item has the keyboard focus');
+    await browser.keys(['End']);
+    assert.equal(await browser.execute(() => document.activeElement?.getAttribute('data-testid')), 'menu-disable');
+    await browser.keys(['Enter']);
+    await until(async () => !(await (await browser.$(sel('step-second'))).getAttribute('class')).includes('is-disabled'), 'Enable from the keyboard');
+
     // ---- 6. Right-click the canvas → Fit (after zooming in).
     await browser.keys(['Escape']);
     await click(browser, sel('zoom-in'));
@@ -301,6 +318,27 @@ test('canvas: legible on open, zoom control and shortcuts, drop keeps the zoom, 
     await until(async () => (await browser.$$(sel('rerun-of'))).length > 0, 'the re-run in the history');
     const origin = await (await (await browser.$(sel('history-row'))).$(sel('rerun-of'))).getProperty('textContent');
     assert.match(origin, /re-ran from third of/, `${origin} (first run: ${firstRun})`);
+
+    // ---- 10. A failed step's error wraps to two lines at most, the whole text on hover.
+    await importDoc(studio, {
+      blueprint: 1,
+      id: 'canvas-fails',
+      steps: [{ id: 'bad', kind: 'tool', server: 'echo', tool: 'add', args: { a: { not: 'a number' }, b: 'neither is this one, a long string' } }],
+    });
+    await click(browser, sel('run-start'));
+    await approveAll(browser);
+    await until(async () => ['succeeded', 'failed', 'partial'].includes(await runStatus(browser)), 'the failing run to end', 60_000);
+    const err = await browser.execute(() => {
+      const el = document.querySelector('[data-testid="run-bad"] .run-error');
+      if (!el) return null;
+      const cs = getComputedStyle(el);
+      return { h: el.getBoundingClientRect().height, line: parseFloat(cs.lineHeight), clamp: cs.webkitLineClamp, title: el.getAttribute('title'), text: el.textContent };
+    });
+    assert.ok(err, 'the card shows the error');
+    assert.equal(String(err.clamp), '2');
+    assert.ok(err.h <= err.line * 2 + 1, `at most two lines: ${JSON.stringify(err)}`);
+    assert.ok(err.title && err.title.length >= err.text.length - 2, `the whole error in the tooltip: ${err.title}`);
+    await studio.shot('error-two-lines');
   } catch (e) {
     await studio.shot('failure').catch(() => undefined);
     throw e;

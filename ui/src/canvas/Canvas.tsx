@@ -38,6 +38,7 @@ import {
   useRef,
   useState,
   type DragEvent,
+  type KeyboardEvent as ReactKeyboardEvent,
   type MouseEvent as ReactMouseEvent,
 } from 'react';
 import { connectionProblem } from '../doc/ops';
@@ -472,6 +473,20 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
     useRename.getState().start(node.id);
   }, []);
 
+  /** Shift+F10 or the menu key on a focused node: its context menu, at the node. */
+  const onKeyDown = useCallback(
+    (e: ReactKeyboardEvent) => {
+      if (!(e.key === 'ContextMenu' || (e.shiftKey && e.key === 'F10'))) return;
+      const el = (e.target as Element | null)?.closest?.('.react-flow__node');
+      const id = el?.getAttribute('data-id');
+      const node = id ? rf.getNode(id) : undefined;
+      if (!el || !node) return;
+      const r = el.getBoundingClientRect();
+      openNodeMenu({ preventDefault: () => e.preventDefault(), clientX: r.left + 24, clientY: r.top + 24 } as ReactMouseEvent, node);
+    },
+    [rf, openNodeMenu],
+  );
+
   // Bring a step into view when asked (a diagnostic click).
   useEffect(() => {
     if (!reveal) return;
@@ -505,6 +520,7 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
       onPointerMove={(e) => (pointer.current = { x: e.clientX, y: e.clientY })}
       onPointerLeave={() => (pointer.current = null)}
       onDoubleClick={onDoubleClick}
+      onKeyDown={onKeyDown}
     >
       <ReactFlow<FlowNode, FlowEdge>
         nodes={nodes}

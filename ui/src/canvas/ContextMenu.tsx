@@ -27,6 +27,19 @@ export function ContextMenu({ x, y, items, label, onClose, above = false, anchor
   const [at, setAt] = useState({ left: x, top: y });
   const enabled = items.map((it, i) => (it.disabled ? -1 : i)).filter((i) => i >= 0);
   const [active, setActive] = useState(enabled[0] ?? -1);
+  // Focus goes back where it was (a node, for keyboard users) when the menu closes —
+  // before anything an item opens takes it (a layout effect: the rename input focuses after).
+  const opener = useRef<Element | null>(document.activeElement);
+  useLayoutEffect(() => {
+    const menu = ref.current;
+    return () => {
+      const now = document.activeElement;
+      const back = opener.current;
+      if (back instanceof HTMLElement && back.isConnected && (now === null || now === document.body || menu?.contains(now))) {
+        back.focus({ preventScroll: true });
+      }
+    };
+  }, []);
 
   // Inside the window: flip left/up when it would overflow.
   useLayoutEffect(() => {

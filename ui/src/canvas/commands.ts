@@ -3,7 +3,7 @@
 //! loop a canvas point falls into; zoom steps keeping the centre. Usable anywhere
 //! under `<ReactFlowProvider>`. Fits follow view.ts (never past 100%, room for the minimap).
 
-import { useReactFlow, useStoreApi, type XYPosition } from '@xyflow/react';
+import { useReactFlow, useStoreApi, type Viewport, type XYPosition } from '@xyflow/react';
 import { useMemo } from 'react';
 import { ancestors } from '../doc/query';
 import { docStore } from '../doc/store';
@@ -12,6 +12,9 @@ import type { NodeSizes } from '../graph/auto-layout';
 import type { FlowEdge, FlowNode } from '../graph/types';
 import { fitOptions, stepZoom, zoomAround } from './view';
 import { useViewPrefs } from './view-prefs';
+
+/** How long a zoom step animates. */
+const ZOOM_MS = 150;
 
 /** The drag-and-drop type the palette uses: its data is a JSON step template. */
 export const STEP_MIME = 'application/mcpflow-step';
@@ -34,10 +37,19 @@ export function useCanvasCommands(): CanvasCommands {
   const rf = useReactFlow<FlowNode, FlowEdge>();
   const store = useStoreApi<FlowNode, FlowEdge>();
   return useMemo<CanvasCommands>(() => {
-    const fit = (duration: number) => void rf.fitView(fitOptions(useViewPrefs.getState().minimap, duration));
+    // While a zoom animates, the next step starts from where it is going (two quick
+    // presses of + zoom twice as far, not from a frame in between).
+    let pending: { view: Viewport; until: number } | null = null;
+    const fit = (duration: number) => {
+      pending = null;
+      void rf.fitView(fitOptions(useViewPrefs.getState().minimap, duration));
+    };
+    const current = () => (pending && performance.now() < pending.until ? pending.view : rf.getViewport());
     const zoomTo = (zoom: number) => {
       const { width, height } = store.getState();
-      void rf.setViewport(zoomAround(rf.getViewport(), zoom, width, height), { duration: 150 });
+      const view = zoomAround(current(), zoom, width, height);
+      pending = { view, until: performance.now() + ZOOM_MS + 50 };
+      void rf.setViewport(view, { duration: ZOOM_MS });
     };
     return {
       async autoLayout() {
@@ -54,7 +66,7 @@ export function useCanvasCommands(): CanvasCommands {
       },
       zoomTo,
       zoomBy(dir) {
-        zoomTo(stepZoom(rf.getViewport().zoom, dir));
+        zoomTo(stepZoom(current().zoom, dir));
       },
       positions() {
         const out: Record<string, XY> = {};
