@@ -8,6 +8,9 @@
 // blueprint on the `echo` fixture server, "Run from here" in a node's menu re-runs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { dragToCanvas, importDoc, openStudio, shown, until } from './harness.mjs';
 
 const sel = (id) => `[data-testid="${id}"]`;
@@ -339,6 +342,36 @@ test('canvas: legible on open, zoom control and shortcuts, drop keeps the zoom, 
     assert.ok(err.h <= err.line * 2 + 1, `at most two lines: ${JSON.stringify(err)}`);
     assert.ok(err.title && err.title.length >= err.text.length - 2, `the whole error in the tooltip: ${err.title}`);
     await studio.shot('error-two-lines');
+  } catch (e) {
+    await studio.shot('failure').catch(() => undefined);
+    throw e;
+  } finally {
+    await studio.close();
+  }
+});
+
+// The canvas mounted on an empty blueprint (a data folder already seeded, its demo
+// gone): React Flow's `fitView` prop used to stay queued until the first node came,
+// so the first drop zoomed to 200%. Now the drop keeps the zoom, and Fit stays ≤ 100%.
+test('canvas: the first drop on a canvas that opened empty keeps the zoom', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'mcpflow-e2e-canvas-empty-'));
+  writeFileSync(join(home, 'seeded'), 'no examples: the studio opens an empty blueprint\n');
+  const studio = await openStudio('canvas-empty', {}, { home, keep: false });
+  const { browser } = studio;
+  try {
+    await shown(browser, sel('palette-item-kind-transform'), 30_000);
+    await sleep(800);
+    assert.equal(await browser.execute(() => document.querySelectorAll('.react-flow__node').length), 0, 'the canvas opened empty');
+    const before = await settledZoom(browser);
+    assert.equal(before, 1);
+    const pane = await rectOf(browser, '.react-flow__pane');
+    assert.equal(await dragToCanvas(browser, sel('palette-item-kind-transform'), pane.x + pane.w / 2, pane.y + pane.h / 2), 'ok');
+    await shown(browser, sel('step-transform'));
+    await sleep(800);
+    assert.equal(await settledZoom(browser), before, 'the first drop keeps the zoom');
+    await studio.shot('first-drop');
+    await browser.keys(['Shift', '1']);
+    assert.equal(await settledZoom(browser), 1, 'Fit on one card stays at 100%');
   } catch (e) {
     await studio.shot('failure').catch(() => undefined);
     throw e;
