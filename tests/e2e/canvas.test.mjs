@@ -232,7 +232,18 @@ test('canvas: legible on open, zoom control and shortcuts, drop keeps the zoom, 
     assert.match(await (await browser.$(`${sel('step-second')} .step-disabled-tag`)).getProperty('textContent'), /disabled/);
     await studio.shot('disabled');
     // From the keyboard: Shift+F10 on the focused node opens its menu; arrows and Enter choose.
+    // Tab away and back: focus reached from the keyboard shows a ring.
     await browser.execute(() => document.querySelector('.react-flow__node[data-id="second"]').focus());
+    await browser.keys(['Tab']);
+    await browser.keys(['Shift', 'Tab']);
+    await until(async () => (await browser.execute(() => document.activeElement?.getAttribute('data-id'))) === 'second', 'the focus back on second');
+    const ring = await browser.execute(() => {
+      const node = document.querySelector('.react-flow__node[data-id="second"]');
+      const card = node.querySelector('.step-card');
+      return { visible: node.matches(':focus-visible'), outline: getComputedStyle(card).outlineStyle, width: getComputedStyle(card).outlineWidth };
+    });
+    assert.ok(ring.visible && ring.outline === 'solid' && ring.width === '2px', `a focus ring on the focused node: ${JSON.stringify(ring)}`);
+    await studio.shot('focus-ring');
     await browser.keys(['Shift', 'F10']);
     await shown(browser, sel('context-menu'));
     const focused = await browser.execute(() => document.activeElement?.getAttribute('data-testid'));
