@@ -212,6 +212,11 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
   const [quick, setQuick] = useState<{ x: number; y: number } | null>(null);
   const closeMenu = useCallback(() => setMenu(null), []);
   const closeQuick = useCallback(() => setQuick(null), []);
+  /** A pan or zoom closes what is open at a screen point (the menu, the quick-add). */
+  const closePopups = useCallback(() => {
+    setMenu(null);
+    setQuick(null);
+  }, []);
 
   // Measured step sizes make loop containers fit their body; they change rarely.
   const measured = useRef(new Map<string, { width: number; height: number }>());
@@ -539,7 +544,7 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
         onEdgeContextMenu={onEdgeContextMenu}
         onPaneContextMenu={onPaneContextMenu}
         onNodeDoubleClick={onNodeDoubleClick}
-        onMoveStart={closeMenu}
+        onMoveStart={closePopups}
         zoomOnDoubleClick={false}
         deleteKeyCode={['Delete', 'Backspace']}
         multiSelectionKeyCode={['Shift', 'Meta', 'Control']}
