@@ -72,7 +72,10 @@ test('design a blueprint: palette, connect, form, diagnostics (a tool typo too),
     await click(browser, sel('fit-view'));
     await new Promise((r) => setTimeout(r, 500));
 
-    // Connect greet → echo with the pointer (an explicit `after`).
+    // Connect greet → echo with the pointer (an explicit `after`). The example opens at
+    // its start, legible; Fit brings both ends into view.
+    await click(browser, sel('fit-view'));
+    await new Promise((r) => setTimeout(r, 400));
     await pointerDrag(browser, sel('handle-greet-out'), sel('handle-echo-in'));
     await until(
       async () => (await browser.$('[data-testid="rf__edge-after:greet->echo"]').isExisting()),

@@ -10,10 +10,11 @@ import { Panel, useReactFlow, useStore, type ReactFlowState } from '@xyflow/reac
 import { memo, useCallback, useLayoutEffect, useMemo, useRef, type PointerEvent, type WheelEvent } from 'react';
 import { nodeSize } from '../graph/handles';
 import type { FlowEdge, FlowNode } from '../graph/types';
+import { MINIMAP_HEIGHT, MINIMAP_WIDTH } from './view';
 
-/** Size of the minimap in CSS pixels. */
-export const MAP_WIDTH = 200;
-export const MAP_HEIGHT = 150;
+/** Size of the minimap in CSS pixels: the same small box as the minimap of other documents (view.ts). */
+export const MAP_WIDTH = MINIMAP_WIDTH;
+export const MAP_HEIGHT = MINIMAP_HEIGHT;
 /** Room around the nodes inside the map, as a share of their extent. */
 const PAD = 0.05;
 

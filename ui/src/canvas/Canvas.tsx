@@ -7,16 +7,21 @@
 //! deleting nodes → `removeSteps` (one undo entry for both); drag end → `moveNodes`
 //! (one undo entry per drag); selection ↔ `selected`; a drop of `STEP_MIME` data
 //! → `addStep` at the drop point (inside the innermost loop under it).
+//!
+//! View (view.ts): a document opens legible (fitted when that is ≥ 60%, never past
+//! 100%, else at its start); nothing re-fits when steps are added. Right-click opens
+//! the context menus (menu-actions.ts), a double-click on the canvas the quick-add
+//! search, a double-click on a card renames it inline.
 
 import {
   applyEdgeChanges,
   applyNodeChanges,
   Background,
   BackgroundVariant,
-  Controls,
   MiniMap,
   ReactFlow,
   useReactFlow,
+  useStoreApi,
   type Connection,
   type EdgeChange,
   type IsValidConnection,
@@ -24,7 +29,18 @@ import {
   type OnBeforeDelete,
   type OnSelectionChangeParams,
 } from '@xyflow/react';
-import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, type DragEvent } from 'react';
+import {
+  memo,
+  useCallback,
+  useEffect,
+  useLayoutEffect,
+  useMemo,
+  useRef,
+  useState,
+  type DragEvent,
+  type KeyboardEvent as ReactKeyboardEvent,
+  type MouseEvent as ReactMouseEvent,
+} from 'react';
 import { connectionProblem } from '../doc/ops';
 import { docStore, useDoc } from '../doc/store';
 import type { Blueprint, StepTemplate } from '../doc/types';
@@ -32,11 +48,22 @@ import { docToGraph, sameEdge, sameNode } from '../graph/doc-to-graph';
 import { estimatedHandles } from '../graph/handles';
 import { LOOP_HEADER, LOOP_PADDING, NODE_WIDTH, type FlowEdge, type FlowNode } from '../graph/types';
 import { usePrefs } from '../prefs';
-import { stepsRunning, useRunStore } from '../run';
+import { useBreakpoints } from '../panels/run/breakpoints';
+import { startRun, syncBreakpoints, useSession } from '../panels/run/session';
+import { runStore, stepsRunning, useRunStore } from '../run';
 import { BitmapMiniMap } from './BitmapMiniMap';
 import { STEP_MIME, useCanvasCommands } from './commands';
+import { ContextMenu } from './ContextMenu';
+import { canvasMenu, edgeMenu, nodeMenu, type MenuEnv, type MenuItem } from './menu-actions';
 import { nodeTypes } from './nodes';
+import { QuickAdd } from './QuickAdd';
+import { unconnected } from './quick-add';
+import { useRename } from './rename';
 import { useShortcuts } from './shortcuts';
+import { MAX_ZOOM, MIN_ZOOM, MINIMAP_HEIGHT, MINIMAP_WIDTH, openViewport } from './view';
+import { useViewPrefs } from './view-prefs';
+import { ZoomControl } from './ZoomControl';
+import './canvas.css';
 
 /** Above this many nodes only the visible ones are rendered. */
 const VIRTUALIZE_ABOVE = 200;
@@ -68,10 +95,32 @@ export function startViewport(nodes: readonly FlowNode[]): { x: number; y: numbe
   return { x: START_MARGIN - minX * START_ZOOM, y: START_MARGIN - minY * START_ZOOM, zoom: START_ZOOM };
 }
 
-/** The view of a newly opened document: fitted whole, or its start when it is large. */
-function openView(rf: ReturnType<typeof useReactFlow<FlowNode, FlowEdge>>, nodes: readonly FlowNode[]) {
-  if (isLarge(nodes)) void rf.setViewport(startViewport(nodes));
-  else void rf.fitView({ padding: 0.15 });
+type Flow = ReturnType<typeof useReactFlow<FlowNode, FlowEdge>>;
+
+/**
+ * The view of a newly opened document: fitted whole when that is legible, else its
+ * start (view.ts `openViewport`); a large one at its start, at 100% (`startViewport`).
+ */
+function openView(rf: Flow, nodes: readonly FlowNode[], width: number, height: number) {
+  if (isLarge(nodes)) {
+    void rf.setViewport(startViewport(nodes));
+    return;
+  }
+  const top = rf.getNodes().filter((n) => !n.parentId);
+  const bounds = top.length ? rf.getNodesBounds(top) : null;
+  void rf.setViewport(openViewport(bounds, width, height, useViewPrefs.getState().minimap));
+}
+
+/** Whether React Flow has measured every node (so bounds are real). */
+function allMeasured(rf: Flow): boolean {
+  return rf.getNodes().every((n) => n.measured?.width && n.measured.height);
+}
+
+interface OpenMenu {
+  x: number;
+  y: number;
+  items: MenuItem[];
+  label: string;
 }
 
 /**
@@ -156,7 +205,18 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
   const generation = useDoc((s) => s.generation);
   const theme = usePrefs((s) => s.theme);
   const rf = useReactFlow<FlowNode, FlowEdge>();
+  const flowStore = useStoreApi<FlowNode, FlowEdge>();
   const commands = useCanvasCommands();
+  const minimap = useViewPrefs((s) => s.minimap);
+  const [menu, setMenu] = useState<OpenMenu | null>(null);
+  const [quick, setQuick] = useState<{ x: number; y: number } | null>(null);
+  const closeMenu = useCallback(() => setMenu(null), []);
+  const closeQuick = useCallback(() => setQuick(null), []);
+  /** A pan or zoom closes what is open at a screen point (the menu, the quick-add). */
+  const closePopups = useCallback(() => {
+    setMenu(null);
+    setQuick(null);
+  }, []);
 
   // Measured step sizes make loop containers fit their body; they change rarely.
   const measured = useRef(new Map<string, { width: number; height: number }>());
@@ -303,7 +363,134 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
     const { container, position } = commands.placeAt(rf.screenToFlowPosition(pointer.current));
     return { container, position: inside(container, position) };
   }, [rf, commands]);
-  useShortcuts({ commands, onSave: onSaveShortcut, pasteTarget });
+  const popupOpen = useRef(false);
+  popupOpen.current = menu !== null || quick !== null;
+  const onEscape = useCallback(() => {
+    if (popupOpen.current) {
+      setMenu(null);
+      setQuick(null);
+      return true;
+    }
+    setEdges((prev) => (prev.some((e) => e.selected) ? prev.map((e) => (e.selected ? { ...e, selected: false } : e)) : prev));
+    return false;
+  }, []);
+  useShortcuts({ commands, onSave: onSaveShortcut, pasteTarget, onEscape });
+
+  // ---- Context menus and the quick-add ----
+
+  /** Adds a step from the quick-add at a client point, unconnected, and selects it. */
+  const addAt = useCallback(
+    (template: StepTemplate, client: { x: number; y: number }) => {
+      const point = rf.screenToFlowPosition(client);
+      const { container, position } = commands.placeAt(point);
+      const s = docStore.getState();
+      const id = s.addStep(unconnected(template), { container, position: inside(container, { x: position.x - NODE_WIDTH / 2, y: position.y - 20 }) });
+      if (id) s.select([id]);
+      else setNotice('the step could not be added here');
+    },
+    [rf, commands],
+  );
+
+  const menuEnv = useCallback(
+    (x: number, y: number): MenuEnv => ({
+      positions: () => commands.positions(),
+      fitView: () => commands.fitView(),
+      autoLayout: () => void commands.autoLayout(),
+      quickAdd: () => setQuick({ x, y }),
+      paste: () => {
+        const { container, position } = commands.placeAt(rf.screenToFlowPosition({ x, y }));
+        docStore.getState().paste(inside(container, position), { container });
+      },
+      rename: (id) => useRename.getState().start(id),
+      toggleBreakpoint: (id) => {
+        const blueprint = docStore.getState().doc.id;
+        useBreakpoints.getState().toggle(blueprint, id);
+        void syncBreakpoints(blueprint);
+      },
+      startRun: (opts) => void startRun(opts),
+    }),
+    [commands, rf],
+  );
+
+  const openNodeMenu = useCallback(
+    (e: ReactMouseEvent, node: FlowNode) => {
+      e.preventDefault();
+      const s = docStore.getState();
+      let ids = s.selected;
+      if (!ids.includes(node.id)) {
+        ids = [node.id];
+        s.select(ids);
+      }
+      const session = useSession.getState();
+      const run = runStore.getState();
+      const items = nodeMenu(
+        {
+          ids,
+          runId: run.mode === 'idle' ? null : run.runId,
+          running: session.active !== null || session.starting,
+          breakpoints: useBreakpoints.getState().byBlueprint[s.doc.id] ?? [],
+        },
+        menuEnv(e.clientX, e.clientY),
+      );
+      setQuick(null);
+      setMenu({ x: e.clientX, y: e.clientY, items, label: ids.length > 1 ? `${ids.length} steps` : `Step ${node.id}` });
+    },
+    [menuEnv],
+  );
+
+  const onSelectionContextMenu = useCallback(
+    (e: ReactMouseEvent, sel: FlowNode[]) => {
+      if (sel[0]) openNodeMenu(e, sel[0]);
+    },
+    [openNodeMenu],
+  );
+
+  const onEdgeContextMenu = useCallback((e: ReactMouseEvent, edge: FlowEdge) => {
+    e.preventDefault();
+    setQuick(null);
+    setMenu({ x: e.clientX, y: e.clientY, items: edgeMenu(edge), label: 'Connection' });
+  }, []);
+
+  const onPaneContextMenu = useCallback(
+    (e: ReactMouseEvent | MouseEvent) => {
+      e.preventDefault();
+      setQuick(null);
+      setMenu({ x: e.clientX, y: e.clientY, items: canvasMenu(menuEnv(e.clientX, e.clientY)), label: 'Canvas' });
+    },
+    [menuEnv],
+  );
+
+  /** Double-click: on the canvas (or a loop's body) the quick-add; on a card its title turns into an input. */
+  const onDoubleClick = useCallback((e: ReactMouseEvent) => {
+    const target = e.target as Element | null;
+    if (!target?.classList?.contains('react-flow__pane')) return;
+    setMenu(null);
+    setQuick({ x: e.clientX, y: e.clientY });
+  }, []);
+  const onNodeDoubleClick = useCallback((e: ReactMouseEvent, node: FlowNode) => {
+    const target = e.target as Element | null;
+    if (target?.closest('input, button, .iter-grid')) return;
+    if (node.type === 'loop' && !target?.closest('.loop-head')) {
+      setMenu(null);
+      setQuick({ x: e.clientX, y: e.clientY });
+      return;
+    }
+    useRename.getState().start(node.id);
+  }, []);
+
+  /** Shift+F10 or the menu key on a focused node: its context menu, at the node. */
+  const onKeyDown = useCallback(
+    (e: ReactKeyboardEvent) => {
+      if (!(e.key === 'ContextMenu' || (e.shiftKey && e.key === 'F10'))) return;
+      const el = (e.target as Element | null)?.closest?.('.react-flow__node');
+      const id = el?.getAttribute('data-id');
+      const node = id ? rf.getNode(id) : undefined;
+      if (!el || !node) return;
+      const r = el.getBoundingClientRect();
+      openNodeMenu({ preventDefault: () => e.preventDefault(), clientX: r.left + 24, clientY: r.top + 24 } as ReactMouseEvent, node);
+    },
+    [rf, openNodeMenu],
+  );
 
   // Bring a step into view when asked (a diagnostic click).
   useEffect(() => {
@@ -311,20 +498,34 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
     void rf.fitView({ nodes: [{ id: reveal.id }], duration: 300, maxZoom: 1.2, padding: 0.6 });
   }, [reveal, rf]);
 
-  // A new document: fit it once React Flow has measured it; a large one opens at its
-  // start, readable, instead (see `openView`).
-  const firstGeneration = useRef(generation);
+  // A new document (and the first): open it legible once React Flow has measured it
+  // (see `openView`). Only here: adding or dropping steps never changes the zoom.
   useEffect(() => {
-    if (generation === firstGeneration.current) return;
-    const t = setTimeout(() => openView(rf, nodesRef.current), 50);
-    return () => clearTimeout(t);
-  }, [generation, rf]);
+    let frame = 0;
+    let tries = 0;
+    const t = setTimeout(function attempt() {
+      // The new nodes are rendered and measured within a few frames (a large document
+      // needs no measurement: it opens at its start).
+      if (!isLarge(nodesRef.current) && !allMeasured(rf) && tries++ < 60) {
+        frame = requestAnimationFrame(attempt);
+        return;
+      }
+      const { width, height } = flowStore.getState();
+      openView(rf, nodesRef.current, width, height);
+    }, 50);
+    return () => {
+      clearTimeout(t);
+      cancelAnimationFrame(frame);
+    };
+  }, [generation, rf, flowStore]);
 
   return (
     <div
       className="canvas"
       onPointerMove={(e) => (pointer.current = { x: e.clientX, y: e.clientY })}
       onPointerLeave={() => (pointer.current = null)}
+      onDoubleClick={onDoubleClick}
+      onKeyDown={onKeyDown}
     >
       <ReactFlow<FlowNode, FlowEdge>
         nodes={nodes}
@@ -338,26 +539,39 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
         onBeforeDelete={onBeforeDelete}
         onDragOver={onDragOver}
         onDrop={onDrop}
+        onNodeContextMenu={openNodeMenu}
+        onSelectionContextMenu={onSelectionContextMenu}
+        onEdgeContextMenu={onEdgeContextMenu}
+        onPaneContextMenu={onPaneContextMenu}
+        onNodeDoubleClick={onNodeDoubleClick}
+        onMoveStart={closePopups}
+        zoomOnDoubleClick={false}
         deleteKeyCode={['Delete', 'Backspace']}
         multiSelectionKeyCode={['Shift', 'Meta', 'Control']}
         selectionKeyCode="Shift"
         colorMode={theme}
         onlyRenderVisibleElements={large}
-        fitView={!large}
-        fitViewOptions={{ padding: 0.15 }}
         defaultViewport={initialView}
-        minZoom={0.05}
-        maxZoom={2}
+        minZoom={MIN_ZOOM}
+        maxZoom={MAX_ZOOM}
         proOptions={{ hideAttribution: true }}
       >
         <Background variant={BackgroundVariant.Dots} gap={20} size={1} />
-        {large ? (
-          <BitmapMiniMap nodes={nodes} theme={theme} />
-        ) : (
-          <MiniMap pannable zoomable nodeClassName={(n) => `mini-${n.type ?? 'unknown'}`} />
-        )}
-        <Controls />
+        {minimap &&
+          (large ? (
+            <BitmapMiniMap nodes={nodes} theme={theme} />
+          ) : (
+            <MiniMap
+              pannable
+              zoomable
+              style={{ width: MINIMAP_WIDTH, height: MINIMAP_HEIGHT }}
+              nodeClassName={(n) => `mini-${n.type ?? 'unknown'}`}
+            />
+          ))}
+        <ZoomControl commands={commands} />
       </ReactFlow>
+      {menu && <ContextMenu x={menu.x} y={menu.y} items={menu.items} label={menu.label} onClose={closeMenu} />}
+      {quick && <QuickAdd x={quick.x} y={quick.y} onPick={(t) => addAt(t, quick)} onClose={closeQuick} />}
       {notice && (
         <div className="canvas-notice" role="status" data-testid="canvas-notice">
           {notice}

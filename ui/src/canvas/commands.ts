@@ -1,14 +1,20 @@
 //! Canvas commands that need React Flow's view (measured sizes, the viewport):
 //! auto-layout with measured node sizes, fit view, where nodes are drawn, and which
-//! loop a canvas point falls into. Usable anywhere under `<ReactFlowProvider>`.
+//! loop a canvas point falls into; zoom steps keeping the centre. Usable anywhere
+//! under `<ReactFlowProvider>`. Fits follow view.ts (never past 100%, room for the minimap).
 
-import { useReactFlow, type XYPosition } from '@xyflow/react';
+import { useReactFlow, useStoreApi, type Viewport, type XYPosition } from '@xyflow/react';
 import { useMemo } from 'react';
 import { ancestors } from '../doc/query';
 import { docStore } from '../doc/store';
 import type { XY } from '../doc/types';
 import type { NodeSizes } from '../graph/auto-layout';
 import type { FlowEdge, FlowNode } from '../graph/types';
+import { fitOptions, stepZoom, zoomAround } from './view';
+import { useViewPrefs } from './view-prefs';
+
+/** How long a zoom step animates. */
+const ZOOM_MS = 150;
 
 /** The drag-and-drop type the palette uses: its data is a JSON step template. */
 export const STEP_MIME = 'application/mcpflow-step';
@@ -21,12 +27,31 @@ export interface CanvasCommands {
   positions(): Record<string, XY>;
   /** The innermost loop under a flow-coordinate point, and the point relative to it. */
   placeAt(point: XYPosition): { container: string | null; position: XY };
+  /** Zooms to `zoom` keeping the centre of the canvas where it is (Ctrl+0: 1). */
+  zoomTo(zoom: number): void;
+  /** One zoom step in (1) or out (-1), keeping the centre. */
+  zoomBy(dir: 1 | -1): void;
 }
 
 export function useCanvasCommands(): CanvasCommands {
   const rf = useReactFlow<FlowNode, FlowEdge>();
-  return useMemo<CanvasCommands>(
-    () => ({
+  const store = useStoreApi<FlowNode, FlowEdge>();
+  return useMemo<CanvasCommands>(() => {
+    // While a zoom animates, the next step starts from where it is going (two quick
+    // presses of + zoom twice as far, not from a frame in between).
+    let pending: { view: Viewport; until: number } | null = null;
+    const fit = (duration: number) => {
+      pending = null;
+      void rf.fitView(fitOptions(useViewPrefs.getState().minimap, duration));
+    };
+    const current = () => (pending && performance.now() < pending.until ? pending.view : rf.getViewport());
+    const zoomTo = (zoom: number) => {
+      const { width, height } = store.getState();
+      const view = zoomAround(current(), zoom, width, height);
+      pending = { view, until: performance.now() + ZOOM_MS + 50 };
+      void rf.setViewport(view, { duration: ZOOM_MS });
+    };
+    return {
       async autoLayout() {
         const sizes: NodeSizes = {};
         for (const n of rf.getNodes()) {
@@ -34,10 +59,14 @@ export function useCanvasCommands(): CanvasCommands {
         }
         await docStore.getState().autoLayout(sizes);
         // Let React Flow take the new positions before fitting them.
-        requestAnimationFrame(() => void rf.fitView({ duration: 300, padding: 0.15 }));
+        requestAnimationFrame(() => fit(300));
       },
       fitView() {
-        void rf.fitView({ duration: 200, padding: 0.15 });
+        fit(200);
+      },
+      zoomTo,
+      zoomBy(dir) {
+        zoomTo(stepZoom(current().zoom, dir));
       },
       positions() {
         const out: Record<string, XY> = {};
@@ -54,7 +83,6 @@ export function useCanvasCommands(): CanvasCommands {
         const abs = rf.getInternalNode(inner.id)?.internals.positionAbsolute ?? { x: 0, y: 0 };
         return { container: inner.id, position: { x: point.x - abs.x, y: point.y - abs.y } };
       },
-    }),
-    [rf],
-  );
+    };
+  }, [rf, store]);
 }

@@ -2,7 +2,9 @@
 //!
 //! Ctrl/Cmd+Z undo · Ctrl/Cmd+Shift+Z and Ctrl+Y redo · Ctrl/Cmd+C/X/V copy, cut,
 //! paste · Ctrl/Cmd+D duplicate · Ctrl/Cmd+A select all · Shift+L auto-layout ·
-//! Ctrl/Cmd+S calls `onSave` (the shell saves). Delete/Backspace are React Flow's
+//! Ctrl/Cmd+S calls `onSave` (the shell saves) · `+`/`=` zoom in · `-` zoom out ·
+//! Ctrl/Cmd+0 zoom to 100% · Shift+1 fit · Escape closes an open menu, else clears
+//! the selection · F2 renames the selected step. Delete/Backspace are React Flow's
 //! (see `Canvas`). Nothing fires while typing in a field.
 //!
 //! Copy writes the clipboard JSON to the system clipboard through the `copy` event;
@@ -15,6 +17,7 @@ import { parseClipboard } from '../doc/clipboard';
 import { docStore } from '../doc/store';
 import type { XY } from '../doc/types';
 import type { CanvasCommands } from './commands';
+import { useRename } from './rename';
 
 export function isEditable(target: EventTarget | null): boolean {
   if (!(target instanceof HTMLElement)) return false;
@@ -31,6 +34,8 @@ export interface ShortcutOptions {
   onSave?: () => void;
   /** Where a paste goes: the pointer's place on the canvas, if it is over it. */
   pasteTarget(): { container: string | null; position: XY } | null;
+  /** Escape: closes what the canvas has open (a menu); true when it did (the selection stays). */
+  onEscape?(): boolean;
 }
 
 export function useShortcuts(opts: ShortcutOptions): void {
@@ -86,6 +91,24 @@ export function useShortcuts(opts: ShortcutOptions): void {
       } else if (!mod && !e.altKey && e.shiftKey && key === 'l') {
         e.preventDefault();
         void ref.current.commands.autoLayout();
+      } else if (!mod && !e.altKey && (e.key === '+' || e.key === '=')) {
+        e.preventDefault();
+        ref.current.commands.zoomBy(1);
+      } else if (!mod && !e.altKey && (e.key === '-' || e.key === '_')) {
+        e.preventDefault();
+        ref.current.commands.zoomBy(-1);
+      } else if (mod && !e.altKey && (e.key === '0' || e.code === 'Digit0' || e.code === 'Numpad0')) {
+        e.preventDefault();
+        ref.current.commands.zoomTo(1);
+      } else if (!mod && !e.altKey && e.shiftKey && (e.code === 'Digit1' || e.key === '!')) {
+        e.preventDefault();
+        ref.current.commands.fitView();
+      } else if (e.key === 'Escape') {
+        if (ref.current.onEscape?.()) return;
+        if (s.selected.length) s.select([]);
+      } else if (e.key === 'F2' && s.selected.length === 1) {
+        e.preventDefault();
+        useRename.getState().start(s.selected[0]!);
       }
     };
 

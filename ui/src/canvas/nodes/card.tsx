@@ -9,6 +9,7 @@ import type { Json, Step } from '../../doc/types';
 import type { StepNodeData } from '../../graph/types';
 import { KindIcon } from './icons';
 import { BreakpointToggle, runClass, RunStatus, useNodeRun } from './run';
+import { StepTitle } from './title';
 
 /** Compact one-line text of a JSON value. */
 export function preview(value: Json | undefined, max = 48): string {
@@ -38,6 +39,15 @@ export const DiagnosticBadge = memo(function DiagnosticBadge({ id }: { id: strin
     </span>
   );
 });
+
+/** The tag of a step switched off (`"disabled": true`): the run skips it. */
+export function DisabledTag() {
+  return (
+    <span className="step-disabled-tag" title="Disabled: the run skips this step (right-click → Enable)">
+      disabled
+    </span>
+  );
+}
 
 export function StepHandle({
   id,
@@ -92,9 +102,10 @@ export function StepCard({ id, kind, data, selected, subtitle, fields = [], chil
   if (typeof step.timeout_ms === 'number') badges.push(`timeout ${step.timeout_ms} ms`);
   if (step.save) badges.push(`save → ${step.save}`);
   const run = useNodeRun(id);
+  const disabled = (step as { disabled?: unknown }).disabled === true;
   return (
     <div
-      className={`step-card kind-${kind}${selected ? ' is-selected' : ''}${data.fallbackOf ? ' is-fallback' : ''}${runClass(run)}`}
+      className={`step-card kind-${kind}${selected ? ' is-selected' : ''}${data.fallbackOf ? ' is-fallback' : ''}${disabled ? ' is-disabled' : ''}${runClass(run)}`}
       data-testid={`step-${id}`}
       data-kind={kind}
       title={step.note}
@@ -103,7 +114,8 @@ export function StepCard({ id, kind, data, selected, subtitle, fields = [], chil
       <div className="step-head">
         <BreakpointToggle id={id} />
         <KindIcon kind={kind} />
-        <span className="step-title">{step.name || step.id}</span>
+        <StepTitle id={id} name={step.name} />
+        {disabled && <DisabledTag />}
         <DiagnosticBadge id={id} />
       </div>
       <div className="step-sub">

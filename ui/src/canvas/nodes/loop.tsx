@@ -4,9 +4,10 @@
 import { Position, type NodeProps } from '@xyflow/react';
 import { memo } from 'react';
 import type { LoopNode as LoopFlowNode } from '../../graph/types';
-import { DiagnosticBadge, preview, StepHandle } from './card';
+import { DiagnosticBadge, DisabledTag, preview, StepHandle } from './card';
 import { KindIcon } from './icons';
 import { BreakpointToggle, LoopRun, runClass, RunStatus, useNodeRun } from './run';
+import { StepTitle } from './title';
 
 export const LoopNode = memo(function LoopNode({ id, data, selected }: NodeProps<LoopFlowNode>) {
   const s = data.step;
@@ -18,9 +19,10 @@ export const LoopNode = memo(function LoopNode({ id, data, selected }: NodeProps
     typeof s.delay_ms === 'number' ? `every ${s.delay_ms} ms` : null,
   ].filter(Boolean);
   const run = useNodeRun(id);
+  const disabled = (s as { disabled?: unknown }).disabled === true;
   return (
     <div
-      className={`loop-container kind-loop${selected ? ' is-selected' : ''}${runClass(run)}`}
+      className={`loop-container kind-loop${selected ? ' is-selected' : ''}${disabled ? ' is-disabled' : ''}${runClass(run)}`}
       data-testid={`step-${id}`}
       data-kind="loop"
       title={s.note}
@@ -30,8 +32,9 @@ export const LoopNode = memo(function LoopNode({ id, data, selected }: NodeProps
         <div className="step-head">
           <BreakpointToggle id={id} />
           <KindIcon kind="loop" />
-          <span className="step-title">{s.name || s.id}</span>
+          <StepTitle id={id} name={s.name} />
           {s.name ? <span className="step-id">{s.id}</span> : null}
+          {disabled && <DisabledTag />}
           <DiagnosticBadge id={id} />
         </div>
         <div className="loop-over">
