@@ -71,7 +71,8 @@ const setValue = (el: HTMLInputElement | HTMLTextAreaElement, value: string) => 
 const fill = async (el: HTMLInputElement | HTMLTextAreaElement, value: string, leave = true) => {
   await act(async () => el.focus());
   await act(async () => setValue(el, value));
-  if (leave) await act(async () => el.blur());
+  // The focused field: typing `{{` into a fixed number replaces it with an expression input.
+  if (leave) await act(async () => (document.activeElement as HTMLElement | null)?.blur());
 };
 const key = (el: Element, k: string) => act(async () => void el.dispatchEvent(new KeyboardEvent('keydown', { key: k, bubbles: true, cancelable: true })));
 const click = (el: Element) => act(async () => (el as HTMLElement).click());
@@ -177,13 +178,16 @@ describe('Inspector: step form', () => {
     expect(q<HTMLInputElement>('#root_message')!.value).toBe('hello {{ inputs.who }}');
   });
 
-  it('takes templates in non-string fields: numbers inline, others through the {{ }} switch', async () => {
+  it('takes templates in non-string fields through the Fixed / Expression switch', async () => {
     await mount(DOC, ['knobs']);
     const args = () => (findStep(s().doc, 'knobs') as { args: unknown }).args;
     const count = q<HTMLInputElement>('#root_count')!;
     expect(count.value).toBe('2');
+    // `{{` typed into a fixed number makes it an expression.
     await fill(count, '{{ inputs.n }}');
     expect(args()).toEqual({ count: '{{ inputs.n }}' });
+    expect(q('[data-testid="template-toggle-root_count"]')!.getAttribute('aria-pressed')).toBe('true');
+    await click(q('[data-testid="template-toggle-root_count"]')!);
     await fill(q<HTMLInputElement>('#root_count')!, '7');
     expect(args()).toEqual({ count: 7 });
 
@@ -198,7 +202,7 @@ describe('Inspector: step form', () => {
     expect(mode.tagName).toBe('INPUT');
     await fill(mode, '{{ inputs.who }}');
     expect(args()).toEqual({ count: 7, loud: true, mode: '{{ inputs.who }}' });
-    expect(s().past).toHaveLength(4);
+    expect(s().past).toHaveLength(5);
   });
 
   it('completes the names in scope after {{', async () => {
