@@ -92,7 +92,7 @@ const NUMERIC = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
  * text means the stored number (`2.` or `1.50`), it stays on screen as typed.
  */
 export function TemplateNumberField(props: FieldProps) {
-  const { StringField } = props.registry.fields;
+  const StringField = props.registry.fields.StringField!;
   const [typed, setTyped] = useState<string | null>(null);
   const onChange: FieldProps['onChange'] = (v, path, errors, id) => {
     if (typeof v !== 'string') {

@@ -210,19 +210,19 @@ describe('Inspector: step form', () => {
     const message = q<HTMLInputElement>('#root_message')!;
     await act(async () => message.focus());
     await act(async () => setValue(message, 'to {{ in'));
-    const list = q('[data-testid="template-suggestions"]')!;
+    const list = document.querySelector('[data-testid="template-suggestions"]')!;
     expect([...list.querySelectorAll('[role="option"]')].map((o) => o.querySelector('code')!.textContent)).toEqual(['inputs']);
     await key(message, 'Enter');
     expect(message.value).toBe('to {{ inputs }}');
     // Steps before `say` are offered; later ones are not.
     await act(async () => setValue(message, '{{ '));
-    const offered = [...q('[data-testid="template-suggestions"]')!.querySelectorAll('code')].map((c) => c.textContent);
+    const offered = [...document.querySelector('[data-testid="template-suggestions"]')!.querySelectorAll('code')].map((c) => c.textContent);
     expect(offered).toEqual(expect.arrayContaining(['prev', 'first', 'inputs', 'steps', 'run', 'saved']));
     expect(offered).not.toContain('knobs');
     await act(async () => setValue(message, '{{ first.'));
-    expect([...q('[data-testid="template-suggestions"]')!.querySelectorAll('code')].map((c) => c.textContent)).toEqual(['first.greeting']);
+    expect([...document.querySelector('[data-testid="template-suggestions"]')!.querySelectorAll('code')].map((c) => c.textContent)).toEqual(['first.greeting']);
     await key(message, 'Escape');
-    expect(q('[data-testid="template-suggestions"]')).toBeNull();
+    expect(document.querySelector('[data-testid="template-suggestions"]')).toBeNull();
   });
 
   it('falls back to a JSON editor for args when the tool is unknown', async () => {
