@@ -7,6 +7,9 @@
 import { memo, useEffect, useMemo, useState } from 'react';
 import { docStore, useDoc } from '../../doc/store';
 import { runStore, shownState, useRunStore, type NodeView } from '../../run';
+import { argumentProblem } from '../../run/argerror';
+import { findStep } from '../../doc/query';
+import { findTool, inputSchemaOf, useOffers } from '../../panels/inspector/offers';
 import { useBreakpoints } from '../../panels/run/breakpoints';
 import { syncBreakpoints } from '../../panels/run/session';
 
@@ -84,6 +87,21 @@ function countsText(node: NodeView): string | null {
   return parts.length ? parts.join(' · ') : null;
 }
 
+/** A failed step's label: the argument it is about first (`✕ /a: expected number, got string`), the full error on hover. */
+function FailedLabel({ id, node }: { id: string; node: NodeView }) {
+  const offers = useOffers();
+  const step = useDoc((s) => findStep(s.doc, id));
+  const tool = step?.kind === 'tool' ? findTool(offers, step.server, step.tool) : undefined;
+  const schema = inputSchemaOf(tool);
+  const problem = useMemo(() => argumentProblem(node.error, node.args, schema), [node.error, node.args, schema]);
+  const full = node.error ? `${node.error.code}: ${node.error.message}` : undefined;
+  return (
+    <span className="run-label run-error" title={full}>
+      ✕ {problem ? `argument ${problem.pointer}: ${problem.message}` : (full ?? 'failed')}
+    </span>
+  );
+}
+
 /** The status line under a card: what the step is doing or did. */
 export const RunStatus = memo(function RunStatus({ id, node }: { id: string; node: NodeView }) {
   const counts = countsText(node);
@@ -138,11 +156,7 @@ export const RunStatus = memo(function RunStatus({ id, node }: { id: string; nod
       );
       break;
     case 'failed':
-      body = (
-        <span className="run-label run-error" title={node.error ? `${node.error.code}: ${node.error.message}` : undefined}>
-          ✕ {node.error ? `${node.error.code}: ${node.error.message}` : 'failed'}
-        </span>
-      );
+      body = <FailedLabel id={id} node={node} />;
       break;
     case 'skipped':
       body = <span className="run-label">skipped</span>;

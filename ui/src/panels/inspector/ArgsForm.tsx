@@ -170,8 +170,10 @@ function TemplateSchemaField(props: FieldProps) {
   const title = resolved.title ?? schema.title ?? name;
   const description = resolved.description ?? schema.description;
   const text = typeof formData === 'string' ? formData : '';
+  // Errors at this field (schema errors are dropped at templates; a run's argument error is not).
+  const errors = props.errorSchema?.__errors ?? [];
   return (
-    <div className="rjsf-field tpl-field form-group">
+    <div className={`rjsf-field tpl-field form-group${errors.length ? ' rjsf-field-error has-error' : ''}`}>
       <div className="tpl-field-head">
         <label className="control-label" htmlFor={id}>
           {title}
@@ -215,6 +217,15 @@ function TemplateSchemaField(props: FieldProps) {
         <p id={descriptionId(id)} className="field-description">
           {description}
         </p>
+      ) : null}
+      {errors.length ? (
+        <ul className="error-detail">
+          {errors.map((e, i) => (
+            <li key={i} className="text-danger">
+              {e}
+            </li>
+          ))}
+        </ul>
       ) : null}
     </div>
   );

@@ -15,7 +15,7 @@
 //! `step-run-server-said`, `step-run-pinned`, `step-run-raw`, `rerun-step`, `rerun-from`.
 
 import { useMemo } from 'react';
-import { useDoc } from '../../doc/store';
+import { docStore, useDoc } from '../../doc/store';
 import { findStep, locateStep } from '../../doc/query';
 import type { Json } from '../../doc/types';
 import { instanceAt, isFinished, pathKey, runStore, shownState, STATE_LABELS, useRunStore, type StepFields } from '../../run';
@@ -48,7 +48,7 @@ export function useArgumentProblem(id: string): ArgumentProblem | null {
   return useMemo(() => argumentProblem(error, args, schema), [error, args, schema]);
 }
 
-function ErrorBox({ f, problem }: { f: StepFields; problem: ArgumentProblem | null }) {
+function ErrorBox({ id, f, problem }: { id: string; f: StepFields; problem: ArgumentProblem | null }) {
   if (!f.error) return null;
   if (!problem) {
     return (
@@ -62,7 +62,17 @@ function ErrorBox({ f, problem }: { f: StepFields; problem: ArgumentProblem | nu
       <div className="step-run-arg-error" data-testid="step-run-arg-error" data-pointer={problem.pointer}>
         <code>{f.error.code}</code> argument <code className="arg-pointer">{problem.pointer}</code>: {problem.message}
       </div>
-      <p className="step-run-arg-hint">The field is marked in the form below: fix the value (or its template) and run again.</p>
+      <p className="step-run-arg-hint">
+        The field is marked in the form below: fix the value (or its template) and run again.{' '}
+        <button
+          type="button"
+          className="link"
+          data-testid="step-run-arg-field"
+          onClick={() => docStore.getState().select([id], { field: `/args${problem.pointer}`, reveal: false })}
+        >
+          Show the field
+        </button>
+      </p>
       {problem.server && (
         <details className="step-run-server-said" data-testid="step-run-server-said">
           <summary>server said</summary>
@@ -137,7 +147,7 @@ export function StepRun({ id }: { id: string }) {
           attempt {f.retry.attempt} in {formatMs(f.retry.delayMs)} after <code>{f.retry.error.code}</code>: {f.retry.error.message}
         </p>
       )}
-      <ErrorBox f={f} problem={problem} />
+      <ErrorBox id={id} f={f} problem={problem} />
       {f.args !== undefined && <JsonView value={f.args} title="resolved arguments" testId="step-run-args" />}
       {f.output !== undefined && <JsonView value={f.output} title="output" testId="step-run-output" />}
       {f.raw !== undefined && (
