@@ -223,6 +223,24 @@ test('debug: pause previews, the case taken, a labelled timeline; a number field
     const below = await browser.execute(() => document.querySelector('#root_a')?.closest('.rjsf-field')?.textContent ?? '');
     assert.match(below, /last run: expected number, got string/, below);
     await studio.shot('argument-error-field');
+
+    // ---- Selecting another node brings its run section into view (the inspector is scrolled down now).
+    const scrolled = () =>
+      browser.execute(() => {
+        let top = 0;
+        for (let el = document.querySelector('[data-testid="inspector"]'); el && el !== document.body; el = el.parentElement) top = Math.max(top, el.scrollTop);
+        return top;
+      });
+    assert.ok((await scrolled()) > 0, 'the inspector is scrolled down to the field');
+    await jsClick(browser, sel('step-mid'));
+    await until(async () => (await scrolled()) === 0, 'the inspector back at the top', 5_000);
+    const runTop = await browser.execute(() => {
+      const run = document.querySelector('[data-testid="step-run"]').getBoundingClientRect();
+      const side = document.querySelector('[data-testid="inspector"]').parentElement.getBoundingClientRect();
+      return run.top >= side.top && run.top < side.bottom;
+    });
+    assert.ok(runTop, 'the run section of the newly selected step is in view');
+    await studio.shot('selected-run-section');
   } catch (e) {
     await studio.shot('failure').catch(() => undefined);
     throw e;

@@ -75,7 +75,7 @@ describe('timeline labels', () => {
     const finished = f.events.find((e) => e.type === 'StepFinished' && e.step === 'first')!;
     expect(eventLabel(finished, start)).toBe(`${clockTime(start, finished.at_ms)} · first finished`);
     expect(clockTime(start, 23)).toBe('12:03:04.120');
-    expect(f.events.map(eventText)).toEqual([
+    expect(f.events.map((e) => eventText(e))).toEqual([
       'run started',
       'first started',
       'first finished',
@@ -89,6 +89,9 @@ describe('timeline labels', () => {
     const pinned = extraFixture('faulty-rerun-pinned').events;
     expect(eventText(pinned[2]!)).toBe('first pinned from the earlier run');
     expect(eventText({ seq: 2, at_ms: 1, type: 'RunPaused', reason: 'breakpoint', step: 'pick', path: [1] })).toBe('paused before pick (iteration 1)');
+    // A step with a name is called by it.
+    expect(eventLabel(finished, null, { first: 'Fetch the list' })).toBe('+23 ms · Fetch the list finished');
+    expect(eventText(f.events[4]!, { boom: 'Explode' })).toBe('Explode failed: TOOL_ERROR');
   });
 
   it('marks failures and pauses along the slider', () => {

@@ -1,6 +1,12 @@
 //! What the timeline says about a run's events: a label per event in words and wall-clock
 //! time ("12:03:04.120 · fetch finished"), and the markers along the slider (failures and
-//! pauses). Pure functions over the events; the history panel draws them.
+//! pauses). Steps are called by their `name` when they have one (`names`), else by id.
+//! Pure functions over the events; the history panel draws them.
+
+/** Step id → the name people gave it (steps without a name are not in it). */
+export type StepNames = Readonly<Record<string, string>>;
+
+const NO_NAMES: StepNames = {};
 
 import type { RunEvent } from './events';
 
@@ -23,7 +29,8 @@ function cut(text: string, max = 60): string {
 }
 
 /** One event in words: `fetch finished`, `pick failed: TOOL_ERROR`, `paused before pick`. */
-export function eventText(ev: RunEvent): string {
+export function eventText(ev: RunEvent, names: StepNames = NO_NAMES): string {
+  if ('step' in ev && ev.step && names[ev.step]) ev = { ...ev, step: names[ev.step]! } as RunEvent;
   switch (ev.type) {
     case 'RunStarted':
       return 'run started';
@@ -52,8 +59,8 @@ export function eventText(ev: RunEvent): string {
 }
 
 /** The timeline's label of an event: `12:03:04.120 · fetch finished`. */
-export function eventLabel(ev: RunEvent, startMs: number | null): string {
-  return `${clockTime(startMs, ev.at_ms)} · ${eventText(ev)}`;
+export function eventLabel(ev: RunEvent, startMs: number | null, names: StepNames = NO_NAMES): string {
+  return `${clockTime(startMs, ev.at_ms)} · ${eventText(ev, names)}`;
 }
 
 export interface TimelineMarker {
@@ -66,14 +73,14 @@ export interface TimelineMarker {
 }
 
 /** Failures (a step failed for good, or the run did) and pauses, in order. */
-export function timelineMarkers(events: readonly RunEvent[], startMs: number | null): TimelineMarker[] {
+export function timelineMarkers(events: readonly RunEvent[], startMs: number | null, names: StepNames = NO_NAMES): TimelineMarker[] {
   const out: TimelineMarker[] = [];
   events.forEach((ev, index) => {
     const failed =
       (ev.type === 'StepFinished' && ev.status === 'failed') ||
       (ev.type === 'RunFinished' && (ev.envelope.status === 'failed' || ev.envelope.status === 'partial'));
-    if (failed) out.push({ index, seq: ev.seq, kind: 'failure', label: eventLabel(ev, startMs) });
-    else if (ev.type === 'RunPaused') out.push({ index, seq: ev.seq, kind: 'pause', label: eventLabel(ev, startMs) });
+    if (failed) out.push({ index, seq: ev.seq, kind: 'failure', label: eventLabel(ev, startMs, names) });
+    else if (ev.type === 'RunPaused') out.push({ index, seq: ev.seq, kind: 'pause', label: eventLabel(ev, startMs, names) });
   });
   return out;
 }

@@ -211,6 +211,9 @@ describe('Inspector: step form', () => {
     await act(async () => message.focus());
     await act(async () => setValue(message, 'to {{ in'));
     const list = document.querySelector('[data-testid="template-suggestions"]')!;
+    // In a fixed layer on the page, not inside the inspector (no panel can clip it).
+    expect(list.parentElement).toBe(document.body);
+    expect(host.contains(list)).toBe(false);
     expect([...list.querySelectorAll('[role="option"]')].map((o) => o.querySelector('code')!.textContent)).toEqual(['inputs']);
     await key(message, 'Enter');
     expect(message.value).toBe('to {{ inputs }}');

@@ -20,7 +20,8 @@ import type { RJSFSchema } from '@rjsf/utils';
 import { memo, useEffect, useMemo, useState } from 'react';
 import { useDoc } from '../../doc/store';
 import type { Json } from '../../doc/types';
-import { activeMs, eventLabel, runStore, scopeAt, timelineMarkers, useRunStore } from '../../run';
+import { activeMs, eventLabel, runStore, scopeAt, timelineMarkers, useRunStore, type StepNames } from '../../run';
+import { allStepIds, findStep } from '../../doc/query';
 import { formatMs } from '../../canvas/nodes/run';
 import { evalFreeValidator } from '../inspector/validator';
 import { JsonView } from './JsonView';
@@ -222,13 +223,27 @@ function useClockStart(): number | null {
   return wall;
 }
 
+/** The names of the document's steps that have one. */
+function useStepNames(): StepNames {
+  const doc = useDoc((s) => s.doc);
+  return useMemo(() => {
+    const out: Record<string, string> = {};
+    for (const id of allStepIds(doc)) {
+      const name = findStep(doc, id)?.name;
+      if (typeof name === 'string' && name.trim()) out[id] = name.trim();
+    }
+    return out;
+  }, [doc]);
+}
+
 function Timeline() {
   const mode = useRunStore((s) => s.mode);
+  const names = useStepNames();
   const count = useRunStore((s) => s.events.length);
   const cursor = useRunStore((s) => s.cursor);
   const events = useRunStore((s) => s.events);
   const start = useClockStart();
-  const markers = useMemo(() => timelineMarkers(events, start), [events, start]);
+  const markers = useMemo(() => timelineMarkers(events, start, names), [events, start, names]);
   if (mode === 'idle' || count === 0) return null;
   const index = cursor === null ? count - 1 : Math.max(0, events.findIndex((e) => e.seq === cursor));
   const seek = (i: number) => runStore.getState().seek(i >= count - 1 && mode === 'live' ? null : events[i]!.seq);
@@ -243,7 +258,7 @@ function Timeline() {
           max={count - 1}
           value={index}
           aria-label="Timeline: move through the run's events"
-          aria-valuetext={current ? eventLabel(current, start) : undefined}
+          aria-valuetext={current ? eventLabel(current, start, names) : undefined}
           onChange={(e) => seek(Number(e.target.value))}
         />
         <div className="timeline-markers" aria-hidden={markers.length === 0}>
@@ -264,7 +279,7 @@ function Timeline() {
         </div>
       </div>
       <span className="timeline-at" data-testid="timeline-at" title={`event ${index + 1} of ${count}`}>
-        {current ? eventLabel(current, start) : ''}
+        {current ? eventLabel(current, start, names) : ''}
       </span>
     </div>
   );
