@@ -241,6 +241,28 @@ test('debug: pause previews, the case taken, a labelled timeline; a number field
     });
     assert.ok(runTop, 'the run section of the newly selected step is in view');
     await studio.shot('selected-run-section');
+
+    // ---- The JSON editor's template suggestions open above the panels, not clipped.
+    await jsClick(browser, sel('step-big'));
+    const editor = await shown(browser, `${sel('inspector')} .cm-content`);
+    await editor.click();
+    await browser.keys(['Control', 'End']);
+    await browser.keys(['ArrowLeft']); // inside the string "big"
+    // One key at a time: WebKitWebDriver drops a repeated `{` sent in one go.
+    for (const k of [' ', '{', '{', ' ', 't', 'r']) {
+      await browser.keys([k]);
+      await new Promise((r) => setTimeout(r, 80));
+    }
+    const tip = await shown(browser, '.cm-tooltip-autocomplete', 5_000);
+    const box = await browser.execute((el) => {
+      const r = el.getBoundingClientRect();
+      return { inPanel: !!el.closest('[data-testid="inspector"]'), top: r.top, bottom: r.bottom, height: r.height, right: r.right, width: window.innerWidth, winHeight: window.innerHeight };
+    }, tip);
+    assert.equal(box.inPanel, false, 'the list is in a layer of its own');
+    assert.ok(box.height > 14 && box.bottom <= box.winHeight && box.right <= box.width, JSON.stringify(box));
+    assert.match(await tip.getProperty('textContent'), /transform/);
+    await studio.shot('json-editor-suggestions');
+    await browser.keys(['Escape']);
   } catch (e) {
     await studio.shot('failure').catch(() => undefined);
     throw e;
