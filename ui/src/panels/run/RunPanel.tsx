@@ -12,7 +12,8 @@
 //! Test hooks: `inputs-form`, `run-result`, `run-active-time`, `pause-info`,
 //! `pause-args`, `pause-preview`, `scope`, `scope-<name>`, `run-log`, `history`,
 //! `history-row` (`data-run`, `data-status`, `data-debug`), `history-duration`,
-//! `timeline` (a range input over the events), `timeline-at`, `timeline-marker`
+//! `timeline` (a range input over the events), `timeline-at` (`data-index`,
+//! `data-count`, `data-at-ms` of the event shown), `timeline-marker`
 //! (`data-kind`, `data-seq`).
 
 import Form from '@rjsf/core/lib/components/Form.js';
@@ -278,7 +279,14 @@ function Timeline() {
           ))}
         </div>
       </div>
-      <span className="timeline-at" data-testid="timeline-at" title={`event ${index + 1} of ${count}`}>
+      <span
+        className="timeline-at"
+        data-testid="timeline-at"
+        data-index={index}
+        data-count={count}
+        data-at-ms={current?.at_ms ?? 0}
+        title={`event ${index + 1} of ${count}`}
+      >
         {current ? eventLabel(current, start, names) : ''}
       </span>
     </div>
