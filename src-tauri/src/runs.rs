@@ -64,6 +64,11 @@ pub struct RunInfo {
     pub blueprint_rev: Option<u32>,
     /// The past run this one re-ran a step of, when it is a re-run.
     pub rerun_of: Option<RerunOfDto>,
+    /// Started with Debug (breakpoints, or paused before the first step).
+    pub debug: bool,
+    /// The time it sat paused (a finished run that paused); `duration_ms` less this is
+    /// its active time.
+    pub paused_ms: Option<f64>,
 }
 
 /// A re-run's origin: the past run, the step it re-ran, and how much of what follows.
@@ -88,6 +93,9 @@ impl From<mcpflow_store::RunRecord> for RunInfo {
             duration_ms,
             blueprint_rev: r.blueprint_rev,
             rerun_of: r.rerun_of.map(|o| RerunOfDto { run: o.run, step: o.step, mode: o.mode.into() }),
+            debug: r.debug,
+            #[allow(clippy::cast_precision_loss, reason = "a duration in ms is far below 2^52")]
+            paused_ms: r.paused_ms.map(|ms| ms as f64),
         }
     }
 }

@@ -301,6 +301,13 @@ export type RunInfo_Deserialize = {
 	blueprint_rev?: number | null,
 	/**  The past run this one re-ran a step of, when it is a re-run. */
 	rerun_of?: RerunOfDto | null,
+	/**  Started with Debug (breakpoints, or paused before the first step). */
+	debug: boolean,
+	/**
+	 *  The time it sat paused (a finished run that paused); `duration_ms` less this is
+	 *  its active time.
+	 */
+	paused_ms?: number | null,
 };
 
 /**  A recorded run, as the history lists it. */
@@ -318,6 +325,13 @@ export type RunInfo_Serialize = {
 	blueprint_rev: number | null,
 	/**  The past run this one re-ran a step of, when it is a re-run. */
 	rerun_of: RerunOfDto | null,
+	/**  Started with Debug (breakpoints, or paused before the first step). */
+	debug: boolean,
+	/**
+	 *  The time it sat paused (a finished run that paused); `duration_ms` less this is
+	 *  its active time.
+	 */
+	paused_ms: number | null,
 };
 
 export type RunStarted = {

@@ -225,7 +225,11 @@ impl App {
             envelope: None,
             blueprint_rev: rev,
             rerun_of: spec.rerun_of.take(),
+            debug: spec.paused || !spec.breakpoints.is_empty(),
+            paused_ms: None,
         };
+        // The time the run sits paused, from its events' `at_ms`: (since, total).
+        let paused = Arc::new(std::sync::Mutex::new((None::<u64>, 0u64)));
         if let Err(e) = store.begin_run(&record).and_then(|()| store.sync()) {
             self.forget(&run_id);
             return Err(e.into());
@@ -235,7 +239,21 @@ impl App {
             let run_id = run_id.clone();
             let recorder = recorder.clone();
             let observer = spec.observer.clone();
+            let paused = paused.clone();
             Arc::new(move |e: &RunEvent| {
+                if let Ok(mut p) = paused.lock() {
+                    match e.kind {
+                        EventKind::RunPaused { .. } => {
+                            p.0.get_or_insert(e.at_ms);
+                        }
+                        EventKind::RunResumed {} | EventKind::RunFinished { .. } => {
+                            if let Some(since) = p.0.take() {
+                                p.1 += e.at_ms.saturating_sub(since);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 if let Err(err) = store.append_event(&run_id, e) {
                     recorder.report(&err);
                 }
@@ -257,6 +275,12 @@ impl App {
             app.inner.logs.leave(&id);
             if let Err(e) = store.finish_run(&id, &envelope) {
                 tracing::error!(run = %id, error = %e, "could not record the end of a run");
+            }
+            let paused_ms = paused.lock().map(|p| p.1).unwrap_or(0);
+            if paused_ms > 0
+                && let Err(e) = store.record_paused(&id, paused_ms)
+            {
+                tracing::error!(run = %id, error = %e, "could not record the time a run sat paused");
             }
             if let Some(pool) = own_pool {
                 pool.shutdown().await;

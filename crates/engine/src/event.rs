@@ -80,6 +80,12 @@ pub enum EventKind {
         path: Option<IterationPath>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         args: Option<Value>,
+        /// Paused at a breakpoint before a `transform` or `switch`: what it would give,
+        /// evaluated against the run's scope with nothing run — `{"value": …}` for a
+        /// transform, `{"case": <index> | "default"}` for a switch, or `{"error": {code,
+        /// message}}` (a template error, or a value over `limits.max_value_bytes`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        preview: Option<Value>,
     },
     RunResumed {},
     Log {

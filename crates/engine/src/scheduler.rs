@@ -605,7 +605,13 @@ impl Scheduler {
             self.set_timer(TimerKind::Run, at);
         }
         if self.paused {
-            self.emit(EventKind::RunPaused { reason: PauseReason::Requested, step: None, path: None, args: None });
+            self.emit(EventKind::RunPaused {
+                reason: PauseReason::Requested,
+                step: None,
+                path: None,
+                args: None,
+                preview: None,
+            });
         }
         let top = self.new_frame(0, None, None, Vec::new(), Vec::new(), 0);
         if self.frames[top].open == 0 {
@@ -807,11 +813,13 @@ impl Scheduler {
             self.frames[frame].slots[pos].state = State::Ready;
             self.ready.insert((frame, pos));
             self.paused = true;
+            let preview = self.pause_preview(frame, pos, value.as_ref());
             self.emit(EventKind::RunPaused {
                 reason: PauseReason::Breakpoint,
                 step: Some(step_id),
                 path: Some(path),
                 args: args.clone(),
+                preview,
             });
             return false;
         }
@@ -837,6 +845,7 @@ impl Scheduler {
                 step: Some(step_id.clone()),
                 path: Some(path.clone()),
                 args: None,
+                preview: None,
             });
         }
         match (&planned.step.kind, &planned.templates) {
@@ -953,6 +962,39 @@ impl Scheduler {
             self.unsynced.clear();
         }
         needed
+    }
+
+    /// What a `transform` or `switch` held at a breakpoint would give (see
+    /// `EventKind::RunPaused::preview`): the transform's value, already resolved before
+    /// the pause, or the case the switch's `when` templates pick now. Pure: templates
+    /// only read the scope, so nothing runs.
+    fn pause_preview(&self, frame: FrameId, pos: usize, value: Option<&Rcvar>) -> Option<Value> {
+        let failed = |code: &str, message: String| json!({ "error": { "code": code, "message": message } });
+        let planned = &self.plan.steps[self.id_of(frame, pos)];
+        match (&planned.step.kind, &planned.templates) {
+            (StepKind::Transform(_), _) => {
+                let Some(v) = value else { return Some(json!({ "value": null })) };
+                if value_size(v, self.max_value_bytes).is_none() {
+                    return Some(failed(
+                        "OUTPUT_TOO_LARGE",
+                        format!("the value is larger than {} bytes (limits.max_value_bytes)", self.max_value_bytes),
+                    ));
+                }
+                Some(json!({ "value": var_to_value(v) }))
+            }
+            (StepKind::Switch(_), StepTemplates::Switch { when }) => {
+                let view = self.view(frame, pos);
+                for (i, t) in when.iter().enumerate() {
+                    match t.render_var(&view) {
+                        Ok(v) if truthy(&v) => return Some(json!({ "case": i })),
+                        Ok(_) => {}
+                        Err(e) => return Some(failed(e.code, format!("case {i}: {}", e.message))),
+                    }
+                }
+                Some(json!({ "case": "default" }))
+            }
+            _ => None,
+        }
     }
 
     /// A transform's value and a loop's `for_each`, as shared values.
@@ -1604,6 +1646,7 @@ impl Scheduler {
                         step: None,
                         path: None,
                         args: None,
+                        preview: None,
                     });
                 }
             }

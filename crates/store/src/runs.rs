@@ -77,6 +77,14 @@ pub struct RunRecord {
     /// here"), when it is a re-run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rerun_of: Option<RerunOf>,
+    /// Started with Debug (breakpoints, or paused before the first step).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub debug: bool,
+    /// The time it sat paused (from its events' `at_ms`, `RunPaused` to `RunResumed` or
+    /// the end), once finished; absent when it never paused. Its active time is the
+    /// envelope's `duration_ms` less this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused_ms: Option<u64>,
 }
 
 /// What a re-run re-ran: a step of a past run, alone (`step`) or with everything after
@@ -143,6 +151,12 @@ impl Store {
             record.finished_at = Some(finished_at.clone());
             record.envelope = Some(envelope.clone());
         })?;
+        self.sync()
+    }
+
+    /// Records the time a finished run sat paused (see [`RunRecord::paused_ms`]).
+    pub fn record_paused(&self, run_id: &str, paused_ms: u64) -> Result<()> {
+        self.update_run(run_id, |record| record.paused_ms = Some(paused_ms))?;
         self.sync()
     }
 

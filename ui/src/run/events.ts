@@ -114,12 +114,19 @@ export interface StepSkippedEvent extends EventBase {
   path: IterationPath;
 }
 
+/**
+ * At a breakpoint before a `transform` or `switch`: what it would give, evaluated by the
+ * engine against the run's scope (nothing run).
+ */
+export type PausePreview = { value: Json } | { case: number | 'default' } | { error: StepError };
+
 export interface RunPausedEvent extends EventBase {
   type: 'RunPaused';
   reason: PauseReason;
   step?: string;
   path?: IterationPath;
   args?: Json;
+  preview?: PausePreview;
 }
 
 export interface RunResumedEvent extends EventBase {

@@ -21,6 +21,7 @@ export {
   type IterationPath,
   type LogEvent,
   type LogLevel,
+  type PausePreview as PausePreviewValue,
   type PauseReason,
   type RunEvent,
   type RunEventType,
@@ -39,6 +40,7 @@ export {
   type Summary,
 } from './events';
 export {
+  activeMs,
   applyEvents,
   compareKeys,
   failedIterations,
@@ -51,7 +53,9 @@ export {
   replay,
   runShape,
   scopeAt,
+  shownState,
   startView,
+  STATE_LABELS,
   stepsInState,
   stepsRunning,
   type InstanceCounts,
@@ -66,9 +70,11 @@ export {
   type RetryView,
   type RunView,
   type RunViewStatus,
+  type ShownState,
   type ScopeRecord,
   type StartOptions,
   type StepFields,
 } from './model';
+export { clockTime, eventLabel, eventText, timelineMarkers, type StepNames, type TimelineMarker } from './timeline';
 export { createRunStore, runStore, useRunStore, type RunMode, type RunState, type RunStore } from './store';
 export { createBatcher, DEFAULT_INTERVAL, defaultSchedule, type Batcher, type BatcherOptions, type Schedule } from './batcher';

@@ -23,6 +23,7 @@ import type {
   IterationPath,
   Json,
   LogLevel,
+  PausePreview,
   PauseReason,
   RunEvent,
   RunStatus,
@@ -128,6 +129,8 @@ export interface PauseView {
   step: string | null;
   path: IterationPath | null;
   args: Json | undefined;
+  /** What the held transform/switch would give (see `RunPausedEvent.preview`). */
+  preview?: PausePreview;
 }
 
 export interface LogEntry {
@@ -179,12 +182,27 @@ export interface RunView {
   parents: Record<string, string>;
   /** Iteration bookkeeping per loop instance. */
   tracks: Record<string, LoopTrack>;
+  /**
+   * Top-level steps of a re-run that finished with their output from an earlier run
+   * (a `StepFinished` with `attempts: 0` and no `StepStarted` before it).
+   */
+  pinned: Record<string, true>;
+  /** The run pinned steps took their outputs from, when the caller knows it. */
+  pinnedFrom: string | null;
+  /** Time spent paused so far (from the `at_ms` of `RunPaused` → `RunResumed`/`RunFinished`). */
+  pausedMs: number;
+  /** `at_ms` of the pause in progress, if any. */
+  pausedSinceMs: number | null;
 }
 
 export interface StartOptions {
   /** Body step id → the id of the loop whose body holds it (see `runShape`). */
   parents?: Record<string, string>;
   startedAt?: string | null;
+  /** For a re-run: the run its pinned steps come from. */
+  pinnedFrom?: string | null;
+  /** When a live run began (epoch ms, this machine's clock): the timeline's clock (a history run uses `startedAt`). */
+  wallStartMs?: number;
 }
 
 /** Logs kept in a view. */
@@ -236,6 +254,10 @@ export function startView(stepIds: readonly string[], opts: StartOptions = {}): 
     nodes,
     parents,
     tracks: {},
+    pinned: {},
+    pinnedFrom: opts.pinnedFrom ?? null,
+    pausedMs: 0,
+    pausedSinceMs: null,
   };
 }
 
@@ -484,6 +506,9 @@ class Draft {
       case 'StepFinished': {
         const t = this.target(ev.step, ev.path);
         const before = t.inst.state;
+        if (t.key === null && ev.attempts === 0 && ev.status === 'succeeded' && t.inst.startedAtMs === null && before === 'queued') {
+          this.v.pinned = { ...this.v.pinned, [ev.step]: true };
+        }
         this.setState(t, ev.status);
         t.inst.attempt = ev.attempts;
         t.inst.durationMs = ev.duration_ms;
@@ -510,7 +535,9 @@ class Draft {
       }
       case 'RunPaused': {
         this.v.status = 'paused';
+        this.v.pausedSinceMs ??= ev.at_ms;
         this.v.pause = { reason: ev.reason, step: ev.step ?? null, path: ev.path ?? null, args: ev.args };
+        if (ev.preview !== undefined) this.v.pause.preview = ev.preview;
         // Breakpoints pause before the step starts: it shows as paused, with its
         // arguments, until it starts. (`stepped` names the step that just started,
         // which keeps its state: only instances that have not started are marked.)
@@ -529,6 +556,7 @@ class Draft {
       case 'RunResumed':
         if (this.v.status === 'paused') this.v.status = 'running';
         this.v.pause = null;
+        this.endPause(ev.at_ms);
         break;
       case 'Log':
         this.newLogs.push({ seq: ev.seq, atMs: ev.at_ms, level: ev.level, message: ev.message, step: ev.step ?? null });
@@ -537,9 +565,16 @@ class Draft {
         this.v.envelope = ev.envelope;
         this.v.status = ev.envelope.status;
         this.v.pause = null;
+        this.endPause(ev.at_ms);
         this.settleLeftovers(ev.envelope, ev.seq, ev.at_ms);
         break;
     }
+  }
+
+  private endPause(atMs: number): void {
+    if (this.v.pausedSinceMs === null) return;
+    this.v.pausedMs += Math.max(0, atMs - this.v.pausedSinceMs);
+    this.v.pausedSinceMs = null;
   }
 
   /**
@@ -816,6 +851,43 @@ export function loopLabel(node: NodeView): string | null {
 
 export function isFinished(view: RunView): boolean {
   return view.envelope !== null;
+}
+
+/**
+ * What a step instance shows: its state, except `not-run` for one still queued when
+ * the run is over (it never started: a failure upstream, a cancel, a loop cut short)
+ * and `pinned` for a top-level step of a re-run that kept its earlier output.
+ */
+export type ShownState = NodeState | 'not-run' | 'pinned';
+
+export function shownState(view: RunView, step: string, f: StepFields | undefined): ShownState {
+  if (!f) return 'queued';
+  if (f.state === 'queued' && isFinished(view)) return 'not-run';
+  if (f.state === 'succeeded' && view.pinned[step] && f === view.nodes[step]) return 'pinned';
+  return f.state;
+}
+
+/** The labels of the states shown to people (the CSS classes use the states themselves). */
+export const STATE_LABELS: Record<ShownState, string> = {
+  queued: 'queued',
+  running: 'running',
+  retrying: 'retrying',
+  paused: 'paused',
+  succeeded: 'succeeded',
+  failed: 'failed',
+  skipped: 'skipped',
+  'not-run': 'not run',
+  pinned: 'pinned',
+};
+
+/**
+ * The time a run worked: its duration (the envelope's, else the latest event) less the
+ * time it sat paused (measured from the events' `at_ms`, a pause in progress included).
+ */
+export function activeMs(view: RunView): { totalMs: number; pausedMs: number; activeMs: number } {
+  const totalMs = view.envelope ? view.envelope.duration_ms : view.atMs;
+  const pausedMs = view.pausedMs + (view.pausedSinceMs !== null ? Math.max(0, view.atMs - view.pausedSinceMs) : 0);
+  return { totalMs, pausedMs, activeMs: Math.max(0, totalMs - pausedMs) };
 }
 
 /** Orders path keys by their indexes: `"2" < "10"`, `"1.9" < "1.10"`. */

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod daemon;
+mod debug;
 mod faults;
 mod http_limits;
 mod import;

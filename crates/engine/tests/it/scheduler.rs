@@ -340,6 +340,54 @@ fn a_breakpoint_pauses_before_the_step_with_its_resolved_arguments() {
     assert_eq!(sim.envelope().status, RunStatus::Succeeded);
 }
 
+/// The `preview` of every breakpoint pause, by step, in order.
+fn previews(sim: &Sim) -> Vec<(String, Option<Value>)> {
+    sim.events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::RunPaused { step: Some(step), preview, .. } => Some((step.clone(), preview.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_breakpoint_before_a_transform_or_switch_previews_what_it_would_give() {
+    let mut cfg = config();
+    cfg.breakpoints = ["shape".to_owned(), "pick".to_owned(), "bad".to_owned(), "c".to_owned()].into();
+    let mut sim = Sim::with(
+        json!({ "blueprint": 1, "id": "t", "steps": [
+            tool("a"),
+            { "id": "shape", "kind": "transform", "value": { "said": "{{ a.n }}", "both": "{{ [a.n, a.n] }}" } },
+            { "id": "pick", "kind": "switch", "cases": [
+                { "when": "{{ shape.said > `10` }}", "to": [] },
+                { "when": "{{ shape.said > `5` }}", "to": ["c"] }
+            ] },
+            tool("c"),
+            { "id": "bad", "kind": "switch", "after": ["pick"], "cases": [{ "when": "{{ length(a.n) > `1` }}", "to": [] }] }
+        ]}),
+        cfg,
+    )
+    .start();
+    sim.ok("a", json!({ "n": 7 }));
+    // Paused before the transform: its value, computed from the scope; nothing ran.
+    assert_eq!(previews(&sim), [("shape".to_owned(), Some(json!({ "value": { "said": 7, "both": [7, 7] } })))]);
+    assert!(!sim.events.iter().any(|e| matches!(&e.kind, EventKind::StepStarted { step, .. } if step == "shape")));
+    sim.control(Control::Resume);
+    // Before the switch: the case it will take (7 > 5: case 1).
+    assert_eq!(previews(&sim)[1], ("pick".to_owned(), Some(json!({ "case": 1 }))));
+    sim.control(Control::Resume);
+    // A tool step has no preview (it would have to be called).
+    assert_eq!(previews(&sim)[2], ("c".to_owned(), None));
+    sim.control(Control::Resume);
+    // A `when` that fails to evaluate is shown as an error, not a case.
+    let (step, preview) = previews(&sim).pop().unwrap();
+    assert_eq!(step, "bad");
+    let preview = preview.unwrap();
+    assert_eq!(preview["error"]["code"], "TEMPLATE_EVAL", "{preview}");
+    assert!(preview["error"]["message"].as_str().unwrap().starts_with("case 0:"), "{preview}");
+}
+
 #[test]
 fn pause_step_and_resume_happen_in_order() {
     let mut cfg = config();

@@ -23,6 +23,8 @@ pub fn record(id: &str, blueprint: &str) -> RunRecord {
         envelope: None,
         blueprint_rev: Some(1),
         rerun_of: None,
+        debug: false,
+        paused_ms: None,
     }
 }
 

@@ -6,13 +6,45 @@
 
 import { memo, useEffect, useMemo, useState } from 'react';
 import { docStore, useDoc } from '../../doc/store';
-import { runStore, useRunStore, type NodeView } from '../../run';
+import { runStore, shownState, useRunStore, type NodeView } from '../../run';
+import { argumentProblem } from '../../run/argerror';
+import { findStep } from '../../doc/query';
+import { findTool, inputSchemaOf, useOffers } from '../../panels/inspector/offers';
 import { useBreakpoints } from '../../panels/run/breakpoints';
 import { syncBreakpoints } from '../../panels/run/session';
 
 /** The step's run view, or undefined when no run is shown. */
 export function useNodeRun(id: string): NodeView | undefined {
   return useRunStore((s) => (s.mode === 'idle' ? undefined : s.view.nodes[id]));
+}
+
+/** The case a switch output names (`{"case": 1}` → 1, `{"case": "default"}`), if any. */
+export function caseOf(value: unknown): number | 'default' | null {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return null;
+  const c = (value as { case?: unknown }).case;
+  return c === 'default' || (typeof c === 'number' && Number.isInteger(c)) ? c : null;
+}
+
+/**
+ * How a switch's case rows show in the run: `taken` / `not-taken` once it finished
+ * (from its output), `next` for the case it will take while paused before it (the
+ * engine's preview); null when no run says.
+ */
+export function useSwitchCases(id: string): (key: number | 'default') => 'taken' | 'not-taken' | 'next' | null {
+  const taken = useRunStore((s) => {
+    if (s.mode === 'idle') return null;
+    const n = s.view.nodes[id];
+    return n && n.state === 'succeeded' && n.instances === null ? caseOf(n.output) : null;
+  });
+  const next = useRunStore((s) => {
+    const p = s.view.pause;
+    return s.mode !== 'idle' && s.view.status === 'paused' && p?.step === id && p.preview && 'case' in p.preview ? p.preview.case : null;
+  });
+  return (key) => {
+    if (taken !== null) return key === taken ? 'taken' : 'not-taken';
+    if (next !== null && key === next) return 'next';
+    return null;
+  };
 }
 
 /** ` run-<state>` for the card's class list ('' when no run is shown). */
@@ -55,13 +87,45 @@ function countsText(node: NodeView): string | null {
   return parts.length ? parts.join(' · ') : null;
 }
 
+/** A failed step's label: the argument it is about first (`✕ /a: expected number, got string`), the full error on hover. */
+function FailedLabel({ id, node }: { id: string; node: NodeView }) {
+  const offers = useOffers();
+  const step = useDoc((s) => findStep(s.doc, id));
+  const tool = step?.kind === 'tool' ? findTool(offers, step.server, step.tool) : undefined;
+  const schema = inputSchemaOf(tool);
+  const problem = useMemo(() => argumentProblem(node.error, node.args, schema), [node.error, node.args, schema]);
+  const full = node.error ? `${node.error.code}: ${node.error.message}` : undefined;
+  return (
+    <span className="run-label run-error" title={full}>
+      ✕ {problem ? `argument ${problem.pointer}: ${problem.message}` : (full ?? 'failed')}
+    </span>
+  );
+}
+
 /** The status line under a card: what the step is doing or did. */
 export const RunStatus = memo(function RunStatus({ id, node }: { id: string; node: NodeView }) {
   const counts = countsText(node);
+  // "not run" once the run is over for a step that never started; "pinned" for a re-run's kept output.
+  const shown = useRunStore((s) => shownState(s.view, id, node));
+  const pinnedFrom = useRunStore((s) => s.view.pinnedFrom);
   let body;
-  switch (node.state) {
+  switch (shown) {
     case 'queued':
       body = <span className="run-label">queued</span>;
+      break;
+    case 'not-run':
+      body = (
+        <span className="run-label run-not-run" title="This step never started: the run ended before it was reached">
+          not run
+        </span>
+      );
+      break;
+    case 'pinned':
+      body = (
+        <span className="run-label run-pinned" title={`Not run again: its output is the one from run ${pinnedFrom ?? '(earlier run)'}`}>
+          📌 pinned{pinnedFrom ? ` · from run ${pinnedFrom.slice(0, 8)}` : ' · earlier output'}
+        </span>
+      );
       break;
     case 'running':
       body = (
@@ -92,11 +156,7 @@ export const RunStatus = memo(function RunStatus({ id, node }: { id: string; nod
       );
       break;
     case 'failed':
-      body = (
-        <span className="run-label run-error" title={node.error ? `${node.error.code}: ${node.error.message}` : undefined}>
-          ✕ {node.error ? `${node.error.code}: ${node.error.message}` : 'failed'}
-        </span>
-      );
+      body = <FailedLabel id={id} node={node} />;
       break;
     case 'skipped':
       body = <span className="run-label">skipped</span>;
@@ -104,7 +164,7 @@ export const RunStatus = memo(function RunStatus({ id, node }: { id: string; nod
   }
   const progress = node.progress && !node.loop && node.state === 'running' ? node.progress : null;
   return (
-    <div className="run-status" data-testid={`run-${id}`} data-state={node.state}>
+    <div className={`run-status run-shown-${shown}`} data-testid={`run-${id}`} data-state={node.state} data-shown={shown}>
       {body}
       {progress && (
         <span className="run-progress">

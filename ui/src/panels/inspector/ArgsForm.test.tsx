@@ -33,7 +33,8 @@ const setValue = (el: HTMLInputElement, value: string) => {
 const fill = async (el: HTMLInputElement, value: string) => {
   await act(async () => el.focus());
   await act(async () => setValue(el, value));
-  await act(async () => el.blur());
+  // The focused field: typing `{{` into a fixed number replaces it with an expression input.
+  await act(async () => (document.activeElement as HTMLElement | null)?.blur());
 };
 
 async function mountTool(server: string, tool: string, a: JsonObject = {}) {
@@ -107,5 +108,65 @@ describe('ArgsForm over the reference servers’ tools', () => {
     expect(q('#root_count')!.closest('.rjsf-field')!.textContent).toContain('10');
     await fill(q<HTMLInputElement>('#root_count')!, '{{ inputs.count }}');
     expect(q('#root_count')!.closest('.rjsf-field')!.querySelector('.error-detail')).toBeNull();
+  });
+});
+
+/** Types `text` one character at a time into the field `#<id>`, finding it again each time (it may be replaced). */
+async function typeInto(id: string, text: string) {
+  for (let i = 1; i <= text.length; i++) {
+    const el = q<HTMLInputElement>(`#${id}`)!;
+    if (document.activeElement !== el) await act(async () => el.focus());
+    await act(async () => setValue(el, text.slice(0, i)));
+  }
+}
+
+describe('Fixed / Expression switch of number, integer and boolean fields', () => {
+  it('keeps the dot: `{{ transform.said }}` typed into a number field is stored as typed', async () => {
+    await mountTool('everything', 'get-sum');
+    await typeInto('root_a', '{{ transform.said }}');
+    // Typing `{{` turned the fixed number into an expression, the focus stayed in it.
+    expect(q('[data-testid="template-toggle-root_a"]')!.getAttribute('aria-pressed')).toBe('true');
+    expect(document.activeElement?.id).toBe('root_a');
+    expect(q<HTMLInputElement>('#root_a')!.value).toBe('{{ transform.said }}');
+    await act(async () => q<HTMLInputElement>('#root_a')!.blur());
+    expect(args()).toEqual({ a: '{{ transform.said }}' });
+  });
+
+  it('number: fixed → expression → fixed, and what each writes to the document', async () => {
+    await mountTool('everything', 'get-sum', { a: 3 });
+    const toggle = () => q<HTMLButtonElement>('[data-testid="template-toggle-root_a"]')!;
+    expect(toggle().getAttribute('aria-pressed')).toBe('false');
+    // Fixed: a typed number is a number, decimals typed one by one included.
+    await typeInto('root_a', '2.05');
+    await act(async () => q<HTMLInputElement>('#root_a')!.blur());
+    expect(args()).toEqual({ a: 2.05 });
+    // To expression: the field is a template input; what is typed is stored verbatim.
+    await act(async () => toggle().click());
+    expect(toggle().getAttribute('aria-pressed')).toBe('true');
+    await fill(q<HTMLInputElement>('#root_a')!, '{{ inputs.n.value }}');
+    expect(args()).toEqual({ a: '{{ inputs.n.value }}' });
+    // A stored expression opens as one.
+    await mountTool('everything', 'get-sum', { a: '{{ prev.x.y }}' });
+    expect(toggle().getAttribute('aria-pressed')).toBe('true');
+    expect(q<HTMLInputElement>('#root_a')!.value).toBe('{{ prev.x.y }}');
+    // Back to fixed: the expression is cleared, the fixed input takes a number again.
+    await act(async () => toggle().click());
+    expect(toggle().getAttribute('aria-pressed')).toBe('false');
+    expect(args()).toEqual({});
+    await fill(q<HTMLInputElement>('#root_a')!, '7');
+    expect(args()).toEqual({ a: 7 });
+  });
+
+  it('boolean: fixed checkbox ↔ expression', async () => {
+    await mountTool('filesystem', 'edit_file', { path: '/x', edits: [] });
+    const toggle = () => q<HTMLButtonElement>('[data-testid="template-toggle-root_dryRun"]')!;
+    await act(async () => q<HTMLInputElement>('#root_dryRun')!.click());
+    expect((args() as { dryRun?: unknown }).dryRun).toBe(true);
+    await act(async () => toggle().click());
+    await fill(q<HTMLInputElement>('#root_dryRun')!, '{{ inputs.dry.run }}');
+    expect((args() as { dryRun?: unknown }).dryRun).toBe('{{ inputs.dry.run }}');
+    await act(async () => toggle().click());
+    expect((args() as { dryRun?: unknown }).dryRun).toBeUndefined();
+    expect(q<HTMLInputElement>('#root_dryRun')!.type).toBe('checkbox');
   });
 });

@@ -10,7 +10,7 @@ import { autocompletion, closeBrackets, closeBracketsKeymap, completionKeymap, t
 import { json } from '@codemirror/lang-json';
 import { bracketMatching, defaultHighlightStyle, getIndentation, indentOnInput, indentUnit, syntaxHighlighting } from '@codemirror/language';
 import { Annotation, ChangeSet, EditorSelection, EditorState, StateEffect, StateField, Transaction } from '@codemirror/state';
-import { EditorView, keymap, lineNumbers, placeholder as placeholderExt, type Command } from '@codemirror/view';
+import { EditorView, keymap, lineNumbers, placeholder as placeholderExt, tooltips, type Command } from '@codemirror/view';
 import { useContext, useEffect, useRef, useState } from 'react';
 import type { Json } from '../../doc';
 import { applyCompletion, suggest, templateContext } from './completion';
@@ -191,6 +191,9 @@ export function CodeEditor(props: CodeEditorProps) {
         closeBrackets(),
         indentOnInput(),
         autocompletion({ override: [templateSource(() => latest.current.names)], icons: false }),
+        // Completion lists in a fixed layer on the page: never clipped by the editor's box
+        // or the panel around it; CodeMirror keeps them inside the window.
+        tooltips({ position: 'fixed', parent: document.body }),
         keymap.of([
           ...closeBracketsKeymap,
           ...completionKeymap,

@@ -71,7 +71,8 @@ const setValue = (el: HTMLInputElement | HTMLTextAreaElement, value: string) => 
 const fill = async (el: HTMLInputElement | HTMLTextAreaElement, value: string, leave = true) => {
   await act(async () => el.focus());
   await act(async () => setValue(el, value));
-  if (leave) await act(async () => el.blur());
+  // The focused field: typing `{{` into a fixed number replaces it with an expression input.
+  if (leave) await act(async () => (document.activeElement as HTMLElement | null)?.blur());
 };
 const key = (el: Element, k: string) => act(async () => void el.dispatchEvent(new KeyboardEvent('keydown', { key: k, bubbles: true, cancelable: true })));
 const click = (el: Element) => act(async () => (el as HTMLElement).click());
@@ -177,13 +178,16 @@ describe('Inspector: step form', () => {
     expect(q<HTMLInputElement>('#root_message')!.value).toBe('hello {{ inputs.who }}');
   });
 
-  it('takes templates in non-string fields: numbers inline, others through the {{ }} switch', async () => {
+  it('takes templates in non-string fields through the Fixed / Expression switch', async () => {
     await mount(DOC, ['knobs']);
     const args = () => (findStep(s().doc, 'knobs') as { args: unknown }).args;
     const count = q<HTMLInputElement>('#root_count')!;
     expect(count.value).toBe('2');
+    // `{{` typed into a fixed number makes it an expression.
     await fill(count, '{{ inputs.n }}');
     expect(args()).toEqual({ count: '{{ inputs.n }}' });
+    expect(q('[data-testid="template-toggle-root_count"]')!.getAttribute('aria-pressed')).toBe('true');
+    await click(q('[data-testid="template-toggle-root_count"]')!);
     await fill(q<HTMLInputElement>('#root_count')!, '7');
     expect(args()).toEqual({ count: 7 });
 
@@ -198,7 +202,7 @@ describe('Inspector: step form', () => {
     expect(mode.tagName).toBe('INPUT');
     await fill(mode, '{{ inputs.who }}');
     expect(args()).toEqual({ count: 7, loud: true, mode: '{{ inputs.who }}' });
-    expect(s().past).toHaveLength(4);
+    expect(s().past).toHaveLength(5);
   });
 
   it('completes the names in scope after {{', async () => {
@@ -206,19 +210,22 @@ describe('Inspector: step form', () => {
     const message = q<HTMLInputElement>('#root_message')!;
     await act(async () => message.focus());
     await act(async () => setValue(message, 'to {{ in'));
-    const list = q('[data-testid="template-suggestions"]')!;
+    const list = document.querySelector('[data-testid="template-suggestions"]')!;
+    // In a fixed layer on the page, not inside the inspector (no panel can clip it).
+    expect(list.parentElement).toBe(document.body);
+    expect(host.contains(list)).toBe(false);
     expect([...list.querySelectorAll('[role="option"]')].map((o) => o.querySelector('code')!.textContent)).toEqual(['inputs']);
     await key(message, 'Enter');
     expect(message.value).toBe('to {{ inputs }}');
     // Steps before `say` are offered; later ones are not.
     await act(async () => setValue(message, '{{ '));
-    const offered = [...q('[data-testid="template-suggestions"]')!.querySelectorAll('code')].map((c) => c.textContent);
+    const offered = [...document.querySelector('[data-testid="template-suggestions"]')!.querySelectorAll('code')].map((c) => c.textContent);
     expect(offered).toEqual(expect.arrayContaining(['prev', 'first', 'inputs', 'steps', 'run', 'saved']));
     expect(offered).not.toContain('knobs');
     await act(async () => setValue(message, '{{ first.'));
-    expect([...q('[data-testid="template-suggestions"]')!.querySelectorAll('code')].map((c) => c.textContent)).toEqual(['first.greeting']);
+    expect([...document.querySelector('[data-testid="template-suggestions"]')!.querySelectorAll('code')].map((c) => c.textContent)).toEqual(['first.greeting']);
     await key(message, 'Escape');
-    expect(q('[data-testid="template-suggestions"]')).toBeNull();
+    expect(document.querySelector('[data-testid="template-suggestions"]')).toBeNull();
   });
 
   it('falls back to a JSON editor for args when the tool is unknown', async () => {

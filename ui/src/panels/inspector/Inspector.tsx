@@ -1,9 +1,11 @@
 //! The inspector (right sidebar): blueprint settings when nothing is selected, the
 //! step's form (or its raw JSON) for one step, and "N steps selected" for several.
+//! Selecting another step scrolls back to the top, where its run section is; an
+//! argument error of the shown run marks its field in the form (see `StepRun`).
 
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { diagnosticTarget, docStore, findStep, useDoc, type Diagnostic, type Step } from '../../doc';
-import { StepRun } from '../run/StepRun';
+import { StepRun, useArgumentProblem } from '../run/StepRun';
 import { FieldDiagnostics } from './fields';
 import { OffersOverride, type Offer } from './offers';
 import { RawJson } from './RawJson';
@@ -73,7 +75,16 @@ function StepInspector({ step, tab, setTab }: { step: Step; tab: Tab; setTab(t: 
   const root = useRef<HTMLDivElement>(null);
 
   const names = useMemo(() => namesInScope(doc, step.id), [doc, step.id]);
-  const diags = useMemo(() => items.map((d) => ({ field: diagnosticTarget(doc, d).field ?? '', d })), [items, doc]);
+  const problem = useArgumentProblem(step.id);
+  const diags = useMemo(() => {
+    const out = items.map((d) => ({ field: diagnosticTarget(doc, d).field ?? '', d }));
+    // The last run's argument error, under the field it is about.
+    if (problem) {
+      const d: Diagnostic = { level: 'error', code: 'RUN_ARGUMENT', message: `last run: ${problem.message}`, pointer: '', step: step.id };
+      out.push({ field: `/args${problem.pointer}`, d });
+    }
+    return out;
+  }, [items, doc, problem, step.id]);
   const byField = useMemo(() => {
     const m = new Map<string, Diagnostic[]>();
     for (const { field: f, d } of diags) if (f) m.set(f, [...(m.get(f) ?? []), d]);
@@ -173,6 +184,16 @@ export function Inspector({ offers }: InspectorProps) {
   const root = useRef<HTMLElement>(null);
   // The tab stays as chosen while the selection moves from step to step.
   const [tab, setTab] = useState<Tab>('form');
+  // Another step selected: back to the top, where its run section is.
+  const shownId = selected.length === 1 ? selected[0] : null;
+  useLayoutEffect(() => {
+    // The nearest ancestor that scrolls (the sidebar, whatever the shell calls it).
+    for (let el: HTMLElement | null = root.current; el && el !== document.body; el = el.parentElement) {
+      if (el.scrollTop <= 0) continue;
+      el.scrollTop = 0;
+      break;
+    }
+  }, [shownId]);
 
   let body;
   if (selected.length === 0) {

@@ -8,7 +8,12 @@
 //! - `TemplateInput` is controlled and reports every keystroke (`onChange`); RJSF uses it.
 //! - `TemplateField` keeps a draft and commits on blur, Enter and unmount (one undo entry
 //!   per committed edit); Esc reverts the draft.
+//!
+//! The suggestion list is drawn in a portal on `document.body`, `position: fixed` at
+//! the caret (measured with a mirror of the field), below it or above when there is no
+//! room, and kept inside the window: no panel or box around the field clips it.
 
+import { createPortal } from 'react-dom';
 import {
   createContext,
   useContext,
@@ -22,6 +27,68 @@ import {
 } from 'react';
 import { applyCompletion, suggest, templateContext } from './completion';
 import type { ScopeName } from './scope';
+
+const MIRRORED_STYLES = [
+  'boxSizing',
+  'width',
+  'borderLeftWidth',
+  'borderRightWidth',
+  'borderTopWidth',
+  'borderBottomWidth',
+  'paddingLeft',
+  'paddingRight',
+  'paddingTop',
+  'paddingBottom',
+  'fontFamily',
+  'fontSize',
+  'fontWeight',
+  'fontStyle',
+  'letterSpacing',
+  'lineHeight',
+  'textTransform',
+  'wordSpacing',
+  'tabSize',
+] as const;
+
+/** The caret of a text field in window coordinates: its left, its line's top and bottom. */
+export function caretRect(el: HTMLInputElement | HTMLTextAreaElement, at: number): { left: number; top: number; bottom: number } {
+  const box = el.getBoundingClientRect();
+  const style = getComputedStyle(el);
+  const mirror = el.ownerDocument.createElement('div');
+  for (const k of MIRRORED_STYLES) mirror.style[k] = style[k];
+  mirror.style.position = 'fixed';
+  mirror.style.visibility = 'hidden';
+  mirror.style.left = '0';
+  mirror.style.top = '0';
+  mirror.style.whiteSpace = el instanceof HTMLTextAreaElement ? 'pre-wrap' : 'pre';
+  mirror.style.overflowWrap = 'break-word';
+  mirror.textContent = el.value.slice(0, at);
+  const mark = el.ownerDocument.createElement('span');
+  mark.textContent = el.value.slice(at) || '.';
+  mirror.appendChild(mark);
+  el.ownerDocument.body.appendChild(mirror);
+  const lineHeight = mark.offsetHeight || parseFloat(style.fontSize) * 1.3 || 16;
+  const left = box.left + mark.offsetLeft - el.scrollLeft;
+  const top = box.top + mark.offsetTop - el.scrollTop;
+  mirror.remove();
+  // Inside the field's box, whatever the measure said (a jsdom without layout gives 0s).
+  const clampedLeft = Math.min(Math.max(left, box.left), Math.max(box.left, box.right - 8));
+  const clampedTop = Math.min(Math.max(top, box.top), Math.max(box.top, box.bottom - lineHeight));
+  return { left: clampedLeft, top: clampedTop, bottom: clampedTop + lineHeight };
+}
+
+/** Where the suggestion list goes: under the caret, or above it without room below; inside the window. */
+export function placeList(
+  caret: { left: number; top: number; bottom: number },
+  size: { width: number; height: number },
+  win: { width: number; height: number },
+): { left: number; top: number } {
+  const margin = 4;
+  const left = Math.max(margin, Math.min(caret.left, win.width - size.width - margin));
+  const below = caret.bottom + 2;
+  const top = below + size.height <= win.height - margin || caret.top - size.height - 2 < margin ? below : caret.top - size.height - 2;
+  return { left, top: Math.max(margin, Math.min(top, win.height - size.height - margin)) };
+}
 
 /** The names in scope where the fields below are; the step form provides it. */
 export const ScopeNames = createContext<readonly ScopeName[]>([]);
@@ -65,6 +132,8 @@ export function TemplateInput(props: TemplateInputProps) {
   // The text at which Esc closed the list; it reopens once the text changes.
   const [dismissed, setDismissed] = useState<string | null>(null);
   const pendingCaret = useRef<number | null>(null);
+  const listRef = useRef<HTMLUListElement>(null);
+  const [, relayout] = useState(0);
 
   const ctx = caret !== null ? templateContext(value, Math.min(caret, value.length)) : null;
   const items = ctx ? suggest(names, ctx.prefix, 40) : [];
@@ -79,6 +148,28 @@ export function TemplateInput(props: TemplateInputProps) {
     el.setSelectionRange(p, p);
     setCaret(p);
   });
+
+  // Place the list at the caret after each render while open, and again on scroll/resize.
+  useLayoutEffect(() => {
+    const el = ref.current;
+    const list = listRef.current;
+    if (!open || !el || !list || caret === null) return;
+    const r = caretRect(el, Math.min(caret, el.value.length));
+    const win = { width: window.innerWidth, height: window.innerHeight };
+    const pos = placeList(r, { width: list.offsetWidth, height: list.offsetHeight }, win);
+    list.style.left = `${pos.left}px`;
+    list.style.top = `${pos.top}px`;
+  });
+  useEffect(() => {
+    if (!open) return;
+    const again = () => relayout((n) => n + 1);
+    window.addEventListener('scroll', again, true);
+    window.addEventListener('resize', again);
+    return () => {
+      window.removeEventListener('scroll', again, true);
+      window.removeEventListener('resize', again);
+    };
+  }, [open]);
 
   useEffect(() => {
     if (!open || current < 0) return;
@@ -178,8 +269,9 @@ export function TemplateInput(props: TemplateInputProps) {
       ) : (
         <input {...common} type="text" list={props.list} inputMode={props.inputMode} />
       )}
-      {open ? (
-        <ul className="tpl-suggestions" id={listId} role="listbox" data-testid="template-suggestions">
+      {open
+        ? createPortal(
+        <ul ref={listRef} className="tpl-suggestions" id={listId} role="listbox" data-testid="template-suggestions">
           {items.map((n, i) => (
             <li
               key={n.name}
@@ -198,8 +290,10 @@ export function TemplateInput(props: TemplateInputProps) {
               {n.detail ? <span className="tpl-option-detail">{n.detail}</span> : null}
             </li>
           ))}
-        </ul>
-      ) : null}
+        </ul>,
+            document.body,
+          )
+        : null}
     </div>
   );
 }

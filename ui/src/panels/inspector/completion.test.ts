@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { applyCompletion, hasTemplate, suggest, templateContext } from './completion';
+import { placeList } from './TemplateInput';
 import type { ScopeName } from './scope';
 
 const N = (...names: string[]): ScopeName[] => names.map((name) => ({ name, kind: 'step' }));
@@ -41,5 +42,23 @@ describe('template completion', () => {
     expect(hasTemplate('a {{x')).toBe(true);
     expect(hasTemplate('\\{{ literal')).toBe(false);
     expect(hasTemplate('none')).toBe(false);
+  });
+});
+
+describe('placeList (where template suggestions open)', () => {
+  const win = { width: 1400, height: 900 };
+  const size = { width: 300, height: 200 };
+  it('opens under the caret, at its left', () => {
+    expect(placeList({ left: 500, top: 100, bottom: 116 }, size, win)).toEqual({ left: 500, top: 118 });
+  });
+  it('stays inside the window on the right and opens above when there is no room below', () => {
+    expect(placeList({ left: 1300, top: 800, bottom: 816 }, size, win)).toEqual({ left: 1096, top: 598 });
+  });
+  it('never leaves the window, even when neither side has room', () => {
+    const tall = { width: 300, height: 880 };
+    const at = placeList({ left: -20, top: 450, bottom: 466 }, tall, win);
+    expect(at.left).toBe(4);
+    expect(at.top).toBeGreaterThanOrEqual(4);
+    expect(at.top + tall.height).toBeLessThanOrEqual(win.height);
   });
 });

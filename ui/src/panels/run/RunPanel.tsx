@@ -3,24 +3,33 @@
 //! - **Run**: the inputs form (from the blueprint's `inputs` schema), the run's result,
 //!   where it is paused with the step's resolved arguments, every name in scope with
 //!   its value, and the log.
-//! - **History**: past runs of the blueprint (status, duration, when); opening one
-//!   replays it on the canvas, and the timeline moves through its events.
+//! - **History**: past runs of the blueprint (status, Debug or not, active time — the
+//!   time a Debug run sat paused is shown apart, from the run record's `paused_ms` —,
+//!   when); opening one replays it on the canvas, and the timeline moves through its
+//!   events, each labelled with its wall-clock time and what happened ("12:03:04.120 ·
+//!   fetch finished"), with markers for failures and pauses along the slider.
 //!
-//! Test hooks: `inputs-form`, `run-result`, `pause-info`, `pause-args`, `scope`,
-//! `scope-<name>`, `run-log`, `history`, `history-row` (`data-run`, `data-status`),
-//! `timeline` (a range input over the events), `timeline-at`.
+//! Test hooks: `inputs-form`, `run-result`, `run-active-time`, `pause-info`,
+//! `pause-args`, `pause-preview`, `scope`, `scope-<name>`, `run-log`, `history`,
+//! `history-row` (`data-run`, `data-status`, `data-debug`), `history-duration`,
+//! `timeline` (a range input over the events), `timeline-at` (`data-index`,
+//! `data-count`, `data-at-ms` of the event shown), `timeline-marker`
+//! (`data-kind`, `data-seq`).
 
 import Form from '@rjsf/core/lib/components/Form.js';
 import type { RJSFSchema } from '@rjsf/utils';
 import { memo, useEffect, useMemo, useState } from 'react';
 import { useDoc } from '../../doc/store';
 import type { Json } from '../../doc/types';
-import { runStore, scopeAt, useRunStore } from '../../run';
+import { activeMs, eventLabel, runStore, scopeAt, timelineMarkers, useRunStore, type StepNames } from '../../run';
+import { allStepIds, findStep } from '../../doc/query';
 import { formatMs } from '../../canvas/nodes/run';
 import { evalFreeValidator } from '../inspector/validator';
 import { JsonView } from './JsonView';
 import type { RerunOf as RerunOfDto, RunInfo } from '../../backend';
 import { openRun, refreshHistory, setInputs, useSession } from './session';
+import { PausePreview } from './PausePreview';
+import './debug.css';
 
 const EMPTY: Json = {};
 
@@ -48,11 +57,18 @@ function InputsForm() {
 
 const Result = memo(function Result() {
   const envelope = useRunStore((s) => s.view.envelope);
+  const view = useRunStore((s) => s.view);
   if (!envelope) return null;
   const sum = envelope.summary;
+  const time = activeMs(view);
   return (
     <div className={`run-result run-result-${envelope.status}`} data-testid="run-result" data-status={envelope.status}>
-      <strong>{envelope.status}</strong> in {formatMs(envelope.duration_ms)} · {sum.succeeded} ok, {sum.failed} failed, {sum.skipped} skipped ·{' '}
+      <strong>{envelope.status}</strong> in{' '}
+      <span data-testid="run-active-time" title={time.pausedMs > 0 ? `${formatMs(time.totalMs)} in all, of which ${formatMs(time.pausedMs)} paused` : undefined}>
+        {formatMs(time.activeMs)}
+        {time.pausedMs > 0 ? ` (+${formatMs(time.pausedMs)} paused)` : ''}
+      </span>{' '}
+      · {sum.succeeded} ok, {sum.failed} failed, {sum.skipped} skipped ·{' '}
       {sum.tool_calls} tool call{sum.tool_calls === 1 ? '' : 's'}
       {envelope.errors.length > 0 && (
         <ul className="run-errors">
@@ -90,6 +106,7 @@ const Pause = memo(function Pause() {
           'on request'
         )}
       </div>
+      {pause.step && <PausePreview id={pause.step} />}
       {pause.args !== undefined && <JsonView value={pause.args} title="resolved arguments" testId="pause-args" />}
     </div>
   );
@@ -196,32 +213,96 @@ function RerunOf({ of, runs, disabled }: { of: RerunOfDto; runs: RunInfo[]; disa
   );
 }
 
+/** The clock of the run shown: its recorded start (history), or when this window started it (live). */
+function useClockStart(): number | null {
+  const startedAt = useRunStore((s) => s.options.startedAt ?? null);
+  const wall = useRunStore((s) => s.options.wallStartMs ?? null);
+  if (startedAt) {
+    const t = Date.parse(startedAt);
+    if (Number.isFinite(t)) return t;
+  }
+  return wall;
+}
+
+/** The names of the document's steps that have one. */
+function useStepNames(): StepNames {
+  const doc = useDoc((s) => s.doc);
+  return useMemo(() => {
+    const out: Record<string, string> = {};
+    for (const id of allStepIds(doc)) {
+      const name = findStep(doc, id)?.name;
+      if (typeof name === 'string' && name.trim()) out[id] = name.trim();
+    }
+    return out;
+  }, [doc]);
+}
+
 function Timeline() {
   const mode = useRunStore((s) => s.mode);
+  const names = useStepNames();
   const count = useRunStore((s) => s.events.length);
   const cursor = useRunStore((s) => s.cursor);
-  const atMs = useRunStore((s) => s.view.atMs);
   const events = useRunStore((s) => s.events);
+  const start = useClockStart();
+  const markers = useMemo(() => timelineMarkers(events, start, names), [events, start, names]);
   if (mode === 'idle' || count === 0) return null;
   const index = cursor === null ? count - 1 : Math.max(0, events.findIndex((e) => e.seq === cursor));
+  const seek = (i: number) => runStore.getState().seek(i >= count - 1 && mode === 'live' ? null : events[i]!.seq);
+  const current = events[index];
   return (
     <div className="timeline">
-      <input
-        type="range"
-        data-testid="timeline"
-        min={0}
-        max={count - 1}
-        value={index}
-        aria-label="Timeline: move through the run's events"
-        onChange={(e) => {
-          const i = Number(e.target.value);
-          runStore.getState().seek(i >= count - 1 && mode === 'live' ? null : events[i]!.seq);
-        }}
-      />
-      <span className="timeline-at" data-testid="timeline-at">
-        event {index + 1}/{count} · {formatMs(atMs)} · {events[index]?.type}
+      <div className="timeline-track">
+        <input
+          type="range"
+          data-testid="timeline"
+          min={0}
+          max={count - 1}
+          value={index}
+          aria-label="Timeline: move through the run's events"
+          aria-valuetext={current ? eventLabel(current, start, names) : undefined}
+          onChange={(e) => seek(Number(e.target.value))}
+        />
+        <div className="timeline-markers" aria-hidden={markers.length === 0}>
+          {markers.map((m) => (
+            <button
+              key={m.seq}
+              type="button"
+              className={`timeline-marker is-${m.kind}`}
+              data-testid="timeline-marker"
+              data-kind={m.kind}
+              data-seq={m.seq}
+              style={{ left: count > 1 ? `${(m.index / (count - 1)) * 100}%` : '0%' }}
+              title={m.label}
+              aria-label={`Go to: ${m.label}`}
+              onClick={() => seek(m.index)}
+            />
+          ))}
+        </div>
+      </div>
+      <span
+        className="timeline-at"
+        data-testid="timeline-at"
+        data-index={index}
+        data-count={count}
+        data-at-ms={current?.at_ms ?? 0}
+        title={`event ${index + 1} of ${count}`}
+      >
+        {current ? eventLabel(current, start, names) : ''}
       </span>
     </div>
+  );
+}
+
+/** A history row's time: active time, with the time paused apart (Debug runs). */
+function Duration({ run }: { run: RunInfo }) {
+  if (run.duration_ms === null || run.duration_ms === undefined) return <>—</>;
+  const paused = run.paused_ms ?? 0;
+  const active = Math.max(0, run.duration_ms - paused);
+  return (
+    <span data-testid="history-duration" title={paused > 0 ? `${formatMs(run.duration_ms)} in all, of which ${formatMs(paused)} paused` : undefined}>
+      {formatMs(active)}
+      {paused > 0 ? <span className="history-paused"> +{formatMs(paused)} paused</span> : null}
+    </span>
   );
 }
 
@@ -252,7 +333,7 @@ export function HistoryPanel() {
             <tr>
               <th>status</th>
               <th>started</th>
-              <th>duration</th>
+              <th title="Active time; a Debug run's time paused is shown apart">active time</th>
               <th>by</th>
             </tr>
           </thead>
@@ -264,6 +345,7 @@ export function HistoryPanel() {
                 data-testid="history-row"
                 data-run={r.id}
                 data-status={r.status}
+                data-debug={r.debug ? 'true' : 'false'}
                 tabIndex={0}
                 onClick={() => void (active ? undefined : openRun(r.id))}
                 onKeyDown={(e) => {
@@ -271,9 +353,18 @@ export function HistoryPanel() {
                 }}
                 title={active ? 'A run is in flight' : 'Open this run on the canvas'}
               >
-                <td className={`status-${r.status}`}>{r.status}</td>
+                <td className={`status-${r.status}`}>
+                  {r.status}
+                  {r.debug ? (
+                    <span className="history-debug" title="Started with Debug (breakpoints)">
+                      debug
+                    </span>
+                  ) : null}
+                </td>
                 <td>{when(r.started_at)}</td>
-                <td>{r.duration_ms !== null ? formatMs(r.duration_ms) : '—'}</td>
+                <td>
+                  <Duration run={r} />
+                </td>
                 <td>
                   {r.trigger}
                   {r.rerun_of && <RerunOf of={r.rerun_of} runs={runs} disabled={active !== null} />}

@@ -13,7 +13,7 @@ import { mockBackend, type MockBackend } from '../../backend/mock-backend';
 import { docStore } from '../../doc/store';
 import { runStore, type RunEvent } from '../../run';
 import { expectedInstances } from '../../run/fixtures/oracle';
-import { fixture } from '../../run/fixtures/load';
+import { extraFixture, fixture } from '../../run/fixtures/load';
 import { Studio } from '../../Studio';
 import { installLayoutStubs } from '../../testing/jsdom';
 import { initialServersState, serversStore } from '../servers';
@@ -214,7 +214,11 @@ describe('runs in the studio', () => {
     });
     await settle();
     expect(tid(`run-${started.step}`)?.dataset.state).toBe('running');
-    expect(tid('timeline-at')?.textContent).toContain(`event ${i + 1}/${LOOP.events.length}`);
+    // Labelled with the wall-clock time (the run's recorded start + at_ms) and the step's name.
+    const at = new Date(Date.parse('2026-11-20T10:00:00Z') + started.at_ms);
+    const hms = [at.getHours(), at.getMinutes(), at.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
+    expect(tid('timeline-at')?.textContent).toBe(`${hms}.${String(at.getMilliseconds()).padStart(3, '0')} · ${started.step} started`);
+    expect(tid('timeline-at')?.title).toBe(`event ${i + 1} of ${LOOP.events.length}`);
   });
 
   it('a re-run in the history names the step it re-ran and opens the run it came from', async () => {
@@ -249,5 +253,40 @@ describe('runs in the studio', () => {
     // The link opens the past run, not the re-run whose row holds it.
     expect(be.calls('get_run').map((c) => c.runId)).toEqual(['past']);
     expect(tid('run-state')?.dataset.status).toBe('succeeded');
+  });
+
+  it('a re-run opened from the history shows pinned steps with their run, and steps that never started as "not run"; Debug runs are marked with their active time', async () => {
+    const first = extraFixture('faulty-rerun');
+    const again = extraFixture('faulty-rerun-pinned');
+    const firstId = (first.events[0] as Extract<RunEvent, { type: 'RunStarted' }>).run_id;
+    const info = {
+      id: 'again',
+      blueprint: again.blueprint.id,
+      status: 'failed',
+      trigger: 'studio',
+      started_at: '2026-11-20T11:00:00Z',
+      finished_at: null,
+      duration_ms: 65_000,
+      blueprint_rev: null,
+      rerun_of: { run: firstId, step: 'boom', mode: 'from_here' },
+      debug: true,
+      paused_ms: 60_000,
+    };
+    be.on('list_runs', () => [info]);
+    be.on('get_run', () => ({ info, inputs: {}, events: again.events, envelope: null }));
+    await mountWith(again.blueprint);
+    await click(tid('tab-history'));
+    const row = tid('history-row')!;
+    expect(row.dataset.debug).toBe('true');
+    expect(row.querySelector('.history-debug')?.textContent).toBe('debug');
+    // Active time apart from the time paused: 65 s in all, 60 s of it paused.
+    expect(row.querySelector('[data-testid="history-duration"]')?.textContent).toBe('5.00 s +1 min 0 s paused');
+    await click(row);
+    expect(tid('run-first')?.dataset.shown).toBe('pinned');
+    expect(tid('run-first')?.textContent).toContain(`pinned · from run ${firstId.slice(0, 8)}`);
+    expect(tid('run-first')?.textContent).not.toContain('0 ms');
+    expect(tid('run-call')?.dataset.shown).toBe('not-run');
+    expect(tid('run-call')?.textContent).toBe('not run');
+    expect(tid('run-boom')?.dataset.shown).toBe('failed');
   });
 });

@@ -58,10 +58,10 @@ function asEvents(value: unknown): RunEvent[] {
   return Array.isArray(value) ? (value as RunEvent[]) : [];
 }
 
-/** Shows the document's steps, all queued, for a run about to start. */
-function beginLive(doc: Blueprint): void {
+/** Shows the document's steps, all queued, for a run about to start (a re-run: pinned from `pinnedFrom`). */
+function beginLive(doc: Blueprint, pinnedFrom: string | null = null): void {
   const { stepIds, parents } = runShape(doc);
-  runStore.getState().begin(null, stepIds, 'live', { parents });
+  runStore.getState().begin(null, stepIds, 'live', { parents, pinnedFrom, wallStartMs: Date.now() });
 }
 
 function connect(): Channel<EventBatch> {
@@ -71,6 +71,11 @@ function connect(): Channel<EventBatch> {
     store.receive(events);
     const started = events.find((e) => e.type === 'RunStarted');
     if (started && store.runId === null) runStore.setState({ runId: started.run_id });
+    // A pause at a step brings it into view on the canvas and opens it in the inspector.
+    const paused = events.findLast((e) => e.type === 'RunPaused');
+    if (paused?.type === 'RunPaused' && paused.step && runStore.getState().view.status === 'paused') {
+      docStore.getState().select([paused.step], { reveal: true });
+    }
   });
   batcher = mine;
   const channel = new Channel<EventBatch>();
@@ -150,7 +155,7 @@ export async function startRun({ debug, rerun }: StartOptions): Promise<void> {
   }
   const inputs = s.inputs[doc.id] ?? {};
   showTab('run');
-  beginLive(doc);
+  beginLive(doc, rerun?.runId ?? null);
   const channel = connect();
   try {
     // Run ignores breakpoints; Debug stops at them, or before the first step when
@@ -216,7 +221,7 @@ export async function openRun(runId: string): Promise<void> {
     const detail = await backend.getRun(runId);
     const { stepIds, parents } = runShape(docStore.getState().doc);
     const store = runStore.getState();
-    store.begin(runId, stepIds, 'history', { parents, startedAt: detail.info.started_at });
+    store.begin(runId, stepIds, 'history', { parents, startedAt: detail.info.started_at, pinnedFrom: detail.info.rerun_of?.run ?? null });
     store.receive(asEvents(detail.events));
   } catch (e) {
     report('error', `could not open the run: ${errorMessage(e)}`);

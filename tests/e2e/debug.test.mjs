@@ -1,0 +1,272 @@
+// Debugging that explains, end to end on the real app (issue 14, points 7 and 8): a
+// blueprint with a transform then a switch (no server for those); Debug with breakpoints
+// on both: paused before the transform the inspector shows the value it will produce,
+// before the switch the case it will take (the engine evaluates them; nothing ran);
+// continue: the switch highlights the case it took and dims the others, the timeline
+// is labelled with step names and has a pause marker. Then a number argument of the
+// `echo` fixture's `add` tool switched to an expression takes `{{ transform.said }}` with
+// its dot (read back from the exported file); running it, the server refuses the
+// string and the step's run section names the argument `/a` first, the server's own
+// words folded below.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { importDoc, openStudio, shown, until } from './harness.mjs';
+
+const sel = (id) => `[data-testid="${id}"]`;
+
+async function click(browser, selector) {
+  const el = await shown(browser, selector);
+  await el.click();
+}
+
+/** Clicks in the page (small targets on a zoomed-out canvas). */
+async function jsClick(browser, selector) {
+  const el = await browser.$(selector);
+  await el.waitForExist({ timeout: 15_000 });
+  await browser.execute((e) => e.click(), el);
+}
+
+async function attr(browser, selector, name) {
+  const el = await browser.$(selector);
+  return (await el.isExisting()) ? el.getAttribute(name) : null;
+}
+
+async function runStatus(browser) {
+  return attr(browser, sel('run-state'), 'data-status');
+}
+
+async function untilStatus(browser, wanted, timeout = 60_000) {
+  await until(async () => wanted.includes(await runStatus(browser)), `the run to be ${wanted.join(' or ')}`, timeout);
+  return runStatus(browser);
+}
+
+/** Approves the servers the consent prompt asks for, if it asks. */
+async function approveAll(browser, timeout = 15_000) {
+  const dialog = await browser.$(sel('consent-dialog'));
+  const chip = await browser.$(sel('run-state'));
+  await until(async () => (await dialog.isDisplayed()) || (await chip.isExisting()), 'a consent prompt or the run', timeout);
+  while (await dialog.isDisplayed()) {
+    await click(browser, sel('consent-approve'));
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** Sets the breakpoint dot of a step (they outlive a session: set only when off). */
+async function breakpoint(browser, step) {
+  const dot = await shown(browser, sel(`bp-${step}`));
+  if ((await dot.getAttribute('aria-pressed')) !== 'true') await browser.execute((el) => el.click(), dot);
+  await until(async () => (await dot.getAttribute('aria-pressed')) === 'true', `the breakpoint on ${step}`);
+}
+
+/** Whether the node of `step` is wholly inside the canvas. */
+function nodeInView(browser, step) {
+  return browser.execute((id) => {
+    const pane = document.querySelector('.react-flow').getBoundingClientRect();
+    const node = document.querySelector(`[data-testid="step-${id}"]`)?.getBoundingClientRect();
+    return !!node && node.left >= pane.left && node.right <= pane.right && node.top >= pane.top && node.bottom <= pane.bottom;
+  }, step);
+}
+
+/** Pans the canvas with a real drag on its empty top-left corner. */
+async function panBy(browser, dx, dy) {
+  const at = await browser.execute(() => {
+    const r = document.querySelector('.react-flow__pane').getBoundingClientRect();
+    return { x: Math.round(r.left + 12), y: Math.round(r.top + 12) };
+  });
+  await browser.performActions([
+    {
+      type: 'pointer',
+      id: 'mouse',
+      parameters: { pointerType: 'mouse' },
+      actions: [
+        { type: 'pointerMove', duration: 0, x: at.x, y: at.y },
+        { type: 'pointerDown', button: 0 },
+        { type: 'pointerMove', duration: 150, x: at.x + Math.round(dx / 2), y: at.y + Math.round(dy / 2) },
+        { type: 'pointerMove', duration: 150, x: at.x + dx, y: at.y + dy },
+        { type: 'pointerUp', button: 0 },
+      ],
+    },
+  ]);
+  await browser.releaseActions();
+}
+
+const DOC = {
+  blueprint: 1,
+  id: 'debug-switch',
+  name: 'Transform then switch',
+  steps: [
+    { id: 'transform', kind: 'transform', value: { said: 'hello', n: 7 } },
+    {
+      id: 'pick',
+      kind: 'switch',
+      cases: [
+        { when: '{{ transform.n > `10` }}', to: ['big'] },
+        { when: '{{ transform.n > `5` }}', to: ['mid'] },
+      ],
+      default: ['small'],
+    },
+    { id: 'big', kind: 'transform', value: 'big' },
+    { id: 'mid', kind: 'transform', value: 'mid' },
+    { id: 'small', kind: 'transform', value: 'small' },
+    { id: 'sum', kind: 'tool', after: ['pick'], server: 'echo', tool: 'add', args: { a: 1, b: 2 } },
+  ],
+};
+
+test('debug: pause previews, the case taken, a labelled timeline; a number field takes a template with a dot; an argument error names its argument', async () => {
+  const studio = await openStudio('debug');
+  const { browser } = studio;
+  try {
+    await shown(browser, '.react-flow__node', 30_000);
+    await importDoc(studio, DOC);
+    await breakpoint(browser, 'transform');
+    await breakpoint(browser, 'pick');
+    // The switch out of view (the canvas panned away), so the pause has to bring it back.
+    await panBy(browser, 700, 380);
+    await until(async () => !(await nodeInView(browser, 'pick')), 'pick out of view', 5_000);
+
+    // ---- Debug: paused before the transform, the value it will produce.
+    await click(browser, sel('run-debug'));
+    await approveAll(browser);
+    await untilStatus(browser, ['paused']);
+    await until(async () => (await attr(browser, sel('pause-info'), 'data-step')) === 'transform', 'the pause before transform');
+    // The paused step is selected (and brought into view): its run section shows the preview.
+    const valuePreview = await shown(browser, `${sel('step-run')} ${sel('pause-preview')}`);
+    assert.equal(await valuePreview.getAttribute('data-kind'), 'value');
+    const value = await valuePreview.getProperty('textContent');
+    assert.match(value, /said/, value);
+    assert.match(value, /hello/, value);
+    assert.equal(await attr(browser, sel('run-transform'), 'data-state'), 'paused', 'nothing ran yet');
+    await studio.shot('paused-before-transform');
+
+    // ---- Continue: paused before the switch, the case it will take (7 > 5: case 1 → mid).
+    await panBy(browser, 700, 380);
+    await until(async () => !(await nodeInView(browser, 'pick')), 'pick out of view again', 5_000);
+    await click(browser, sel('run-continue'));
+    await until(async () => (await attr(browser, sel('pause-info'), 'data-step')) === 'pick', 'the pause before pick');
+    const casePreview = await shown(browser, `${sel('step-run')} ${sel('pause-preview')}`);
+    assert.equal(await casePreview.getAttribute('data-kind'), 'case');
+    assert.equal(await casePreview.getAttribute('data-case'), '1');
+    assert.match(await casePreview.getProperty('textContent'), /case 1.*transform\.n > `5`.*mid/s);
+    assert.equal(await attr(browser, sel('case-pick-1'), 'data-case-state'), 'next');
+    assert.equal(await attr(browser, sel('run-pick'), 'data-state'), 'paused');
+    // The paused node is brought into view on the canvas, whole.
+    await until(async () => nodeInView(browser, 'pick'), 'the paused node in view', 5_000);
+    await studio.shot('paused-before-switch');
+
+    // ---- Continue to the end: the case taken is highlighted, the others dimmed.
+    await click(browser, sel('run-continue'));
+    await untilStatus(browser, ['succeeded', 'failed', 'partial']);
+    await until(async () => (await attr(browser, sel('case-pick-1'), 'data-case-state')) === 'taken', 'case 1 taken');
+    assert.equal(await attr(browser, sel('case-pick-0'), 'data-case-state'), 'not-taken');
+    assert.equal(await attr(browser, sel('case-pick-default'), 'data-case-state'), 'not-taken');
+    assert.equal(await attr(browser, sel('run-big'), 'data-state'), 'skipped');
+    assert.equal(await attr(browser, sel('run-mid'), 'data-state'), 'succeeded');
+    // The active time leaves out the pauses.
+    const result = await (await shown(browser, sel('run-active-time'))).getProperty('textContent');
+    assert.match(result, /paused\)/, result);
+    await studio.shot('switch-took-case');
+
+    // ---- History: marked Debug; the timeline labelled with step names and a pause marker.
+    await click(browser, sel('tab-history'));
+    const row = await shown(browser, sel('history-row'));
+    await until(async () => (await row.getAttribute('data-debug')) === 'true', 'the run marked Debug');
+    assert.match(await (await browser.$(`${sel('history-row')} ${sel('history-duration')}`)).getProperty('textContent'), /paused/);
+    const at = await (await shown(browser, sel('timeline-at'))).getProperty('textContent');
+    assert.match(at, /^\d\d:\d\d:\d\d\.\d{3} · run succeeded$/, at);
+    const markers = await browser.$$(sel('timeline-marker'));
+    assert.equal(markers.length, 2, 'two pauses marked');
+    await browser.execute((el) => el.click(), markers[1]);
+    await until(async () => /paused before pick/.test(await (await browser.$(sel('timeline-at'))).getProperty('textContent')), 'the marker seeks');
+    await studio.shot('history-timeline');
+    await click(browser, sel('tab-run'));
+
+    // ---- A number argument switched to an expression keeps the dot of `{{ transform.said }}`.
+    await click(browser, sel('run-close'));
+    await jsClick(browser, sel('step-sum'));
+    const toggle = await shown(browser, sel('template-toggle-root_a'), 30_000);
+    assert.equal(await toggle.getAttribute('aria-pressed'), 'false');
+    await toggle.click();
+    await until(async () => (await toggle.getAttribute('aria-pressed')) === 'true', 'the expression mode');
+    const a = await shown(browser, '#root_a');
+    await a.click();
+    await a.addValue('{{ transform.said }}');
+    assert.equal(await a.getProperty('value'), '{{ transform.said }}', 'typed as is');
+    await browser.keys(['Tab']);
+    await studio.shot('number-field-expression');
+    rmSync(studio.dialogPath, { force: true });
+    await click(browser, sel('file-export'));
+    await until(() => existsSync(studio.dialogPath), 'the exported file');
+    const exported = JSON.parse(readFileSync(studio.dialogPath, 'utf8'));
+    assert.deepEqual(exported.steps.find((s) => s.id === 'sum').args, { a: '{{ transform.said }}', b: 2 });
+
+    // ---- Run: `add` gets the string "hello" for a number; the run section says `/a` first.
+    await click(browser, sel('run-start'));
+    await approveAll(browser);
+    await untilStatus(browser, ['failed', 'partial']);
+    await jsClick(browser, sel('step-sum'));
+    const argError = await shown(browser, `${sel('step-run')} ${sel('step-run-arg-error')}`);
+    assert.equal(await argError.getAttribute('data-pointer'), '/a');
+    assert.match(await argError.getProperty('textContent'), /argument \/a: expected number, got string/);
+    const said = await shown(browser, sel('step-run-server-said'));
+    assert.equal(await said.getAttribute('open'), null, 'the server’s words are folded');
+    // The field is marked in the form.
+    const marked = await browser.execute(() => document.querySelector('#root_a')?.closest('.rjsf-field')?.textContent ?? '');
+    assert.match(marked, /last run: expected number, got string/, marked);
+    // On the card too, the argument first (the full text on hover).
+    assert.match(await (await browser.$(sel('run-sum'))).getProperty('textContent'), /argument \/a: expected number, got string/);
+    await studio.shot('argument-error');
+    // "Show the field" brings the marked field into view.
+    await click(browser, sel('step-run-arg-field'));
+    await until(async () => browser.execute(() => document.activeElement?.id === 'root_a'), 'the field focused');
+    await browser.keys(['Escape']); // the field's suggestions, opened by the focus
+    const below = await browser.execute(() => document.querySelector('#root_a')?.closest('.rjsf-field')?.textContent ?? '');
+    assert.match(below, /last run: expected number, got string/, below);
+    await studio.shot('argument-error-field');
+
+    // ---- Selecting another node brings its run section into view (the inspector is scrolled down now).
+    const scrolled = () =>
+      browser.execute(() => {
+        let top = 0;
+        for (let el = document.querySelector('[data-testid="inspector"]'); el && el !== document.body; el = el.parentElement) top = Math.max(top, el.scrollTop);
+        return top;
+      });
+    assert.ok((await scrolled()) > 0, 'the inspector is scrolled down to the field');
+    await jsClick(browser, sel('step-mid'));
+    await until(async () => (await scrolled()) === 0, 'the inspector back at the top', 5_000);
+    const runTop = await browser.execute(() => {
+      const run = document.querySelector('[data-testid="step-run"]').getBoundingClientRect();
+      const side = document.querySelector('[data-testid="inspector"]').parentElement.getBoundingClientRect();
+      return run.top >= side.top && run.top < side.bottom;
+    });
+    assert.ok(runTop, 'the run section of the newly selected step is in view');
+    await studio.shot('selected-run-section');
+
+    // ---- The JSON editor's template suggestions open above the panels, not clipped.
+    await jsClick(browser, sel('step-big'));
+    const editor = await shown(browser, `${sel('inspector')} .cm-content`);
+    await editor.click();
+    await browser.keys(['Control', 'End']);
+    await browser.keys(['ArrowLeft']); // inside the string "big"
+    // One key at a time: WebKitWebDriver drops a repeated `{` sent in one go.
+    for (const k of [' ', '{', '{', ' ', 't', 'r']) {
+      await browser.keys([k]);
+      await new Promise((r) => setTimeout(r, 80));
+    }
+    const tip = await shown(browser, '.cm-tooltip-autocomplete', 5_000);
+    const box = await browser.execute((el) => {
+      const r = el.getBoundingClientRect();
+      return { inPanel: !!el.closest('[data-testid="inspector"]'), top: r.top, bottom: r.bottom, height: r.height, right: r.right, width: window.innerWidth, winHeight: window.innerHeight };
+    }, tip);
+    assert.equal(box.inPanel, false, 'the list is in a layer of its own');
+    assert.ok(box.height > 14 && box.bottom <= box.winHeight && box.right <= box.width, JSON.stringify(box));
+    assert.match(await tip.getProperty('textContent'), /transform/);
+    await studio.shot('json-editor-suggestions');
+    await browser.keys(['Escape']);
+  } catch (e) {
+    await studio.shot('failure').catch(() => undefined);
+    throw e;
+  } finally {
+    await studio.close();
+  }
+});
