@@ -296,6 +296,17 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
     [rf, commands],
   );
 
+  // Steps added without a point (palette click) land at the centre of the view.
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const s = docStore.getState();
+    s.setViewCenter(() => {
+      const r = box.current?.getBoundingClientRect();
+      return r && r.width > 0 ? rf.screenToFlowPosition({ x: r.left + r.width / 2, y: r.top + r.height / 2 }) : null;
+    });
+    return () => s.setViewCenter(null);
+  }, [rf]);
+
   // Paste goes where the pointer is, when it is over the canvas.
   const pointer = useRef<{ x: number; y: number } | null>(null);
   const pasteTarget = useCallback(() => {
@@ -322,6 +333,7 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
 
   return (
     <div
+      ref={box}
       className="canvas"
       onPointerMove={(e) => (pointer.current = { x: e.clientX, y: e.clientY })}
       onPointerLeave={() => (pointer.current = null)}

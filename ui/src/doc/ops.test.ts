@@ -201,7 +201,7 @@ describe('adding steps and unique ids', () => {
   it('puts the id first and the position in layout', () => {
     const { doc, id } = ops.addStep(load('pipeline-prev'), { kind: 'wait', ms: 10 }, { position: { x: 5.2, y: 7 } });
     expect(id).toBe('wait');
-    expect(Object.keys(step(doc, id))).toEqual(['id', 'kind', 'ms']);
+    expect(Object.keys(step(doc, id))).toEqual(['id', 'kind', 'after', 'ms']);
     expect(doc.layout).toEqual({ wait: { x: 5, y: 7 } });
     expect(stepPointer(doc, id)).toBe('/steps/5');
   });
@@ -212,6 +212,65 @@ describe('adding steps and unique ids', () => {
     const body = (step(doc, id) as LoopStep).steps;
     expect(body.map((s) => s.id)).toEqual(['say_2', 'next']);
     expect(body[1]!.after).toEqual(['say_2']);
+  });
+});
+
+describe('a new step is not wired by list order', () => {
+  it('writes `after: []` for a step added at the end, and changes no other step', () => {
+    const doc = load('pipeline-prev'); // greet → weather → report → sum → shout, all implicit
+    const { doc: next, id } = ops.addStep(doc, { kind: 'wait', ms: 10 });
+    expect(step(next, id).after).toEqual([]);
+    expect(edges(next).filter((e) => e.includes(id))).toEqual([]);
+    expect(next.steps.slice(0, 5).every((s, i) => s === doc.steps[i])).toBe(true);
+    // Connecting it afterwards makes the one edge the person drew.
+    const wired = ops.connect(next, 'shout', id);
+    expect(step(wired, id).after).toEqual(['shout']);
+  });
+
+  it('writes nothing for the first step of an empty list (it has no dependency anyway)', () => {
+    const { doc, id } = ops.addStep(bp([]), { kind: 'wait', ms: 1 });
+    expect('after' in step(doc, id)).toBe(false);
+    const second = ops.addStep(doc, { kind: 'wait', ms: 1 });
+    expect(step(second.doc, second.id).after).toEqual([]);
+    expect(edges(second.doc)).toEqual([]);
+  });
+
+  it('keeps the implicit order of the steps after a step inserted mid-list', () => {
+    const doc = load('pipeline-prev');
+    const { doc: next, id } = ops.addStep(doc, { kind: 'wait', ms: 1 }, { index: 2 });
+    expect(next.steps.map((s) => s.id)).toEqual(['greet', 'weather', id, 'report', 'sum', 'shout']);
+    expect(step(next, id).after).toEqual([]);
+    // report followed weather implicitly: it still does, written out.
+    expect(step(next, 'report').after).toEqual(['weather']);
+    expect('after' in step(next, 'sum')).toBe(false);
+    expect(edges(next)).toEqual(edges(doc));
+  });
+
+  it('keeps the template`s own `after`, and follows the implicit order on request', () => {
+    const doc = load('pipeline-prev');
+    expect(step(ops.addStep(doc, { kind: 'wait', ms: 1, after: ['greet'] }).doc, 'wait').after).toEqual(['greet']);
+    const implicit = ops.addStep(doc, { kind: 'wait', ms: 1 }, { implicit: true });
+    expect('after' in step(implicit.doc, 'wait')).toBe(false);
+  });
+
+  it('adds through the store unconnected, in a loop body too', () => {
+    const store = createDocStore();
+    store.getState().load(load('loop-collect'));
+    const id = store.getState().addStep({ kind: 'transform', value: 1 }, { container: 'each_message' })!;
+    const doc = store.getState().doc;
+    expect(step(doc, id).after).toEqual([]);
+    expect(edges(doc)).toEqual(edges(load('loop-collect')));
+  });
+
+  it('pastes a bare step unconnected, and a pasted pipeline keeps its own order', () => {
+    const doc = load('pipeline-prev');
+    const one = pasteSteps(doc, parseClipboard('{"kind":"wait","ms":1}')!);
+    expect(step(one.doc, one.ids[0]!).after).toEqual([]);
+    expect(edges(one.doc)).toEqual(edges(doc));
+    const two = pasteSteps(doc, parseClipboard('[{"id":"p","kind":"wait","ms":1},{"id":"q","kind":"wait","ms":2}]')!);
+    expect(step(two.doc, 'p').after).toEqual([]);
+    expect('after' in step(two.doc, 'q')).toBe(false);
+    expect(edges(two.doc)).toEqual([...edges(doc), 'after:p->q'].sort());
   });
 });
 

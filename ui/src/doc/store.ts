@@ -13,7 +13,8 @@ import { computeAutoLayout, type NodeSizes } from '../graph/auto-layout';
 import { copySteps, parseClipboard, pasteSteps, type ClipboardData } from './clipboard';
 import { diagnosticsByStep, diagnosticTarget, type StepDiagnostics } from './diagnostics';
 import * as ops from './ops';
-import { allStepIds, findStep, locateStep } from './query';
+import { estimateSize, newStepPosition } from '../graph/placement';
+import { allStepIds, containerSteps, findStep, locateStep } from './query';
 import type {
   Blueprint,
   Diagnostic,
@@ -71,8 +72,16 @@ export interface DocState {
   batch<T>(label: string, fn: () => T): T;
 
   // ---- edits (each one undoable) ----
-  /** Adds a step (id generated unless the template's is free); returns its id, or null if refused. */
+  /**
+   * Adds a step (id generated unless the template's is free), not connected to anything
+   * (see `ops.addStep`); returns its id, or null if refused. It lands at
+   * `opts.position`; without one next to the single selected step (in its list), else
+   * at the centre of the view (`setViewCenter`); never on top of a card
+   * (`graph/placement.ts`, `newStepPosition`).
+   */
   addStep(step: StepTemplate, opts?: ops.InsertOptions): string | null;
+  /** The canvas tells where the centre of its view is (flow coordinates), for steps added without a point. */
+  setViewCenter(source: (() => XY | null) | null): void;
   /** Removes steps (loops with their body) and every reference to them. */
   removeSteps(ids: readonly string[]): void;
   /** Replaces a step; a different `id` in the replacement renames it. */
@@ -121,6 +130,26 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
     let batchStart: Blueprint | null = null;
     let batchDepth = 0;
     let nonce = 0;
+    // Where the canvas's view is centred (flow coordinates), when a canvas is shown.
+    let viewCenter: (() => XY | null) | null = null;
+
+    /** The list and the free spot a new step lands in (see `addStep`). */
+    const landing = (doc: Blueprint, step: StepTemplate, opts: ops.InsertOptions): { container: string | null; position?: XY } => {
+      const s = get();
+      const one = s.selected.length === 1 ? locateStep(doc, s.selected[0]!) : null;
+      const container = opts.container !== undefined ? opts.container : opts.position ? null : (one?.container ?? null);
+      const list = containerSteps(doc, container);
+      if (!list || !Array.isArray(doc.steps)) return { container };
+      const near = !opts.position && one && one.container === container ? one.step.id : null;
+      const position = newStepPosition(doc.steps, doc.layout, {
+        container,
+        at: opts.position ?? null,
+        near,
+        viewCenter: container === null && !opts.position && !near ? (viewCenter?.() ?? null) : null,
+        size: estimateSize(step as unknown as Step),
+      });
+      return { container, position };
+    };
 
     const derived = (doc: Blueprint, s: DocState): Partial<DocState> => {
       const out: Partial<DocState> = { doc, dirty: doc !== s.savedDoc };
@@ -261,11 +290,15 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
       addStep(step, opts = {}) {
         let id: string | null = null;
         edit(`Add ${step.kind}`, (doc) => {
-          const r = ops.addStep(doc, step, opts);
+          const r = ops.addStep(doc, step, { ...opts, ...landing(doc, step, opts) });
           id = r.id;
           return r.doc;
         });
         return id;
+      },
+
+      setViewCenter(source) {
+        viewCenter = source;
       },
 
       removeSteps(ids) {
