@@ -35,6 +35,7 @@ import { usePrefs } from '../prefs';
 import { stepsRunning, useRunStore } from '../run';
 import { BitmapMiniMap } from './BitmapMiniMap';
 import { STEP_MIME, useCanvasCommands } from './commands';
+import { edgeTypes } from './ImplicitEdge';
 import { nodeTypes } from './nodes';
 import { useShortcuts } from './shortcuts';
 
@@ -154,6 +155,8 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
   const selected = useDoc((s) => s.selected);
   const reveal = useDoc((s) => s.reveal);
   const generation = useDoc((s) => s.generation);
+  const diagnostics = useDoc((s) => s.diagnostics);
+  const selectedEdge = useDoc((s) => s.selectedEdge);
   const theme = usePrefs((s) => s.theme);
   const rf = useReactFlow<FlowNode, FlowEdge>();
   const commands = useCanvasCommands();
@@ -162,7 +165,7 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
   const measured = useRef(new Map<string, { width: number; height: number }>());
   const [measuredVersion, setMeasuredVersion] = useState(0);
   // (measuredVersion stands for the contents of measured.current)
-  const graph = useMemo(() => docToGraph(doc, { measured: measured.current }), [doc, measuredVersion]);
+  const graph = useMemo(() => docToGraph(doc, { measured: measured.current, diagnostics }), [doc, measuredVersion, diagnostics]);
   const selectedSet = useMemo(() => new Set(selected), [selected]);
   const graphRef = useRef(graph);
   graphRef.current = graph;
@@ -185,6 +188,10 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
   useLayoutEffect(() => {
     setEdges((prev) => mergeEdges(graph.edges, prev));
   }, [graph]);
+  // An edge a diagnostic names (a dependency cycle) is selected when the diagnostic is clicked.
+  useLayoutEffect(() => {
+    if (selectedEdge) setEdges((prev) => prev.map((e) => (!!e.selected === (e.id === selectedEdge.id) ? e : { ...e, selected: e.id === selectedEdge.id })));
+  }, [selectedEdge, graph]);
 
   // While a run is shown, edges into running steps move (data is flowing there).
   const runningKey = useRunStore((s) => (s.mode === 'idle' ? '' : [...stepsRunning(s.view)].sort().join('\n')));
@@ -342,6 +349,7 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
         nodes={nodes}
         edges={shownEdges}
         nodeTypes={nodeTypes}
+        edgeTypes={edgeTypes}
         onNodesChange={onNodesChange}
         onEdgesChange={onEdgesChange}
         onSelectionChange={onSelectionChange}

@@ -274,6 +274,33 @@ describe('a new step is not wired by list order', () => {
   });
 });
 
+describe('implicit edges: make explicit, remove', () => {
+  it('writes the target`s `after` with the source, and the edge stops being implicit', () => {
+    const doc = load('everything-tour'); // settle → digest → reply by list order
+    const next = ops.makeExplicit(doc, 'settle', 'digest');
+    expect(step(next, 'digest').after).toEqual(['settle']);
+    const e = docToGraph(next).edges.find((x) => x.id === 'after:settle->digest')!;
+    expect(e.data).toEqual({ kind: 'after', implicit: false });
+    expect(e.type).toBe('smoothstep');
+    expect(edges(next)).toEqual(edges(doc));
+    // Already explicit: nothing changes; not a dependency at all: refused.
+    expect(ops.makeExplicit(next, 'settle', 'digest')).toBe(next);
+    expect(() => ops.makeExplicit(doc, 'reply', 'digest')).toThrow(/does not run after/);
+  });
+
+  it('removes an implicit edge by writing `after` without it, through the store in one undo entry', () => {
+    const store = createDocStore();
+    store.getState().load(load('everything-tour'));
+    const s = () => store.getState();
+    expect(s().disconnect('settle', 'digest', 'out')).toEqual({ ok: true });
+    expect(step(s().doc, 'digest').after).toEqual([]);
+    expect(edges(s().doc)).not.toContain('after:settle->digest');
+    expect(s().makeExplicit('digest', 'reply')).toEqual({ ok: true });
+    expect(step(s().doc, 'reply').after).toEqual(['digest']);
+    expect(s().past.map((h) => h.label)).toEqual(['Disconnect', 'Make explicit']);
+  });
+});
+
 describe('copy, paste and duplicate', () => {
   it('duplicates with fresh ids and keeps dependencies on steps that stay', () => {
     const store = createDocStore();

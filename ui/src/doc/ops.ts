@@ -427,6 +427,20 @@ export function materializeAfter(doc: Blueprint, id: string): Blueprint {
 }
 
 /**
+ * Turns the implicit edge `source → target` (the target follows the source by list
+ * order) into an explicit one: the target's `after` is written with the source and
+ * whatever else it depends on. Nothing changes when the edge is explicit already;
+ * refused when the target does not depend on the source at all.
+ */
+export function makeExplicit(doc: Blueprint, source: string, target: string): Blueprint {
+  const loc = locateStep(doc, target) ?? refuse(`there is no step \`${target}\``);
+  const steps = containerSteps(doc, loc.container)!;
+  const deps = stepDeps(steps, loc.index);
+  if (!deps.after.includes(source)) refuse(`\`${target}\` does not run after \`${source}\``);
+  return materializeAfter(doc, target);
+}
+
+/**
  * Connects `source → target`:
  * - from `out` (default): adds `source` to the target's `after`. When `after` was
  *   omitted it is first written out with the implicit dependency, so that edge stays;

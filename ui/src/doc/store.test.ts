@@ -260,3 +260,24 @@ describe('where an added step lands', () => {
     expect(findStep(s().doc, id)!.after).toEqual([]);
   });
 });
+
+describe('a dependency cycle names its edge', () => {
+  it('clicking the diagnostic selects the step and the edge', () => {
+    const store = createDocStore();
+    store.getState().load({
+      blueprint: 1,
+      id: 'c',
+      steps: [
+        { id: 'a', kind: 'wait', ms: 1, after: ['b'] },
+        { id: 'b', kind: 'wait', ms: 1, after: ['a'] },
+      ],
+    });
+    const s = () => store.getState();
+    expect(s().selectedEdge).toBeNull();
+    s().selectDiagnostic({ level: 'error', code: 'DEPENDENCY_CYCLE', message: 'cycle', pointer: '/steps/1/after/0', step: 'b' });
+    expect(s().selected).toEqual(['b']);
+    expect(s().selectedEdge?.id).toBe('after:a->b');
+    s().selectDiagnostic({ level: 'error', code: 'UNKNOWN_STEP', message: 'x', pointer: '/steps/0' });
+    expect(s().selectedEdge).toBeNull();
+  });
+});

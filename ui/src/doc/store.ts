@@ -13,6 +13,7 @@ import { computeAutoLayout, type NodeSizes } from '../graph/auto-layout';
 import { copySteps, parseClipboard, pasteSteps, type ClipboardData } from './clipboard';
 import { diagnosticsByStep, diagnosticTarget, type StepDiagnostics } from './diagnostics';
 import * as ops from './ops';
+import { cycleEdgeIds } from '../graph/cycle';
 import { estimateSize, newStepPosition } from '../graph/placement';
 import { allStepIds, containerSteps, findStep, locateStep } from './query';
 import type {
@@ -52,6 +53,8 @@ export interface DocState {
   selected: string[];
   /** A JSON pointer inside the (single) selected step, e.g. `/args/message`, set by a diagnostic click. */
   field: string | null;
+  /** An edge a clicked diagnostic is about (a dependency cycle's), for the canvas to select; `nonce` changes on every click. */
+  selectedEdge: { id: string; nonce: number } | null;
   /** Set when the canvas should bring a step into view; `nonce` changes on every request. */
   reveal: { id: string; nonce: number } | null;
   diagnostics: Diagnostic[];
@@ -92,6 +95,8 @@ export interface DocState {
   renameStep(from: string, to: string): EditResult;
   /** Connects from a handle: `out` edits the target's `after`, `case-N`/`default` the switch, `fallback` the fallback. */
   connect(source: string, target: string, sourceHandle?: string | null): EditResult;
+  /** Writes an implicit `source → target` dependency into the target's `after` (see `ops.makeExplicit`). */
+  makeExplicit(source: string, target: string): EditResult;
   /** Removes a connection (see `connect`); an implicit dependency is removed by writing `after`. */
   disconnect(source: string, target: string, sourceHandle?: string | null): EditResult;
   setFallback(id: string, fallbackId: string | null): EditResult;
@@ -215,6 +220,7 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
       future: [],
       selected: [],
       field: null,
+      selectedEdge: null,
       reveal: null,
       diagnostics: [],
       diagnosticsByStep: {},
@@ -232,6 +238,7 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
           future: [],
           selected: [],
           field: null,
+          selectedEdge: null,
           reveal: null,
           diagnostics: [],
           diagnosticsByStep: {},
@@ -322,6 +329,10 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
         return edit('Connect', (doc) => ops.connect(doc, source, target, sourceHandle));
       },
 
+      makeExplicit(source, target) {
+        return edit('Make explicit', (doc) => ops.makeExplicit(doc, source, target));
+      },
+
       disconnect(source, target, sourceHandle) {
         return edit('Disconnect', (doc) => ops.disconnect(doc, source, target, sourceHandle));
       },
@@ -397,6 +408,9 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
         const t = diagnosticTarget(get().doc, d);
         if (t.step) get().select([t.step], { field: t.field, reveal: true });
         else get().select([]);
+        // A dependency cycle names an edge: the canvas selects it.
+        const edge = cycleEdgeIds(get().doc, d)[0];
+        set({ selectedEdge: edge ? { id: edge, nonce: ++nonce } : null });
       },
 
       setDiagnostics(list) {

@@ -1,0 +1,98 @@
+//! The edge of an implicit dependency: a step that runs after the previous step of
+//! its list because it has no `after` (hand-written files). Drawn thin, grey and
+//! dashed, unlike a written `after` edge (solid) and a fallback (orange, dashed,
+//! labelled); hovering says why it is there. A click opens a small menu on the edge:
+//! "Make explicit" writes the target's `after` with the source (keeping its other
+//! dependencies), "Remove" writes `after` without it. Escape or a click elsewhere
+//! closes the menu. `edgeTypes` is the registry the canvas passes to React Flow.
+
+import {
+  BaseEdge,
+  EdgeLabelRenderer,
+  getSmoothStepPath,
+  useReactFlow,
+  type EdgeProps,
+  type EdgeTypes,
+} from '@xyflow/react';
+import { memo, useEffect, useRef, useState, type MouseEvent } from 'react';
+import { docStore } from '../doc/store';
+import type { FlowEdge } from '../graph/types';
+import './ImplicitEdge.css';
+
+/** What the tooltip of an implicit edge says. */
+export function implicitTitle(source: string, target: string): string {
+  return `\`${target}\` runs after \`${source}\` only because it comes next in the list (no \`after\` written). Click to make it explicit or remove it.`;
+}
+
+export const ImplicitEdge = memo(function ImplicitEdge(props: EdgeProps<FlowEdge>) {
+  const { id, source, target, sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition, markerEnd, style } = props;
+  const [path] = getSmoothStepPath({ sourceX, sourceY, sourcePosition, targetX, targetY, targetPosition });
+  const rf = useReactFlow();
+  // Where the menu opens (flow coordinates: where the edge was clicked).
+  const [menu, setMenu] = useState<{ x: number; y: number } | null>(null);
+  const box = useRef<HTMLDivElement>(null);
+
+  useEffect(() => {
+    if (!menu) return;
+    const away = (e: PointerEvent) => {
+      if (!box.current?.contains(e.target as Node)) setMenu(null);
+    };
+    const key = (e: KeyboardEvent) => {
+      if (e.key === 'Escape') setMenu(null);
+    };
+    document.addEventListener('pointerdown', away, true);
+    document.addEventListener('keydown', key);
+    box.current?.querySelector('button')?.focus();
+    return () => {
+      document.removeEventListener('pointerdown', away, true);
+      document.removeEventListener('keydown', key);
+    };
+  }, [menu]);
+
+  const open = (e: MouseEvent) => {
+    e.stopPropagation();
+    setMenu(rf.screenToFlowPosition({ x: e.clientX, y: e.clientY }));
+  };
+  const act = (what: 'explicit' | 'remove') => {
+    setMenu(null);
+    const s = docStore.getState();
+    if (what === 'explicit') s.makeExplicit(source, target);
+    else s.disconnect(source, target, 'out');
+  };
+
+  return (
+    <>
+      <title>{implicitTitle(source, target)}</title>
+      <BaseEdge id={id} path={path} markerEnd={markerEnd} style={style} interactionWidth={0} />
+      {/* The wide, invisible path that takes the click. */}
+      <path d={path} className="implicit-edge-hit" data-testid={`implicit-hit-${source}-${target}`} onClick={open} />
+      {menu && (
+        <EdgeLabelRenderer>
+          <div
+            ref={box}
+            className="edge-menu nodrag nopan"
+            role="menu"
+            aria-label={`Edge ${source} → ${target}`}
+            data-testid="edge-menu"
+            style={{ transform: `translate(${menu.x}px, ${menu.y}px) translate(-50%, 8px)` }}
+          >
+            <div className="edge-menu-title">
+              {source} → {target} <span className="edge-menu-kind">by list order</span>
+            </div>
+            <button type="button" role="menuitem" data-testid="edge-make-explicit" onClick={() => act('explicit')}>
+              Make explicit
+              <span className="edge-menu-hint">write {target}.after</span>
+            </button>
+            <button type="button" role="menuitem" data-testid="edge-remove" onClick={() => act('remove')}>
+              Remove
+              <span className="edge-menu-hint">{target} no longer waits</span>
+            </button>
+          </div>
+        </EdgeLabelRenderer>
+      )}
+    </>
+  );
+});
+
+/** The custom edge types (module scope, so React Flow never sees a new object). */
+export const edgeTypes: EdgeTypes = { implicit: ImplicitEdge };
