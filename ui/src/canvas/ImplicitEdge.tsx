@@ -4,20 +4,65 @@
 //! labelled); hovering says why it is there. A click opens a small menu on the edge:
 //! "Make explicit" writes the target's `after` with the source (keeping its other
 //! dependencies), "Remove" writes `after` without it. Escape or a click elsewhere
-//! closes the menu. `edgeTypes` is the registry the canvas passes to React Flow.
+//! closes the menu.
+//!
+//! Every edge (implicit or not, `routed` for the others) follows its route from the
+//! last auto-layout while its two ends stay where that layout put them
+//! (`graph/routes.ts`): ELK routed it around loop boxes and cards. Otherwise it is
+//! React Flow's smooth step. `edgeTypes` is the registry the canvas passes to React Flow.
 
 import {
   BaseEdge,
   EdgeLabelRenderer,
   getSmoothStepPath,
   useReactFlow,
+  useStore,
   type EdgeProps,
   type EdgeTypes,
 } from '@xyflow/react';
 import { memo, useEffect, useRef, useState, type MouseEvent } from 'react';
 import { docStore } from '../doc/store';
+import { anchored, routedPath, useRoutes } from '../graph/routes';
 import type { FlowEdge } from '../graph/types';
 import './ImplicitEdge.css';
+
+/** The path of an edge: along its auto-layout route while its ends have not moved, else a smooth step. */
+function useEdgePath(props: EdgeProps<FlowEdge>): { path: string; labelX: number; labelY: number } {
+  const { id, source, target, sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition } = props;
+  const route = useRoutes((s) => s.routes[id]);
+  const anchors = useRoutes((s) => s.anchors);
+  const from = useStore((s) => (route ? s.nodeLookup.get(source)?.internals.positionAbsolute : undefined));
+  const to = useStore((s) => (route ? s.nodeLookup.get(target)?.internals.positionAbsolute : undefined));
+  if (route && anchored(source, from, anchors) && anchored(target, to, anchors)) {
+    const r = routedPath(route, { x: sourceX, y: sourceY }, { x: targetX, y: targetY });
+    return { path: r.path, labelX: r.label.x, labelY: r.label.y };
+  }
+  const [path, labelX, labelY] = getSmoothStepPath({ sourceX, sourceY, sourcePosition, targetX, targetY, targetPosition });
+  return { path, labelX, labelY };
+}
+
+/** A written `after`, a switch case or a fallback: drawn along its route when it has one. */
+export const RoutedEdge = memo(function RoutedEdge(props: EdgeProps<FlowEdge>) {
+  const { path, labelX, labelY } = useEdgePath(props);
+  const { id, markerEnd, style, label, labelStyle, labelShowBg, labelBgStyle, labelBgPadding, labelBgBorderRadius, interactionWidth } = props;
+  return (
+    <BaseEdge
+      id={id}
+      path={path}
+      markerEnd={markerEnd}
+      style={style}
+      label={label}
+      labelX={labelX}
+      labelY={labelY}
+      labelStyle={labelStyle}
+      labelShowBg={labelShowBg}
+      labelBgStyle={labelBgStyle}
+      labelBgPadding={labelBgPadding}
+      labelBgBorderRadius={labelBgBorderRadius}
+      interactionWidth={interactionWidth}
+    />
+  );
+});
 
 /** What the tooltip of an implicit edge says. */
 export function implicitTitle(source: string, target: string): string {
@@ -25,8 +70,8 @@ export function implicitTitle(source: string, target: string): string {
 }
 
 export const ImplicitEdge = memo(function ImplicitEdge(props: EdgeProps<FlowEdge>) {
-  const { id, source, target, sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition, markerEnd, style } = props;
-  const [path] = getSmoothStepPath({ sourceX, sourceY, sourcePosition, targetX, targetY, targetPosition });
+  const { id, source, target, markerEnd, style } = props;
+  const { path } = useEdgePath(props);
   const rf = useReactFlow();
   // Where the menu opens (flow coordinates: where the edge was clicked).
   const [menu, setMenu] = useState<{ x: number; y: number } | null>(null);
@@ -95,4 +140,4 @@ export const ImplicitEdge = memo(function ImplicitEdge(props: EdgeProps<FlowEdge
 });
 
 /** The custom edge types (module scope, so React Flow never sees a new object). */
-export const edgeTypes: EdgeTypes = { implicit: ImplicitEdge };
+export const edgeTypes: EdgeTypes = { implicit: ImplicitEdge, routed: RoutedEdge };

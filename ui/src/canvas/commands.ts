@@ -33,8 +33,9 @@ export function useCanvasCommands(): CanvasCommands {
           if (n.type !== 'loop' && n.measured?.width && n.measured.height) sizes[n.id] = n.measured;
         }
         await docStore.getState().autoLayout(sizes);
-        // Let React Flow take the new positions before fitting them.
-        requestAnimationFrame(() => void rf.fitView({ duration: 300, padding: 0.15 }));
+        // Let React Flow take the new positions (two frames) before fitting them; never
+        // zoomed in past 100%.
+        requestAnimationFrame(() => requestAnimationFrame(() => void rf.fitView({ duration: 300, padding: 0.15, maxZoom: 1 })));
       },
       fitView() {
         void rf.fitView({ duration: 200, padding: 0.15 });

@@ -281,7 +281,7 @@ describe('implicit edges: make explicit, remove', () => {
     expect(step(next, 'digest').after).toEqual(['settle']);
     const e = docToGraph(next).edges.find((x) => x.id === 'after:settle->digest')!;
     expect(e.data).toEqual({ kind: 'after', implicit: false });
-    expect(e.type).toBe('smoothstep');
+    expect(e.type).toBe('routed');
     expect(edges(next)).toEqual(edges(doc));
     // Already explicit: nothing changes; not a dependency at all: refused.
     expect(ops.makeExplicit(next, 'settle', 'digest')).toBe(next);

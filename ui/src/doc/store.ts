@@ -9,12 +9,13 @@
 
 import { useStore } from 'zustand';
 import { createStore, type StoreApi } from 'zustand/vanilla';
-import { computeAutoLayout, type NodeSizes } from '../graph/auto-layout';
+import { layoutGraph, type NodeSizes } from '../graph/auto-layout';
 import { copySteps, parseClipboard, pasteSteps, type ClipboardData } from './clipboard';
 import { diagnosticsByStep, diagnosticTarget, type StepDiagnostics } from './diagnostics';
 import * as ops from './ops';
 import { cycleEdgeIds } from '../graph/cycle';
 import { estimateSize, newStepPosition } from '../graph/placement';
+import { clearRoutes, setRoutes } from '../graph/routes';
 import { allStepIds, containerSteps, findStep, locateStep } from './query';
 import type {
   Blueprint,
@@ -228,6 +229,7 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
       generation: 0,
 
       load(doc, meta = {}) {
+        clearRoutes();
         set({
           generation: get().generation + 1,
           doc,
@@ -387,8 +389,13 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
       },
 
       async autoLayout(sizes) {
-        const positions = await computeAutoLayout(get().doc, sizes);
-        edit('Auto-layout', (doc) => ops.moveNodes(doc, positions));
+        const doc = get().doc;
+        const g = await layoutGraph(doc, sizes);
+        const unchanged = get().doc === doc;
+        edit('Auto-layout', (d) => ops.moveNodes(d, g.positions));
+        // The routes fit the document ELK saw (an edit meanwhile: edges are drawn the usual way).
+        if (unchanged) setRoutes(g);
+        else clearRoutes();
       },
 
       select(ids, opts = {}) {

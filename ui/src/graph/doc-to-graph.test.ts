@@ -45,7 +45,7 @@ describe('docToGraph', () => {
     const explicit = g.edges.find((e) => e.id === 'after:architecture->settle')!;
     expect(implicit.type).toBe('implicit');
     expect(implicit.className).toContain('edge-implicit');
-    expect(explicit.type).toBe('smoothstep');
+    expect(explicit.type).toBe('routed');
     expect(explicit.className).not.toContain('edge-implicit');
     // The implicit arrowhead is smaller and grey, not the written edge's.
     expect(implicit.markerEnd).not.toEqual(explicit.markerEnd);

@@ -10,7 +10,8 @@
 //!   `case:<sw>:<i>-><t>`        switch case i routes to t (`default` for the
 //!                               default), from the switch's `case-i`/`default` handle;
 //!   `fallback:<a>-><f>`         f stands in for a when it fails (dashed).
-//!   Implicit `after` edges are drawn by `ImplicitEdge` (type `implicit`: thin, grey,
+//!   Edges are drawn by `canvas/ImplicitEdge.tsx`: type `routed` (along the last
+//!   auto-layout's route), implicit `after` edges type `implicit` (thin, grey,
 //!   dashed, a click offers "Make explicit" / "Remove"); fallbacks are orange, dashed
 //!   and labelled "fallback"; edges a `DEPENDENCY_CYCLE` diagnostic names (`cycle.ts`)
 //!   carry `edge-cycle` (red).
@@ -103,7 +104,7 @@ export function docToGraph(doc: Blueprint, opts: GraphOptions = {}): FlowGraph {
           target: step.id,
           sourceHandle: 'out',
           targetHandle: 'in',
-          type: deps.explicit ? 'smoothstep' : 'implicit',
+          type: deps.explicit ? 'routed' : 'implicit',
           markerEnd: deps.explicit ? ARROW : IMPLICIT_ARROW,
           className: deps.explicit ? 'edge-after' : 'edge-after edge-implicit',
           data: { kind: 'after', implicit: !deps.explicit },
@@ -117,7 +118,7 @@ export function docToGraph(doc: Blueprint, opts: GraphOptions = {}): FlowGraph {
             target: t.target,
             sourceHandle: t.handle,
             targetHandle: 'in',
-            type: 'smoothstep',
+            type: 'routed',
             markerEnd: ARROW,
             className: 'edge-case',
             data: { kind: 'case', caseIndex: t.caseIndex },
@@ -131,7 +132,7 @@ export function docToGraph(doc: Blueprint, opts: GraphOptions = {}): FlowGraph {
           target: step.fallback,
           sourceHandle: 'fallback',
           targetHandle: 'in',
-          type: 'smoothstep',
+          type: 'routed',
           markerEnd: ARROW,
           className: 'edge-fallback',
           style: { strokeDasharray: '6 4' },
