@@ -71,6 +71,12 @@ export function startViewport(nodes: readonly FlowNode[]): { x: number; y: numbe
 
 /** The view of a newly opened document: fitted whole, or its start when it is large. */
 function openView(rf: ReturnType<typeof useReactFlow<FlowNode, FlowEdge>>, nodes: readonly FlowNode[]) {
+  // Nothing to fit (React Flow would keep the fit for the first step added: a 200%
+  // zoom): an empty document opens at 100%.
+  if (nodes.length === 0) {
+    void rf.setViewport({ x: 0, y: 0, zoom: 1 });
+    return;
+  }
   if (isLarge(nodes)) void rf.setViewport(startViewport(nodes));
   else void rf.fitView({ padding: 0.15 });
 }

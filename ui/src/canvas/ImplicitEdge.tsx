@@ -72,9 +72,12 @@ export function implicitTitle(source: string, target: string): string {
 export const ImplicitEdge = memo(function ImplicitEdge(props: EdgeProps<FlowEdge>) {
   const { id, source, target, markerEnd, style } = props;
   const { path } = useEdgePath(props);
-  const rf = useReactFlow();
+
   // Where the menu opens (flow coordinates: where the edge was clicked).
   const [menu, setMenu] = useState<{ x: number; y: number } | null>(null);
+  const rf = useReactFlow();
+  // The menu is drawn at screen size whatever the zoom (it sits in the zoomed canvas).
+  const zoom = useStore((st) => (menu ? st.transform[2] : 1));
   const box = useRef<HTMLDivElement>(null);
 
   useEffect(() => {
@@ -119,7 +122,7 @@ export const ImplicitEdge = memo(function ImplicitEdge(props: EdgeProps<FlowEdge
             role="menu"
             aria-label={`Edge ${source} → ${target}`}
             data-testid="edge-menu"
-            style={{ transform: `translate(${menu.x}px, ${menu.y}px) translate(-50%, 8px)` }}
+            style={{ transform: `translate(${menu.x}px, ${menu.y}px) scale(${1 / (zoom || 1)}) translate(-50%, 8px)`, transformOrigin: '0 0' }}
           >
             <div className="edge-menu-title">
               {source} → {target} <span className="edge-menu-kind">by list order</span>
