@@ -301,3 +301,47 @@ test('auto-layout routes edges around the loop box and cards, and fits the view'
     await studio.close();
   }
 });
+
+test('a dependency cycle is drawn in red, and clicking the problem selects its edge', async () => {
+  const studio = await openStudio('wiring-cycle');
+  const { browser } = studio;
+  try {
+    await shown(browser, '.react-flow__node');
+    await importDoc(studio, {
+      blueprint: 1,
+      id: 'round-and-round',
+      name: 'Round and round',
+      steps: [
+        { id: 'start', kind: 'transform', value: 0 },
+        { id: 'ping', kind: 'transform', after: ['start', 'pong'], value: 1 },
+        { id: 'pong', kind: 'transform', after: ['ping'], value: 2 },
+        { id: 'done', kind: 'transform', after: ['pong'], value: 3 },
+      ],
+      layout: { start: { x: 0, y: 0 }, ping: { x: 340, y: 0 }, pong: { x: 680, y: 120 }, done: { x: 1020, y: 0 } },
+    });
+    const row = await shown(browser, '[data-testid="diagnostic"][data-code="DEPENDENCY_CYCLE"]');
+    const red = async () =>
+      browser.execute(() => [...document.querySelectorAll('.react-flow__edge.edge-cycle')].map((g) => g.dataset.id).sort());
+    const cycle = await until(async () => {
+      const r = await red();
+      return r.length ? r : null;
+    }, 'red cycle edges');
+    // The cycle's edges (the one `after` entry the pointer names, or the whole cycle
+    // when the pointer names only a step), and no other edge.
+    assert.ok(cycle.every((id) => ['after:pong->ping', 'after:ping->pong'].includes(id)), `red: ${cycle}`);
+    assert.ok(!cycle.includes('after:start->ping') && !cycle.includes('after:pong->done'));
+    const stroke = await browser.execute(
+      (id) => getComputedStyle(document.querySelector(`[data-testid="rf__edge-${id}"] path.react-flow__edge-path`)).stroke,
+      cycle[0],
+    );
+    assert.match(stroke, /rgb\((2[0-9]{2}|1[5-9][0-9]), \d+, \d+\)/, `the cycle edge is red: ${stroke}`);
+    await row.click();
+    await until(
+      async () => browser.execute(() => [...document.querySelectorAll('.react-flow__edge.selected')].map((g) => g.dataset.id)),
+      'a selected edge',
+    ).then((sel) => assert.ok(cycle.includes(sel[0]), `the selected edge ${sel} is a cycle edge`));
+    await studio.shot('cycle');
+  } finally {
+    await studio.close();
+  }
+});
