@@ -174,6 +174,19 @@ test('drops land at their points, apart and unconnected, at the same zoom', asyn
       }
     }
     await studio.shot('third-drop-nudged');
+
+    // From the palette (double-click, no point): right of the selected step, unconnected.
+    await (await shown(browser, sel('step-tool_2'))).click();
+    await until(async () => (await browser.$(sel('step-tool_2')).getAttribute('class'))?.includes('selected') || (await browser.$('.react-flow__node.selected').isExisting()), 'tool_2 selected');
+    await (await shown(browser, sel('palette-item-kind-transform'))).doubleClick();
+    await shown(browser, sel('step-transform'));
+    await new Promise((r) => setTimeout(r, 700));
+    const all = await nodeBoxes(browser);
+    const [t2, tr] = [all.tool_2, all.transform];
+    assert.ok(tr.x >= t2.x + t2.w, `the palette step is right of the selected one: ${JSON.stringify({ t2, tr })}`);
+    assert.ok(Math.abs(tr.y - t2.y) < 2, `…at the same height: ${JSON.stringify({ t2, tr })}`);
+    assert.equal((await browser.$$('.react-flow__edge')).length, 0, 'still no edge');
+    await studio.shot('palette-next-to-selected');
   } finally {
     await studio.close();
   }

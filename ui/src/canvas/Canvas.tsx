@@ -309,15 +309,26 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
     [rf, commands],
   );
 
-  // Steps added without a point (palette click) land at the centre of the view.
+  // Steps added without a point (palette click) land at the centre of the view; new
+  // steps keep off the cards as they are drawn.
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const s = docStore.getState();
-    s.setViewCenter(() => {
-      const r = box.current?.getBoundingClientRect();
-      return r && r.width > 0 ? rf.screenToFlowPosition({ x: r.left + r.width / 2, y: r.top + r.height / 2 }) : null;
+    s.setCanvasView({
+      center: () => {
+        const r = box.current?.getBoundingClientRect();
+        return r && r.width > 0 ? rf.screenToFlowPosition({ x: r.left + r.width / 2, y: r.top + r.height / 2 }) : null;
+      },
+      sizes: () => {
+        const out = new Map<string, { width: number; height: number }>();
+        for (const n of nodesRef.current) {
+          const m = n.measured;
+          if (n.type !== 'loop' && m?.width && m.height) out.set(n.id, { width: m.width, height: m.height });
+        }
+        return out;
+      },
     });
-    return () => s.setViewCenter(null);
+    return () => s.setCanvasView(null);
   }, [rf]);
 
   // Paste goes where the pointer is, when it is over the canvas.

@@ -237,7 +237,7 @@ describe('where an added step lands', () => {
   it('from the palette (no point): next to the selected step, else at the centre of the view', () => {
     const store = fresh();
     const s = () => store.getState();
-    s().setViewCenter(() => ({ x: 1000, y: 800 }));
+    s().setCanvasView({ center: () => ({ x: 1000, y: 800 }), sizes: () => new Map() });
     const a = s().addStep({ kind: 'wait', ms: 1 })!;
     expect(s().doc.layout![a]).toEqual({ x: 1000 - 120, y: 800 - 55 });
     s().select([a]);
@@ -247,7 +247,7 @@ describe('where an added step lands', () => {
     const c = s().addStep({ kind: 'wait', ms: 3 })!;
     expect(s().doc.layout![c]).toEqual({ x: 880, y: 745 + 110 + 40 });
     for (const id of [a, b, c]) expect(findStep(s().doc, id)!.after ?? []).toEqual([]);
-    s().setViewCenter(null);
+    s().setCanvasView(null);
   });
 
   it('next to a selected step inside a loop goes into that loop', () => {
@@ -279,5 +279,18 @@ describe('a dependency cycle names its edge', () => {
     expect(s().selectedEdge?.id).toBe('after:a->b');
     s().selectDiagnostic({ level: 'error', code: 'UNKNOWN_STEP', message: 'x', pointer: '/steps/0' });
     expect(s().selectedEdge).toBeNull();
+  });
+});
+
+describe('measured cards', () => {
+  it('nudges a new step just off a card as big as it was measured, not as estimated', () => {
+    const store = createDocStore();
+    store.getState().load({ blueprint: 1, id: 'n', steps: [] });
+    const s = () => store.getState();
+    const a = s().addStep({ kind: 'wait', ms: 1 }, { container: null, position: { x: 0, y: 0 } })!;
+    s().setCanvasView({ center: () => null, sizes: () => new Map([[a, { width: 240, height: 50 }]]) });
+    const b = s().addStep({ kind: 'wait', ms: 1 }, { container: null, position: { x: 0, y: 10 } })!;
+    expect(s().doc.layout![b]).toEqual({ x: 0, y: 50 + 20 });
+    s().setCanvasView(null);
   });
 });

@@ -14,7 +14,7 @@ import { copySteps, parseClipboard, pasteSteps, type ClipboardData } from './cli
 import { diagnosticsByStep, diagnosticTarget, type StepDiagnostics } from './diagnostics';
 import * as ops from './ops';
 import { cycleEdgeIds } from '../graph/cycle';
-import { estimateSize, newStepPosition } from '../graph/placement';
+import { estimateSize, newStepPosition, type MeasuredSizes } from '../graph/placement';
 import { clearRoutes, setRoutes } from '../graph/routes';
 import { allStepIds, containerSteps, findStep, locateStep } from './query';
 import type {
@@ -84,8 +84,12 @@ export interface DocState {
    * (`graph/placement.ts`, `newStepPosition`).
    */
   addStep(step: StepTemplate, opts?: ops.InsertOptions): string | null;
-  /** The canvas tells where the centre of its view is (flow coordinates), for steps added without a point. */
-  setViewCenter(source: (() => XY | null) | null): void;
+  /**
+   * The canvas tells where the centre of its view is (flow coordinates), for steps added
+   * without a point, and the measured sizes of its cards, so new steps land close to
+   * them but never on them. `null` when no canvas is shown.
+   */
+  setCanvasView(view: CanvasView | null): void;
   /** Removes steps (loops with their body) and every reference to them. */
   removeSteps(ids: readonly string[]): void;
   /** Replaces a step; a different `id` in the replacement renames it. */
@@ -125,6 +129,12 @@ export interface DocState {
   setDiagnostics(list: readonly Diagnostic[]): void;
 }
 
+/** What the canvas tells the store about its view (see `setCanvasView`). */
+export interface CanvasView {
+  center(): XY | null;
+  sizes(): MeasuredSizes;
+}
+
 export const EMPTY_BLUEPRINT: Blueprint = { blueprint: 1, id: 'untitled', name: 'Untitled', steps: [] };
 
 export type DocStore = StoreApi<DocState>;
@@ -136,8 +146,8 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
     let batchStart: Blueprint | null = null;
     let batchDepth = 0;
     let nonce = 0;
-    // Where the canvas's view is centred (flow coordinates), when a canvas is shown.
-    let viewCenter: (() => XY | null) | null = null;
+    // The canvas's view (its centre, its cards' sizes), when a canvas is shown.
+    let canvasView: CanvasView | null = null;
 
     /** The list and the free spot a new step lands in (see `addStep`). */
     const landing = (doc: Blueprint, step: StepTemplate, opts: ops.InsertOptions): { container: string | null; position?: XY } => {
@@ -151,8 +161,9 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
         container,
         at: opts.position ?? null,
         near,
-        viewCenter: container === null && !opts.position && !near ? (viewCenter?.() ?? null) : null,
+        viewCenter: container === null && !opts.position && !near ? (canvasView?.center() ?? null) : null,
         size: estimateSize(step as unknown as Step),
+        measured: canvasView?.sizes(),
       });
       return { container, position };
     };
@@ -306,8 +317,8 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
         return id;
       },
 
-      setViewCenter(source) {
-        viewCenter = source;
+      setCanvasView(view) {
+        canvasView = view;
       },
 
       removeSteps(ids) {

@@ -178,11 +178,13 @@ export interface NewStepRequest {
   viewCenter?: XY | null;
   /** The size of the new step (default: a step card's estimate). */
   size?: { width: number; height: number };
+  /** Measured sizes of the cards already there (the canvas knows them); estimates for the rest. */
+  measured?: MeasuredSizes;
 }
 
 /** The cards already in one list (loops as their whole box), relative to its container. */
-export function obstaclesIn(steps: readonly Step[], container: string | null, layout: Layout | undefined): Rect[] {
-  const placed = placeAll(steps, layout);
+export function obstaclesIn(steps: readonly Step[], container: string | null, layout: Layout | undefined, measured?: MeasuredSizes): Rect[] {
+  const placed = placeAll(steps, layout, measured);
   const list = container === null ? steps : findList(steps, container);
   const out: Rect[] = [];
   for (const s of list ?? []) {
@@ -257,10 +259,10 @@ export function nearestFree(start: XY, size: { width: number; height: number }, 
  */
 export function newStepPosition(steps: readonly Step[], layout: Layout | undefined, req: NewStepRequest): XY {
   const size = req.size ?? { width: NODE_WIDTH, height: NODE_HEIGHT };
-  const obstacles = obstaclesIn(steps, req.container, layout);
+  const obstacles = obstaclesIn(steps, req.container, layout, req.measured);
   const round = (p: XY): XY => ({ x: Math.round(p.x), y: Math.round(p.y) });
   if (req.at) return round(nearestFree(req.at, size, obstacles));
-  const near = req.near ? placeAll(steps, layout).get(req.near) : undefined;
+  const near = req.near ? placeAll(steps, layout, req.measured).get(req.near) : undefined;
   if (near) {
     const right = { x: near.position.x + near.width + GAP_X, y: near.position.y };
     const below = { x: near.position.x, y: near.position.y + near.height + GAP_Y };
