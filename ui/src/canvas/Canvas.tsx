@@ -28,6 +28,7 @@ import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useStat
 import { connectionProblem } from '../doc/ops';
 import { docStore, useDoc } from '../doc/store';
 import type { Blueprint, StepTemplate } from '../doc/types';
+import { cycleDiagnosticsKey, CYCLE_CODE } from '../graph/cycle';
 import { docToGraph, sameEdge, sameNode } from '../graph/doc-to-graph';
 import { estimatedHandles } from '../graph/handles';
 import { LOOP_HEADER, LOOP_PADDING, NODE_WIDTH, type FlowEdge, type FlowNode } from '../graph/types';
@@ -161,7 +162,10 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
   const selected = useDoc((s) => s.selected);
   const reveal = useDoc((s) => s.reveal);
   const generation = useDoc((s) => s.generation);
-  const diagnostics = useDoc((s) => s.diagnostics);
+  // Only dependency-cycle diagnostics change what is drawn (the edge in red): a key of
+  // them, so other diagnostics arriving after each edit do not derive the graph again.
+  const cycleKey = useDoc((s) => cycleDiagnosticsKey(s.diagnostics));
+  const cycles = useMemo(() => docStore.getState().diagnostics.filter((d) => d.code === CYCLE_CODE), [cycleKey]);
   const selectedEdge = useDoc((s) => s.selectedEdge);
   const theme = usePrefs((s) => s.theme);
   const rf = useReactFlow<FlowNode, FlowEdge>();
@@ -171,7 +175,7 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
   const measured = useRef(new Map<string, { width: number; height: number }>());
   const [measuredVersion, setMeasuredVersion] = useState(0);
   // (measuredVersion stands for the contents of measured.current)
-  const graph = useMemo(() => docToGraph(doc, { measured: measured.current, diagnostics }), [doc, measuredVersion, diagnostics]);
+  const graph = useMemo(() => docToGraph(doc, { measured: measured.current, diagnostics: cycles }), [doc, measuredVersion, cycles]);
   const selectedSet = useMemo(() => new Set(selected), [selected]);
   const graphRef = useRef(graph);
   graphRef.current = graph;

@@ -10,6 +10,13 @@ import type { Blueprint, Diagnostic, Step, SwitchStep } from '../doc/types';
 
 export const CYCLE_CODE = 'DEPENDENCY_CYCLE';
 
+/** A string that changes only when the dependency-cycle diagnostics among `list` do. */
+export function cycleDiagnosticsKey(list: readonly Diagnostic[]): string {
+  let key = '';
+  for (const d of list) if (d.code === CYCLE_CODE) key += `${d.pointer}\u0000${d.step ?? ''}\n`;
+  return key;
+}
+
 /** The ids of the edges a cycle diagnostic highlights (empty for other diagnostics). */
 export function cycleEdgeIds(doc: Blueprint, d: Diagnostic): string[] {
   if (d.code !== CYCLE_CODE) return [];

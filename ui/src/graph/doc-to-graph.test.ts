@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Blueprint, Step } from '../doc/types';
 import { example } from '../testing/examples';
+import { cycleDiagnosticsKey } from './cycle';
 import { docToGraph, sameNode } from './doc-to-graph';
 import type { FlowEdge } from './types';
 
@@ -73,6 +74,14 @@ describe('docToGraph', () => {
     expect(red(docToGraph(doc, { diagnostics: [{ ...d, pointer: '/steps/0' }] }))).toEqual(['after:a->b', 'after:b->c', 'after:c->a']);
     // Other diagnostics mark nothing.
     expect(red(docToGraph(doc, { diagnostics: [{ ...d, code: 'UNKNOWN_STEP' }] }))).toEqual([]);
+  });
+
+  it('keys only the cycle diagnostics (others do not make the canvas derive the graph again)', () => {
+    const cyc = { level: 'error' as const, code: 'DEPENDENCY_CYCLE', message: 'c', pointer: '/steps/1/after/0' };
+    const other = { level: 'warning' as const, code: 'UNUSED_INPUT', message: 'u', pointer: '/inputs' };
+    expect(cycleDiagnosticsKey([other])).toBe('');
+    expect(cycleDiagnosticsKey([other, cyc])).toBe(cycleDiagnosticsKey([cyc]));
+    expect(cycleDiagnosticsKey([cyc])).not.toBe(cycleDiagnosticsKey([{ ...cyc, pointer: '/steps/2/after/0' }]));
   });
 
   it('finds a cycle inside a loop body and through a switch case', () => {
