@@ -380,10 +380,35 @@ describe('copy, paste and duplicate', () => {
     const text = s().copy(['settle']);
     expect(JSON.parse(text)).toMatchObject({ mcpflow: 'steps', layout: { settle: { x: 320, y: 180 } } });
     expect(s().paste()).toEqual(['settle_2']);
-    expect(s().doc.layout!.settle_2).toEqual({ x: 360, y: 220 });
+    // 40 px right and down of the original would cover it: moved just below it instead.
+    expect(s().doc.layout!.settle_2).toEqual({ x: 360, y: 320 });
     expect(s().paste({ x: 0, y: 0 }, { text })).toEqual(['settle_3']);
-    expect(s().doc.layout!.settle_3).toEqual({ x: 0, y: 0 });
+    // (0, 0) is where `architecture` is: the paste goes just above it instead.
+    expect(s().doc.layout!.settle_3).toEqual({ x: 0, y: -140 });
     expect(s().paste(undefined, { text: 'not json' })).toEqual([]);
-    expect(s().past).toHaveLength(2);
+    // Pasted again at the same spot: off the first paste too.
+    expect(s().paste({ x: 0, y: 0 }, { text })).toEqual(['settle_4']);
+    expect(s().doc.layout!.settle_4).not.toEqual(s().doc.layout!.settle_3);
+    expect(s().past).toHaveLength(3);
+  });
+
+  it('moves duplicates off the originals, together', () => {
+    const store = createDocStore();
+    store.getState().load(load('everything-tour'));
+    const s = () => store.getState();
+    const ids = s().duplicate(['settle', 'digest']);
+    const rect = (id: string) => ({ ...s().doc.layout![id]!, width: 240, height: 110 });
+    const all = allStepIds(s().doc);
+    for (const id of ids) {
+      for (const other of all.filter((o) => !ids.includes(o) && s().doc.layout?.[o])) {
+        const a = rect(id);
+        const b = rect(other);
+        const apart = a.x + a.width <= b.x || b.x + b.width <= a.x || a.y + a.height <= b.y || b.y + b.height <= a.y;
+        expect(apart, `${id} / ${other}`).toBe(true);
+      }
+    }
+    // Moved together: the copies keep their distance.
+    const d = (l: Record<string, { x: number; y: number }>, a: string, b: string) => [l[b]!.x - l[a]!.x, l[b]!.y - l[a]!.y];
+    expect(d(s().doc.layout!, ids[0]!, ids[1]!)).toEqual(d(s().doc.layout!, 'settle', 'digest'));
   });
 });

@@ -14,7 +14,7 @@ import { copySteps, parseClipboard, pasteSteps, type ClipboardData } from './cli
 import { diagnosticsByStep, diagnosticTarget, type StepDiagnostics } from './diagnostics';
 import * as ops from './ops';
 import { cycleEdgeIds } from '../graph/cycle';
-import { estimateSize, newStepPosition, type MeasuredSizes } from '../graph/placement';
+import { estimateSize, nearestFree, newStepPosition, obstaclesIn, placeAll, type MeasuredSizes } from '../graph/placement';
 import { clearRoutes, setRoutes } from '../graph/routes';
 import { allStepIds, containerSteps, findStep, locateStep } from './query';
 import type {
@@ -211,6 +211,33 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
       }
     };
 
+    /**
+     * Moves pasted or duplicated steps (the top-level ones of `ids`, in `container`) off
+     * the cards that were there before, together, to the nearest place where none of
+     * them covers one (their common box is nudged, `graph/placement.ts`).
+     */
+    const keepOff = (before: Blueprint, after: Blueprint, ids: readonly string[], container: string | null): Blueprint => {
+      const steps = Array.isArray(before.steps) ? before.steps : [];
+      const obstacles = obstaclesIn(steps, container, before.layout, canvasView?.sizes());
+      const placed = placeAll(after.steps, after.layout);
+      const boxes = ids.map((id) => (after.layout?.[id] ? placed.get(id) : undefined)).filter((p) => p !== undefined);
+      if (boxes.length === 0 || obstacles.length === 0) return after;
+      const x0 = Math.min(...boxes.map((b) => b.position.x));
+      const y0 = Math.min(...boxes.map((b) => b.position.y));
+      const size = {
+        width: Math.max(...boxes.map((b) => b.position.x + b.width)) - x0,
+        height: Math.max(...boxes.map((b) => b.position.y + b.height)) - y0,
+      };
+      const to = nearestFree({ x: x0, y: y0 }, size, obstacles);
+      if (to.x === x0 && to.y === y0) return after;
+      const moved: Record<string, XY> = {};
+      for (const id of ids) {
+        const e = after.layout?.[id];
+        if (e) moved[id] = { x: e.x + to.x - x0, y: e.y + to.y - y0 };
+      }
+      return ops.moveNodes(after, moved);
+    };
+
     const groupByContainer = (doc: Blueprint, ids: readonly string[]) => {
       const groups = new Map<string | null, string[]>();
       for (const id of ids) {
@@ -366,7 +393,7 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
             const clip = copySteps(doc, group, positions);
             if (clip.steps.length === 0) continue;
             const r = pasteSteps(next, clip, { container });
-            next = r.doc;
+            next = keepOff(next, r.doc, r.ids, container);
             created.push(...r.ids);
           }
           return next;
@@ -388,7 +415,7 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
         const r = edit('Paste', (doc) => {
           const p = pasteSteps(doc, clip, { container: opts.container ?? null, position });
           created = p.ids;
-          return p.doc;
+          return keepOff(doc, p.doc, p.ids, opts.container ?? null);
         });
         if (!r.ok) return [];
         if (created.length) set({ selected: created, field: null });
