@@ -198,10 +198,13 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
   useLayoutEffect(() => {
     setEdges((prev) => mergeEdges(graph.edges, prev));
   }, [graph]);
-  // An edge a diagnostic names (a dependency cycle) is selected when the diagnostic is clicked.
+  // An edge a diagnostic names (a dependency cycle) is selected when the diagnostic is
+  // clicked (once per click: later edits keep whatever is selected then).
   useLayoutEffect(() => {
-    if (selectedEdge) setEdges((prev) => prev.map((e) => (!!e.selected === (e.id === selectedEdge.id) ? e : { ...e, selected: e.id === selectedEdge.id })));
-  }, [selectedEdge, graph]);
+    if (!selectedEdge) return;
+    const pick = (e: FlowEdge) => e.id === selectedEdge.id;
+    setEdges((prev) => prev.map((e) => (!!e.selected === pick(e) ? e : { ...e, selected: pick(e) })));
+  }, [selectedEdge]);
 
   // While a run is shown, edges into running steps move (data is flowing there).
   const runningKey = useRunStore((s) => (s.mode === 'idle' ? '' : [...stepsRunning(s.view)].sort().join('\n')));

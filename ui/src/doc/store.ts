@@ -10,12 +10,12 @@
 import { useStore } from 'zustand';
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import { layoutGraph, type NodeSizes } from '../graph/auto-layout';
-import { copySteps, parseClipboard, pasteSteps, type ClipboardData } from './clipboard';
-import { diagnosticsByStep, diagnosticTarget, type StepDiagnostics } from './diagnostics';
-import * as ops from './ops';
 import { cycleEdgeIds } from '../graph/cycle';
 import { estimateSize, nearestFree, newStepPosition, obstaclesIn, placeAll, type MeasuredSizes } from '../graph/placement';
 import { clearRoutes, setRoutes } from '../graph/routes';
+import { copySteps, parseClipboard, pasteSteps, type ClipboardData } from './clipboard';
+import { diagnosticsByStep, diagnosticTarget, type StepDiagnostics } from './diagnostics';
+import * as ops from './ops';
 import { allStepIds, containerSteps, findStep, locateStep } from './query';
 import type {
   Blueprint,
@@ -80,7 +80,7 @@ export interface DocState {
    * Adds a step (id generated unless the template's is free), not connected to anything
    * (see `ops.addStep`); returns its id, or null if refused. It lands at
    * `opts.position`; without one next to the single selected step (in its list), else
-   * at the centre of the view (`setViewCenter`); never on top of a card
+   * at the centre of the view (`setCanvasView`); never on top of a card
    * (`graph/placement.ts`, `newStepPosition`).
    */
   addStep(step: StepTemplate, opts?: ops.InsertOptions): string | null;
@@ -219,7 +219,7 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
     const keepOff = (before: Blueprint, after: Blueprint, ids: readonly string[], container: string | null): Blueprint => {
       const steps = Array.isArray(before.steps) ? before.steps : [];
       const obstacles = obstaclesIn(steps, container, before.layout, canvasView?.sizes());
-      const placed = placeAll(after.steps, after.layout);
+      const placed = placeAll(Array.isArray(after.steps) ? after.steps : [], after.layout);
       const boxes = ids.map((id) => (after.layout?.[id] ? placed.get(id) : undefined)).filter((p) => p !== undefined);
       if (boxes.length === 0 || obstacles.length === 0) return after;
       const x0 = Math.min(...boxes.map((b) => b.position.x));
