@@ -229,6 +229,15 @@ test('implicit edges are dashed; a click makes one explicit', async () => {
     assert.deepEqual(doc.steps.find((s) => s.id === 'b').after, ['a'], 'b.after is written');
     assert.equal('after' in doc.steps.find((s) => s.id === 'c'), false, 'c is left as it was');
 
+    // The keyboard: focus the edge b → c, Enter selects it, Enter opens the menu, Escape closes it.
+    await browser.execute(() => document.querySelector('[data-testid="rf__edge-after:b->c"]').focus());
+    await browser.keys(['Enter']);
+    await until(async () => (await browser.$(sel('rf__edge-after:b->c')).getAttribute('class')).includes('selected'), 'b → c selected');
+    await browser.keys(['Enter']);
+    await shown(browser, sel('edge-menu'));
+    await browser.keys(['Escape']);
+    await until(async () => !(await browser.$(sel('edge-menu')).isExisting()), 'the menu to close on Escape');
+
     // "Remove" on the other implicit edge: c no longer waits for b.
     await clickEdge(browser, 'after:b->c');
     await click(browser, sel('edge-remove'));

@@ -1,7 +1,8 @@
 //! The edge of an implicit dependency: a step that runs after the previous step of
 //! its list because it has no `after` (hand-written files). Drawn thin, grey and
 //! dashed, unlike a written `after` edge (solid) and a fallback (orange, dashed,
-//! labelled); hovering says why it is there. A click opens a small menu on the edge:
+//! labelled); hovering says why it is there. A click (or Enter on the selected edge)
+//! opens a small menu on the edge:
 //! "Make explicit" writes the target's `after` with the source (keeping its other
 //! dependencies), "Remove" writes `after` without it. Escape or a click elsewhere
 //! closes the menu.
@@ -71,7 +72,7 @@ export function implicitTitle(source: string, target: string): string {
 
 export const ImplicitEdge = memo(function ImplicitEdge(props: EdgeProps<FlowEdge>) {
   const { id, source, target, markerEnd, style } = props;
-  const { path } = useEdgePath(props);
+  const { path, labelX, labelY } = useEdgePath(props);
 
   // Where the menu opens (flow coordinates: where the edge was clicked).
   const [menu, setMenu] = useState<{ x: number; y: number } | null>(null);
@@ -96,6 +97,24 @@ export const ImplicitEdge = memo(function ImplicitEdge(props: EdgeProps<FlowEdge
       document.removeEventListener('keydown', key);
     };
   }, [menu]);
+
+  // Keyboard: Enter on the focused, selected edge opens the menu at its middle (the
+  // first Enter selects the edge, as for every edge).
+  const selected = !!props.selected;
+  useEffect(() => {
+    if (menu || !selected) return;
+    const key = (e: KeyboardEvent) => {
+      if (e.key !== 'Enter' || e.defaultPrevented) return;
+      const edge = e.target instanceof Element ? e.target.closest('.react-flow__edge') : null;
+      if (edge?.getAttribute('data-id') !== id) return;
+      // Before React Flow (which would toggle the selection off): capture, and stop here.
+      e.preventDefault();
+      e.stopPropagation();
+      setMenu({ x: labelX, y: labelY });
+    };
+    document.addEventListener('keydown', key, true);
+    return () => document.removeEventListener('keydown', key, true);
+  }, [menu, selected, id, labelX, labelY]);
 
   const open = (e: MouseEvent) => {
     e.stopPropagation();
