@@ -305,20 +305,30 @@ test('auto-layout routes edges around the loop box and cards, and fits the view'
       assert.ok(b.x >= pane.x - 1 && b.y >= pane.y - 1 && b.x + b.w <= pane.x + pane.w + 1 && b.y + b.h <= pane.y + pane.h + 1, `${id} is in view after the fit`);
     }
     const loopOf = { double: 'each', label: 'each' };
-    const edges = await edgeSamples(browser);
-    assert.ok(edges.some((e) => e.id === 'after:fetch->label'), 'the edge into the loop body is drawn');
-    for (const e of edges) {
-      const own = new Set([e.source, e.target, loopOf[e.source], loopOf[e.target]]);
-      for (const [id, b] of Object.entries(boxes)) {
-        if (own.has(id)) continue;
-        const inset = 3;
-        const inside = e.points.filter((p) => p.x > b.x + inset && p.x < b.x + b.w - inset && p.y > b.y + inset && p.y < b.y + b.h - inset);
-        assert.equal(inside.length, 0, `edge ${e.id} passes through ${b.loop ? 'the loop box' : 'the card'} ${id} (${JSON.stringify(inside[0])})`);
+    const noEdgeThrough = async (when) => {
+      const edges = await edgeSamples(browser);
+      const boxes = await nodeBoxes(browser);
+      assert.ok(edges.some((e) => e.id === 'after:fetch->label'), 'the edge into the loop body is drawn');
+      for (const e of edges) {
+        const own = new Set([e.source, e.target, loopOf[e.source], loopOf[e.target]]);
+        for (const [id, b] of Object.entries(boxes)) {
+          if (own.has(id)) continue;
+          const inset = 3;
+          const inside = e.points.filter((p) => p.x > b.x + inset && p.x < b.x + b.w - inset && p.y > b.y + inset && p.y < b.y + b.h - inset);
+          assert.equal(inside.length, 0, `${when}: edge ${e.id} passes through ${b.loop ? 'the loop box' : 'the card'} ${id} (${JSON.stringify(inside[0])})`);
+        }
       }
-    }
+    };
+    await noEdgeThrough('after auto-layout');
     // The layout is written into the document, body steps included.
     const doc = await exported(studio);
     assert.ok(doc.layout.label, 'the body steps have a layout entry');
+
+    // Reopened (imported again), the edges still keep out of the loop box and the cards.
+    await importDoc(studio, doc);
+    await new Promise((r) => setTimeout(r, 1500));
+    await noEdgeThrough('reopened');
+    await studio.shot('reopened');
   } finally {
     await studio.close();
   }

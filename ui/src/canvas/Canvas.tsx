@@ -361,6 +361,20 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
     const t = setTimeout(() => openView(rf, nodesRef.current), 50);
     return () => clearTimeout(t);
   }, [generation, rf]);
+  // …and its edges follow the routes of its auto-layout if it was laid out so (once
+  // its cards are measured; not for a large document).
+  useEffect(() => {
+    const t = setTimeout(() => {
+      if (isLarge(nodesRef.current)) return;
+      const sizes: Record<string, { width: number; height: number }> = {};
+      for (const n of nodesRef.current) {
+        const m = n.measured;
+        if (n.type !== 'loop' && m?.width && m.height) sizes[n.id] = { width: m.width, height: m.height };
+      }
+      void docStore.getState().restoreRoutes(sizes);
+    }, 300);
+    return () => clearTimeout(t);
+  }, [generation]);
 
   return (
     <div

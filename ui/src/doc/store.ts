@@ -120,6 +120,12 @@ export interface DocState {
   setSettings(patch: SettingsPatch): EditResult;
   /** Lays the graph out with elkjs and writes `layout` (one undo entry). `sizes`: measured node sizes. */
   autoLayout(sizes?: NodeSizes): Promise<void>;
+  /**
+   * A document opened with a position for every step may have been auto-laid out: its
+   * edge routes are computed again (nothing is written), and the edges whose ends are
+   * where that layout puts them follow them (`graph/routes.ts`). `sizes` as for `autoLayout`.
+   */
+  restoreRoutes(sizes?: NodeSizes): Promise<void>;
 
   // ---- selection and diagnostics (not undoable) ----
   select(ids: readonly string[], opts?: { field?: string | null; reveal?: boolean }): void;
@@ -434,6 +440,14 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
         // The routes fit the document ELK saw (an edit meanwhile: edges are drawn the usual way).
         if (unchanged) setRoutes(g);
         else clearRoutes();
+      },
+
+      async restoreRoutes(sizes) {
+        const doc = get().doc;
+        const layout = doc.layout;
+        if (!layout || !allStepIds(doc).every((id) => layout[id])) return;
+        const g = await layoutGraph(doc, sizes);
+        if (get().doc === doc) setRoutes(g);
       },
 
       select(ids, opts = {}) {

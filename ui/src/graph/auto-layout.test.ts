@@ -143,7 +143,17 @@ describe('drawing edges along their routes', () => {
     expect(Object.keys(routeStore.getState().routes).sort()).toEqual(docToGraph(doc).edges.map((e) => e.id).sort());
     expect(anchored('fetch', { x: store.getState().doc.layout!.fetch!.x, y: store.getState().doc.layout!.fetch!.y }, routeStore.getState().anchors)).toBe(true);
     expect(anchored('fetch', { x: 9999, y: 0 }, routeStore.getState().anchors)).toBe(false);
+    const laidOut = store.getState().doc;
     store.getState().load(doc);
+    expect(routeStore.getState().routes).toEqual({});
+    // Reopened as laid out: the routes come back; a document without positions gets none.
+    store.getState().load(laidOut);
+    await store.getState().restoreRoutes();
+    expect(Object.keys(routeStore.getState().routes).length).toBeGreaterThan(0);
+    const l = laidOut.layout!;
+    expect(anchored('report', { x: l.report!.x, y: l.report!.y }, routeStore.getState().anchors)).toBe(true);
+    store.getState().load(doc);
+    await store.getState().restoreRoutes();
     expect(routeStore.getState().routes).toEqual({});
   });
 });
