@@ -10,6 +10,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { App } from './App';
 import { findStep, locateStep } from './doc/query';
 import { docStore } from './doc/store';
+import { isFree, obstaclesIn } from './graph/placement';
 import type { FlowEdge, FlowNode } from './graph/types';
 import type { Blueprint } from './doc/types';
 import { example } from './testing/examples';
@@ -210,7 +211,10 @@ describe('canvas wiring', () => {
     expect(locateStep(s().doc, 'wait')!.container).toBe('each_message');
     const at = s().doc.layout!.wait!;
     expect(at.x).toBe(200 - 120);
-    expect(at.y).toBe(loop.height! - 30);
+    // That point is on top of a body card: the step is nudged off it, never on top.
+    expect(at.y).toBeGreaterThan(loop.height! - 30);
+    const others = obstaclesIn(s().doc.steps, 'each_message', s().doc.layout).filter((r) => r.x !== at.x || r.y !== at.y);
+    expect(isFree({ x: at.x, y: at.y, width: 240, height: 110 }, others)).toBe(true);
     expect(flow.rf.getNode('wait')!.parentId).toBe('each_message');
     // Outside any loop: the top level.
     await dropStep({ kind: 'wait', ms: 5 }, { x: -500, y: -500 });

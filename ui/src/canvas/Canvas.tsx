@@ -44,6 +44,7 @@ import {
 import { connectionProblem } from '../doc/ops';
 import { docStore, useDoc } from '../doc/store';
 import type { Blueprint, StepTemplate } from '../doc/types';
+import { cycleDiagnosticsKey, CYCLE_CODE } from '../graph/cycle';
 import { docToGraph, sameEdge, sameNode } from '../graph/doc-to-graph';
 import { estimatedHandles } from '../graph/handles';
 import { LOOP_HEADER, LOOP_PADDING, NODE_WIDTH, type FlowEdge, type FlowNode } from '../graph/types';
@@ -55,6 +56,7 @@ import { BitmapMiniMap } from './BitmapMiniMap';
 import { STEP_MIME, useCanvasCommands } from './commands';
 import { ContextMenu } from './ContextMenu';
 import { canvasMenu, edgeMenu, nodeMenu, type MenuEnv, type MenuItem } from './menu-actions';
+import { edgeTypes } from './ImplicitEdge';
 import { nodeTypes } from './nodes';
 import { QuickAdd } from './QuickAdd';
 import { unconnected } from './quick-add';
@@ -203,6 +205,11 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
   const selected = useDoc((s) => s.selected);
   const reveal = useDoc((s) => s.reveal);
   const generation = useDoc((s) => s.generation);
+  // Only dependency-cycle diagnostics change what is drawn (the edge in red): a key of
+  // them, so other diagnostics arriving after each edit do not derive the graph again.
+  const cycleKey = useDoc((s) => cycleDiagnosticsKey(s.diagnostics));
+  const cycles = useMemo(() => docStore.getState().diagnostics.filter((d) => d.code === CYCLE_CODE), [cycleKey]);
+  const selectedEdge = useDoc((s) => s.selectedEdge);
   const theme = usePrefs((s) => s.theme);
   const rf = useReactFlow<FlowNode, FlowEdge>();
   const flowStore = useStoreApi<FlowNode, FlowEdge>();
@@ -222,7 +229,7 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
   const measured = useRef(new Map<string, { width: number; height: number }>());
   const [measuredVersion, setMeasuredVersion] = useState(0);
   // (measuredVersion stands for the contents of measured.current)
-  const graph = useMemo(() => docToGraph(doc, { measured: measured.current }), [doc, measuredVersion]);
+  const graph = useMemo(() => docToGraph(doc, { measured: measured.current, diagnostics: cycles }), [doc, measuredVersion, cycles]);
   const selectedSet = useMemo(() => new Set(selected), [selected]);
   const graphRef = useRef(graph);
   graphRef.current = graph;
@@ -245,6 +252,13 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
   useLayoutEffect(() => {
     setEdges((prev) => mergeEdges(graph.edges, prev));
   }, [graph]);
+  // An edge a diagnostic names (a dependency cycle) is selected when the diagnostic is
+  // clicked (once per click: later edits keep whatever is selected then).
+  useLayoutEffect(() => {
+    if (!selectedEdge) return;
+    const pick = (e: FlowEdge) => e.id === selectedEdge.id;
+    setEdges((prev) => prev.map((e) => (!!e.selected === pick(e) ? e : { ...e, selected: pick(e) })));
+  }, [selectedEdge]);
 
   // While a run is shown, edges into running steps move (data is flowing there).
   const runningKey = useRunStore((s) => (s.mode === 'idle' ? '' : [...stepsRunning(s.view)].sort().join('\n')));
@@ -355,6 +369,28 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
     },
     [rf, commands],
   );
+
+  // Steps added without a point (palette click) land at the centre of the view; new
+  // steps keep off the cards as they are drawn.
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const s = docStore.getState();
+    s.setCanvasView({
+      center: () => {
+        const r = box.current?.getBoundingClientRect();
+        return r && r.width > 0 ? rf.screenToFlowPosition({ x: r.left + r.width / 2, y: r.top + r.height / 2 }) : null;
+      },
+      sizes: () => {
+        const out = new Map<string, { width: number; height: number }>();
+        for (const n of nodesRef.current) {
+          const m = n.measured;
+          if (n.type !== 'loop' && m?.width && m.height) out.set(n.id, { width: m.width, height: m.height });
+        }
+        return out;
+      },
+    });
+    return () => s.setCanvasView(null);
+  }, [rf]);
 
   // Paste goes where the pointer is, when it is over the canvas.
   const pointer = useRef<{ x: number; y: number } | null>(null);
@@ -492,11 +528,27 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
     [rf, openNodeMenu],
   );
 
-  // Bring a step into view when asked (a diagnostic click).
+  // Bring a step into view when asked (a diagnostic click, a pause, a step added from
+  // the palette): pan to it when it is not wholly in view, keeping the zoom (zooming in
+  // to a legible 75% only from below 50%, where its card could not be read).
   useEffect(() => {
     if (!reveal) return;
-    void rf.fitView({ nodes: [{ id: reveal.id }], duration: 300, maxZoom: 1.2, padding: 0.6 });
-  }, [reveal, rf]);
+    const node = rf.getInternalNode(reveal.id);
+    if (!node) return;
+    const { x, y } = node.internals.positionAbsolute;
+    const w = node.measured.width ?? NODE_WIDTH;
+    const h = node.measured.height ?? 80;
+    const { width, height } = flowStore.getState();
+    const view = rf.getViewport();
+    const margin = 24;
+    const left = x * view.zoom + view.x;
+    const top = y * view.zoom + view.y;
+    const inView =
+      left >= margin && top >= margin && left + w * view.zoom <= width - margin && top + h * view.zoom <= height - margin;
+    if (inView && view.zoom >= 0.5) return;
+    const zoom = view.zoom < 0.5 ? 0.75 : view.zoom;
+    void rf.setCenter(x + w / 2, y + h / 2, { zoom, duration: 300 });
+  }, [reveal, rf, flowStore]);
 
   // A new document (and the first): open it legible once React Flow has measured it
   // (see `openView`). Only here: adding or dropping steps never changes the zoom.
@@ -518,9 +570,24 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
       cancelAnimationFrame(frame);
     };
   }, [generation, rf, flowStore]);
+  // …and its edges follow the routes of its auto-layout if it was laid out so (once
+  // its cards are measured; not for a large document).
+  useEffect(() => {
+    const t = setTimeout(() => {
+      if (isLarge(nodesRef.current)) return;
+      const sizes: Record<string, { width: number; height: number }> = {};
+      for (const n of nodesRef.current) {
+        const m = n.measured;
+        if (n.type !== 'loop' && m?.width && m.height) sizes[n.id] = { width: m.width, height: m.height };
+      }
+      void docStore.getState().restoreRoutes(sizes);
+    }, 300);
+    return () => clearTimeout(t);
+  }, [generation]);
 
   return (
     <div
+      ref={box}
       className="canvas"
       onPointerMove={(e) => (pointer.current = { x: e.clientX, y: e.clientY })}
       onPointerLeave={() => (pointer.current = null)}
@@ -531,6 +598,7 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
         nodes={nodes}
         edges={shownEdges}
         nodeTypes={nodeTypes}
+        edgeTypes={edgeTypes}
         onNodesChange={onNodesChange}
         onEdgesChange={onEdgesChange}
         onSelectionChange={onSelectionChange}

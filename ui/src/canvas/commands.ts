@@ -58,8 +58,9 @@ export function useCanvasCommands(): CanvasCommands {
           if (n.type !== 'loop' && n.measured?.width && n.measured.height) sizes[n.id] = n.measured;
         }
         await docStore.getState().autoLayout(sizes);
-        // Let React Flow take the new positions before fitting them.
-        requestAnimationFrame(() => fit(300));
+        // Let React Flow take the new positions (two frames) before fitting them; never
+        // zoomed in past 100% (see \`fit\`).
+        requestAnimationFrame(() => requestAnimationFrame(() => fit(300)));
       },
       fitView() {
         fit(200);

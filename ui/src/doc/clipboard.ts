@@ -125,7 +125,9 @@ export function pasteSteps(
       y: opts.position.y - Math.min(...tops.map((e) => e.y)),
     };
   }
-  const r = insertSteps(doc, templates, { container, layout: clip.layout, translate });
+  // Detached: a pasted step never follows an existing step just because it comes
+  // after it in the list (only the dependencies it was copied with are kept).
+  const r = insertSteps(doc, templates, { container, layout: clip.layout, translate, detach: true });
   let next = r.doc;
 
   // Restore the implicit order where the new place gives the same dependencies.

@@ -31,6 +31,7 @@ export {
   disconnect,
   EditRefused,
   insertSteps,
+  makeExplicit,
   materializeAfter,
   moveNodes,
   parseHandle,

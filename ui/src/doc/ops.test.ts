@@ -201,7 +201,7 @@ describe('adding steps and unique ids', () => {
   it('puts the id first and the position in layout', () => {
     const { doc, id } = ops.addStep(load('pipeline-prev'), { kind: 'wait', ms: 10 }, { position: { x: 5.2, y: 7 } });
     expect(id).toBe('wait');
-    expect(Object.keys(step(doc, id))).toEqual(['id', 'kind', 'ms']);
+    expect(Object.keys(step(doc, id))).toEqual(['id', 'kind', 'after', 'ms']);
     expect(doc.layout).toEqual({ wait: { x: 5, y: 7 } });
     expect(stepPointer(doc, id)).toBe('/steps/5');
   });
@@ -212,6 +212,92 @@ describe('adding steps and unique ids', () => {
     const body = (step(doc, id) as LoopStep).steps;
     expect(body.map((s) => s.id)).toEqual(['say_2', 'next']);
     expect(body[1]!.after).toEqual(['say_2']);
+  });
+});
+
+describe('a new step is not wired by list order', () => {
+  it('writes `after: []` for a step added at the end, and changes no other step', () => {
+    const doc = load('pipeline-prev'); // greet → weather → report → sum → shout, all implicit
+    const { doc: next, id } = ops.addStep(doc, { kind: 'wait', ms: 10 });
+    expect(step(next, id).after).toEqual([]);
+    expect(edges(next).filter((e) => e.includes(id))).toEqual([]);
+    expect(next.steps.slice(0, 5).every((s, i) => s === doc.steps[i])).toBe(true);
+    // Connecting it afterwards makes the one edge the person drew.
+    const wired = ops.connect(next, 'shout', id);
+    expect(step(wired, id).after).toEqual(['shout']);
+  });
+
+  it('writes nothing for the first step of an empty list (it has no dependency anyway)', () => {
+    const { doc, id } = ops.addStep(bp([]), { kind: 'wait', ms: 1 });
+    expect('after' in step(doc, id)).toBe(false);
+    const second = ops.addStep(doc, { kind: 'wait', ms: 1 });
+    expect(step(second.doc, second.id).after).toEqual([]);
+    expect(edges(second.doc)).toEqual([]);
+  });
+
+  it('keeps the implicit order of the steps after a step inserted mid-list', () => {
+    const doc = load('pipeline-prev');
+    const { doc: next, id } = ops.addStep(doc, { kind: 'wait', ms: 1 }, { index: 2 });
+    expect(next.steps.map((s) => s.id)).toEqual(['greet', 'weather', id, 'report', 'sum', 'shout']);
+    expect(step(next, id).after).toEqual([]);
+    // report followed weather implicitly: it still does, written out.
+    expect(step(next, 'report').after).toEqual(['weather']);
+    expect('after' in step(next, 'sum')).toBe(false);
+    expect(edges(next)).toEqual(edges(doc));
+  });
+
+  it('keeps the template`s own `after`, and follows the implicit order on request', () => {
+    const doc = load('pipeline-prev');
+    expect(step(ops.addStep(doc, { kind: 'wait', ms: 1, after: ['greet'] }).doc, 'wait').after).toEqual(['greet']);
+    const implicit = ops.addStep(doc, { kind: 'wait', ms: 1 }, { implicit: true });
+    expect('after' in step(implicit.doc, 'wait')).toBe(false);
+  });
+
+  it('adds through the store unconnected, in a loop body too', () => {
+    const store = createDocStore();
+    store.getState().load(load('loop-collect'));
+    const id = store.getState().addStep({ kind: 'transform', value: 1 }, { container: 'each_message' })!;
+    const doc = store.getState().doc;
+    expect(step(doc, id).after).toEqual([]);
+    expect(edges(doc)).toEqual(edges(load('loop-collect')));
+  });
+
+  it('pastes a bare step unconnected, and a pasted pipeline keeps its own order', () => {
+    const doc = load('pipeline-prev');
+    const one = pasteSteps(doc, parseClipboard('{"kind":"wait","ms":1}')!);
+    expect(step(one.doc, one.ids[0]!).after).toEqual([]);
+    expect(edges(one.doc)).toEqual(edges(doc));
+    const two = pasteSteps(doc, parseClipboard('[{"id":"p","kind":"wait","ms":1},{"id":"q","kind":"wait","ms":2}]')!);
+    expect(step(two.doc, 'p').after).toEqual([]);
+    expect('after' in step(two.doc, 'q')).toBe(false);
+    expect(edges(two.doc)).toEqual([...edges(doc), 'after:p->q'].sort());
+  });
+});
+
+describe('implicit edges: make explicit, remove', () => {
+  it('writes the target`s `after` with the source, and the edge stops being implicit', () => {
+    const doc = load('everything-tour'); // settle → digest → reply by list order
+    const next = ops.makeExplicit(doc, 'settle', 'digest');
+    expect(step(next, 'digest').after).toEqual(['settle']);
+    const e = docToGraph(next).edges.find((x) => x.id === 'after:settle->digest')!;
+    expect(e.data).toEqual({ kind: 'after', implicit: false });
+    expect(e.type).toBe('routed');
+    expect(edges(next)).toEqual(edges(doc));
+    // Already explicit: nothing changes; not a dependency at all: refused.
+    expect(ops.makeExplicit(next, 'settle', 'digest')).toBe(next);
+    expect(() => ops.makeExplicit(doc, 'reply', 'digest')).toThrow(/does not run after/);
+  });
+
+  it('removes an implicit edge by writing `after` without it, through the store in one undo entry', () => {
+    const store = createDocStore();
+    store.getState().load(load('everything-tour'));
+    const s = () => store.getState();
+    expect(s().disconnect('settle', 'digest', 'out')).toEqual({ ok: true });
+    expect(step(s().doc, 'digest').after).toEqual([]);
+    expect(edges(s().doc)).not.toContain('after:settle->digest');
+    expect(s().makeExplicit('digest', 'reply')).toEqual({ ok: true });
+    expect(step(s().doc, 'reply').after).toEqual(['digest']);
+    expect(s().past.map((h) => h.label)).toEqual(['Disconnect', 'Make explicit']);
   });
 });
 
@@ -294,10 +380,35 @@ describe('copy, paste and duplicate', () => {
     const text = s().copy(['settle']);
     expect(JSON.parse(text)).toMatchObject({ mcpflow: 'steps', layout: { settle: { x: 320, y: 180 } } });
     expect(s().paste()).toEqual(['settle_2']);
-    expect(s().doc.layout!.settle_2).toEqual({ x: 360, y: 220 });
+    // 40 px right and down of the original would cover it: moved just below it instead.
+    expect(s().doc.layout!.settle_2).toEqual({ x: 360, y: 320 });
     expect(s().paste({ x: 0, y: 0 }, { text })).toEqual(['settle_3']);
-    expect(s().doc.layout!.settle_3).toEqual({ x: 0, y: 0 });
+    // (0, 0) is where `architecture` is: the paste goes just above it instead.
+    expect(s().doc.layout!.settle_3).toEqual({ x: 0, y: -140 });
     expect(s().paste(undefined, { text: 'not json' })).toEqual([]);
-    expect(s().past).toHaveLength(2);
+    // Pasted again at the same spot: off the first paste too.
+    expect(s().paste({ x: 0, y: 0 }, { text })).toEqual(['settle_4']);
+    expect(s().doc.layout!.settle_4).not.toEqual(s().doc.layout!.settle_3);
+    expect(s().past).toHaveLength(3);
+  });
+
+  it('moves duplicates off the originals, together', () => {
+    const store = createDocStore();
+    store.getState().load(load('everything-tour'));
+    const s = () => store.getState();
+    const ids = s().duplicate(['settle', 'digest']);
+    const rect = (id: string) => ({ ...s().doc.layout![id]!, width: 240, height: 110 });
+    const all = allStepIds(s().doc);
+    for (const id of ids) {
+      for (const other of all.filter((o) => !ids.includes(o) && s().doc.layout?.[o])) {
+        const a = rect(id);
+        const b = rect(other);
+        const apart = a.x + a.width <= b.x || b.x + b.width <= a.x || a.y + a.height <= b.y || b.y + b.height <= a.y;
+        expect(apart, `${id} / ${other}`).toBe(true);
+      }
+    }
+    // Moved together: the copies keep their distance.
+    const d = (l: Record<string, { x: number; y: number }>, a: string, b: string) => [l[b]!.x - l[a]!.x, l[b]!.y - l[a]!.y];
+    expect(d(s().doc.layout!, ids[0]!, ids[1]!)).toEqual(d(s().doc.layout!, 'settle', 'digest'));
   });
 });

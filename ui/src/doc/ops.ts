@@ -110,6 +110,12 @@ export interface InsertOptions {
   index?: number;
   /** Canvas position of the (first) new step, relative to the container for body steps. */
   position?: XY;
+  /**
+   * Whether the new step follows the previous step of its list by the implicit order.
+   * Default false: a step the person adds is not connected until they connect it
+   * (`after: []` is written when the list order would otherwise wire it).
+   */
+  implicit?: boolean;
 }
 
 /**
@@ -122,7 +128,7 @@ export interface InsertOptions {
 export function insertSteps(
   doc: Blueprint,
   templates: readonly StepTemplate[],
-  opts: { container?: string | null; index?: number; layout?: Layout; translate?: XY } = {},
+  opts: { container?: string | null; index?: number; layout?: Layout; translate?: XY; detach?: boolean } = {},
 ): { doc: Blueprint; ids: string[]; renamed: Map<string, string> } {
   const container = opts.container ?? null;
   const list = containerSteps(doc, container);
@@ -158,7 +164,7 @@ export function insertSteps(
   };
   const steps = built.map(relink);
   const at = Math.max(0, Math.min(opts.index ?? list.length, list.length));
-  let next = updateContainer(doc, container, (l) => [...l.slice(0, at), ...steps, ...l.slice(at)]);
+  let next = updateContainer(doc, container, (l) => keepDeps(l, [...l.slice(0, at), ...steps, ...l.slice(at)], opts.detach ? steps : []));
   if (opts.layout) {
     const positions: Record<string, NodeBounds> = {};
     const tops = new Set(templates.map((t) => t.id));
@@ -175,6 +181,33 @@ export function insertSteps(
     next = moveNodes(next, positions);
   }
   return { doc: next, ids: steps.map((s) => s.id), renamed };
+}
+
+/**
+ * The list after an insertion, wired as the person sees it: every step that was there
+ * keeps the dependencies it had (an omitted `after` whose implicit order the insertion
+ * would change is written out), and each of `detached` that would follow a step it was
+ * not inserted with by the implicit order gets `after: []` (it stays unconnected).
+ */
+function keepDeps(before: readonly Step[], after: Step[], detached: readonly Step[]): Step[] {
+  const oldRoles = listRoles(before);
+  const oldIndex = new Map(before.map((s, i) => [s?.id, i]));
+  const roles = listRoles(after);
+  const fresh = new Set(detached.map((s) => s.id));
+  const out = after.slice();
+  after.forEach((s, i) => {
+    if (!s || typeof s !== 'object' || typeof s.id !== 'string' || Array.isArray(s.after)) return;
+    const deps = stepDeps(after, i, roles).after;
+    if (fresh.has(s.id)) {
+      if (deps.some((d) => !fresh.has(d))) out[i] = setKey(s, 'after', [], STEP_KEY_ORDER);
+      return;
+    }
+    const j = oldIndex.get(s.id);
+    if (j === undefined || before[j] !== s) return;
+    const was = stepDeps(before, j, oldRoles).after;
+    if (was.length !== deps.length || was.some((d, k) => d !== deps[k])) out[i] = setKey(s, 'after', was, STEP_KEY_ORDER);
+  });
+  return out;
 }
 
 function relinkSwitch(sw: SwitchStep, rename: (id: string) => string): SwitchStep {
@@ -196,7 +229,7 @@ export function addStep(
   template: StepTemplate,
   opts: InsertOptions = {},
 ): { doc: Blueprint; id: string } {
-  const r = insertSteps(doc, [template], { container: opts.container ?? null, index: opts.index });
+  const r = insertSteps(doc, [template], { container: opts.container ?? null, index: opts.index, detach: !opts.implicit });
   const id = r.ids[0]!;
   const next = opts.position ? moveNodes(r.doc, { [id]: opts.position }) : r.doc;
   return { doc: next, id };
@@ -391,6 +424,20 @@ export function materializeAfter(doc: Blueprint, id: string): Blueprint {
   const steps = containerSteps(doc, loc.container)!;
   const deps = stepDeps(steps, loc.index);
   return updateStepById(doc, id, (s) => setKey(s, 'after', deps.after, STEP_KEY_ORDER));
+}
+
+/**
+ * Turns the implicit edge `source → target` (the target follows the source by list
+ * order) into an explicit one: the target's `after` is written with the source and
+ * whatever else it depends on. Nothing changes when the edge is explicit already;
+ * refused when the target does not depend on the source at all.
+ */
+export function makeExplicit(doc: Blueprint, source: string, target: string): Blueprint {
+  const loc = locateStep(doc, target) ?? refuse(`there is no step \`${target}\``);
+  const steps = containerSteps(doc, loc.container)!;
+  const deps = stepDeps(steps, loc.index);
+  if (!deps.after.includes(source)) refuse(`\`${target}\` does not run after \`${source}\``);
+  return materializeAfter(doc, target);
 }
 
 /**

@@ -207,3 +207,90 @@ describe('autoLayout', () => {
     expect(s().doc.layout).toBeUndefined();
   });
 });
+
+describe('where an added step lands', () => {
+  const fresh = () => {
+    const store = createDocStore();
+    store.getState().load({ blueprint: 1, id: 'n', steps: [] });
+    return store;
+  };
+
+  it('lands at the drop point, and a second drop at its own point, unconnected', () => {
+    const store = fresh();
+    const s = () => store.getState();
+    const a = s().addStep({ kind: 'wait', ms: 1 }, { container: null, position: { x: 100, y: 100 } })!;
+    const b = s().addStep({ kind: 'wait', ms: 2 }, { container: null, position: { x: 500, y: 300 } })!;
+    expect(s().doc.layout).toEqual({ [a]: { x: 100, y: 100 }, [b]: { x: 500, y: 300 } });
+    expect(findStep(s().doc, b)!.after).toEqual([]);
+  });
+
+  it('nudges a drop on top of a card to the nearest free slot', () => {
+    const store = fresh();
+    const s = () => store.getState();
+    s().addStep({ kind: 'wait', ms: 1 }, { container: null, position: { x: 100, y: 100 } });
+    const b = s().addStep({ kind: 'wait', ms: 2 }, { container: null, position: { x: 110, y: 110 } })!;
+    const p = s().doc.layout![b]!;
+    // Below the first card (110 high), 20 px apart; same column.
+    expect(p).toEqual({ x: 110, y: 100 + 110 + 20 });
+  });
+
+  it('from the palette (no point): next to the selected step, else at the centre of the view', () => {
+    const store = fresh();
+    const s = () => store.getState();
+    s().setCanvasView({ center: () => ({ x: 1000, y: 800 }), sizes: () => new Map() });
+    const a = s().addStep({ kind: 'wait', ms: 1 })!;
+    expect(s().doc.layout![a]).toEqual({ x: 1000 - 120, y: 800 - 55 });
+    s().select([a]);
+    const b = s().addStep({ kind: 'wait', ms: 2 })!;
+    expect(s().doc.layout![b]).toEqual({ x: 880 + 240 + 80, y: 745 });
+    s().select([a]);
+    const c = s().addStep({ kind: 'wait', ms: 3 })!;
+    expect(s().doc.layout![c]).toEqual({ x: 880, y: 745 + 110 + 40 });
+    for (const id of [a, b, c]) expect(findStep(s().doc, id)!.after ?? []).toEqual([]);
+    s().setCanvasView(null);
+  });
+
+  it('next to a selected step inside a loop goes into that loop', () => {
+    const store = loaded('loop-collect');
+    const s = () => store.getState();
+    s().select(['say']);
+    const id = s().addStep({ kind: 'transform', value: 1 })!;
+    const loop = findStep(s().doc, 'each_message') as { steps: { id: string }[] };
+    expect(loop.steps.map((x) => x.id)).toContain(id);
+    expect(findStep(s().doc, id)!.after).toEqual([]);
+  });
+});
+
+describe('a dependency cycle names its edge', () => {
+  it('clicking the diagnostic selects the step and the edge', () => {
+    const store = createDocStore();
+    store.getState().load({
+      blueprint: 1,
+      id: 'c',
+      steps: [
+        { id: 'a', kind: 'wait', ms: 1, after: ['b'] },
+        { id: 'b', kind: 'wait', ms: 1, after: ['a'] },
+      ],
+    });
+    const s = () => store.getState();
+    expect(s().selectedEdge).toBeNull();
+    s().selectDiagnostic({ level: 'error', code: 'DEPENDENCY_CYCLE', message: 'cycle', pointer: '/steps/1/after/0', step: 'b' });
+    expect(s().selected).toEqual(['b']);
+    expect(s().selectedEdge?.id).toBe('after:a->b');
+    s().selectDiagnostic({ level: 'error', code: 'UNKNOWN_STEP', message: 'x', pointer: '/steps/0' });
+    expect(s().selectedEdge).toBeNull();
+  });
+});
+
+describe('measured cards', () => {
+  it('nudges a new step just off a card as big as it was measured, not as estimated', () => {
+    const store = createDocStore();
+    store.getState().load({ blueprint: 1, id: 'n', steps: [] });
+    const s = () => store.getState();
+    const a = s().addStep({ kind: 'wait', ms: 1 }, { container: null, position: { x: 0, y: 0 } })!;
+    s().setCanvasView({ center: () => null, sizes: () => new Map([[a, { width: 240, height: 50 }]]) });
+    const b = s().addStep({ kind: 'wait', ms: 1 }, { container: null, position: { x: 0, y: 10 } })!;
+    expect(s().doc.layout![b]).toEqual({ x: 0, y: 50 + 20 });
+    s().setCanvasView(null);
+  });
+});

@@ -9,11 +9,14 @@
 
 import { useStore } from 'zustand';
 import { createStore, type StoreApi } from 'zustand/vanilla';
-import { computeAutoLayout, type NodeSizes } from '../graph/auto-layout';
+import { layoutGraph, type NodeSizes } from '../graph/auto-layout';
+import { cycleEdgeIds } from '../graph/cycle';
+import { estimateSize, nearestFree, newStepPosition, obstaclesIn, placeAll, type MeasuredSizes } from '../graph/placement';
+import { clearRoutes, setRoutes } from '../graph/routes';
 import { copySteps, parseClipboard, pasteSteps, type ClipboardData } from './clipboard';
 import { diagnosticsByStep, diagnosticTarget, type StepDiagnostics } from './diagnostics';
 import * as ops from './ops';
-import { allStepIds, findStep, locateStep } from './query';
+import { allStepIds, containerSteps, findStep, locateStep } from './query';
 import type {
   Blueprint,
   Diagnostic,
@@ -51,6 +54,8 @@ export interface DocState {
   selected: string[];
   /** A JSON pointer inside the (single) selected step, e.g. `/args/message`, set by a diagnostic click. */
   field: string | null;
+  /** An edge a clicked diagnostic is about (a dependency cycle's), for the canvas to select; `nonce` changes on every click. */
+  selectedEdge: { id: string; nonce: number } | null;
   /** Set when the canvas should bring a step into view; `nonce` changes on every request. */
   reveal: { id: string; nonce: number } | null;
   diagnostics: Diagnostic[];
@@ -71,8 +76,20 @@ export interface DocState {
   batch<T>(label: string, fn: () => T): T;
 
   // ---- edits (each one undoable) ----
-  /** Adds a step (id generated unless the template's is free); returns its id, or null if refused. */
+  /**
+   * Adds a step (id generated unless the template's is free), not connected to anything
+   * (see `ops.addStep`); returns its id, or null if refused. It lands at
+   * `opts.position`; without one next to the single selected step (in its list), else
+   * at the centre of the view (`setCanvasView`); never on top of a card
+   * (`graph/placement.ts`, `newStepPosition`).
+   */
   addStep(step: StepTemplate, opts?: ops.InsertOptions): string | null;
+  /**
+   * The canvas tells where the centre of its view is (flow coordinates), for steps added
+   * without a point, and the measured sizes of its cards, so new steps land close to
+   * them but never on them. `null` when no canvas is shown.
+   */
+  setCanvasView(view: CanvasView | null): void;
   /** Removes steps (loops with their body) and every reference to them. */
   removeSteps(ids: readonly string[]): void;
   /** Replaces a step; a different `id` in the replacement renames it. */
@@ -83,6 +100,8 @@ export interface DocState {
   renameStep(from: string, to: string): EditResult;
   /** Connects from a handle: `out` edits the target's `after`, `case-N`/`default` the switch, `fallback` the fallback. */
   connect(source: string, target: string, sourceHandle?: string | null): EditResult;
+  /** Writes an implicit `source → target` dependency into the target's `after` (see `ops.makeExplicit`). */
+  makeExplicit(source: string, target: string): EditResult;
   /** Removes a connection (see `connect`); an implicit dependency is removed by writing `after`. */
   disconnect(source: string, target: string, sourceHandle?: string | null): EditResult;
   setFallback(id: string, fallbackId: string | null): EditResult;
@@ -101,6 +120,12 @@ export interface DocState {
   setSettings(patch: SettingsPatch): EditResult;
   /** Lays the graph out with elkjs and writes `layout` (one undo entry). `sizes`: measured node sizes. */
   autoLayout(sizes?: NodeSizes): Promise<void>;
+  /**
+   * A document opened with a position for every step may have been auto-laid out: its
+   * edge routes are computed again (nothing is written), and the edges whose ends are
+   * where that layout puts them follow them (`graph/routes.ts`). `sizes` as for `autoLayout`.
+   */
+  restoreRoutes(sizes?: NodeSizes): Promise<void>;
 
   // ---- selection and diagnostics (not undoable) ----
   select(ids: readonly string[], opts?: { field?: string | null; reveal?: boolean }): void;
@@ -108,6 +133,12 @@ export interface DocState {
   /** Selects the step (and field) a diagnostic is about, and asks the canvas to show it. */
   selectDiagnostic(d: Diagnostic): void;
   setDiagnostics(list: readonly Diagnostic[]): void;
+}
+
+/** What the canvas tells the store about its view (see `setCanvasView`). */
+export interface CanvasView {
+  center(): XY | null;
+  sizes(): MeasuredSizes;
 }
 
 export const EMPTY_BLUEPRINT: Blueprint = { blueprint: 1, id: 'untitled', name: 'Untitled', steps: [] };
@@ -121,6 +152,27 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
     let batchStart: Blueprint | null = null;
     let batchDepth = 0;
     let nonce = 0;
+    // The canvas's view (its centre, its cards' sizes), when a canvas is shown.
+    let canvasView: CanvasView | null = null;
+
+    /** The list and the free spot a new step lands in (see `addStep`). */
+    const landing = (doc: Blueprint, step: StepTemplate, opts: ops.InsertOptions): { container: string | null; position?: XY } => {
+      const s = get();
+      const one = s.selected.length === 1 ? locateStep(doc, s.selected[0]!) : null;
+      const container = opts.container !== undefined ? opts.container : opts.position ? null : (one?.container ?? null);
+      const list = containerSteps(doc, container);
+      if (!list || !Array.isArray(doc.steps)) return { container };
+      const near = !opts.position && one && one.container === container ? one.step.id : null;
+      const position = newStepPosition(doc.steps, doc.layout, {
+        container,
+        at: opts.position ?? null,
+        near,
+        viewCenter: container === null && !opts.position && !near ? (canvasView?.center() ?? null) : null,
+        size: estimateSize(step as unknown as Step),
+        measured: canvasView?.sizes(),
+      });
+      return { container, position };
+    };
 
     const derived = (doc: Blueprint, s: DocState): Partial<DocState> => {
       const out: Partial<DocState> = { doc, dirty: doc !== s.savedDoc };
@@ -165,6 +217,33 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
       }
     };
 
+    /**
+     * Moves pasted or duplicated steps (the top-level ones of `ids`, in `container`) off
+     * the cards that were there before, together, to the nearest place where none of
+     * them covers one (their common box is nudged, `graph/placement.ts`).
+     */
+    const keepOff = (before: Blueprint, after: Blueprint, ids: readonly string[], container: string | null): Blueprint => {
+      const steps = Array.isArray(before.steps) ? before.steps : [];
+      const obstacles = obstaclesIn(steps, container, before.layout, canvasView?.sizes());
+      const placed = placeAll(Array.isArray(after.steps) ? after.steps : [], after.layout);
+      const boxes = ids.map((id) => (after.layout?.[id] ? placed.get(id) : undefined)).filter((p) => p !== undefined);
+      if (boxes.length === 0 || obstacles.length === 0) return after;
+      const x0 = Math.min(...boxes.map((b) => b.position.x));
+      const y0 = Math.min(...boxes.map((b) => b.position.y));
+      const size = {
+        width: Math.max(...boxes.map((b) => b.position.x + b.width)) - x0,
+        height: Math.max(...boxes.map((b) => b.position.y + b.height)) - y0,
+      };
+      const to = nearestFree({ x: x0, y: y0 }, size, obstacles);
+      if (to.x === x0 && to.y === y0) return after;
+      const moved: Record<string, XY> = {};
+      for (const id of ids) {
+        const e = after.layout?.[id];
+        if (e) moved[id] = { x: e.x + to.x - x0, y: e.y + to.y - y0 };
+      }
+      return ops.moveNodes(after, moved);
+    };
+
     const groupByContainer = (doc: Blueprint, ids: readonly string[]) => {
       const groups = new Map<string | null, string[]>();
       for (const id of ids) {
@@ -186,6 +265,7 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
       future: [],
       selected: [],
       field: null,
+      selectedEdge: null,
       reveal: null,
       diagnostics: [],
       diagnosticsByStep: {},
@@ -193,6 +273,7 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
       generation: 0,
 
       load(doc, meta = {}) {
+        clearRoutes();
         set({
           generation: get().generation + 1,
           doc,
@@ -203,6 +284,7 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
           future: [],
           selected: [],
           field: null,
+          selectedEdge: null,
           reveal: null,
           diagnostics: [],
           diagnosticsByStep: {},
@@ -261,11 +343,15 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
       addStep(step, opts = {}) {
         let id: string | null = null;
         edit(`Add ${step.kind}`, (doc) => {
-          const r = ops.addStep(doc, step, opts);
+          const r = ops.addStep(doc, step, { ...opts, ...landing(doc, step, opts) });
           id = r.id;
           return r.doc;
         });
         return id;
+      },
+
+      setCanvasView(view) {
+        canvasView = view;
       },
 
       removeSteps(ids) {
@@ -289,6 +375,10 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
         return edit('Connect', (doc) => ops.connect(doc, source, target, sourceHandle));
       },
 
+      makeExplicit(source, target) {
+        return edit('Make explicit', (doc) => ops.makeExplicit(doc, source, target));
+      },
+
       disconnect(source, target, sourceHandle) {
         return edit('Disconnect', (doc) => ops.disconnect(doc, source, target, sourceHandle));
       },
@@ -309,7 +399,7 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
             const clip = copySteps(doc, group, positions);
             if (clip.steps.length === 0) continue;
             const r = pasteSteps(next, clip, { container });
-            next = r.doc;
+            next = keepOff(next, r.doc, r.ids, container);
             created.push(...r.ids);
           }
           return next;
@@ -331,7 +421,7 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
         const r = edit('Paste', (doc) => {
           const p = pasteSteps(doc, clip, { container: opts.container ?? null, position });
           created = p.ids;
-          return p.doc;
+          return keepOff(doc, p.doc, p.ids, opts.container ?? null);
         });
         if (!r.ok) return [];
         if (created.length) set({ selected: created, field: null });
@@ -343,8 +433,21 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
       },
 
       async autoLayout(sizes) {
-        const positions = await computeAutoLayout(get().doc, sizes);
-        edit('Auto-layout', (doc) => ops.moveNodes(doc, positions));
+        const doc = get().doc;
+        const g = await layoutGraph(doc, sizes);
+        const unchanged = get().doc === doc;
+        edit('Auto-layout', (d) => ops.moveNodes(d, g.positions));
+        // The routes fit the document ELK saw (an edit meanwhile: edges are drawn the usual way).
+        if (unchanged) setRoutes(g);
+        else clearRoutes();
+      },
+
+      async restoreRoutes(sizes) {
+        const doc = get().doc;
+        const layout = doc.layout;
+        if (!layout || !allStepIds(doc).every((id) => layout[id])) return;
+        const g = await layoutGraph(doc, sizes);
+        if (get().doc === doc) setRoutes(g);
       },
 
       select(ids, opts = {}) {
@@ -364,6 +467,9 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
         const t = diagnosticTarget(get().doc, d);
         if (t.step) get().select([t.step], { field: t.field, reveal: true });
         else get().select([]);
+        // A dependency cycle names an edge: the canvas selects it.
+        const edge = cycleEdgeIds(get().doc, d)[0];
+        set({ selectedEdge: edge ? { id: edge, nonce: ++nonce } : null });
       },
 
       setDiagnostics(list) {

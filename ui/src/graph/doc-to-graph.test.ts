@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Blueprint, Step } from '../doc/types';
 import { example } from '../testing/examples';
+import { cycleDiagnosticsKey } from './cycle';
 import { docToGraph, sameNode } from './doc-to-graph';
 import type { FlowEdge } from './types';
 
@@ -37,6 +38,74 @@ describe('docToGraph', () => {
     expect(implicit.sort()).toEqual(['after:digest->reply', 'after:settle->digest']);
     const settle = g.edges.find((e) => e.id === 'after:architecture->settle')!;
     expect(settle).toMatchObject({ source: 'architecture', target: 'settle', sourceHandle: 'out', targetHandle: 'in' });
+  });
+
+  it('draws implicit edges with their own edge type, distinct from written `after` and fallback edges', () => {
+    const g = docToGraph(load('everything-tour'));
+    const implicit = g.edges.find((e) => e.id === 'after:settle->digest')!;
+    const explicit = g.edges.find((e) => e.id === 'after:architecture->settle')!;
+    expect(implicit.type).toBe('implicit');
+    expect(implicit.className).toContain('edge-implicit');
+    expect(explicit.type).toBe('routed');
+    expect(explicit.className).not.toContain('edge-implicit');
+    // The implicit arrowhead is smaller and grey, not the written edge's.
+    expect(implicit.markerEnd).not.toEqual(explicit.markerEnd);
+    const fb = docToGraph(load('retry-fallback')).edges.find((e) => e.data?.kind === 'fallback')!;
+    expect(fb.type).not.toBe('implicit');
+    expect(fb.label).toBe('fallback');
+  });
+
+  it('marks the edge a DEPENDENCY_CYCLE diagnostic points at (`/steps/N/after/M`) in red', () => {
+    const doc: Blueprint = {
+      blueprint: 1,
+      id: 'c',
+      steps: [
+        { id: 'a', kind: 'wait', ms: 1, after: ['c'] },
+        { id: 'b', kind: 'wait', ms: 1, after: ['a'] },
+        { id: 'c', kind: 'wait', ms: 1, after: ['x', 'b'] },
+        { id: 'x', kind: 'wait', ms: 1, after: [] },
+      ],
+    };
+    const d = { level: 'error' as const, code: 'DEPENDENCY_CYCLE', message: 'dependency cycle', pointer: '/steps/2/after/1', step: 'c' };
+    const red = (g: ReturnType<typeof docToGraph>) => g.edges.filter((e) => e.className?.includes('edge-cycle')).map((e) => e.id).sort();
+    expect(red(docToGraph(doc))).toEqual([]);
+    expect(red(docToGraph(doc, { diagnostics: [d] }))).toEqual(['after:b->c']);
+    // A pointer at the step only (older validators): every edge of the cycle through it.
+    expect(red(docToGraph(doc, { diagnostics: [{ ...d, pointer: '/steps/0' }] }))).toEqual(['after:a->b', 'after:b->c', 'after:c->a']);
+    // Other diagnostics mark nothing.
+    expect(red(docToGraph(doc, { diagnostics: [{ ...d, code: 'UNKNOWN_STEP' }] }))).toEqual([]);
+  });
+
+  it('keys only the cycle diagnostics (others do not make the canvas derive the graph again)', () => {
+    const cyc = { level: 'error' as const, code: 'DEPENDENCY_CYCLE', message: 'c', pointer: '/steps/1/after/0' };
+    const other = { level: 'warning' as const, code: 'UNUSED_INPUT', message: 'u', pointer: '/inputs' };
+    expect(cycleDiagnosticsKey([other])).toBe('');
+    expect(cycleDiagnosticsKey([other, cyc])).toBe(cycleDiagnosticsKey([cyc]));
+    expect(cycleDiagnosticsKey([cyc])).not.toBe(cycleDiagnosticsKey([{ ...cyc, pointer: '/steps/2/after/0' }]));
+  });
+
+  it('finds a cycle inside a loop body and through a switch case', () => {
+    const doc: Blueprint = {
+      blueprint: 1,
+      id: 'c',
+      steps: [
+        { id: 'start', kind: 'wait', ms: 1 },
+        {
+          id: 'each',
+          kind: 'loop',
+          for_each: '{{ start }}',
+          steps: [
+            { id: 'sw', kind: 'switch', after: ['t'], cases: [{ when: '{{ item }}', to: ['t'] }], default: [] },
+            { id: 't', kind: 'wait', ms: 1 },
+          ],
+        },
+      ],
+    };
+    const d = { level: 'error' as const, code: 'DEPENDENCY_CYCLE', message: 'cycle', pointer: '/steps/1/steps/0/after/0' };
+    const g = docToGraph(doc, { diagnostics: [d] });
+    expect(g.edges.filter((e) => e.className?.includes('edge-cycle')).map((e) => e.id)).toEqual(['after:t->sw']);
+    const all = docToGraph(doc, { diagnostics: [{ ...d, pointer: '/steps/1/steps/0' }] });
+    expect(all.edges.filter((e) => e.className?.includes('edge-cycle')).map((e) => e.id).sort()).toEqual(['after:t->sw', 'case:sw:0->t']);
   });
 
   it('puts loop bodies in their container with parentId, loops before their children', () => {

@@ -10,13 +10,19 @@
 //!   `case:<sw>:<i>-><t>`        switch case i routes to t (`default` for the
 //!                               default), from the switch's `case-i`/`default` handle;
 //!   `fallback:<a>-><f>`         f stands in for a when it fails (dashed).
+//!   Edges are drawn by `canvas/ImplicitEdge.tsx`: type `routed` (along the last
+//!   auto-layout's route), implicit `after` edges type `implicit` (thin, grey,
+//!   dashed, a click offers "Make explicit" / "Remove"); fallbacks are orange, dashed
+//!   and labelled "fallback"; edges a `DEPENDENCY_CYCLE` diagnostic names (`cycle.ts`)
+//!   carry `edge-cycle` (red).
 //! - Positions come from `layout`; steps without one are placed by `placement.ts`.
 
 import { listRoles, stepDeps, switchTargets } from '../doc/deps';
 import { isLoop } from '../doc/query';
-import { STEP_KINDS, type Blueprint, type Step } from '../doc/types';
+import { STEP_KINDS, type Blueprint, type Diagnostic, type Step } from '../doc/types';
+import { cycleEdgeIds } from './cycle';
 import { placeAll, type MeasuredSizes } from './placement';
-import { ARROW, type FlowEdge, type FlowGraph, type FlowNode, type FlowNodeType } from './types';
+import { ARROW, IMPLICIT_ARROW, type FlowEdge, type FlowGraph, type FlowNode, type FlowNodeType } from './types';
 
 const KNOWN = new Set<string>(STEP_KINDS);
 
@@ -30,6 +36,8 @@ export interface GraphOptions {
    * their body and keep placed nodes from overlapping; estimates are used without.
    */
   measured?: MeasuredSizes;
+  /** The document's diagnostics: a `DEPENDENCY_CYCLE` one marks the edges it names. */
+  diagnostics?: readonly Diagnostic[];
 }
 
 export function docToGraph(doc: Blueprint, opts: GraphOptions = {}): FlowGraph {
@@ -40,9 +48,12 @@ export function docToGraph(doc: Blueprint, opts: GraphOptions = {}): FlowGraph {
   const nodeIds = new Set<string>();
   const edgeIds = new Set<string>();
 
+  const cycle = new Set<string>();
+  for (const d of opts.diagnostics ?? []) for (const id of cycleEdgeIds(doc, d)) cycle.add(id);
   const addEdge = (e: FlowEdge) => {
     if (edgeIds.has(e.id) || !nodeIds.has(e.source) || !nodeIds.has(e.target)) return;
     edgeIds.add(e.id);
+    if (cycle.has(e.id)) e.className = `${e.className ?? ''} edge-cycle`.trim();
     edges.push(e);
   };
 
@@ -93,8 +104,8 @@ export function docToGraph(doc: Blueprint, opts: GraphOptions = {}): FlowGraph {
           target: step.id,
           sourceHandle: 'out',
           targetHandle: 'in',
-          type: 'smoothstep',
-          markerEnd: ARROW,
+          type: deps.explicit ? 'routed' : 'implicit',
+          markerEnd: deps.explicit ? ARROW : IMPLICIT_ARROW,
           className: deps.explicit ? 'edge-after' : 'edge-after edge-implicit',
           data: { kind: 'after', implicit: !deps.explicit },
         });
@@ -107,8 +118,8 @@ export function docToGraph(doc: Blueprint, opts: GraphOptions = {}): FlowGraph {
             target: t.target,
             sourceHandle: t.handle,
             targetHandle: 'in',
-            type: 'smoothstep',
-          markerEnd: ARROW,
+            type: 'routed',
+            markerEnd: ARROW,
             className: 'edge-case',
             data: { kind: 'case', caseIndex: t.caseIndex },
           });
@@ -121,10 +132,13 @@ export function docToGraph(doc: Blueprint, opts: GraphOptions = {}): FlowGraph {
           target: step.fallback,
           sourceHandle: 'fallback',
           targetHandle: 'in',
-          type: 'smoothstep',
+          type: 'routed',
           markerEnd: ARROW,
           className: 'edge-fallback',
           style: { strokeDasharray: '6 4' },
+          label: 'fallback',
+          labelBgPadding: [4, 2],
+          labelBgBorderRadius: 3,
           data: { kind: 'fallback' },
         });
       }
@@ -154,6 +168,7 @@ export function sameNode(a: FlowNode, b: FlowNode): boolean {
 export function sameEdge(a: FlowEdge, b: FlowEdge): boolean {
   return (
     a.id === b.id &&
+    a.type === b.type &&
     a.source === b.source &&
     a.target === b.target &&
     a.sourceHandle === b.sourceHandle &&

@@ -58,6 +58,8 @@ export interface FlowGraph {
 }
 
 export const ARROW = { type: 'arrowclosed' as MarkerType, width: 16, height: 16 };
+/** The arrowhead of an implicit edge: smaller, in the implicit edge's grey. */
+export const IMPLICIT_ARROW = { type: 'arrowclosed' as MarkerType, width: 12, height: 12, color: 'var(--edge-implicit)' };
 
 /** Estimated node sizes (the CSS gives step nodes this width), used before nodes are measured. */
 export const NODE_WIDTH = 240;
