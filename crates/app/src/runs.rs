@@ -420,7 +420,7 @@ pub fn step_records(events: &[RunEvent]) -> Vec<Value> {
                 }
                 (step, r)
             }
-            EventKind::StepSkipped { step, path } if path.is_empty() => {
+            EventKind::StepSkipped { step, path, .. } if path.is_empty() => {
                 (step, serde_json::json!({ "step": step, "status": "skipped" }))
             }
             _ => continue,

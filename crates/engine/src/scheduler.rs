@@ -12,8 +12,8 @@ mod scope;
 
 use crate::driver::StartError;
 use crate::event::{
-    Envelope, ErrorEntry, EventKind, IterationPath, LogLevel, PauseReason, RunEvent, RunStatus, StepError, StepStatus,
-    Summary,
+    Envelope, ErrorEntry, EventKind, IterationPath, LogLevel, PauseReason, RunEvent, RunStatus, SkipReason, StepError,
+    StepStatus, Summary,
 };
 use crate::results::{output_forms, prompt_output, resource_output, tool_output_in};
 use crate::servers::{CallError, CallTarget, Progress};
@@ -243,6 +243,8 @@ struct Slot {
     released: bool,
     /// For a fallback step that runs: the error it handles (`error` in scope).
     handling: Option<Rcvar>,
+    /// Skipped because the step is disabled: its dependents still run.
+    disabled: bool,
 }
 
 #[derive(Debug, Default)]
@@ -662,6 +664,10 @@ impl Scheduler {
     /// re-runs part of an earlier one and the step is pinned (it finishes at once with
     /// its earlier output) or not among those to run (it is skipped).
     fn make_ready(&mut self, frame: FrameId, pos: usize) {
+        if self.plan.steps[self.id_of(frame, pos)].step.common.is_disabled() {
+            self.skip_disabled(frame, pos);
+            return;
+        }
         // Frame 0 is the top level: only top-level steps are pinned or left out.
         if frame == 0 {
             let idx = self.id_of(frame, pos);
@@ -1119,7 +1125,7 @@ impl Scheduler {
                     self.frames[frame].slots[pos].state = State::Backoff { timer };
                     return;
                 }
-                if let Some(fb) = planned.fallback {
+                if let Some(fb) = planned.fallback.filter(|&fb| !plan.steps[fb].step.common.is_disabled()) {
                     let fpos = plan.steps[fb].position;
                     let handling =
                         value_to_var(json!({ "step": step_id, "message": error.message, "code": error.code }));
@@ -1279,7 +1285,13 @@ impl Scheduler {
             if statuses.iter().any(Option::is_none) {
                 continue;
             }
-            if statuses.iter().all(|s| *s == Some(StepStatus::Skipped)) {
+            // A disabled dependency counts as done: the user switched one step off, not
+            // the branch after it.
+            let counts_skipped = |&x: &StepIdx| {
+                let slot = &self.frames[frame].slots[self.plan.steps[x].position];
+                matches!(slot.state, State::Done(StepStatus::Skipped)) && !slot.disabled
+            };
+            if self.plan.steps[d].deps.iter().all(counts_skipped) {
                 self.skip(frame, dpos);
             } else {
                 self.make_ready(frame, dpos);
@@ -1316,7 +1328,21 @@ impl Scheduler {
         self.ready.remove(&(frame, pos));
         let step = self.step_name(frame, pos);
         let path = self.frames[frame].path.clone();
-        self.emit(EventKind::StepSkipped { step, path });
+        self.emit(EventKind::StepSkipped { step, path, reason: None });
+        self.settle(frame, pos, StepStatus::Skipped, value_to_var(Value::Null), None);
+    }
+
+    /// A disabled step finishes without running: skipped with reason `disabled`, output
+    /// `null`. No `StepStarted`, no breakpoint, no `save`; its dependents still run.
+    fn skip_disabled(&mut self, frame: FrameId, pos: usize) {
+        if matches!(self.frames[frame].slots[pos].state, State::Done(_)) {
+            return;
+        }
+        self.ready.remove(&(frame, pos));
+        self.frames[frame].slots[pos].disabled = true;
+        let step = self.step_name(frame, pos);
+        let path = self.frames[frame].path.clone();
+        self.emit(EventKind::StepSkipped { step, path, reason: Some(SkipReason::Disabled) });
         self.settle(frame, pos, StepStatus::Skipped, value_to_var(Value::Null), None);
     }
 
@@ -1553,7 +1579,7 @@ impl Scheduler {
                         self.timers.remove(&timer);
                     }
                     self.ready.remove(&(frame, pos));
-                    self.emit(EventKind::StepSkipped { step, path });
+                    self.emit(EventKind::StepSkipped { step, path, reason: None });
                     self.frames[frame].slots[pos].state = State::Done(StepStatus::Skipped);
                 }
             }
