@@ -172,6 +172,10 @@ impl RunStatus {
 pub struct StepError {
     pub code: String,
     pub message: String,
+    /// What the server itself said, when our message says it in other words (a server
+    /// that refused the arguments: its own text, shown below the message).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 /// One entry of the envelope's `errors`.

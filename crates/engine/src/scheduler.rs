@@ -414,7 +414,7 @@ impl std::fmt::Debug for Scheduler {
 }
 
 fn err(code: &str, message: impl Into<String>) -> StepError {
-    StepError { code: code.into(), message: message.into() }
+    StepError { code: code.into(), message: message.into(), detail: None }
 }
 
 impl Scheduler {
@@ -1001,7 +1001,11 @@ impl Scheduler {
         }
         let idx = self.id_of(frame, pos);
         let outcome = match result {
-            Err(e) => Outcome::Failed { retryable: e.transient, error: err(&e.code, e.message), raw: None },
+            Err(e) => Outcome::Failed {
+                retryable: e.transient,
+                error: StepError { code: e.code, message: e.message, detail: e.detail },
+                raw: None,
+            },
             Ok(raw) => match &self.plan.steps[idx].step.kind {
                 StepKind::Tool(_) => match tool_output_in(&raw) {
                     Ok(output) => {
