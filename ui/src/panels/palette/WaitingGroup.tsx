@@ -1,11 +1,12 @@
 //! The palette's one entry for every server waiting for approval: a header with the
 //! count that expands to one line per server — its name, the command it would start
-//! (one line, cut with an ellipsis, whole on hover) and a Review… button that opens the
+//! (one line under it, long paths shortened to their last two parts and cut with an
+//! ellipsis, whole on hover) and a Review… button that opens the
 //! consent prompt with the exact command. Nothing starts from here without consent.
 
 import { memo, useState } from 'react';
 import { requestConsent } from '../servers/store';
-import { waitingTitle, type Waiting } from './waiting';
+import { shortCommand, waitingTitle, type Waiting } from './waiting';
 import './waiting.css';
 
 export const WaitingGroup = memo(function WaitingGroup({ waiting }: { waiting: Waiting[] }) {
@@ -32,7 +33,7 @@ export const WaitingGroup = memo(function WaitingGroup({ waiting }: { waiting: W
             <li key={w.server} className="palette-waiting-row" data-testid={`palette-waiting-${w.server}`}>
               <span className="palette-waiting-name">{w.server}</span>
               <code className="palette-waiting-command" title={w.command}>
-                {w.command}
+                {shortCommand(w.command)}
               </code>
               <button
                 type="button"

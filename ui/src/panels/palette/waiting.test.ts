@@ -2,7 +2,7 @@
 
 import { describe, expect, it } from 'vitest';
 import type { ServerInfo, ServerOffer } from '../../backend';
-import { isWaiting, waitingServers, waitingTitle } from './waiting';
+import { isWaiting, shortCommand, waitingServers, waitingTitle } from './waiting';
 
 const refused = (server: string, message = `server \`${server}\` is not approved`): ServerOffer => ({
   server,
@@ -55,5 +55,14 @@ describe('servers waiting for approval', () => {
   it('says how many in one title', () => {
     expect(waitingTitle(1)).toBe('1 server waiting for approval');
     expect(waitingTitle(5)).toBe('5 servers waiting for approval');
+  });
+
+  it('shortens long absolute paths for the one line, keeping the rest of the command', () => {
+    expect(shortCommand('/home/me/repo/target/debug/mcpflow-testkit echo')).toBe('…/target/debug/mcpflow-testkit echo');
+    expect(shortCommand('node /r/node_modules/@modelcontextprotocol/server-memory/dist/index.js (cwd: /tmp)')).toBe(
+      'node …/server-memory/dist/index.js (cwd: /tmp)',
+    );
+    expect(shortCommand("node '/srv/x/index.js' stdio")).toBe("node '/srv/x/index.js' stdio");
+    expect(shortCommand('uvx mcp-server-time')).toBe('uvx mcp-server-time');
   });
 });

@@ -30,5 +30,17 @@ export function waitingServers(offers: readonly ServerOffer[], servers: readonly
   return out;
 }
 
+/**
+ * A command line for one narrow line: each absolute path longer than its last three
+ * segments becomes `…/a/b/file` (`/home/me/repo/target/debug/mcpflow-testkit echo` →
+ * `…/target/debug/mcpflow-testkit echo`). The whole command stays in the tooltip.
+ */
+export function shortCommand(command: string): string {
+  return command.replace(/(^|[\s'"=])(\/[^\s'"]+)/g, (_all, lead: string, path: string) => {
+    const parts = path.split('/').filter(Boolean);
+    return parts.length > 3 ? `${lead}…/${parts.slice(-3).join('/')}` : `${lead}${path}`;
+  });
+}
+
 /** "1 server waiting for approval", "3 servers waiting for approval". */
 export const waitingTitle = (n: number): string => `${n} server${n === 1 ? '' : 's'} waiting for approval`;
