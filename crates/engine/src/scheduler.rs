@@ -1012,6 +1012,18 @@ impl Scheduler {
                         let (json, output) = output_forms(output);
                         Outcome::Succeeded { output, json: Some(json), raw: Some(raw) }
                     }
+                    Err(failed) if crate::results::refused_arguments(&failed.0) => {
+                        let tool = match &self.plan.steps[idx].step.kind {
+                            StepKind::Tool(t) => t.tool.clone(),
+                            _ => String::new(),
+                        };
+                        let message = format!(
+                            "tool `{tool}` refused its arguments; check them against its input schema (the \
+                             server's own words are in the detail)"
+                        );
+                        let error = StepError { code: "ARGS_INVALID".into(), message, detail: Some(failed.0) };
+                        Outcome::Failed { error, retryable: false, raw: Some(raw) }
+                    }
                     Err(failed) => {
                         Outcome::Failed { error: err("TOOL_ERROR", failed.0), retryable: true, raw: Some(raw) }
                     }
