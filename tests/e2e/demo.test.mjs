@@ -1,5 +1,6 @@
 // The demo from anywhere, end to end on the real app: the studio started in a fresh
-// temporary folder (not the repository) opens the demo, groups the servers waiting for
+// temporary folder (not the repository) opens the demo legible (zoom ≥ 60%, card titles
+// at a readable size inside the view, the canvas ≥ 70% of the 1400×900 window), groups the servers waiting for
 // approval in one palette entry, asks consent for the seeded servers by their absolute
 // commands, runs the demo to success with the memory graph written into the data folder,
 // and the Servers panel then agrees that what was approved is approved. A blueprint that
@@ -55,12 +56,54 @@ async function nodeStates(browser) {
   });
 }
 
+/**
+ * What a new user sees: the window, the canvas's share of it, the zoom (React Flow's
+ * viewport transform) and each card title's on-screen font size and whether it is inside
+ * the canvas.
+ */
+async function firstSight(browser) {
+  return browser.execute(() => {
+    const flow = document.querySelector('.react-flow')?.getBoundingClientRect();
+    const m = /scale\(([\d.]+)\)/.exec(document.querySelector('.react-flow__viewport')?.style.transform ?? '');
+    const zoom = m ? Number(m[1]) : null;
+    const titles = [...document.querySelectorAll('.react-flow__node [data-testid^="title-"]')].map((el) => {
+      const r = el.getBoundingClientRect();
+      const visible = !!flow && r.width > 0 && r.left >= flow.left && r.right <= flow.right && r.top >= flow.top && r.bottom <= flow.bottom;
+      return { text: el.textContent, px: parseFloat(getComputedStyle(el).fontSize) * (zoom ?? 0), visible };
+    });
+    return {
+      winW: window.innerWidth,
+      winH: window.innerHeight,
+      share: flow ? (flow.width * flow.height) / (window.innerWidth * window.innerHeight) : 0,
+      zoom,
+      titles,
+    };
+  });
+}
+
 test('the demo runs from a folder other than the repository, by the seeded servers, and consent agrees', async () => {
   const cwd = mkdtempSync(join(tmpdir(), 'mcpflow-e2e-demo-cwd-'));
   const studio = await openStudio('demo', {}, { cwd });
   const { browser } = studio;
   try {
     await shown(browser, sel('step-namespaces'), 30_000);
+
+    // ---- First sight: the window as configured, the demo legible, the canvas the app.
+    const view = await until(async () => {
+      const a = await firstSight(browser);
+      await new Promise((r) => setTimeout(r, 400));
+      const b = await firstSight(browser);
+      return a.zoom !== null && a.zoom === b.zoom && b.titles.length > 0 ? b : null;
+    }, 'the demo to open and settle', 30_000);
+    await studio.shot('first-start');
+    assert.deepEqual([view.winW, view.winH], [1400, 900], `the window: ${JSON.stringify(view)}`);
+    assert.ok(view.zoom >= 0.6 && view.zoom <= 1, `the demo opens at a legible zoom: ${view.zoom}`);
+    assert.ok(view.share >= 0.7, `the canvas gets ≥ 70% of the window: ${JSON.stringify(view)}`);
+    const inView = view.titles.filter((t) => t.visible);
+    assert.ok(inView.length >= 4, `several card titles in view: ${JSON.stringify(view.titles)}`);
+    for (const t of inView) {
+      assert.ok(t.px >= 10, `title "${t.text}" is drawn at ${t.px.toFixed(1)} px on screen (≥ 10 px)`);
+    }
 
     // ---- The palette: one grouped entry for the servers waiting for approval.
     const group = await shown(browser, sel('palette-waiting'), 30_000);
