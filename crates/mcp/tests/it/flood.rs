@@ -43,7 +43,7 @@ async fn the_initialize_timeout_fires_while_the_server_floods_stdout() {
     assert!(took >= Duration::from_secs(1) && took < Duration::from_millis(1500), "took {took:?}");
     pool.shutdown().await;
     drop(pool);
-    assert_bounded(&counted.await.unwrap(), took.as_secs_f64());
+    assert_bounded(&counted.await.unwrap(), started.elapsed().as_secs_f64());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -64,8 +64,10 @@ async fn a_call_deadline_fires_while_the_server_floods_stderr() {
     let took = call.elapsed();
     assert_eq!(err.code(), "CALL_TIMEOUT", "{err}");
     assert!(took >= Duration::from_secs(1) && took < Duration::from_millis(1500), "took {took:?}");
-    let secs = started.elapsed().as_secs_f64();
     pool.shutdown().await;
     drop(pool);
+    // Lines reach the log until the server is gone: count the time up to then (a busy
+    // machine can take a while to stop it), plus a second of slack.
+    let secs = started.elapsed().as_secs_f64();
     assert_bounded(&counted.await.unwrap(), secs + 1.0);
 }
