@@ -17,6 +17,12 @@ import { openStudio, ROOT, shown, until } from '../tests/e2e/harness.mjs';
 const sel = (id) => `[data-testid="${id}"]`;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** Closes the status toast (it would cover cards in a picture meant to show them). */
+async function dismissToast(browser) {
+  const close = await browser.$(sel('status-dismiss'));
+  if (await close.isExisting()) await close.click().catch(() => {});
+}
+
 function crop(from, to) {
   const r = spawnSync('convert', [from, '-crop', '1400x900+0+0', '+repage', to], { stdio: 'inherit' });
   if (r.status !== 0) throw new Error(`convert ${from} → ${to} failed`);
@@ -45,6 +51,7 @@ const { browser } = studio;
 try {
   await shown(browser, sel('step-namespaces'), 30_000);
   await sleep(1500); // the open view and the first paint settle
+  await dismissToast(browser);
   crop(await studio.shot('first-start'), join(ROOT, 'docs/first-start.png'));
 
   const gotIt = await browser.$(sel('guide-dismiss'));
@@ -57,6 +64,8 @@ try {
   }, 'the demo run to end', 180_000);
   await (await shown(browser, sel('step-namespaces'))).click();
   await sleep(1200);
+  await dismissToast(browser);
+  await sleep(300);
   crop(await studio.shot('after-run'), join(ROOT, 'docs/studio.png'));
 } finally {
   await studio.close();
