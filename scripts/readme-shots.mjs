@@ -12,9 +12,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStudio, ROOT, shown, until } from '../tests/e2e/harness.mjs';
+import { approveAll, openStudio, ROOT, sel, shown, until } from '../tests/e2e/harness.mjs';
 
-const sel = (id) => `[data-testid="${id}"]`;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Closes the status toast (it would cover cards in a picture meant to show them). */
@@ -29,22 +28,6 @@ function crop(from, to) {
   console.log(`wrote ${to}`);
 }
 
-async function approveAll(browser) {
-  const dialog = await browser.$(sel('consent-dialog'));
-  const chip = await browser.$(sel('run-state'));
-  await until(async () => (await dialog.isDisplayed()) || (await chip.isExisting()), 'a consent prompt or the run', 30_000);
-  while (await dialog.isDisplayed()) {
-    const command = await (await browser.$(sel('consent-command'))).getText();
-    await (await shown(browser, sel('consent-approve'))).click();
-    await until(
-      async () => !(await dialog.isDisplayed()) || (await (await browser.$(sel('consent-command'))).getText()) !== command,
-      'the prompt to close',
-      30_000,
-    );
-    await sleep(300);
-  }
-}
-
 const cwd = mkdtempSync(join(tmpdir(), 'mcpflow-shots-cwd-'));
 const studio = await openStudio('readme', {}, { cwd, guide: true });
 const { browser } = studio;
@@ -57,7 +40,7 @@ try {
   const gotIt = await browser.$(sel('guide-dismiss'));
   if (await gotIt.isExisting()) await gotIt.click();
   await (await shown(browser, sel('run-start'))).click();
-  await approveAll(browser);
+  await approveAll(browser, 30_000);
   await until(async () => {
     const el = await browser.$(sel('run-state'));
     return (await el.isExisting()) && ['succeeded', 'partial', 'failed'].includes(await el.getAttribute('data-status'));

@@ -11,31 +11,16 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { dragToCanvas, importDoc, openStudio, shown, until } from './harness.mjs';
+import { approveAll, click, dragToCanvas, importDoc, openStudio, runStatus, sel, shown, until, viewportZoom } from './harness.mjs';
 
-const sel = (id) => `[data-testid="${id}"]`;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function click(browser, selector) {
-  const el = await shown(browser, selector);
-  await el.click();
-}
-
-/** The zoom of the canvas, read from React Flow's viewport transform. */
-async function zoom(browser) {
-  return browser.execute(() => {
-    const t = document.querySelector('.react-flow__viewport')?.style.transform ?? '';
-    const m = /scale\(([\d.]+)\)/.exec(t);
-    return m ? Number(m[1]) : null;
-  });
-}
 
 /** The zoom once it stops changing (zooms animate for ~150-300 ms). */
 async function settledZoom(browser) {
-  let last = await zoom(browser);
+  let last = await viewportZoom(browser);
   for (let i = 0; i < 20; i++) {
     await sleep(150);
-    const now = await zoom(browser);
+    const now = await viewportZoom(browser);
     if (now === last) return now;
     last = now;
   }
@@ -95,28 +80,6 @@ async function minimapCovers(browser) {
 
 async function selectedCount(browser) {
   return browser.execute(() => document.querySelectorAll('.react-flow__node.selected').length);
-}
-
-async function runStatus(browser) {
-  const el = await browser.$(sel('run-state'));
-  return (await el.isExisting()) ? el.getAttribute('data-status') : null;
-}
-
-/** Approves every server the consent prompt asks for (as tests/e2e/runs.test.mjs). */
-async function approveAll(browser) {
-  const dialog = await browser.$(sel('consent-dialog'));
-  const chip = await browser.$(sel('run-state'));
-  await until(async () => (await dialog.isDisplayed()) || (await chip.isExisting()), 'a consent prompt or the run');
-  while (await dialog.isDisplayed()) {
-    const command = await (await browser.$(sel('consent-command'))).getText();
-    await click(browser, sel('consent-approve'));
-    await until(
-      async () => !(await dialog.isDisplayed()) || (await (await browser.$(sel('consent-command'))).getText()) !== command,
-      `the prompt for ${command} to close`,
-      30_000,
-    );
-    await sleep(300);
-  }
 }
 
 /** Opens the context menu of an element with a real right-click at its centre. */
@@ -209,10 +172,10 @@ test('canvas: legible on open, zoom control and shortcuts, drop keeps the zoom, 
     const input = await shown(browser, sel('rename-second'));
     // No shortcut fires while renaming: `=` (zoom in) and Ctrl+A stay in the field.
     // (Lower case: WebKitWebDriver types shifted characters unshifted.)
-    const z0 = await zoom(browser);
+    const z0 = await viewportZoom(browser);
     await browser.keys(['Control', 'a']);
     await input.addValue('add = numbers');
-    assert.equal(await zoom(browser), z0, 'typing = in the rename field does not zoom');
+    assert.equal(await viewportZoom(browser), z0, 'typing = in the rename field does not zoom');
     await browser.keys(['Enter']);
     await until(async () => (await (await browser.$(sel('title-second'))).getProperty('textContent')) === 'add = numbers', 'the new title');
     assert.match(await (await browser.$(`${sel('step-second')} .step-id`)).getProperty('textContent'), /^second$/, 'the id stays, small');

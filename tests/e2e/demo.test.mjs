@@ -11,39 +11,8 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { importDoc, openStudio, ROOT, shown, until } from './harness.mjs';
+import { ROOT, approveAll, click, importDoc, openStudio, runStatus, sel, shown, until } from './harness.mjs';
 
-const sel = (id) => `[data-testid="${id}"]`;
-
-async function click(browser, selector) {
-  const el = await shown(browser, selector);
-  await el.click();
-}
-
-async function runStatus(browser) {
-  const el = await browser.$(sel('run-state'));
-  return (await el.isExisting()) ? el.getAttribute('data-status') : null;
-}
-
-/** Approves every server the consent prompt asks for; returns the commands approved. */
-async function approveAll(browser, timeout = 15_000) {
-  const approved = [];
-  const dialog = await browser.$(sel('consent-dialog'));
-  const chip = await browser.$(sel('run-state'));
-  await until(async () => (await dialog.isDisplayed()) || (await chip.isExisting()), 'a consent prompt or the run', timeout);
-  while (await dialog.isDisplayed()) {
-    const command = await (await browser.$(sel('consent-command'))).getText();
-    await click(browser, sel('consent-approve'));
-    approved.push(command);
-    await until(
-      async () => !(await dialog.isDisplayed()) || (await (await browser.$(sel('consent-command'))).getText()) !== command,
-      `the prompt for ${command} to close`,
-      30_000,
-    );
-    await new Promise((r) => setTimeout(r, 300));
-  }
-  return approved;
-}
 
 /** The run state of every node on the canvas: `{ stepId: state }`. */
 async function nodeStates(browser) {

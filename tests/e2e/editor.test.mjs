@@ -8,14 +8,8 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, dragToCanvas, openStudio, pointerDrag, shown, until } from './harness.mjs';
+import { ROOT, click, dragToCanvas, openStudio, pointerDrag, sel, shown, until } from './harness.mjs';
 
-const sel = (id) => `[data-testid="${id}"]`;
-
-async function click(browser, selector) {
-  const el = await shown(browser, selector);
-  await el.click();
-}
 
 async function statusText(browser) {
   const el = await browser.$(sel('status'));

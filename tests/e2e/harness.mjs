@@ -222,3 +222,52 @@ export async function pointerDrag(browser, fromSelector, toSelector) {
   ]);
   await browser.releaseActions();
 }
+
+/** The selector of a `data-testid`. */
+export const sel = (id) => `[data-testid="${id}"]`;
+
+/** Waits until `selector` is displayed, then clicks it. */
+export async function click(browser, selector) {
+  const el = await shown(browser, selector);
+  await el.click();
+}
+
+/** The status of the run shown in the toolbar's chip (`null`: no run shown). */
+export async function runStatus(browser) {
+  const el = await browser.$(sel('run-state'));
+  return (await el.isExisting()) ? el.getAttribute('data-status') : null;
+}
+
+/**
+ * Approves every server the consent prompt asks for, one prompt at a time, until the
+ * run starts; returns the commands approved (empty when the run started without asking).
+ */
+export async function approveAll(browser, timeout = 15_000) {
+  const approved = [];
+  const dialog = await browser.$(sel('consent-dialog'));
+  // Either the prompt shows, or the run starts without asking (its chip shows).
+  const chip = await browser.$(sel('run-state'));
+  await until(async () => (await dialog.isDisplayed()) || (await chip.isExisting()), 'a consent prompt or the run', timeout);
+  while (await dialog.isDisplayed()) {
+    const command = await (await browser.$(sel('consent-command'))).getText();
+    await click(browser, sel('consent-approve'));
+    approved.push(command);
+    // The prompt closes, or asks for the next server.
+    await until(
+      async () => !(await dialog.isDisplayed()) || (await (await browser.$(sel('consent-command'))).getText()) !== command,
+      `the prompt for ${command} to close`,
+      30_000,
+    );
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  return approved;
+}
+
+/** The canvas zoom, read from React Flow's viewport transform (`null`: no canvas). */
+export async function viewportZoom(browser) {
+  return browser.execute(() => {
+    const t = document.querySelector('.react-flow__viewport')?.style.transform ?? '';
+    const m = /scale\(([\d.]+)\)/.exec(t);
+    return m ? Number(m[1]) : null;
+  });
+}

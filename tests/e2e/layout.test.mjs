@@ -11,14 +11,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { importDoc, openStudio, shown, until } from './harness.mjs';
+import { approveAll, click, importDoc, openStudio, runStatus, sel, shown, until } from './harness.mjs';
 
-const sel = (id) => `[data-testid="${id}"]`;
-
-async function click(browser, selector) {
-  const el = await shown(browser, selector);
-  await el.click();
-}
 
 /** The `.react-flow` box against the window. */
 async function canvasShare(browser) {
@@ -85,20 +79,6 @@ async function pointerDragBy(browser, selector, dx, dy) {
   await browser.releaseActions();
 }
 
-async function approveAll(browser) {
-  const dialog = await browser.$(sel('consent-dialog'));
-  const chip = await browser.$(sel('run-state'));
-  await until(async () => (await dialog.isDisplayed()) || (await chip.isExisting()), 'a consent prompt or the run', 20_000);
-  while (await dialog.isDisplayed()) {
-    await click(browser, sel('consent-approve'));
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
-
-const runStatus = async (browser) => {
-  const el = await browser.$(sel('run-state'));
-  return (await el.isExisting()) ? el.getAttribute('data-status') : null;
-};
 
 test('layout: canvas share, guide and Help, panels remembered across a restart, a still toolbar, the empty canvas', async () => {
   const home = mkdtempSync(join(tmpdir(), 'mcpflow-e2e-layout-'));
@@ -208,7 +188,7 @@ test('layout: canvas share, guide and Help, panels remembered across a restart, 
     assert.match(name.title, /rather long name/, 'the whole name on hover');
     const idle = await toolbarBoxes(browser);
     await click(browser, sel('run-debug'));
-    await approveAll(browser);
+    await approveAll(browser, 20_000);
     const seen = new Set();
     // Paused at the start (Debug), then running, then finished: poll all along.
     await until(async () => {

@@ -6,14 +6,8 @@
 // node was running; re-run from a step of it and find the re-run in the history.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { importDoc, openStudio, shown, until } from './harness.mjs';
+import { approveAll, click, importDoc, openStudio, runStatus, sel, shown, until } from './harness.mjs';
 
-const sel = (id) => `[data-testid="${id}"]`;
-
-async function click(browser, selector) {
-  const el = await shown(browser, selector);
-  await el.click();
-}
 
 /** The run state of every node on the canvas: `{ stepId: state }`. */
 async function nodeStates(browser) {
@@ -33,40 +27,9 @@ async function text(browser, id) {
   return el.getProperty('textContent');
 }
 
-async function runStatus(browser) {
-  const el = await browser.$(sel('run-state'));
-  return (await el.isExisting()) ? el.getAttribute('data-status') : null;
-}
-
 async function untilStatus(browser, wanted, timeout = 60_000) {
   await until(async () => wanted.includes(await runStatus(browser)), `the run to be ${wanted.join(' or ')}`, timeout);
   return runStatus(browser);
-}
-
-/**
- * Approves every server the consent prompt asks for (a run asks, one server at a time,
- * before it starts them); returns the commands approved.
- */
-async function approveAll(browser, timeout = 15_000) {
-  const approved = [];
-  const dialog = await browser.$(sel('consent-dialog'));
-  // Either the prompt shows, or the run starts without asking (its chip shows).
-  const chip = await browser.$(sel('run-state'));
-  await until(async () => (await dialog.isDisplayed()) || (await chip.isExisting()), 'a consent prompt or the run', timeout);
-  if (!(await dialog.isDisplayed())) return approved;
-  while (await dialog.isDisplayed()) {
-    const command = await (await browser.$(sel('consent-command'))).getText();
-    await click(browser, sel('consent-approve'));
-    approved.push(command);
-    // The prompt closes, or asks for the next server.
-    await until(
-      async () => !(await dialog.isDisplayed()) || (await (await browser.$(sel('consent-command'))).getText()) !== command,
-      `the prompt for ${command} to close`,
-      30_000,
-    );
-    await new Promise((r) => setTimeout(r, 300));
-  }
-  return approved;
 }
 
 test('runs: the demo succeeds, faulty retries and fails, breakpoints and stepping, history and the timeline', async () => {

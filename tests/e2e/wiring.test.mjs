@@ -7,23 +7,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { dragToCanvas, importDoc, openStudio, shown, until } from './harness.mjs';
+import { click, dragToCanvas, importDoc, openStudio, sel, shown, until, viewportZoom } from './harness.mjs';
 
-const sel = (id) => `[data-testid="${id}"]`;
-
-async function click(browser, selector) {
-  const el = await shown(browser, selector);
-  await el.click();
-}
-
-/** The canvas zoom, from React Flow's viewport transform. */
-async function zoom(browser) {
-  return browser.execute(() => {
-    const t = document.querySelector('.react-flow__viewport')?.style.transform ?? '';
-    const m = /scale\(([\d.]+)\)/.exec(t);
-    return m ? Number(m[1]) : null;
-  });
-}
 
 async function paneRect(browser) {
   return browser.execute(() => {
@@ -128,7 +113,7 @@ test('drops land at their points, apart and unconnected, at the same zoom', asyn
     if (await ask.waitForDisplayed({ timeout: 2_000 }).then(() => true, () => false)) await ask.click();
     await until(async () => (await browser.$$('.react-flow__node')).length === 0, 'an empty new document');
     await new Promise((r) => setTimeout(r, 300));
-    const z0 = await zoom(browser);
+    const z0 = await viewportZoom(browser);
     const pane = await paneRect(browser);
     const points = [
       { x: Math.round(pane.x + pane.w * 0.3), y: Math.round(pane.y + pane.h * 0.35) },
@@ -154,7 +139,7 @@ test('drops land at their points, apart and unconnected, at the same zoom', asyn
     assert.ok(apart, `the two cards do not overlap: ${JSON.stringify(boxes)}`);
     // No edge: the second is not wired to the first by list order.
     assert.equal((await browser.$$('.react-flow__edge')).length, 0, 'no edge between the two dropped steps');
-    assert.equal(await zoom(browser), z0, `the zoom stays ${z0}`);
+    assert.equal(await viewportZoom(browser), z0, `the zoom stays ${z0}`);
 
     const doc = await exported(studio);
     assert.equal(doc.steps.length, 2);
@@ -297,7 +282,7 @@ test('auto-layout routes edges around the loop box and cards, and fits the view'
     await new Promise((r) => setTimeout(r, 400));
     await studio.shot('after-layout');
 
-    const z = await zoom(browser);
+    const z = await viewportZoom(browser);
     assert.ok(z <= 1.0001, `fitted, never past 100%: zoom ${z}`);
     const pane = await paneRect(browser);
     const boxes = await nodeBoxes(browser);
