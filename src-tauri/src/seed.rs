@@ -49,6 +49,24 @@ pub fn demo_servers(home: &Path) -> Vec<(&'static str, Value)> {
     ]
 }
 
+/// An example as the studio stores it: the entries of its own `servers` that a seeded
+/// demo server provides are dropped, so its steps use the seeded server by name. The
+/// files in `workflows/` keep them (with paths relative to the repository) so that
+/// `mcpflow run workflows/….json` works from the repository as the README shows; the
+/// stored copy names no relative path, and runs the same whatever folder the studio was
+/// started from. `servers` goes when nothing is left in it.
+fn by_name(mut doc: Value, seeded: &[&str]) -> Value {
+    if let Some(doc) = doc.as_object_mut() {
+        if let Some(Value::Object(own)) = doc.get_mut("servers") {
+            own.retain(|name, _| !seeded.contains(&name.as_str()));
+        }
+        if doc.get("servers").and_then(Value::as_object).is_some_and(serde_json::Map::is_empty) {
+            doc.remove("servers");
+        }
+    }
+    doc
+}
+
 /// Seeds the store if this data folder was never seeded. Returns whether it did.
 /// Examples that do not save (which would be a bug in an example) are reported and
 /// skipped; the studio opens either way.
@@ -57,14 +75,17 @@ pub fn seed(app: &App, home: &Path) -> bool {
     if marker.exists() {
         return false;
     }
-    for (name, config) in demo_servers(home) {
-        if let Err(e) = app.put_server(name, &config) {
+    let servers = demo_servers(home);
+    let seeded: Vec<&str> = servers.iter().map(|(name, _)| *name).collect();
+    for (name, config) in &servers {
+        if let Err(e) = app.put_server(name, config) {
             tracing::warn!("demo server `{name}` was not added: {e}");
         }
     }
     for (file, text) in EXAMPLES {
         let saved = serde_json::from_str::<Value>(text)
             .map_err(|e| e.to_string())
+            .map(|doc| by_name(doc, &seeded))
             .and_then(|doc| app.save_blueprint(&doc).map_err(|e| e.to_string()));
         if let Err(e) = saved {
             tracing::warn!("example {file} was not added: {e}");
@@ -74,4 +95,29 @@ pub fn seed(app: &App, home: &Path) -> bool {
         tracing::warn!("could not write {}: {e}", marker.display());
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_examples_name_no_relative_path_and_use_the_seeded_servers_by_name() {
+        let home = Path::new("/data");
+        let servers = demo_servers(home);
+        let seeded: Vec<&str> = servers.iter().map(|(name, _)| *name).collect();
+        for (file, text) in EXAMPLES {
+            let doc = by_name(serde_json::from_str(text).unwrap(), &seeded);
+            let stored = doc.to_string();
+            assert!(!stored.contains("node_modules"), "{file}: {stored}");
+            assert!(doc.get("servers").is_none(), "{file}: every server it declares is a seeded one");
+            assert_eq!(doc["id"], serde_json::from_str::<Value>(text).unwrap()["id"], "{file}: key kept");
+        }
+        for (name, config) in &servers {
+            let text = config.to_string();
+            assert!(!text.contains("\"node_modules"), "{name}: absolute paths only: {text}");
+        }
+        let memory = &servers.iter().find(|(n, _)| *n == "memory").unwrap().1;
+        assert_eq!(memory["env"]["MEMORY_FILE_PATH"], "/data/demo-memory.json", "the graph lives in the data folder");
+    }
 }

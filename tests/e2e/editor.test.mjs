@@ -47,6 +47,7 @@ test('design a blueprint: palette, connect, form, diagnostics (a tool typo too),
     await studio.shot('opened');
 
     // The echo fixture server asks for consent, showing the exact command.
+    await click(browser, sel('palette-waiting-toggle')); // one grouped entry for the servers waiting for approval
     await click(browser, sel('approve-echo'));
     const command = await (await shown(browser, sel('consent-command'))).getText();
     assert.match(command, /mcpflow-testkit echo/, `the consent prompt shows the command, got: ${command}`);

@@ -31,6 +31,8 @@ pub struct AppOptions {
     /// Blueprints sent to `mcpflow serve` may declare servers that use `${env:NAME}`
     /// (`--allow-blueprint-env`); refused otherwise ([`App::refuse_blueprint_env`]).
     pub allow_blueprint_env: bool,
+    /// Whose words advice is given in: the studio's (the default) or the command line's.
+    pub front: crate::advice::Front,
 }
 
 /// What changed, for subscribers (e.g. `tools/list_changed` for exposed blueprints).

@@ -60,7 +60,18 @@ impl App {
         let catalog = self.pool().listed_catalog();
         // Through text, so diagnostics carry positions like the CLI's.
         let text = serde_json::to_vec_pretty(doc).unwrap_or_default();
-        check_bytes(&text, &Options { catalog: Some(&catalog), workflows: Some(&workflows) })
+        let mut report = check_bytes(&text, &Options { catalog: Some(&catalog), workflows: Some(&workflows) });
+        let front = self.inner.options.front;
+        report.diagnostics = std::mem::take(&mut report.diagnostics).into_iter().map(|d| front.diagnostic(d)).collect();
+        let mut shadowed = self.shadowed_servers(doc);
+        if !shadowed.is_empty() {
+            if let Ok(mut parsed) = mcpflow_blueprint::source::parse(&text) {
+                parsed.map.locate(&parsed.value, &mut shadowed);
+            }
+            report.diagnostics.extend(shadowed);
+            report.diagnostics.sort_by_key(|d| d.position);
+        }
+        report
     }
 
     /// Saves a new revision. Errors block and come back in [`AppError::Invalid`].

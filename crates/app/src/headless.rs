@@ -153,7 +153,7 @@ pub async fn run(
     let line_rx = logs.join("headless", Listen::All);
     let pool = Arc::new(Pool::new(configs, approvals, PoolOptions::default().with_log(logs.sender())));
     let engine = Engine {
-        servers: pool.clone(),
+        servers: crate::advice::Front::Cli.advise(pool.clone()),
         source: spec.folder.clone().map(|d| Arc::new(FolderSource::new(d)) as _),
         saved: spec.saved_dir.clone().map(|d| Arc::new(FileSaved::new(d)) as _),
         journal: None,

@@ -12,6 +12,7 @@
 //! - [`signals`]: SIGINT, SIGTERM and SIGHUP as cancellation, with their exit codes.
 #![forbid(unsafe_code)] // the workspace denies it; only the studio shell has one audited exception
 
+pub mod advice;
 pub mod app;
 pub mod backup;
 pub mod blueprints;

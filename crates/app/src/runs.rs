@@ -158,12 +158,14 @@ impl App {
         let (bp, plan, rev) = self.load(&spec.target)?;
         check_stack(&bp.id, &spec.stack)?;
         let pool = self.pool();
-        // A blueprint that brings its own servers runs on a pool of its own.
-        let own_pool = if bp.servers.is_empty() {
+        // A blueprint that brings its own servers runs on a pool of its own, with the
+        // configured servers kept under their names (a clash is `SERVER_SHADOWED` in
+        // validation); when every one it declares is configured, the shared pool.
+        let state = self.server_state();
+        let (configs, shadowed) = state.configs.clone().under_blueprint(&bp.servers);
+        let own_pool = if shadowed.len() == bp.servers.len() {
             None
         } else {
-            let state = self.server_state();
-            let configs = state.configs.clone().with_blueprint(&bp.servers);
             let options = PoolOptions::default().with_log(self.inner.logs.sender());
             Some(Arc::new(Pool::new(configs, state.approvals.clone(), options)))
         };
@@ -172,7 +174,7 @@ impl App {
             Some(p) => p.clone(),
             None => pool,
         };
-        let servers = self.inner.logs.track(&run_id, servers);
+        let servers = self.inner.options.front.advise(self.inner.logs.track(&run_id, servers));
         let store = self.store().clone();
         let recorder = Arc::new(Recorder { store: store.clone(), failed: AtomicBool::new(false) });
         let engine = Engine {
@@ -444,7 +446,7 @@ pub fn step_records(events: &[RunEvent]) -> Vec<Value> {
                 }
                 (step, r)
             }
-            EventKind::StepSkipped { step, path } if path.is_empty() => {
+            EventKind::StepSkipped { step, path, .. } if path.is_empty() => {
                 (step, serde_json::json!({ "step": step, "status": "skipped" }))
             }
             _ => continue,

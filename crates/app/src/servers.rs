@@ -5,6 +5,7 @@
 
 use crate::app::{App, consent};
 use crate::error::{AppError, Result};
+use mcpflow_blueprint::{Code, Diagnostic};
 use mcpflow_mcp::config::launch::{TransportKind, transport_kind};
 use mcpflow_mcp::{ServerConfigs, ServerEntry};
 use serde::Serialize;
@@ -87,7 +88,8 @@ impl App {
         Ok(line.to_string())
     }
 
-    /// The configured servers with the document's own `servers` over them.
+    /// The configured servers plus the document's own `servers` under names not
+    /// configured: a configured server is never shadowed (see [`App::shadowed_servers`]).
     fn run_configs(&self, doc: &Value) -> Result<ServerConfigs> {
         let configs = self.server_state().configs;
         if doc.get("servers").and_then(Value::as_object).is_none_or(serde_json::Map::is_empty) {
@@ -97,9 +99,76 @@ impl App {
         // decode.
         let report = mcpflow_blueprint::check_value(doc.clone(), &mcpflow_blueprint::Options::default());
         match report.blueprint {
-            Some(bp) => Ok(configs.with_blueprint(&bp.servers)),
+            Some(bp) => Ok(configs.under_blueprint(&bp.servers).0),
             None => Err(AppError::Invalid(report.diagnostics)),
         }
+    }
+
+    /// `SERVER_SHADOWED` warnings for a document that declares a server under a name
+    /// already configured here: the configured server is the one a run uses, so each
+    /// step calling that name is told so, naming both command lines. Nothing when the
+    /// document declares nothing or its `servers` do not decode (validation says why).
+    pub fn shadowed_servers(&self, doc: &Value) -> Vec<Diagnostic> {
+        let Some(own) = doc.get("servers").and_then(Value::as_object).filter(|m| !m.is_empty()) else {
+            return Vec::new();
+        };
+        let configs = self.server_state().configs;
+        let clashing: Vec<&String> = own.keys().filter(|name| configs.get(name).is_some()).collect();
+        if clashing.is_empty() {
+            return Vec::new();
+        }
+        let Ok(declared) = ServerConfigs::parse(&serde_json::json!({ "mcpServers": own }).to_string(), "servers")
+        else {
+            return Vec::new();
+        };
+        let declared = ServerConfigs::new().with_blueprint(
+            &declared
+                .iter()
+                .filter_map(|(name, entry)| match entry {
+                    ServerEntry::Config(c) => Some((name.to_owned(), (**c).clone())),
+                    ServerEntry::InProcess(_) => None,
+                })
+                .collect(),
+        );
+        let mut steps = Vec::new();
+        steps_naming(doc.get("steps"), "/steps", &mut steps);
+        let mut out = Vec::new();
+        for name in clashing {
+            let used = describe(&configs, name);
+            let theirs = describe(&declared, name);
+            let message = |step: &str| {
+                format!(
+                    "step `{step}` calls server `{name}`: this blueprint declares its own `{name}` ({theirs}), but \
+                     the configured `{name}` ({used}) is the one used"
+                )
+            };
+            let hint = format!(
+                "to use the configured `{name}`, remove `{name}` from the blueprint's `servers`; to use the \
+                 blueprint's, rename it there and in its steps"
+            );
+            let mut any = false;
+            for (pointer, step, server) in &steps {
+                if server == name {
+                    any = true;
+                    out.push(
+                        Diagnostic::new(Code::ServerShadowed, format!("{pointer}/server"), message(step))
+                            .with_step(step.as_str())
+                            .with_hint(hint.clone()),
+                    );
+                }
+            }
+            if !any {
+                let message = format!(
+                    "this blueprint declares its own `{name}` ({theirs}), but the configured `{name}` ({used}) is \
+                     the one used"
+                );
+                out.push(
+                    Diagnostic::new(Code::ServerShadowed, format!("/servers/{}", pointer_escape(name)), message)
+                        .with_hint(hint),
+                );
+            }
+        }
+        out
     }
 }
 
@@ -138,6 +207,41 @@ fn env_names(value: &Value, out: &mut std::collections::BTreeSet<String>) {
             }
         }
         _ => {}
+    }
+}
+
+/// What a server entry starts or reaches, for messages: its command line or URL.
+fn describe(configs: &ServerConfigs, name: &str) -> String {
+    if let Some(line) = consent(configs, name) {
+        return format!("`{line}`");
+    }
+    match configs.get(name) {
+        Some(ServerEntry::Config(c)) => match (&c.command, &c.url) {
+            (Some(command), _) => format!("`{command}`"),
+            (None, Some(url)) => format!("`{url}`"),
+            (None, None) => "an entry".to_owned(),
+        },
+        Some(ServerEntry::InProcess(_)) => "in this process".to_owned(),
+        None => "not configured".to_owned(),
+    }
+}
+
+/// `~` and `/` escaped for a JSON Pointer segment.
+fn pointer_escape(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
+/// `(pointer, id, server)` of every step in `steps` that names a server, loop bodies
+/// included, in document order.
+fn steps_naming(steps: Option<&Value>, pointer: &str, out: &mut Vec<(String, String, String)>) {
+    for (i, step) in steps.and_then(Value::as_array).into_iter().flatten().enumerate() {
+        let here = format!("{pointer}/{i}");
+        if let (Some(id), Some(server)) =
+            (step.get("id").and_then(Value::as_str), step.get("server").and_then(Value::as_str))
+        {
+            out.push((here.clone(), id.to_owned(), server.to_owned()));
+        }
+        steps_naming(step.get("steps"), &format!("{here}/steps"), out);
     }
 }
 

@@ -197,9 +197,19 @@ impl Decoder {
         let what = format!("a {kind} step");
         let kind_allowed: Vec<&str> = COMMON_KEYS.iter().copied().chain(["kind", "steps"]).collect();
         let kind = match kind {
-            "tool" => self
-                .rounds::<ToolStep>(rest, pointer, &what, &[("tool", json!("_"))], &kind_allowed)
-                .map(StepKind::Tool),
+            "tool" => {
+                let mark = self.diagnostics.len();
+                let step = self.rounds::<ToolStep>(rest, pointer, &what, &[("tool", json!("_"))], &kind_allowed);
+                // A missing tool name is the `tool` field's problem: point at it, as
+                // the studio shows it in that field.
+                for d in &mut self.diagnostics[mark..] {
+                    if d.code == Code::MissingField && d.pointer == pointer && d.message.ends_with("`tool`") {
+                        d.pointer = format!("{pointer}/tool");
+                        d.hint = Some("add \"tool\" with the name of the tool to call".to_owned());
+                    }
+                }
+                step.map(StepKind::Tool)
+            }
             "resource" => self
                 .rounds::<ResourceStep>(
                     rest,

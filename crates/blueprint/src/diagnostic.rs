@@ -126,6 +126,9 @@ codes! {
     ServerUnknown = Warning "SERVER_UNKNOWN",
     /// A configured server could not be reached.
     ServerUnreachable = Warning "SERVER_UNREACHABLE",
+    /// The blueprint declares a server under a name the studio already has configured;
+    /// the configured one is used (the studio and `mcpflow serve`, never silently).
+    ServerShadowed = Warning "SERVER_SHADOWED",
     /// The server does not have that tool.
     ToolUnknown = Warning "TOOL_UNKNOWN",
     /// The server does not have that prompt.

@@ -206,11 +206,22 @@ pub struct Common {
     pub save: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// `true`: the step is not run. It finishes as skipped (reason `disabled`) with
+    /// output `null`, and the steps after it still run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disabled: Option<bool>,
+}
+
+impl Common {
+    /// Whether the step is switched off (`"disabled": true`).
+    pub fn is_disabled(&self) -> bool {
+        self.disabled == Some(true)
+    }
 }
 
 /// The keys of [`Common`], used to split a step object before decoding.
 pub const COMMON_KEYS: &[&str] =
-    &["id", "name", "after", "timeout_ms", "retry", "on_error", "fallback", "save", "note"];
+    &["id", "name", "after", "timeout_ms", "retry", "on_error", "fallback", "save", "note", "disabled"];
 
 /// A step: common fields plus its kind.
 #[derive(Debug, Clone, PartialEq, Serialize)]

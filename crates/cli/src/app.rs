@@ -47,6 +47,7 @@ pub fn open_app_with_options(
         max_runs,
         folder,
         allow_blueprint_env,
+        front: mcpflow_app::advice::Front::Cli,
     };
     App::open(&home, options).with_context(|| format!("starting mcpflow (data folder {})", home.display()))
 }

@@ -60,7 +60,7 @@ impl Progress {
                     _ => None,
                 }
             }
-            EventKind::StepSkipped { step, path } if path.is_empty() => {
+            EventKind::StepSkipped { step, path, .. } if path.is_empty() => {
                 if let Some(bar) = &inner.bar {
                     bar.inc(1);
                 }

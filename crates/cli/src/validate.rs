@@ -1,6 +1,7 @@
 //! `mcpflow validate`: compiler-style findings for blueprint files.
 
 use anyhow::Context as _;
+use mcpflow_app::advice::Front;
 use mcpflow_blueprint::limits::{BLUEPRINT_SIZE, CATALOG_FILE_SIZE};
 use mcpflow_blueprint::source::{ReadError, SizeLimit, parse_within, read_bounded};
 use mcpflow_blueprint::{Diagnostic, JsonCatalog, Options, ToolCatalog, check_many};
@@ -60,7 +61,12 @@ pub fn run(files: &[PathBuf], as_json: bool, tools: Tools) -> ExitCode {
     }
     let options = Options { catalog: catalog.as_deref(), workflows: None };
     let slices: Vec<&[u8]> = documents.iter().map(Vec::as_slice).collect();
-    let reports = check_many(&slices, &options);
+    let mut reports = check_many(&slices, &options);
+    // A server that could not be checked because it is not approved: say how, here.
+    for report in &mut reports {
+        report.diagnostics =
+            std::mem::take(&mut report.diagnostics).into_iter().map(|d| Front::Cli.diagnostic(d)).collect();
+    }
     let (mut errors, mut warnings) = (0, 0);
     let mut out = Vec::new();
     for (file, report) in files.iter().zip(&reports) {

@@ -71,6 +71,10 @@ pub enum EventKind {
     StepSkipped {
         step: String,
         path: IterationPath,
+        /// Why, when it is not the usual rule (a switch routed away, every dependency
+        /// skipped, left out of a partial re-run, the run ended first).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<SkipReason>,
     },
     RunPaused {
         reason: PauseReason,
@@ -97,6 +101,15 @@ pub enum EventKind {
     RunFinished {
         envelope: Envelope,
     },
+}
+
+/// Why a step was skipped, when `StepSkipped` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkipReason {
+    /// The step has `"disabled": true`: the user switched it off. Its output is `null`
+    /// and, unlike other skips, the steps after it still run.
+    Disabled,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -165,6 +178,10 @@ impl RunStatus {
 pub struct StepError {
     pub code: String,
     pub message: String,
+    /// What the server itself said, when our message says it in other words (a server
+    /// that refused the arguments: its own text, shown below the message).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 /// One entry of the envelope's `errors`.

@@ -21,6 +21,17 @@ use std::collections::{BTreeMap, HashMap};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolFailed(pub String);
 
+/// Whether a tool's error text says it refused its arguments: rmcp's "failed to
+/// deserialize parameters", the TypeScript SDK's "Invalid arguments for tool" / "Input
+/// validation error", JSON-RPC's -32602. The step then fails as `ARGS_INVALID` (not
+/// retried: the same arguments fail the same way) with the server's text as its detail.
+pub fn refused_arguments(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    ["failed to deserialize parameters", "invalid arguments for tool", "input validation error", "mcp error -32602"]
+        .iter()
+        .any(|p| lower.contains(p))
+}
+
 /// The output of a `tool` step.
 pub fn tool_output(raw: &Value) -> Result<Value, ToolFailed> {
     tool_output_in(raw).map(Cow::into_owned)
@@ -368,6 +379,13 @@ mod tests {
         assert!(matches!(tool_output_in(&raw), Ok(Cow::Borrowed(v)) if v == &raw["content"]));
         assert_eq!(tool_output(&json!({"content": "not a list"})), Ok(json!([])));
         assert_eq!(tool_output(&json!({})), Ok(json!([])));
+    }
+
+    #[test]
+    fn a_tool_refusing_its_arguments_is_told_apart_from_other_errors() {
+        assert!(refused_arguments("failed to deserialize parameters: invalid type: map, expected f64"));
+        assert!(refused_arguments("MCP error -32602: Input validation error: Invalid arguments for tool get-sum"));
+        assert!(!refused_arguments("the cluster is on fire"));
     }
 
     #[test]

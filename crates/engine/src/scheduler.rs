@@ -12,8 +12,8 @@ mod scope;
 
 use crate::driver::StartError;
 use crate::event::{
-    Envelope, ErrorEntry, EventKind, IterationPath, LogLevel, PauseReason, RunEvent, RunStatus, StepError, StepStatus,
-    Summary,
+    Envelope, ErrorEntry, EventKind, IterationPath, LogLevel, PauseReason, RunEvent, RunStatus, SkipReason, StepError,
+    StepStatus, Summary,
 };
 use crate::results::{output_forms, prompt_output, resource_output, tool_output_in};
 use crate::servers::{CallError, CallTarget, Progress};
@@ -243,6 +243,8 @@ struct Slot {
     released: bool,
     /// For a fallback step that runs: the error it handles (`error` in scope).
     handling: Option<Rcvar>,
+    /// Skipped because the step is disabled: its dependents still run.
+    disabled: bool,
 }
 
 #[derive(Debug, Default)]
@@ -412,7 +414,7 @@ impl std::fmt::Debug for Scheduler {
 }
 
 fn err(code: &str, message: impl Into<String>) -> StepError {
-    StepError { code: code.into(), message: message.into() }
+    StepError { code: code.into(), message: message.into(), detail: None }
 }
 
 impl Scheduler {
@@ -668,6 +670,10 @@ impl Scheduler {
     /// re-runs part of an earlier one and the step is pinned (it finishes at once with
     /// its earlier output) or not among those to run (it is skipped).
     fn make_ready(&mut self, frame: FrameId, pos: usize) {
+        if self.plan.steps[self.id_of(frame, pos)].step.common.is_disabled() {
+            self.skip_disabled(frame, pos);
+            return;
+        }
         // Frame 0 is the top level: only top-level steps are pinned or left out.
         if frame == 0 {
             let idx = self.id_of(frame, pos);
@@ -1037,12 +1043,28 @@ impl Scheduler {
         }
         let idx = self.id_of(frame, pos);
         let outcome = match result {
-            Err(e) => Outcome::Failed { retryable: e.transient, error: err(&e.code, e.message), raw: None },
+            Err(e) => Outcome::Failed {
+                retryable: e.transient,
+                error: StepError { code: e.code, message: e.message, detail: e.detail },
+                raw: None,
+            },
             Ok(raw) => match &self.plan.steps[idx].step.kind {
                 StepKind::Tool(_) => match tool_output_in(&raw) {
                     Ok(output) => {
                         let (json, output) = output_forms(output);
                         Outcome::Succeeded { output, json: Some(json), raw: Some(raw) }
+                    }
+                    Err(failed) if crate::results::refused_arguments(&failed.0) => {
+                        let tool = match &self.plan.steps[idx].step.kind {
+                            StepKind::Tool(t) => t.tool.clone(),
+                            _ => String::new(),
+                        };
+                        let message = format!(
+                            "tool `{tool}` refused its arguments; check them against its input schema (the \
+                             server's own words are in the detail)"
+                        );
+                        let error = StepError { code: "ARGS_INVALID".into(), message, detail: Some(failed.0) };
+                        Outcome::Failed { error, retryable: false, raw: Some(raw) }
                     }
                     Err(failed) => {
                         Outcome::Failed { error: err("TOOL_ERROR", failed.0), retryable: true, raw: Some(raw) }
@@ -1161,7 +1183,7 @@ impl Scheduler {
                     self.frames[frame].slots[pos].state = State::Backoff { timer };
                     return;
                 }
-                if let Some(fb) = planned.fallback {
+                if let Some(fb) = planned.fallback.filter(|&fb| !plan.steps[fb].step.common.is_disabled()) {
                     let fpos = plan.steps[fb].position;
                     let handling =
                         value_to_var(json!({ "step": step_id, "message": error.message, "code": error.code }));
@@ -1321,7 +1343,13 @@ impl Scheduler {
             if statuses.iter().any(Option::is_none) {
                 continue;
             }
-            if statuses.iter().all(|s| *s == Some(StepStatus::Skipped)) {
+            // A disabled dependency counts as done: the user switched one step off, not
+            // the branch after it.
+            let counts_skipped = |&x: &StepIdx| {
+                let slot = &self.frames[frame].slots[self.plan.steps[x].position];
+                matches!(slot.state, State::Done(StepStatus::Skipped)) && !slot.disabled
+            };
+            if self.plan.steps[d].deps.iter().all(counts_skipped) {
                 self.skip(frame, dpos);
             } else {
                 self.make_ready(frame, dpos);
@@ -1358,7 +1386,21 @@ impl Scheduler {
         self.ready.remove(&(frame, pos));
         let step = self.step_name(frame, pos);
         let path = self.frames[frame].path.clone();
-        self.emit(EventKind::StepSkipped { step, path });
+        self.emit(EventKind::StepSkipped { step, path, reason: None });
+        self.settle(frame, pos, StepStatus::Skipped, value_to_var(Value::Null), None);
+    }
+
+    /// A disabled step finishes without running: skipped with reason `disabled`, output
+    /// `null`. No `StepStarted`, no breakpoint, no `save`; its dependents still run.
+    fn skip_disabled(&mut self, frame: FrameId, pos: usize) {
+        if matches!(self.frames[frame].slots[pos].state, State::Done(_)) {
+            return;
+        }
+        self.ready.remove(&(frame, pos));
+        self.frames[frame].slots[pos].disabled = true;
+        let step = self.step_name(frame, pos);
+        let path = self.frames[frame].path.clone();
+        self.emit(EventKind::StepSkipped { step, path, reason: Some(SkipReason::Disabled) });
         self.settle(frame, pos, StepStatus::Skipped, value_to_var(Value::Null), None);
     }
 
@@ -1595,7 +1637,7 @@ impl Scheduler {
                         self.timers.remove(&timer);
                     }
                     self.ready.remove(&(frame, pos));
-                    self.emit(EventKind::StepSkipped { step, path });
+                    self.emit(EventKind::StepSkipped { step, path, reason: None });
                     self.frames[frame].slots[pos].state = State::Done(StepStatus::Skipped);
                 }
             }

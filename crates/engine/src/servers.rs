@@ -64,11 +64,20 @@ pub struct CallError {
     pub message: String,
     /// Worth retrying (a crash, a timeout) as opposed to a configuration problem.
     pub transient: bool,
+    /// The server's own text, when `message` puts it in other words.
+    pub detail: Option<String>,
 }
 
 impl CallError {
     pub fn new(code: impl Into<String>, message: impl Into<String>, transient: bool) -> Self {
-        CallError { code: code.into(), message: message.into(), transient }
+        CallError { code: code.into(), message: message.into(), transient, detail: None }
+    }
+
+    /// With the server's own text below the message.
+    #[must_use]
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
     }
 
     pub fn cancelled() -> Self {

@@ -167,6 +167,24 @@ impl ServerConfigs {
         self
     }
 
+    /// These servers plus those of a blueprint's own `servers` that are not configured
+    /// here: a configured server is never shadowed by a document's entry of the same
+    /// name (the studio's rule; the CLI, where the file is the only source, uses
+    /// [`Self::with_blueprint`]). Returns the names the document declared but did not
+    /// get, in its order, so the caller can say so (`SERVER_SHADOWED`).
+    pub fn under_blueprint(mut self, servers: &IndexMap<String, ServerConfig>) -> (Self, Vec<String>) {
+        let mut shadowed = Vec::new();
+        for (name, config) in servers {
+            if self.entries.contains_key(name) {
+                shadowed.push(name.clone());
+                continue;
+            }
+            self.from_blueprint.insert(name.clone());
+            self.entries.insert(name.clone(), ServerEntry::Config(Box::new(config.clone())));
+        }
+        (self, shadowed)
+    }
+
     /// Who declared server `name` (the user's when it is not configured at all).
     pub fn origin(&self, name: &str) -> Origin {
         if self.from_blueprint.contains(name) { Origin::Blueprint } else { Origin::User }
@@ -347,6 +365,26 @@ mod tests {
         let mut into = ServerConfigs::new();
         into.merge(merged);
         assert_eq!(into.origin("a"), Origin::Blueprint);
+    }
+
+    #[test]
+    fn under_a_blueprint_the_configured_servers_keep_their_names() {
+        let configs = ServerConfigs::parse(r#"{"mcpServers": {"memory": {"command": "/abs/memory"}}}"#, "f").unwrap();
+        let own = ServerConfigs::parse(
+            r#"{"mcpServers": {"memory": {"command": "node", "args": ["rel/memory.js"]}, "extra": {"command": "x"}}}"#,
+            "h",
+        )
+        .unwrap();
+        let own: IndexMap<String, ServerConfig> =
+            own.names().map(|n| (n.to_owned(), config(&own, n))).collect::<Vec<_>>().into_iter().collect();
+        let (merged, shadowed) = configs.clone().under_blueprint(&own);
+        assert_eq!(shadowed, ["memory"]);
+        assert_eq!(config(&merged, "memory").command.as_deref(), Some("/abs/memory"));
+        assert_eq!((merged.origin("memory"), merged.origin("extra")), (Origin::User, Origin::Blueprint));
+        assert_eq!(config(&merged, "extra").command.as_deref(), Some("x"));
+        // The CLI's rule, where the document is the only source next to `--servers`.
+        let cli = configs.with_blueprint(&own);
+        assert_eq!(config(&cli, "memory").command.as_deref(), Some("node"));
     }
 
     #[test]

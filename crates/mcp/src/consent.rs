@@ -339,7 +339,7 @@ mod tests {
         let mut approvals = Approvals::new();
         let err = approvals.check("inv", &c, Origin::User).unwrap_err();
         assert_eq!(err.code(), "SERVER_NOT_APPROVED");
-        assert!(err.to_string().contains("srv --a") && err.to_string().contains("--allow-server inv"));
+        assert!(err.to_string().contains("srv --a") && err.to_string().contains("server `inv`"));
         let mut configs = ServerConfigs::new();
         configs.insert("inv", c.clone());
         approvals.approve_server(&configs, "inv").unwrap();

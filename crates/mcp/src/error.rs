@@ -50,10 +50,7 @@ pub enum Error {
 
     /// A stdio server whose exact command line, or an HTTP server a blueprint declared
     /// whose endpoint, has not been approved; nothing was started or connected.
-    #[error(
-        "server `{server}` is not approved to {action}: {command_line}. Approve it in the studio, or \
-         run with `--allow-server {server}`"
-    )]
+    #[error("server `{server}` is not approved to {action}: {command_line}")]
     ServerNotApproved {
         server: String,
         /// `start this command`, or `connect to this URL, …`.
@@ -82,6 +79,13 @@ pub enum Error {
         /// Servers that could not be searched, with the reason.
         unreachable: Vec<(String, String)>,
     },
+
+    /// The call's arguments break the tool's input schema (as `tools/list` gave it);
+    /// the call was not sent. `problems`: `/a: expected number, got object; …`.
+    #[error(
+        "{problems} (the arguments of tool `{tool}` on server `{server}` do not fit its input schema; the call was not sent)"
+    )]
+    ArgsInvalid { server: String, tool: String, problems: String },
 
     /// The tool name is offered by several servers and the call named none.
     #[error(
@@ -143,6 +147,7 @@ impl Error {
             Error::ServerDisconnected { .. } => "SERVER_DISCONNECTED",
             Error::ToolNotFound { .. } => "TOOL_NOT_FOUND",
             Error::ToolAmbiguous { .. } => "TOOL_AMBIGUOUS",
+            Error::ArgsInvalid { .. } => "ARGS_INVALID",
             Error::CallTimeout { .. } => "CALL_TIMEOUT",
             Error::Cancelled { .. } => "CANCELLED",
             Error::OutputTooLarge { .. } => "OUTPUT_TOO_LARGE",
@@ -159,9 +164,22 @@ impl Error {
     }
 }
 
+/// JSON-RPC's "invalid params": the server refused the arguments.
+const INVALID_PARAMS: i32 = -32602;
+
 impl From<Error> for CallError {
     fn from(error: Error) -> Self {
-        CallError::new(error.code(), error.to_string(), error.is_transient())
+        match error {
+            // Said in our words (`ARGS_INVALID`, as when our own check refuses them), the
+            // server's text kept below.
+            Error::ServerError { server, code: INVALID_PARAMS, message } => CallError::new(
+                "ARGS_INVALID",
+                format!("server `{server}` refused the arguments (invalid params); check them against the tool's input schema"),
+                false,
+            )
+            .with_detail(message),
+            error => CallError::new(error.code(), error.to_string(), error.is_transient()),
+        }
     }
 }
 
@@ -210,7 +228,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn not_approved_names_the_command_and_the_flag() {
+    fn not_approved_names_the_command_and_no_front_doors_advice() {
         let e = Error::ServerNotApproved {
             server: "inv".into(),
             action: "start this command",
@@ -218,7 +236,8 @@ mod tests {
         };
         assert_eq!(e.code(), "SERVER_NOT_APPROVED");
         let text = e.to_string();
-        assert!(text.contains("node server.js") && text.contains("--allow-server inv"), "{text}");
+        // The CLI adds its flag, the studio its prompt (`mcpflow_app::advice`).
+        assert!(text.contains("node server.js") && !text.contains("--allow-server"), "{text}");
     }
 
     #[test]

@@ -20,6 +20,7 @@
 //! others: each has its own session, limit and error.
 
 mod answers;
+mod args;
 mod call;
 mod connection;
 mod deadlines;

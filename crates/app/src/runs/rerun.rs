@@ -105,7 +105,7 @@ pub(crate) fn past_steps(events: &[RunEvent]) -> HashMap<String, Past> {
                 };
                 past.insert(step.clone(), p);
             }
-            EventKind::StepSkipped { step, path } if path.is_empty() => {
+            EventKind::StepSkipped { step, path, .. } if path.is_empty() => {
                 past.insert(step.clone(), Past::Skipped);
             }
             _ => {}

@@ -391,7 +391,7 @@ impl Call<'_> {
                     EventKind::StepFinished { step, path, status, .. } if path.is_empty() => {
                         format!("step `{step}` {}", status.as_str())
                     }
-                    EventKind::StepSkipped { step, path } if path.is_empty() => format!("step `{step}` skipped"),
+                    EventKind::StepSkipped { step, path, .. } if path.is_empty() => format!("step `{step}` skipped"),
                     _ => continue,
                 };
                 done += 1;

@@ -120,8 +120,9 @@ async fn validating_checks_tools_of_the_servers_started_so_far_and_starts_none()
 async fn a_run_shows_a_blueprints_http_server_that_sends_a_variable_as_needing_consent_until_approved() {
     let dir = tempfile::tempdir().unwrap();
     let app = App::with_store(Store::open(dir.path()).unwrap().store, Vec::new(), AppOptions::default()).unwrap();
-    // The user's own entry of that name is trusted; the blueprint's replaces it.
-    app.put_server("remote", &json!({ "url": "http://127.0.0.1:9/mcp" })).unwrap();
+    // The user's own entries are trusted; a blueprint's server under a name nobody
+    // configured (a configured one would win: `SERVER_SHADOWED`) asks first.
+    app.put_server("local", &json!({ "url": "http://127.0.0.1:9/mcp" })).unwrap();
     assert!(app.servers()[0].approved && app.servers()[0].command.is_none());
     let doc = json!({ "blueprint": 1, "id": "b",
         "servers": { "remote": { "url": "http://127.0.0.1:9/mcp", "headers": { "Authorization": "Bearer ${env:PATH}" } } },
@@ -133,4 +134,86 @@ async fn a_run_shows_a_blueprints_http_server_that_sends_a_variable_as_needing_c
     assert_eq!(app.approve_run_server(&doc, "remote").unwrap(), shown);
     assert!(app.run_servers(&doc).unwrap()[0].approved, "approved for this endpoint");
     app.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_documents_server_never_shadows_a_configured_one_of_the_same_name_and_each_step_is_told() {
+    let bin = mcpflow_testkit::binary().display().to_string();
+    let app = App::with_store(Store::open_temporary().unwrap(), Vec::new(), AppOptions::default()).unwrap();
+    app.put_server("echo", &json!({ "command": bin, "args": ["echo"] })).unwrap();
+    // The document brings its own `echo` with a relative path that exists nowhere (as
+    // the examples did): the configured `echo` is the one asked about, approved and run.
+    let doc = json!({
+        "blueprint": 1, "id": "shadow",
+        "servers": { "echo": { "command": "node", "args": ["node_modules/nowhere/index.js"] } },
+        "steps": [
+            { "id": "a", "kind": "tool", "server": "echo", "tool": "add", "args": { "a": 1, "b": 2 } },
+            { "id": "each", "kind": "loop", "for_each": [1], "steps": [
+                { "id": "b", "kind": "tool", "server": "echo", "tool": "echo", "args": { "message": "x" } }
+            ] }
+        ]
+    });
+    let shadowed: Vec<(String, String, Option<String>)> = app
+        .validate(&doc)
+        .diagnostics
+        .iter()
+        .filter(|d| d.code.name() == "SERVER_SHADOWED")
+        .map(|d| (d.pointer.clone(), d.message.clone(), d.step.clone()))
+        .collect();
+    assert_eq!(shadowed.len(), 2, "{shadowed:?}");
+    assert_eq!((shadowed[0].0.as_str(), shadowed[0].2.as_deref()), ("/steps/0/server", Some("a")));
+    assert_eq!((shadowed[1].0.as_str(), shadowed[1].2.as_deref()), ("/steps/1/steps/0/server", Some("b")));
+    let message = &shadowed[0].1;
+    assert!(message.contains("node_modules/nowhere/index.js") && message.contains(&bin), "names both: {message}");
+    assert!(app.validate(&doc).diagnostics.iter().all(|d| d.position.is_some()), "positions for the studio");
+
+    let asked = app.run_servers(&doc).unwrap();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].command, app.servers()[0].command, "the configured command is the one to approve");
+    app.approve_run_server(&doc, "echo").unwrap();
+    assert!(app.servers()[0].approved, "approving for the run approves what the Servers panel shows");
+    let spec = mcpflow_app::runs::StartRun::new(
+        mcpflow_app::runs::Target::Inline(doc.clone()),
+        json!({}),
+        mcpflow_app::runs::Trigger::Studio,
+    );
+    let envelope = app.run_to_end(spec).await.unwrap();
+    assert_eq!(envelope.status, mcpflow_engine::RunStatus::Succeeded, "{envelope:?}");
+
+    // No clash, no warning.
+    let mut own = doc.clone();
+    own["servers"] = json!({});
+    assert!(app.validate(&own).diagnostics.iter().all(|d| d.code.name() != "SERVER_SHADOWED"));
+    app.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_server_is_explained_in_the_studios_words_and_the_clis_in_its_own() {
+    let bin = mcpflow_testkit::binary().display().to_string();
+    let doc = json!({ "blueprint": 1, "id": "asks", "steps": [
+        { "id": "a", "kind": "tool", "server": "echo", "tool": "echo", "args": { "message": "hi" } }
+    ] });
+    let run = |front: mcpflow_app::advice::Front| {
+        let doc = doc.clone();
+        let bin = bin.clone();
+        async move {
+            let options = AppOptions { front, ..AppOptions::default() };
+            let app = App::with_store(Store::open_temporary().unwrap(), Vec::new(), options).unwrap();
+            app.put_server("echo", &json!({ "command": bin, "args": ["echo"] })).unwrap();
+            let spec = mcpflow_app::runs::StartRun::new(
+                mcpflow_app::runs::Target::Inline(doc),
+                json!({}),
+                mcpflow_app::runs::Trigger::Studio,
+            );
+            let envelope = app.run_to_end(spec).await.unwrap();
+            app.shutdown().await;
+            assert_eq!(envelope.errors[0].code, "SERVER_NOT_APPROVED", "{envelope:?}");
+            envelope.errors[0].message.clone()
+        }
+    };
+    let studio = run(mcpflow_app::advice::Front::Studio).await;
+    assert!(studio.contains(&bin), "what would start: {studio}");
+    assert!(studio.contains("Servers panel") && !studio.contains("--allow-server"), "GUI words: {studio}");
+    let cli = run(mcpflow_app::advice::Front::Cli).await;
+    assert!(cli.contains("--allow-server echo"), "{cli}");
 }

@@ -260,6 +260,14 @@ impl Validator<'_> {
             }
             _ => {}
         }
+        if let StepKind::Tool(t) = &step.kind
+            && t.tool.trim().is_empty()
+        {
+            found.push(
+                diag(Code::InvalidValue, "/tool", format!("step `{id}` names no tool: `tool` is empty"))
+                    .with_hint("write the name of the tool this step calls"),
+            );
+        }
         if let StepKind::Workflow(w) = &step.kind
             && !is_blueprint_id(&w.workflow)
         {

@@ -245,6 +245,21 @@ impl Validator<'_> {
         }
     }
 
+    /// The `after` entry that closes `cycle` (positions in run order: each step runs
+    /// after the one before it, the first after the last): the closing edge itself when
+    /// the first step's `after` names the last, else the first edge of the cycle written
+    /// in an `after`. `None` when every edge is implicit (list order) or a switch's.
+    fn closing_edge(&self, members: &[StepIdx], cycle: &[usize]) -> Option<(StepIdx, String)> {
+        let len = cycle.len();
+        (0..len).find_map(|i| {
+            let step = members[cycle[i]];
+            let before = self.plan.steps[members[cycle[(i + len - 1) % len]]].step.id();
+            let after = self.plan.steps[step].step.common.after.as_ref()?;
+            let k = after.iter().position(|name| name == before)?;
+            Some((step, format!("/after/{k}")))
+        })
+    }
+
     fn report_cycles(&mut self, members: &[StepIdx], indegree: &[usize]) {
         let mut reported = vec![false; members.len()];
         for start in 0..members.len() {
@@ -285,7 +300,8 @@ impl Validator<'_> {
             } else {
                 format!("dependency cycle: {} → {}", names.join(" → "), names[0])
             };
-            let d = self.step_diag(head, Code::DependencyCycle, "", msg);
+            let (at, field) = self.closing_edge(members, &cycle).unwrap_or((head, String::new()));
+            let d = self.step_diag(at, Code::DependencyCycle, &field, msg);
             self.push(d.with_hint(
                 "break the circle: remove one of these `after` entries (switch targets run after their switch)",
             ));

@@ -80,7 +80,7 @@ impl Validator<'_> {
                         "/server",
                         format!("server `{server}` could not be reached: {reason}"),
                     );
-                    self.push(d.with_hint("its tools were not checked; fix or approve the server (the studio's Servers panel, or `--allow-server NAME` on the command line) and validate again"));
+                    self.push(d.with_hint("its tools were not checked; fix or approve the server and validate again"));
                 }
                 None
             }

@@ -197,3 +197,43 @@ fn cmdb_sync_builds_the_whole_graph_in_server_memory() {
     assert_eq!(env["output"]["entities"], entities);
     assert_eq!(env["output"]["relations"], relations);
 }
+
+#[test]
+fn a_disabled_step_is_skipped_with_a_null_output_and_the_steps_after_it_still_run() {
+    let d = Dir::new();
+    let calls = d.dir.path().join("calls.txt");
+    let calls_s = calls.display().to_string();
+    let f = d.file(
+        "disabled.json",
+        json!({ "blueprint": 1, "id": "disabled",
+            "steps": [
+                { "id": "first", "kind": "tool", "server": "echo", "tool": "record", "args": { "file": calls_s, "line": "first" } },
+                { "id": "off", "kind": "tool", "server": "echo", "tool": "record", "args": { "file": calls_s, "line": "off" }, "disabled": true },
+                { "id": "last", "kind": "tool", "server": "echo", "tool": "record", "args": { "file": calls_s, "line": "last" } },
+                { "id": "seen", "kind": "transform", "value": "{{ off }}" }
+            ],
+            "output": { "off": "{{ off }}", "seen": "{{ seen }}" } }),
+    );
+    let events = d.dir.path().join("events.ndjson");
+    let out = d.run(&f, &["--allow-server", "echo", "--json", "--events", events.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(env["status"], "succeeded", "{env}");
+    assert_eq!(env["output"], json!({ "off": null, "seen": null }), "{env}");
+    // `last` runs after the disabled step (list order); `off` never reached the server.
+    assert_eq!(std::fs::read_to_string(&calls).unwrap(), "first\nlast\n");
+    let text = std::fs::read_to_string(&events).unwrap();
+    let skipped: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "StepSkipped")
+        .collect();
+    assert_eq!(skipped.len(), 1, "{text}");
+    assert_eq!(skipped[0]["step"], "off");
+    assert_eq!(skipped[0]["reason"], "disabled");
+    let started_off = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .any(|e| e["type"] == "StepStarted" && e["step"] == "off");
+    assert!(!started_off, "{text}");
+}

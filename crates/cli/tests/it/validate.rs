@@ -36,7 +36,9 @@ fn a_broken_file_prints_file_line_col_code_message_and_hint_and_exits_one() {
     assert_eq!(out.status.code(), Some(1));
     let text = stdout(&out).replace(&path.display().to_string(), "broken.blueprint.json");
     insta::assert_snapshot!(text);
-    assert!(text.starts_with("broken.blueprint.json:5:5: error[DEPENDENCY_CYCLE]: "), "{text}");
+    // The cycle is reported at the `after` entry that closes it, not at the whole step.
+    assert!(text.starts_with("broken.blueprint.json:5:57: error[DEPENDENCY_CYCLE]: "), "{text}");
+    assert!(text.contains("(at /steps/0/after/0)"), "{text}");
     assert!(text.contains("  = hint: "), "{text}");
 }
 
@@ -185,4 +187,36 @@ fn help_and_version_work_everywhere() {
     }
     let none = mcpflow(&[]);
     assert_eq!(none.status.code(), Some(2), "no subcommand prints help and exits 2");
+}
+
+#[test]
+fn a_tool_step_with_an_empty_or_missing_tool_is_an_error_at_its_tool_field() {
+    let dir = tempfile::tempdir().unwrap();
+    // The codes and pointers `mcpflow validate --json` reports for `steps`.
+    let check = |steps: serde_json::Value| -> Vec<(String, String)> {
+        let path = dir.path().join("tool.blueprint.json");
+        let doc = serde_json::json!({ "blueprint": 1, "id": "tool", "steps": steps });
+        std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+        let out = mcpflow(&["validate", "--json", path.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v[0]["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| (d["code"].as_str().unwrap().to_owned(), d["pointer"].as_str().unwrap().to_owned()))
+            .collect()
+    };
+    let want = |code: &str, pointer: &str| vec![(code.to_owned(), pointer.to_owned())];
+    let empty = check(serde_json::json!([
+        { "id": "a", "kind": "tool", "tool": "x" },
+        { "id": "b", "kind": "tool", "tool": "" },
+        { "id": "each", "kind": "loop", "for_each": [1], "steps": [{ "id": "c", "kind": "tool", "tool": "  " }] }
+    ]));
+    assert_eq!(
+        empty,
+        [want("INVALID_VALUE", "/steps/1/tool"), want("INVALID_VALUE", "/steps/2/steps/0/tool")].concat()
+    );
+    let missing = check(serde_json::json!([{ "id": "a", "kind": "tool", "tool": "x" }, { "id": "b", "kind": "tool" }]));
+    assert_eq!(missing, want("MISSING_FIELD", "/steps/1/tool"));
 }

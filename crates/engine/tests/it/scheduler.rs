@@ -576,3 +576,27 @@ fn a_long_loop_of_transforms_runs_in_pieces_that_each_hold_a_bounded_number_of_e
     let biggest = pieces.iter().max().copied().unwrap_or(0);
     assert!(pieces.len() >= 5 && biggest < 4 * 1024, "{} pieces, the largest {biggest} actions", pieces.len());
 }
+
+#[test]
+fn a_tool_that_refuses_its_arguments_fails_as_args_invalid_with_its_own_text_as_the_detail_and_no_retry() {
+    let mut sim = Sim::new(bp(json!([
+        { "id": "sum", "kind": "tool", "server": "s", "tool": "get-sum", "args": { "a": "{{ `{}` }}" },
+          "retry": { "attempts": 3, "delay_ms": 10 } }
+    ])))
+    .start();
+    let refused = json!({ "isError": true, "content": [{ "type": "text", "text": "failed to deserialize parameters: invalid type: map, expected f64" }] });
+    sim.answer("sum", Ok(refused));
+    let finished = sim
+        .events
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::StepFinished { error: Some(error), .. } => Some(error.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(finished.code, "ARGS_INVALID");
+    assert!(finished.message.contains("tool `get-sum` refused its arguments"), "{}", finished.message);
+    assert_eq!(finished.detail.as_deref(), Some("failed to deserialize parameters: invalid type: map, expected f64"));
+    assert_eq!(sim.envelope().status, RunStatus::Failed);
+    assert_eq!(sim.invokes.len(), 1, "the same arguments would fail the same way: not retried");
+}

@@ -172,7 +172,7 @@ impl Sim {
                 EventKind::StepFinished { step, path, status, .. } => {
                     Some(format!("{} {step}{}", status.as_str(), p(path)))
                 }
-                EventKind::StepSkipped { step, path } => Some(format!("skip {step}{}", p(path))),
+                EventKind::StepSkipped { step, path, .. } => Some(format!("skip {step}{}", p(path))),
                 EventKind::StepRetrying { step, attempt, delay_ms, .. } => {
                     Some(format!("retry {step} #{attempt} +{delay_ms}"))
                 }

@@ -59,8 +59,9 @@ impl Pool {
         let outcome = async {
             let (server, method) = until_cancelled(&cancel, named.clone(), self.target(target, stack)).await?;
             let connection = until_cancelled(&cancel, Some(server.name.clone()), server.connection(&inner.cx)).await?;
-            if let Method::Tool { name, .. } = &method {
+            if let Method::Tool { name, args, .. } = &method {
                 until_cancelled(&cancel, Some(server.name.clone()), has_tool(&server, &connection, name)).await?;
+                check_args(&server, &connection, name, args)?;
             }
             let timeout = timeout.or(server.timeout).unwrap_or(inner.cx.options.default_timeout);
             execute(inner, &server, &connection, &method, timeout, progress, &cancel).await
@@ -118,6 +119,17 @@ async fn has_tool(server: &Server, connection: &Connection, tool: &str) -> Resul
         server: Some(server.name.clone()),
         nearest: super::routing::nearest(tool, names),
         unreachable: Vec::new(),
+    })
+}
+
+/// `ARGS_INVALID` when the arguments break the tool's input schema: nothing is sent.
+fn check_args(server: &Server, connection: &Connection, tool: &str, args: &Map<String, Value>) -> Result<()> {
+    let discovery = connection.discovery.get();
+    let Some(listed) = discovery.tool(tool) else { return Ok(()) };
+    connection.args.check(&connection.notes, listed, args).map_err(|problems| Error::ArgsInvalid {
+        server: server.name.clone(),
+        tool: tool.to_owned(),
+        problems,
     })
 }
 

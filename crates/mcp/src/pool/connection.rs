@@ -24,6 +24,8 @@ pub(crate) struct Connection {
     pub notes: Arc<ServerNotes>,
     pub progress: Arc<ProgressRoutes>,
     pub discovery: Arc<DiscoveryCell>,
+    /// Compiled input schemas, to check a call's arguments before it is sent.
+    pub args: super::args::ArgChecks,
     child: Mutex<Option<ChildProcess>>,
     pid: Option<u32>,
 }
@@ -91,6 +93,7 @@ impl Connection {
             notes,
             progress: handler.progress,
             discovery: handler.discovery,
+            args: super::args::ArgChecks::default(),
             child: Mutex::new(child),
             pid,
         };

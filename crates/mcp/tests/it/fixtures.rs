@@ -271,3 +271,28 @@ async fn the_engine_sees_the_pool_through_its_servers_trait() {
     assert_eq!((err.code.as_str(), err.transient), ("TOOL_NOT_FOUND", false));
     pool.shutdown().await;
 }
+
+#[tokio::test]
+async fn arguments_that_break_the_input_schema_fail_before_the_call_is_sent_naming_the_argument() {
+    let pool = in_process_pool(vec![("echo", Fixture::Echo)]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("calls.txt");
+    let file_s = file.display().to_string();
+    // `record` appends each call it gets to a file: nothing there means nothing was sent.
+    let err = pool.call(tool(Some("echo"), "record", json!({"file": file_s, "line": {"x": 1}}))).await.unwrap_err();
+    assert_eq!(err.code(), "ARGS_INVALID");
+    let message = err.to_string();
+    assert!(message.starts_with("/line: expected string, got object"), "{message}");
+    assert!(message.contains("tool `record`") && message.contains("not sent"), "{message}");
+    assert!(!file.exists(), "the call never reached the server");
+    let engine_error = mcpflow_engine::CallError::from(err);
+    assert!(!engine_error.transient, "not retried");
+
+    let err = pool.call(tool(Some("echo"), "add", json!({"a": {"n": 1}}))).await.unwrap_err();
+    assert!(err.to_string().starts_with("/a: expected number, got object; /b: required, missing"), "{err}");
+
+    // Arguments that fit go out as before.
+    pool.call(tool(Some("echo"), "record", json!({"file": file_s, "line": "sent"}))).await.unwrap();
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "sent\n");
+    pool.shutdown().await;
+}

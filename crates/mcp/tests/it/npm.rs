@@ -21,10 +21,11 @@ async fn server_everything_tools_resources_prompts_and_progress() {
     let sum = pool.call(tool(None, "get-sum", json!({"a": 2, "b": 40}))).await.unwrap();
     assert!(text(&sum).contains("42"), "{sum}");
 
-    // A tool that rejects its arguments answers with `isError: true`, which is a result here.
-    let rejected = pool.call(tool(Some("everything"), "get-sum", json!({"a": "two"}))).await.unwrap();
-    assert_eq!(rejected["isError"], true, "{rejected}");
-    assert!(!text(&rejected).is_empty());
+    // Arguments that break the tool's input schema are refused before the call is sent,
+    // naming each argument by its pointer (the server would answer `isError: true`).
+    let rejected = pool.call(tool(Some("everything"), "get-sum", json!({"a": {"n": 2}, "b": 40}))).await.unwrap_err();
+    assert_eq!(rejected.code(), "ARGS_INVALID");
+    assert!(rejected.to_string().starts_with("/a: expected number, got object"), "{rejected}");
 
     let uri = discovery.resources[0].uri.clone();
     let read =

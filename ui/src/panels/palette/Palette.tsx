@@ -1,18 +1,21 @@
 //! The palette (left sidebar): the step kinds, then every tool, resource and prompt of
 //! every configured server, filtered by the search box. Items are dragged onto the
 //! canvas (`STEP_MIME` data: a step template), or added with a double-click or Enter.
-//! A server nobody approved shows its command and an Approve… button (consent first).
+//! Servers nobody approved are gathered in one "N servers waiting for approval" entry
+//! (`WaitingGroup`: each with its command and a Review… button; consent first).
 //!
 //! Typing in the search box re-renders the palette only: it writes nothing to the
 //! document store, so the canvas does not render again.
 
 import { memo, useDeferredValue, useEffect, useMemo, useState, type DragEvent, type KeyboardEvent } from 'react';
-import { inTauri, type PromptInfo, type ResourceInfo, type ServerInfo, type ServerOffer, type ToolInfo } from '../../backend';
+import { inTauri, type PromptInfo, type ResourceInfo, type ServerOffer, type ToolInfo } from '../../backend';
 import { STEP_MIME } from '../../canvas/commands';
 import { docStore } from '../../doc/store';
 import type { StepTemplate } from '../../doc/types';
-import { refreshAll, requestConsent, serversStore, useServers } from '../servers/store';
+import { refreshAll, serversStore, useServers } from '../servers/store';
 import { KIND_ITEMS, matches, promptTemplate, resourceTemplate, toolTemplate } from './templates';
+import { WaitingGroup } from './WaitingGroup';
+import { isWaiting, waitingServers } from './waiting';
 
 /** Adds a step from a template at the end of the blueprint and selects it (keyboard users). */
 export function addFromTemplate(json: string): string | null {
@@ -103,32 +106,21 @@ function filterOffer(offer: ServerOffer, query: string): Filtered {
 
 const ServerSection = memo(function ServerSection({
   offer,
-  server,
   query,
 }: {
   offer: ServerOffer;
-  server: ServerInfo | undefined;
   query: string;
 }) {
   const found = useMemo(() => filterOffer(offer, query), [offer, query]);
   const count = found.tools.length + found.resources.length + found.prompts.length;
   if (query && count === 0 && !(offer.error && matches(query, offer.server))) return null;
-  const unapproved = offer.error?.code === 'SERVER_NOT_APPROVED';
   return (
     <section className="palette-section" aria-label={`Server ${offer.server}`} data-testid={`palette-server-${offer.server}`}>
       <h3 className="palette-heading">
         {offer.server}
         {!offer.error ? <span className="palette-count">{count}</span> : null}
       </h3>
-      {unapproved ? (
-        <div className="palette-consent">
-          <p>Not approved yet. It starts:</p>
-          <code className="palette-command">{server?.command ?? offer.error?.message}</code>
-          <button type="button" data-testid={`approve-${offer.server}`} onClick={() => void requestConsent(offer.server)}>
-            Approve…
-          </button>
-        </div>
-      ) : offer.error ? (
+      {offer.error ? (
         <p className="inline-error" data-testid={`palette-error-${offer.server}`}>
           {offer.error.message}
         </p>
@@ -201,7 +193,7 @@ export const Palette = memo(function Palette() {
     // (StrictMode runs this twice: the first call has already set offersLoading.)
     if (desktop && !loaded && !serversStore.getState().offersLoading) void refreshAll();
   }, [desktop, loaded]);
-  const byName = useMemo(() => new Map(servers.map((s) => [s.name, s])), [servers]);
+  const waiting = useMemo(() => waitingServers(offers, servers, deferred), [offers, servers, deferred]);
 
   return (
     <div className="palette" data-testid="palette">
@@ -240,9 +232,12 @@ export const Palette = memo(function Palette() {
       {desktop && loaded && offers.length === 0 && !error ? (
         <p className="muted palette-note">No server is configured: add one with the Servers button.</p>
       ) : null}
-      {offers.map((o) => (
-        <ServerSection key={o.server} offer={o} server={byName.get(o.server)} query={deferred} />
-      ))}
+      <WaitingGroup waiting={waiting} />
+      {offers
+        .filter((o) => !isWaiting(o))
+        .map((o) => (
+          <ServerSection key={o.server} offer={o} query={deferred} />
+        ))}
     </div>
   );
 });

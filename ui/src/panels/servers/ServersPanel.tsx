@@ -1,12 +1,18 @@
 //! The servers panel (a dialog from the toolbar's Servers button): every configured
 //! server with what it starts and whether that is approved; add, edit, remove, import
-//! an `mcpServers` file, test a connection (listing the tools), approve.
+//! an `mcpServers` file, test a connection (listing the tools), approve. A server the
+//! open blueprint also declares under the same name says so: the configured one is used
+//! (`SERVER_SHADOWED`).
 
-import { memo, useEffect, useState } from 'react';
+import { memo, useEffect, useMemo, useState } from 'react';
+import { useStore } from 'zustand';
+import { docStore } from '../../doc/store';
 import type { ServerInfo } from '../../backend';
 import { ask } from '../files/ask';
 import { Modal } from '../files/Modal';
 import { ServerEditor } from './ServerEditor';
+import { shadowedServers } from './shadowed';
+import './servers.css';
 import {
   closeServersPanel,
   deleteServer,
@@ -30,6 +36,8 @@ function ServersPanelBody() {
   const loaded = useServers((s) => s.serversLoaded);
   const error = useServers((s) => s.serversError);
   const [editing, setEditing] = useState<Editing>(null);
+  const diagnostics = useStore(docStore, (s) => s.diagnostics);
+  const shadowed = useMemo(() => new Set(shadowedServers(diagnostics)), [diagnostics]);
   useEffect(() => void refreshServers(), []);
 
   return (
@@ -66,14 +74,22 @@ function ServersPanelBody() {
       ) : null}
       <ul className="server-rows">
         {servers.map((s) => (
-          <ServerRow key={s.name} server={s} onEdit={setEditing} />
+          <ServerRow key={s.name} server={s} onEdit={setEditing} shadowed={shadowed.has(s.name)} />
         ))}
       </ul>
     </Modal>
   );
 }
 
-const ServerRow = memo(function ServerRow({ server, onEdit }: { server: ServerInfo; onEdit: (e: Editing) => void }) {
+const ServerRow = memo(function ServerRow({
+  server,
+  onEdit,
+  shadowed,
+}: {
+  server: ServerInfo;
+  onEdit: (e: Editing) => void;
+  shadowed: boolean;
+}) {
   const test = useServers((s) => s.tests[server.name]);
   const editable = server.transport !== 'in-process' && server.config !== null;
   const remove = async () => {
@@ -119,6 +135,11 @@ const ServerRow = memo(function ServerRow({ server, onEdit }: { server: ServerIn
         </span>
       </div>
       <code className="server-target">{server.command ?? server.url ?? '(built in)'}</code>
+      {shadowed ? (
+        <p className="server-shadowed" data-testid={`server-shadowed-${server.name}`}>
+          The open blueprint declares its own “{server.name}”. This configured one is used; its steps show why.
+        </p>
+      ) : null}
       {test ? <TestResult name={server.name} test={test} /> : null}
     </li>
   );
