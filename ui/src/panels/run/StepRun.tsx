@@ -91,7 +91,7 @@ function ErrorBox({ id, f, problem }: { id: string; f: StepFields; problem: Argu
   return (
     <div className="step-run-error has-arg" data-testid="step-run-error" data-code={error.code}>
       <div className="step-run-error-head">
-        <code>{error.code}</code> {several ? 'arguments that do not fit the tool' : 'an argument that does not fit the tool'}
+        <code>{error.code}</code> · {problem.issues.length + problem.more} argument{several ? 's' : ''}
       </div>
       <ul className="step-run-arg-list">
         {problem.issues.map((issue) => (
