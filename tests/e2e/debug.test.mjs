@@ -324,13 +324,15 @@ function caseOverlaps(browser) {
     for (const c of cases) {
       const name = c.dataset.testid;
       const own = box(c);
-      const head = c.querySelector('.insp-case-head');
-      const buttons = [...head.querySelectorAll('button')].map(box);
-      const label = box(head.querySelector('.insp-sublabel'));
-      const when = box(c.querySelector('.insp-case-when input, .insp-case-when textarea'));
-      const whenLabel = box(c.querySelector('.insp-case-when .insp-label'));
-      const to = box(c.querySelector('.insp-case-to .insp-control'));
-      const toLabel = box(c.querySelector('.insp-case-to .insp-label'));
+      // Found by what they are (the rows' pointers), not by this layout's classes.
+      const whenRow = c.querySelector('[data-pointer$="/when"]');
+      const toRow = c.querySelector('[data-pointer$="/to"]');
+      const buttons = [...c.querySelectorAll('button')].filter((b) => !toRow.contains(b)).map(box);
+      const label = box(c.querySelector('.insp-sublabel'));
+      const when = box(whenRow.querySelector('input, textarea'));
+      const whenLabel = box(whenRow.querySelector('.insp-label'));
+      const to = box(toRow.querySelector('.insp-control'));
+      const toLabel = box(toRow.querySelector('.insp-label'));
       const parts = { label, when, whenLabel, to, toLabel, ...Object.fromEntries(buttons.map((b, i) => [`button${i}`, b])) };
       const names = Object.keys(parts);
       for (let i = 0; i < names.length; i++) {
