@@ -7,7 +7,7 @@
 
 import { memo, useEffect, useMemo, useState } from 'react';
 import { docStore, useDoc } from '../../doc/store';
-import { runStore, shownState, useRunStore, type NodeView } from '../../run';
+import { runStore, shownState, useRunStore, type NodeView, type StepError } from '../../run';
 import { argumentProblem, issuesText } from '../../run/argerror';
 import { findStep } from '../../doc/query';
 import { findTool, inputSchemaOf, useOffers } from '../../panels/inspector/offers';
@@ -96,6 +96,11 @@ function countsText(node: NodeView): string | null {
   return parts.length ? parts.join(' · ') : null;
 }
 
+/** An error in full for a tooltip: `CODE: message`, and what the server said when the error keeps it apart. */
+function errorTitle(err: StepError): string {
+  return `${err.code}: ${err.message}${err.detail ? `\n\nserver said: ${err.detail}` : ''}`;
+}
+
 /**
  * A failed step's label: the arguments it is about first (`✕ /a: expected number, got
  * object (+1 more)`), else the code and our message; on hover the full error and what
@@ -108,7 +113,7 @@ function FailedLabel({ id, node }: { id: string; node: NodeView }) {
   const schema = inputSchemaOf(tool);
   const problem = useMemo(() => argumentProblem(node.error, node.args, schema), [node.error, node.args, schema]);
   const err = node.error;
-  const full = err ? `${err.code}: ${err.message}${err.detail ? `\n\nserver said: ${err.detail}` : ''}` : undefined;
+  const full = err ? errorTitle(err) : undefined;
   return (
     <span className="run-label run-error" title={full}>
       ✕ {problem ? issuesText(problem, 1) : err ? `${err.code}: ${err.message}` : 'failed'}
@@ -152,7 +157,7 @@ export const RunStatus = memo(function RunStatus({ id, node }: { id: string; nod
       break;
     case 'retrying':
       body = (
-        <span className="run-label" title={node.retry ? `${node.retry.error.code}: ${node.retry.error.message}` : undefined}>
+        <span className="run-label" title={node.retry ? errorTitle(node.retry.error) : undefined}>
           ↻ retrying (attempt {node.retry?.attempt ?? node.attempt + 1})
         </span>
       );

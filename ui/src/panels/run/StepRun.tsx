@@ -186,9 +186,10 @@ export function StepRun({ id }: { id: string }) {
       )}
       {view.pause?.step === id && view.status === 'paused' && <PausePreview id={id} />}
       {f.retry && f.state === 'retrying' && (
-        <p className="step-run-retry">
+        <div className="step-run-retry">
           attempt {f.retry.attempt} in {formatMs(f.retry.delayMs)} after <code>{f.retry.error.code}</code>: {f.retry.error.message}
-        </p>
+          {f.retry.error.detail && <ServerSaid text={f.retry.error.detail} />}
+        </div>
       )}
       <ErrorBox id={id} f={f} problem={problem} />
       {f.args !== undefined && <JsonView value={f.args} title="resolved arguments" testId="step-run-args" />}

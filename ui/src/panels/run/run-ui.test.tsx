@@ -351,4 +351,34 @@ describe('runs in the studio', () => {
     expect(said.querySelector('pre')?.textContent).toBe('failed to deserialize parameters: invalid type: map, expected f64');
     expect(q('[data-testid="run-refused"] .run-label')?.title).toContain('server said: failed to deserialize parameters');
   });
+
+  it('a retry whose error keeps the server’s words apart shows them folded in the run section and on the card’s hover', async () => {
+    const f = extraFixture('args-disabled');
+    // The recorded run up to `said` starting, then a retry of it (as the engine writes a retry: the error that caused it).
+    const upTo = f.events.findIndex((e) => e.type === 'StepStarted' && e.step === 'said');
+    const events: RunEvent[] = [
+      ...f.events.slice(0, upTo + 1),
+      {
+        seq: f.events[upTo]!.seq + 1,
+        at_ms: 30,
+        type: 'StepRetrying',
+        step: 'said',
+        path: [],
+        attempt: 2,
+        delay_ms: 60_000,
+        error: { code: 'SERVER_ERROR', message: 'server `echo` returned error -32000', detail: 'upstream busy, try later' },
+      },
+    ];
+    const info = { id: 'r', blueprint: f.blueprint.id, status: 'running', trigger: 'studio', started_at: '2026-11-20T11:00:00Z', finished_at: null, duration_ms: 30, blueprint_rev: null, rerun_of: null };
+    be.on('list_runs', () => [info]);
+    be.on('get_run', () => ({ info, inputs: {}, events, envelope: null }));
+    await mountWith(f.blueprint);
+    await click(tid('tab-history'));
+    await click(tid('history-row'));
+    expect(tid('run-said')?.dataset.state).toBe('retrying');
+    expect(q('[data-testid="run-said"] .run-label')?.title).toBe('SERVER_ERROR: server `echo` returned error -32000\n\nserver said: upstream busy, try later');
+    await act(async () => docStore.getState().select(['said']));
+    await settle();
+    expect(q('.step-run-retry [data-testid="step-run-server-said"] pre')?.textContent).toBe('upstream busy, try later');
+  });
 });
