@@ -411,6 +411,7 @@ test('debug: switch cases laid out without overlaps; ARGS_INVALID names each arg
     assert.equal(await (await browser.$(sel('run-off'))).getProperty('textContent'), 'disabled · not run');
     assert.match(await attr(browser, sel('step-off'), 'class'), /\brun-disabled\b/);
     assert.equal(await attr(browser, sel('run-said'), 'data-state'), 'succeeded', 'the step after the disabled one ran');
+    assert.match(await (await shown(browser, sel('run-result'))).getProperty('textContent'), /2 skipped \(1 disabled\)/);
     // A step that never started is greyed as "not run", not drawn as queued.
     assert.equal(await attr(browser, sel('run-inner'), 'data-shown'), 'not-run');
     const innerClass = await attr(browser, sel('step-inner'), 'class');

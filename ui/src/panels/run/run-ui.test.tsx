@@ -318,6 +318,8 @@ describe('runs in the studio', () => {
     expect(tid('step-off')?.className).toContain('run-disabled');
     expect(tid('step-off')?.className).not.toContain('run-skipped');
     expect(tid('run-said')?.dataset.state).toBe('succeeded');
+    await click(tid('tab-run'));
+    expect(tid('run-result')?.textContent).toContain('2 ok, 2 failed, 1 skipped (1 disabled)');
     await act(async () => docStore.getState().select(['off']));
     await settle();
     expect(tid('step-run')?.dataset.shown).toBe('disabled');
