@@ -5,9 +5,16 @@
 // continue: the switch highlights the case it took and dims the others, the timeline
 // is labelled with step names and has a pause marker. Then a number argument of the
 // `echo` fixture's `add` tool switched to an expression takes `{{ transform.said }}` with
-// its dot (read back from the exported file); running it, the server refuses the
-// string and the step's run section names the argument `/a` first, the server's own
-// words folded below.
+// its dot (read back from the exported file); running it, the check before sending
+// refuses the string (ARGS_INVALID) and the step's run section names the argument `/a`
+// first (no "server said": nothing was sent).
+//
+// A second session: the inspector's switch cases laid out without overlaps at the
+// default and the minimum inspector width; a tool step whose arguments break the `echo`
+// fixture's `add` schema in two places (an object for the number `a`, no `b`) fails as
+// ARGS_INVALID naming `/a` and `/b` first, both fields marked; a `"disabled": true`
+// step shows "disabled" and the step after it succeeds; the body of a loop skipped after
+// the failure is greyed as "not run" (not the queued look).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
@@ -208,13 +215,15 @@ test('debug: pause previews, the case taken, a labelled timeline; a number field
     const argError = await shown(browser, `${sel('step-run')} ${sel('step-run-arg-error')}`);
     assert.equal(await argError.getAttribute('data-pointer'), '/a');
     assert.match(await argError.getProperty('textContent'), /argument \/a: expected number, got string/);
-    const said = await shown(browser, sel('step-run-server-said'));
-    assert.equal(await said.getAttribute('open'), null, 'the server’s words are folded');
+    assert.equal(await attr(browser, sel('step-run-error'), 'data-code'), 'ARGS_INVALID');
+    assert.match(await (await shown(browser, sel('step-run-error-why'))).getProperty('textContent'), /the call was not sent/);
+    // Refused before sending: the server said nothing.
+    assert.equal(await (await browser.$(sel('step-run-server-said'))).isExisting(), false, 'no "server said" for a call not sent');
     // The field is marked in the form.
     const marked = await browser.execute(() => document.querySelector('#root_a')?.closest('.rjsf-field')?.textContent ?? '');
     assert.match(marked, /last run: expected number, got string/, marked);
     // On the card too, the argument first (the full text on hover).
-    assert.match(await (await browser.$(sel('run-sum'))).getProperty('textContent'), /argument \/a: expected number, got string/);
+    assert.match(await (await browser.$(sel('run-sum'))).getProperty('textContent'), /✕ \/a: expected number, got string/);
     await studio.shot('argument-error');
     // "Show the field" brings the marked field into view.
     await click(browser, sel('step-run-arg-field'));
@@ -263,6 +272,199 @@ test('debug: pause previews, the case taken, a labelled timeline; a number field
     assert.match(await tip.getProperty('textContent'), /transform/);
     await studio.shot('json-editor-suggestions');
     await browser.keys(['Escape']);
+  } catch (e) {
+    await studio.shot('failure').catch(() => undefined);
+    throw e;
+  } finally {
+    await studio.close();
+  }
+});
+
+/** Drags the element's centre by (dx, dy) with a real pointer. */
+async function dragBy(browser, selector, dx, dy) {
+  const el = await shown(browser, selector);
+  const loc = await el.getLocation();
+  const size = await el.getSize();
+  const x = Math.round(loc.x + size.width / 2);
+  const y = Math.round(loc.y + size.height / 2);
+  await browser.performActions([
+    {
+      type: 'pointer',
+      id: 'mouse',
+      parameters: { pointerType: 'mouse' },
+      actions: [
+        { type: 'pointerMove', duration: 0, x, y },
+        { type: 'pointerDown', button: 0 },
+        { type: 'pointerMove', duration: 120, x: x + Math.round(dx / 2), y: y + Math.round(dy / 2) },
+        { type: 'pointerMove', duration: 120, x: x + dx, y: y + dy },
+        { type: 'pointerUp', button: 0 },
+      ],
+    },
+  ]);
+  await browser.releaseActions();
+}
+
+/**
+ * The inspector's switch cases, each checked for overlaps: the head (label and its
+ * buttons), the "when" input and the "to" row stacked without touching, every part
+ * inside the case's box and the inspector. Returns a list of problems (empty: none).
+ */
+function caseOverlaps(browser) {
+  return browser.execute(() => {
+    const box = (el) => {
+      const r = el.getBoundingClientRect();
+      return { l: r.left, r: r.right, t: r.top, b: r.bottom, w: r.width, h: r.height };
+    };
+    const meet = (a, b) => a.l < b.r - 0.5 && b.l < a.r - 0.5 && a.t < b.b - 0.5 && b.t < a.b - 0.5;
+    const inside = (a, o) => a.l >= o.l - 0.5 && a.r <= o.r + 0.5;
+    const problems = [];
+    const panel = box(document.querySelector('[data-testid="inspector"]'));
+    const cases = [...document.querySelectorAll('[data-testid^="switch-case-"]')];
+    if (!cases.length) problems.push('no cases drawn');
+    for (const c of cases) {
+      const name = c.dataset.testid;
+      const own = box(c);
+      // Found by what they are (the rows' pointers), not by this layout's classes.
+      const whenRow = c.querySelector('[data-pointer$="/when"]');
+      const toRow = c.querySelector('[data-pointer$="/to"]');
+      const buttons = [...c.querySelectorAll('button')].filter((b) => !toRow.contains(b)).map(box);
+      const label = box(c.querySelector('.insp-sublabel'));
+      const when = box(whenRow.querySelector('input, textarea'));
+      const whenLabel = box(whenRow.querySelector('.insp-label'));
+      const to = box(toRow.querySelector('.insp-control'));
+      const toLabel = box(toRow.querySelector('.insp-label'));
+      const parts = { label, when, whenLabel, to, toLabel, ...Object.fromEntries(buttons.map((b, i) => [`button${i}`, b])) };
+      const names = Object.keys(parts);
+      for (let i = 0; i < names.length; i++) {
+        const p = parts[names[i]];
+        if (p.w <= 0 || p.h <= 0) problems.push(`${name}: ${names[i]} not drawn`);
+        if (!inside(p, own) || !inside(p, panel)) problems.push(`${name}: ${names[i]} outside its case (${JSON.stringify(p)} in ${JSON.stringify(own)})`);
+        for (let j = i + 1; j < names.length; j++) if (meet(p, parts[names[j]])) problems.push(`${name}: ${names[i]} overlaps ${names[j]}`);
+      }
+      if (!(when.t >= Math.max(label.b, ...buttons.map((b) => b.b)) - 0.5)) problems.push(`${name}: "when" not below the head`);
+      if (!(to.t >= when.b - 0.5)) problems.push(`${name}: "to" not below "when"`);
+      // "when" takes the case's width (a row of its own), the buttons are at the right end.
+      if (when.w < own.w * 0.8) problems.push(`${name}: "when" is ${when.w} px of ${own.w}`);
+      if (buttons.length && own.r - buttons[buttons.length - 1].r > 12) problems.push(`${name}: the buttons are not at the right`);
+    }
+    return problems;
+  });
+}
+
+/** Scrolls the inspector so the cases' heading and the first case show whole. */
+function showCases(browser) {
+  return browser.execute(() => document.querySelector('[data-testid="switch-add-case"]').scrollIntoView({ block: 'start' }));
+}
+
+const ARGS_DOC = {
+  blueprint: 1,
+  id: 'debug-args',
+  name: 'Arguments that break a schema, a disabled step',
+  steps: [
+    { id: 'first', kind: 'transform', value: { x: 1 } },
+    { id: 'off', kind: 'tool', server: 'echo', tool: 'echo', args: { message: 'never' }, disabled: true },
+    { id: 'said', kind: 'tool', server: 'echo', tool: 'echo', args: { message: "{{ off || 'ran' }}" } },
+    { id: 'sum', kind: 'tool', server: 'echo', tool: 'add', args: { a: '{{ first }}' } },
+    // Skipped after the failure: its body never starts ("not run" once the run is over).
+    { id: 'each', kind: 'loop', for_each: "{{ ['a', 'b'] }}", steps: [{ id: 'inner', kind: 'transform', value: '{{ item }}' }] },
+  ],
+};
+
+test('debug: switch cases laid out without overlaps; ARGS_INVALID names each argument first and marks its field; a disabled step shows "disabled" and the next one runs', async () => {
+  const studio = await openStudio('debug-args');
+  const { browser } = studio;
+  try {
+    await shown(browser, '.react-flow__node', 30_000);
+
+    // ---- The switch's cases in the inspector, at its default width then its minimum.
+    await importDoc(studio, DOC);
+    await jsClick(browser, sel('step-pick'));
+    await shown(browser, sel('switch-case-1'));
+    const width = () => browser.execute(() => Math.round(document.querySelector('[data-testid="right-panel"]').getBoundingClientRect().width));
+    const wide = await width();
+    assert.deepEqual(await caseOverlaps(browser), [], `at ${wide} px`);
+    await showCases(browser);
+    await studio.shot('switch-cases-default-width');
+    await dragBy(browser, sel('right-handle'), 250, 0);
+    await until(async () => (await width()) < wide, 'the inspector narrower');
+    const narrow = await width();
+    assert.ok(narrow <= 245, `the inspector at its minimum: ${narrow} px`);
+    assert.deepEqual(await caseOverlaps(browser), [], `at ${narrow} px`);
+    await showCases(browser);
+    await studio.shot('switch-cases-min-width');
+    // Back to the default width (double-click on the handle), the pointer moved off it (its tooltip).
+    await (await shown(browser, sel('right-handle'))).doubleClick();
+    await until(async () => (await width()) === wide, 'the default width again');
+    const corner = await browser.execute(() => {
+      const r = document.querySelector('.react-flow__pane').getBoundingClientRect();
+      return { x: Math.round(r.left + 12), y: Math.round(r.top + 12) };
+    });
+    await browser.performActions([{ type: 'pointer', id: 'mouse', parameters: { pointerType: 'mouse' }, actions: [{ type: 'pointerMove', duration: 0, ...corner }] }]);
+    await browser.releaseActions();
+
+    // ---- A run: `off` is disabled, `said` runs after it; `sum` breaks `add`'s schema twice.
+    await importDoc(studio, ARGS_DOC);
+    await click(browser, sel('run-start'));
+    await approveAll(browser);
+    assert.equal(await untilStatus(browser, ['failed', 'partial', 'succeeded']), 'failed');
+    await until(async () => (await attr(browser, sel('run-off'), 'data-shown')) === 'disabled', 'off shown disabled');
+    assert.equal(await (await browser.$(sel('run-off'))).getProperty('textContent'), 'disabled · not run');
+    assert.match(await attr(browser, sel('step-off'), 'class'), /\brun-disabled\b/);
+    assert.equal(await attr(browser, sel('run-said'), 'data-state'), 'succeeded', 'the step after the disabled one ran');
+    assert.match(await (await shown(browser, sel('run-result'))).getProperty('textContent'), /2 skipped \(1 disabled\)/);
+    // A step that never started is greyed as "not run", not drawn as queued.
+    assert.equal(await attr(browser, sel('run-inner'), 'data-shown'), 'not-run');
+    const innerClass = await attr(browser, sel('step-inner'), 'class');
+    assert.match(innerClass, /\brun-not-run\b/);
+    assert.doesNotMatch(innerClass, /\brun-queued\b/);
+    assert.equal(await browser.execute(() => getComputedStyle(document.querySelector('[data-testid="step-inner"]')).filter), 'grayscale(1)');
+    // The status toast out of the way of the cards, the whole graph in view.
+    const dismiss = await browser.$(sel('status-dismiss'));
+    if (await dismiss.isExisting()) await browser.execute((el) => el.click(), dismiss);
+    await click(browser, sel('zoom-fit-button'));
+    await new Promise((r) => setTimeout(r, 400));
+    await studio.shot('not-run-and-disabled');
+    await jsClick(browser, sel('step-said'));
+    const output = await shown(browser, `${sel('step-run')} ${sel('step-run-output')}`);
+    assert.match(await output.getProperty('textContent'), /ran/, 'it read null from the disabled step');
+    await jsClick(browser, sel('step-off'));
+    await shown(browser, sel('step-run-disabled'));
+    assert.equal(await attr(browser, sel('step-run'), 'data-shown'), 'disabled');
+    await studio.shot('disabled-step');
+
+    // ---- `sum`: ARGS_INVALID, the pointers first (one line each), our sentence after them, both fields marked.
+    await jsClick(browser, sel('step-sum'));
+    await shown(browser, `${sel('step-run')} ${sel('step-run-arg-error')}`);
+    assert.equal(await attr(browser, sel('step-run-error'), 'data-code'), 'ARGS_INVALID');
+    const layout = await browser.execute(() => {
+      const box = document.querySelector('[data-testid="step-run-error"]');
+      const named = [...box.querySelectorAll('[data-testid="step-run-arg-error"]')];
+      const why = box.querySelector('[data-testid="step-run-error-why"]');
+      return {
+        named: named.map((el) => [el.dataset.pointer, el.textContent]),
+        // Document order: every named argument comes before our sentence.
+        pointersFirst: named.every((el) => el.compareDocumentPosition(why) & Node.DOCUMENT_POSITION_FOLLOWING),
+        why: why.textContent,
+        said: !!box.querySelector('[data-testid="step-run-server-said"]'),
+      };
+    });
+    assert.deepEqual(layout.named, [
+      ['/a', 'argument /a: expected number, got object'],
+      ['/b', 'argument /b: required, missing'],
+    ]);
+    assert.ok(layout.pointersFirst, 'the arguments are named before our sentence');
+    assert.match(layout.why, /do not fit its input schema; the call was not sent/);
+    assert.equal(layout.said, false, 'nothing was sent: no "server said"');
+    const fieldText = (id) => browser.execute((i) => document.querySelector(`#${i}`)?.closest('.rjsf-field')?.textContent ?? '', id);
+    await until(async () => /last run: expected number, got object/.test(await fieldText('root_a')), 'the field a marked');
+    assert.match(await fieldText('root_b'), /last run: required, missing/, 'the field b marked');
+    assert.match(await (await browser.$(sel('run-sum'))).getProperty('textContent'), /✕ \/a: expected number, got object \(\+1 more\)/);
+    await studio.shot('args-invalid');
+    // The marked fields, in view.
+    await click(browser, sel('step-run-arg-field'));
+    await until(async () => browser.execute(() => document.activeElement?.id === 'root_a'), 'the field focused');
+    await browser.keys(['Escape']);
+    await studio.shot('args-invalid-fields');
   } catch (e) {
     await studio.shot('failure').catch(() => undefined);
     throw e;

@@ -45,6 +45,11 @@ export interface StepBase {
   fallback?: string;
   save?: string;
   note?: string;
+  /**
+   * `true`: the step is switched off. A run does not run it: it finishes skipped
+   * (reason `disabled`) with output `null`, and the steps after it still run.
+   */
+  disabled?: boolean;
 }
 
 export interface ToolStep extends StepBase {

@@ -18,6 +18,11 @@ export type LogLevel = 'info' | 'warn' | 'error';
 export interface StepError {
   code: string;
   message: string;
+  /**
+   * What the server itself said, when `message` says it in our words (a server that
+   * refused the arguments: `ARGS_INVALID` with its own text here). Absent otherwise.
+   */
+  detail?: string;
 }
 
 /** One entry of the envelope's `errors`; `step` is empty for run-level errors (`RUN_TIMEOUT`). */
@@ -108,10 +113,19 @@ export interface StepFinishedEvent extends EventBase {
   recovered_by?: string;
 }
 
+/** Why a step was skipped, when `StepSkipped` says (absent for the usual rules). */
+export type SkipReason = 'disabled';
+
 export interface StepSkippedEvent extends EventBase {
   type: 'StepSkipped';
   step: string;
   path: IterationPath;
+  /**
+   * `disabled`: the step has `"disabled": true` and was not run (output `null`; unlike
+   * other skips, the steps after it still run). Absent for a switch routed away, every
+   * dependency skipped, a step left out of a partial re-run, the run ending first.
+   */
+  reason?: SkipReason;
 }
 
 /**

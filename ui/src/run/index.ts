@@ -30,6 +30,7 @@ export {
   type RunResumedEvent,
   type RunStartedEvent,
   type RunStatus,
+  type SkipReason,
   type StepError,
   type StepFinishedEvent,
   type StepProgressEvent,

@@ -27,6 +27,7 @@ import type {
   PauseReason,
   RunEvent,
   RunStatus,
+  SkipReason,
   StepError,
 } from './events';
 
@@ -86,6 +87,8 @@ export interface StepFields {
   raw: Json | undefined;
   /** The fallback step whose output stands in for this one's. */
   recoveredBy: string | null;
+  /** Why it was skipped, when `StepSkipped` said (`disabled`: switched off in the document). */
+  skipReason: SkipReason | null;
   /** The latest `StepProgress` (MCP progress of a call, or a loop's iterations). */
   progress: ProgressView | null;
   retry: RetryView | null;
@@ -323,6 +326,7 @@ function emptyFields(isLoop: boolean): StepFields {
     error: null,
     raw: undefined,
     recoveredBy: null,
+    skipReason: null,
     progress: null,
     retry: null,
     loop: isLoop ? emptyLoop() : null,
@@ -344,6 +348,7 @@ function newInstance(path: IterationPath, isLoop: boolean): InstanceView {
     error: null,
     raw: undefined,
     recoveredBy: null,
+    skipReason: null,
     progress: null,
     retry: null,
     loop: isLoop ? emptyLoop() : null,
@@ -375,6 +380,7 @@ const MIRRORED = [
   'error',
   'raw',
   'recoveredBy',
+  'skipReason',
   'progress',
   'retry',
   'seq',
@@ -519,6 +525,7 @@ class Draft {
         t.inst.error = ev.error ?? null;
         t.inst.raw = ev.raw;
         t.inst.recoveredBy = ev.recovered_by ?? null;
+        t.inst.skipReason = null;
         t.inst.seq = ev.seq;
         this.trackIteration(t, before, ev.status === 'failed' && !ev.recovered_by, ev.seq);
         if (t.inst.loop) this.loopFinished(t);
@@ -529,6 +536,9 @@ class Draft {
         const before = t.inst.state;
         this.setState(t, 'skipped');
         t.inst.finishedAtMs = ev.at_ms;
+        t.inst.skipReason = ev.reason ?? null;
+        // A disabled step's output is `null` (what the steps after it see); other skips have none.
+        if (ev.reason === 'disabled') t.inst.output = null;
         t.inst.seq = ev.seq;
         this.trackIteration(t, before, false, ev.seq);
         break;
@@ -855,14 +865,16 @@ export function isFinished(view: RunView): boolean {
 
 /**
  * What a step instance shows: its state, except `not-run` for one still queued when
- * the run is over (it never started: a failure upstream, a cancel, a loop cut short)
- * and `pinned` for a top-level step of a re-run that kept its earlier output.
+ * the run is over (it never started: a failure upstream, a cancel, a loop cut short),
+ * `pinned` for a top-level step of a re-run that kept its earlier output, and
+ * `disabled` for one skipped because the document switched it off.
  */
-export type ShownState = NodeState | 'not-run' | 'pinned';
+export type ShownState = NodeState | 'not-run' | 'pinned' | 'disabled';
 
 export function shownState(view: RunView, step: string, f: StepFields | undefined): ShownState {
   if (!f) return 'queued';
   if (f.state === 'queued' && isFinished(view)) return 'not-run';
+  if (f.state === 'skipped' && f.skipReason === 'disabled') return 'disabled';
   if (f.state === 'succeeded' && view.pinned[step] && f === view.nodes[step]) return 'pinned';
   return f.state;
 }
@@ -878,6 +890,7 @@ export const STATE_LABELS: Record<ShownState, string> = {
   skipped: 'skipped',
   'not-run': 'not run',
   pinned: 'pinned',
+  disabled: 'disabled',
 };
 
 /**

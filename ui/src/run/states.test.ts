@@ -42,6 +42,41 @@ describe('shown states', () => {
   });
 });
 
+describe('a disabled step', () => {
+  it('shows "disabled" (not "skipped"), its output null, and the step after it runs', () => {
+    const f = extraFixture('args-disabled');
+    const v = replay(f.stepIds, f.events, Infinity, { parents: f.parents });
+    const off = v.nodes.off!;
+    expect(off.state).toBe('skipped');
+    expect(off.skipReason).toBe('disabled');
+    expect(off.output).toBeNull();
+    expect(shownState(v, 'off', off)).toBe('disabled');
+    expect(STATE_LABELS.disabled).toBe('disabled');
+    expect(shownState(v, 'said', v.nodes.said)).toBe('succeeded');
+    expect(v.nodes.said!.output).toBe('ran');
+    // The timeline says so too.
+    const skipped = f.events.find((e) => e.type === 'StepSkipped')!;
+    expect(eventText(skipped)).toBe('off disabled, not run');
+    // Other skips stay "skipped".
+    const rerun = replay(extraFixture('faulty-rerun').stepIds, extraFixture('faulty-rerun').events, Infinity, { parents: extraFixture('faulty-rerun').parents });
+    expect(rerun.nodes.each!.skipReason).toBeNull();
+    expect(shownState(rerun, 'each', rerun.nodes.each)).toBe('skipped');
+  });
+
+  it('inside a loop, a disabled body step shows "disabled" per iteration and on the node', () => {
+    const ev: RunEvent[] = [
+      { seq: 1, at_ms: 0, type: 'RunStarted', run_id: 'r', blueprint: 'bp', inputs: {} },
+      { seq: 2, at_ms: 1, type: 'StepStarted', step: 'each', path: [], attempt: 1, args: { items: 2 } },
+      { seq: 3, at_ms: 1, type: 'StepSkipped', step: 'off', path: [0], reason: 'disabled' },
+      { seq: 4, at_ms: 2, type: 'StepSkipped', step: 'off', path: [1], reason: 'disabled' },
+    ];
+    const v = applyEvents(startView(['each', 'off'], { parents: { off: 'each' } }), ev);
+    expect(shownState(v, 'off', v.nodes.off)).toBe('disabled');
+    expect(shownState(v, 'off', instanceAt(v, 'off', [1]))).toBe('disabled');
+    expect(v.nodes.off!.counts!.skipped).toBe(2);
+  });
+});
+
 describe('paused time', () => {
   const run: RunEvent[] = [
     { seq: 1, at_ms: 0, type: 'RunStarted', run_id: 'r', blueprint: 'bp', inputs: {} },

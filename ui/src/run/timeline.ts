@@ -45,7 +45,7 @@ export function eventText(ev: RunEvent, names: StepNames = NO_NAMES): string {
       if (ev.status === 'succeeded' && ev.attempts === 0) return `${ev.step} pinned from the earlier run`;
       return `${ev.step} ${ev.status === 'succeeded' ? 'finished' : ev.status}${where(ev.path)}${ev.recovered_by ? ` (by ${ev.recovered_by})` : ''}`;
     case 'StepSkipped':
-      return `${ev.step} skipped${where(ev.path)}`;
+      return `${ev.step} ${ev.reason === 'disabled' ? 'disabled, not run' : 'skipped'}${where(ev.path)}`;
     case 'RunPaused':
       if (!ev.step) return ev.reason === 'requested' ? 'paused on request' : 'paused';
       return ev.reason === 'stepped' ? `paused after stepping into ${ev.step}${where(ev.path)}` : `paused before ${ev.step}${where(ev.path)}`;

@@ -8,7 +8,7 @@ import { useDoc } from '../../doc/store';
 import type { Json, Step } from '../../doc/types';
 import type { StepNodeData } from '../../graph/types';
 import { KindIcon } from './icons';
-import { BreakpointToggle, runClass, RunStatus, useNodeRun } from './run';
+import { BreakpointToggle, RunStatus, useRunClass, useNodeRun } from './run';
 import { StepTitle } from './title';
 
 /** Compact one-line text of a JSON value. */
@@ -102,10 +102,11 @@ export function StepCard({ id, kind, data, selected, subtitle, fields = [], chil
   if (typeof step.timeout_ms === 'number') badges.push(`timeout ${step.timeout_ms} ms`);
   if (step.save) badges.push(`save → ${step.save}`);
   const run = useNodeRun(id);
-  const disabled = (step as { disabled?: unknown }).disabled === true;
+  const runClass = useRunClass(id, run);
+  const disabled = step.disabled === true;
   return (
     <div
-      className={`step-card kind-${kind}${selected ? ' is-selected' : ''}${data.fallbackOf ? ' is-fallback' : ''}${disabled ? ' is-disabled' : ''}${runClass(run)}`}
+      className={`step-card kind-${kind}${selected ? ' is-selected' : ''}${data.fallbackOf ? ' is-fallback' : ''}${disabled ? ' is-disabled' : ''}${runClass}`}
       data-testid={`step-${id}`}
       data-kind={kind}
       title={step.note}

@@ -6,7 +6,7 @@ import { memo } from 'react';
 import type { LoopNode as LoopFlowNode } from '../../graph/types';
 import { DiagnosticBadge, DisabledTag, preview, StepHandle } from './card';
 import { KindIcon } from './icons';
-import { BreakpointToggle, LoopRun, runClass, RunStatus, useNodeRun } from './run';
+import { BreakpointToggle, LoopRun, RunStatus, useRunClass, useNodeRun } from './run';
 import { StepTitle } from './title';
 
 export const LoopNode = memo(function LoopNode({ id, data, selected }: NodeProps<LoopFlowNode>) {
@@ -19,10 +19,11 @@ export const LoopNode = memo(function LoopNode({ id, data, selected }: NodeProps
     typeof s.delay_ms === 'number' ? `every ${s.delay_ms} ms` : null,
   ].filter(Boolean);
   const run = useNodeRun(id);
-  const disabled = (s as { disabled?: unknown }).disabled === true;
+  const runClass = useRunClass(id, run);
+  const disabled = s.disabled === true;
   return (
     <div
-      className={`loop-container kind-loop${selected ? ' is-selected' : ''}${disabled ? ' is-disabled' : ''}${runClass(run)}`}
+      className={`loop-container kind-loop${selected ? ' is-selected' : ''}${disabled ? ' is-disabled' : ''}${runClass}`}
       data-testid={`step-${id}`}
       data-kind="loop"
       title={s.note}

@@ -1,17 +1,19 @@
 //! What a node shows of the run on the canvas (live or opened from history): its
-//! state (a class on the card and a status line), the breakpoint toggle, and for loops
+//! state (a class on the card, `run-<shown state>`, and a status line — "not run" and
+//! "disabled" greyed, a failed call's arguments named first), the breakpoint toggle, and for loops
 //! `done/total` with a grid of iterations. Test hooks: `run-<id>` on the status line
 //! (`data-state`), `bp-<id>` on the breakpoint toggle (`aria-pressed`), `iters-<id>` on
 //! a loop's grid and `iter-<id>-<key>` on each cell (`data-state`).
 
 import { memo, useEffect, useMemo, useState } from 'react';
 import { docStore, useDoc } from '../../doc/store';
-import { runStore, shownState, useRunStore, type NodeView } from '../../run';
-import { argumentProblem } from '../../run/argerror';
+import { runStore, shownState, useRunStore, type NodeView, type StepError } from '../../run';
+import { argumentProblem, issuesText } from '../../run/argerror';
 import { findStep } from '../../doc/query';
 import { findTool, inputSchemaOf, useOffers } from '../../panels/inspector/offers';
 import { useBreakpoints } from '../../panels/run/breakpoints';
 import { syncBreakpoints } from '../../panels/run/session';
+import './run.css';
 
 /** The step's run view, or undefined when no run is shown. */
 export function useNodeRun(id: string): NodeView | undefined {
@@ -47,9 +49,16 @@ export function useSwitchCases(id: string): (key: number | 'default') => 'taken'
   };
 }
 
-/** ` run-<state>` for the card's class list ('' when no run is shown). */
-export function runClass(node: NodeView | undefined): string {
-  return node ? ` run-${node.state}` : '';
+/**
+ * ` run-<state>` for the card's class list ('' when no run is shown): the state it
+ * shows, so a step that never started in a finished run is `run-not-run` (greyed, not
+ * the queued look) and a switched-off one `run-disabled`; a pinned step keeps
+ * `run-succeeded`.
+ */
+export function useRunClass(id: string, node: NodeView | undefined): string {
+  const shown = useRunStore((s) => (node ? shownState(s.view, id, node) : null));
+  if (!node || !shown) return '';
+  return ` run-${shown === 'pinned' ? node.state : shown}`;
 }
 
 export function formatMs(ms: number): string {
@@ -87,17 +96,27 @@ function countsText(node: NodeView): string | null {
   return parts.length ? parts.join(' · ') : null;
 }
 
-/** A failed step's label: the argument it is about first (`✕ /a: expected number, got string`), the full error on hover. */
+/** An error in full for a tooltip: `CODE: message`, and what the server said when the error keeps it apart. */
+function errorTitle(err: StepError): string {
+  return `${err.code}: ${err.message}${err.detail ? `\n\nserver said: ${err.detail}` : ''}`;
+}
+
+/**
+ * A failed step's label: the arguments it is about first (`✕ /a: expected number, got
+ * object (+1 more)`), else the code and our message; on hover the full error and what
+ * the server said.
+ */
 function FailedLabel({ id, node }: { id: string; node: NodeView }) {
   const offers = useOffers();
   const step = useDoc((s) => findStep(s.doc, id));
   const tool = step?.kind === 'tool' ? findTool(offers, step.server, step.tool) : undefined;
   const schema = inputSchemaOf(tool);
   const problem = useMemo(() => argumentProblem(node.error, node.args, schema), [node.error, node.args, schema]);
-  const full = node.error ? `${node.error.code}: ${node.error.message}` : undefined;
+  const err = node.error;
+  const full = err ? errorTitle(err) : undefined;
   return (
     <span className="run-label run-error" title={full}>
-      ✕ {problem ? `argument ${problem.pointer}: ${problem.message}` : (full ?? 'failed')}
+      ✕ {problem ? issuesText(problem, 1) : err ? `${err.code}: ${err.message}` : 'failed'}
     </span>
   );
 }
@@ -138,7 +157,7 @@ export const RunStatus = memo(function RunStatus({ id, node }: { id: string; nod
       break;
     case 'retrying':
       body = (
-        <span className="run-label" title={node.retry ? `${node.retry.error.code}: ${node.retry.error.message}` : undefined}>
+        <span className="run-label" title={node.retry ? errorTitle(node.retry.error) : undefined}>
           ↻ retrying (attempt {node.retry?.attempt ?? node.attempt + 1})
         </span>
       );
@@ -160,6 +179,13 @@ export const RunStatus = memo(function RunStatus({ id, node }: { id: string; nod
       break;
     case 'skipped':
       body = <span className="run-label">skipped</span>;
+      break;
+    case 'disabled':
+      body = (
+        <span className="run-label run-disabled" title="Disabled: not run; its output is null and the steps after it still run">
+          disabled · not run
+        </span>
+      );
       break;
   }
   const progress = node.progress && !node.loop && node.state === 'running' ? node.progress : null;

@@ -78,10 +78,10 @@ function StepInspector({ step, tab, setTab }: { step: Step; tab: Tab; setTab(t: 
   const problem = useArgumentProblem(step.id);
   const diags = useMemo(() => {
     const out = items.map((d) => ({ field: diagnosticTarget(doc, d).field ?? '', d }));
-    // The last run's argument error, under the field it is about.
-    if (problem) {
-      const d: Diagnostic = { level: 'error', code: 'RUN_ARGUMENT', message: `last run: ${problem.message}`, pointer: '', step: step.id };
-      out.push({ field: `/args${problem.pointer}`, d });
+    // The last run's argument errors, each under the field it is about.
+    for (const issue of problem?.issues ?? []) {
+      const d: Diagnostic = { level: 'error', code: 'RUN_ARGUMENT', message: `last run: ${issue.message}`, pointer: '', step: step.id };
+      out.push({ field: `/args${issue.pointer}`, d });
     }
     return out;
   }, [items, doc, problem, step.id]);

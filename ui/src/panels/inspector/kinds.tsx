@@ -27,6 +27,7 @@ import { namesInScope } from './scope';
 import { TemplateField } from './TemplateInput';
 import { TemplateOrJson } from './TemplateOrJson';
 import type { Diagnostic } from '../../doc';
+import './cases.css';
 
 export interface KindProps<S> {
   step: S;
@@ -297,25 +298,25 @@ export function SwitchFields({ step, doc, patch }: KindProps<SwitchStep>) {
         </div>
         <div className="insp-hint">The first case whose `when` is truthy runs its steps; the others are skipped.</div>
         {cases.map((c, i) => (
-          <div key={i} className="switch-case" data-pointer={`/cases/${i}`}>
-            <div className="insp-label-bar">
+          <div key={i} className="insp-case" data-pointer={`/cases/${i}`} data-testid={`switch-case-${i}`}>
+            <div className="insp-case-head">
               <span className="insp-sublabel">case {i}</span>
-              <span>
-                <button type="button" className="mini-button" title="Move up" disabled={i === 0} onClick={() => move(i, -1)}>
+              <span className="insp-case-actions">
+                <button type="button" className="mini-button" title="Move up" aria-label={`Move case ${i} up`} disabled={i === 0} onClick={() => move(i, -1)}>
                   ↑
                 </button>
-                <button type="button" className="mini-button" title="Move down" disabled={i === cases.length - 1} onClick={() => move(i, 1)}>
+                <button type="button" className="mini-button" title="Move down" aria-label={`Move case ${i} down`} disabled={i === cases.length - 1} onClick={() => move(i, 1)}>
                   ↓
                 </button>
-                <button type="button" className="mini-button" title="Remove this case" onClick={() => setCase(i, null)}>
+                <button type="button" className="mini-button" title="Remove this case" aria-label={`Remove case ${i}`} onClick={() => setCase(i, null)}>
                   ✕
                 </button>
               </span>
             </div>
-            <Row label="when" pointer={`/cases/${i}/when`} htmlFor={`${baseId}-when-${i}`}>
+            <Row label="when" pointer={`/cases/${i}/when`} htmlFor={`${baseId}-when-${i}`} className="insp-case-when">
               <TemplateField id={`${baseId}-when-${i}`} value={c?.when} placeholder="{{ expression }}" onCommit={(t) => setCase(i, { ...c, when: t ?? '' })} />
             </Row>
-            <Row label="to" pointer={`/cases/${i}/to`}>
+            <Row label="to" pointer={`/cases/${i}/to`} className="insp-case-to">
               <Targets label={`case ${i}`} value={Array.isArray(c?.to) ? c.to : []} candidates={candidates} onChange={(to) => setCase(i, { ...c, to })} />
             </Row>
           </div>

@@ -61,6 +61,8 @@ const Result = memo(function Result() {
   if (!envelope) return null;
   const sum = envelope.summary;
   const time = activeMs(view);
+  // Top-level steps switched off (the summary counts them among the skipped).
+  const disabled = Object.values(view.nodes).filter((n) => n.instances === null && n.skipReason === 'disabled').length;
   return (
     <div className={`run-result run-result-${envelope.status}`} data-testid="run-result" data-status={envelope.status}>
       <strong>{envelope.status}</strong> in{' '}
@@ -68,7 +70,7 @@ const Result = memo(function Result() {
         {formatMs(time.activeMs)}
         {time.pausedMs > 0 ? ` (+${formatMs(time.pausedMs)} paused)` : ''}
       </span>{' '}
-      · {sum.succeeded} ok, {sum.failed} failed, {sum.skipped} skipped ·{' '}
+      · {sum.succeeded} ok, {sum.failed} failed, {sum.skipped} skipped{disabled > 0 ? ` (${disabled} disabled)` : ''} ·{' '}
       {sum.tool_calls} tool call{sum.tool_calls === 1 ? '' : 's'}
       {envelope.errors.length > 0 && (
         <ul className="run-errors">

@@ -5,14 +5,16 @@
 //! other steps' outputs pinned from that run.
 //!
 //! States that tell the truth: "not run" for a step that never started before the run
-//! ended, "pinned" (with the run it came from) for a re-run's kept output. An argument
-//! error says first which argument (`/a: expected number, got object`, see
-//! `run/argerror.ts`), marks that field in the form below, and keeps the error's own
-//! text under "server said".
+//! ended, "pinned" (with the run it came from) for a re-run's kept output, "disabled"
+//! for a step switched off in the document. An argument error (`ARGS_INVALID`, see
+//! `run/argerror.ts`) says first which arguments, one line each (`/a: expected number,
+//! got object`), then our sentence; those fields are marked in the form below; what the
+//! server itself said (the error's `detail`) is folded under "server said".
 //!
 //! Test hooks: `step-run` (`data-state`, `data-shown`), `step-run-args`,
-//! `step-run-output`, `step-run-error`, `step-run-arg-error` (`data-pointer`),
-//! `step-run-server-said`, `step-run-pinned`, `step-run-raw`, `rerun-step`, `rerun-from`.
+//! `step-run-output`, `step-run-error` (`data-code`), `step-run-arg-error` (one per
+//! argument, `data-pointer`), `step-run-error-why`, `step-run-server-said`,
+//! `step-run-disabled`, `step-run-pinned`, `step-run-raw`, `rerun-step`, `rerun-from`.
 
 import { useMemo } from 'react';
 import { docStore, useDoc } from '../../doc/store';
@@ -20,6 +22,7 @@ import { findStep, locateStep } from '../../doc/query';
 import type { Json } from '../../doc/types';
 import { instanceAt, isFinished, pathKey, runStore, shownState, STATE_LABELS, useRunStore, type StepFields } from '../../run';
 import { argumentProblem, type ArgumentProblem } from '../../run/argerror';
+import type { StepError } from '../../run/events';
 import { formatMs } from '../../canvas/nodes/run';
 import { findTool, inputSchemaOf, useOffers } from '../inspector/offers';
 import { JsonView } from './JsonView';
@@ -48,37 +51,73 @@ export function useArgumentProblem(id: string): ArgumentProblem | null {
   return useMemo(() => argumentProblem(error, args, schema), [error, args, schema]);
 }
 
+/** Our sentence under the arguments named: why they matter, as a sentence. */
+function whyText(problem: ArgumentProblem, error: StepError): string {
+  const sentence = (t: string) => {
+    const s = t.trim();
+    return s ? `${s[0]!.toUpperCase()}${s.slice(1)}${/[.!?)]$/.test(s) ? '' : '.'}` : '';
+  };
+  if (problem.source === 'message') return sentence(problem.why ?? error.message);
+  // Pointed at here, against the tool's schema, after the server refused the call.
+  const refused = error.code === 'ARGS_INVALID' ? sentence(error.message) : 'The server refused the call.';
+  return `${refused} Checked against the tool's input schema, the arguments above do not fit it.`;
+}
+
+/** What the server itself said, folded. */
+function ServerSaid({ text }: { text: string }) {
+  return (
+    <details className="step-run-server-said" data-testid="step-run-server-said">
+      <summary>server said</summary>
+      <pre>{text}</pre>
+    </details>
+  );
+}
+
 function ErrorBox({ id, f, problem }: { id: string; f: StepFields; problem: ArgumentProblem | null }) {
-  if (!f.error) return null;
+  const error = f.error;
+  if (!error) return null;
   if (!problem) {
     return (
-      <div className="step-run-error" data-testid="step-run-error">
-        <code>{f.error.code}</code> {f.error.message}
+      <div className="step-run-error" data-testid="step-run-error" data-code={error.code}>
+        <div className="step-run-error-head">
+          <code>{error.code}</code> {error.message}
+        </div>
+        {error.detail && <ServerSaid text={error.detail} />}
       </div>
     );
   }
+  const first = problem.issues.find((i) => i.pointer) ?? problem.issues[0]!;
+  const several = problem.issues.length + problem.more > 1;
   return (
-    <div className="step-run-error has-arg" data-testid="step-run-error">
-      <div className="step-run-arg-error" data-testid="step-run-arg-error" data-pointer={problem.pointer}>
-        <code>{f.error.code}</code> argument <code className="arg-pointer">{problem.pointer}</code>: {problem.message}
+    <div className="step-run-error has-arg" data-testid="step-run-error" data-code={error.code}>
+      <div className="step-run-error-head">
+        <code>{error.code}</code> · {problem.issues.length + problem.more} argument{several ? 's' : ''}
       </div>
-      <p className="step-run-arg-hint">
-        The field is marked in the form below: fix the value (or its template) and run again.{' '}
-        <button
-          type="button"
-          className="link"
-          data-testid="step-run-arg-field"
-          onClick={() => docStore.getState().select([id], { field: `/args${problem.pointer}`, reveal: false })}
-        >
-          Show the field
-        </button>
+      <ul className="step-run-arg-list">
+        {problem.issues.map((issue) => (
+          <li key={issue.pointer} className="step-run-arg-error" data-testid="step-run-arg-error" data-pointer={issue.pointer}>
+            argument {issue.pointer ? <code className="arg-pointer">{issue.pointer}</code> : <span className="arg-pointer-root">(as a whole)</span>}: {issue.message}
+          </li>
+        ))}
+        {problem.more > 0 && <li className="step-run-arg-more">and {problem.more} more</li>}
+      </ul>
+      <p className="step-run-error-why" data-testid="step-run-error-why">
+        {whyText(problem, error)}
       </p>
-      {problem.server && (
-        <details className="step-run-server-said" data-testid="step-run-server-said">
-          <summary>server said</summary>
-          <pre>{problem.server}</pre>
-        </details>
+      {first.pointer && (
+        <p className="step-run-arg-hint">
+          {several ? 'The fields are' : 'The field is'} marked in the form below: fix the value (or its template) and run again.{' '}
+          <button
+            type="button"
+            className="link"
+            data-testid="step-run-arg-field"
+            onClick={() => docStore.getState().select([id], { field: `/args${first.pointer}`, reveal: false })}
+          >
+            Show the field
+          </button>
+        </p>
       )}
+      {problem.server && <ServerSaid text={problem.server} />}
     </div>
   );
 }
@@ -138,14 +177,19 @@ export function StepRun({ id }: { id: string }) {
         </p>
       ) : shown === 'not-run' ? (
         <p className="step-run-note">The run ended before this step started.</p>
+      ) : shown === 'disabled' ? (
+        <p className="step-run-note" data-testid="step-run-disabled">
+          Disabled: not run. Its output is <code>null</code> and the steps after it still run.
+        </p>
       ) : (
         <Timing f={f} />
       )}
       {view.pause?.step === id && view.status === 'paused' && <PausePreview id={id} />}
       {f.retry && f.state === 'retrying' && (
-        <p className="step-run-retry">
+        <div className="step-run-retry">
           attempt {f.retry.attempt} in {formatMs(f.retry.delayMs)} after <code>{f.retry.error.code}</code>: {f.retry.error.message}
-        </p>
+          {f.retry.error.detail && <ServerSaid text={f.retry.error.detail} />}
+        </div>
       )}
       <ErrorBox id={id} f={f} problem={problem} />
       {f.args !== undefined && <JsonView value={f.args} title="resolved arguments" testId="step-run-args" />}

@@ -287,6 +287,100 @@ describe('runs in the studio', () => {
     expect(tid('run-first')?.textContent).not.toContain('0 ms');
     expect(tid('run-call')?.dataset.shown).toBe('not-run');
     expect(tid('run-call')?.textContent).toBe('not run');
+    // The card itself is greyed as "not run", not drawn as queued.
+    expect(tid('step-call')?.className).toContain('run-not-run');
+    expect(tid('step-call')?.className).not.toContain('run-queued');
     expect(tid('run-boom')?.dataset.shown).toBe('failed');
+  });
+
+  it('a disabled step shows "disabled" and the one after it ran; argument errors name each argument, the server’s words folded below', async () => {
+    const f = extraFixture('args-disabled');
+    const info = {
+      id: 'args',
+      blueprint: f.blueprint.id,
+      status: 'partial',
+      trigger: 'studio',
+      started_at: '2026-11-20T11:00:00Z',
+      finished_at: null,
+      duration_ms: 33,
+      blueprint_rev: null,
+      rerun_of: null,
+    };
+    be.on('list_runs', () => [info]);
+    be.on('get_run', () => ({ info, inputs: {}, events: f.events, envelope: null }));
+    await mountWith(f.blueprint);
+    await click(tid('tab-history'));
+    await click(tid('history-row'));
+
+    // The disabled step: "disabled" on its card (not "skipped"), the step after it succeeded.
+    expect(tid('run-off')?.dataset.shown).toBe('disabled');
+    expect(tid('run-off')?.textContent).toBe('disabled · not run');
+    expect(tid('step-off')?.className).toContain('run-disabled');
+    expect(tid('step-off')?.className).not.toContain('run-skipped');
+    expect(tid('run-said')?.dataset.state).toBe('succeeded');
+    await click(tid('tab-run'));
+    expect(tid('run-result')?.textContent).toContain('2 ok, 2 failed, 1 skipped (1 disabled)');
+    await act(async () => docStore.getState().select(['off']));
+    await settle();
+    expect(tid('step-run')?.dataset.shown).toBe('disabled');
+    expect(q('[data-testid="step-run"] .run-chip')?.textContent).toBe('disabled');
+    expect(tid('step-run-disabled')?.textContent).toContain('not run');
+
+    // Our check before sending: each argument named first, in order; our sentence below; no "server said" (nothing was sent).
+    await act(async () => docStore.getState().select(['sum']));
+    await settle();
+    expect(tid('step-run-error')?.dataset.code).toBe('ARGS_INVALID');
+    const named = [...document.querySelectorAll<HTMLElement>('[data-testid="step-run"] [data-testid="step-run-arg-error"]')];
+    expect(named.map((el) => [el.dataset.pointer, el.textContent])).toEqual([
+      ['/a', 'argument /a: expected number, got object'],
+      ['/b', 'argument /b: required, missing'],
+    ]);
+    expect(tid('step-run-error-why')?.textContent).toBe(
+      'The arguments of tool `add` on server `echo` do not fit its input schema; the call was not sent.',
+    );
+    expect(tid('step-run-server-said')).toBeNull();
+    // The card's line: the first argument, the count of the rest; the full error on hover.
+    expect(tid('run-sum')?.textContent).toBe('✕ /a: expected number, got object (+1 more)');
+    expect(q('[data-testid="run-sum"] .run-label')?.title).toContain('ARGS_INVALID: /a: expected number, got object; /b: required, missing (');
+
+    // A server's refusal: our sentence, and what the server said from the detail, folded.
+    await act(async () => docStore.getState().select(['refused']));
+    await settle();
+    expect(tid('step-run-error')?.dataset.code).toBe('ARGS_INVALID');
+    expect(tid('step-run-error')?.textContent).toContain('tool `is_error` refused its arguments');
+    const said = tid('step-run-server-said') as HTMLDetailsElement;
+    expect(said.open).toBe(false);
+    expect(said.querySelector('pre')?.textContent).toBe('failed to deserialize parameters: invalid type: map, expected f64');
+    expect(q('[data-testid="run-refused"] .run-label')?.title).toContain('server said: failed to deserialize parameters');
+  });
+
+  it('a retry whose error keeps the server’s words apart shows them folded in the run section and on the card’s hover', async () => {
+    const f = extraFixture('args-disabled');
+    // The recorded run up to `said` starting, then a retry of it (as the engine writes a retry: the error that caused it).
+    const upTo = f.events.findIndex((e) => e.type === 'StepStarted' && e.step === 'said');
+    const events: RunEvent[] = [
+      ...f.events.slice(0, upTo + 1),
+      {
+        seq: f.events[upTo]!.seq + 1,
+        at_ms: 30,
+        type: 'StepRetrying',
+        step: 'said',
+        path: [],
+        attempt: 2,
+        delay_ms: 60_000,
+        error: { code: 'SERVER_ERROR', message: 'server `echo` returned error -32000', detail: 'upstream busy, try later' },
+      },
+    ];
+    const info = { id: 'r', blueprint: f.blueprint.id, status: 'running', trigger: 'studio', started_at: '2026-11-20T11:00:00Z', finished_at: null, duration_ms: 30, blueprint_rev: null, rerun_of: null };
+    be.on('list_runs', () => [info]);
+    be.on('get_run', () => ({ info, inputs: {}, events, envelope: null }));
+    await mountWith(f.blueprint);
+    await click(tid('tab-history'));
+    await click(tid('history-row'));
+    expect(tid('run-said')?.dataset.state).toBe('retrying');
+    expect(q('[data-testid="run-said"] .run-label')?.title).toBe('SERVER_ERROR: server `echo` returned error -32000\n\nserver said: upstream busy, try later');
+    await act(async () => docStore.getState().select(['said']));
+    await settle();
+    expect(q('.step-run-retry [data-testid="step-run-server-said"] pre')?.textContent).toBe('upstream busy, try later');
   });
 });
