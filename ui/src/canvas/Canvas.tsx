@@ -626,6 +626,7 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
       >
         <Background variant={BackgroundVariant.Dots} gap={20} size={1} />
         {minimap &&
+          nodes.length > 0 &&
           (large ? (
             <BitmapMiniMap nodes={nodes} theme={theme} />
           ) : (

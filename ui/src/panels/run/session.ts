@@ -239,3 +239,10 @@ export function closeRun(): void {
 export function setInputs(blueprint: string, inputs: Json): void {
   set({ inputs: { ...useSession.getState().inputs, [blueprint]: inputs } });
 }
+
+// A different blueprint on the canvas (New, Open, Import of another id): the run shown
+// belongs to the one before, so the canvas and the Run tab leave it (a live run stays
+// until it ends: `closeRun` keeps it).
+docStore.subscribe((now, before) => {
+  if (now.generation !== before.generation && now.doc.id !== before.doc.id) closeRun();
+});
