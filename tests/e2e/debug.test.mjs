@@ -18,14 +18,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { importDoc, openStudio, shown, until } from './harness.mjs';
+import { approveAll, click, dragBy, importDoc, openStudio, runStatus, sel, shown, until } from './harness.mjs';
 
-const sel = (id) => `[data-testid="${id}"]`;
-
-async function click(browser, selector) {
-  const el = await shown(browser, selector);
-  await el.click();
-}
 
 /** Clicks in the page (small targets on a zoomed-out canvas). */
 async function jsClick(browser, selector) {
@@ -39,24 +33,9 @@ async function attr(browser, selector, name) {
   return (await el.isExisting()) ? el.getAttribute(name) : null;
 }
 
-async function runStatus(browser) {
-  return attr(browser, sel('run-state'), 'data-status');
-}
-
 async function untilStatus(browser, wanted, timeout = 60_000) {
   await until(async () => wanted.includes(await runStatus(browser)), `the run to be ${wanted.join(' or ')}`, timeout);
   return runStatus(browser);
-}
-
-/** Approves the servers the consent prompt asks for, if it asks. */
-async function approveAll(browser, timeout = 15_000) {
-  const dialog = await browser.$(sel('consent-dialog'));
-  const chip = await browser.$(sel('run-state'));
-  await until(async () => (await dialog.isDisplayed()) || (await chip.isExisting()), 'a consent prompt or the run', timeout);
-  while (await dialog.isDisplayed()) {
-    await click(browser, sel('consent-approve'));
-    await new Promise((r) => setTimeout(r, 500));
-  }
 }
 
 /** Sets the breakpoint dot of a step (they outlive a session: set only when off). */
@@ -279,30 +258,6 @@ test('debug: pause previews, the case taken, a labelled timeline; a number field
     await studio.close();
   }
 });
-
-/** Drags the element's centre by (dx, dy) with a real pointer. */
-async function dragBy(browser, selector, dx, dy) {
-  const el = await shown(browser, selector);
-  const loc = await el.getLocation();
-  const size = await el.getSize();
-  const x = Math.round(loc.x + size.width / 2);
-  const y = Math.round(loc.y + size.height / 2);
-  await browser.performActions([
-    {
-      type: 'pointer',
-      id: 'mouse',
-      parameters: { pointerType: 'mouse' },
-      actions: [
-        { type: 'pointerMove', duration: 0, x, y },
-        { type: 'pointerDown', button: 0 },
-        { type: 'pointerMove', duration: 120, x: x + Math.round(dx / 2), y: y + Math.round(dy / 2) },
-        { type: 'pointerMove', duration: 120, x: x + dx, y: y + dy },
-        { type: 'pointerUp', button: 0 },
-      ],
-    },
-  ]);
-  await browser.releaseActions();
-}
 
 /**
  * The inspector's switch cases, each checked for overlaps: the head (label and its

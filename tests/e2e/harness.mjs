@@ -271,3 +271,27 @@ export async function viewportZoom(browser) {
     return m ? Number(m[1]) : null;
   });
 }
+
+/** Drags the centre of `selector` by (dx, dy) with real pointer input (a resize handle, a card). */
+export async function dragBy(browser, selector, dx, dy) {
+  const el = await shown(browser, selector);
+  const loc = await el.getLocation();
+  const size = await el.getSize();
+  const x = Math.round(loc.x + size.width / 2);
+  const y = Math.round(loc.y + size.height / 2);
+  await browser.performActions([
+    {
+      type: 'pointer',
+      id: 'mouse',
+      parameters: { pointerType: 'mouse' },
+      actions: [
+        { type: 'pointerMove', duration: 0, x, y },
+        { type: 'pointerDown', button: 0 },
+        { type: 'pointerMove', duration: 120, x: x + Math.round(dx / 2), y: y + Math.round(dy / 2) },
+        { type: 'pointerMove', duration: 120, x: x + dx, y: y + dy },
+        { type: 'pointerUp', button: 0 },
+      ],
+    },
+  ]);
+  await browser.releaseActions();
+}

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { approveAll, click, importDoc, openStudio, runStatus, sel, shown, until } from './harness.mjs';
+import { approveAll, click, dragBy, importDoc, openStudio, runStatus, sel, shown, until } from './harness.mjs';
 
 
 /** The `.react-flow` box against the window. */
@@ -54,29 +54,6 @@ function samePlaces(before, now, when) {
     if (id === 'run-close') continue; // appears inside the fixed status slot after a run
     assert.equal(now.boxes[id], box, `the "${id}" button moved ${when}`);
   }
-}
-
-async function pointerDragBy(browser, selector, dx, dy) {
-  const el = await shown(browser, selector);
-  const loc = await el.getLocation();
-  const size = await el.getSize();
-  const x = Math.round(loc.x + size.width / 2);
-  const y = Math.round(loc.y + size.height / 2);
-  await browser.performActions([
-    {
-      type: 'pointer',
-      id: 'mouse',
-      parameters: { pointerType: 'mouse' },
-      actions: [
-        { type: 'pointerMove', duration: 0, x, y },
-        { type: 'pointerDown', button: 0 },
-        { type: 'pointerMove', duration: 120, x: x + Math.round(dx / 2), y: y + Math.round(dy / 2) },
-        { type: 'pointerMove', duration: 120, x: x + dx, y: y + dy },
-        { type: 'pointerUp', button: 0 },
-      ],
-    },
-  ]);
-  await browser.releaseActions();
 }
 
 
@@ -126,7 +103,7 @@ test('layout: canvas share, guide and Help, panels remembered across a restart, 
     await (await browser.$('.react-flow__node')).click();
     await shown(browser, sel('right-panel'));
     const before = await width(browser, sel('right-panel'));
-    await pointerDragBy(browser, sel('right-handle'), -120, 0);
+    await dragBy(browser, sel('right-handle'), -120, 0);
     const after = await width(browser, sel('right-panel'));
     assert.ok(Math.abs(after - (before + 120)) <= 3, `dragging the handle 120 px left widens the inspector: ${before} → ${after}`);
     await studio.shot('resized');
