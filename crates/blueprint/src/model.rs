@@ -139,7 +139,8 @@ pub struct Retry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
 #[serde(deny_unknown_fields)]
 pub struct Limits {
-    /// Most step executions in one run (loop iterations and retries count).
+    /// Most step executions in one run (loop iterations and retries count). Default
+    /// 1,000,000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub max_step_runs: Option<u64>,
@@ -343,7 +344,9 @@ pub struct LoopStep {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub concurrency: Option<u32>,
-    /// Default 1,000.
+    /// Most iterations. `until`: default 1,000, the loop stops there with a warning.
+    /// `for_each`: no default, the list bounds it; when set, a longer list fails the loop
+    /// with `LOOP_TOO_MANY_ITEMS` before any iteration starts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub max_iterations: Option<u32>,
