@@ -16,6 +16,9 @@ pub const MAX_LOOP_DEPTH: usize = 8;
 /// its list (and the list by `limits.max_value_bytes`); an explicit `max_iterations` still
 /// caps it.
 pub const DEFAULT_UNTIL_MAX_ITERATIONS: u32 = 1_000;
+/// Most iterations of one loop in flight at once: a larger `concurrency` runs this many,
+/// so a long list never has a frame per element allocated up front.
+pub const MAX_LOOP_CONCURRENCY: u32 = 1_000;
 /// Default `limits.max_step_runs`: step executions in one run, every loop iteration and
 /// retry counted.
 pub const DEFAULT_MAX_STEP_RUNS: u64 = 1_000_000;

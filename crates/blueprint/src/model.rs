@@ -340,7 +340,8 @@ pub struct LoopStep {
     /// Name of the loop variable (default `item`).
     #[serde(rename = "as", default, skip_serializing_if = "Option::is_none")]
     pub as_name: Option<String>,
-    /// Iterations running at once (`for_each` only; default 1).
+    /// Iterations running at once (`for_each` only; default 1; at most 1,000 run at once,
+    /// whatever a larger value asks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub concurrency: Option<u32>,

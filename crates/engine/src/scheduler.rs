@@ -20,7 +20,7 @@ use crate::servers::{CallError, CallTarget, Progress};
 use frames::Frames;
 use mcpflow_blueprint::diagnostic::did_you_mean;
 use mcpflow_blueprint::limits::DEFAULT_MAX_VALUE_BYTES;
-use mcpflow_blueprint::limits::DEFAULT_UNTIL_MAX_ITERATIONS;
+use mcpflow_blueprint::limits::{DEFAULT_UNTIL_MAX_ITERATIONS, MAX_LOOP_CONCURRENCY};
 use mcpflow_blueprint::template::{Rcvar, Template, Variable, truthy, value_size, value_to_var, var_to_value};
 use mcpflow_blueprint::{Backoff, Blueprint, OnError, Plan, Retry, StepIdx, StepKind, StepTemplates};
 use scope::View;
@@ -1458,7 +1458,9 @@ impl Scheduler {
         // `until` stops at `max_iterations` (default 1,000); a `for_each` at the end of its
         // list, which `start_loop` checked against an explicit `max_iterations`.
         let max = if l.until.is_some() { l.max_iterations.unwrap_or(DEFAULT_UNTIL_MAX_ITERATIONS) } else { u32::MAX };
-        let concurrency = if l.until.is_some() { 1 } else { l.concurrency.unwrap_or(1).max(1) };
+        // Each iteration in flight holds a frame: at most MAX_LOOP_CONCURRENCY of them,
+        // whatever `concurrency` asks, so a long list is never a frame per element at once.
+        let concurrency = if l.until.is_some() { 1 } else { l.concurrency.unwrap_or(1).clamp(1, MAX_LOOP_CONCURRENCY) };
         loop {
             let State::Loop(run) = &mut self.frames[frame].slots[pos].state else { return };
             let total = run.total;
