@@ -3,11 +3,12 @@
 //! list; `until` still stops at 1,000 by default; `limits.max_step_runs` defaults to
 //! 1,000,000. Each run is measured (wall time, peak RSS from `/proc`).
 
-use crate::memory::{Peak, measured};
+use crate::memory::{Peak, measured_within};
 use crate::{echo_servers, repo};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 /// Writes `bp` and an inputs file holding `items: [0, 1, …, n-1]` under `dir`, and runs
 /// `mcpflow run … --json -q` on them, measured.
@@ -22,7 +23,9 @@ fn run_over(dir: &Path, bp: &Value, n: u64, extra: &[&str]) -> Peak {
         .args(extra)
         .current_dir(repo())
         .env("MCPFLOW_HOME", dir.join("home"));
-    measured(command)
+    // 20,000 echo calls take ~7 s in a debug build on an idle machine, ~15 s on a busy
+    // one: room for a slower CI runner, still a bound on a hang.
+    measured_within(command, Duration::from_secs(120))
 }
 
 fn envelope(run: &Peak) -> Value {
