@@ -12,8 +12,16 @@ pub const MAX_EXPRESSION_DEPTH: usize = 32;
 pub const MAX_STEPS: usize = 10_000;
 /// Deepest nesting of loops inside loops.
 pub const MAX_LOOP_DEPTH: usize = 8;
-/// Default `max_iterations` for both loop forms.
-pub const DEFAULT_MAX_ITERATIONS: u32 = 1_000;
+/// Default `max_iterations` of an `until` loop. A `for_each` has none: it is bounded by
+/// its list (and the list by `limits.max_value_bytes`); an explicit `max_iterations` still
+/// caps it.
+pub const DEFAULT_UNTIL_MAX_ITERATIONS: u32 = 1_000;
+/// Most iterations of one loop in flight at once: a larger `concurrency` runs this many,
+/// so a long list never has a frame per element allocated up front.
+pub const MAX_LOOP_CONCURRENCY: u32 = 1_000;
+/// Default `limits.max_step_runs`: step executions in one run, every loop iteration and
+/// retry counted.
+pub const DEFAULT_MAX_STEP_RUNS: u64 = 1_000_000;
 /// Default `limits.max_value_bytes`: the largest value (as JSON) a template may build or
 /// a step may output in a run (64 MB).
 pub const DEFAULT_MAX_VALUE_BYTES: u64 = 64 * 1024 * 1024;

@@ -139,7 +139,8 @@ pub struct Retry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
 #[serde(deny_unknown_fields)]
 pub struct Limits {
-    /// Most step executions in one run (loop iterations and retries count).
+    /// Most step executions in one run (loop iterations and retries count). Default
+    /// 1,000,000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub max_step_runs: Option<u64>,
@@ -339,11 +340,14 @@ pub struct LoopStep {
     /// Name of the loop variable (default `item`).
     #[serde(rename = "as", default, skip_serializing_if = "Option::is_none")]
     pub as_name: Option<String>,
-    /// Iterations running at once (`for_each` only; default 1).
+    /// Iterations running at once (`for_each` only; default 1; at most 1,000 run at once,
+    /// whatever a larger value asks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub concurrency: Option<u32>,
-    /// Default 1,000.
+    /// Most iterations. `until`: default 1,000, the loop stops there with a warning.
+    /// `for_each`: no default, the list bounds it; when set, a longer list fails the loop
+    /// with `LOOP_TOO_MANY_ITEMS` before any iteration starts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub max_iterations: Option<u32>,

@@ -19,8 +19,8 @@ use crate::results::{output_forms, prompt_output, resource_output, tool_output_i
 use crate::servers::{CallError, CallTarget, Progress};
 use frames::Frames;
 use mcpflow_blueprint::diagnostic::did_you_mean;
-use mcpflow_blueprint::limits::DEFAULT_MAX_ITERATIONS;
 use mcpflow_blueprint::limits::DEFAULT_MAX_VALUE_BYTES;
+use mcpflow_blueprint::limits::{DEFAULT_UNTIL_MAX_ITERATIONS, MAX_LOOP_CONCURRENCY};
 use mcpflow_blueprint::template::{Rcvar, Template, Variable, truthy, value_size, value_to_var, var_to_value};
 use mcpflow_blueprint::{Backoff, Blueprint, OnError, Plan, Retry, StepIdx, StepKind, StepTemplates};
 use scope::View;
@@ -31,8 +31,8 @@ use std::sync::Arc;
 
 /// Default `limits.concurrency`.
 pub const DEFAULT_CONCURRENCY: u32 = 16;
-/// Default `limits.max_step_runs`.
-pub const DEFAULT_MAX_STEP_RUNS: u64 = 100_000;
+/// Default `limits.max_step_runs` (defined with the blueprint format's other limits).
+pub use mcpflow_blueprint::limits::DEFAULT_MAX_STEP_RUNS;
 
 pub type InvId = u64;
 pub type TimerId = u64;
@@ -271,7 +271,11 @@ enum State {
 
 #[derive(Debug, Default)]
 struct LoopRun {
-    items: Option<Vec<Rcvar>>,
+    /// The `for_each` list, shared with the value it came from (never copied, nothing
+    /// allocated per item up front); `None` for `until`.
+    items: Option<Rcvar>,
+    /// The list's length.
+    total: Option<u32>,
     next: u32,
     active: BTreeSet<FrameId>,
     results: BTreeMap<u32, Rcvar>,
@@ -1409,30 +1413,38 @@ impl Scheduler {
     fn start_loop(&mut self, frame: FrameId, pos: usize, for_each: Option<Rcvar>) {
         let idx = self.id_of(frame, pos);
         let StepKind::Loop(l) = &self.plan.steps[idx].step.kind else { return };
-        let max = l.max_iterations.unwrap_or(DEFAULT_MAX_ITERATIONS);
-        let items = match (&l.for_each, for_each.as_deref()) {
-            (Some(_), Some(Variable::Array(items))) => {
-                if items.len() as u64 > u64::from(max) {
+        // A `for_each` is bounded by its list (and the list by `limits.max_value_bytes`):
+        // only an explicit `max_iterations` caps it.
+        let (items, total) = match (&l.for_each, for_each) {
+            (Some(_), Some(list)) if matches!(&*list, Variable::Array(_)) => {
+                let len = match &*list {
+                    Variable::Array(items) => items.len(),
+                    _ => 0,
+                };
+                let cap = l.max_iterations.map_or(u64::from(u32::MAX), u64::from);
+                let Some(total) = u32::try_from(len).ok().filter(|n| u64::from(*n) <= cap) else {
                     let e = err(
                         "LOOP_TOO_MANY_ITEMS",
-                        format!("`for_each` has {} items; `max_iterations` is {max}", items.len()),
+                        match l.max_iterations {
+                            Some(max) => format!("`for_each` has {len} items; `max_iterations` is {max}"),
+                            None => format!("`for_each` has {len} items; a loop runs at most {} iterations", u32::MAX),
+                        },
                     );
                     self.finish(frame, pos, Outcome::Failed { error: e, retryable: false, raw: None });
                     return;
-                }
-                // The elements are shared with the value they came from, not copied.
-                Some(items.clone())
+                };
+                (Some(list), Some(total))
             }
-            (Some(_), Some(Variable::Null)) => Some(Vec::new()),
+            (Some(_), Some(list)) if matches!(&*list, Variable::Null) => (None, Some(0)),
             (Some(_), other) => {
-                let found = other.map_or("nothing".to_owned(), |v| var_to_value(v).to_string());
+                let found = other.map_or("nothing".to_owned(), |v| var_to_value(&v).to_string());
                 let e = err("LOOP_NOT_AN_ARRAY", format!("`for_each` must yield an array, found {found}"));
                 self.finish(frame, pos, Outcome::Failed { error: e, retryable: false, raw: None });
                 return;
             }
-            (None, _) => None,
+            (None, _) => (None, None),
         };
-        self.frames[frame].slots[pos].state = State::Loop(LoopRun { items, ..LoopRun::default() });
+        self.frames[frame].slots[pos].state = State::Loop(LoopRun { items, total, ..LoopRun::default() });
         self.loop_advance(frame, pos);
     }
 
@@ -1443,11 +1455,15 @@ impl Scheduler {
         let plan = self.plan.clone();
         let StepKind::Loop(l) = &plan.steps[idx].step.kind else { return };
         let body = plan.steps[idx].body.unwrap_or(0);
-        let max = l.max_iterations.unwrap_or(DEFAULT_MAX_ITERATIONS);
-        let concurrency = if l.until.is_some() { 1 } else { l.concurrency.unwrap_or(1).max(1) };
+        // `until` stops at `max_iterations` (default 1,000); a `for_each` at the end of its
+        // list, which `start_loop` checked against an explicit `max_iterations`.
+        let max = if l.until.is_some() { l.max_iterations.unwrap_or(DEFAULT_UNTIL_MAX_ITERATIONS) } else { u32::MAX };
+        // Each iteration in flight holds a frame: at most MAX_LOOP_CONCURRENCY of them,
+        // whatever `concurrency` asks, so a long list is never a frame per element at once.
+        let concurrency = if l.until.is_some() { 1 } else { l.concurrency.unwrap_or(1).clamp(1, MAX_LOOP_CONCURRENCY) };
         loop {
             let State::Loop(run) = &mut self.frames[frame].slots[pos].state else { return };
-            let total = run.items.as_ref().map(|i| i.len() as u32);
+            let total = run.total;
             let exhausted = run.stop || total.is_some_and(|t| run.next >= t) || run.next >= max;
             if exhausted {
                 if run.active.is_empty() && run.delay.is_none() {
@@ -1471,11 +1487,11 @@ impl Scheduler {
                 return;
             }
             run.next += 1;
-            let item = run
-                .items
-                .as_ref()
-                .and_then(|items| items.get(i as usize).cloned())
-                .unwrap_or_else(|| value_to_var(Value::Null));
+            let item = match run.items.as_deref() {
+                Some(Variable::Array(items)) => items.get(i as usize).cloned(),
+                _ => None,
+            }
+            .unwrap_or_else(|| value_to_var(Value::Null));
             let mut path = self.frames[frame].path.clone();
             path.push(i);
             let var = l.as_name.clone().unwrap_or_else(|| "item".into());
@@ -1550,8 +1566,8 @@ impl Scheduler {
             run.stop = true;
         }
         let done = run.done;
-        let total = run.items.as_ref().map(|i| i.len() as f64);
-        let max = l.max_iterations.unwrap_or(DEFAULT_MAX_ITERATIONS);
+        let total = run.total.map(f64::from);
+        let max = l.max_iterations.unwrap_or(DEFAULT_UNTIL_MAX_ITERATIONS);
         let hit_cap = l.until.is_some() && !stop && done >= max;
         self.emit(EventKind::StepProgress {
             step: step.clone(),

@@ -348,10 +348,18 @@ impl Validator<'_> {
                 );
             }
         }
-        for (field, value) in [("concurrency", l.concurrency), ("max_iterations", l.max_iterations)] {
-            if value == Some(0) {
-                found.push(diag(Code::InvalidLimit, &format!("/{field}"), format!("`{field}` must be at least 1")));
-            }
+        if l.concurrency == Some(0) {
+            found.push(
+                diag(Code::InvalidLimit, "/concurrency", "`concurrency` must be at least 1".to_owned())
+                    .with_hint("remove it to run one iteration at a time"),
+            );
+        }
+        if l.max_iterations == Some(0) {
+            found.push(
+                diag(Code::InvalidLimit, "/max_iterations", "`max_iterations` must be at least 1".to_owned()).with_hint(
+                    "remove it: a `for_each` then runs over its whole list, an `until` stops after 1,000 iterations",
+                ),
+            );
         }
         if l.steps.is_empty() {
             found.push(

@@ -7,6 +7,7 @@ mod budget;
 mod consent;
 mod crash;
 mod history;
+mod long_lists;
 mod memory;
 mod noise;
 mod reading;

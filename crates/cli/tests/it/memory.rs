@@ -24,7 +24,12 @@ pub fn run_measured(args: &[&str]) -> Peak {
 
 /// Runs `command`, reading its VmHWM every 10 ms until it exits. A wrapper in front of
 /// `mcpflow` must `exec` it (as `prlimit` does), so the pid measured is mcpflow's.
-pub fn measured(mut command: Command) -> Peak {
+pub fn measured(command: Command) -> Peak {
+    measured_within(command, Duration::from_secs(30))
+}
+
+/// [`measured`], killing the process past `limit` of wall time (or 1 GB).
+pub fn measured_within(mut command: Command, limit: Duration) -> Peak {
     let started = Instant::now();
     let mut child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let status = format!("/proc/{}/status", child.id());
@@ -43,13 +48,13 @@ pub fn measured(mut command: Command) -> Peak {
     });
     let mut hwm_kb = 0;
     // Until it exits (a zombie has no VmHWM line any more; the last reading stays). A
-    // process past 1 GB or 30 s has failed whatever the test checks: it is killed, so a
-    // regression fails the test instead of taking the machine's memory.
+    // process past 1 GB or `limit` has failed whatever the test checks: it is killed, so
+    // a regression fails the test instead of taking the machine's memory.
     while child.try_wait().unwrap().is_none() {
         if let Some(kb) = std::fs::read_to_string(&status).ok().as_deref().and_then(vm_hwm_kb) {
             hwm_kb = kb;
         }
-        if hwm_kb > 1024 * 1024 || started.elapsed() > Duration::from_secs(30) {
+        if hwm_kb > 1024 * 1024 || started.elapsed() > limit {
             let _ = child.kill();
         }
         std::thread::sleep(Duration::from_millis(10));

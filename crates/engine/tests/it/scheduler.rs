@@ -273,6 +273,59 @@ fn for_each_over_more_items_than_max_iterations_fails_before_starting() {
 }
 
 #[test]
+fn a_for_each_has_no_default_max_iterations_and_runs_over_its_whole_list() {
+    let mut cfg = config();
+    cfg.inputs = json!({ "items": (0..2_500).collect::<Vec<_>>() });
+    let sim = Sim::with(
+        bp(json!([{ "id": "l", "kind": "loop", "for_each": "{{ inputs.items }}", "concurrency": 4,
+            "steps": [{ "id": "w", "kind": "transform", "value": "{{ item }}" }] }])),
+        cfg,
+    )
+    .start();
+    let env = sim.envelope();
+    assert_eq!(env.status, RunStatus::Succeeded, "{:?}", env.errors);
+    assert_eq!(env.output, json!((0..2_500).collect::<Vec<_>>()));
+}
+
+#[test]
+fn a_loop_runs_at_most_1000_iterations_at_once_whatever_its_concurrency() {
+    let mut cfg = config();
+    cfg.inputs = json!({ "items": (0..3_000).collect::<Vec<_>>() });
+    let mut sim = Sim::with(
+        bp(json!([{ "id": "l", "kind": "loop", "for_each": "{{ inputs.items }}", "concurrency": 1_000_000,
+            "steps": [{ "id": "w", "kind": "wait", "ms": 1000 }] }])),
+        cfg,
+    )
+    .start();
+    let started = |sim: &Sim| {
+        sim.events.iter().filter(|e| matches!(&e.kind, EventKind::StepStarted { step, .. } if step == "w")).count()
+    };
+    assert_eq!(started(&sim), 1_000, "the first thousand wait; the others have no frame yet");
+    sim.advance_to(1000);
+    assert_eq!(started(&sim), 2_000);
+    sim.advance_to(2000);
+    sim.advance_to(3000);
+    assert_eq!(sim.envelope().output.as_array().map(Vec::len), Some(3_000));
+}
+
+#[test]
+fn until_without_max_iterations_stops_at_1000_with_a_warning() {
+    let sim = Sim::new(bp(json!([
+        { "id": "poll", "kind": "loop", "until": "{{ `false` }}",
+          "steps": [ { "id": "t", "kind": "transform", "value": "{{ index }}" } ] }
+    ])))
+    .start();
+    let env = sim.envelope();
+    assert_eq!(env.status, RunStatus::Succeeded);
+    assert_eq!(env.output.as_array().map(Vec::len), Some(1_000));
+    assert!(
+        sim.events
+            .iter()
+            .any(|e| matches!(&e.kind, EventKind::Log { message, .. } if message.contains("max_iterations (1000)")))
+    );
+}
+
+#[test]
 fn the_run_timeout_cancels_calls_and_fails_the_run() {
     let mut sim =
         Sim::new(json!({ "blueprint": 1, "id": "t", "limits": { "timeout_ms": 5000 }, "steps": [tool("slow")] }))
