@@ -522,7 +522,7 @@ blueprint = {
     ),
     "on_error": "abort",
     "retry": RETRY,
-    "limits": {"max_step_runs": 50000, "timeout_ms": 900000, "concurrency": 16},
+    "limits": {"timeout_ms": 900000, "concurrency": 16},
     "steps": steps,
     "output": t("summary"),
 }

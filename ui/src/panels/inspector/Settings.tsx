@@ -177,7 +177,7 @@ export function Settings({ diagnostics }: { diagnostics: readonly Diagnostic[] }
         <Section title="Limits">
           <div className="insp-grid" data-pointer="/limits">
             <Row label="Max step runs" pointer="/limits/max_step_runs" htmlFor={`${id}-msr`}>
-              <NumberInput id={`${id}-msr`} data-testid="settings-max-step-runs" value={limits.max_step_runs} min={1} placeholder="10000" onCommit={(n) => setLimit('max_step_runs', n)} />
+              <NumberInput id={`${id}-msr`} data-testid="settings-max-step-runs" value={limits.max_step_runs} min={1} placeholder="1000000" onCommit={(n) => setLimit('max_step_runs', n)} />
             </Row>
             <Row label="Timeout (ms)" pointer="/limits/timeout_ms" htmlFor={`${id}-to`}>
               <NumberInput id={`${id}-to`} data-testid="settings-timeout" value={limits.timeout_ms} min={1} placeholder="300000" onCommit={(n) => setLimit('timeout_ms', n)} />

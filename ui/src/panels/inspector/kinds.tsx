@@ -391,7 +391,7 @@ export function LoopFields({ step, doc, patch }: KindProps<LoopStep>) {
           <NumberInput id={`${baseId}-conc`} value={step.concurrency} min={1} placeholder="1" onCommit={(n) => patch({ concurrency: n })} />
         </Row>
         <Row label="Max iterations" pointer="/max_iterations" htmlFor={`${baseId}-max`}>
-          <NumberInput id={`${baseId}-max`} value={step.max_iterations} min={1} placeholder="1000" onCommit={(n) => patch({ max_iterations: n })} />
+          <NumberInput id={`${baseId}-max`} value={step.max_iterations} min={1} placeholder={step.until !== undefined ? '1000' : 'the list'} onCommit={(n) => patch({ max_iterations: n })} />
         </Row>
         <Row label="Delay (ms)" pointer="/delay_ms" htmlFor={`${baseId}-delay`}>
           <NumberInput id={`${baseId}-delay`} value={step.delay_ms} placeholder="0" onCommit={(n) => patch({ delay_ms: n })} />
