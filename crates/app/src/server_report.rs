@@ -1,0 +1,357 @@
+//! `mcpflow servers`: what each configured server is (how it is reached, whether it may
+//! start, how it authenticates) without starting anything, and a connection test that
+//! reports what each server answered (protocol version, name, capabilities, counts) or
+//! why it failed and what to do. The front doors only print these.
+
+use crate::advice::Front;
+use crate::app::{App, consent};
+use crate::error::Result;
+use crate::headless::HeadlessError;
+use futures::StreamExt as _;
+use mcpflow_mcp::config::launch::{TransportKind, transport_kind};
+use mcpflow_mcp::{Approvals, Consent, LogStream, Pool, PoolOptions, ServerConfigs, ServerEntry, ServerLog};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How many servers are tested at once.
+pub const TEST_CONCURRENCY: usize = 4;
+/// How many of a failing server's last stderr lines a report keeps.
+const STDERR_TAIL: usize = 5;
+/// The longest stderr line a report keeps, in bytes.
+const STDERR_LINE: usize = 512;
+
+/// One configured server, as `mcpflow servers` lists it. Starts nothing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServerSummary {
+    pub name: String,
+    /// `stdio`, `http` or `in-process`.
+    pub transport: &'static str,
+    /// The exact command line a stdio server starts (`${env:NAME}` left as written).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// The URL of an HTTP server, as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Whether it may start or be reached now (approved, or nothing to approve).
+    pub approved: bool,
+    /// Whether it needs an approval at all (a stdio command; a blueprint's HTTP server
+    /// that sends a variable or leaves loopback).
+    pub needs_approval: bool,
+    pub auth: Auth,
+    /// The entry cannot be used as written (no command or url, legacy SSE …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+}
+
+/// How a server authenticates. Only static headers exist today; OAuth comes as its own
+/// variant (with whether a login is held), so scripts reading `kind` keep working.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Auth {
+    /// Nothing is sent.
+    None,
+    /// Static headers sent with every request: their names only, never their values.
+    Headers { names: Vec<String> },
+}
+
+impl std::fmt::Display for Auth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Auth::None => f.write_str("none"),
+            Auth::Headers { names } => write!(f, "headers: {}", names.join(", ")),
+        }
+    }
+}
+
+/// What testing one server found. Field names are stable (see `docs/servers.md`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServerTest {
+    pub name: String,
+    /// It connected and listed its tools.
+    pub ok: bool,
+    /// How long the test took, in milliseconds.
+    pub elapsed_ms: u64,
+    /// The MCP protocol version the server answered `initialize` with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_version: Option<String>,
+    /// The capabilities object the server declared, as it sent it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capabilities: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counts: Option<Counts>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<TestError>,
+}
+
+/// How many of each a server offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    pub tools: usize,
+    pub resources: usize,
+    pub resource_templates: usize,
+    pub prompts: usize,
+}
+
+/// Why a server failed its test, and what to do.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TestError {
+    /// The pool's stable code (`SERVER_NOT_APPROVED`, `SERVER_START_FAILED`, …).
+    pub code: String,
+    pub message: String,
+    pub hint: String,
+    /// The last lines the process wrote to stderr (at most 5), when it wrote any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stderr: Vec<String>,
+}
+
+/// The servers of `mcpServers` files (later files over earlier ones) and what may start:
+/// everything with `allow_all`, else the servers named — as `mcpflow run` without
+/// `--store` decides.
+pub fn file_servers(
+    files: &[PathBuf],
+    allow: &[String],
+    allow_all: bool,
+) -> std::result::Result<(ServerConfigs, Approvals), HeadlessError> {
+    let mut configs = ServerConfigs::new();
+    for file in files {
+        configs.merge(ServerConfigs::read(file)?);
+    }
+    let mut approvals = if allow_all { Approvals::allow_all() } else { Approvals::new() };
+    for name in allow {
+        approvals.approve_server(&configs, name)?;
+    }
+    Ok((configs, approvals))
+}
+
+impl App {
+    /// The configured servers (store, then `--servers` files) and what may start (stored
+    /// approvals and this session's `--allow-server`), as runs of the store see them.
+    pub fn server_set(&self) -> (ServerConfigs, Approvals) {
+        let state = self.server_state();
+        (state.configs, state.approvals)
+    }
+
+    /// [`summaries`] of the configured servers. Starts nothing.
+    pub fn server_summaries(&self) -> Vec<ServerSummary> {
+        let (configs, approvals) = self.server_set();
+        summaries(&configs, &approvals)
+    }
+}
+
+/// Every server of `configs`, in order, as it would be started. Starts nothing.
+pub fn summaries(configs: &ServerConfigs, approvals: &Approvals) -> Vec<ServerSummary> {
+    configs
+        .iter()
+        .map(|(name, entry)| match entry {
+            ServerEntry::Config(config) => {
+                let line = consent(configs, name);
+                let kind = transport_kind(name, config);
+                let stdio = matches!(kind, Ok(TransportKind::Stdio));
+                let command = match &line {
+                    Some(Consent::Command(c)) => Some(c.to_string()),
+                    _ if stdio => config.command.clone(),
+                    _ => None,
+                };
+                let names: Vec<String> = config.headers.keys().cloned().collect();
+                ServerSummary {
+                    name: name.to_owned(),
+                    transport: if stdio { "stdio" } else { "http" },
+                    command,
+                    url: if stdio { None } else { config.url.clone() },
+                    approved: line.as_ref().is_none_or(|l| approvals.allows(l)),
+                    needs_approval: line.is_some(),
+                    auth: if names.is_empty() { Auth::None } else { Auth::Headers { names } },
+                    problem: kind.err().map(|e| e.to_string()),
+                }
+            }
+            ServerEntry::InProcess(_) => ServerSummary {
+                name: name.to_owned(),
+                transport: "in-process",
+                command: None,
+                url: None,
+                approved: true,
+                needs_approval: false,
+                auth: Auth::None,
+                problem: None,
+            },
+        })
+        .collect()
+}
+
+/// Tests `names` (every configured server when empty) of `configs`: each connects (a
+/// stdio server starts only if approved), answers `initialize` and lists what it offers,
+/// within `timeout`, at most [`TEST_CONCURRENCY`] at once. Every process is reaped before
+/// this returns. Results come in the order asked.
+pub async fn test_servers(
+    configs: ServerConfigs,
+    approvals: Approvals,
+    names: &[String],
+    timeout: Duration,
+    front: Front,
+) -> Vec<ServerTest> {
+    let names: Vec<String> =
+        if names.is_empty() { configs.iter().map(|(n, _)| n.to_owned()).collect() } else { names.to_vec() };
+    let (log_tx, mut log_rx) = tokio::sync::mpsc::channel::<ServerLog>(256);
+    let tails: Arc<Mutex<HashMap<String, VecDeque<String>>>> = Arc::default();
+    let collector = {
+        let tails = tails.clone();
+        tokio::spawn(async move {
+            while let Some(line) = log_rx.recv().await {
+                if line.stream != LogStream::Stderr {
+                    continue;
+                }
+                let mut tails = tails.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                let tail = tails.entry(line.server).or_default();
+                if tail.len() == STDERR_TAIL {
+                    tail.pop_front();
+                }
+                tail.push_back(cut(&line.line, STDERR_LINE));
+            }
+        })
+    };
+    let described: HashMap<String, ServerSummary> =
+        summaries(&configs, &approvals).into_iter().map(|s| (s.name.clone(), s)).collect();
+    let pool = Pool::new(configs, approvals, PoolOptions::default().with_connect_timeout(timeout).with_log(log_tx));
+    let results: Vec<(String, Duration, mcpflow_mcp::Result<Arc<mcpflow_mcp::Discovery>>)> =
+        futures::stream::iter(names.iter().cloned())
+            .map(|name| {
+                let pool = pool.clone();
+                async move {
+                    let started = Instant::now();
+                    // The pool bounds the start and the listing by `timeout` each; this
+                    // bounds the whole test, whatever a server does.
+                    let found = match tokio::time::timeout(timeout.saturating_mul(2), pool.discover(&name)).await {
+                        Ok(found) => found,
+                        Err(_) => Err(mcpflow_mcp::Error::ServerStartFailed {
+                            server: name.clone(),
+                            message: format!("no answer within {} ms", timeout.saturating_mul(2).as_millis()),
+                        }),
+                    };
+                    (name, started.elapsed(), found)
+                }
+            })
+            .buffered(TEST_CONCURRENCY)
+            .collect()
+            .await;
+    pool.shutdown().await;
+    drop(pool);
+    // The pool's log sender is gone with it: the collector ends after the last line.
+    let _ = tokio::time::timeout(Duration::from_secs(1), collector).await;
+    let tails = tails.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+    results
+        .into_iter()
+        .map(|(name, elapsed, found)| {
+            let elapsed_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
+            match found {
+                Ok(d) => ServerTest {
+                    ok: true,
+                    elapsed_ms,
+                    protocol_version: d.protocol_version.clone(),
+                    server_name: d.server_name.clone(),
+                    server_version: d.server_version.clone(),
+                    capabilities: d.capabilities.as_ref().and_then(|c| serde_json::to_value(c).ok()),
+                    counts: Some(Counts {
+                        tools: d.tools.len(),
+                        resources: d.resources.len(),
+                        resource_templates: d.resource_templates.len(),
+                        prompts: d.prompts.len(),
+                    }),
+                    error: None,
+                    name,
+                },
+                Err(e) => {
+                    let summary = described.get(&name);
+                    ServerTest {
+                        ok: false,
+                        elapsed_ms,
+                        protocol_version: None,
+                        server_name: None,
+                        server_version: None,
+                        capabilities: None,
+                        counts: None,
+                        error: Some(TestError {
+                            code: e.code().to_owned(),
+                            message: e.to_string(),
+                            hint: hint(&e, &name, summary, timeout, front),
+                            stderr: tails.get(&name).map(|t| t.iter().cloned().collect()).unwrap_or_default(),
+                        }),
+                        name,
+                    }
+                }
+            }
+        })
+        .collect()
+}
+
+/// What to do about a failed test.
+fn hint(
+    e: &mcpflow_mcp::Error,
+    name: &str,
+    summary: Option<&ServerSummary>,
+    timeout: Duration,
+    front: Front,
+) -> String {
+    use mcpflow_mcp::Error as E;
+    match e {
+        E::ServerNotApproved { .. } => front.approve(name),
+        E::EnvVarMissing { name: var, .. } => {
+            format!("set `{var}` in the environment that runs mcpflow, then test again")
+        }
+        E::ServerNotConfigured { .. } => {
+            "`mcpflow servers` lists the configured servers; add `--servers FILE` or `--store` for the ones in your \
+             files or the data folder"
+                .to_owned()
+        }
+        E::ServerConfigInvalid { .. } | E::TransportUnsupported { .. } => {
+            "fix the entry where it is configured (its `mcpServers` file, or the studio's Servers panel)".to_owned()
+        }
+        E::ServerStartFailed { message, .. } if message.contains("within") || message.contains("longer than") => {
+            format!(
+                "it did not answer within {} s: it may be waiting for something (a download or a login on first \
+                 start); run it by hand to see, or test again with a longer `--timeout`",
+                timeout.as_secs()
+            )
+        }
+        _ => match summary {
+            Some(s) if s.transport == "stdio" => format!(
+                "run its command line in a terminal to see why it fails: {}",
+                s.command.as_deref().unwrap_or("(no command)")
+            ),
+            Some(s) if s.transport == "http" => format!(
+                "check that the server is up at {} and speaks streamable HTTP (the URL usually ends in `/mcp`), and \
+                 that its headers are right",
+                s.url.as_deref().unwrap_or("its URL")
+            ),
+            _ => "run with `RUST_LOG=mcpflow=debug` to see the exchange with the server".to_owned(),
+        },
+    }
+}
+
+/// `text` cut to at most `max` bytes on a character boundary.
+fn cut(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+impl App {
+    /// [`test_servers`] over this application's servers and approvals, with a pool of
+    /// its own (the shared one is left alone), reaped before this returns.
+    pub async fn test_server_set(&self, names: &[String], timeout: Duration) -> Result<Vec<ServerTest>> {
+        let (configs, approvals) = self.server_set();
+        Ok(test_servers(configs, approvals, names, timeout, self.inner.options.front).await)
+    }
+}
