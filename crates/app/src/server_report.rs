@@ -217,6 +217,8 @@ pub async fn test_servers(
             }
         })
     };
+    let secrets: HashMap<String, Vec<(String, String)>> =
+        configs.iter().map(|(name, entry)| (name.to_owned(), secrets_of(entry))).collect();
     let described: HashMap<String, ServerSummary> =
         summaries(&configs, &approvals).into_iter().map(|s| (s.name.clone(), s)).collect();
     let pool = Pool::new(configs, approvals, PoolOptions::default().with_connect_timeout(timeout).with_log(log_tx));
@@ -269,6 +271,7 @@ pub async fn test_servers(
                 },
                 Err(e) => {
                     let summary = described.get(&name);
+                    let hide = |text: &str| redact(text, secrets.get(&name).map_or(&[][..], Vec::as_slice));
                     ServerTest {
                         ok: false,
                         elapsed_ms,
@@ -279,9 +282,9 @@ pub async fn test_servers(
                         counts: None,
                         error: Some(TestError {
                             code: e.code().to_owned(),
-                            message: e.to_string(),
+                            message: hide(&e.to_string()),
                             hint: hint(&e, &name, summary, timeout, front),
-                            stderr: tails.get(&name).map(|t| t.iter().cloned().collect()).unwrap_or_default(),
+                            stderr: tails.get(&name).map(|t| t.iter().map(|l| hide(l)).collect()).unwrap_or_default(),
                         }),
                         name,
                     }
@@ -333,6 +336,41 @@ fn hint(
             _ => "run with `RUST_LOG=mcpflow=debug` to see the exchange with the server".to_owned(),
         },
     }
+}
+
+/// The values a server's entry may send or pass on that must not be printed, with what
+/// to print instead: each `${env:NAME}` it references (`${env:NAME}`), and its header
+/// values as written (`<NAME value>`). Values shorter than 4 bytes are left alone, so a
+/// report is not mangled by replacing every `1`.
+fn secrets_of(entry: &ServerEntry) -> Vec<(String, String)> {
+    let ServerEntry::Config(config) = entry else { return Vec::new() };
+    let mut texts: Vec<&str> = config.args.iter().map(String::as_str).collect();
+    texts.extend(config.command.as_deref());
+    texts.extend(config.url.as_deref());
+    texts.extend(config.cwd.as_deref());
+    texts.extend(config.env.values().chain(config.headers.values()).filter_map(Value::as_str));
+    let mut out = Vec::new();
+    for text in texts {
+        for name in mcpflow_mcp::config::env::references(text) {
+            if let Ok(value) = std::env::var(name) {
+                out.push((value, format!("${{env:{name}}}")));
+            }
+        }
+    }
+    for (header, value) in &config.headers {
+        if let Some(value) = value.as_str() {
+            out.push((value.to_owned(), format!("<{header} value>")));
+        }
+    }
+    out.retain(|(value, _)| value.len() >= 4);
+    // Longest first, so a value containing another is replaced whole.
+    out.sort_by_key(|(value, _)| std::cmp::Reverse(value.len()));
+    out
+}
+
+/// `text` with every secret of `secrets` replaced by its stand-in.
+fn redact(text: &str, secrets: &[(String, String)]) -> String {
+    secrets.iter().fold(text.to_owned(), |text, (value, stand_in)| text.replace(value.as_str(), stand_in))
 }
 
 /// `text` cut to at most `max` bytes on a character boundary.
