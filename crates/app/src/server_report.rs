@@ -9,20 +9,16 @@ use crate::error::Result;
 use crate::headless::HeadlessError;
 use futures::StreamExt as _;
 use mcpflow_mcp::config::launch::{TransportKind, transport_kind};
-use mcpflow_mcp::{Approvals, Consent, LogStream, Pool, PoolOptions, ServerConfigs, ServerEntry, ServerLog};
+use mcpflow_mcp::{Approvals, Consent, Pool, PoolOptions, ServerConfigs, ServerEntry};
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How many servers are tested at once.
 pub const TEST_CONCURRENCY: usize = 4;
-/// How many of a failing server's last stderr lines a report keeps.
-const STDERR_TAIL: usize = 5;
-/// The longest stderr line a report keeps, in bytes.
-const STDERR_LINE: usize = 512;
 
 /// One configured server, as `mcpflow servers` lists it. Starts nothing.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -105,11 +101,10 @@ pub struct Counts {
 pub struct TestError {
     /// The pool's stable code (`SERVER_NOT_APPROVED`, `SERVER_START_FAILED`, …).
     pub code: String,
+    /// What happened; for a stdio server that exited, it ends with its last stderr
+    /// lines (`last stderr: …`).
     pub message: String,
     pub hint: String,
-    /// The last lines the process wrote to stderr (at most 5), when it wrote any.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub stderr: Vec<String>,
 }
 
 /// The servers of `mcpServers` files (later files over earlier ones) and what may start:
@@ -199,29 +194,11 @@ pub async fn test_servers(
 ) -> Vec<ServerTest> {
     let names: Vec<String> =
         if names.is_empty() { configs.iter().map(|(n, _)| n.to_owned()).collect() } else { names.to_vec() };
-    let (log_tx, mut log_rx) = tokio::sync::mpsc::channel::<ServerLog>(256);
-    let tails: Arc<Mutex<HashMap<String, VecDeque<String>>>> = Arc::default();
-    let collector = {
-        let tails = tails.clone();
-        tokio::spawn(async move {
-            while let Some(line) = log_rx.recv().await {
-                if line.stream != LogStream::Stderr {
-                    continue;
-                }
-                let mut tails = tails.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                let tail = tails.entry(line.server).or_default();
-                if tail.len() == STDERR_TAIL {
-                    tail.pop_front();
-                }
-                tail.push_back(cut(&line.line, STDERR_LINE));
-            }
-        })
-    };
     let secrets: HashMap<String, Vec<(String, String)>> =
         configs.iter().map(|(name, entry)| (name.to_owned(), secrets_of(entry))).collect();
     let described: HashMap<String, ServerSummary> =
         summaries(&configs, &approvals).into_iter().map(|s| (s.name.clone(), s)).collect();
-    let pool = Pool::new(configs, approvals, PoolOptions::default().with_connect_timeout(timeout).with_log(log_tx));
+    let pool = Pool::new(configs, approvals, PoolOptions::default().with_connect_timeout(timeout));
     let results: Vec<(String, Duration, mcpflow_mcp::Result<Arc<mcpflow_mcp::Discovery>>)> =
         futures::stream::iter(names.iter().cloned())
             .map(|name| {
@@ -244,10 +221,6 @@ pub async fn test_servers(
             .collect()
             .await;
     pool.shutdown().await;
-    drop(pool);
-    // The pool's log sender is gone with it: the collector ends after the last line.
-    let _ = tokio::time::timeout(Duration::from_secs(1), collector).await;
-    let tails = tails.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
     results
         .into_iter()
         .map(|(name, elapsed, found)| {
@@ -284,7 +257,6 @@ pub async fn test_servers(
                             code: e.code().to_owned(),
                             message: hide(&e.to_string()),
                             hint: hint(&e, &name, summary, timeout, front),
-                            stderr: tails.get(&name).map(|t| t.iter().map(|l| hide(l)).collect()).unwrap_or_default(),
                         }),
                         name,
                     }
@@ -371,18 +343,6 @@ fn secrets_of(entry: &ServerEntry) -> Vec<(String, String)> {
 /// `text` with every secret of `secrets` replaced by its stand-in.
 fn redact(text: &str, secrets: &[(String, String)]) -> String {
     secrets.iter().fold(text.to_owned(), |text, (value, stand_in)| text.replace(value.as_str(), stand_in))
-}
-
-/// `text` cut to at most `max` bytes on a character boundary.
-fn cut(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_owned();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
 }
 
 impl App {

@@ -121,9 +121,6 @@ fn print_tests(tests: &[ServerTest], json: bool) -> anyhow::Result<()> {
         if let Some(e) = &t.error {
             println!("{}: FAILED error[{}] ({} ms)", t.name, e.code, t.elapsed_ms);
             println!("  {}", e.message);
-            for line in &e.stderr {
-                println!("  stderr: {line}");
-            }
             println!("  what to do: {}", e.hint);
             continue;
         }

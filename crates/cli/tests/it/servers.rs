@@ -66,7 +66,7 @@ fn test_reports_the_working_server_and_each_failure_with_what_to_do() {
     assert!(text.contains("hangs: FAILED error[SERVER_START_FAILED]"), "{text}");
     assert!(text.contains("no answer to `initialize` within 2000 ms"), "{text}");
     assert!(text.contains("dies: FAILED error[SERVER_START_FAILED]"), "{text}");
-    assert!(text.contains("stderr: cannot open the database"), "{text}");
+    assert!(text.contains("last stderr: cannot open the database"), "{text}");
 
     // Only the working one: exit 0.
     let out = servers(dir.path(), &["test", "echo", "--servers", f, "--allow-server", "echo"]);
