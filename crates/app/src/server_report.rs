@@ -353,3 +353,38 @@ impl App {
         Ok(test_servers(configs, approvals, names, timeout, self.inner.options.front).await)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(config: Value) -> ServerEntry {
+        ServerEntry::Config(Box::new(serde_json::from_value(config).unwrap()))
+    }
+
+    #[test]
+    fn secrets_are_replaced_longest_first_and_short_values_are_left() {
+        let e = entry(serde_json::json!({
+            "url": "http://h/mcp",
+            "headers": { "X-Key": "abcdefgh", "X-Short": "ab", "X-Long": "abcdefgh-and-more" },
+        }));
+        let secrets = secrets_of(&e);
+        let text = "sent abcdefgh-and-more and abcdefgh and ab";
+        assert_eq!(redact(text, &secrets), "sent <X-Long value> and <X-Key value> and ab");
+    }
+
+    #[test]
+    fn summaries_name_headers_never_their_values() {
+        let mut configs = ServerConfigs::new();
+        if let ServerEntry::Config(c) =
+            entry(serde_json::json!({ "url": "https://h/mcp", "headers": { "Authorization": "Bearer s3cret" } }))
+        {
+            configs.insert("remote", *c);
+        }
+        let list = summaries(&configs, &Approvals::new());
+        assert_eq!(list[0].auth, Auth::Headers { names: vec!["Authorization".into()] });
+        assert_eq!(list[0].auth.to_string(), "headers: Authorization");
+        assert!(!serde_json::to_string(&list).unwrap().contains("s3cret"));
+        assert!(list[0].approved && !list[0].needs_approval);
+    }
+}
