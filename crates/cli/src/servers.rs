@@ -39,6 +39,7 @@ enum Action {
     /// answered, its name and version, its capabilities and its tools/resources/prompts
     /// counts, or the error and what to do. Exits 1 when a tested server failed.
     Test {
+        /// The servers to test (default: every configured one).
         #[arg(value_name = "NAME")]
         names: Vec<String>,
         /// Longest wait for each server to start and to answer (e.g. `10s`).

@@ -171,6 +171,64 @@ fn header_values_are_never_printed() {
     assert!(text.contains("auth:     headers: Authorization, X-Api-Key"), "{text}");
 }
 
+/// server-everything over streamable HTTP on a free port, killed on drop.
+struct HttpEverything(std::process::Child);
+
+impl Drop for HttpEverything {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn everything_over_http() -> (HttpEverything, u16) {
+    use std::io::BufRead as _;
+    let everything = repo().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut child = Command::new("node")
+        .arg(everything)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            if line.contains("listening on port") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    let server = HttpEverything(child);
+    rx.recv_timeout(std::time::Duration::from_secs(20)).expect("server-everything did not start listening");
+    (server, port)
+}
+
+#[test]
+fn http_server_answers_and_its_header_values_stay_hidden() {
+    let (_server, port) = everything_over_http();
+    let dir = tempfile::tempdir().unwrap();
+    let file = write_servers(
+        dir.path(),
+        json!({ "remote": {
+            "url": format!("http://127.0.0.1:{port}/mcp"),
+            "headers": { "Authorization": "Bearer ${env:K3_SECRET}" },
+        } }),
+    );
+    let out = servers(dir.path(), &["test", "--servers", file.to_str().unwrap(), "--json"]);
+    let all = format!("{}{}", stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(!all.contains(SECRET), "{all}");
+    let r = &json_lines(&out)[0];
+    assert_eq!(r["protocol_version"], "2025-11-25", "{r}");
+    assert!(r["capabilities"]["tools"].is_object(), "{r}");
+    assert!(r["counts"]["tools"].as_u64().unwrap() > 0, "{r}");
+}
+
 #[test]
 fn store_servers_and_their_approvals() {
     let dir = tempfile::tempdir().unwrap();
