@@ -59,19 +59,30 @@ pub async fn run(args: ServersArgs) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
-    let (configs, approvals) = match &app {
-        Some(app) => app.server_set(),
-        None => server_report::file_servers(&args.servers, &args.allow, args.allow_all_servers)
-            .map_err(|e| anyhow::anyhow!("{} ({})", e, e.code()))?,
+    let from_files = || {
+        server_report::file_servers(&args.servers, &args.allow, args.allow_all_servers)
+            .map_err(|e| anyhow::anyhow!("{e} ({})", e.code()))
     };
     match args.action {
         None => {
-            let list = server_report::summaries(&configs, &approvals);
+            let list = match &app {
+                Some(app) => app.server_summaries(),
+                None => {
+                    let (configs, approvals) = from_files()?;
+                    server_report::summaries(&configs, &approvals)
+                }
+            };
             print_list(&list, args.json)?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Action::Test { names, timeout }) => {
-            let tests = server_report::test_servers(configs, approvals, &names, timeout, Front::Cli).await;
+            let tests = match &app {
+                Some(app) => app.test_server_set(&names, timeout).await?,
+                None => {
+                    let (configs, approvals) = from_files()?;
+                    server_report::test_servers(configs, approvals, &names, timeout, Front::Cli).await
+                }
+            };
             print_tests(&tests, args.json)?;
             Ok(if tests.iter().all(|t| t.ok) { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
