@@ -192,16 +192,19 @@ pub async fn test_servers(
     timeout: Duration,
     front: Front,
 ) -> Vec<ServerTest> {
-    let names: Vec<String> =
+    let mut names: Vec<String> =
         if names.is_empty() { configs.iter().map(|(n, _)| n.to_owned()).collect() } else { names.to_vec() };
+    let mut seen = std::collections::HashSet::new();
+    names.retain(|n| seen.insert(n.clone()));
     let secrets: HashMap<String, Vec<(String, String)>> =
         configs.iter().map(|(name, entry)| (name.to_owned(), secrets_of(entry))).collect();
     let described: HashMap<String, ServerSummary> =
         summaries(&configs, &approvals).into_iter().map(|s| (s.name.clone(), s)).collect();
     let pool = Pool::new(configs, approvals, PoolOptions::default().with_connect_timeout(timeout));
-    let results: Vec<(String, Duration, mcpflow_mcp::Result<Arc<mcpflow_mcp::Discovery>>)> =
-        futures::stream::iter(names.iter().cloned())
-            .map(|name| {
+    // Unordered, so a server that hangs holds one slot only; sorted back afterwards.
+    let mut results: Vec<(usize, String, Duration, mcpflow_mcp::Result<Arc<mcpflow_mcp::Discovery>>)> =
+        futures::stream::iter(names.iter().cloned().enumerate())
+            .map(|(at, name)| {
                 let pool = pool.clone();
                 async move {
                     let started = Instant::now();
@@ -214,16 +217,17 @@ pub async fn test_servers(
                             message: format!("no answer within {} ms", timeout.saturating_mul(2).as_millis()),
                         }),
                     };
-                    (name, started.elapsed(), found)
+                    (at, name, started.elapsed(), found)
                 }
             })
-            .buffered(TEST_CONCURRENCY)
+            .buffer_unordered(TEST_CONCURRENCY)
             .collect()
             .await;
     pool.shutdown().await;
+    results.sort_by_key(|(at, ..)| *at);
     results
         .into_iter()
-        .map(|(name, elapsed, found)| {
+        .map(|(_, name, elapsed, found)| {
             let elapsed_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
             match found {
                 Ok(d) => ServerTest {
