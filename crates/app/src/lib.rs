@@ -7,7 +7,7 @@
 //!   validation, list, get, delete), [`runs`] (start with recording and broadcast,
 //!   control, history), [`pipeline`] (`run_pipeline`), [`serve`] (`mcpflow serve`, the
 //!   MCP mediator over stdio and HTTP), [`servers`] (configs, consent, connection
-//!   tests), [`schedule`] (the pure planner) and [`daemon`] (the loop that fires
+//!   tests), [`server_report`] (`mcpflow servers`: list and test), [`schedule`] (the pure planner) and [`daemon`] (the loop that fires
 //!   scheduled runs).
 //! - [`signals`]: SIGINT, SIGTERM and SIGHUP as cancellation, with their exit codes.
 #![forbid(unsafe_code)] // the workspace denies it; only the studio shell has one audited exception
@@ -25,6 +25,7 @@ pub mod pipeline;
 pub mod runs;
 pub mod schedule;
 pub mod serve;
+pub mod server_report;
 pub mod servers;
 pub mod signals;
 

@@ -13,6 +13,7 @@ mod progress;
 mod rerun;
 mod run;
 mod serve;
+mod servers;
 mod validate;
 
 #[derive(Debug, Parser)]
@@ -76,6 +77,10 @@ enum Command {
         #[command(flatten)]
         app: app::AppArgs,
     },
+    /// List the configured servers: how each is reached, whether it may start, its auth.
+    /// Starts nothing. `servers test [NAME]...` connects to each and says what it
+    /// answered, or why it failed and what to do (exit 1 when one failed).
+    Servers(servers::ServersArgs),
     /// List the blueprints in the store.
     List {
         #[arg(long)]
@@ -127,6 +132,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::Rerun(args) => rerun::run(args),
         Command::Serve(args) => with_runtime(serve::run(args)),
+        Command::Servers(args) => with_runtime(servers::run(args)),
         Command::Daemon { app } => with_runtime(serve::daemon(app, None)),
         Command::List { json } => report(history::list(json)),
         Command::Runs { blueprint, limit, json } => report(history::runs(blueprint.as_deref(), limit, json)),

@@ -14,6 +14,7 @@ mod reading;
 mod rerun;
 mod run;
 mod serve;
+mod servers;
 mod signals;
 mod validate;
 mod workflow_refs;

@@ -18,6 +18,8 @@ pub struct Discovery {
     pub server_name: Option<String>,
     pub server_version: Option<String>,
     pub instructions: Option<String>,
+    /// The capabilities the server declared in its `initialize` answer, as it sent them.
+    pub capabilities: Option<rmcp::model::ServerCapabilities>,
     pub tools: Vec<Tool>,
     pub resources: Vec<Resource>,
     pub resource_templates: Vec<ResourceTemplate>,
@@ -126,6 +128,7 @@ impl DiscoveryCell {
             d.server_name = info.as_ref().and_then(|i| i.server_info.as_ref()).map(|s| s.name.clone());
             d.server_version = info.as_ref().and_then(|i| i.server_info.as_ref()).map(|s| s.version.clone());
             d.instructions = info.as_ref().and_then(|i| i.instructions.clone());
+            d.capabilities = info.as_ref().map(|i| i.capabilities.clone());
             d.tools = tools;
             d.resources = resources;
             d.resource_templates = resource_templates;

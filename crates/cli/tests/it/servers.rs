@@ -1,0 +1,253 @@
+//! `mcpflow servers` and `mcpflow servers test` against real processes: the echo fixture,
+//! servers that fail to start, hang or die writing to stderr, server-everything from npm,
+//! and a closed HTTP port; consent (nothing starts unapproved) and header values never
+//! printed.
+
+use crate::{repo, stderr, stdout};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const SECRET: &str = "k3-secret-9d2e-never-printed";
+const LITERAL: &str = "literal-key-55aa-never-printed";
+
+fn write_servers(dir: &Path, servers: Value) -> PathBuf {
+    let path = dir.join("servers.json");
+    std::fs::write(&path, json!({ "mcpServers": servers }).to_string()).unwrap();
+    path
+}
+
+fn echo() -> Value {
+    json!({ "command": mcpflow_testkit::binary().display().to_string(), "args": ["echo"] })
+}
+
+/// `mcpflow servers ARGS` with a data folder of its own and `K3_SECRET` set.
+fn servers(home: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+        .arg("servers")
+        .args(args)
+        .current_dir(repo())
+        .env("MCPFLOW_HOME", home)
+        .env("K3_SECRET", SECRET)
+        .output()
+        .unwrap()
+}
+
+fn json_lines(o: &Output) -> Vec<Value> {
+    stdout(o).lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
+}
+
+#[test]
+fn test_reports_the_working_server_and_each_failure_with_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write_servers(
+        dir.path(),
+        json!({
+            "echo": echo(),
+            "missing": { "command": dir.path().join("no-such-server").display().to_string() },
+            "hangs": { "command": "sleep", "args": ["30"] },
+            "hangs-too": { "command": "sleep", "args": ["31"] },
+            "hangs-three": { "command": "sleep", "args": ["32"] },
+            "dies": { "command": "sh", "args": ["-c", "echo 'cannot open the database' >&2; exit 3"] },
+        }),
+    );
+    let f = file.to_str().unwrap();
+    let started = std::time::Instant::now();
+    let out = servers(dir.path(), &["test", "--servers", f, "--allow-all-servers", "--timeout", "2s"]);
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(1), "{text}\n{err}");
+    // Each hanging one is bounded by --timeout, and they are tested at once: one after
+    // the other would take 6 s.
+    assert!(started.elapsed() < std::time::Duration::from_millis(5500), "{:?}", started.elapsed());
+    assert!(text.contains("hangs-three: FAILED error[SERVER_START_FAILED]"), "{text}");
+    assert!(text.contains("echo: ok"), "{text}");
+    assert!(text.contains("protocol:     2025-11-25"), "{text}");
+    assert!(text.contains("server:       mcpflow-testkit-echo"), "{text}");
+    assert!(text.contains("capabilities: ") && text.contains("tools (listChanged)"), "{text}");
+    assert!(text.contains("offers:       7 tools"), "{text}");
+    assert!(text.contains("missing: FAILED error[SERVER_START_FAILED]"), "{text}");
+    assert!(text.contains("what to do: run its command line in a terminal"), "{text}");
+    assert!(text.contains("hangs: FAILED error[SERVER_START_FAILED]"), "{text}");
+    assert!(text.contains("no answer to `initialize` within 2000 ms"), "{text}");
+    assert!(text.contains("dies: FAILED error[SERVER_START_FAILED]"), "{text}");
+    assert!(text.contains("last stderr: cannot open the database"), "{text}");
+
+    // Only the working one: exit 0.
+    let out = servers(dir.path(), &["test", "echo", "--servers", f, "--allow-server", "echo"]);
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
+    // A name nobody configured is a failure that lists the ones there are.
+    let out = servers(dir.path(), &["test", "nope", "--servers", f]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("nope: FAILED error[SERVER_NOT_CONFIGURED]"), "{}", stdout(&out));
+}
+
+#[test]
+fn test_json_against_server_everything() {
+    let everything = repo().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(everything.is_file(), "run `npm ci` in the repository root: {} is missing", everything.display());
+    let dir = tempfile::tempdir().unwrap();
+    let file = write_servers(
+        dir.path(),
+        json!({
+            "everything": { "command": "node", "args": [everything.display().to_string(), "stdio"] },
+            "echo": echo(),
+        }),
+    );
+    let out = servers(dir.path(), &["test", "--servers", file.to_str().unwrap(), "--allow-all-servers", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
+    let lines = json_lines(&out);
+    assert_eq!(lines.iter().map(|l| l["name"].as_str().unwrap()).collect::<Vec<_>>(), ["everything", "echo"]);
+    let e = &lines[0];
+    assert_eq!(e["ok"], true, "{e}");
+    assert_eq!(e["protocol_version"], "2025-11-25", "{e}");
+    assert!(e["server_name"].as_str().unwrap().contains("everything"), "{e}");
+    assert!(e["server_version"].is_string(), "{e}");
+    for cap in ["tools", "resources", "prompts", "logging"] {
+        assert!(e["capabilities"][cap].is_object(), "{cap}: {e}");
+    }
+    for count in ["tools", "resources", "prompts"] {
+        assert!(e["counts"][count].as_u64().unwrap() > 0, "{count}: {e}");
+    }
+    assert!(e.get("error").is_none(), "{e}");
+}
+
+#[test]
+fn without_consent_nothing_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("started");
+    let touch = json!({ "command": "sh", "args": ["-c", format!("touch '{}'", marker.display())] });
+    let file = write_servers(dir.path(), json!({ "toucher": touch }));
+    let f = file.to_str().unwrap();
+
+    let out = servers(dir.path(), &["--servers", f]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("toucher (stdio)") && text.contains("consent:  not approved"), "{text}");
+    assert!(text.contains("command:  sh -c"), "{text}");
+    let listed = json_lines(&servers(dir.path(), &["--servers", f, "--json"]));
+    assert_eq!(listed[0]["approved"], false);
+    assert_eq!(listed[0]["needs_approval"], true);
+    assert_eq!(listed[0]["auth"], json!({ "kind": "none" }));
+
+    let out = servers(dir.path(), &["test", "--servers", f]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(text.contains("toucher: FAILED error[SERVER_NOT_APPROVED]"), "{text}");
+    assert!(text.contains("what to do: Run again with `--allow-server toucher`"), "{text}");
+    assert!(!marker.exists(), "an unapproved server was started");
+
+    // Approved, it does start (and fails the handshake): the marker would have shown it.
+    let out = servers(dir.path(), &["test", "--servers", f, "--allow-server", "toucher", "--timeout", "2s"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(marker.exists(), "{}", stdout(&out));
+}
+
+#[test]
+fn header_values_are_never_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    // A closed port: connecting fails, and the error must not carry the headers' values.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let file = write_servers(
+        dir.path(),
+        json!({ "remote": {
+            "url": format!("http://127.0.0.1:{port}/mcp?key=${{env:K3_SECRET}}"),
+            "headers": { "Authorization": "Bearer ${env:K3_SECRET}", "X-Api-Key": LITERAL },
+        } }),
+    );
+    let f = file.to_str().unwrap();
+    for args in [
+        vec!["--servers", f],
+        vec!["--servers", f, "--json"],
+        vec!["test", "--servers", f, "--timeout", "2s"],
+        vec!["test", "--servers", f, "--timeout", "2s", "--json"],
+    ] {
+        let out = servers(dir.path(), &args);
+        let all = format!("{}{}", stdout(&out), stderr(&out));
+        assert!(!all.contains(SECRET) && !all.contains(LITERAL), "{args:?} printed a header value:\n{all}");
+        if args[0] == "test" {
+            assert_eq!(out.status.code(), Some(1), "{all}");
+            assert!(all.contains("SERVER_START_FAILED"), "{all}");
+        } else {
+            assert!(all.contains("Authorization") && all.contains("X-Api-Key"), "{all}");
+        }
+    }
+    let text = stdout(&servers(dir.path(), &["--servers", f]));
+    assert!(text.contains("auth:     headers: Authorization, X-Api-Key"), "{text}");
+}
+
+/// server-everything over streamable HTTP on a free port, killed on drop.
+struct HttpEverything(std::process::Child);
+
+impl Drop for HttpEverything {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn everything_over_http() -> (HttpEverything, u16) {
+    use std::io::BufRead as _;
+    let everything = repo().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut child = Command::new("node")
+        .arg(everything)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            if line.contains("listening on port") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    let server = HttpEverything(child);
+    rx.recv_timeout(std::time::Duration::from_secs(20)).expect("server-everything did not start listening");
+    (server, port)
+}
+
+#[test]
+fn http_server_answers_and_its_header_values_stay_hidden() {
+    let (_server, port) = everything_over_http();
+    let dir = tempfile::tempdir().unwrap();
+    let file = write_servers(
+        dir.path(),
+        json!({ "remote": {
+            "url": format!("http://127.0.0.1:{port}/mcp"),
+            "headers": { "Authorization": "Bearer ${env:K3_SECRET}" },
+        } }),
+    );
+    let out = servers(dir.path(), &["test", "--servers", file.to_str().unwrap(), "--json"]);
+    let all = format!("{}{}", stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(!all.contains(SECRET), "{all}");
+    let r = &json_lines(&out)[0];
+    assert_eq!(r["protocol_version"], "2025-11-25", "{r}");
+    assert!(r["capabilities"]["tools"].is_object(), "{r}");
+    assert!(r["counts"]["tools"].as_u64().unwrap() > 0, "{r}");
+}
+
+#[test]
+fn store_servers_and_their_approvals() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    {
+        let opened = mcpflow_store::Store::open(&home.join("store")).unwrap();
+        opened.store.put_server("stored-echo", &echo()).unwrap();
+    }
+    let out = servers(&home, &[]);
+    assert!(stdout(&out).contains("no servers configured"), "{}", stdout(&out));
+    let out = servers(&home, &["--store"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("stored-echo (stdio)"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("not approved"), "{}", stdout(&out));
+    let out = servers(&home, &["test", "--store", "--allow-server", "stored-echo", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(json_lines(&out)[0]["counts"]["tools"], 7);
+}
