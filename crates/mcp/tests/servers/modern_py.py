@@ -1,0 +1,34 @@
+"""A stdio MCP server built on the Python SDK `mcp` 2.x (protocol 2026-07-28), for mcpflow's tests.
+
+It answers `server/discover` (the 2026-07-28 era) and, like every server of that SDK,
+still answers an `initialize` from a 2025-11-25 client. Tools: `shout`, and `add_whisper`,
+which adds a `whisper` tool and announces it — at 2026-07-28 only on the client's
+`subscriptions/listen` stream.
+"""
+
+from mcp.server.mcpserver import Context, MCPServer
+
+server = MCPServer("modern-py")
+
+
+@server.tool()
+def shout(text: str) -> str:
+    """Returns the text in capitals."""
+    return text.upper()
+
+
+def whisper(text: str) -> str:
+    """Returns the text in small letters."""
+    return text.lower()
+
+
+@server.tool()
+async def add_whisper(ctx: Context) -> str:
+    """Adds the `whisper` tool and announces that the tool list changed."""
+    server.add_tool(whisper)
+    await ctx.notify_tools_changed()
+    return "added"
+
+
+if __name__ == "__main__":
+    server.run("stdio")
