@@ -6,6 +6,7 @@
 mod budget;
 mod consent;
 mod crash;
+mod eras;
 mod history;
 mod memory;
 mod noise;

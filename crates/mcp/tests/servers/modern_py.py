@@ -1,10 +1,16 @@
 """A stdio MCP server built on the Python SDK `mcp` 2.x (protocol 2026-07-28), for mcpflow's tests.
 
 It answers `server/discover` (the 2026-07-28 era) and, like every server of that SDK,
-still answers an `initialize` from a 2025-11-25 client. Tools: `shout`, and `add_whisper`,
+still answers an `initialize` from a 2025-11-25 client. Tools: `shout`, `era` (the protocol
+version the request came in), and `add_whisper`,
 which adds a `whisper` tool and announces it — at 2026-07-28 only on the client's
 `subscriptions/listen` stream.
+
+`python modern_py.py` serves stdio; `python modern_py.py http PORT` serves streamable HTTP
+on 127.0.0.1:PORT at `/mcp`.
 """
+
+import sys
 
 from mcp.server.mcpserver import Context, MCPServer
 
@@ -15,6 +21,12 @@ server = MCPServer("modern-py")
 def shout(text: str) -> str:
     """Returns the text in capitals."""
     return text.upper()
+
+
+@server.tool()
+def era(ctx: Context) -> str:
+    """Returns the protocol version this request was made in."""
+    return ctx.protocol_version or "unknown"
 
 
 def whisper(text: str) -> str:
@@ -31,4 +43,7 @@ async def add_whisper(ctx: Context) -> str:
 
 
 if __name__ == "__main__":
-    server.run("stdio")
+    if sys.argv[1:2] == ["http"]:
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run("stdio")
