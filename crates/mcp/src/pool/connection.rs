@@ -116,28 +116,43 @@ impl Connection {
 
     /// In the 2026-07-28 era a server sends `notifications/*/list_changed` only on a
     /// `subscriptions/listen` stream the client opened; without one, a server whose tools
-    /// change would keep its old list here. Best effort: a server that refuses the stream
-    /// (or has no lists that change) still serves calls, and the refusal is logged.
+    /// change would keep its old list here. Opened for the lists the server says change;
+    /// best effort: a server that refuses the stream still serves calls (logged).
     async fn listen_for_changes(&self, timeout: Duration) {
-        let modern = self.peer.peer_info().is_some_and(|info| !info.protocol_version.has_initialize());
-        if !modern {
+        let Some(info) = self.peer.peer_info() else { return };
+        if info.protocol_version.has_initialize() {
             return;
         }
-        let filter =
-            SubscriptionFilter::builder().tools_list_changed().resources_list_changed().prompts_list_changed().build();
-        let mut subscription = match tokio::time::timeout(timeout, self.peer.listen(filter)).await {
+        let caps = &info.capabilities;
+        let mut filter = SubscriptionFilter::builder();
+        let mut any = false;
+        if caps.tools.as_ref().and_then(|c| c.list_changed) == Some(true) {
+            filter = filter.tools_list_changed();
+            any = true;
+        }
+        if caps.resources.as_ref().and_then(|c| c.list_changed) == Some(true) {
+            filter = filter.resources_list_changed();
+            any = true;
+        }
+        if caps.prompts.as_ref().and_then(|c| c.list_changed) == Some(true) {
+            filter = filter.prompts_list_changed();
+            any = true;
+        }
+        if !any {
+            return;
+        }
+        let server = self.server.as_str();
+        let mut subscription = match tokio::time::timeout(timeout, self.peer.listen(filter.build())).await {
             Ok(Ok(subscription)) => subscription,
             Ok(Err(error)) => {
-                self.notes.log(
-                    super::LogStream::Notification,
-                    format!("[mcpflow] the server refused `subscriptions/listen` ({error}): its lists are not refreshed when they change"),
-                );
+                tracing::warn!(server, %error, "the server refused `subscriptions/listen`: its lists are not refreshed when they change");
                 return;
             }
             Err(_) => {
-                self.notes.log(
-                    super::LogStream::Notification,
-                    format!("[mcpflow] no answer to `subscriptions/listen` within {} ms: the server's lists are not refreshed when they change", timeout.as_millis()),
+                tracing::warn!(
+                    server,
+                    timeout_ms = timeout.as_millis(),
+                    "no answer to `subscriptions/listen`: the server's lists are not refreshed when they change"
                 );
                 return;
             }

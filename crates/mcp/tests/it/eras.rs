@@ -98,3 +98,28 @@ async fn a_2026_07_28_server_over_streamable_http_is_reached_without_a_session()
     pool.shutdown().await;
     server.kill().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_server_that_never_answers_server_discover_gets_the_initialize_handshake_after_10_s() {
+    // A 2025-11-25 server scripted in `sh` that drops `server/discover` without a word
+    // (a JSON-RPC server should answer "method not found"; some do not).
+    let script = r#"
+read -r discover
+read -r init
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"silent","version":"1"}}}'
+read -r initialized
+read -r list
+printf '%s\n' '{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"answer","inputSchema":{"type":"object"}}]}}'
+read -r call
+printf '%s\n' '{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"late but fine"}]}}'
+read -r rest
+"#;
+    let pool = pool(vec![("silent", config(json!({"command": "sh", "args": ["-c", script]})))]);
+    let started = Instant::now();
+    let answer = pool.call(tool(Some("silent"), "answer", json!({}))).await.unwrap();
+    assert_eq!(text(&answer), "late but fine");
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_secs(10) && waited < Duration::from_secs(20), "{waited:?}");
+    assert_eq!(pool.discover("silent").await.unwrap().protocol_version.as_deref(), Some("2025-11-25"));
+    pool.shutdown().await;
+}
