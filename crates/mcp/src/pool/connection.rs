@@ -159,16 +159,26 @@ impl Connection {
         };
         let peer = self.peer.clone();
         let discovery = self.discovery.clone();
+        let server = server.to_owned();
         let task = tokio::spawn(async move {
-            // Ends with the session: `next` answers `None` or an error once the transport closes.
-            while let Ok(Some(notification)) = subscription.next().await {
-                let list = match notification {
-                    ServerNotification::ToolListChangedNotification(_) => List::Tools,
-                    ServerNotification::ResourceListChangedNotification(_) => List::Resources,
-                    ServerNotification::PromptListChangedNotification(_) => List::Prompts,
-                    _ => continue,
+            // Ends with the session: `next` answers `None` or an error once the transport
+            // closes. The refresh runs beside the loop, so a server announcing changes
+            // faster than they can be listed never fills rmcp's 64-notification buffer
+            // (which would end the stream); `changed` coalesces them into one refresh.
+            loop {
+                let list = match subscription.next().await {
+                    Ok(Some(ServerNotification::ToolListChangedNotification(_))) => List::Tools,
+                    Ok(Some(ServerNotification::ResourceListChangedNotification(_))) => List::Resources,
+                    Ok(Some(ServerNotification::PromptListChangedNotification(_))) => List::Prompts,
+                    Ok(Some(_)) => continue,
+                    Ok(None) => break,
+                    Err(error) => {
+                        tracing::debug!(server, %error, "the `subscriptions/listen` stream ended");
+                        break;
+                    }
                 };
-                discovery.changed(&peer, list).await;
+                let (peer, discovery) = (peer.clone(), discovery.clone());
+                tokio::spawn(async move { discovery.changed(&peer, list).await });
             }
         });
         *self.listener.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);

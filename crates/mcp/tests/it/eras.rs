@@ -39,6 +39,10 @@ async fn a_tool_a_2026_07_28_server_announces_on_the_listen_stream_is_listed_and
     let pool = pool(vec![("modern", python_server("modern_py.py"))]);
     assert!(pool.discover("modern").await.unwrap().tool("whisper").is_none());
     let pid = pool.pid("modern").await;
+    // A flood of announcements first: more than rmcp's 64-notification buffer. The stream
+    // must survive it (a full buffer would end it and no later change would be seen).
+    let flood = pool.call(tool(Some("modern"), "announce", json!({"times": 1000}))).await.unwrap();
+    assert_eq!(text(&flood), "announced");
     let added = pool.call(tool(Some("modern"), "add_whisper", json!({}))).await.unwrap();
     assert_eq!(text(&added), "added");
     // At 2026-07-28 `notifications/tools/list_changed` rides only a `subscriptions/listen`

@@ -2,7 +2,7 @@
 
 It answers `server/discover` (the 2026-07-28 era) and, like every server of that SDK,
 still answers an `initialize` from a 2025-11-25 client. Tools: `shout`, `era` (the protocol
-version the request came in), and `add_whisper`,
+version the request came in), `announce` (a flood of tool-list changes), and `add_whisper`,
 which adds a `whisper` tool and announces it — at 2026-07-28 only on the client's
 `subscriptions/listen` stream.
 
@@ -40,6 +40,14 @@ async def add_whisper(ctx: Context) -> str:
     server.add_tool(whisper)
     await ctx.notify_tools_changed()
     return "added"
+
+
+@server.tool()
+async def announce(ctx: Context, times: int) -> str:
+    """Announces `times` tool-list changes without changing anything (a flood)."""
+    for _ in range(times):
+        await ctx.notify_tools_changed()
+    return "announced"
 
 
 if __name__ == "__main__":
