@@ -6,6 +6,7 @@
 mod budget;
 mod consent;
 mod crash;
+mod eras;
 mod history;
 mod long_lists;
 mod memory;

@@ -1,8 +1,9 @@
 //! One live MCP session with one server: opening it (consent, `${env:NAME}`, spawn or
-//! connect, `initialize`, discovery), telling whether it still lives, and closing it with
-//! its process reaped.
+//! connect, the protocol era — `server/discover` of 2026-07-28, else the `initialize`
+//! handshake of 2025-11-25 — and discovery), telling whether it still lives, and closing
+//! it with its process reaped.
 
-use super::discovery::DiscoveryCell;
+use super::discovery::{DiscoveryCell, List};
 use super::handler::Handler;
 use super::lines::LineTransport;
 use super::notes::ServerNotes;
@@ -12,7 +13,8 @@ use super::{Context, http};
 use crate::config::launch::{self, TransportKind, transport_kind};
 use crate::config::{Origin, ServerEntry};
 use crate::error::{Error, Result};
-use rmcp::service::{ClientCacheConfig, Peer, RoleClient, RunningService, ServiceExt};
+use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
+use rmcp::service::{ClientCacheConfig, ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -28,6 +30,8 @@ pub(crate) struct Connection {
     pub args: super::args::ArgChecks,
     child: Mutex<Option<ChildProcess>>,
     pid: Option<u32>,
+    /// 2026-07-28 only: the `subscriptions/listen` stream that carries `list_changed`.
+    listener: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 impl Connection {
@@ -96,7 +100,9 @@ impl Connection {
             args: super::args::ArgChecks::default(),
             child: Mutex::new(child),
             pid,
+            listener: Mutex::new(None),
         };
+        connection.listen_for_changes(cx.options.connect_timeout).await;
         let listed =
             tokio::time::timeout(cx.options.connect_timeout, connection.discovery.load(&connection.peer)).await;
         let failure = match listed {
@@ -106,6 +112,76 @@ impl Connection {
         };
         connection.close(Duration::ZERO).await;
         Err(start_failed(format!("{failure}{}", connection.notes.context())))
+    }
+
+    /// In the 2026-07-28 era a server sends `notifications/*/list_changed` only on a
+    /// `subscriptions/listen` stream the client opened; without one, a server whose tools
+    /// change would keep its old list here. Opened for the lists the server says change;
+    /// best effort: a server that refuses the stream still serves calls (logged).
+    async fn listen_for_changes(&self, timeout: Duration) {
+        let Some(info) = self.peer.peer_info() else { return };
+        if info.protocol_version.has_initialize() {
+            return;
+        }
+        let caps = &info.capabilities;
+        let mut filter = SubscriptionFilter::builder();
+        let mut any = false;
+        if caps.tools.as_ref().and_then(|c| c.list_changed) == Some(true) {
+            filter = filter.tools_list_changed();
+            any = true;
+        }
+        if caps.resources.as_ref().and_then(|c| c.list_changed) == Some(true) {
+            filter = filter.resources_list_changed();
+            any = true;
+        }
+        if caps.prompts.as_ref().and_then(|c| c.list_changed) == Some(true) {
+            filter = filter.prompts_list_changed();
+            any = true;
+        }
+        if !any {
+            return;
+        }
+        let server = self.server.as_str();
+        let mut subscription = match tokio::time::timeout(timeout, self.peer.listen(filter.build())).await {
+            Ok(Ok(subscription)) => subscription,
+            Ok(Err(error)) => {
+                tracing::warn!(server, %error, "the server refused `subscriptions/listen`: its lists are not refreshed when they change");
+                return;
+            }
+            Err(_) => {
+                tracing::warn!(
+                    server,
+                    timeout_ms = timeout.as_millis(),
+                    "no answer to `subscriptions/listen`: the server's lists are not refreshed when they change"
+                );
+                return;
+            }
+        };
+        let peer = self.peer.clone();
+        let discovery = self.discovery.clone();
+        let server = server.to_owned();
+        let task = tokio::spawn(async move {
+            // Ends with the session: `next` answers `None` or an error once the transport
+            // closes. The refresh runs beside the loop, so a server announcing changes
+            // faster than they can be listed never fills rmcp's 64-notification buffer
+            // (which would end the stream); `changed` coalesces them into one refresh.
+            loop {
+                let list = match subscription.next().await {
+                    Ok(Some(ServerNotification::ToolListChangedNotification(_))) => List::Tools,
+                    Ok(Some(ServerNotification::ResourceListChangedNotification(_))) => List::Resources,
+                    Ok(Some(ServerNotification::PromptListChangedNotification(_))) => List::Prompts,
+                    Ok(Some(_)) => continue,
+                    Ok(None) => break,
+                    Err(error) => {
+                        tracing::debug!(server, %error, "the `subscriptions/listen` stream ended");
+                        break;
+                    }
+                };
+                let (peer, discovery) = (peer.clone(), discovery.clone());
+                tokio::spawn(async move { discovery.changed(&peer, list).await });
+            }
+        });
+        *self.listener.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
     }
 
     pub fn peer(&self) -> &Peer<RoleClient> {
@@ -162,6 +238,9 @@ impl Connection {
     /// Ends the session: closes stdin (or the HTTP session), gives the process `grace` to
     /// exit, then terminates and reaps it.
     pub async fn close(&self, grace: Duration) {
+        if let Some(listener) = self.listener.lock().unwrap_or_else(PoisonError::into_inner).take() {
+            listener.abort();
+        }
         let service = self.service.lock().unwrap_or_else(PoisonError::into_inner).take();
         if let Some(service) = service {
             // Stops the session loop, which closes the transport: stdin gets EOF.
@@ -174,7 +253,19 @@ impl Connection {
     }
 }
 
-/// `initialize` over `transport`, within the connect timeout; the error as text.
+/// The lifecycle the pool asks rmcp for: `server/discover` at 2026-07-28 first; a server
+/// that answers it with a JSON-RPC error other than the 2026-07-28 rejections (a 2025-11-25
+/// server answers "method not found"), or does not answer within rmcp's fixed 10 s, gets
+/// the `initialize` handshake of 2025-11-25 on the same connection.
+fn lifecycle() -> ClientLifecycleMode {
+    ClientLifecycleMode::Auto {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+    }
+}
+
+/// The protocol era's opening over `transport`, within the connect timeout; the error as
+/// text.
 async fn handshake<T, E, A>(
     handler: Handler,
     transport: T,
@@ -186,9 +277,22 @@ where
     E: std::error::Error + Send + Sync + 'static,
 {
     tracing::debug!(server, "starting the MCP session");
-    match tokio::time::timeout(cx.options.connect_timeout, handler.serve(transport)).await {
+    match tokio::time::timeout(cx.options.connect_timeout, handler.serve_with_lifecycle(transport, lifecycle())).await {
         Ok(Ok(running)) => Ok(running),
-        Ok(Err(error)) => Err(format!("the MCP handshake failed: {error}")),
-        Err(_) => Err(format!("no answer to `initialize` within {} ms", cx.options.connect_timeout.as_millis())),
+        Ok(Err(error)) => Err(format!("the MCP handshake failed: {}", handshake_error(&error))),
+        Err(_) => Err(format!(
+            "no answer to `server/discover` or `initialize` within {} ms",
+            cx.options.connect_timeout.as_millis()
+        )),
+    }
+}
+
+/// rmcp's opening error, with both phases when the `initialize` fallback failed too.
+fn handshake_error(error: &rmcp::service::ClientInitializeError) -> String {
+    match error {
+        rmcp::service::ClientInitializeError::LegacyFallbackFailed { discover, fallback } => {
+            format!("{fallback} (after `server/discover` was refused: {discover})")
+        }
+        other => other.to_string(),
     }
 }

@@ -92,17 +92,20 @@ async fn a_garbage_line_on_stdout_is_logged_and_the_answer_still_arrives() {
     );
 }
 
-/// A stdio server scripted in `sh`: answers `initialize` and `tools/list`, then answers the
-/// first `tools/call` (request id 2) with a line that is not JSON.
+/// A stdio server scripted in `sh`, of the 2025-11-25 era: refuses `server/discover` as an
+/// unknown method, answers `initialize` and `tools/list`, then answers the first
+/// `tools/call` (request id 3) with a line that is not JSON.
 fn broken_answer_server() -> mcpflow_blueprint::ServerConfig {
     let script = r#"
+read -r discover
+printf '%s\n' '{"jsonrpc":"2.0","id":0,"error":{"code":-32601,"message":"Method not found"}}'
 read -r init
-printf '%s\n' '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"broken","version":"1"}}}'
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"broken","version":"1"}}}'
 read -r initialized
 read -r list
-printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"answer","inputSchema":{"type":"object"}}]}}'
+printf '%s\n' '{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"answer","inputSchema":{"type":"object"}}]}}'
 read -r call
-printf '%s\n' '{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"cut off'
+printf '%s\n' '{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"cut off'
 read -r rest
 "#;
     config(json!({"command": "sh", "args": ["-c", script]}))
@@ -180,7 +183,7 @@ async fn an_answer_over_the_bound_over_http_is_output_too_large_and_the_session_
         let after = pool.call(tool(Some("web"), "echo", json!({"message": "fine"}))).await.unwrap();
         assert_eq!(text(&after), "fine");
     }
-    assert_eq!(server.initializes.load(Ordering::SeqCst), 1, "the same session answered throughout");
+    assert_eq!(server.openings.load(Ordering::SeqCst), 1, "the same session answered throughout");
     // The 50 MiB body was not read through: the client hung up on it.
     assert!(eventually(Duration::from_secs(5), || server.cut_short.load(Ordering::SeqCst) == 1).await);
     pool.shutdown().await;

@@ -24,8 +24,9 @@ pub struct HttpFixture {
     pub url: String,
     /// Answers whose body the client stopped reading before its end.
     pub cut_short: Arc<AtomicUsize>,
-    /// `initialize` requests received: more than one means the client started over.
-    pub initializes: Arc<AtomicUsize>,
+    /// Openings received (`server/discover` of 2026-07-28 or `initialize` of 2025-11-25):
+    /// more than one means the client started over.
+    pub openings: Arc<AtomicUsize>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
@@ -40,7 +41,7 @@ impl Drop for HttpFixture {
 #[derive(Clone)]
 struct Counts {
     cut_short: Arc<AtomicUsize>,
-    initializes: Arc<AtomicUsize>,
+    openings: Arc<AtomicUsize>,
 }
 
 type Waiting = Arc<Mutex<HashMap<String, oneshot::Sender<String>>>>;
@@ -53,7 +54,7 @@ pub async fn serve_over_http(fixture: Fixture, answers: Answers) -> HttpFixture 
     let to_fixture: ToFixture = Arc::new(tokio::sync::Mutex::new(Box::new(to_fixture)));
     let waiting: Waiting = Arc::default();
     let cut_short = Arc::new(AtomicUsize::new(0));
-    let initializes = Arc::new(AtomicUsize::new(0));
+    let openings = Arc::new(AtomicUsize::new(0));
     let answers_task = {
         let waiting = waiting.clone();
         tokio::spawn(async move {
@@ -69,14 +70,14 @@ pub async fn serve_over_http(fixture: Fixture, answers: Answers) -> HttpFixture 
         })
     };
     let accept_task = {
-        let counts = Counts { cut_short: cut_short.clone(), initializes: initializes.clone() };
+        let counts = Counts { cut_short: cut_short.clone(), openings: openings.clone() };
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 tokio::spawn(connection(stream, answers, waiting.clone(), to_fixture.clone(), counts.clone()));
             }
         })
     };
-    HttpFixture { url, cut_short, initializes, tasks: vec![answers_task, accept_task] }
+    HttpFixture { url, cut_short, openings, tasks: vec![answers_task, accept_task] }
 }
 
 /// The id of an answer (a message with `id` and no `method`), read from its first bytes: an
@@ -121,8 +122,8 @@ async fn connection(stream: TcpStream, answers: Answers, waiting: Waiting, to_fi
             continue;
         }
         let message: Value = serde_json::from_slice(&body).unwrap();
-        if message["method"] == "initialize" {
-            counts.initializes.fetch_add(1, Ordering::SeqCst);
+        if message["method"] == "initialize" || message["method"] == "server/discover" {
+            counts.openings.fetch_add(1, Ordering::SeqCst);
         }
         let answer = match (message.get("id"), message.get("method")) {
             (Some(id), Some(_)) => {

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod config;
+mod eras;
 mod faults;
 mod fixtures;
 mod flood;

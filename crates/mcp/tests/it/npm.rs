@@ -184,6 +184,10 @@ async fn server_everything_over_streamable_http() {
     );
     let echo = pool.call(tool(Some("web"), "echo", json!({"message": "over http"}))).await.unwrap();
     assert_eq!(text(&echo), "Echo: over http");
+    // A 2025-11-25 server over HTTP: it refused `server/discover` (HTTP 400, no session);
+    // the pool fell back to `initialize` and recorded that era.
+    let era = pool.discover("web").await.unwrap().protocol_version.clone();
+    assert_eq!(era.as_deref(), Some("2025-11-25"));
     let seen: Arc<Mutex<Vec<Progress>>> = Arc::default();
     let sink = seen.clone();
     let mut long = tool(Some("web"), "trigger-long-running-operation", json!({"duration": 0.2, "steps": 2}));

@@ -39,6 +39,22 @@ pub fn node(package: &str, args: &[&str]) -> ServerConfig {
     config(json!({ "command": "node", "args": all }))
 }
 
+/// `crates/mcp/tests/servers/<script>` run by the Python of `.venv-test/` (the Python MCP
+/// SDK 2.x, pinned in `requirements-test.txt`), or a failure saying how to install it.
+/// Never fetched at run time.
+pub fn python_server(script: &str) -> ServerConfig {
+    let crate_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let python = crate_dir.join("../../.venv-test/bin/python");
+    assert!(
+        python.is_file(),
+        "{} is missing: run `python3 -m venv .venv-test && .venv-test/bin/pip install -r requirements-test.txt` \
+         in the repository root (scripts/test.sh does) to install the Python MCP SDK",
+        python.display()
+    );
+    let script = crate_dir.join("tests/servers").join(script);
+    config(json!({ "command": python.display().to_string(), "args": [script.display().to_string()] }))
+}
+
 pub fn configs(servers: Vec<(&str, ServerConfig)>) -> ServerConfigs {
     let mut configs = ServerConfigs::new();
     for (name, config) in servers {
