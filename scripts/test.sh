@@ -22,10 +22,7 @@ fi
 npm ci --no-audit --no-fund
 
 step "Python packages (the MCP Python SDK 2.x, a 2026-07-28 server for the tests; never fetched at run time)"
-if ! command -v python3 >/dev/null 2>&1; then
-  echo "python3 is missing: the 2026-07-28 test server needs Python >= 3.10 with venv" >&2
-  exit 1
-fi
+ensure_debs python3 python3-venv
 [ -x .venv-test/bin/python ] || python3 -m venv .venv-test
 .venv-test/bin/pip install --quiet --disable-pip-version-check -r requirements-test.txt
 
