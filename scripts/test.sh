@@ -3,8 +3,7 @@
 # Usage: bash scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-step() { printf '\n== %s\n' "$*"; }
+source scripts/lib.sh
 
 step "toolchain"
 if ! command -v cargo >/dev/null 2>&1; then
