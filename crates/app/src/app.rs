@@ -68,6 +68,8 @@ pub(crate) struct Inner {
     pub(crate) logs: crate::logs::LogRouter,
     /// The servers of `options.server_files`, read once when the application opened.
     pub(crate) files: ServerConfigs,
+    /// The roots of the servers that configure none: the data folder's `files/`.
+    pub(crate) roots: Vec<PathBuf>,
 }
 
 #[derive(Clone)]
@@ -85,18 +87,24 @@ impl App {
     pub fn open(home: &std::path::Path, options: AppOptions) -> Result<App> {
         let files = read_server_files(&options)?;
         let opened = Store::open(&home.join("store"))?;
-        Self::build(opened.store, opened.interrupted, options, files)
+        Self::build(opened.store, opened.interrupted, options, files, files_root(home))
     }
 
     /// An application over an already open store.
     pub fn with_store(store: Store, interrupted: Vec<String>, options: AppOptions) -> Result<App> {
         let files = read_server_files(&options)?;
-        Self::build(store, interrupted, options, files)
+        Self::build(store, interrupted, options, files, Vec::new())
     }
 
-    fn build(store: Store, interrupted: Vec<String>, options: AppOptions, files: ServerConfigs) -> Result<App> {
+    fn build(
+        store: Store,
+        interrupted: Vec<String>,
+        options: AppOptions,
+        files: ServerConfigs,
+        roots: Vec<PathBuf>,
+    ) -> Result<App> {
         let logs = crate::logs::LogRouter::new();
-        let state = build_servers(&store, &files, &options, &logs)?;
+        let state = build_servers(&store, &files, &options, &logs, &roots)?;
         let (changes, _) = broadcast::channel(64);
         Ok(App {
             inner: Arc::new(Inner {
@@ -108,6 +116,7 @@ impl App {
                 interrupted,
                 logs,
                 files,
+                roots,
             }),
         })
     }
@@ -145,7 +154,8 @@ impl App {
     /// Rebuilds the server configs and the pool after servers or consents changed. The
     /// old pool's processes are reaped once its runs let go of it.
     pub(crate) fn reload_servers(&self) -> Result<()> {
-        let fresh = build_servers(&self.inner.store, &self.inner.files, &self.inner.options, &self.inner.logs)?;
+        let inner = &self.inner;
+        let fresh = build_servers(&inner.store, &inner.files, &inner.options, &inner.logs, &inner.roots)?;
         let old = {
             let mut guard = match self.inner.servers.write() {
                 Ok(g) => g,
@@ -188,6 +198,7 @@ fn build_servers(
     files: &ServerConfigs,
     options: &AppOptions,
     logs: &crate::logs::LogRouter,
+    roots: &[PathBuf],
 ) -> Result<ServerState> {
     let mut configs = stored_configs(store)?;
     configs.merge(files.clone());
@@ -198,8 +209,22 @@ fn build_servers(
     for name in &options.allow {
         approvals.approve_server(&configs, name)?;
     }
-    let pool = Arc::new(Pool::new(configs.clone(), approvals.clone(), PoolOptions::default().with_log(logs.sender())));
+    let options = PoolOptions::default().with_log(logs.sender()).with_roots(roots.to_vec());
+    let pool = Arc::new(Pool::new(configs.clone(), approvals.clone(), options));
     Ok(ServerState { configs, approvals, pool })
+}
+
+/// The default root of the studio and `mcpflow serve`: the data folder's `files/`,
+/// created if missing. None (with a warning) when it cannot be made.
+fn files_root(home: &std::path::Path) -> Vec<PathBuf> {
+    let files = home.join("files");
+    match std::fs::create_dir_all(&files).and_then(|()| std::path::absolute(&files)) {
+        Ok(files) => vec![files],
+        Err(error) => {
+            tracing::warn!(folder = %files.display(), %error, "cannot create the files folder; servers get no default root");
+            Vec::new()
+        }
+    }
 }
 
 /// The servers kept in the store, as one `mcpServers` document.

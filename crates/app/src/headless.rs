@@ -23,7 +23,8 @@ pub struct Checked {
 /// What to run and with what.
 #[derive(Debug, Clone, Default)]
 pub struct HeadlessRun {
-    /// Folder where `workflow` steps find other blueprints (the file's folder).
+    /// Folder where `workflow` steps find other blueprints (the file's folder); also the
+    /// MCP root of the servers that configure no `roots`.
     pub folder: Option<PathBuf>,
     /// `mcpServers` files, merged in order; the blueprint's own `servers` win.
     pub server_files: Vec<PathBuf>,
@@ -151,7 +152,10 @@ pub async fn run(
     // The one run here hears every server.
     let logs = LogRouter::new();
     let line_rx = logs.join("headless", Listen::All);
-    let pool = Arc::new(Pool::new(configs, approvals, PoolOptions::default().with_log(logs.sender())));
+    // The servers that configure no `roots` get the blueprint's folder.
+    let roots = spec.folder.iter().filter_map(|folder| std::path::absolute(folder).ok()).collect();
+    let options = PoolOptions::default().with_log(logs.sender()).with_roots(roots);
+    let pool = Arc::new(Pool::new(configs, approvals, options));
     let engine = Engine {
         servers: crate::advice::Front::Cli.advise(pool.clone()),
         source: spec.folder.clone().map(|d| Arc::new(FolderSource::new(d)) as _),

@@ -103,6 +103,13 @@ pub struct ServerConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub timeout_ms: Option<u64>,
+    /// Folders the server may work in, told to it as MCP roots (`roots/list`): absolute
+    /// paths or `file://` URIs, at most 64; `[]` tells it none. Absent: the folder of the
+    /// blueprint being run (`mcpflow run`), the data folder's `files/` (the studio,
+    /// `mcpflow serve`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 64))]
+    pub roots: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -8,6 +8,7 @@
 
 pub mod env;
 pub mod launch;
+pub mod roots;
 
 pub use env::EnvLookup;
 
@@ -234,6 +235,26 @@ fn entry_config(entry: &Map<String, Value>) -> Result<ServerConfig, String> {
         max_concurrency: optional_u64(entry, &["max_concurrency", "maxConcurrency"])?
             .map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
         timeout_ms: optional_u64(entry, &["timeout_ms", "timeoutMs"])?,
+        roots: match entry.get("roots") {
+            None | Some(Value::Null) => None,
+            Some(Value::Array(items)) if items.len() <= roots::MAX_ROOTS => {
+                let roots = items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, item)| match item {
+                        Value::String(s) => Ok(s.clone()),
+                        _ => Err(format!("roots/{i} must be a string (an absolute path or a file:// URI)")),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                // Checked now, so a bad root is found when the file is read, not at start.
+                roots::parse_list(&roots)?;
+                Some(roots)
+            }
+            Some(Value::Array(items)) => {
+                return Err(format!("`roots` has {} entries; at most {} are allowed", items.len(), roots::MAX_ROOTS));
+            }
+            Some(_) => return Err("`roots` must be an array of absolute paths or file:// URIs".to_owned()),
+        },
     })
 }
 

@@ -31,6 +31,9 @@ pub struct CommandLine {
     /// Names of the variables the entry sets (values are never part of consent), sorted.
     pub env_names: Vec<String>,
     pub cwd: Option<String>,
+    /// The entry's `roots` as written (the folders it is told it may work in: for
+    /// server-filesystem they replace the folders of its arguments).
+    pub roots: Option<Vec<String>>,
 }
 
 impl CommandLine {
@@ -47,13 +50,18 @@ impl CommandLine {
             args: config.args.clone(),
             env_names,
             cwd: config.cwd.clone(),
+            roots: config.roots.clone(),
         })
     }
 
     /// `sha256:<hex>` of the command line; what approvals store.
     pub fn hash(&self) -> String {
         // A JSON array is an unambiguous encoding: no argument can forge a separator.
-        let canonical = serde_json::json!(["mcpflow-consent/1", self.command, self.args, self.env_names, self.cwd]);
+        let mut canonical = serde_json::json!(["mcpflow-consent/1", self.command, self.args, self.env_names, self.cwd]);
+        // Only when written: the hashes of entries without `roots` stay what they were.
+        if let (Some(roots), Some(items)) = (&self.roots, canonical.as_array_mut()) {
+            items.push(serde_json::json!({ "roots": roots }));
+        }
         sha256(&canonical.to_string())
     }
 }
@@ -195,6 +203,11 @@ impl fmt::Display for CommandLine {
         if let Some(cwd) = &self.cwd {
             extras.push(format!("cwd: {cwd}"));
         }
+        match self.roots.as_deref() {
+            None => {}
+            Some([]) => extras.push("roots: none".to_owned()),
+            Some(roots) => extras.push(format!("roots: {}", roots.join(", "))),
+        }
         if !extras.is_empty() {
             write!(f, " ({})", extras.join("; "))?;
         }
@@ -320,6 +333,32 @@ mod tests {
             assert_ne!(CommandLine::of("s", &config(other.clone())).unwrap().hash(), line.hash(), "{other}");
         }
         assert!(line.hash().starts_with("sha256:") && line.hash().len() == 71);
+    }
+
+    #[test]
+    fn roots_are_part_of_the_command_line_and_entries_without_them_keep_their_hash() {
+        let base = config(json!({"command": "npx", "args": ["server-filesystem", "/home/me/docs"]}));
+        let line = CommandLine::of("fs", &base).unwrap();
+        // The hash of an entry without `roots`, as stored before roots existed.
+        let before = serde_json::json!(["mcpflow-consent/1", "npx", ["server-filesystem", "/home/me/docs"], [], null]);
+        assert_eq!(line.hash(), sha256(&before.to_string()));
+        // server-filesystem works in its roots instead of its arguments: another folder
+        // (or none) is another approval.
+        let everything = CommandLine::of(
+            "fs",
+            &config(json!({"command": "npx", "args": ["server-filesystem",
+            "/home/me/docs"], "roots": ["/"]})),
+        )
+        .unwrap();
+        let none = CommandLine::of(
+            "fs",
+            &config(json!({"command": "npx", "args": ["server-filesystem",
+            "/home/me/docs"], "roots": []})),
+        )
+        .unwrap();
+        assert!(everything.hash() != line.hash() && none.hash() != line.hash() && none.hash() != everything.hash());
+        assert_eq!(everything.to_string(), "npx server-filesystem /home/me/docs (roots: /)");
+        assert_eq!(none.to_string(), "npx server-filesystem /home/me/docs (roots: none)");
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! | one call: timeout, cancellation, progress, results as JSON | `pool/call.rs` |
 //! | call timeouts, one timer task for all calls | `pool/deadlines.rs` |
 //! | tool name → server | `pool/routing.rs` |
-//! | notifications (progress, `list_changed`, logging) | `pool/handler.rs`, `pool/progress.rs` |
+//! | client capabilities, roots, notifications (progress, `list_changed`, logging) | `pool/handler.rs`, `pool/progress.rs` |
 //! | tools/resources/prompts lists | `pool/discovery.rs` |
 //! | stdio: bounded newline-delimited JSON-RPC, processes | `pool/lines.rs`, `pool/process.rs` |
 //! | reading `tools/call` answers in one pass | `pool/answers.rs` |
@@ -39,16 +39,19 @@ pub use discovery::Discovery;
 
 use crate::catalog::Catalog;
 use crate::config::env::process_env;
+use crate::config::roots;
 use crate::config::{EnvLookup, ServerConfigs};
 use crate::consent::Approvals;
 use crate::error::{Error, Result};
 use deadlines::Deadlines;
 use futures::future::BoxFuture;
+use handler::SharedRoots;
 use indexmap::IndexMap;
 use mcpflow_engine::{CallError, CallRequest, Servers};
 use serde_json::Value;
 use server::Server;
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc::Sender;
@@ -100,6 +103,9 @@ pub struct PoolOptions {
     /// How long a stdio server may take to exit after its stdin closes on shutdown, before
     /// it is terminated (2 s).
     pub shutdown_grace: Duration,
+    /// The roots (`roots/list`) of the servers whose entry has no `roots`: absolute
+    /// folders, e.g. the folder of the blueprint being run. None by default.
+    pub roots: Vec<PathBuf>,
 }
 
 impl Default for PoolOptions {
@@ -111,6 +117,7 @@ impl Default for PoolOptions {
             connect_timeout: Duration::from_secs(30),
             max_message_bytes: 64 * 1024 * 1024,
             shutdown_grace: Duration::from_secs(2),
+            roots: Vec::new(),
         }
     }
 }
@@ -145,6 +152,11 @@ impl PoolOptions {
         self.shutdown_grace = grace;
         self
     }
+
+    pub fn with_roots(mut self, roots: Vec<PathBuf>) -> Self {
+        self.roots = roots;
+        self
+    }
 }
 
 impl fmt::Debug for PoolOptions {
@@ -155,6 +167,7 @@ impl fmt::Debug for PoolOptions {
             .field("connect_timeout", &self.connect_timeout)
             .field("max_message_bytes", &self.max_message_bytes)
             .field("shutdown_grace", &self.shutdown_grace)
+            .field("roots", &self.roots)
             .finish_non_exhaustive()
     }
 }
@@ -168,6 +181,8 @@ pub(crate) struct Context {
     pub closing: CancellationToken,
     /// The deadlines of the calls in flight.
     pub deadlines: Deadlines,
+    /// The roots of the servers that configure none.
+    pub roots: Arc<SharedRoots>,
 }
 
 /// MCP servers by name, started on first use. Cheap to clone; clones share the servers.
@@ -185,6 +200,7 @@ struct Inner {
 impl Pool {
     /// A pool over `configs`. Starts nothing.
     pub fn new(configs: ServerConfigs, approvals: Approvals, options: PoolOptions) -> Self {
+        let roots = Arc::new(SharedRoots::new(default_roots(&options.roots)));
         let servers = configs
             .iter()
             .map(|(name, entry)| (name.to_owned(), Arc::new(Server::new(name, entry.clone(), configs.origin(name)))))
@@ -192,7 +208,13 @@ impl Pool {
         Pool {
             inner: Arc::new(Inner {
                 servers,
-                cx: Context { approvals, options, closing: CancellationToken::new(), deadlines: Deadlines::default() },
+                cx: Context {
+                    approvals,
+                    options,
+                    closing: CancellationToken::new(),
+                    deadlines: Deadlines::default(),
+                    roots,
+                },
             }),
         }
     }
@@ -234,6 +256,33 @@ impl Pool {
         Catalog::listed(self.inner.servers.iter().map(|(name, server)| (name.clone(), server.listed())))
     }
 
+    /// Changes the roots of the servers whose entry has no `roots` (another blueprint's
+    /// folder). The running ones among them are sent `notifications/roots/list_changed`
+    /// (and ask `roots/list` again); nothing is sent when the roots are the same. A folder
+    /// that cannot be a root (not absolute, `..` above `/`) is refused and nothing changes.
+    pub async fn set_roots(&self, folders: &[PathBuf]) -> Result<()> {
+        let roots = folders
+            .iter()
+            .map(|folder| {
+                roots::from_path(folder).map_err(|message| Error::ConfigInvalid {
+                    origin: "the default roots".to_owned(),
+                    message: format!("{}: {message}", folder.display()),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        if !self.inner.cx.roots.set(roots) {
+            return Ok(());
+        }
+        for server in self.inner.servers.values().filter(|s| !s.has_own_roots()) {
+            if let Some(connection) = server.live().await
+                && let Err(error) = connection.peer().notify_roots_list_changed().await
+            {
+                tracing::debug!(server = %server.name, %error, "could not send roots/list_changed");
+            }
+        }
+        Ok(())
+    }
+
     /// The process id of a stdio server's live process, if it runs.
     pub async fn pid(&self, server: &str) -> Option<u32> {
         self.inner.servers.get(server)?.pid().await
@@ -247,6 +296,19 @@ impl Pool {
         let grace = self.inner.cx.options.shutdown_grace;
         futures::future::join_all(self.inner.servers.values().map(|server| server.shutdown(grace))).await;
     }
+}
+
+/// The default roots as given; a folder that cannot be one is left out with a warning
+/// (they come from the front door, never from a file).
+fn default_roots(folders: &[PathBuf]) -> Vec<roots::Root> {
+    folders
+        .iter()
+        .filter_map(|folder| {
+            roots::from_path(folder)
+                .inspect_err(|why| tracing::warn!(folder = %folder.display(), why, "not a root; left out"))
+                .ok()
+        })
+        .collect()
 }
 
 impl Servers for Pool {

@@ -12,6 +12,7 @@ mod import;
 mod noise;
 mod reference;
 mod rerun;
+mod roots;
 mod runs;
 mod schedule;
 mod serve;

@@ -4,7 +4,7 @@ use crate::{repo, run, setup};
 use mcpflow_engine::RunStatus;
 use serde_json::json;
 
-fn node_server(package: &str, args: &[&str]) -> serde_json::Value {
+pub fn node_server(package: &str, args: &[&str]) -> serde_json::Value {
     let entry = repo().join("node_modules/@modelcontextprotocol").join(package).join("dist/index.js");
     assert!(entry.exists(), "{} is missing: run `npm ci` at the repository root", entry.display());
     let mut all = vec![entry.display().to_string()];
@@ -50,7 +50,11 @@ async fn server_memory_builds_an_entity_graph() {
 async fn server_filesystem_reads_and_writes_in_a_temp_dir() {
     let root = tempfile::tempdir().unwrap();
     let root_path = root.path().canonicalize().unwrap().display().to_string();
-    let s = setup(json!({ "fs": node_server("server-filesystem", &[&root_path]) }));
+    // `"roots": []`: server-filesystem keeps the folder of its command line (the roots a
+    // client gives replace it; by default, the blueprint's folder: see `roots.rs`).
+    let mut fs = node_server("server-filesystem", &[&root_path]);
+    fs["roots"] = json!([]);
+    let s = setup(json!({ "fs": fs }));
     let file = format!("{root_path}/note.txt");
     let ran = run(&s, json!({ "blueprint": 1, "id": "fs", "steps": [
         { "id": "write", "kind": "tool", "server": "fs", "tool": "write_file", "args": { "path": file, "content": "hello from mcpflow" } },

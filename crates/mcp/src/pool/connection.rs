@@ -4,13 +4,14 @@
 //! it with its process reaped.
 
 use super::discovery::{DiscoveryCell, List};
-use super::handler::Handler;
+use super::handler::{Handler, Roots};
 use super::lines::LineTransport;
 use super::notes::ServerNotes;
 use super::process::{self, ChildProcess};
 use super::progress::ProgressRoutes;
 use super::{Context, http};
 use crate::config::launch::{self, TransportKind, transport_kind};
+use crate::config::roots;
 use crate::config::{Origin, ServerEntry};
 use crate::error::{Error, Result};
 use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
@@ -40,10 +41,20 @@ impl Connection {
     /// declared that needs approval and has none.
     pub async fn open(server: &str, entry: &ServerEntry, origin: Origin, cx: &Context) -> Result<Self> {
         let notes = Arc::new(ServerNotes::new(server, cx.options.log.clone()));
+        let roots = match entry {
+            ServerEntry::Config(config) if let Some(own) = &config.roots => {
+                // A blueprint's `servers` entry was not checked when it was read.
+                let own = roots::parse_list(own)
+                    .map_err(|message| Error::ServerConfigInvalid { server: server.to_owned(), message })?;
+                Roots::Own(Arc::new(own))
+            }
+            _ => Roots::Shared(cx.roots.clone()),
+        };
         let handler = Handler {
             notes: notes.clone(),
             progress: Arc::new(ProgressRoutes::default()),
             discovery: Arc::new(DiscoveryCell::new(server)),
+            roots,
         };
         let start_failed = |message: String| Error::ServerStartFailed { server: server.to_owned(), message };
         let max = cx.options.max_message_bytes;

@@ -1,27 +1,83 @@
 //! The pool's side of one MCP session (rmcp's `ClientHandler`): what it tells servers
-//! about itself, and what it does with their notifications — progress goes to the call
-//! that asked, `list_changed` lists again, log messages go to the log.
+//! about itself (the roots capability, nothing it does not handle), the roots it answers
+//! `roots/list` with, and what it does with their notifications — progress goes to the
+//! call that asked, `list_changed` lists again, log messages go to the log.
 
-// MCP logging is deprecated upstream (SEP-2577) but servers still send it.
+// MCP logging and roots are deprecated upstream (SEP-2577) but servers still use them.
 #![expect(deprecated)]
 
 use super::LogStream;
 use super::discovery::{DiscoveryCell, List};
 use super::notes::ServerNotes;
 use super::progress::ProgressRoutes;
+use crate::config::roots::Root;
 use rmcp::ClientHandler;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, LoggingMessageNotificationParam, ProgressNotificationParam,
-    ProtocolVersion,
+    ClientCapabilities, ClientConfig, ErrorData, Implementation, ListRootsResult, LoggingMessageNotificationParam,
+    ProgressNotificationParam, ProtocolVersion, RootsCapabilities,
 };
-use rmcp::service::{NotificationContext, RoleClient};
-use std::sync::Arc;
+use rmcp::service::{NotificationContext, RequestContext, RoleClient};
+use std::sync::{Arc, PoisonError, RwLock};
+
+/// The roots given to servers that configure none; the front door changes them (another
+/// blueprint's folder), and the sessions that use them are told (`roots/list_changed`).
+#[derive(Debug, Default)]
+pub(crate) struct SharedRoots(RwLock<Arc<Vec<Root>>>);
+
+impl SharedRoots {
+    pub fn new(roots: Vec<Root>) -> Self {
+        SharedRoots(RwLock::new(Arc::new(roots)))
+    }
+
+    pub fn get(&self) -> Arc<Vec<Root>> {
+        self.0.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Replaces them; false when they were already these.
+    pub fn set(&self, roots: Vec<Root>) -> bool {
+        let mut current = self.0.write().unwrap_or_else(PoisonError::into_inner);
+        if **current == roots {
+            return false;
+        }
+        *current = Arc::new(roots);
+        true
+    }
+}
+
+/// Where one session's roots come from.
+#[derive(Debug, Clone)]
+pub(crate) enum Roots {
+    /// The server's own `roots`.
+    Own(Arc<Vec<Root>>),
+    /// The pool's defaults.
+    Shared(Arc<SharedRoots>),
+}
+
+impl Roots {
+    pub fn get(&self) -> Arc<Vec<Root>> {
+        match self {
+            Roots::Own(roots) => roots.clone(),
+            Roots::Shared(shared) => shared.get(),
+        }
+    }
+}
+
+/// What the pool declares: roots (which it answers, and says when they change) and
+/// nothing else; sampling and elicitation only once something handles them.
+pub(crate) fn capabilities() -> ClientCapabilities {
+    let mut roots = RootsCapabilities::default();
+    roots.list_changed = Some(true);
+    let mut capabilities = ClientCapabilities::default();
+    capabilities.roots = Some(roots);
+    capabilities
+}
 
 #[derive(Debug, Clone)]
 pub(crate) struct Handler {
     pub notes: Arc<ServerNotes>,
     pub progress: Arc<ProgressRoutes>,
     pub discovery: Arc<DiscoveryCell>,
+    pub roots: Roots,
 }
 
 impl ClientHandler for Handler {
@@ -29,8 +85,15 @@ impl ClientHandler for Handler {
         // The last protocol version with an `initialize` handshake: every server in use
         // speaks it, and its list_changed notifications arrive unsolicited (2026-07-28
         // moves them to `subscriptions/listen` streams).
-        ClientConfig::new(ClientCapabilities::default(), Implementation::new("mcpflow", env!("CARGO_PKG_VERSION")))
+        ClientConfig::new(capabilities(), Implementation::new("mcpflow", env!("CARGO_PKG_VERSION")))
             .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+
+    async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
+        let roots = self.roots.get();
+        Ok(ListRootsResult::new(
+            roots.iter().map(|root| rmcp::model::Root::new(root.uri.clone()).with_name(root.name.clone())).collect(),
+        ))
     }
 
     async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {

@@ -94,6 +94,20 @@ impl Server {
         self.listed.lock().unwrap_or_else(std::sync::PoisonError::into_inner).as_ref().map(|cell| cell.get())
     }
 
+    /// Whether the entry has `roots` of its own, `[]` too (the pool's defaults are not
+    /// its roots).
+    pub fn has_own_roots(&self) -> bool {
+        matches!(&self.entry, ServerEntry::Config(config) if config.roots.is_some())
+    }
+
+    /// The live session, if one runs; starts nothing.
+    pub async fn live(&self) -> Option<Arc<Connection>> {
+        match &*self.state.lock().await {
+            State::Live(connection) if connection.is_alive() => Some(connection.clone()),
+            _ => None,
+        }
+    }
+
     pub async fn pid(&self) -> Option<u32> {
         match &*self.state.lock().await {
             State::Live(connection) if connection.is_alive() => connection.pid(),

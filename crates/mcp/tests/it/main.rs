@@ -10,4 +10,5 @@ mod fixtures;
 mod flood;
 mod http_bridge;
 mod npm;
+mod roots;
 mod support;
