@@ -61,14 +61,15 @@ fn test_reports_the_working_server_and_each_failure_with_what_to_do() {
     assert!(started.elapsed() < std::time::Duration::from_millis(5500), "{:?}", started.elapsed());
     assert!(text.contains("hangs-three: FAILED error[SERVER_START_FAILED]"), "{text}");
     assert!(text.contains("echo: ok"), "{text}");
-    assert!(text.contains("protocol:     2025-11-25"), "{text}");
+    // The fixture is an rmcp 3.9 server: it answers `server/discover` (2026-07-28).
+    assert!(text.contains("protocol:     2026-07-28"), "{text}");
     assert!(text.contains("server:       mcpflow-testkit-echo"), "{text}");
     assert!(text.contains("capabilities: ") && text.contains("tools (listChanged)"), "{text}");
     assert!(text.contains("offers:       7 tools"), "{text}");
     assert!(text.contains("missing: FAILED error[SERVER_START_FAILED]"), "{text}");
     assert!(text.contains("what to do: run its command line in a terminal"), "{text}");
     assert!(text.contains("hangs: FAILED error[SERVER_START_FAILED]"), "{text}");
-    assert!(text.contains("no answer to `initialize` within 2000 ms"), "{text}");
+    assert!(text.contains("no answer to `server/discover` or `initialize` within 2000 ms"), "{text}");
     assert!(text.contains("dies: FAILED error[SERVER_START_FAILED]"), "{text}");
     assert!(text.contains("last stderr: cannot open the database"), "{text}");
 

@@ -62,12 +62,16 @@ async fn server_everything_lists_get_roots_list_and_gets_the_configured_roots() 
     pool.shutdown().await;
 }
 
-#[tokio::test]
-async fn the_capabilities_sent_declare_roots_and_neither_sampling_nor_elicitation() {
-    // A real process that keeps the `initialize` request it is sent, then exits.
-    let dir = tempfile::tempdir().unwrap();
-    let kept = dir.path().join("initialize.json");
-    let server = config(json!({"command": "sh", "args": ["-c", "head -n 1 > \"$0\"", kept.display().to_string()]}));
+/// The client capabilities a real process is sent, in each era: `server/discover`
+/// carries them in `_meta` (2026-07-28); a server that answers it "method not found" gets
+/// the `initialize` of 2025-11-25 with them in `params`. Returns (discover, initialize).
+async fn first_requests(dir: &std::path::Path) -> (Value, Value) {
+    let discover = dir.join("discover.json");
+    let initialize = dir.join("initialize.json");
+    let script = r#"head -n 1 > "$0"
+printf '%s\n' '{"jsonrpc":"2.0","id":0,"error":{"code":-32601,"message":"Method not found"}}'
+head -n 1 > "$1""#;
+    let server = config(json!({"command": "sh", "args": ["-c", script, discover.display().to_string(), initialize.display().to_string()]}));
     let pool = Pool::new(
         configs(vec![("recorder", server)]),
         Approvals::allow_all(),
@@ -75,11 +79,24 @@ async fn the_capabilities_sent_declare_roots_and_neither_sampling_nor_elicitatio
     );
     assert_eq!(pool.discover("recorder").await.unwrap_err().code(), "SERVER_START_FAILED");
     pool.shutdown().await;
-    let sent: Value = serde_json::from_str(&std::fs::read_to_string(&kept).unwrap()).unwrap();
-    assert_eq!(sent["method"], "initialize", "{sent}");
-    let capabilities = sent["params"]["capabilities"].as_object().unwrap();
-    assert_eq!(capabilities.get("roots"), Some(&json!({"listChanged": true})), "{sent}");
-    assert!(!capabilities.contains_key("sampling") && !capabilities.contains_key("elicitation"), "{sent}");
+    let read = |p: &std::path::Path| -> Value { serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap() };
+    (read(&discover), read(&initialize))
+}
+
+#[tokio::test]
+async fn the_capabilities_sent_declare_roots_and_neither_sampling_nor_elicitation() {
+    let dir = tempfile::tempdir().unwrap();
+    let (discover, initialize) = first_requests(dir.path()).await;
+    assert_eq!(discover["method"], "server/discover", "{discover}");
+    assert_eq!(initialize["method"], "initialize", "{initialize}");
+    for (sent, capabilities) in [
+        (&discover, &discover["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]),
+        (&initialize, &initialize["params"]["capabilities"]),
+    ] {
+        let capabilities = capabilities.as_object().unwrap_or_else(|| panic!("no capabilities in {sent}"));
+        assert_eq!(capabilities.get("roots"), Some(&json!({"listChanged": true})), "{sent}");
+        assert!(!capabilities.contains_key("sampling") && !capabilities.contains_key("elicitation"), "{sent}");
+    }
 }
 
 #[tokio::test]
