@@ -71,7 +71,9 @@ async fn first_requests(dir: &std::path::Path) -> (Value, Value) {
     let script = r#"head -n 1 > "$0"
 printf '%s\n' '{"jsonrpc":"2.0","id":0,"error":{"code":-32601,"message":"Method not found"}}'
 head -n 1 > "$1""#;
-    let server = config(json!({"command": "sh", "args": ["-c", script, discover.display().to_string(), initialize.display().to_string()]}));
+    let server = config(
+        json!({"command": "sh", "args": ["-c", script, discover.display().to_string(), initialize.display().to_string()]}),
+    );
     let pool = Pool::new(
         configs(vec![("recorder", server)]),
         Approvals::allow_all(),
