@@ -7,13 +7,7 @@ use std::process::Command;
 
 #[test]
 fn a_blueprint_uses_a_2026_07_28_server_and_a_2025_11_25_server_in_one_run() {
-    let python = repo().join(".venv-test/bin/python");
-    assert!(
-        python.is_file(),
-        "{} is missing: run `python3 -m venv .venv-test && .venv-test/bin/pip install -r requirements-test.txt` \
-         in the repository root (scripts/test.sh does)",
-        python.display()
-    );
+    let python = crate::venv_python();
     let everything = repo().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     assert!(everything.is_file(), "{} is missing: run `npm ci`", everything.display());
     let dir = tempfile::tempdir().unwrap();

@@ -27,6 +27,19 @@ pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// The Python of `.venv-test/` (the MCP Python SDK 2.x, see requirements-test.txt), which
+/// scripts/test.sh creates; a clear failure when it is missing.
+pub fn venv_python() -> PathBuf {
+    let python = repo().join(".venv-test/bin/python");
+    assert!(
+        python.is_file(),
+        "{} is missing: run `python3 -m venv .venv-test && .venv-test/bin/pip install -r requirements-test.txt` \
+         in the repository root (scripts/test.sh does)",
+        python.display()
+    );
+    python
+}
+
 /// Runs `mcpflow` with `args` from the repository root.
 pub fn mcpflow(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_mcpflow")).args(args).current_dir(repo()).output().unwrap()

@@ -28,13 +28,7 @@ fn the_typescript_sdk_client_lists_saves_runs_and_pipelines_with_progress() {
 /// tests/mcp/py-client.py. The TypeScript client above speaks 2025-11-25: both eras.
 #[test]
 fn the_python_sdk_client_reaches_mcpflow_serve_in_the_2026_07_28_era() {
-    let python = repo().join(".venv-test/bin/python");
-    assert!(
-        python.is_file(),
-        "{} is missing: run `python3 -m venv .venv-test && .venv-test/bin/pip install -r requirements-test.txt` \
-         in the repository root (scripts/test.sh does)",
-        python.display()
-    );
+    let python = crate::venv_python();
     let dir = tempfile::tempdir().unwrap();
     let servers = crate::echo_servers(dir.path());
     let out = Command::new(python)

@@ -2,11 +2,10 @@
 //! session, per-request `_meta`) and servers of 2025-11-25 (the `initialize` handshake)
 //! in one pool, each reached in its own era, and the era recorded in the discovery.
 
-use crate::support::{config, configs, node, pool, python_server, testkit, text, tool};
+use crate::support::{config, configs, node, pool, python_server, start_listening, testkit, text, tool};
 use mcpflow_mcp::{Approvals, Pool, PoolOptions};
 use serde_json::json;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 #[tokio::test]
 async fn a_2026_07_28_server_and_a_2025_11_25_server_each_answer_in_their_own_era() {
@@ -62,28 +61,9 @@ async fn a_tool_a_2026_07_28_server_announces_on_the_listen_stream_is_listed_and
 async fn modern_over_http() -> (tokio::process::Child, u16) {
     let stdio = python_server("modern_py.py");
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let mut child = tokio::process::Command::new(stdio.command.unwrap())
-        .args(stdio.args)
-        .args(["http", &port.to_string()])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
-    let ready = tokio::time::timeout(Duration::from_secs(20), async {
-        while let Some(line) = stderr.next_line().await.unwrap() {
-            if line.contains("Uvicorn running on") {
-                return true;
-            }
-        }
-        false
-    })
-    .await;
-    assert_eq!(ready, Ok(true), "modern_py.py did not start listening on {port}");
-    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
-    (child, port)
+    let mut command = tokio::process::Command::new(stdio.command.unwrap());
+    command.args(stdio.args).args(["http", &port.to_string()]);
+    (start_listening(command, "Uvicorn running on").await, port)
 }
 
 #[tokio::test]

@@ -1,13 +1,12 @@
 //! The pool against the MCP reference servers from npm (server-everything, -memory,
 //! -filesystem), started with `node` from `node_modules`, over stdio and streamable HTTP.
 
-use crate::support::{args, config, configs, eventually, node, npm_server, pool, request, text, tool};
+use crate::support::{args, config, configs, eventually, node, npm_server, pool, request, start_listening, text, tool};
 use mcpflow_engine::{CallTarget, Progress};
 use mcpflow_mcp::{Approvals, Pool, PoolOptions};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 #[tokio::test]
 async fn server_everything_tools_resources_prompts_and_progress() {
@@ -147,29 +146,9 @@ async fn server_filesystem_writes_reads_and_lists_a_temporary_directory() {
 /// server-everything in its streamable HTTP mode, on a free port; killed when dropped.
 async fn everything_over_http() -> (tokio::process::Child, u16) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let mut child = tokio::process::Command::new("node")
-        .arg(npm_server("server-everything"))
-        .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
-    let ready = tokio::time::timeout(Duration::from_secs(20), async {
-        while let Some(line) = stderr.next_line().await.unwrap() {
-            if line.contains("listening on port") {
-                return true;
-            }
-        }
-        false
-    })
-    .await;
-    assert_eq!(ready, Ok(true), "server-everything did not start listening on {port}");
-    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
-    (child, port)
+    let mut command = tokio::process::Command::new("node");
+    command.arg(npm_server("server-everything")).arg("streamableHttp").env("PORT", port.to_string());
+    (start_listening(command, "listening on port").await, port)
 }
 
 #[tokio::test]

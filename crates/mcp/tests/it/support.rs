@@ -110,3 +110,30 @@ pub async fn eventually(limit: Duration, mut condition: impl FnMut() -> bool) ->
     }
     condition()
 }
+
+/// Starts an HTTP server process (stdin and stdout closed, killed when dropped) and
+/// waits until a line of its stderr contains `listening` (20 s at most); the rest of its
+/// stderr is drained in the background.
+pub async fn start_listening(mut command: tokio::process::Command, listening: &str) -> tokio::process::Child {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let mut child = command
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
+    let ready = tokio::time::timeout(Duration::from_secs(20), async {
+        while let Some(line) = stderr.next_line().await.unwrap() {
+            if line.contains(listening) {
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    assert_eq!(ready, Ok(true), "{command:?} did not say `{listening}` within 20 s");
+    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
+    child
+}
