@@ -14,6 +14,7 @@ mod noise;
 mod reading;
 mod rerun;
 mod run;
+mod secrets;
 mod serve;
 mod servers;
 mod signals;

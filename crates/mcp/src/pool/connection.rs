@@ -56,7 +56,11 @@ impl Connection {
             discovery: Arc::new(DiscoveryCell::new(server)),
             roots,
         };
-        let start_failed = |message: String| Error::ServerStartFailed { server: server.to_owned(), message };
+        // Every message about this session goes through `notes.hide`: once the launch is
+        // resolved, its `${env:NAME}` values and header values show as configured.
+        let hider = notes.clone();
+        let start_failed =
+            |message: String| Error::ServerStartFailed { server: server.to_owned(), message: hider.hide(message) };
         let max = cx.options.max_message_bytes;
         let (running, mut child) = match entry {
             ServerEntry::InProcess(connect) => {
@@ -69,6 +73,7 @@ impl Connection {
                 TransportKind::Stdio => {
                     cx.approvals.check(server, config, origin)?;
                     let launch = launch::stdio(server, config, &cx.options.env)?;
+                    notes.set_secrets(launch.secrets.clone());
                     let (child, stdout, stdin) = process::spawn(&launch, notes.clone())
                         .map_err(|e| start_failed(format!("cannot run `{}`: {e}", launch.command)))?;
                     let transport = LineTransport::new(stdout, stdin, notes.clone(), max);
@@ -78,6 +83,7 @@ impl Connection {
                     // Before `${env:NAME}` is resolved: an unapproved secret is never read.
                     cx.approvals.check(server, config, origin)?;
                     let launch = launch::http(server, config, &cx.options.env)?;
+                    notes.set_secrets(launch.secrets.clone());
                     let transport = http::transport(server, &launch, max, notes.clone())?;
                     (handshake(handler.clone(), transport, cx, server).await, None)
                 }
@@ -242,7 +248,7 @@ impl Connection {
         process::drain(stderr, Duration::from_millis(200)).await;
         Error::ServerDisconnected {
             server: self.server.clone(),
-            message: format!("{detail}{exit}{}", self.notes.context()),
+            message: self.notes.hide(format!("{detail}{exit}{}", self.notes.context())),
         }
     }
 
