@@ -14,6 +14,7 @@
 //! | stdio: bounded newline-delimited JSON-RPC, processes | `pool/lines.rs`, `pool/process.rs` |
 //! | reading `tools/call` answers in one pass | `pool/answers.rs` |
 //! | streamable HTTP, with the same answer bound | `pool/http.rs` |
+//! | HTTP failures in words (refused, DNS, TLS, statuses, not MCP), secrets hidden | `pool/http_errors.rs` |
 //!
 //! Nothing starts before it is needed: creating a pool, reading configs or building a
 //! catalog of an unapproved server starts no process. One broken server never breaks the
@@ -27,6 +28,7 @@ mod deadlines;
 mod discovery;
 mod handler;
 mod http;
+mod http_errors;
 mod lines;
 mod notes;
 mod process;

@@ -296,7 +296,10 @@ where
     tracing::debug!(server, "starting the MCP session");
     match tokio::time::timeout(cx.options.connect_timeout, handler.serve_with_lifecycle(transport, lifecycle())).await {
         Ok(Ok(running)) => Ok(running),
-        Ok(Err(error)) => Err(format!("the MCP handshake failed: {}", handshake_error(&error))),
+        Ok(Err(error)) => Err(match super::http_errors::words_of(&error) {
+            Some(http) => http.words().to_owned(),
+            None => format!("the MCP handshake failed: {}", handshake_error(&error)),
+        }),
         Err(_) => Err(format!(
             "no answer to `server/discover` or `initialize` within {} ms",
             cx.options.connect_timeout.as_millis()
@@ -304,7 +307,8 @@ where
     }
 }
 
-/// rmcp's opening error, with both phases when the `initialize` fallback failed too.
+/// rmcp's opening error, with both phases when the `initialize` fallback failed too (an
+/// HTTP failure is told in its own words instead: `pool/http_errors.rs`).
 fn handshake_error(error: &rmcp::service::ClientInitializeError) -> String {
     match error {
         rmcp::service::ClientInitializeError::LegacyFallbackFailed { discover, fallback } => {

@@ -9,6 +9,7 @@ mod faults;
 mod fixtures;
 mod flood;
 mod http_bridge;
+mod http_words;
 mod npm;
 mod roots;
 mod support;
