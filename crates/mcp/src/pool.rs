@@ -6,6 +6,7 @@
 //! |---|---|
 //! | a configured server: lazy start, restart, concurrency limit | `pool/server.rs` |
 //! | one live session: consent, spawn/connect, `initialize`, discovery, close | `pool/connection.rs` |
+//! | the era probe (`server/discover`) within the connect timeout | `pool/probe.rs` |
 //! | one call: timeout, cancellation, progress, results as JSON | `pool/call.rs` |
 //! | call timeouts, one timer task for all calls | `pool/deadlines.rs` |
 //! | tool name → server | `pool/routing.rs` |
@@ -31,6 +32,7 @@ mod http;
 mod http_errors;
 mod lines;
 mod notes;
+mod probe;
 mod process;
 mod progress;
 mod routing;

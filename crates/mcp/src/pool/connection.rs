@@ -7,6 +7,7 @@ use super::discovery::{DiscoveryCell, List};
 use super::handler::{Handler, Roots};
 use super::lines::LineTransport;
 use super::notes::ServerNotes;
+use super::probe::{Probe, probe_wait};
 use super::process::{self, ChildProcess};
 use super::progress::ProgressRoutes;
 use super::{Context, http};
@@ -272,8 +273,9 @@ impl Connection {
 
 /// The lifecycle the pool asks rmcp for: `server/discover` at 2026-07-28 first; a server
 /// that answers it with a JSON-RPC error other than the 2026-07-28 rejections (a 2025-11-25
-/// server answers "method not found"), or does not answer within rmcp's fixed 10 s, gets
-/// the `initialize` handshake of 2025-11-25 on the same connection.
+/// server answers "method not found"), or does not answer within half the connect timeout
+/// (at most rmcp's fixed 10 s; `pool/probe.rs`), gets the `initialize` handshake of
+/// 2025-11-25 on the same connection.
 fn lifecycle() -> ClientLifecycleMode {
     ClientLifecycleMode::Auto {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
@@ -283,17 +285,19 @@ fn lifecycle() -> ClientLifecycleMode {
 
 /// The protocol era's opening over `transport`, within the connect timeout; the error as
 /// text.
-async fn handshake<T, E, A>(
+/// `server/discover` gets at most half of that time (`pool/probe.rs`), so the fallback to
+/// `initialize` happens within it too.
+async fn handshake<T>(
     handler: Handler,
     transport: T,
     cx: &Context,
     server: &str,
 ) -> std::result::Result<RunningService<RoleClient, Handler>, String>
 where
-    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
-    E: std::error::Error + Send + Sync + 'static,
+    T: rmcp::transport::Transport<RoleClient> + 'static,
 {
     tracing::debug!(server, "starting the MCP session");
+    let transport = Probe::new(transport, probe_wait(cx.options.connect_timeout));
     match tokio::time::timeout(cx.options.connect_timeout, handler.serve_with_lifecycle(transport, lifecycle())).await {
         Ok(Ok(running)) => Ok(running),
         Ok(Err(error)) => Err(match super::http_errors::words_of(&error) {

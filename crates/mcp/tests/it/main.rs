@@ -11,5 +11,6 @@ mod flood;
 mod http_bridge;
 mod http_words;
 mod npm;
+mod probe;
 mod roots;
 mod support;
