@@ -15,6 +15,7 @@ use crate::config::launch::{self, TransportKind, transport_kind};
 use crate::config::roots;
 use crate::config::{Origin, ServerEntry};
 use crate::error::{Error, Result};
+use mcpflow_blueprint::ProtocolEra;
 use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
 use rmcp::service::{ClientCacheConfig, ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -59,6 +60,10 @@ impl Connection {
         };
         // Every message about this session goes through `notes.hide`: once the launch is
         // resolved, its `${env:NAME}` values and header values show as configured.
+        let pin = match entry {
+            ServerEntry::Config(config) => config.protocol,
+            ServerEntry::InProcess(_) => None,
+        };
         let hider = notes.clone();
         let start_failed =
             |message: String| Error::ServerStartFailed { server: server.to_owned(), message: hider.hide(message) };
@@ -68,7 +73,7 @@ impl Connection {
                 let stream = connect().map_err(|e| start_failed(format!("cannot connect in process: {e}")))?;
                 let (read, write) = tokio::io::split(stream);
                 let transport = LineTransport::new(read, write, notes.clone(), max);
-                (handshake(handler.clone(), transport, cx, server).await, None)
+                (handshake(handler.clone(), transport, cx, server, pin).await, None)
             }
             ServerEntry::Config(config) => match transport_kind(server, config)? {
                 TransportKind::Stdio => {
@@ -78,7 +83,7 @@ impl Connection {
                     let (child, stdout, stdin) = process::spawn(&launch, notes.clone())
                         .map_err(|e| start_failed(format!("cannot run `{}`: {e}", launch.command)))?;
                     let transport = LineTransport::new(stdout, stdin, notes.clone(), max);
-                    (handshake(handler.clone(), transport, cx, server).await, Some(child))
+                    (handshake(handler.clone(), transport, cx, server, pin).await, Some(child))
                 }
                 TransportKind::Http => {
                     // Before `${env:NAME}` is resolved: an unapproved secret is never read.
@@ -86,7 +91,7 @@ impl Connection {
                     let launch = launch::http(server, config, &cx.options.env)?;
                     notes.set_secrets(launch.secrets.clone());
                     let transport = http::transport(server, &launch, max, notes.clone())?;
-                    (handshake(handler.clone(), transport, cx, server).await, None)
+                    (handshake(handler.clone(), transport, cx, server, pin).await, None)
                 }
             },
         };
@@ -276,10 +281,19 @@ impl Connection {
 /// server answers "method not found"), or does not answer within half the connect timeout
 /// (at most rmcp's fixed 10 s; `pool/probe.rs`), gets the `initialize` handshake of
 /// 2025-11-25 on the same connection.
-fn lifecycle() -> ClientLifecycleMode {
-    ClientLifecycleMode::Auto {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-        legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+///
+/// An entry's `protocol` pins the era: `2025-11-25` sends `initialize` alone (no probe),
+/// `2026-07-28` sends `server/discover` alone (no fallback).
+fn lifecycle(pin: Option<ProtocolEra>) -> ClientLifecycleMode {
+    match pin {
+        None => ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+        },
+        Some(ProtocolEra::V2025_11_25) => ClientLifecycleMode::Initialize,
+        Some(ProtocolEra::V2026_07_28) => {
+            ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] }
+        }
     }
 }
 
@@ -292,16 +306,30 @@ async fn handshake<T>(
     transport: T,
     cx: &Context,
     server: &str,
+    pin: Option<ProtocolEra>,
 ) -> std::result::Result<RunningService<RoleClient, Handler>, String>
 where
     T: rmcp::transport::Transport<RoleClient> + 'static,
 {
     tracing::debug!(server, "starting the MCP session");
-    let transport = Probe::new(transport, probe_wait(cx.options.connect_timeout));
-    match tokio::time::timeout(cx.options.connect_timeout, handler.serve_with_lifecycle(transport, lifecycle())).await {
+    let timeout = cx.options.connect_timeout;
+    // Pinned to 2026-07-28, `server/discover` is all there is: it has the whole timeout.
+    let wait = if pin.is_some() { timeout.saturating_mul(2) } else { probe_wait(timeout) };
+    let transport = Probe::new(transport, wait);
+    match tokio::time::timeout(timeout, handler.serve_with_lifecycle(transport, lifecycle(pin))).await {
         Ok(Ok(running)) => Ok(running),
         Ok(Err(error)) => Err(match super::http_errors::words_of(&error) {
             Some(http) => http.words().to_owned(),
+            None if pin == Some(ProtocolEra::V2026_07_28)
+                && matches!(error, rmcp::service::ClientInitializeError::JsonRpcError(_)) =>
+            {
+                format!(
+                    "it does not speak MCP 2026-07-28, the protocol its entry pins (`\"protocol\": \"2026-07-28\"`): it \
+                     refused `server/discover` ({}); set `\"protocol\": \"2025-11-25\"` or leave `protocol` out to \
+                     let mcpflow choose",
+                    handshake_error(&error)
+                )
+            }
             None => format!("the MCP handshake failed: {}", handshake_error(&error)),
         }),
         Err(_) => Err(format!(

@@ -62,7 +62,10 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Probe<T> {
         };
         let sending = self.inner.send(item);
         let Some(id) = discover else { return futures::future::Either::Left(sending) };
-        let deadline = Instant::now() + self.wait;
+        // A wait too long to add (an enormous connect timeout) is a day: the connect
+        // timeout ends the open first.
+        let deadline =
+            Instant::now().checked_add(self.wait).unwrap_or_else(|| Instant::now() + Duration::from_secs(24 * 60 * 60));
         self.pending = Some((id, deadline));
         // Over HTTP the POST itself may hang: past the wait it counts as sent, and
         // `receive` answers it.

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod config;
+mod era_pin;
 mod eras;
 mod faults;
 mod fixtures;
