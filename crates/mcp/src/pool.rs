@@ -15,6 +15,7 @@
 //! | stdio: bounded newline-delimited JSON-RPC, processes | `pool/lines.rs`, `pool/process.rs` |
 //! | reading `tools/call` answers in one pass | `pool/answers.rs` |
 //! | streamable HTTP, with the same answer bound | `pool/http.rs` |
+//! | re-issuing a safe request whose response stream broke | `pool/reissue.rs` |
 //! | HTTP failures in words (refused, DNS, TLS, statuses, not MCP), secrets hidden | `pool/http_errors.rs` |
 //!
 //! Nothing starts before it is needed: creating a pool, reading configs or building a
@@ -35,6 +36,7 @@ mod notes;
 mod probe;
 mod process;
 mod progress;
+mod reissue;
 mod routing;
 mod server;
 

@@ -10,6 +10,7 @@ use super::notes::ServerNotes;
 use super::probe::{Probe, probe_wait};
 use super::process::{self, ChildProcess};
 use super::progress::ProgressRoutes;
+use super::reissue::Reissue;
 use super::{Context, http};
 use crate::config::launch::{self, TransportKind, transport_kind};
 use crate::config::roots;
@@ -90,7 +91,8 @@ impl Connection {
                     cx.approvals.check(server, config, origin)?;
                     let launch = launch::http(server, config, &cx.options.env)?;
                     notes.set_secrets(launch.secrets.clone());
-                    let transport = http::transport(server, &launch, max, notes.clone())?;
+                    // A broken response stream re-issues a safe request once (`pool/reissue.rs`).
+                    let transport = Reissue::new(http::transport(server, &launch, max, notes.clone())?);
                     (handshake(handler.clone(), transport, cx, server, pin).await, None)
                 }
             },

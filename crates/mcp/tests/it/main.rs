@@ -13,5 +13,6 @@ mod http_bridge;
 mod http_words;
 mod npm;
 mod probe;
+mod reissue;
 mod roots;
 mod support;
