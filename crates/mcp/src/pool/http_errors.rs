@@ -30,8 +30,11 @@ use std::sync::Arc;
 /// that meets [`HttpFailure::AuthRequired`] should name the sign-in command).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum HttpFailure {
-    /// Nothing answered: refused, DNS, TLS, a broken connection.
+    /// Nothing answered: refused, DNS, TLS, a timeout.
     Unreachable,
+    /// The request went out and its answer broke off (the connection closed or the body
+    /// ended early): the server may have handled it.
+    Broken,
     /// The server wants a sign-in (HTTP 401, or 403 with a `WWW-Authenticate` challenge).
     AuthRequired,
     /// An HTTP status that is not a success.
@@ -173,14 +176,14 @@ pub(crate) fn describe<E: StdError + Send + Sync + 'static>(
             format!("the server at {url} answered JSON that is not a JSON-RPC message ({e}): is it an MCP server?"),
         ),
         StreamableHttpError::Sse(e) => (
-            HttpFailure::Unreachable,
+            HttpFailure::Broken,
             format!(
                 "the event stream from {url} broke ({}): the server or a proxy in front of it closed it; try again",
                 innermost(e)
             ),
         ),
         StreamableHttpError::UnexpectedEndOfStream => (
-            HttpFailure::Unreachable,
+            HttpFailure::Broken,
             format!(
                 "the answer from {url} broke off before it was complete: the server or a proxy closed it; try again"
             ),
@@ -222,7 +225,22 @@ fn connection(error: &(dyn StdError + 'static), url: &str) -> (HttpFailure, Stri
     }
     let lower = text.to_ascii_lowercase();
     let cause = innermost(error);
+    // The client's own error says whether a body was being read; only classified, never
+    // shown (it prints the resolved URL).
+    let top = error.to_string().to_ascii_lowercase();
+    let top = top.split(" for url (").next().unwrap_or_default();
+    let body = top.contains("body") || top.contains("decod");
     use std::io::ErrorKind;
+    if body {
+        return (
+            HttpFailure::Broken,
+            format!(
+                "the answer from {url} broke off before it was complete ({cause}): the server or a proxy in front of \
+                 it closed it; check the server's logs"
+            ),
+        );
+    }
+    let mut kind = HttpFailure::Unreachable;
     let words = if io_kind == Some(ErrorKind::ConnectionRefused) || lower.contains("connection refused") {
         format!("connection refused at {url}: nothing listens there — is the server running, on that host and port?")
     } else if lower.contains("dns error")
@@ -248,6 +266,7 @@ fn connection(error: &(dyn StdError + 'static), url: &str) -> (HttpFailure, Stri
     ) || lower.contains("connection closed")
         || lower.contains("incomplete message")
     {
+        kind = HttpFailure::Broken;
         format!(
             "the connection to {url} closed before an answer ({cause}): the server or a proxy in front of it ended it; \
              check the server's logs"
@@ -255,7 +274,7 @@ fn connection(error: &(dyn StdError + 'static), url: &str) -> (HttpFailure, Stri
     } else {
         format!("cannot reach {url} ({cause}): check the URL and that the server is up")
     };
-    (HttpFailure::Unreachable, words)
+    (kind, words)
 }
 
 /// The last cause of `error`: the one that says what really happened.

@@ -1,9 +1,11 @@
-//! Re-issuing a request whose response stream broke (streamable HTTP). MCP 2026-07-28 has
-//! no stream resumption: "a broken response stream loses the in-flight request; clients
-//! MUST re-issue it as a new request with a new request ID". rmcp reports such a break as
-//! a made-up error answer marked `io.modelcontextprotocol/transportClosed`; [`Reissue`]
-//! catches it and sends the request again, once, under a new id, and hands rmcp the
-//! answer under the id it waits for.
+//! Re-issuing a request whose answer broke off (streamable HTTP). MCP 2026-07-28 has no
+//! stream resumption: "a broken response stream loses the in-flight request; clients MUST
+//! re-issue it as a new request with a new request ID". A break shows two ways: an SSE
+//! answer that ends early (rmcp makes up an error answer marked
+//! `io.modelcontextprotocol/transportClosed`), and a JSON answer whose body breaks off
+//! (sending the request fails with [`HttpFailure::Broken`]). [`Reissue`] catches both,
+//! sends the request again, once, under a new id, and hands rmcp the answer under the id
+//! it waits for.
 //!
 //! Only requests that are safe to repeat are re-issued: `ping`, `server/discover`, the
 //! lists (`tools/list`, `resources/list`, `resources/templates/list`, `prompts/list`),
@@ -12,6 +14,7 @@
 //! running a side effect twice is worse than a failed step — it fails with
 //! `SERVER_DISCONNECTED`, and the step's `retry` decides. A second break fails as before.
 
+use super::http_errors::{HttpError, HttpFailure};
 use rmcp::model::{
     ClientJsonRpcMessage, ClientNotification, ClientRequest, JsonRpcMessage, NumberOrString, RequestId,
     ServerJsonRpcMessage,
@@ -20,12 +23,17 @@ use rmcp::service::RoleClient;
 use rmcp::transport::Transport;
 use std::borrow::Cow;
 use std::collections::HashMap;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 /// The key rmcp puts in the `data` of the error it makes up for a broken response stream.
 const TRANSPORT_CLOSED: &str = "io.modelcontextprotocol/transportClosed";
 
-pub(crate) struct Reissue<T> {
+/// A request whose JSON answer broke off while it was sent: its id, and where the
+/// re-issue's sending result goes (dropped when there is no re-issue: the first failure
+/// stands).
+type Retry<E> = (RequestId, oneshot::Sender<Result<(), E>>);
+
+pub(crate) struct Reissue<T: Transport<RoleClient>> {
     inner: T,
     /// Safe requests in flight, by the id rmcp sent them under.
     tracked: HashMap<RequestId, Tracked>,
@@ -35,6 +43,9 @@ pub(crate) struct Reissue<T> {
     /// Re-issues whose sending failed: the original id.
     failed_tx: mpsc::UnboundedSender<RequestId>,
     failed_rx: mpsc::UnboundedReceiver<RequestId>,
+    /// Requests whose JSON answer broke off, to send again from `receive`.
+    retry_tx: mpsc::UnboundedSender<Retry<T::Error>>,
+    retry_rx: mpsc::UnboundedReceiver<Retry<T::Error>>,
 }
 
 struct Tracked {
@@ -44,10 +55,20 @@ struct Tracked {
     new_id: Option<RequestId>,
 }
 
-impl<T> Reissue<T> {
+impl<T: Transport<RoleClient>> Reissue<T> {
     pub fn new(inner: T) -> Self {
         let (failed_tx, failed_rx) = mpsc::unbounded_channel();
-        Reissue { inner, tracked: HashMap::new(), aliases: HashMap::new(), next: 0, failed_tx, failed_rx }
+        let (retry_tx, retry_rx) = mpsc::unbounded_channel();
+        Reissue {
+            inner,
+            tracked: HashMap::new(),
+            aliases: HashMap::new(),
+            next: 0,
+            failed_tx,
+            failed_rx,
+            retry_tx,
+            retry_rx,
+        }
     }
 }
 
@@ -76,30 +97,21 @@ fn answer_id(message: &ServerJsonRpcMessage) -> Option<&RequestId> {
     }
 }
 
+/// Whether sending failed because the answer broke off (the request went out).
+fn broke_off(error: &(dyn std::error::Error + 'static)) -> bool {
+    error.downcast_ref::<HttpError>().is_some_and(|error| error.kind == HttpFailure::Broken)
+}
+
 fn is_broken_stream(message: &ServerJsonRpcMessage) -> bool {
     matches!(message, JsonRpcMessage::Error(error)
         if error.error.data.as_ref().is_some_and(|data| data.get(TRANSPORT_CLOSED).is_some()))
 }
 
 impl<T: Transport<RoleClient>> Reissue<T> {
-    /// Sends `original`'s request again under a new id; false when it is not tracked or
-    /// was re-issued already.
+    /// Sends `original`'s request again under a new id, after rmcp reported its stream
+    /// `broken`; false when it is not tracked or was re-issued already.
     fn reissue(&mut self, original: &RequestId, broken: ServerJsonRpcMessage) -> bool {
-        let Some(tracked) = self.tracked.get_mut(original) else { return false };
-        if tracked.new_id.is_some() {
-            return false;
-        }
-        self.next += 1;
-        let new_id = NumberOrString::String(format!("mcpflow-reissue-{}", self.next).into());
-        let mut request = tracked.request.clone();
-        if let JsonRpcMessage::Request(r) = &mut request {
-            r.id = new_id.clone();
-        }
-        tracked.broken = Some(broken);
-        tracked.new_id = Some(new_id.clone());
-        self.aliases.insert(new_id, original.clone());
-        tracing::info!(id = %original, "the response stream broke before the answer: re-issuing the request once");
-        let sending = self.inner.send(request);
+        let Some(sending) = self.send_again(original, Some(broken)) else { return false };
         let failed = self.failed_tx.clone();
         let original = original.clone();
         // Not awaited here: the transport may need this reader to make progress.
@@ -109,6 +121,30 @@ impl<T: Transport<RoleClient>> Reissue<T> {
             }
         });
         true
+    }
+
+    /// The request `original` under a new id (the future sends it), unless it is not
+    /// tracked or was re-issued already.
+    fn send_again(
+        &mut self,
+        original: &RequestId,
+        broken: Option<ServerJsonRpcMessage>,
+    ) -> Option<impl Future<Output = Result<(), T::Error>> + Send + 'static> {
+        let tracked = self.tracked.get_mut(original)?;
+        if tracked.new_id.is_some() {
+            return None;
+        }
+        self.next += 1;
+        let new_id = NumberOrString::String(format!("mcpflow-reissue-{}", self.next).into());
+        let mut request = tracked.request.clone();
+        if let JsonRpcMessage::Request(r) = &mut request {
+            r.id = new_id.clone();
+        }
+        tracked.broken = broken;
+        tracked.new_id = Some(new_id.clone());
+        self.aliases.insert(new_id, original.clone());
+        tracing::info!(id = %original, "the answer broke off before it was complete: re-issuing the request once");
+        Some(self.inner.send(request))
     }
 }
 
@@ -120,8 +156,10 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Reissue<T> {
     }
 
     fn send(&mut self, mut item: ClientJsonRpcMessage) -> impl Future<Output = Result<(), T::Error>> + Send + 'static {
+        let mut safe = None;
         match &mut item {
             JsonRpcMessage::Request(request) if safe_to_repeat(&request.request) => {
+                safe = Some(request.id.clone());
                 self.tracked.insert(request.id.clone(), Tracked { request: item.clone(), broken: None, new_id: None });
             }
             // A cancellation of a re-issued request goes to the new one; either way the
@@ -138,13 +176,36 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Reissue<T> {
             }
             _ => {}
         }
-        self.inner.send(item)
+        let sending = self.inner.send(item);
+        let retry = self.retry_tx.clone();
+        async move {
+            let (error, id) = match (sending.await, safe) {
+                (Err(error), Some(id)) if broke_off(&error) => (error, id),
+                (sent, _) => return sent,
+            };
+            // The JSON answer broke off: `receive` sends the request again, and its
+            // sending result is this one's.
+            let (tx, rx) = oneshot::channel();
+            if retry.send((id, tx)).is_err() {
+                return Err(error);
+            }
+            rx.await.unwrap_or(Err(error))
+        }
     }
 
     async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
         loop {
             let mut message = tokio::select! {
                 message = self.inner.receive() => message?,
+                Some((original, done)) = self.retry_rx.recv() => {
+                    if let Some(sending) = self.send_again(&original, None) {
+                        tokio::spawn(async move {
+                            let _ = done.send(sending.await);
+                        });
+                    }
+                    // Not re-issued: `done` is dropped and the first failure stands.
+                    continue;
+                }
                 Some(original) = self.failed_rx.recv() => {
                     // The re-issue could not be sent: the break as rmcp reported it.
                     match self.tracked.remove(&original) {

@@ -1,7 +1,8 @@
 //! A request whose response stream breaks (streamable HTTP, `pool/reissue.rs`): a request
 //! that is safe to repeat is re-issued once under a new id and its answer arrives; a
 //! `tools/call` never is. A small proxy in front of the echo fixture's HTTP bridge cuts the
-//! SSE answers of the first requests of one method in half and counts what it forwarded.
+//! answers (SSE events or JSON bodies) of the first requests of one method in half and
+//! counts what it forwarded.
 
 use crate::http_bridge::{Answers, HttpFixture, serve_over_http};
 use crate::support::{config, pool, text, tool};
@@ -64,7 +65,12 @@ async fn read_message(read: &mut BufReader<impl AsyncReadExt + Unpin>) -> Option
 /// A proxy in front of the echo fixture (SSE answers) that cuts the answers of the first
 /// `cuts` requests of `method`.
 async fn proxy(method: &'static str, cuts: usize) -> Proxy {
-    let upstream = serve_over_http(Fixture::Echo, Answers::Sse).await;
+    proxy_of(Answers::Sse, method, cuts).await
+}
+
+/// The same in front of a bridge answering `answers` (SSE events or plain JSON bodies).
+async fn proxy_of(answers: Answers, method: &'static str, cuts: usize) -> Proxy {
+    let upstream = serve_over_http(Fixture::Echo, answers).await;
     let target = upstream.url.trim_start_matches("http://").trim_end_matches("/mcp").to_owned();
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
@@ -141,5 +147,26 @@ async fn a_tool_call_whose_stream_broke_is_never_re_issued() {
     let answer = pool.call(tool(Some("web"), "echo", json!({"message": "next"}))).await.unwrap();
     assert_eq!(text(&answer), "next");
     assert_eq!(proxy.count("tools/call"), 2);
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_list_whose_json_body_broke_off_is_re_issued_once_and_answered() {
+    let proxy = proxy_of(Answers::Json, "tools/list", 1).await;
+    let pool = pool(vec![("web", config(json!({ "url": proxy.url })))]);
+    let discovery = pool.discover("web").await.unwrap();
+    assert!(discovery.tools.iter().any(|t| t.name == "echo"), "the re-issued list arrived");
+    assert_eq!(proxy.count("tools/list"), 2);
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_tool_call_whose_json_body_broke_off_is_never_re_issued() {
+    let proxy = proxy_of(Answers::Json, "tools/call", 1).await;
+    let pool = pool(vec![("web", config(json!({ "url": proxy.url })))]);
+    let error = pool.call(tool(Some("web"), "echo", json!({"message": "once"}))).await.unwrap_err();
+    assert_eq!(error.code(), "SERVER_DISCONNECTED", "{error}");
+    assert!(error.to_string().contains("broke off before it was complete"), "{error}");
+    assert_eq!(proxy.count("tools/call"), 1);
     pool.shutdown().await;
 }
