@@ -16,6 +16,7 @@
 //! | reading `tools/call` answers in one pass | `pool/answers.rs` |
 //! | streamable HTTP, with the same answer bound | `pool/http.rs` |
 //! | re-issuing a safe request whose response stream broke | `pool/reissue.rs` |
+//! | a launch's secrets hidden from the servers' error answers | `pool/hidden.rs` |
 //! | HTTP failures in words (refused, DNS, TLS, statuses, not MCP), secrets hidden | `pool/http_errors.rs` |
 //!
 //! Nothing starts before it is needed: creating a pool, reading configs or building a
@@ -29,6 +30,7 @@ mod connection;
 mod deadlines;
 mod discovery;
 mod handler;
+mod hidden;
 mod http;
 mod http_errors;
 mod lines;

@@ -5,6 +5,7 @@
 
 use super::discovery::{DiscoveryCell, List};
 use super::handler::{Handler, Roots};
+use super::hidden::Hidden;
 use super::lines::LineTransport;
 use super::notes::ServerNotes;
 use super::probe::{Probe, probe_wait};
@@ -317,7 +318,8 @@ where
     let timeout = cx.options.connect_timeout;
     // Pinned to 2026-07-28, `server/discover` is all there is: it has the whole timeout.
     let wait = if pin.is_some() { timeout.saturating_mul(2) } else { probe_wait(timeout) };
-    let transport = Probe::new(transport, wait);
+    // A server's error answers may quote a secret back: hidden (`pool/hidden.rs`).
+    let transport = Probe::new(Hidden::new(transport, handler.notes.clone()), wait);
     match tokio::time::timeout(timeout, handler.serve_with_lifecycle(transport, lifecycle(pin))).await {
         Ok(Ok(running)) => Ok(running),
         Ok(Err(error)) => Err(match super::http_errors::words_of(&error) {

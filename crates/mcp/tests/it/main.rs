@@ -15,4 +15,5 @@ mod npm;
 mod probe;
 mod reissue;
 mod roots;
+mod secrets;
 mod support;
