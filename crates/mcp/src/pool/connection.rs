@@ -323,6 +323,8 @@ where
     match tokio::time::timeout(timeout, handler.serve_with_lifecycle(transport, lifecycle(pin))).await {
         Ok(Ok(running)) => Ok(running),
         Ok(Err(error)) => Err(match super::http_errors::words_of(&error) {
+            // The hook for a sign-in: `http.kind == HttpFailure::AuthRequired` (HTTP 401, or
+            // 403 with a challenge) is where a run should fail with `AUTH_REQUIRED`.
             Some(http) => http.words().to_owned(),
             None if pin == Some(ProtocolEra::V2026_07_28)
                 && matches!(error, rmcp::service::ClientInitializeError::JsonRpcError(_)) =>
