@@ -45,12 +45,15 @@ pub(crate) enum HttpFailure {
     Other,
 }
 
-/// A transport error in words. Its text holds no secret and no Rust type names; it keeps
-/// no source, so nothing down a source chain can print the URL with its secrets.
-#[derive(Clone)]
+/// A transport error in words. Its text holds no secret and no Rust type names. It keeps
+/// rmcp's error as its source only for a sign-in challenge (whose text holds no URL), so
+/// rmcp's `ClientInitializeError::is_authorization_required` and the challenge's
+/// `WWW-Authenticate` header still work; any other source is dropped, so nothing down a
+/// source chain can print the URL with its secrets.
 pub(crate) struct HttpError {
     pub kind: HttpFailure,
     words: String,
+    challenge: Option<Box<dyn StdError + Send + Sync>>,
 }
 
 impl HttpError {
@@ -71,7 +74,11 @@ impl std::fmt::Debug for HttpError {
     }
 }
 
-impl StdError for HttpError {}
+impl StdError for HttpError {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        self.challenge.as_deref().map(|e| e as &(dyn StdError + 'static))
+    }
+}
 
 /// The HTTP transport with its errors in words.
 pub(crate) struct Worded<T> {
@@ -105,7 +112,7 @@ where
     fn send(&mut self, item: ClientJsonRpcMessage) -> impl Future<Output = Result<(), HttpError>> + Send + 'static {
         let sending = self.inner.send(item);
         let shown = self.shown.clone();
-        async move { sending.await.map_err(|error| shown.word(&error)) }
+        async move { sending.await.map_err(|error| shown.word(error)) }
     }
 
     fn receive(&mut self) -> impl Future<Output = Option<ServerJsonRpcMessage>> + Send {
@@ -113,14 +120,21 @@ where
     }
 
     async fn close(&mut self) -> Result<(), HttpError> {
-        self.inner.close().await.map_err(|error| self.shown.word(&error))
+        self.inner.close().await.map_err(|error| self.shown.word(error))
     }
 }
 
 impl Shown {
-    fn word<E: StdError + Send + Sync + 'static>(&self, error: &StreamableHttpError<E>) -> HttpError {
-        let (kind, words) = describe(error, &self.url);
-        HttpError { kind, words: self.notes.hide(words) }
+    fn word<E: StdError + Send + Sync + 'static>(&self, error: StreamableHttpError<E>) -> HttpError {
+        let (kind, words) = describe(&error, &self.url);
+        let challenge =
+            matches!(error, StreamableHttpError::AuthRequired(_) | StreamableHttpError::InsufficientScope(_))
+                || error.to_string().starts_with("Auth error");
+        HttpError {
+            kind,
+            words: self.notes.hide(words),
+            challenge: challenge.then(|| Box::new(error) as Box<dyn StdError + Send + Sync>),
+        }
     }
 }
 
@@ -370,6 +384,29 @@ mod tests {
         assert!(status_words(429, url, Some("7")).1.contains("retry after 7"));
         assert_eq!(http_status_of("HTTP 404 Not Found: <html>"), Some(404));
         assert_eq!(http_status_of("HTTP/1.1 garbage"), None);
+    }
+
+    #[test]
+    fn a_challenge_stays_visible_to_rmcp_and_nothing_else_is_kept() {
+        use rmcp::service::ClientInitializeError;
+        use rmcp::transport::DynamicTransportError;
+        use rmcp::transport::streamable_http_client::AuthRequiredError;
+        let shown = Shown { url: "https://h/mcp?k=${env:K}".to_owned(), notes: Arc::new(ServerNotes::new("s", None)) };
+        let wrap = |error: HttpError| ClientInitializeError::TransportError {
+            error: DynamicTransportError::from_parts("streamable HTTP", std::any::TypeId::of::<()>(), Box::new(error)),
+            context: "send discover request".into(),
+        };
+        let challenge = StreamableHttpError::<std::io::Error>::AuthRequired(AuthRequiredError::new(
+            "Bearer resource_metadata=\"https://h/.well-known/oauth-protected-resource\"".to_owned(),
+        ));
+        let worded = shown.word(challenge);
+        assert_eq!(worded.kind, HttpFailure::AuthRequired);
+        assert!(worded.words().contains("needs a sign-in (HTTP 401)"), "{}", worded.words());
+        assert!(wrap(worded).is_authorization_required());
+        let refused =
+            shown.word(StreamableHttpError::<std::io::Error>::Io(std::io::ErrorKind::ConnectionRefused.into()));
+        assert!(refused.source().is_none());
+        assert!(!wrap(refused).is_authorization_required());
     }
 
     #[test]
