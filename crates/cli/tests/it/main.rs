@@ -6,6 +6,7 @@
 mod budget;
 mod consent;
 mod crash;
+mod era_pin;
 mod eras;
 mod history;
 mod long_lists;
