@@ -9,7 +9,8 @@
 //!
 //! Only requests that are safe to repeat are re-issued: `ping`, `server/discover`, the
 //! lists (`tools/list`, `resources/list`, `resources/templates/list`, `prompts/list`),
-//! `resources/read`, `prompts/get`, `completion/complete` and `tasks/get`. A `tools/call`
+//! `resources/read`, `prompts/get`, `completion/complete` and `tasks/get` (`server/discover`
+//! only after an SSE break: rmcp reads nothing while it sends the opening). A `tools/call`
 //! never is: the broken stream may have carried away a call the server already ran, and
 //! running a side effect twice is worse than a failed step — it fails with
 //! `SERVER_DISCONNECTED`, and the step's `retry` decides. A second break fails as before.
@@ -159,7 +160,12 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Reissue<T> {
         let mut safe = None;
         match &mut item {
             JsonRpcMessage::Request(request) if safe_to_repeat(&request.request) => {
-                safe = Some(request.id.clone());
+                // During the opening rmcp awaits this send before it reads again, so a
+                // JSON re-issue of `server/discover` (which `receive` performs) would wait
+                // for nothing; its SSE break is still re-issued.
+                if !matches!(request.request, ClientRequest::DiscoverRequest(_)) {
+                    safe = Some(request.id.clone());
+                }
                 self.tracked.insert(request.id.clone(), Tracked { request: item.clone(), broken: None, new_id: None });
             }
             // A cancellation of a re-issued request goes to the new one; either way the

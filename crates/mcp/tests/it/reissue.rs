@@ -170,3 +170,17 @@ async fn a_tool_call_whose_json_body_broke_off_is_never_re_issued() {
     assert_eq!(proxy.count("tools/call"), 1);
     pool.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_server_discover_whose_json_body_broke_off_fails_at_once_without_waiting() {
+    // During the opening rmcp reads nothing until the send returns: the JSON re-issue
+    // (done by the reader) is not tried for `server/discover`, so the open fails at once.
+    let proxy = proxy_of(Answers::Json, "server/discover", 1).await;
+    let pool = pool(vec![("web", config(json!({ "url": proxy.url })))]);
+    let started = std::time::Instant::now();
+    let error = pool.discover("web").await.unwrap_err();
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
+    assert_eq!(error.code(), "SERVER_START_FAILED", "{error}");
+    assert!(error.to_string().contains("broke off before it was complete"), "{error}");
+    pool.shutdown().await;
+}
