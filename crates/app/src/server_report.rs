@@ -8,6 +8,7 @@ use crate::app::{App, consent};
 use crate::error::Result;
 use crate::headless::HeadlessError;
 use futures::StreamExt as _;
+use mcpflow_blueprint::ProtocolEra;
 use mcpflow_mcp::config::launch::{TransportKind, transport_kind};
 use mcpflow_mcp::{Approvals, Consent, Pool, PoolOptions, ServerConfigs, ServerEntry};
 use serde::Serialize;
@@ -38,6 +39,9 @@ pub struct ServerSummary {
     /// that sends a variable or leaves loopback).
     pub needs_approval: bool,
     pub auth: Auth,
+    /// The protocol era its entry pins (`"protocol"`); absent: probed when it connects.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<&'static str>,
     /// The entry cannot be used as written (no command or url, legacy SSE …).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
@@ -164,6 +168,7 @@ pub fn summaries(configs: &ServerConfigs, approvals: &Approvals) -> Vec<ServerSu
                     approved: line.as_ref().is_none_or(|l| approvals.allows(l)),
                     needs_approval: line.is_some(),
                     auth: if names.is_empty() { Auth::None } else { Auth::Headers { names } },
+                    protocol: config.protocol.map(ProtocolEra::as_str),
                     problem: kind.err().map(|e| e.to_string()),
                 }
             }
@@ -175,6 +180,7 @@ pub fn summaries(configs: &ServerConfigs, approvals: &Approvals) -> Vec<ServerSu
                 approved: true,
                 needs_approval: false,
                 auth: Auth::None,
+                protocol: None,
                 problem: None,
             },
         })

@@ -110,6 +110,37 @@ pub struct ServerConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 64))]
     pub roots: Option<Vec<String>>,
+    /// Pins the MCP protocol era: `2025-11-25` (the `initialize` handshake, no
+    /// `server/discover` probe) or `2026-07-28` (`server/discover`, no fallback: a server
+    /// that does not speak it fails). Absent: probed, 2026-07-28 first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<ProtocolEra>,
+}
+
+/// An MCP protocol era a server can be pinned to (`ServerConfig::protocol`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum ProtocolEra {
+    /// The `initialize` handshake and a session.
+    #[serde(rename = "2025-11-25")]
+    V2025_11_25,
+    /// `server/discover`, no session, per-request `_meta`.
+    #[serde(rename = "2026-07-28")]
+    V2026_07_28,
+}
+
+impl ProtocolEra {
+    /// As written in configs: `2025-11-25`, `2026-07-28`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProtocolEra::V2025_11_25 => "2025-11-25",
+            ProtocolEra::V2026_07_28 => "2026-07-28",
+        }
+    }
+
+    /// The era written as `text`, if it is one.
+    pub fn parse(text: &str) -> Option<Self> {
+        [ProtocolEra::V2025_11_25, ProtocolEra::V2026_07_28].into_iter().find(|era| era.as_str() == text)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -114,6 +114,9 @@ fn print_list(list: &[ServerSummary], json: bool) -> anyhow::Result<()> {
         };
         println!("  consent:  {consent}");
         println!("  auth:     {}", s.auth);
+        if let Some(protocol) = s.protocol {
+            println!("  protocol: {protocol} (pinned)");
+        }
         if let Some(problem) = &s.problem {
             println!("  problem:  {problem}");
         }

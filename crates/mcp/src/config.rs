@@ -14,9 +14,9 @@ pub use env::EnvLookup;
 
 use crate::error::{Error, Result};
 use indexmap::IndexMap;
-use mcpflow_blueprint::ServerConfig;
 use mcpflow_blueprint::limits::SERVERS_FILE_SIZE;
 use mcpflow_blueprint::source::{ReadError, read_bounded};
+use mcpflow_blueprint::{ProtocolEra, ServerConfig};
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 use std::fmt;
@@ -254,6 +254,16 @@ fn entry_config(entry: &Map<String, Value>) -> Result<ServerConfig, String> {
                 return Err(format!("`roots` has {} entries; at most {} are allowed", items.len(), roots::MAX_ROOTS));
             }
             Some(_) => return Err("`roots` must be an array of absolute paths or file:// URIs".to_owned()),
+        },
+        protocol: match entry.get("protocol") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(era)) if let Some(era) = ProtocolEra::parse(era) => Some(era),
+            Some(other) => {
+                return Err(format!(
+                    "`protocol` is {other}; it pins the MCP protocol era: \"2025-11-25\" or \"2026-07-28\" (leave it \
+                     out to probe)"
+                ));
+            }
         },
     })
 }

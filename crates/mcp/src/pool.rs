@@ -6,6 +6,7 @@
 //! |---|---|
 //! | a configured server: lazy start, restart, concurrency limit | `pool/server.rs` |
 //! | one live session: consent, spawn/connect, `initialize`, discovery, close | `pool/connection.rs` |
+//! | the era probe (`server/discover`) within the connect timeout | `pool/probe.rs` |
 //! | one call: timeout, cancellation, progress, results as JSON | `pool/call.rs` |
 //! | call timeouts, one timer task for all calls | `pool/deadlines.rs` |
 //! | tool name → server | `pool/routing.rs` |
@@ -14,6 +15,9 @@
 //! | stdio: bounded newline-delimited JSON-RPC, processes | `pool/lines.rs`, `pool/process.rs` |
 //! | reading `tools/call` answers in one pass | `pool/answers.rs` |
 //! | streamable HTTP, with the same answer bound | `pool/http.rs` |
+//! | re-issuing a safe request whose response stream broke | `pool/reissue.rs` |
+//! | a launch's secrets hidden from the servers' error answers | `pool/hidden.rs` |
+//! | HTTP failures in words (refused, DNS, TLS, statuses, not MCP), secrets hidden | `pool/http_errors.rs` |
 //!
 //! Nothing starts before it is needed: creating a pool, reading configs or building a
 //! catalog of an unapproved server starts no process. One broken server never breaks the
@@ -26,11 +30,15 @@ mod connection;
 mod deadlines;
 mod discovery;
 mod handler;
+mod hidden;
 mod http;
+mod http_errors;
 mod lines;
 mod notes;
+mod probe;
 mod process;
 mod progress;
+mod reissue;
 mod routing;
 mod server;
 

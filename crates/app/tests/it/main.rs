@@ -13,6 +13,7 @@ mod noise;
 mod reference;
 mod rerun;
 mod roots;
+mod roots_change;
 mod runs;
 mod schedule;
 mod serve;

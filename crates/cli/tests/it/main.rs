@@ -6,6 +6,7 @@
 mod budget;
 mod consent;
 mod crash;
+mod era_pin;
 mod eras;
 mod history;
 mod long_lists;
@@ -14,6 +15,7 @@ mod noise;
 mod reading;
 mod rerun;
 mod run;
+mod secrets;
 mod serve;
 mod servers;
 mod signals;

@@ -1,7 +1,9 @@
 //! What to start for a server entry: which transport it uses, and its command line or
-//! endpoint with `${env:NAME}` resolved. Built only at start time, never stored.
+//! endpoint with `${env:NAME}` resolved, and the secrets that resolving brought in
+//! ([`Secrets`]: what every message built from the launch must hide). Built only at start
+//! time, never stored.
 
-use super::env::{EnvLookup, resolve};
+use super::env::{EnvLookup, references, resolve};
 use crate::error::{Error, Result};
 use mcpflow_blueprint::ServerConfig;
 use serde_json::{Map, Value};
@@ -50,6 +52,7 @@ pub(crate) struct StdioLaunch {
     /// Added to the inherited environment.
     pub env: Vec<(String, String)>,
     pub cwd: Option<String>,
+    pub secrets: Secrets,
 }
 
 /// A streamable HTTP endpoint, resolved.
@@ -57,10 +60,86 @@ pub(crate) struct StdioLaunch {
 pub(crate) struct HttpLaunch {
     pub url: String,
     pub headers: Vec<(String, String)>,
+    /// The URL as configured, `${env:NAME}` unresolved: what messages show.
+    pub shown_url: String,
+    pub secrets: Secrets,
+}
+
+/// The values a resolved launch holds that no message, event, log line or run record may
+/// show, each with what to show instead: the value of every `${env:NAME}` the entry
+/// references (shown as `${env:NAME}`, also in its percent-encoded forms, as an HTTP
+/// client prints it in a URL) and every header value (shown as `<NAME value>`). Values
+/// shorter than 4 bytes are left alone, so a message is not mangled by replacing every
+/// `1` (as `mcpflow servers` does).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Secrets {
+    /// Longest value first, so a value containing another is replaced whole.
+    pairs: Vec<(String, String)>,
+}
+
+impl Secrets {
+    fn add(&mut self, value: &str, shown: String) {
+        if value.len() < 4 {
+            return;
+        }
+        for form in [value.to_owned(), percent_encoded(value, |b| b.is_ascii_alphanumeric() || b"-._~".contains(&b))]
+            .into_iter()
+            .chain(Some(percent_encoded(value, |b| b > b' ' && b < 0x7f && !b"\"#<>'".contains(&b))))
+        {
+            if !self.pairs.iter().any(|(known, _)| *known == form) {
+                self.pairs.push((form, shown.clone()));
+            }
+        }
+        self.pairs.sort_by_key(|(value, _)| std::cmp::Reverse(value.len()));
+    }
+
+    /// The `${env:NAME}` values `text` refers to.
+    fn add_references(&mut self, text: &str, lookup: &EnvLookup) {
+        for name in references(text) {
+            if let Some(value) = lookup(name) {
+                self.add(&value, format!("${{env:{name}}}"));
+            }
+        }
+    }
+
+    /// `text` with every secret replaced by what stands for it.
+    pub fn redact(&self, text: &str) -> String {
+        self.pairs.iter().fold(text.to_owned(), |text, (value, shown)| text.replace(value.as_str(), shown))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+}
+
+impl std::fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Secrets({} hidden)", self.pairs.len())
+    }
+}
+
+/// `value` with every byte that `keep` refuses written as `%XX`.
+fn percent_encoded(value: &str, keep: impl Fn(u8) -> bool) -> String {
+    let mut out = String::with_capacity(value.len());
+    for byte in value.bytes() {
+        if keep(byte) {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
 }
 
 pub(crate) fn stdio(server: &str, config: &ServerConfig, lookup: &EnvLookup) -> Result<StdioLaunch> {
     let command = config.command.as_deref().unwrap_or_default();
+    let mut secrets = Secrets::default();
+    for text in config.args.iter().map(String::as_str).chain(config.cwd.as_deref()).chain(Some(command)) {
+        secrets.add_references(text, lookup);
+    }
+    for text in config.env.values().filter_map(Value::as_str) {
+        secrets.add_references(text, lookup);
+    }
     Ok(StdioLaunch {
         command: resolve(command, lookup, server, "command")?,
         args: config
@@ -71,15 +150,22 @@ pub(crate) fn stdio(server: &str, config: &ServerConfig, lookup: &EnvLookup) -> 
             .collect::<Result<_>>()?,
         env: pairs(server, &config.env, "env", lookup)?,
         cwd: config.cwd.as_deref().map(|cwd| resolve(cwd, lookup, server, "cwd")).transpose()?,
+        secrets,
     })
 }
 
 pub(crate) fn http(server: &str, config: &ServerConfig, lookup: &EnvLookup) -> Result<HttpLaunch> {
     let url = config.url.as_deref().unwrap_or_default();
-    Ok(HttpLaunch {
-        url: resolve(url, lookup, server, "url")?,
-        headers: pairs(server, &config.headers, "headers", lookup)?,
-    })
+    let headers = pairs(server, &config.headers, "headers", lookup)?;
+    let mut secrets = Secrets::default();
+    secrets.add_references(url, lookup);
+    for text in config.headers.values().filter_map(Value::as_str) {
+        secrets.add_references(text, lookup);
+    }
+    for (name, value) in &headers {
+        secrets.add(value, format!("<{name} value>"));
+    }
+    Ok(HttpLaunch { url: resolve(url, lookup, server, "url")?, headers, shown_url: url.to_owned(), secrets })
 }
 
 fn pairs(server: &str, map: &Map<String, Value>, what: &str, lookup: &EnvLookup) -> Result<Vec<(String, String)>> {
@@ -130,5 +216,24 @@ mod tests {
         let h = config(serde_json::json!({"url": "http://h/${env:T}", "headers": {"X": "${env:MISSING}"}}));
         let err = http("s", &h, &lookup).err().unwrap();
         assert!(err.to_string().contains("`MISSING`") && err.to_string().contains("headers.X"), "{err}");
+    }
+
+    #[test]
+    fn secrets_are_hidden_as_configured_also_percent_encoded() {
+        let lookup: EnvLookup = Arc::new(|name: &str| (name == "K").then(|| "s3cr et/+".to_owned()));
+        let h = config(
+            serde_json::json!({"url": "http://h/mcp?k=${env:K}", "headers": {"Authorization": "Bearer ${env:K}"}}),
+        );
+        let launch = http("s", &h, &lookup).unwrap();
+        let text = "GET http://h/mcp?k=s3cr%20et/+ or s3cr%20et%2F%2B, sent Bearer s3cr et/+ and s3cr et/+";
+        assert_eq!(
+            launch.secrets.redact(text),
+            "GET http://h/mcp?k=${env:K} or ${env:K}, sent <Authorization value> and ${env:K}"
+        );
+        assert_eq!(launch.shown_url, "http://h/mcp?k=${env:K}");
+        let c = config(serde_json::json!({"command": "srv", "args": ["--t=${env:K}"], "env": {"A": "x${env:K}"}}));
+        assert_eq!(stdio("s", &c, &lookup).unwrap().secrets.redact("argv: --t=s3cr et/+"), "argv: --t=${env:K}");
+        let short: EnvLookup = Arc::new(|_: &str| Some("abc".to_owned()));
+        assert!(stdio("s", &c, &short).unwrap().secrets.is_empty());
     }
 }

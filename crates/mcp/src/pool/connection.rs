@@ -5,15 +5,19 @@
 
 use super::discovery::{DiscoveryCell, List};
 use super::handler::{Handler, Roots};
+use super::hidden::Hidden;
 use super::lines::LineTransport;
 use super::notes::ServerNotes;
+use super::probe::{Probe, probe_wait};
 use super::process::{self, ChildProcess};
 use super::progress::ProgressRoutes;
+use super::reissue::Reissue;
 use super::{Context, http};
 use crate::config::launch::{self, TransportKind, transport_kind};
 use crate::config::roots;
 use crate::config::{Origin, ServerEntry};
 use crate::error::{Error, Result};
+use mcpflow_blueprint::ProtocolEra;
 use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
 use rmcp::service::{ClientCacheConfig, ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -56,30 +60,41 @@ impl Connection {
             discovery: Arc::new(DiscoveryCell::new(server)),
             roots,
         };
-        let start_failed = |message: String| Error::ServerStartFailed { server: server.to_owned(), message };
+        // Every message about this session goes through `notes.hide`: once the launch is
+        // resolved, its `${env:NAME}` values and header values show as configured.
+        let pin = match entry {
+            ServerEntry::Config(config) => config.protocol,
+            ServerEntry::InProcess(_) => None,
+        };
+        let hider = notes.clone();
+        let start_failed =
+            |message: String| Error::ServerStartFailed { server: server.to_owned(), message: hider.hide(message) };
         let max = cx.options.max_message_bytes;
         let (running, mut child) = match entry {
             ServerEntry::InProcess(connect) => {
                 let stream = connect().map_err(|e| start_failed(format!("cannot connect in process: {e}")))?;
                 let (read, write) = tokio::io::split(stream);
                 let transport = LineTransport::new(read, write, notes.clone(), max);
-                (handshake(handler.clone(), transport, cx, server).await, None)
+                (handshake(handler.clone(), transport, cx, server, pin).await, None)
             }
             ServerEntry::Config(config) => match transport_kind(server, config)? {
                 TransportKind::Stdio => {
                     cx.approvals.check(server, config, origin)?;
                     let launch = launch::stdio(server, config, &cx.options.env)?;
+                    notes.set_secrets(launch.secrets.clone());
                     let (child, stdout, stdin) = process::spawn(&launch, notes.clone())
                         .map_err(|e| start_failed(format!("cannot run `{}`: {e}", launch.command)))?;
                     let transport = LineTransport::new(stdout, stdin, notes.clone(), max);
-                    (handshake(handler.clone(), transport, cx, server).await, Some(child))
+                    (handshake(handler.clone(), transport, cx, server, pin).await, Some(child))
                 }
                 TransportKind::Http => {
                     // Before `${env:NAME}` is resolved: an unapproved secret is never read.
                     cx.approvals.check(server, config, origin)?;
                     let launch = launch::http(server, config, &cx.options.env)?;
-                    let transport = http::transport(server, &launch, max, notes.clone())?;
-                    (handshake(handler.clone(), transport, cx, server).await, None)
+                    notes.set_secrets(launch.secrets.clone());
+                    // A broken response stream re-issues a safe request once (`pool/reissue.rs`).
+                    let transport = Reissue::new(http::transport(server, &launch, max, notes.clone())?);
+                    (handshake(handler.clone(), transport, cx, server, pin).await, None)
                 }
             },
         };
@@ -242,7 +257,7 @@ impl Connection {
         process::drain(stderr, Duration::from_millis(200)).await;
         Error::ServerDisconnected {
             server: self.server.clone(),
-            message: format!("{detail}{exit}{}", self.notes.context()),
+            message: self.notes.hide(format!("{detail}{exit}{}", self.notes.context())),
         }
     }
 
@@ -266,31 +281,63 @@ impl Connection {
 
 /// The lifecycle the pool asks rmcp for: `server/discover` at 2026-07-28 first; a server
 /// that answers it with a JSON-RPC error other than the 2026-07-28 rejections (a 2025-11-25
-/// server answers "method not found"), or does not answer within rmcp's fixed 10 s, gets
-/// the `initialize` handshake of 2025-11-25 on the same connection.
-fn lifecycle() -> ClientLifecycleMode {
-    ClientLifecycleMode::Auto {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-        legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+/// server answers "method not found"), or does not answer within half the connect timeout
+/// (at most rmcp's fixed 10 s; `pool/probe.rs`), gets the `initialize` handshake of
+/// 2025-11-25 on the same connection.
+///
+/// An entry's `protocol` pins the era: `2025-11-25` sends `initialize` alone (no probe),
+/// `2026-07-28` sends `server/discover` alone (no fallback).
+fn lifecycle(pin: Option<ProtocolEra>) -> ClientLifecycleMode {
+    match pin {
+        None => ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+        },
+        Some(ProtocolEra::V2025_11_25) => ClientLifecycleMode::Initialize,
+        Some(ProtocolEra::V2026_07_28) => {
+            ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] }
+        }
     }
 }
 
 /// The protocol era's opening over `transport`, within the connect timeout; the error as
 /// text.
-async fn handshake<T, E, A>(
+/// `server/discover` gets at most half of that time (`pool/probe.rs`), so the fallback to
+/// `initialize` happens within it too.
+async fn handshake<T>(
     handler: Handler,
     transport: T,
     cx: &Context,
     server: &str,
+    pin: Option<ProtocolEra>,
 ) -> std::result::Result<RunningService<RoleClient, Handler>, String>
 where
-    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
-    E: std::error::Error + Send + Sync + 'static,
+    T: rmcp::transport::Transport<RoleClient> + 'static,
 {
     tracing::debug!(server, "starting the MCP session");
-    match tokio::time::timeout(cx.options.connect_timeout, handler.serve_with_lifecycle(transport, lifecycle())).await {
+    let timeout = cx.options.connect_timeout;
+    // Pinned to 2026-07-28, `server/discover` is all there is: it has the whole timeout.
+    let wait = if pin.is_some() { timeout.saturating_mul(2) } else { probe_wait(timeout) };
+    // A server's error answers may quote a secret back: hidden (`pool/hidden.rs`).
+    let transport = Probe::new(Hidden::new(transport, handler.notes.clone()), wait);
+    match tokio::time::timeout(timeout, handler.serve_with_lifecycle(transport, lifecycle(pin))).await {
         Ok(Ok(running)) => Ok(running),
-        Ok(Err(error)) => Err(format!("the MCP handshake failed: {}", handshake_error(&error))),
+        Ok(Err(error)) => Err(match super::http_errors::words_of(&error) {
+            // The hook for a sign-in: `http.kind == HttpFailure::AuthRequired` (HTTP 401, or
+            // 403 with a challenge) is where a run should fail with `AUTH_REQUIRED`.
+            Some(http) => http.words().to_owned(),
+            None if pin == Some(ProtocolEra::V2026_07_28)
+                && matches!(error, rmcp::service::ClientInitializeError::JsonRpcError(_)) =>
+            {
+                format!(
+                    "it does not speak MCP 2026-07-28, the protocol its entry pins (`\"protocol\": \"2026-07-28\"`): it \
+                     refused `server/discover` ({}); set `\"protocol\": \"2025-11-25\"` or leave `protocol` out to \
+                     let mcpflow choose",
+                    handshake_error(&error)
+                )
+            }
+            None => format!("the MCP handshake failed: {}", handshake_error(&error)),
+        }),
         Err(_) => Err(format!(
             "no answer to `server/discover` or `initialize` within {} ms",
             cx.options.connect_timeout.as_millis()
@@ -298,7 +345,8 @@ where
     }
 }
 
-/// rmcp's opening error, with both phases when the `initialize` fallback failed too.
+/// rmcp's opening error, with both phases when the `initialize` fallback failed too (an
+/// HTTP failure is told in its own words instead: `pool/http_errors.rs`).
 fn handshake_error(error: &rmcp::service::ClientInitializeError) -> String {
     match error {
         rmcp::service::ClientInitializeError::LegacyFallbackFailed { discover, fallback } => {

@@ -43,7 +43,15 @@ pub(crate) fn transport(
     let config = StreamableHttpClientTransportConfig::with_uri(launch.url.as_str())
         .custom_headers(headers)
         .max_sse_event_size(max_message);
-    Ok(BoundedAnswers { inner: StreamableHttpClientTransport::from_config(config), max: max_message, notes })
+    Ok(super::http_errors::Worded::new(
+        BoundedAnswers {
+            inner: StreamableHttpClientTransport::from_config(config),
+            max: max_message,
+            notes: notes.clone(),
+        },
+        launch,
+        notes,
+    ))
 }
 
 /// An rmcp transport whose answers are held to `max` bytes: a larger one becomes the

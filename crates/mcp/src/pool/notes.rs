@@ -10,6 +10,7 @@
 //! dropped from server X") before the next line that passes, or when the session ends.
 
 use super::{LogStream, ServerLog};
+use crate::config::launch::Secrets;
 use crate::error::Error;
 use std::collections::VecDeque;
 use std::sync::{Mutex, PoisonError};
@@ -37,6 +38,8 @@ pub(crate) struct ServerNotes {
     server: String,
     log: Option<Sender<ServerLog>>,
     inner: Mutex<Inner>,
+    /// What the server's launch resolved that no line may show (its `${env:NAME}` values).
+    secrets: std::sync::OnceLock<Secrets>,
 }
 
 #[derive(Debug, Default)]
@@ -117,7 +120,20 @@ impl Budget {
 
 impl ServerNotes {
     pub fn new(server: &str, log: Option<Sender<ServerLog>>) -> Self {
-        ServerNotes { server: server.to_owned(), log, inner: Mutex::default() }
+        ServerNotes { server: server.to_owned(), log, inner: Mutex::default(), secrets: std::sync::OnceLock::new() }
+    }
+
+    /// The secrets of the launch: hidden from every line and note from now on.
+    pub fn set_secrets(&self, secrets: Secrets) {
+        let _ = self.secrets.set(secrets);
+    }
+
+    /// `text` with the launch's secrets hidden.
+    pub fn hide(&self, text: String) -> String {
+        match self.secrets.get() {
+            Some(secrets) if !secrets.is_empty() => secrets.redact(&text),
+            _ => text,
+        }
     }
 
     pub fn server(&self) -> &str {
@@ -130,7 +146,8 @@ impl ServerNotes {
 
     /// Sends a line to the log channel (or to `tracing` when there is none), within the
     /// server's budget; a line past it is counted for the next note instead (false).
-    pub fn log(&self, stream: LogStream, mut line: String) -> bool {
+    pub fn log(&self, stream: LogStream, line: String) -> bool {
+        let mut line = self.hide(line);
         cut(&mut line, MAX_LOG_LINE);
         let note = {
             let mut inner = self.inner();
@@ -162,19 +179,21 @@ impl ServerNotes {
 
     /// A stderr line; false when it was dropped (over the budget).
     pub fn stderr_line(&self, line: String) -> bool {
+        let quoted = quote(&self.hide(line.clone()));
         {
             let mut inner = self.inner();
             if inner.stderr_tail.len() == STDERR_TAIL {
                 inner.stderr_tail.pop_front();
             }
-            inner.stderr_tail.push_back(quote(&line));
+            inner.stderr_tail.push_back(quoted);
         }
         self.log(LogStream::Stderr, line)
     }
 
     /// A line on stdout that is not an MCP message.
     pub fn stdout_noise(&self, line: String) {
-        self.inner().stdout_noise = Some(quote(&line));
+        let quoted = quote(&self.hide(line.clone()));
+        self.inner().stdout_noise = Some(quoted);
         self.log(LogStream::Stdout, line);
     }
 

@@ -69,7 +69,7 @@ async fn env_references_are_resolved_when_the_server_starts() {
     });
     let server = config(json!({
         "command": "sh",
-        "args": ["-c", "echo \"$GREETING\" >&2; exec \"$0\" \"$1\"", mcpflow_testkit::binary(), "${env:FIXTURE}"],
+        "args": ["-c", "echo \"$GREETING\" >&2; echo \"${#GREETING} bytes\" >&2; exec \"$0\" \"$1\"", mcpflow_testkit::binary(), "${env:FIXTURE}"],
         "env": {"GREETING": "${env:GREETING}"},
     }));
     let (log, mut lines) = tokio::sync::mpsc::channel(1024);
@@ -82,10 +82,14 @@ async fn env_references_are_resolved_when_the_server_starts() {
     let mut seen = Vec::new();
     let found = eventually(Duration::from_secs(5), || {
         seen.extend(std::iter::from_fn(|| lines.try_recv().ok()));
-        seen.iter().any(|l| l.stream == LogStream::Stderr && l.line == "hello from the env")
+        seen.iter().any(|l| l.stream == LogStream::Stderr && l.line == "18 bytes")
     })
     .await;
+    // The process got the value (18 bytes of it); the log shows it as configured, since a
+    // resolved `${env:NAME}` never appears in a log line.
     assert!(found, "{seen:?}");
+    assert!(seen.iter().any(|l| l.line == "${env:GREETING}"), "{seen:?}");
+    assert!(!seen.iter().any(|l| l.line.contains("hello from the env")), "{seen:?}");
     pool.shutdown().await;
 }
 

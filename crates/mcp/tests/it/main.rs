@@ -4,11 +4,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod config;
+mod era_pin;
 mod eras;
 mod faults;
 mod fixtures;
 mod flood;
 mod http_bridge;
+mod http_words;
 mod npm;
+mod probe;
+mod reissue;
 mod roots;
+mod secrets;
 mod support;

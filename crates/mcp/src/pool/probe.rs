@@ -1,0 +1,127 @@
+//! The era probe within the pool's connect timeout. rmcp's `Auto` lifecycle waits a fixed
+//! 10 s for an answer to `server/discover` before it falls back to `initialize`; with a
+//! shorter connect timeout the whole open ran out first, so a 2025-11-25 server that drops
+//! `server/discover` unanswered could never be reached. [`Probe`] wraps the transport and
+//! gives `server/discover` at most [`probe_wait`] (half the connect timeout, at most
+//! rmcp's 10 s): past it, the probe is answered here with "method not found" — rmcp then
+//! falls back to `initialize` on the same connection, within the other half — and a late
+//! answer from the server is dropped.
+
+use rmcp::model::ServerJsonRpcMessage;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData, JsonRpcMessage, RequestId};
+use rmcp::service::RoleClient;
+use rmcp::transport::Transport;
+use std::borrow::Cow;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// rmcp's own wait for `server/discover` in its `Auto` lifecycle.
+const RMCP_DISCOVER_WAIT: Duration = Duration::from_secs(10);
+
+/// How long `server/discover` may go unanswered: half of `connect_timeout`, at most 10 s.
+pub(crate) fn probe_wait(connect_timeout: Duration) -> Duration {
+    (connect_timeout / 2).min(RMCP_DISCOVER_WAIT)
+}
+
+pub(crate) struct Probe<T> {
+    inner: T,
+    wait: Duration,
+    /// The `server/discover` in flight and when its wait ends.
+    pending: Option<(RequestId, Instant)>,
+    /// A `server/discover` answered here: the server's late answer is dropped.
+    given_up: Option<RequestId>,
+}
+
+impl<T> Probe<T> {
+    pub fn new(inner: T, wait: Duration) -> Self {
+        Probe { inner, wait, pending: None, given_up: None }
+    }
+}
+
+fn answer_id(message: &ServerJsonRpcMessage) -> Option<&RequestId> {
+    match message {
+        JsonRpcMessage::Response(response) => Some(&response.id),
+        JsonRpcMessage::Error(error) => error.id.as_ref(),
+        _ => None,
+    }
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for Probe<T> {
+    type Error = T::Error;
+
+    fn name() -> Cow<'static, str> {
+        T::name()
+    }
+
+    fn send(&mut self, item: ClientJsonRpcMessage) -> impl Future<Output = Result<(), T::Error>> + Send + 'static {
+        let discover = match &item {
+            JsonRpcMessage::Request(request) if matches!(request.request, ClientRequest::DiscoverRequest(_)) => {
+                Some(request.id.clone())
+            }
+            _ => None,
+        };
+        let sending = self.inner.send(item);
+        let Some(id) = discover else { return futures::future::Either::Left(sending) };
+        // A wait too long to add (an enormous connect timeout) is a day: the connect
+        // timeout ends the open first.
+        let deadline =
+            Instant::now().checked_add(self.wait).unwrap_or_else(|| Instant::now() + Duration::from_secs(24 * 60 * 60));
+        self.pending = Some((id, deadline));
+        // Over HTTP the POST itself may hang: past the wait it counts as sent, and
+        // `receive` answers it.
+        futures::future::Either::Right(async move {
+            match tokio::time::timeout_at(deadline, sending).await {
+                Ok(sent) => sent,
+                Err(_) => Ok(()),
+            }
+        })
+    }
+
+    async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
+        loop {
+            let message = match self.pending.clone() {
+                Some((id, deadline)) => {
+                    tokio::select! {
+                        message = self.inner.receive() => message,
+                        () = tokio::time::sleep_until(deadline) => {
+                            self.pending = None;
+                            tracing::debug!(wait_ms = self.wait.as_millis(), "no answer to `server/discover`: trying `initialize`");
+                            let error = ErrorData::new(
+                                ErrorCode::METHOD_NOT_FOUND,
+                                format!("no answer to `server/discover` within {} ms", self.wait.as_millis()),
+                                None,
+                            );
+                            self.given_up = Some(id.clone());
+                            return Some(ServerJsonRpcMessage::error(error, Some(id)));
+                        }
+                    }
+                }
+                None => self.inner.receive().await,
+            }?;
+            let id = answer_id(&message);
+            if id.is_some() && id == self.given_up.as_ref() {
+                self.given_up = None;
+                continue;
+            }
+            if id.is_some() && id == self.pending.as_ref().map(|(pending, _)| pending) {
+                self.pending = None;
+            }
+            return Some(message);
+        }
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), T::Error>> + Send {
+        self.inner.close()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_probe_takes_half_the_connect_timeout_at_most_10_s() {
+        assert_eq!(probe_wait(Duration::from_secs(1)), Duration::from_millis(500));
+        assert_eq!(probe_wait(Duration::from_secs(30)), Duration::from_secs(10));
+    }
+}

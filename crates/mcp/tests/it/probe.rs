@@ -1,0 +1,94 @@
+//! The era probe within a short connect timeout (`pool/probe.rs`): `server/discover` gets
+//! half of it (at most rmcp's fixed 10 s), so a 2025-11-25 server that drops the probe is
+//! still reached within a 1 s connect timeout, and a server that answers nothing fails
+//! within it — over stdio and over HTTP.
+
+use crate::support::{config, configs, text, tool};
+use mcpflow_mcp::{Approvals, Pool, PoolOptions};
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+/// A 2025-11-25 server scripted in `sh` that never answers `server/discover`; with
+/// `late`, it answers the probe after `initialize` arrived (the pool must drop that).
+fn dropping_discover(late: bool) -> mcpflow_blueprint::ServerConfig {
+    let late_answer = if late {
+        r#"printf '%s\n' '{"jsonrpc":"2.0","id":0,"error":{"code":-32601,"message":"late: no such method"}}'"#
+    } else {
+        ""
+    };
+    let script = format!(
+        r#"
+read -r discover
+read -r init
+{late_answer}
+printf '%s\n' '{{"jsonrpc":"2.0","id":1,"result":{{"protocolVersion":"2025-11-25","capabilities":{{"tools":{{}}}},"serverInfo":{{"name":"silent","version":"1"}}}}}}'
+read -r initialized
+read -r list
+printf '%s\n' '{{"jsonrpc":"2.0","id":2,"result":{{"tools":[{{"name":"answer","inputSchema":{{"type":"object"}}}}]}}}}'
+read -r call
+printf '%s\n' '{{"jsonrpc":"2.0","id":3,"result":{{"content":[{{"type":"text","text":"reached"}}]}}}}'
+read -r rest
+"#
+    );
+    config(json!({"command": "sh", "args": ["-c", script]}))
+}
+
+fn pool_with_timeout(name: &str, server: mcpflow_blueprint::ServerConfig, timeout: Duration) -> Pool {
+    Pool::new(
+        configs(vec![(name, server)]),
+        Approvals::allow_all(),
+        PoolOptions::default().with_connect_timeout(timeout),
+    )
+}
+
+#[tokio::test]
+async fn a_server_that_drops_server_discover_is_reached_within_a_1_s_connect_timeout() {
+    for late in [false, true] {
+        let pool = pool_with_timeout("silent", dropping_discover(late), Duration::from_secs(1));
+        let started = Instant::now();
+        let answer = pool.call(tool(Some("silent"), "answer", json!({}))).await.unwrap();
+        let waited = started.elapsed();
+        assert_eq!(text(&answer), "reached");
+        // Half of the connect timeout for the probe, then `initialize`.
+        assert!(waited >= Duration::from_millis(450) && waited < Duration::from_millis(1500), "{waited:?}");
+        assert_eq!(pool.discover("silent").await.unwrap().protocol_version.as_deref(), Some("2025-11-25"));
+        pool.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn a_stdio_server_that_answers_nothing_fails_within_the_1_s_connect_timeout() {
+    let pool = pool_with_timeout(
+        "mute",
+        config(json!({"command": "sh", "args": ["-c", "cat > /dev/null"]})),
+        Duration::from_secs(1),
+    );
+    let started = Instant::now();
+    let error = pool.discover("mute").await.unwrap_err();
+    let waited = started.elapsed();
+    pool.shutdown().await;
+    assert_eq!(error.code(), "SERVER_START_FAILED", "{error}");
+    assert!(waited < Duration::from_millis(1800), "{waited:?}");
+    assert!(error.to_string().contains("within 1000 ms"), "{error}");
+}
+
+#[tokio::test]
+async fn an_http_server_that_accepts_and_answers_nothing_fails_within_the_1_s_connect_timeout() {
+    // A TCP listener that accepts connections and never answers (std, not our code).
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().take(8) {
+            held.push(stream);
+        }
+    });
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let pool = pool_with_timeout("mute", config(json!({ "url": url })), Duration::from_secs(1));
+    let started = Instant::now();
+    let error = pool.discover("mute").await.unwrap_err();
+    let waited = started.elapsed();
+    pool.shutdown().await;
+    assert_eq!(error.code(), "SERVER_START_FAILED", "{error}");
+    assert!(waited < Duration::from_millis(1800), "{waited:?}");
+}
