@@ -7,6 +7,7 @@
 //! | a configured server: lazy start, restart, concurrency limit | `pool/server.rs` |
 //! | one live session: consent, spawn/connect, `initialize`, discovery, close | `pool/connection.rs` |
 //! | one call: timeout, cancellation, progress, results as JSON | `pool/call.rs` |
+//! | tool calls run as tasks: poll, progress, cancel, resume | `pool/tasks.rs` |
 //! | call timeouts, one timer task for all calls | `pool/deadlines.rs` |
 //! | tool name → server | `pool/routing.rs` |
 //! | client capabilities, roots, notifications (progress, `list_changed`, logging) | `pool/handler.rs`, `pool/progress.rs` |
@@ -33,6 +34,7 @@ mod process;
 mod progress;
 mod routing;
 mod server;
+mod tasks;
 
 pub use call::STACK_META;
 pub use discovery::Discovery;

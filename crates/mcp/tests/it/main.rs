@@ -12,3 +12,4 @@ mod http_bridge;
 mod npm;
 mod roots;
 mod support;
+mod tasks;
