@@ -17,6 +17,7 @@ mod run;
 mod serve;
 mod servers;
 mod signals;
+mod tasks;
 mod validate;
 mod workflow_refs;
 
