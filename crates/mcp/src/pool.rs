@@ -185,6 +185,8 @@ pub(crate) struct Context {
     pub deadlines: Deadlines,
     /// The roots of the servers that configure none.
     pub roots: Arc<SharedRoots>,
+    /// `tasks/cancel` requests on their way (see `pool/tasks.rs`).
+    pub cancels: tasks::Cancels,
 }
 
 /// MCP servers by name, started on first use. Cheap to clone; clones share the servers.
@@ -216,6 +218,7 @@ impl Pool {
                     closing: CancellationToken::new(),
                     deadlines: Deadlines::default(),
                     roots,
+                    cancels: tasks::Cancels::default(),
                 },
             }),
         }
@@ -294,6 +297,8 @@ impl Pool {
     /// [`PoolOptions::shutdown_grace`] to exit, then is terminated and reaped. Calls after
     /// this fail with `POOL_SHUT_DOWN`.
     pub async fn shutdown(&self) {
+        // The tasks of cancelled calls are told before their sessions close.
+        self.inner.cx.cancels.settle().await;
         self.inner.cx.closing.cancel();
         let grace = self.inner.cx.options.shutdown_grace;
         futures::future::join_all(self.inner.servers.values().map(|server| server.shutdown(grace))).await;

@@ -232,3 +232,40 @@ fn a_task_the_server_forgot_fails_with_task_lost_and_is_not_called_again() {
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
+
+#[test]
+fn a_task_steps_progress_is_in_the_events_and_its_timeout_cancels_the_task_on_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = repo().join("crates/cli/tests/servers/tasks_http.mjs");
+    let (server, port) = Server::start(&script, &[("PORT", "0")], false, "listening on");
+    let servers = dir.path().join("servers.json");
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    std::fs::write(&servers, json!({"mcpServers": {"counter": {"type": "http", "url": url}}}).to_string()).unwrap();
+    let blueprint = dir.path().join("late.json");
+    let doc = json!({"blueprint": 1, "id": "late", "steps": [
+        {"id": "slow", "kind": "tool", "server": "counter", "tool": "count-slowly", "args": {"n": 40, "ms": 100},
+         "timeout_ms": 1500}
+    ]});
+    std::fs::write(&blueprint, doc.to_string()).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+        .args(["run", "-q", "--allow-all-servers", "--events", "-", "--servers"])
+        .arg(&servers)
+        .arg(&blueprint)
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", crate::stderr(&out));
+    let events: Vec<Value> = crate::stdout(&out).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let task = events.iter().find(|e| e["type"] == "StepTaskStarted").expect("the task is an event");
+    let task_id = task["task_id"].as_str().unwrap();
+    // The task's status messages are the step's progress, as progress notifications are.
+    let messages: Vec<&str> =
+        events.iter().filter(|e| e["type"] == "StepProgress").filter_map(|e| e["message"].as_str()).collect();
+    assert!(messages.contains(&"step 1 of 40") && messages.len() >= 3, "{messages:?}");
+    let finished = events.iter().find(|e| e["type"] == "StepFinished").unwrap();
+    assert_eq!(finished["error"]["code"], "STEP_TIMEOUT", "{finished}");
+    // The step's timeout bounds the whole task and cancels it on the server.
+    let cancelled = format!("tasks/cancel {task_id}");
+    let told = wait_for(Duration::from_secs(5), || server.lines().iter().any(|l| *l == cancelled).then_some(()));
+    assert!(told.is_some(), "no `{cancelled}` in {:?}", server.lines());
+}

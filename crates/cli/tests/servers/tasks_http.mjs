@@ -4,7 +4,7 @@
 // (`execution.taskSupport: "required"`): `n` steps of `ms` milliseconds, each with a status
 // message. Every `tools/call` it receives is written to stderr as `tools/call <name> as a
 // task` or `… plain` (a plain call of a task-only tool is refused before anything runs), so
-// a test can count them. Port from `PORT` (0: any); says `listening on <port>` on stderr.
+// a test can count them; so is every `tasks/cancel <task id>`. Port from `PORT` (0: any); says `listening on <port>` on stderr.
 import http from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -70,6 +70,8 @@ const listener = http.createServer(async (req, res) => {
     for (const message of Array.isArray(body) ? body : [body]) {
         if (message && message.method === 'tools/call') {
             console.error(`tools/call ${message.params?.name} ${message.params?.task ? 'as a task' : 'plain'}`);
+        } else if (message && message.method === 'tasks/cancel') {
+            console.error(`tasks/cancel ${message.params?.taskId}`);
         }
     }
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });

@@ -168,6 +168,7 @@ impl Call<'_> {
             cancel: self.cancel,
             started,
             max_message_bytes: self.inner.cx.options.max_message_bytes,
+            cancels: &self.inner.cx.cancels,
         }
     }
 }

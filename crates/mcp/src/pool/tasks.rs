@@ -17,7 +17,7 @@ use super::server::Server;
 use crate::error::{Error, Result};
 use mcpflow_engine::{Progress, ProgressSink, TaskHandle, TaskSink};
 use rmcp::model::{ClientRequest, CustomRequest, ServerResult};
-use rmcp::service::{PeerRequestOptions, RequestHandle, ServiceError};
+use rmcp::service::{Peer, PeerRequestOptions, RequestHandle, RoleClient, ServiceError};
 use serde_json::{Value, json};
 use std::time::Duration;
 use tokio::time::Instant;
@@ -32,7 +32,7 @@ pub(crate) const DEFAULT_POLL: Duration = Duration::from_secs(1);
 /// The task lifetime asked for (the server may grant another): long enough for a run
 /// interrupted mid-task to be resumed the same day.
 pub(crate) const REQUESTED_TTL_MS: u64 = 24 * 60 * 60 * 1000;
-/// How long `tasks/cancel` is given to reach the server before the call returns.
+/// How long `tasks/cancel` is given to reach the server (a shutdown waits this long).
 const CANCEL_GRACE: Duration = Duration::from_secs(2);
 /// Longest status message passed on as progress (a server controls it).
 const MESSAGE_LIMIT: usize = 1024;
@@ -99,6 +99,57 @@ pub(crate) struct TaskCall<'a> {
     pub cancel: &'a CancellationToken,
     pub started: Option<TaskSink>,
     pub max_message_bytes: usize,
+    pub cancels: &'a Cancels,
+}
+
+/// The `tasks/cancel` requests on their way, so that shutting the pool down waits for them
+/// (each for [`CANCEL_GRACE`] at most) before it closes the sessions.
+#[derive(Debug, Default)]
+pub(crate) struct Cancels {
+    sent: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
+}
+
+impl Cancels {
+    fn send(&self, peer: Peer<RoleClient>, id: String) {
+        let request = custom("tasks/cancel", json!({ "taskId": id }));
+        let sending = tokio::spawn(async move {
+            tracing::debug!(task = %id, "cancelling the task");
+            let sent = async {
+                if let Ok(handle) = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await {
+                    let _ = handle.rx.await;
+                }
+            };
+            let _ = tokio::time::timeout(CANCEL_GRACE, sent).await;
+        });
+        let mut sent = self.sent.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        sent.retain(|s| !s.is_finished());
+        sent.push(sending);
+    }
+
+    /// Waits for the cancellations on their way.
+    pub async fn settle(&self) {
+        let sent = std::mem::take(&mut *self.sent.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        for sending in sent {
+            let _ = sending.await;
+        }
+    }
+}
+
+/// A task in flight for a call: dropped armed (the call went away before the task ended),
+/// it sends `tasks/cancel`.
+struct Live<'a> {
+    cancels: &'a Cancels,
+    peer: Peer<RoleClient>,
+    id: String,
+    armed: bool,
+}
+
+impl Drop for Live<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.cancels.send(self.peer.clone(), std::mem::take(&mut self.id));
+        }
+    }
 }
 
 /// What ended a wait on the server.
@@ -127,27 +178,34 @@ impl TaskCall<'_> {
     pub async fn created(&self, state: TaskState) -> Result<Value> {
         let handle = TaskHandle { server: self.name(), task_id: state.id.clone(), started_at: now_rfc3339() };
         tracing::debug!(server = %self.server.name, task = %state.id, "the call runs as a task");
+        // From here until the task ends, a call that goes away (cancelled, timed out, its
+        // future dropped) cancels the task on the server.
+        let live = self.live(&state.id);
         if let Some(started) = &self.started {
             tokio::select! {
                 biased;
-                () = self.cancel.cancelled() => {
-                    self.cancel_task(&state.id).await;
-                    return Err(Error::Cancelled { server: Some(self.name()) });
-                }
+                () = self.cancel.cancelled() => return Err(Error::Cancelled { server: Some(self.name()) }),
                 () = started(handle) => {}
             }
         }
-        self.follow(state).await
+        self.follow(state, live).await
     }
 
     /// Resuming an interrupted run: polls the task it started instead of calling again.
     pub async fn resume(&self, handle: &TaskHandle) -> Result<Value> {
         tracing::debug!(server = %self.server.name, task = %handle.task_id, "resuming a task");
         let state = self.get(&handle.task_id).await?;
-        self.follow(state).await
+        let live = self.live(&state.id);
+        self.follow(state, live).await
     }
 
-    async fn follow(&self, mut state: TaskState) -> Result<Value> {
+    fn live(&self, id: &str) -> Live<'_> {
+        Live { cancels: self.cancels, peer: self.connection.peer().clone(), id: id.to_owned(), armed: true }
+    }
+
+    /// Follows the task to its end. Returning early (an error, cancelled) leaves `live`
+    /// armed, so the task is cancelled on the server; a task that ended is not.
+    async fn follow(&self, mut state: TaskState, mut live: Live<'_>) -> Result<Value> {
         let (_registration, mut notified) = self.connection.tasks.register(&state.id);
         let mut seen: Option<(String, Option<String>)> = None;
         let mut changes = 0u32;
@@ -163,6 +221,9 @@ impl TaskCall<'_> {
                 seen = Some(now);
             }
             let id = state.id.clone();
+            if matches!(state.status.as_str(), "completed" | "failed" | "cancelled") {
+                live.armed = false;
+            }
             match state.status.as_str() {
                 "completed" => return self.result(state).await,
                 "failed" => {
@@ -180,7 +241,6 @@ impl TaskCall<'_> {
                     return Err(Error::TaskCancelled { server: self.name(), task_id: id, message: state.message });
                 }
                 "input_required" => {
-                    self.cancel_task(&id).await;
                     return Err(Error::TaskInputRequired { server: self.name(), task_id: id, message: state.message });
                 }
                 _ => {}
@@ -192,10 +252,7 @@ impl TaskCall<'_> {
             // interval (notifications are not promised).
             let told = tokio::select! {
                 biased;
-                () = self.cancel.cancelled() => {
-                    self.cancel_task(&id).await;
-                    return Err(Error::Cancelled { server: Some(self.name()) });
-                }
+                () = self.cancel.cancelled() => return Err(Error::Cancelled { server: Some(self.name()) }),
                 Some(params) = notified.recv() => read_task(&params),
                 () = tokio::time::sleep(poll) => None,
             };
@@ -210,15 +267,14 @@ impl TaskCall<'_> {
             let next = match self.get(&id).await {
                 Ok(next) => next,
                 Err(error) => {
-                    if !matches!(error, Error::TaskLost { .. }) {
-                        self.cancel_task(&id).await;
+                    if matches!(error, Error::TaskLost { .. }) {
+                        live.armed = false;
                     }
                     return Err(error);
                 }
             };
             // A server that answers about another task is not followed.
             if next.id != id {
-                self.cancel_task(&id).await;
                 return Err(Error::ProtocolError {
                     server: self.name(),
                     message: format!("asked `tasks/get` about task `{id}`, the server answered about `{}`", next.id),
@@ -261,19 +317,6 @@ impl TaskCall<'_> {
         }
         let answer = self.request(custom("tasks/result", json!({ "taskId": state.id }))).await?;
         self.method.output(&self.server.name, answer)
-    }
-
-    /// `tasks/cancel`, given a moment to reach the server; its answer does not matter.
-    async fn cancel_task(&self, id: &str) {
-        tracing::debug!(server = %self.server.name, task = %id, "cancelling the task");
-        let peer = self.connection.peer().clone();
-        let request = custom("tasks/cancel", json!({ "taskId": id }));
-        let sent = async move {
-            if let Ok(handle) = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await {
-                let _ = handle.rx.await;
-            }
-        };
-        let _ = tokio::time::timeout(CANCEL_GRACE, sent).await;
     }
 
     /// One request with the per-request timeout and the call's cancellation.

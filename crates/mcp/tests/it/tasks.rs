@@ -75,6 +75,8 @@ async fn cancelling_a_task_step_sends_tasks_cancel_and_resuming_a_lost_task_fail
     cancel.cancel();
     let error = running.await.unwrap().unwrap_err();
     assert_eq!(error.code(), "CANCELLED", "{error}");
+    // The call returns at once; `tasks/cancel` follows on its own (a moment for it to land).
+    tokio::time::sleep(Duration::from_millis(300)).await;
 
     // The server heard `tasks/cancel`: asked about the same task, it says `cancelled`.
     let handle = handles.lock().unwrap()[0].clone();
@@ -101,18 +103,18 @@ async fn resuming_polls_the_same_task_to_its_result() {
     let (started, handles) = handles();
     let mut first = tool(Some("everything"), "simulate-research-query", json!({"topic": "resumed"}));
     first.tasks.started = Some(started);
-    let cancel = first.cancel.clone();
-    // The first caller goes away (as a killed process would) without cancelling the task:
-    // its future is dropped once the handle is known.
-    let running = tokio::spawn({
-        let pool = pool.clone();
-        async move { pool.call(first).await }
-    });
-    while handles.lock().unwrap().is_empty() {
-        tokio::time::sleep(Duration::from_millis(20)).await;
+    // The first caller vanishes as a killed process does: its future is neither polled
+    // again nor dropped (a dropped call cancels its task), once the handle is known.
+    let mut running = Box::pin(pool.call(first));
+    tokio::select! {
+        done = &mut running => panic!("the task ended before its handle was seen: {done:?}"),
+        () = async {
+            while handles.lock().unwrap().is_empty() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        } => {}
     }
-    running.abort();
-    drop(cancel);
+    std::mem::forget(running);
     let handle = handles.lock().unwrap()[0].clone();
     let progress: Arc<Mutex<Vec<Progress>>> = Arc::default();
     let sink = progress.clone();
