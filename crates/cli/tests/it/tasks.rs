@@ -266,6 +266,6 @@ fn a_task_steps_progress_is_in_the_events_and_its_timeout_cancels_the_task_on_th
     assert_eq!(finished["error"]["code"], "STEP_TIMEOUT", "{finished}");
     // The step's timeout bounds the whole task and cancels it on the server.
     let cancelled = format!("tasks/cancel {task_id}");
-    let told = wait_for(Duration::from_secs(5), || server.lines().iter().any(|l| *l == cancelled).then_some(()));
+    let told = wait_for(Duration::from_secs(5), || server.lines().contains(&cancelled).then_some(()));
     assert!(told.is_some(), "no `{cancelled}` in {:?}", server.lines());
 }
