@@ -71,6 +71,22 @@ impl App {
     }
 }
 
+impl App {
+    /// The runs a previous process left `running` (now `interrupted`) that had tasks in
+    /// flight, with those tasks: what a long-lived front door (the studio, the daemon)
+    /// offers to resume on start. Runs whose events cannot be read are left out.
+    pub fn resumable(&self) -> Vec<(String, Vec<TaskHandle>)> {
+        self.interrupted()
+            .iter()
+            .filter_map(|run| {
+                let events = self.store().events(run).ok()?;
+                let tasks: Vec<TaskHandle> = tasks_in_flight(&events).into_values().collect();
+                (!tasks.is_empty()).then(|| (run.clone(), tasks))
+            })
+            .collect()
+    }
+}
+
 /// The tasks a run's step instances had in flight when it stopped: each
 /// `StepTaskStarted` with no `StepFinished` of the same step instance after it.
 pub fn tasks_in_flight(events: &[RunEvent]) -> HashMap<(String, IterationPath), TaskHandle> {

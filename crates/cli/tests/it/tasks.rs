@@ -153,6 +153,19 @@ fn a_run_killed_mid_task_resumes_by_polling_the_same_task_and_the_tool_runs_once
 
     let (run, task) = run_and_kill(&home, &servers, &blueprint, "slow");
     let calls_before_kill = server.lines().iter().filter(|l| l.starts_with("tools/call")).count();
+    // What the studio and the daemon offer on start: the run, with its task in flight.
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let app = mcpflow_app::App::open(&home, mcpflow_app::AppOptions::default()).unwrap();
+        let offered: Vec<(String, Vec<String>)> = app
+            .resumable()
+            .into_iter()
+            .map(|(run, tasks)| (run, tasks.into_iter().map(|t| t.task_id).collect()))
+            .collect();
+        assert_eq!(offered, [(run.clone(), vec![task.clone()])]);
+        app.shutdown().await;
+    });
+    drop(runtime);
 
     let (code, envelope) = resume(&home, &servers, &blueprint, &run);
     assert_eq!(code, Some(0), "{envelope}");
