@@ -68,7 +68,9 @@ impl fmt::Debug for TaskHooks {
 #[derive(Clone)]
 pub struct CallRequest {
     pub target: CallTarget,
-    /// Per-call timeout; the pool sends `notifications/cancelled` when it expires.
+    /// Per-call timeout; the pool sends `notifications/cancelled` when it expires. For a
+    /// call the server runs as a task it bounds each request (the call, each poll); the
+    /// whole task is bounded by `cancel` (the step's `timeout_ms`).
     pub timeout: Option<Duration>,
     /// Cancelled when the step or the run is cancelled; the pool must then send
     /// `notifications/cancelled` to the server and return [`CallError::cancelled`].

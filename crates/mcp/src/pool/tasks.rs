@@ -36,6 +36,8 @@ pub(crate) const REQUESTED_TTL_MS: u64 = 24 * 60 * 60 * 1000;
 const CANCEL_GRACE: Duration = Duration::from_secs(2);
 /// Longest status message passed on as progress (a server controls it).
 const MESSAGE_LIMIT: usize = 1024;
+/// Longest task id accepted: it is recorded in the run's journal and shown.
+const TASK_ID_LIMIT: usize = 256;
 
 /// A task as the server last described it.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,7 +55,7 @@ pub(crate) struct TaskState {
 /// `resultType: "task"`) or a `tasks/get` answer; `None` when it is none of those.
 pub(crate) fn read_task(value: &Value) -> Option<TaskState> {
     let task = value.get("task").filter(|t| t.is_object()).unwrap_or(value);
-    let id = task.get("taskId")?.as_str()?.to_owned();
+    let id = task.get("taskId")?.as_str().filter(|id| !id.is_empty() && id.len() <= TASK_ID_LIMIT)?.to_owned();
     let status = task.get("status")?.as_str()?.to_owned();
     let message = task.get("statusMessage").and_then(Value::as_str).map(|m| cut(m, MESSAGE_LIMIT));
     let poll = task
@@ -232,7 +234,7 @@ impl TaskCall<'_> {
                         .as_ref()
                         .and_then(|e| e.get("message"))
                         .and_then(Value::as_str)
-                        .map(str::to_owned)
+                        .map(|m| cut(m, MESSAGE_LIMIT))
                         .or(state.message)
                         .unwrap_or_else(|| "the server gave no reason".to_owned());
                     return Err(Error::TaskFailed { server: self.name(), task_id: id, message });
@@ -388,6 +390,8 @@ mod tests {
         assert_eq!(state.result, Some(json!({"content": []})));
         assert!(read_task(&json!({"content": []})).is_none());
         assert!(read_task(&json!({"task": {"taskId": 3, "status": "working"}})).is_none());
+        // An id too long to record is not accepted.
+        assert!(read_task(&json!({"taskId": "x".repeat(TASK_ID_LIMIT + 1), "status": "working"})).is_none());
     }
 
     #[test]
