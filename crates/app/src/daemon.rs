@@ -33,6 +33,14 @@ struct Schedules {
 
 /// Runs the scheduler until `stop` is cancelled.
 pub async fn run_schedules(app: App, stop: CancellationToken) {
+    for (run, tasks) in app.resumable() {
+        let ids: Vec<&str> = tasks.iter().map(|t| t.task_id.as_str()).collect();
+        tracing::warn!(
+            run = %run,
+            tasks = ?ids,
+            "a run was interrupted with tasks in flight; `mcpflow resume {run}` polls them again (the tool is not called twice)"
+        );
+    }
     let mut changes = app.subscribe_changes();
     let mut s = Schedules::default();
     s.load(&app, Utc::now());

@@ -1,19 +1,24 @@
 //! Runs: start one (recorded to the store, its events broadcast to any number of
 //! subscribers), control it (pause / resume / step / breakpoints / cancel), read the
-//! runs that were recorded, and re-run part of one ([`App::rerun_plan`]).
+//! runs that were recorded, re-run part of one ([`App::rerun_plan`]), and resume one the
+//! process was killed in, polling its tasks in flight again ([`App::resume_plan`]).
 //!
 //! Durability: every event is appended to the store as it happens, and the engine's
 //! [`Journal`] hook flushes the store before a call starts after a step finished — so a
 //! finished step is on disk before any step that depends on it reaches a server.
 
 mod rerun;
+mod resume;
 
 pub use rerun::Rerun;
+pub use resume::tasks_in_flight;
 
 use crate::app::App;
 use crate::error::{AppError, Result};
 use mcpflow_blueprint::{Blueprint, Options, Plan, check_bytes};
+use mcpflow_engine::TaskHandle;
 use mcpflow_engine::driver::MAX_WORKFLOW_DEPTH;
+use mcpflow_engine::event::IterationPath;
 use mcpflow_engine::{
     BlueprintSource, Control, Engine, Envelope, EventKind, EventSink, FolderSource, Journal, RunEvent, RunRequest,
     Servers,
@@ -21,7 +26,7 @@ use mcpflow_engine::{
 use mcpflow_mcp::{Pool, PoolOptions};
 use mcpflow_store::{RecordStatus, RerunOf, RunRecord, Store};
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::sync::{broadcast, mpsc, oneshot};
@@ -80,6 +85,10 @@ pub struct StartRun {
     pub only: Option<BTreeSet<String>>,
     /// The past run this one re-runs part of (set by [`App::rerun_plan`]); recorded.
     pub rerun_of: Option<RerunOf>,
+    /// Resuming an interrupted run (set by [`App::resume_plan`]): its id, recorded.
+    pub resumed_from: Option<String>,
+    /// Resuming: the tasks step instances had in flight, polled instead of called again.
+    pub resume_tasks: HashMap<(String, IterationPath), TaskHandle>,
     /// Sees every event, in order, right after it is recorded (the CLI's display).
     pub observer: Option<EventSink>,
 }
@@ -93,6 +102,8 @@ impl std::fmt::Debug for StartRun {
             .field("pinned", &self.pinned.keys().collect::<Vec<_>>())
             .field("only", &self.only)
             .field("rerun_of", &self.rerun_of)
+            .field("resumed_from", &self.resumed_from)
+            .field("resume_tasks", &self.resume_tasks)
             .finish_non_exhaustive()
     }
 }
@@ -110,6 +121,8 @@ impl StartRun {
             pinned: BTreeMap::new(),
             only: None,
             rerun_of: None,
+            resumed_from: None,
+            resume_tasks: HashMap::new(),
             observer: None,
         }
     }
@@ -196,6 +209,7 @@ impl App {
         config.timeout_ms = spec.timeout_ms;
         config.pinned = std::mem::take(&mut spec.pinned);
         config.only = spec.only.take();
+        config.resume_tasks = std::mem::take(&mut spec.resume_tasks);
         config.check(&plan).map_err(|e| AppError::BadRequest(e.to_string()))?;
 
         let (events_tx, events_rx) = broadcast::channel(EVENT_BUFFER);
@@ -228,6 +242,7 @@ impl App {
             envelope: None,
             blueprint_rev: rev,
             rerun_of: spec.rerun_of.take(),
+            resumed_from: spec.resumed_from.take(),
             debug: spec.paused || !spec.breakpoints.is_empty(),
             paused_ms: None,
         };
@@ -426,7 +441,7 @@ impl BlueprintSource for Sources {
 /// duration, error and output.
 pub fn step_records(events: &[RunEvent]) -> Vec<Value> {
     let mut order: Vec<String> = Vec::new();
-    let mut records: std::collections::HashMap<String, Value> = std::collections::HashMap::new();
+    let mut records: HashMap<String, Value> = HashMap::new();
     for e in events {
         let (step, record) = match &e.kind {
             EventKind::StepStarted { step, path, attempt, .. } if path.is_empty() => {

@@ -11,6 +11,7 @@ mod backup;
 mod history;
 mod progress;
 mod rerun;
+mod resume;
 mod run;
 mod serve;
 mod servers;
@@ -62,6 +63,11 @@ enum Command {
     /// outputs and its inputs: the step alone, or with every step after it
     /// (`--from-here`). Recorded, with the run it came from. Exit codes as for `run`.
     Rerun(rerun::RerunArgs),
+    /// Go on with a run the process was killed in (`interrupted`): finished steps keep
+    /// their outputs, a tool the server ran as a task is polled again rather than called
+    /// twice (`TASK_LOST` when the server forgot it), the rest runs. Recorded, with the
+    /// run it resumes. Exit codes as for `run`.
+    Resume(resume::ResumeArgs),
     /// Print the JSON Schema of the blueprint format.
     Schema,
     /// Serve mcpflow to agents as an MCP server (stdio; `--http` for streamable HTTP).
@@ -131,6 +137,7 @@ fn main() -> ExitCode {
         }
         Command::Run(args) => run::run(args),
         Command::Rerun(args) => rerun::run(args),
+        Command::Resume(args) => resume::run(args),
         Command::Serve(args) => with_runtime(serve::run(args)),
         Command::Servers(args) => with_runtime(servers::run(args)),
         Command::Daemon { app } => with_runtime(serve::daemon(app, None)),

@@ -76,6 +76,9 @@ impl Progress {
                 inner.running.insert(step.clone(), format!("{step} {m}"));
                 None
             }
+            EventKind::StepTaskStarted { step, path, server, task_id, .. } => {
+                Some(format!("[{secs:7.2}s] task      {step}{} runs as task `{task_id}` on `{server}`", at(path)))
+            }
             EventKind::Log { level, message, .. } => Some(format!("[{secs:7.2}s] {level:?}: {message}").to_lowercase()),
             EventKind::RunPaused { reason, step, .. } => {
                 Some(format!("[{secs:7.2}s] paused ({reason:?}) {}", step.clone().unwrap_or_default()))

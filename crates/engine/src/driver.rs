@@ -4,7 +4,7 @@
 
 use crate::event::{Envelope, RunEvent, RunStatus};
 use crate::scheduler::{Action, Control, Input, Invocation, Retired, RunConfig, Scheduler, TimerId};
-use crate::servers::{CallError, CallRequest, ProgressSink, Servers};
+use crate::servers::{CallError, CallRequest, ProgressSink, Servers, TaskHandle, TaskHooks, TaskSink};
 use crate::source::{BlueprintSource, SavedValues};
 use futures::stream::FuturesUnordered;
 use futures::{FutureExt as _, StreamExt as _};
@@ -111,6 +111,7 @@ impl Engine {
             timeout_ms: None,
             pinned: Default::default(),
             only: None,
+            resume_tasks: Default::default(),
         })
     }
 
@@ -156,6 +157,8 @@ impl Engine {
             // bounded (a server controls how much of it there is; the scheduler, timers).
             let (timer_tx, mut timer_rx) = mpsc::unbounded_channel::<TimerId>();
             let (tx, mut rx) = mpsc::channel::<Input>(PROGRESS_QUEUE);
+            // Task handles: one per call at most, each acknowledged once recorded and synced.
+            let (task_tx, mut task_rx) = mpsc::unbounded_channel::<TaskStart>();
             let start = Instant::now();
             let now = move || u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
             let mut calls: HashMap<u64, CancellationToken> = HashMap::new();
@@ -169,6 +172,8 @@ impl Engine {
             // retired, are freed when the driver would otherwise wait (see `Garbage`).
             let mut garbage = Garbage::default();
             let mut actions = sched.apply(now(), Input::Start);
+            // A task handle whose event the actions below record: acknowledged once synced.
+            let mut task_recorded: Option<tokio::sync::oneshot::Sender<()>> = None;
             loop {
                 for action in actions.drain(..) {
                     match action {
@@ -176,7 +181,7 @@ impl Engine {
                             events(&e);
                             garbage.events.push(e);
                         }
-                        Action::Invoke { inv, invocation, sync, .. } => {
+                        Action::Invoke { inv, invocation, sync, resume, .. } => {
                             // What this call reads is on disk before it starts.
                             if sync && let Some(journal) = &self.journal {
                                 journal.sync();
@@ -184,9 +189,11 @@ impl Engine {
                             let token = cancel.child_token();
                             calls.insert(inv, token.clone());
                             let tx = tx.clone();
+                            let task_tx = task_tx.clone();
                             let stack = stack.clone();
                             inflight.push(async move {
-                                let result = self.invoke(inv, invocation, token, &tx, stack).await;
+                                let call = Call { inv, cancel: token, tx: &tx, tasks: task_tx, resume, stack };
+                                let result = self.invoke(invocation, call).await;
                                 (inv, result)
                             });
                         }
@@ -223,6 +230,13 @@ impl Engine {
                         }
                     }
                 }
+                if let Some(recorded) = task_recorded.take() {
+                    // The handle's event is recorded: on disk before the pool polls.
+                    if let Some(journal) = &self.journal {
+                        journal.sync();
+                    }
+                    let _ = recorded.send(());
+                }
                 if !inflight.is_empty() && !cancel.is_cancelled() {
                     // Sends the new calls' requests now. Calls found finished wait in
                     // `finished` for their turn below.
@@ -253,6 +267,11 @@ impl Engine {
                         Input::Completed { inv, result }
                     }
                     Some((inv, result)) = inflight.next(), if !inflight.is_empty() => Input::Completed { inv, result },
+                    Some(start) = task_rx.recv() => {
+                        let TaskStart { inv, handle, recorded } = start;
+                        task_recorded = Some(recorded);
+                        Input::TaskStarted { inv, handle }
+                    }
                     () = std::future::ready(()), if more => Input::Continue,
                     Some(i) = rx.recv() => i,
                 };
@@ -267,14 +286,8 @@ impl Engine {
         })
     }
 
-    async fn invoke(
-        &self,
-        inv: u64,
-        invocation: Invocation,
-        cancel: CancellationToken,
-        tx: &mpsc::Sender<Input>,
-        stack: Vec<String>,
-    ) -> Result<Value, CallError> {
+    async fn invoke(&self, invocation: Invocation, call: Call<'_>) -> Result<Value, CallError> {
+        let Call { inv, cancel, tx, tasks, resume, stack } = call;
         match invocation {
             Invocation::Server(target) => {
                 let progress_tx = tx.clone();
@@ -282,8 +295,24 @@ impl Engine {
                     // Full: the driver is behind; this one is dropped, a later one tells.
                     let _ = progress_tx.try_send(Input::Progress { inv, progress: p });
                 });
-                let request =
-                    CallRequest { target, timeout: None, cancel: cancel.clone(), progress: Some(progress), stack };
+                let started: TaskSink = Arc::new(move |handle| {
+                    let (recorded, done) = tokio::sync::oneshot::channel();
+                    let sent = tasks.send(TaskStart { inv, handle, recorded }).is_ok();
+                    Box::pin(async move {
+                        // The run ended (the driver is gone): nothing more to record.
+                        if sent {
+                            let _ = done.await;
+                        }
+                    })
+                });
+                let request = CallRequest {
+                    target,
+                    timeout: None,
+                    cancel: cancel.clone(),
+                    progress: Some(progress),
+                    stack,
+                    tasks: TaskHooks { started: Some(started), resume },
+                };
                 tokio::select! {
                     r = self.servers.call(request) => r,
                     () = cancel.cancelled() => Err(CallError::cancelled()),
@@ -346,6 +375,23 @@ impl Engine {
             }
         }
     }
+}
+
+/// One call the driver performs, with what it reports back through.
+struct Call<'a> {
+    inv: u64,
+    cancel: CancellationToken,
+    tx: &'a mpsc::Sender<Input>,
+    tasks: mpsc::UnboundedSender<TaskStart>,
+    resume: Option<TaskHandle>,
+    stack: Vec<String>,
+}
+
+/// A call became a task: its handle, and who waits for it to be on disk.
+struct TaskStart {
+    inv: u64,
+    handle: TaskHandle,
+    recorded: tokio::sync::oneshot::Sender<()>,
 }
 
 /// What inputs left behind: events the sink has seen, values the scheduler retired.

@@ -51,6 +51,16 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message: Option<String>,
     },
+    /// The server runs the step's call as a task (MCP tasks): its handle, recorded so an
+    /// interrupted run can resume by polling the same task.
+    StepTaskStarted {
+        step: String,
+        path: IterationPath,
+        server: String,
+        task_id: String,
+        /// RFC 3339, UTC.
+        started_at: String,
+    },
     StepFinished {
         step: String,
         path: IterationPath,

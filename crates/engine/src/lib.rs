@@ -7,7 +7,9 @@ pub mod results;
 pub mod servers;
 pub mod source;
 
-pub use servers::{CallError, CallRequest, CallTarget, Progress, ProgressSink, Servers};
+pub use servers::{
+    CallError, CallRequest, CallTarget, Progress, ProgressSink, Servers, TaskHandle, TaskHooks, TaskSink,
+};
 pub mod driver;
 pub mod event;
 pub mod scheduler;

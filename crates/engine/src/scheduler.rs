@@ -16,7 +16,7 @@ use crate::event::{
     StepStatus, Summary,
 };
 use crate::results::{output_forms, prompt_output, resource_output, tool_output_in};
-use crate::servers::{CallError, CallTarget, Progress};
+use crate::servers::{CallError, CallTarget, Progress, TaskHandle};
 use frames::Frames;
 use mcpflow_blueprint::diagnostic::did_you_mean;
 use mcpflow_blueprint::limits::DEFAULT_MAX_VALUE_BYTES;
@@ -60,6 +60,9 @@ pub enum Action {
         path: IterationPath,
         invocation: Invocation,
         sync: bool,
+        /// Resuming an interrupted run: the task this step instance had in flight, to poll
+        /// instead of calling again (see [`RunConfig::resume_tasks`]).
+        resume: Option<TaskHandle>,
     },
     Cancel {
         inv: InvId,
@@ -97,6 +100,11 @@ pub enum Input {
         inv: InvId,
         progress: Progress,
     },
+    /// The server runs the call as a task: its handle, to be recorded.
+    TaskStarted {
+        inv: InvId,
+        handle: TaskHandle,
+    },
     Timer {
         timer: TimerId,
     },
@@ -133,6 +141,9 @@ pub struct RunConfig {
     /// The top-level steps allowed to run (`None`: all). A top-level step that is
     /// neither here nor pinned is skipped, and the skip rule applies downstream.
     pub only: Option<BTreeSet<String>>,
+    /// Resuming an interrupted run: (step id, iteration path) → the task that step
+    /// instance had in flight. Its first call polls that task instead of calling again.
+    pub resume_tasks: HashMap<(String, IterationPath), TaskHandle>,
 }
 
 impl RunConfig {
@@ -506,6 +517,7 @@ impl Scheduler {
             _ if self.phase != Phase::Running => {}
             Input::Completed { inv, result } => self.completed(inv, result),
             Input::Progress { inv, progress } => self.progress(inv, progress),
+            Input::TaskStarted { inv, handle } => self.task_started(inv, handle),
             Input::Timer { timer } => self.timer(timer),
             Input::Control(c) => self.control(c),
             Input::Log { source, message } => self.emit(EventKind::Log {
@@ -942,7 +954,13 @@ impl Scheduler {
         });
         self.frames[frame].slots[pos].state = State::Running { inv, timeout };
         let sync = self.needs_sync(frame, pos);
-        self.out.push(Action::Invoke { inv, step, path, invocation, sync });
+        let resume = match &invocation {
+            Invocation::Server(_) if !self.config.resume_tasks.is_empty() => {
+                self.config.resume_tasks.remove(&(step.clone(), path.clone()))
+            }
+            _ => None,
+        };
+        self.out.push(Action::Invoke { inv, step, path, invocation, sync, resume });
     }
 
     /// Whether a call of the step at `frame`/`pos` reads a step that finished since the
@@ -1089,6 +1107,14 @@ impl Scheduler {
             },
         };
         self.finish(frame, pos, outcome);
+    }
+
+    fn task_started(&mut self, inv: InvId, handle: TaskHandle) {
+        let Some(&(frame, pos)) = self.invocations.get(&inv) else { return };
+        let step = self.step_name(frame, pos);
+        let path = self.frames[frame].path.clone();
+        let TaskHandle { server, task_id, started_at } = handle;
+        self.emit(EventKind::StepTaskStarted { step, path, server, task_id, started_at });
     }
 
     fn progress(&mut self, inv: InvId, p: Progress) {

@@ -2,6 +2,7 @@
 //! rmcp; the client pool (`crates/mcp`) implements this trait.
 
 use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::fmt;
 use std::sync::Arc;
@@ -30,11 +31,46 @@ pub struct Progress {
 /// Receives progress notifications of one call.
 pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
 
+/// A call a server runs as a task (MCP `io.modelcontextprotocol/tasks`): enough to ask
+/// that server about it again, from another process after a crash. Holds no secret.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskHandle {
+    /// The configured server's name.
+    pub server: String,
+    /// The server's id for the task.
+    pub task_id: String,
+    /// When the task was created (RFC 3339, UTC, as this side saw it).
+    pub started_at: String,
+}
+
+/// Told that a call became a task; the future ends once the handle is durable (the run's
+/// journal flushed), so a crash from then on finds it.
+pub type TaskSink = Arc<dyn Fn(TaskHandle) -> BoxFuture<'static, ()> + Send + Sync>;
+
+/// What the engine asks of a call about tasks.
+#[derive(Clone, Default)]
+pub struct TaskHooks {
+    /// Told the task's handle when the server runs the call as a task.
+    pub started: Option<TaskSink>,
+    /// Resuming an interrupted run: the task this call started then. The pool asks the
+    /// server about it (`tasks/get`) instead of calling the tool again, and fails with
+    /// `TASK_LOST` when the server no longer knows it.
+    pub resume: Option<TaskHandle>,
+}
+
+impl fmt::Debug for TaskHooks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskHooks").field("started", &self.started.is_some()).field("resume", &self.resume).finish()
+    }
+}
+
 /// One call, with what the pool needs to run it well.
 #[derive(Clone)]
 pub struct CallRequest {
     pub target: CallTarget,
-    /// Per-call timeout; the pool sends `notifications/cancelled` when it expires.
+    /// Per-call timeout; the pool sends `notifications/cancelled` when it expires. For a
+    /// call the server runs as a task it bounds each request (the call, each poll); the
+    /// whole task is bounded by `cancel` (the step's `timeout_ms`).
     pub timeout: Option<Duration>,
     /// Cancelled when the step or the run is cancelled; the pool must then send
     /// `notifications/cancelled` to the server and return [`CallError::cancelled`].
@@ -44,6 +80,8 @@ pub struct CallRequest {
     /// them as `_meta["mcpflow/stack"]`, so an `mcpflow serve` that receives the call can
     /// refuse a workflow that reaches itself.
     pub stack: Vec<String>,
+    /// Task mode: the handle's sink, and the task to resume.
+    pub tasks: TaskHooks,
 }
 
 impl fmt::Debug for CallRequest {
@@ -52,6 +90,7 @@ impl fmt::Debug for CallRequest {
             .field("target", &self.target)
             .field("timeout", &self.timeout)
             .field("stack", &self.stack)
+            .field("tasks", &self.tasks)
             .finish_non_exhaustive()
     }
 }

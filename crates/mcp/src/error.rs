@@ -120,6 +120,28 @@ pub enum Error {
     #[error("server `{server}` returned error {code}: {message}")]
     ServerError { server: String, code: i32, message: String },
 
+    /// The server ran the call as a task and the task failed.
+    #[error("task `{task_id}` on server `{server}` failed: {message}")]
+    TaskFailed { server: String, task_id: String, message: String },
+
+    /// The server ran the call as a task and cancelled it (not this side).
+    #[error("task `{task_id}` on server `{server}` was cancelled by the server{}", message.as_ref().map(|m| format!(": {m}")).unwrap_or_default())]
+    TaskCancelled { server: String, task_id: String, message: Option<String> },
+
+    /// The task waits for input (elicitation or sampling) from this side.
+    #[error(
+        "task `{task_id}` on server `{server}` needs input, which mcpflow does not answer yet{}; the task was cancelled",
+        message.as_ref().map(|m| format!(" (the server says: {m})")).unwrap_or_default()
+    )]
+    TaskInputRequired { server: String, task_id: String, message: Option<String> },
+
+    /// Resuming: the server no longer knows the task the interrupted run started (it
+    /// restarted, the task expired, or tasks belong to a session that ended).
+    #[error(
+        "server `{server}` no longer knows task `{task_id}`, which the interrupted run started ({message}); the tool was not called again — run the workflow again"
+    )]
+    TaskLost { server: String, task_id: String, message: String },
+
     /// The pool was shut down.
     #[error("the server pool is shut down")]
     ShutDown,
@@ -153,6 +175,10 @@ impl Error {
             Error::OutputTooLarge { .. } => "OUTPUT_TOO_LARGE",
             Error::ProtocolError { .. } => "PROTOCOL_ERROR",
             Error::ServerError { .. } => "SERVER_ERROR",
+            Error::TaskFailed { .. } => "TASK_FAILED",
+            Error::TaskCancelled { .. } => "TASK_CANCELLED",
+            Error::TaskInputRequired { .. } => "TASK_INPUT_REQUIRED",
+            Error::TaskLost { .. } => "TASK_LOST",
             Error::ShutDown => "POOL_SHUT_DOWN",
         }
     }

@@ -8,6 +8,7 @@
 //! | one live session: consent, spawn/connect, `initialize`, discovery, close | `pool/connection.rs` |
 //! | the era probe (`server/discover`) within the connect timeout | `pool/probe.rs` |
 //! | one call: timeout, cancellation, progress, results as JSON | `pool/call.rs` |
+//! | tool calls run as tasks: poll, progress, cancel, resume | `pool/tasks.rs` |
 //! | call timeouts, one timer task for all calls | `pool/deadlines.rs` |
 //! | tool name → server | `pool/routing.rs` |
 //! | client capabilities, roots, notifications (progress, `list_changed`, logging) | `pool/handler.rs`, `pool/progress.rs` |
@@ -41,6 +42,7 @@ mod progress;
 mod reissue;
 mod routing;
 mod server;
+mod tasks;
 
 pub use call::STACK_META;
 pub use discovery::Discovery;
@@ -191,6 +193,8 @@ pub(crate) struct Context {
     pub deadlines: Deadlines,
     /// The roots of the servers that configure none.
     pub roots: Arc<SharedRoots>,
+    /// `tasks/cancel` requests on their way (see `pool/tasks.rs`).
+    pub cancels: tasks::Cancels,
 }
 
 /// MCP servers by name, started on first use. Cheap to clone; clones share the servers.
@@ -222,6 +226,7 @@ impl Pool {
                     closing: CancellationToken::new(),
                     deadlines: Deadlines::default(),
                     roots,
+                    cancels: tasks::Cancels::default(),
                 },
             }),
         }
@@ -300,6 +305,8 @@ impl Pool {
     /// [`PoolOptions::shutdown_grace`] to exit, then is terminated and reaped. Calls after
     /// this fail with `POOL_SHUT_DOWN`.
     pub async fn shutdown(&self) {
+        // The tasks of cancelled calls are told before their sessions close.
+        self.inner.cx.cancels.settle().await;
         self.inner.cx.closing.cancel();
         let grace = self.inner.cx.options.shutdown_grace;
         futures::future::join_all(self.inner.servers.values().map(|server| server.shutdown(grace))).await;

@@ -77,6 +77,9 @@ pub struct RunRecord {
     /// here"), when it is a re-run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rerun_of: Option<RerunOf>,
+    /// The interrupted run this one resumes (`mcpflow resume`), when it is a resume.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumed_from: Option<String>,
     /// Started with Debug (breakpoints, or paused before the first step).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub debug: bool,
@@ -271,6 +274,25 @@ impl Store {
             }
         }
         Ok(found)
+    }
+
+    /// The run that resumed run `run_id`, if one did (runs of the same blueprint only).
+    pub fn resumed_by(&self, run_id: &str) -> Result<Option<String>> {
+        let Some(record) = self.run(run_id)? else { return Ok(None) };
+        let prefix = keys::prefix(&record.blueprint);
+        for key in self.run_index.scan_prefix(&prefix).keys() {
+            let key = key.map_err(Error::db("looking for the run that resumed a run"))?;
+            let Some(id) = key.get(prefix.len()..).and_then(|id| std::str::from_utf8(id).ok()) else { continue };
+            if id <= run_id {
+                continue;
+            }
+            if let Some(later) = self.run(id)?
+                && later.resumed_from.as_deref() == Some(run_id)
+            {
+                return Ok(Some(later.id));
+            }
+        }
+        Ok(None)
     }
 
     /// Marks every `running` run as `interrupted` (the process that ran it is gone) and

@@ -246,6 +246,7 @@ impl Call<'_> {
             cancel,
             progress: None,
             stack: self.stack.clone(),
+            tasks: Default::default(),
         };
         match self.app.pool().call(request).await {
             Ok(raw) => {

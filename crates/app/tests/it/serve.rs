@@ -49,6 +49,7 @@ pub(crate) async fn call(pool: &Pool, tool: &str, args: Value, progress: Option<
         cancel: CancellationToken::new(),
         progress,
         stack: Vec::new(),
+        tasks: Default::default(),
     };
     pool.call(request).await.unwrap_or_else(|e| panic!("{tool}: {e}"))
 }

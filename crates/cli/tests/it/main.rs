@@ -19,6 +19,7 @@ mod secrets;
 mod serve;
 mod servers;
 mod signals;
+mod tasks;
 mod validate;
 mod workflow_refs;
 

@@ -217,3 +217,35 @@ fn pinned_or_only_ids_that_are_not_top_level_steps_refuse_the_run() {
     }
     assert!(rerun(json!({ "fetch": 1, "sw": { "case": 0 } }), &["l"]).check(&plan).is_ok());
 }
+
+#[test]
+fn resuming_hands_each_task_in_flight_to_its_step_instance_once_and_records_new_handles() {
+    use mcpflow_engine::{Input, TaskHandle};
+    let doc = bp(json!([
+        { "id": "a", "kind": "tool", "server": "s", "tool": "a", "args": {} },
+        { "id": "each", "kind": "loop", "for_each": "{{ inputs.items }}", "as": "x", "concurrency": 2,
+          "steps": [ { "id": "t", "kind": "tool", "server": "s", "tool": "t", "args": { "x": "{{ x }}" } } ] }
+    ]));
+    let handle = |id: &str| TaskHandle { server: "s".into(), task_id: id.into(), started_at: "then".into() };
+    let mut cfg = config();
+    cfg.inputs = json!({ "items": [1, 2] });
+    cfg.pinned = [("a".to_owned(), json!({}))].into_iter().collect();
+    cfg.resume_tasks = [(("t".to_owned(), vec![1]), handle("task-1"))].into_iter().collect();
+    let mut sim = Sim::with(doc, cfg).start();
+    // Only iteration 1's `t` polls its task; iteration 0 calls as usual.
+    assert_eq!(sim.resumed, [("t".to_owned(), vec![1], "task-1".to_owned())]);
+    // A new task reported by a call is recorded as an event of its step instance.
+    let (inv, ..) = sim.inflight.iter().find(|c| c.2 == [0]).cloned().unwrap();
+    sim.feed(Input::TaskStarted { inv, handle: handle("task-0") });
+    let recorded: Vec<_> = sim
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::StepTaskStarted { step, path, server, task_id, .. } => {
+                Some((step.clone(), path.clone(), server.clone(), task_id.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(recorded, [("t".to_owned(), vec![0], "s".to_owned(), "task-0".to_owned())]);
+}

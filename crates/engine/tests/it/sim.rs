@@ -21,6 +21,8 @@ pub struct Sim {
     pub envelope: Option<Envelope>,
     /// Every invoke, in order: (time, step, path).
     pub invokes: Vec<(u64, String, Vec<u32>)>,
+    /// The invocations that resume a task: (step, path, task id).
+    pub resumed: Vec<(String, Vec<u32>, String)>,
 }
 
 /// A blueprint `t` of `steps`.
@@ -62,6 +64,7 @@ impl Sim {
             saves: Vec::new(),
             envelope: None,
             invokes: Vec::new(),
+            resumed: Vec::new(),
         }
     }
 
@@ -77,8 +80,11 @@ impl Sim {
         for a in self.s.apply(self.now, input) {
             match a {
                 Action::Emit(e) => self.events.push(e),
-                Action::Invoke { inv, step, path, invocation, .. } => {
+                Action::Invoke { inv, step, path, invocation, resume, .. } => {
                     self.invokes.push((self.now, step.clone(), path.clone()));
+                    if let Some(handle) = resume {
+                        self.resumed.push((step.clone(), path.clone(), handle.task_id));
+                    }
                     self.inflight.push((inv, step, path, invocation));
                     self.max_inflight = self.max_inflight.max(self.inflight.len());
                 }

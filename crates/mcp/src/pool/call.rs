@@ -1,16 +1,18 @@
 //! One call: find the server, start it if needed, send `tools/call`, `resources/read` or
 //! `prompts/get`, forward progress, enforce the timeout and the caller's cancellation
-//! (both send `notifications/cancelled`), and return the raw result as camelCase JSON.
+//! (both send `notifications/cancelled`), and return the raw result as camelCase JSON. A
+//! tool the server runs as a task is followed by `pool/tasks.rs`.
 
 use super::connection::Connection;
 use super::http::{JSON_BODY_LIMIT, is_size_error};
 use super::lines::MARKER;
 use super::server::Server;
+use super::tasks::{self, TaskCall};
 use super::{Inner, Pool};
 use crate::error::{Error, Result};
-use mcpflow_engine::{CallRequest, CallTarget, ProgressSink};
+use mcpflow_engine::{CallRequest, CallTarget, ProgressSink, TaskHooks, TaskSink};
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest,
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest, CustomRequest,
     GetPromptRequest, GetPromptRequestParams, GetPromptResult, ReadResourceRequest, ReadResourceRequestParams,
     ReadResourceResult, RequestId, RequestMetaObject, ServerResult,
 };
@@ -29,7 +31,7 @@ pub const STACK_META: &str = "mcpflow/stack";
 
 /// What to ask the server.
 #[derive(Debug)]
-enum Method {
+pub(super) enum Method {
     /// `stack`: the workflows the call is made for, sent as `_meta["mcpflow/stack"]`.
     Tool {
         name: String,
@@ -50,8 +52,15 @@ impl Pool {
     /// `ReadResourceResult` or `GetPromptResult`) as JSON. A tool result with
     /// `isError: true` is a success here: the caller decides what it means.
     pub async fn call(&self, request: CallRequest) -> Result<Value> {
-        let CallRequest { target, timeout, cancel, progress, stack } = request;
+        let CallRequest { target, timeout, cancel, progress, stack, tasks } = request;
         let inner = &*self.inner;
+        // Resuming a task: the server that runs it, whatever the step names.
+        let target = match (&tasks.resume, target) {
+            (Some(handle), CallTarget::Tool { server: None, tool, args }) => {
+                CallTarget::Tool { server: Some(handle.server.clone()), tool, args }
+            }
+            (_, target) => target,
+        };
         let named = match &target {
             CallTarget::Tool { server, .. } => server.clone(),
             CallTarget::Resource { server, .. } | CallTarget::Prompt { server, .. } => Some(server.clone()),
@@ -59,12 +68,16 @@ impl Pool {
         let outcome = async {
             let (server, method) = until_cancelled(&cancel, named.clone(), self.target(target, stack)).await?;
             let connection = until_cancelled(&cancel, Some(server.name.clone()), server.connection(&inner.cx)).await?;
-            if let Method::Tool { name, args, .. } = &method {
+            if let Method::Tool { name, args, .. } = &method
+                && tasks.resume.is_none()
+            {
                 until_cancelled(&cancel, Some(server.name.clone()), has_tool(&server, &connection, name)).await?;
                 check_args(&server, &connection, name, args)?;
             }
             let timeout = timeout.or(server.timeout).unwrap_or(inner.cx.options.default_timeout);
-            execute(inner, &server, &connection, &method, timeout, progress, &cancel).await
+            let call =
+                Call { inner, server: &server, connection: &connection, method: &method, timeout, cancel: &cancel };
+            execute(call, progress, tasks).await
         }
         .await;
         match outcome {
@@ -133,15 +146,35 @@ fn check_args(server: &Server, connection: &Connection, tool: &str, args: &Map<S
     })
 }
 
-async fn execute(
-    inner: &Inner,
-    server: &Server,
-    connection: &Connection,
-    method: &Method,
+/// One call on one session, with what bounds it.
+struct Call<'a> {
+    inner: &'a Inner,
+    server: &'a Server,
+    connection: &'a Connection,
+    method: &'a Method,
     timeout: Duration,
-    progress: Option<ProgressSink>,
-    cancel: &CancellationToken,
-) -> Result<Value> {
+    cancel: &'a CancellationToken,
+}
+
+impl Call<'_> {
+    fn task(&self, progress: Option<ProgressSink>, started: Option<TaskSink>) -> TaskCall<'_> {
+        TaskCall {
+            server: self.server,
+            connection: self.connection,
+            method: self.method,
+            timeout: self.timeout,
+            deadlines: &self.inner.cx.deadlines,
+            progress,
+            cancel: self.cancel,
+            started,
+            max_message_bytes: self.inner.cx.options.max_message_bytes,
+            cancels: &self.inner.cx.cancels,
+        }
+    }
+}
+
+async fn execute(call: Call<'_>, progress: Option<ProgressSink>, tasks: TaskHooks) -> Result<Value> {
+    let Call { inner, server, connection, method, timeout, cancel } = call;
     let name = || server.name.clone();
     let deadline = inner.cx.deadlines.watch(Instant::now() + timeout);
     let _permit = tokio::select! {
@@ -150,14 +183,25 @@ async fn execute(
         () = deadline.expired() => return Err(Error::CallTimeout { server: name(), after: timeout }),
         permit = server.permit() => permit,
     };
+    drop(deadline);
+    let TaskHooks { started, resume } = tasks;
+    if let Some(handle) = &resume {
+        return call.task(progress, None).resume(handle).await;
+    }
+    if let Method::Tool { name: tool, .. } = method
+        && connection.runs_as_task(tool)
+    {
+        return call.task(progress, started).start().await;
+    }
+    let deadline = inner.cx.deadlines.watch(Instant::now() + timeout);
     tracing::debug!(server = %server.name, ?method, "calling");
     let handle = connection.peer().send_request_with_option(method.request(), PeerRequestOptions::no_options()).await;
     let handle = match handle {
         Ok(handle) => handle,
-        Err(error) => return Err(Box::pin(service_error(inner, connection, error)).await),
+        Err(error) => return Err(Box::pin(service_error(inner.cx.options.max_message_bytes, connection, error)).await),
     };
     let RequestHandle { rx, id, progress_token, .. } = handle;
-    let _progress = progress.map(|sink| connection.progress.register(progress_token, sink));
+    let registration = progress.clone().map(|sink| connection.progress.register(progress_token, sink));
     let answer = tokio::select! {
         biased;
         answer = rx => answer,
@@ -170,16 +214,66 @@ async fn execute(
             return Err(Error::CallTimeout { server: name(), after: timeout });
         }
     };
+    drop(registration);
     match answer {
-        Ok(Ok(result)) => method.output(&server.name, result),
-        Ok(Err(error)) => Err(Box::pin(service_error(inner, connection, error)).await),
+        Ok(Ok(result)) => {
+            if let Method::Tool { name: tool, .. } = method
+                && needs_task(&result)
+            {
+                tracing::debug!(server = %server.name, tool, "the tool runs only as a task");
+                connection.set_runs_as_task(tool);
+                return call.task(progress, started).start().await;
+            }
+            // A server may run any call as a task (the 2026-07-28 extension): follow it.
+            if let Method::Tool { .. } = method
+                && !matches!(result, ServerResult::CallToolResult(_))
+                && let Some(state) = to_json(&server.name, &result).ok().as_ref().and_then(tasks::read_task)
+            {
+                return call.task(progress, started).created(state).await;
+            }
+            method.output(&server.name, result)
+        }
+        // 2025-11-25: a tool whose `execution.taskSupport` is `required` answers a plain call
+        // with "method not found" (-32601), before running anything. rmcp does not keep a
+        // tool's `execution`, so this is how the pool learns it: that tool runs as a task
+        // on this session from now on.
+        Ok(Err(error)) => {
+            // 2025-11-25: a tool whose `execution.taskSupport` is `required` answers a plain
+            // call with "method not found" (-32601), before running anything. rmcp does not
+            // keep a tool's `execution`, so this is how the pool learns it: that tool runs as
+            // a task on this session from now on.
+            if let (ServiceError::McpError(data), Method::Tool { name: tool, .. }) = (&error, method)
+                && data.code.0 == METHOD_NOT_FOUND
+            {
+                tracing::debug!(server = %server.name, tool, message = %data.message, "the tool runs as a task");
+                connection.set_runs_as_task(tool);
+                return call.task(progress, started).start().await;
+            }
+            Err(Box::pin(service_error(inner.cx.options.max_message_bytes, connection, error)).await)
+        }
         // The session ended with the call in flight.
         Err(_) => Err(Box::pin(connection.ended("the connection closed during the call")).await),
     }
 }
 
+/// Whether a tool result is the refusal of a task-only tool called without a task, as the
+/// TypeScript SDK words it (`isError` with "MCP error -32601: Tool … requires task
+/// augmentation (taskSupport: 'required')"): nothing ran, so calling it as a task is safe.
+fn needs_task(result: &ServerResult) -> bool {
+    let ServerResult::CallToolResult(result) = result else { return false };
+    if result.is_error != Some(true) || result.content.len() != 1 {
+        return false;
+    }
+    result.content[0].as_text().is_some_and(|t| {
+        t.text.len() < 1024 && t.text.contains("-32601") && t.text.contains("requires task augmentation")
+    })
+}
+
+/// JSON-RPC's "method not found".
+const METHOD_NOT_FOUND: i32 = -32601;
+
 /// `notifications/cancelled` for request `id`, without waiting: the call returns now.
-fn send_cancelled(connection: &Connection, id: RequestId, reason: &str) {
+pub(super) fn send_cancelled(connection: &Connection, id: RequestId, reason: &str) {
     let peer = connection.peer().clone();
     let params = CancelledNotificationParam::new(Some(id), Some(reason.to_owned()));
     tokio::spawn(async move {
@@ -187,24 +281,22 @@ fn send_cancelled(connection: &Connection, id: RequestId, reason: &str) {
     });
 }
 
-async fn service_error(inner: &Inner, connection: &Connection, error: ServiceError) -> Error {
+pub(super) async fn service_error(max_message_bytes: usize, connection: &Connection, error: ServiceError) -> Error {
     let server = || connection.notes.server().to_owned();
     match error {
         ServiceError::McpError(data) => match data.data.as_ref().and_then(|d| d.get(MARKER)) {
             Some(made_up) if made_up["code"] == "OUTPUT_TOO_LARGE" => Error::OutputTooLarge {
                 server: server(),
-                limit: inner.cx.options.max_message_bytes,
+                limit: max_message_bytes,
                 size: made_up["size"].as_u64().and_then(|s| usize::try_from(s).ok()),
             },
             Some(_) => Error::ProtocolError { server: server(), message: data.message.into_owned() },
             None => Error::ServerError { server: server(), code: data.code.0, message: data.message.into_owned() },
         },
         // Only rmcp's HTTP client says this: a JSON answer body over its own fixed limit.
-        ServiceError::TransportSend(error) if is_size_error(error.error.as_ref()) => Error::OutputTooLarge {
-            server: server(),
-            limit: inner.cx.options.max_message_bytes.min(JSON_BODY_LIMIT),
-            size: None,
-        },
+        ServiceError::TransportSend(error) if is_size_error(error.error.as_ref()) => {
+            Error::OutputTooLarge { server: server(), limit: max_message_bytes.min(JSON_BODY_LIMIT), size: None }
+        }
         ServiceError::TransportSend(error) => connection.ended(&format!("sending the request failed: {error}")).await,
         ServiceError::TransportClosed => connection.ended("the connection closed during the call").await,
         ServiceError::Cancelled { reason } => {
@@ -217,6 +309,16 @@ async fn service_error(inner: &Inner, connection: &Connection, error: ServiceErr
 }
 
 impl Method {
+    /// `tools/call` asking the server to run it as a task (the 2025-11-25 `task` field,
+    /// with the lifetime asked for); other methods as they are.
+    pub(super) fn task_request(&self, ttl_ms: u64) -> ClientRequest {
+        let request = self.request();
+        let ClientRequest::CallToolRequest(call) = &request else { return request };
+        let Ok(Value::Object(mut params)) = serde_json::to_value(&call.params) else { return request };
+        params.insert("task".to_owned(), serde_json::json!({ "ttl": ttl_ms }));
+        ClientRequest::CustomRequest(CustomRequest::new("tools/call", Some(Value::Object(params))))
+    }
+
     fn request(&self) -> ClientRequest {
         match self {
             Method::Tool { name, args, stack } => {
@@ -238,7 +340,7 @@ impl Method {
     }
 
     /// The result as camelCase JSON, checked to be the result this method expects.
-    fn output(&self, server: &str, result: ServerResult) -> Result<Value> {
+    pub(super) fn output(&self, server: &str, result: ServerResult) -> Result<Value> {
         let protocol = |message: String| Error::ProtocolError { server: server.to_owned(), message };
         match (self, result) {
             (Method::Tool { .. }, ServerResult::CallToolResult(r)) => tool_json(server, r),
@@ -248,7 +350,7 @@ impl Method {
                 "the server asked for more input (`input_required`), which a workflow step cannot give".to_owned(),
             )),
             (_, ServerResult::CreateTaskResult(_)) => {
-                Err(protocol("the server answered with a task, which mcpflow does not request".to_owned()))
+                Err(protocol("the server answered with a task where it may not (not a `tools/call`)".to_owned()))
             }
             // rmcp reads answers as an untagged union, so an answer may arrive as another
             // shape: accept it when it reads as the expected one.
@@ -264,7 +366,7 @@ impl Method {
     }
 }
 
-fn to_json(server: &str, result: &impl Serialize) -> Result<Value> {
+pub(super) fn to_json(server: &str, result: &impl Serialize) -> Result<Value> {
     serde_json::to_value(result).map_err(|e| Error::ProtocolError { server: server.to_owned(), message: e.to_string() })
 }
 

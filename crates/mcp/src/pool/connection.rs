@@ -10,7 +10,7 @@ use super::lines::LineTransport;
 use super::notes::ServerNotes;
 use super::probe::{Probe, probe_wait};
 use super::process::{self, ChildProcess};
-use super::progress::ProgressRoutes;
+use super::progress::{ProgressRoutes, TaskRoutes};
 use super::reissue::Reissue;
 use super::{Context, http};
 use crate::config::launch::{self, TransportKind, transport_kind};
@@ -30,6 +30,7 @@ pub(crate) struct Connection {
     service: Mutex<Option<RunningService<RoleClient, Handler>>>,
     pub notes: Arc<ServerNotes>,
     pub progress: Arc<ProgressRoutes>,
+    pub tasks: Arc<TaskRoutes>,
     pub discovery: Arc<DiscoveryCell>,
     /// Compiled input schemas, to check a call's arguments before it is sent.
     pub args: super::args::ArgChecks,
@@ -37,6 +38,8 @@ pub(crate) struct Connection {
     pid: Option<u32>,
     /// 2026-07-28 only: the `subscriptions/listen` stream that carries `list_changed`.
     listener: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// Tools found to run only as tasks (see `pool/call.rs`), called as tasks from then on.
+    task_tools: Mutex<std::collections::HashSet<String>>,
 }
 
 impl Connection {
@@ -57,6 +60,7 @@ impl Connection {
         let handler = Handler {
             notes: notes.clone(),
             progress: Arc::new(ProgressRoutes::default()),
+            tasks: Arc::new(TaskRoutes::default()),
             discovery: Arc::new(DiscoveryCell::new(server)),
             roots,
         };
@@ -122,11 +126,13 @@ impl Connection {
             service: Mutex::new(Some(running)),
             notes,
             progress: handler.progress,
+            tasks: handler.tasks,
             discovery: handler.discovery,
             args: super::args::ArgChecks::default(),
             child: Mutex::new(child),
             pid,
             listener: Mutex::new(None),
+            task_tools: Mutex::default(),
         };
         connection.listen_for_changes(cx.options.connect_timeout).await;
         let listed =
@@ -208,6 +214,15 @@ impl Connection {
             }
         });
         *self.listener.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
+    }
+
+    /// Whether `tool` was found to run only as a task on this session.
+    pub fn runs_as_task(&self, tool: &str) -> bool {
+        self.task_tools.lock().unwrap_or_else(PoisonError::into_inner).contains(tool)
+    }
+
+    pub fn set_runs_as_task(&self, tool: &str) {
+        self.task_tools.lock().unwrap_or_else(PoisonError::into_inner).insert(tool.to_owned());
     }
 
     pub fn peer(&self) -> &Peer<RoleClient> {

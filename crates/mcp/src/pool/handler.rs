@@ -1,7 +1,8 @@
 //! The pool's side of one MCP session (rmcp's `ClientHandler`): what it tells servers
 //! about itself (the roots capability, nothing it does not handle), the roots it answers
 //! `roots/list` with, and what it does with their notifications — progress goes to the
-//! call that asked, `list_changed` lists again, log messages go to the log.
+//! call that asked, task status to the call following the task, `list_changed` lists
+//! again, log messages go to the log.
 
 // MCP logging and roots are deprecated upstream (SEP-2577) but servers still use them.
 #![expect(deprecated)]
@@ -9,7 +10,7 @@
 use super::LogStream;
 use super::discovery::{DiscoveryCell, List};
 use super::notes::ServerNotes;
-use super::progress::ProgressRoutes;
+use super::progress::{ProgressRoutes, TaskRoutes};
 use crate::config::roots::Root;
 use rmcp::ClientHandler;
 use rmcp::model::{
@@ -76,6 +77,8 @@ pub(crate) fn capabilities() -> ClientCapabilities {
 pub(crate) struct Handler {
     pub notes: Arc<ServerNotes>,
     pub progress: Arc<ProgressRoutes>,
+    /// Task status notifications go to the call following the task.
+    pub tasks: Arc<TaskRoutes>,
     pub discovery: Arc<DiscoveryCell>,
     pub roots: Roots,
 }
@@ -98,6 +101,29 @@ impl ClientHandler for Handler {
 
     async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
         self.progress.deliver(params);
+    }
+
+    async fn on_task_status(
+        &self,
+        params: rmcp::model::TaskStatusNotificationParams,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Ok(params) = serde_json::to_value(&params) {
+            self.tasks.deliver(params);
+        }
+    }
+
+    /// The 2025-11-25 `notifications/tasks/status` (rmcp knows only the 2026-07-28 name).
+    async fn on_custom_notification(
+        &self,
+        notification: rmcp::model::CustomNotification,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if notification.method == "notifications/tasks/status"
+            && let Some(params) = notification.params
+        {
+            self.tasks.deliver(params);
+        }
     }
 
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {

@@ -1,4 +1,6 @@
-//! Routes `notifications/progress` to the call that asked for them, by progress token.
+//! Routes `notifications/progress` to the call that asked for them, by progress token, and
+//! task status notifications (`notifications/tasks/status`, the 2026-07-28
+//! `notifications/tasks`) to the call following that task, by task id.
 //!
 //! rmcp gives every request a progress token, but the token is known only once the request
 //! is on its way, so a fast server's first notification may arrive before the call has
@@ -82,6 +84,57 @@ pub(crate) struct Registration {
 impl Drop for Registration {
     fn drop(&mut self) {
         self.routes.routes().sinks.remove(&self.token);
+    }
+}
+
+/// Task status notifications waiting for their task's call, at most: a server that sends
+/// them faster than they are read loses the surplus (the next poll tells the same).
+const TASK_QUEUE: usize = 16;
+
+/// The calls following a task, by task id.
+#[derive(Default)]
+pub(crate) struct TaskRoutes {
+    inner: Mutex<HashMap<String, tokio::sync::mpsc::Sender<serde_json::Value>>>,
+}
+
+impl std::fmt::Debug for TaskRoutes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskRoutes").finish_non_exhaustive()
+    }
+}
+
+impl TaskRoutes {
+    fn routes(&self) -> std::sync::MutexGuard<'_, HashMap<String, tokio::sync::mpsc::Sender<serde_json::Value>>> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The status notifications of task `id` (their params, a task), until the
+    /// registration is dropped.
+    pub fn register(self: &Arc<Self>, id: &str) -> (TaskRegistration, tokio::sync::mpsc::Receiver<serde_json::Value>) {
+        let (tx, rx) = tokio::sync::mpsc::channel(TASK_QUEUE);
+        self.routes().insert(id.to_owned(), tx);
+        (TaskRegistration { routes: self.clone(), id: id.to_owned() }, rx)
+    }
+
+    /// Hands a status notification's params to the call following its task, if any.
+    pub fn deliver(&self, params: serde_json::Value) {
+        let Some(id) = params.get("taskId").and_then(serde_json::Value::as_str) else { return };
+        let sender = self.routes().get(id).cloned();
+        if let Some(sender) = sender {
+            let _ = sender.try_send(params);
+        }
+    }
+}
+
+/// Stops routing a task's notifications when dropped.
+pub(crate) struct TaskRegistration {
+    routes: Arc<TaskRoutes>,
+    id: String,
+}
+
+impl Drop for TaskRegistration {
+    fn drop(&mut self) {
+        self.routes.routes().remove(&self.id);
     }
 }
 

@@ -17,3 +17,4 @@ mod reissue;
 mod roots;
 mod secrets;
 mod support;
+mod tasks;

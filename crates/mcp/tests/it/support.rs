@@ -80,7 +80,14 @@ pub fn args(value: Value) -> Map<String, Value> {
 }
 
 pub fn request(target: CallTarget) -> CallRequest {
-    CallRequest { target, timeout: None, cancel: CancellationToken::new(), progress: None, stack: Vec::new() }
+    CallRequest {
+        target,
+        timeout: None,
+        cancel: CancellationToken::new(),
+        progress: None,
+        stack: Vec::new(),
+        tasks: Default::default(),
+    }
 }
 
 pub fn tool(server: Option<&str>, name: &str, arguments: Value) -> CallRequest {

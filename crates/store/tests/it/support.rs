@@ -23,6 +23,7 @@ pub fn record(id: &str, blueprint: &str) -> RunRecord {
         envelope: None,
         blueprint_rev: Some(1),
         rerun_of: None,
+        resumed_from: None,
         debug: false,
         paused_ms: None,
     }

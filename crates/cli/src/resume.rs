@@ -1,0 +1,77 @@
+//! `mcpflow resume RUN`: go on with a run the process was killed in (`interrupted` in
+//! `mcpflow runs`). The steps that finished keep their outputs, a step whose tool the
+//! server ran as a task polls that same task instead of calling the tool again (or fails
+//! with `TASK_LOST` when the server no longer knows it), and the rest runs. Recorded, with
+//! the run it resumes.
+
+use crate::app::{AppArgs, open_app_with};
+use crate::run::{Watch, block_on, drive, folder_of};
+use crate::validate::{read_json_input, unread};
+use clap::Args;
+use mcpflow_app::runs::Target;
+use mcpflow_blueprint::limits::BLUEPRINT_SIZE;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// The interrupted run (`mcpflow runs` lists them).
+    #[arg(value_name = "RUN")]
+    run: String,
+    /// The blueprint file the run ran (`mcpflow run --store FILE`: the store keeps no
+    /// copy of a file); by default a run of a stored blueprint resumes on its current
+    /// revision.
+    #[arg(long, value_name = "FILE")]
+    file: Option<PathBuf>,
+    #[command(flatten)]
+    app: AppArgs,
+    #[command(flatten)]
+    out: Watch,
+}
+
+pub fn run(args: ResumeArgs) -> ExitCode {
+    if let Some(code) = args.out.conflict() {
+        return code;
+    }
+    block_on(execute(&args))
+}
+
+#[allow(clippy::print_stderr)]
+async fn execute(args: &ResumeArgs) -> anyhow::Result<ExitCode> {
+    let doc = match &args.file {
+        Some(file) => match read_json_input(file, &BLUEPRINT_SIZE) {
+            Ok(doc) => Some(doc),
+            Err(message) => return Ok(unread(&message)),
+        },
+        None => None,
+    };
+    let app = open_app_with(&args.app, None, args.file.as_deref().and_then(folder_of))?;
+    let mut start = match app.resume_plan(&args.run, doc.map(Target::Inline)) {
+        Ok(start) => start,
+        Err(e) => {
+            eprintln!("error[{}]: {e}", e.code());
+            app.shutdown().await;
+            return Ok(ExitCode::from(2));
+        }
+    };
+    start.timeout_ms = args.out.timeout_ms();
+    let total = match &start.target {
+        Target::Inline(doc) => top_level(doc),
+        Target::Stored(id) => app.blueprint(id).map(|b| top_level(&b.json)).unwrap_or(0),
+    };
+    let (sink, writer) = args.out.sink(total)?;
+    let stop = crate::run::cancel_on_signals()?;
+    let envelope = match drive(&app, start, sink, stop.token().clone()).await {
+        Ok(envelope) => envelope,
+        Err(e) => {
+            eprintln!("error[{}]: {e}", e.code());
+            return Ok(ExitCode::from(2));
+        }
+    };
+    args.out.finish(&envelope, writer.as_ref(), stop.signal())
+}
+
+fn top_level(doc: &Value) -> u64 {
+    doc.get("steps").and_then(Value::as_array).map_or(0, |s| s.len() as u64)
+}

@@ -1,0 +1,284 @@
+//! A run killed with SIGKILL while a tool runs as a task, then `mcpflow resume`: the
+//! resumed run polls the same task and finishes, and the tool ran once.
+//!
+//! Servers: `tests/servers/tasks_http.mjs`, a stateless streamable HTTP server on the
+//! official TypeScript SDK's task support whose tasks outlive sessions (the SDK's own
+//! examples bind tasks to the session that created them, and server-everything's task
+//! store lives and dies with its session, so after the kill neither knows the task — that
+//! case is the second test, on the SDK's `simpleStreamableHttp` example and its `delay`
+//! tool: `TASK_LOST`, without calling the tool again).
+
+use crate::repo;
+use mcpflow_engine::EventKind;
+use mcpflow_store::Store;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// A server process killed when dropped, with the lines it wrote (stdout or stderr).
+struct Server {
+    child: Child,
+    lines: Arc<Mutex<Vec<String>>>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// Starts `node script args` and waits for a line containing `ready` (its port follows
+    /// the last space); `stdout`: the server logs there rather than on stderr.
+    fn start(script: &Path, env: &[(&str, &str)], stdout: bool, ready: &str) -> (Server, u16) {
+        let mut command = Command::new("node");
+        command.arg(script).envs(env.iter().copied()).stdin(Stdio::null());
+        if stdout {
+            command.stdout(Stdio::piped()).stderr(Stdio::null());
+        } else {
+            command.stdout(Stdio::null()).stderr(Stdio::piped());
+        }
+        let mut child = command.spawn().expect("node runs");
+        let lines: Arc<Mutex<Vec<String>>> = Arc::default();
+        let reader: Box<dyn std::io::Read + Send> =
+            if stdout { Box::new(child.stdout.take().unwrap()) } else { Box::new(child.stderr.take().unwrap()) };
+        let sink = lines.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(reader).lines().map_while(Result::ok) {
+                sink.lock().unwrap().push(line);
+            }
+        });
+        let server = Server { child, lines };
+        let port = wait_for(Duration::from_secs(20), || {
+            server.lines().iter().find(|l| l.contains(ready)).and_then(|l| l.rsplit(' ').next()?.trim().parse().ok())
+        })
+        .unwrap_or_else(|| panic!("the server did not say `{ready}`: {:?}", server.lines()));
+        (server, port)
+    }
+
+    fn lines(&self) -> Vec<String> {
+        self.lines.lock().unwrap().clone()
+    }
+}
+
+fn wait_for<T>(limit: Duration, mut found: impl FnMut() -> Option<T>) -> Option<T> {
+    let start = Instant::now();
+    loop {
+        if let Some(value) = found() {
+            return Some(value);
+        }
+        if start.elapsed() > limit {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Starts `mcpflow run --store` on `blueprint`, waits until the server runs `step` as a
+/// task and the task's first status reached the run (so its handle is on disk), and kills
+/// the process with SIGKILL. The run's id and the task's.
+fn run_and_kill(home: &Path, servers: &Path, blueprint: &Path, step: &str) -> (String, String) {
+    // `--events -` writes each event as a line as it happens.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+        .args(["run", "--store", "-q", "--allow-all-servers", "--events", "-", "--servers"])
+        .arg(servers)
+        .arg(blueprint)
+        .current_dir(repo())
+        .env("MCPFLOW_HOME", home)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let events: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let sink = events.clone();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Ok(event) = serde_json::from_str(&line) {
+                sink.lock().unwrap().push(event);
+            }
+        }
+    });
+    let read = || events.lock().unwrap().clone();
+    let found = wait_for(Duration::from_secs(30), || {
+        let events = read();
+        let task = events.iter().find(|e| e["type"] == "StepTaskStarted" && e["step"] == step)?;
+        // Progress follows the handle only once the journal synced it.
+        events
+            .iter()
+            .any(|e| e["type"] == "StepProgress" && e["step"] == step)
+            .then(|| (events[0]["run_id"].as_str().unwrap().to_owned(), task["task_id"].as_str().unwrap().to_owned()))
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let found = found.unwrap_or_else(|| panic!("no task started for `{step}`: {:?}", read()));
+    assert!(read().iter().all(|e| e["type"] != "RunFinished"), "the run finished before the kill");
+    found
+}
+
+fn resume(home: &Path, servers: &Path, blueprint: &Path, run: &str) -> (Option<i32>, Value) {
+    let out = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+        .args(["resume", run, "--json", "-q", "--allow-all-servers", "--servers"])
+        .arg(servers)
+        .arg("--file")
+        .arg(blueprint)
+        .current_dir(repo())
+        .env("MCPFLOW_HOME", home)
+        .output()
+        .unwrap();
+    let envelope = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("no envelope: {}{}", crate::stdout(&out), crate::stderr(&out)));
+    (out.status.code(), envelope)
+}
+
+#[test]
+fn a_run_killed_mid_task_resumes_by_polling_the_same_task_and_the_tool_runs_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let script = repo().join("crates/cli/tests/servers/tasks_http.mjs");
+    let (server, port) = Server::start(&script, &[("PORT", "0")], false, "listening on");
+    let servers = dir.path().join("servers.json");
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    std::fs::write(&servers, json!({"mcpServers": {"counter": {"type": "http", "url": url}}}).to_string()).unwrap();
+    let blueprint = dir.path().join("count.json");
+    let doc = json!({"blueprint": 1, "id": "count", "steps": [
+        {"id": "slow", "kind": "tool", "server": "counter", "tool": "count-slowly", "args": {"n": 12, "ms": 250}},
+        {"id": "after", "kind": "transform", "value": "{{ steps.slow.output.counted }}"}
+    ]});
+    std::fs::write(&blueprint, doc.to_string()).unwrap();
+
+    let (run, task) = run_and_kill(&home, &servers, &blueprint, "slow");
+    let calls_before_kill = server.lines().iter().filter(|l| l.starts_with("tools/call")).count();
+    // What the studio and the daemon offer on start: the run, with its task in flight.
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let app = mcpflow_app::App::open(&home, mcpflow_app::AppOptions::default()).unwrap();
+        let offered: Vec<(String, Vec<String>)> = app
+            .resumable()
+            .into_iter()
+            .map(|(run, tasks)| (run, tasks.into_iter().map(|t| t.task_id).collect()))
+            .collect();
+        assert_eq!(offered, [(run.clone(), vec![task.clone()])]);
+        app.shutdown().await;
+    });
+    drop(runtime);
+
+    let (code, envelope) = resume(&home, &servers, &blueprint, &run);
+    assert_eq!(code, Some(0), "{envelope}");
+    assert_eq!(envelope["status"], "succeeded", "{envelope}");
+    assert_eq!(envelope["output"], json!(12), "{envelope}");
+
+    // The tool ran once: one `tools/call` as a task in all (before the kill; a first plain
+    // call the server refuses before running anything is how the pool learns the tool runs
+    // only as a task), and none at all from the resumed run.
+    let lines = server.lines();
+    let calls: Vec<&String> = lines.iter().filter(|l| l.starts_with("tools/call")).collect();
+    assert_eq!(calls.len(), calls_before_kill, "the resumed run called the tool again: {calls:?}");
+    assert_eq!(calls.iter().filter(|l| l.ends_with("as a task")).count(), 1, "{calls:?}");
+    assert!(calls.iter().filter(|l| l.ends_with("plain")).count() <= 1, "{calls:?}");
+
+    // The journal: the killed run holds the task's handle and is `interrupted`; the new
+    // run names it, and is refused a second resume.
+    let store = Store::open(&home.join("store")).unwrap().store;
+    let killed = store.run(&run).unwrap().unwrap();
+    assert_eq!(killed.status.as_str(), "interrupted");
+    let handle = store.events(&run).unwrap().into_iter().find_map(|e| match e.kind {
+        EventKind::StepTaskStarted { step, server, task_id, .. } => Some((step, server, task_id)),
+        _ => None,
+    });
+    assert_eq!(handle, Some(("slow".to_owned(), "counter".to_owned(), task.clone())));
+    let resumed = store.run(envelope["run_id"].as_str().unwrap()).unwrap().unwrap();
+    assert_eq!(resumed.resumed_from.as_deref(), Some(run.as_str()));
+    drop(store);
+    let again = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+        .args(["resume", &run, "--allow-all-servers", "--servers"])
+        .arg(&servers)
+        .arg("--file")
+        .arg(&blueprint)
+        .env("MCPFLOW_HOME", &home)
+        .output()
+        .unwrap();
+    assert!(crate::stderr(&again).contains("was already resumed by run"), "{}", crate::stderr(&again));
+    let code = again.status.code();
+    assert_eq!(code, Some(2), "a run is resumed once");
+}
+
+#[test]
+fn a_task_the_server_forgot_fails_with_task_lost_and_is_not_called_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let script = repo().join("node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js");
+    assert!(script.is_file(), "{} is missing: run `npm ci`", script.display());
+    let port = free_port();
+    let (server, _) = Server::start(
+        &script,
+        &[("MCP_PORT", &port.to_string())],
+        true,
+        "MCP Streamable HTTP Server listening on port",
+    );
+    let servers = dir.path().join("servers.json");
+    let url = format!("http://localhost:{port}/mcp");
+    std::fs::write(&servers, json!({"mcpServers": {"sdk": {"type": "http", "url": url}}}).to_string()).unwrap();
+    let blueprint = dir.path().join("delay.json");
+    let doc = json!({"blueprint": 1, "id": "delay", "steps": [
+        {"id": "wait", "kind": "tool", "server": "sdk", "tool": "delay", "args": {"duration": 4000}}
+    ]});
+    std::fs::write(&blueprint, doc.to_string()).unwrap();
+    let (run, task) = run_and_kill(&home, &servers, &blueprint, "wait");
+    // The example's tasks belong to the session that created them; the killed process's
+    // session is gone with it, so the server no longer knows the task.
+    let (code, envelope) = resume(&home, &servers, &blueprint, &run);
+    assert_eq!(code, Some(1), "{envelope}");
+    assert_eq!(envelope["status"], "failed", "{envelope}");
+    let error = &envelope["errors"][0];
+    assert_eq!(error["code"], "TASK_LOST", "{envelope}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains(&task) && message.contains("run the workflow again"), "{message}");
+    // Called again, `delay` would have answered after its 4 s: the run would have succeeded.
+    drop(server);
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+#[test]
+fn a_task_steps_progress_is_in_the_events_and_its_timeout_cancels_the_task_on_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = repo().join("crates/cli/tests/servers/tasks_http.mjs");
+    let (server, port) = Server::start(&script, &[("PORT", "0")], false, "listening on");
+    let servers = dir.path().join("servers.json");
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    std::fs::write(&servers, json!({"mcpServers": {"counter": {"type": "http", "url": url}}}).to_string()).unwrap();
+    let blueprint = dir.path().join("late.json");
+    let doc = json!({"blueprint": 1, "id": "late", "steps": [
+        {"id": "slow", "kind": "tool", "server": "counter", "tool": "count-slowly", "args": {"n": 40, "ms": 100},
+         "timeout_ms": 1500}
+    ]});
+    std::fs::write(&blueprint, doc.to_string()).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+        .args(["run", "-q", "--allow-all-servers", "--events", "-", "--servers"])
+        .arg(&servers)
+        .arg(&blueprint)
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", crate::stderr(&out));
+    let events: Vec<Value> = crate::stdout(&out).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let task = events.iter().find(|e| e["type"] == "StepTaskStarted").expect("the task is an event");
+    let task_id = task["task_id"].as_str().unwrap();
+    // The task's status messages are the step's progress, as progress notifications are.
+    let messages: Vec<&str> =
+        events.iter().filter(|e| e["type"] == "StepProgress").filter_map(|e| e["message"].as_str()).collect();
+    assert!(messages.contains(&"step 1 of 40") && messages.len() >= 3, "{messages:?}");
+    let finished = events.iter().find(|e| e["type"] == "StepFinished").unwrap();
+    assert_eq!(finished["error"]["code"], "STEP_TIMEOUT", "{finished}");
+    // The step's timeout bounds the whole task and cancels it on the server.
+    let cancelled = format!("tasks/cancel {task_id}");
+    let told = wait_for(Duration::from_secs(5), || server.lines().contains(&cancelled).then_some(()));
+    assert!(told.is_some(), "no `{cancelled}` in {:?}", server.lines());
+}
