@@ -23,6 +23,7 @@ fn roots_call() -> CallRequest {
         cancel: CancellationToken::new(),
         progress: None,
         stack: Vec::new(),
+        tasks: Default::default(),
     }
 }
 
