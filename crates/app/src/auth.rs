@@ -60,15 +60,14 @@ impl App {
     /// One entry per configured HTTP server.
     pub async fn auth_status(&self) -> Result<Vec<AuthStatus>> {
         let state = self.server_state();
-        status(&self.inner.auth, &state.configs, &process_env())
+        status(&self.inner.auth, &state.configs)
     }
 
     /// Signs in to `server` through the browser (or by client credentials when its
     /// `oauth` says so), stores the login and records that `server` holds one.
     pub async fn auth_login(&self, server: &str, options: LoginOptions) -> Result<AuthStatus> {
         let state = self.server_state();
-        let env = process_env();
-        let status = login(&self.inner.auth, &state.configs, &state.approvals, &env, server, options).await?;
+        let status = login(&self.inner.auth, &state.configs, &state.approvals, server, options).await?;
         self.store().put_login(&mcpflow_store::LoginRecord {
             server: server.to_owned(),
             resource: status.url.clone(),
@@ -82,16 +81,16 @@ impl App {
     /// Forgets `server`'s login (the vault's tokens and the store's record).
     pub async fn auth_logout(&self, server: &str) -> Result<()> {
         let state = self.server_state();
-        let env = process_env();
-        logout(&self.inner.auth, &state.configs, &env, server)?;
+        logout(&self.inner.auth, &state.configs, server)?;
         self.store().delete_login(server)?;
         self.reload_servers()?;
         Ok(())
     }
 }
 
-/// The sign-in state of every HTTP server in `configs`.
-pub fn status(auth: &Authenticator, configs: &ServerConfigs, env: &EnvLookup) -> Result<Vec<AuthStatus>> {
+/// The sign-in state of every HTTP server in `configs` (`${env:NAME}` from the process).
+pub fn status(auth: &Authenticator, configs: &ServerConfigs) -> Result<Vec<AuthStatus>> {
+    let env = &process_env();
     let mut out = Vec::new();
     for (name, entry) in configs.iter() {
         let Some(config) = http_config(name, entry) else { continue };
@@ -132,10 +131,10 @@ pub async fn login(
     auth: &Authenticator,
     configs: &ServerConfigs,
     approvals: &Approvals,
-    env: &EnvLookup,
     server: &str,
     options: LoginOptions,
 ) -> Result<AuthStatus> {
+    let env = &process_env();
     let (config, url) = http_server(configs, env, server)?;
     // A blueprint's server that needs approval is not contacted before it has it.
     approvals.check(server, config, configs.origin(server))?;
@@ -154,13 +153,13 @@ pub async fn login(
         browser: &options.browser,
     })
     .await?;
-    let statuses = status(auth, configs, env)?;
+    let statuses = status(auth, configs)?;
     statuses.into_iter().find(|s| s.server == server).ok_or_else(|| not_found(server))
 }
 
 /// Forgets the login of `server` of `configs` (nothing happens when it has none).
-pub fn logout(auth: &Authenticator, configs: &ServerConfigs, env: &EnvLookup, server: &str) -> Result<()> {
-    let (_, url) = http_server(configs, env, server)?;
+pub fn logout(auth: &Authenticator, configs: &ServerConfigs, server: &str) -> Result<()> {
+    let (_, url) = http_server(configs, &process_env(), server)?;
     auth.logout(&url)?;
     Ok(())
 }

@@ -269,30 +269,9 @@ impl Authenticator {
         }
     }
 
-    /// Sends nothing but a probe: `POST url` with an `initialize` and `token`, and the
-    /// challenge if the server refused it (401, or 403 with a Bearer challenge).
+    /// Sends nothing but a probe (see [`probe`]).
     pub async fn probe(&self, url: &str, token: Option<&str>) -> std::result::Result<Option<Challenge>, String> {
-        let body = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "mcpflow", "version": env!("CARGO_PKG_VERSION")}}});
-        let mut request = self
-            .http
-            .post(url)
-            .header("Accept", "application/json, text/event-stream")
-            .header("Content-Type", "application/json")
-            .body(body.to_string());
-        if let Some(token) = token {
-            request = request.bearer_auth(token);
-        }
-        let response = request.send().await.map_err(|e| format!("cannot reach {url}: {}", without_url(&e)))?;
-        let status = response.status().as_u16();
-        let header = response.headers().get("www-authenticate").and_then(|v| v.to_str().ok()).map(str::to_owned);
-        drop(response);
-        Ok(match (status, header) {
-            (401, Some(h)) => Some(parse_challenge(401, &h).unwrap_or(Challenge { status, ..Challenge::default() })),
-            (401, None) => Some(Challenge { status, ..Challenge::default() }),
-            (403, Some(h)) => parse_challenge(403, &h),
-            _ => None,
-        })
+        probe(&self.http, url, token).await
     }
 
     /// Signs in through the browser (or, for `client_credentials`, without one) and
@@ -712,6 +691,36 @@ impl Authenticator {
             }
         }
     }
+}
+
+/// `POST url` with an `initialize` and `token`: the challenge if the server refused it
+/// (401, or 403 with a Bearer challenge), `None` if it did not.
+pub async fn probe(
+    http: &reqwest::Client,
+    url: &str,
+    token: Option<&str>,
+) -> std::result::Result<Option<Challenge>, String> {
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "mcpflow", "version": env!("CARGO_PKG_VERSION")}}});
+    let mut request = http
+        .post(url)
+        .timeout(REQUEST_TIMEOUT)
+        .header("Accept", "application/json, text/event-stream")
+        .header("Content-Type", "application/json")
+        .body(body.to_string());
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.map_err(|e| format!("cannot reach {url}: {}", without_url(&e)))?;
+    let status = response.status().as_u16();
+    let header = response.headers().get("www-authenticate").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    drop(response);
+    Ok(match (status, header) {
+        (401, Some(h)) => Some(parse_challenge(401, &h).unwrap_or(Challenge { status, ..Challenge::default() })),
+        (401, None) => Some(Challenge { status, ..Challenge::default() }),
+        (403, Some(h)) => parse_challenge(403, &h),
+        _ => None,
+    })
 }
 
 /// Whether a login must be refreshed before use.
