@@ -219,7 +219,7 @@ fn login_then_runs_reuse_and_refresh_the_token_which_appears_nowhere_else() {
     assert_eq!(login.status.code(), Some(0), "{}{}", stdout(&login), stderr(&login));
     let visited = std::fs::read_to_string(setup.dir.path().join("browser.log")).unwrap();
     let authorize = visited.lines().next().unwrap();
-    assert!(authorize.starts_with(&format!("http://localhost:")) && authorize.contains("/authorize?"), "{visited}");
+    assert!(authorize.starts_with("http://localhost:") && authorize.contains("/authorize?"), "{visited}");
     assert!(authorize.contains("code_challenge_method=S256"), "{authorize}");
     assert!(authorize.contains(&format!("resource=http%3A%2F%2Flocalhost%3A{}%2Fmcp", server.port)), "{authorize}");
     assert!(visited.lines().nth(1).unwrap().starts_with("http://127.0.0.1:"), "{visited}");
@@ -269,7 +269,7 @@ fn login_then_runs_reuse_and_refresh_the_token_which_appears_nowhere_else() {
     assert_eq!(export.status.code(), Some(0), "{}", stderr(&export));
 
     // The tokens are in the vault and nowhere else: not in the store's files, the
-    // `--events` output, the export, or anything mcpflow printed (at `RUST_LOG=debug`).
+    // `--events` output, the export, or anything mcpflow printed.
     let mut files = Vec::new();
     files_under(&setup.home(), &mut files);
     files.push((events.clone(), std::fs::read(&events).unwrap()));
