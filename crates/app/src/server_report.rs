@@ -466,4 +466,34 @@ mod tests {
         assert!(!serde_json::to_string(&list).unwrap().contains("s3cret"));
         assert!(list[0].approved && !list[0].needs_approval);
     }
+
+    #[test]
+    fn summaries_show_whether_an_oauth_server_is_signed_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let vault = Vault::in_data_dir(dir.path());
+        let mut configs = ServerConfigs::new();
+        for (name, config) in [
+            ("oauth", serde_json::json!({ "url": "https://h/mcp", "oauth": { "scopes": ["read"] } })),
+            ("plain", serde_json::json!({ "url": "https://other/mcp" })),
+            ("own", serde_json::json!({ "url": "https://h/mcp", "headers": { "Authorization": "Bearer x" } })),
+        ] {
+            if let ServerEntry::Config(c) = entry(config) {
+                configs.insert(name, *c);
+            }
+        }
+        let auth = |list: &[ServerSummary], name: &str| list.iter().find(|s| s.name == name).unwrap().auth.clone();
+        let list = summaries_in(&configs, &Approvals::new(), &vault);
+        assert_eq!(auth(&list, "oauth").to_string(), "oauth: needs login");
+        assert_eq!(auth(&list, "plain"), Auth::None);
+        let login: mcpflow_mcp::auth::Login = serde_json::from_value(serde_json::json!({
+            "resource": "https://h/mcp", "server": "oauth", "grant": "authorization_code", "access_token": "AT-x",
+            "account": "me@example.com", "client_id": "c", "token_endpoint": "https://as/token", "updated_ms": 0}))
+        .unwrap();
+        vault.put(login).unwrap();
+        let list = summaries_in(&configs, &Approvals::new(), &vault);
+        assert_eq!(auth(&list, "oauth").to_string(), "oauth: signed in as me@example.com");
+        // Its own `Authorization` header wins over the login for the same URL.
+        assert_eq!(auth(&list, "own"), Auth::Headers { names: vec!["Authorization".into()] });
+        assert!(!serde_json::to_string(&list).unwrap().contains("AT-x"));
+    }
 }

@@ -345,6 +345,25 @@ mod tests {
     }
 
     #[test]
+    fn an_endpoints_oauth_is_part_of_its_hash_and_entries_without_it_keep_theirs() {
+        let plain = Endpoint::of("s", &config(json!({"url": "https://h/mcp"}))).unwrap();
+        // The hash of an endpoint without `oauth`, as before `oauth` existed.
+        let before = sha256(&json!(["mcpflow-consent-http/1", "https://h/mcp", [], []]).to_string());
+        assert_eq!(plain.hash(), before);
+        let with = |oauth: serde_json::Value| {
+            Endpoint::of("s", &config(json!({"url": "https://h/mcp", "oauth": oauth}))).unwrap()
+        };
+        let a = with(json!({"client_id": "a"}));
+        let b = with(json!({"client_id": "b"}));
+        assert_ne!(a.hash(), plain.hash());
+        assert_ne!(a.hash(), b.hash());
+        // The secret's variable is one the endpoint sends.
+        let secret = with(json!({"client_id": "a", "client_secret": "${env:CS}"}));
+        assert_eq!(secret.env_names, vec!["CS".to_owned()]);
+        assert!(secret.needs_consent());
+    }
+
+    #[test]
     fn roots_are_part_of_the_command_line_and_entries_without_them_keep_their_hash() {
         let base = config(json!({"command": "npx", "args": ["server-filesystem", "/home/me/docs"]}));
         let line = CommandLine::of("fs", &base).unwrap();

@@ -249,9 +249,22 @@ impl Authenticator {
         challenge: &Challenge,
     ) -> Result<String> {
         if challenge.is_insufficient_scope() {
+            // Remembered, so the next sign-in asks for it (the step-up); never done here:
+            // a connection has no person to ask.
+            if let Ok(resource) = canonical_resource(url)
+                && let Some(mut login) = self.vault.get(&resource)?
+                && let Some(scope) = &challenge.scope
+            {
+                for wanted in scope.split_whitespace() {
+                    if !login.scopes.iter().chain(&login.step_up).any(|s| s == wanted) {
+                        login.step_up.push(wanted.to_owned());
+                    }
+                }
+                self.vault.put(login)?;
+            }
             return Err(self.required(
                 server,
-                "the server asks for a wider scope than the sign-in has",
+                "the server asks for a wider scope than the sign-in has; signing in again asks for it",
                 challenge.scope.clone(),
             ));
         }
@@ -743,7 +756,8 @@ fn wanted_scopes(
             None => found.scopes.clone(),
         },
     };
-    for extra in previous.map(|p| p.scopes.clone()).unwrap_or_default() {
+    let earlier = previous.map(|p| p.scopes.iter().chain(&p.step_up).cloned().collect::<Vec<_>>());
+    for extra in earlier.unwrap_or_default() {
         if !scopes.contains(&extra) {
             scopes.push(extra);
         }
@@ -788,6 +802,7 @@ fn login_from(
         refresh_token: text("refresh_token").or_else(|| previous.and_then(|p| p.refresh_token.clone())),
         expires_at_ms,
         scopes,
+        step_up: Vec::new(),
         account: account(&answer).or_else(|| previous.and_then(|p| p.account.clone())),
         client_id,
         client_secret,
@@ -944,6 +959,31 @@ mod tests {
         assert_eq!(canonical_resource("HTTP://Example.COM:8080/mcp#x").unwrap(), "http://example.com:8080/mcp");
         assert_eq!(canonical_resource("https://h").unwrap(), "https://h/");
         assert!(canonical_resource("file:///x").is_err());
+    }
+
+    #[test]
+    fn a_step_up_widens_the_next_sign_in() {
+        let found = Discovered {
+            resource: "http://h/mcp".into(),
+            issuer: "http://as".into(),
+            authorization_endpoint: None,
+            token_endpoint: "http://as/token".into(),
+            registration_endpoint: None,
+            cimd_supported: false,
+            iss_supported: false,
+            pkce_s256: true,
+            scopes: vec!["mcp:tools".into()],
+        };
+        assert_eq!(wanted_scopes(None, None, &found, None), ["mcp:tools"]);
+        let challenge = Challenge { status: 401, scope: Some("read".into()), ..Challenge::default() };
+        assert_eq!(wanted_scopes(None, Some(&challenge), &found, None), ["read"]);
+        let previous: Login = serde_json::from_value(serde_json::json!({
+            "resource": "http://h/mcp", "server": "s", "grant": "authorization_code", "access_token": "t",
+            "scopes": ["read"], "step_up": ["write"], "client_id": "c", "token_endpoint": "x", "updated_ms": 0}))
+        .unwrap();
+        assert_eq!(wanted_scopes(None, Some(&challenge), &found, Some(&previous)), ["read", "write"]);
+        let own = OAuthConfig { scopes: vec!["admin".into()], ..OAuthConfig::default() };
+        assert_eq!(wanted_scopes(Some(&own), Some(&challenge), &found, None), ["admin"]);
     }
 
     #[test]

@@ -34,6 +34,10 @@ pub struct Login {
     pub expires_at_ms: Option<i64>,
     #[serde(default)]
     pub scopes: Vec<String>,
+    /// Scopes the server asked for beyond these (`403 insufficient_scope`): the next
+    /// sign-in asks for them too (the step-up).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub step_up: Vec<String>,
     /// Who signed in, when the token answer says (`sub`, `account`, a username).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub account: Option<String>,
@@ -206,6 +210,7 @@ mod tests {
             refresh_token: Some("RT-secret".into()),
             expires_at_ms: Some(1),
             scopes: vec!["mcp:tools".into()],
+            step_up: Vec::new(),
             account: None,
             client_id: "c".into(),
             client_secret: None,

@@ -75,6 +75,11 @@ pub(crate) fn stdio(server: &str, config: &ServerConfig, lookup: &EnvLookup) -> 
 }
 
 pub(crate) fn http(server: &str, config: &ServerConfig, lookup: &EnvLookup) -> Result<HttpLaunch> {
+    // A blueprint's `servers` entry was not checked when it was read.
+    if let Some(oauth) = &config.oauth {
+        super::oauth::check(oauth)
+            .map_err(|message| Error::ServerConfigInvalid { server: server.to_owned(), message })?;
+    }
     let url = config.url.as_deref().unwrap_or_default();
     Ok(HttpLaunch {
         url: resolve(url, lookup, server, "url")?,
@@ -130,5 +135,15 @@ mod tests {
         let h = config(serde_json::json!({"url": "http://h/${env:T}", "headers": {"X": "${env:MISSING}"}}));
         let err = http("s", &h, &lookup).err().unwrap();
         assert!(err.to_string().contains("`MISSING`") && err.to_string().contains("headers.X"), "{err}");
+    }
+
+    #[test]
+    fn a_blueprints_oauth_secret_is_checked_at_start() {
+        let lookup: EnvLookup = Arc::new(|_: &str| None);
+        let c =
+            config(serde_json::json!({"url": "http://h/mcp", "oauth": {"client_id": "a", "client_secret": "plain"}}));
+        let err = http("s", &c, &lookup).err().unwrap();
+        assert_eq!(err.code(), "SERVER_CONFIG_INVALID");
+        assert!(err.to_string().contains("${env:NAME}"), "{err}");
     }
 }
