@@ -35,6 +35,9 @@ pub struct Authenticator {
     vault: Vault,
     http: reqwest::Client,
     advice: Advice,
+    /// One refresh at a time: connections opening together refresh a login once (a
+    /// second refresh with a rotated refresh token would be refused).
+    refreshing: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl std::fmt::Debug for Authenticator {
@@ -162,7 +165,12 @@ impl Authenticator {
             .redirect(reqwest::redirect::Policy::limited(3))
             .build()
             .unwrap_or_default();
-        Authenticator { vault, http, advice: Arc::new(|server| format!("run `mcpflow auth login {server}`")) }
+        Authenticator {
+            vault,
+            http,
+            advice: Arc::new(|server| format!("run `mcpflow auth login {server}`")),
+            refreshing: Arc::new(tokio::sync::Mutex::new(())),
+        }
     }
 
     pub fn with_advice(mut self, advice: Advice) -> Self {
@@ -275,6 +283,10 @@ impl Authenticator {
         let resource = canonical_resource(url).map_err(|m| Self::failed(server, m))?;
         match (sent, self.vault.get(&resource)?) {
             (None, None) => Err(self.required(server, "it answered 401 and mcpflow holds no sign-in for it", None)),
+            // Signed in or refreshed meanwhile (another connection, `auth login`).
+            (sent, Some(login)) if sent != Some(login.access_token.as_str()) && !expiring(&login) => {
+                Ok(login.access_token)
+            }
             (Some(_), Some(login)) if login.refresh_token.is_some() => {
                 Ok(self.refresh(server, login, oauth, env).await?.access_token)
             }
@@ -343,22 +355,7 @@ impl Authenticator {
             }
             Err(CallbackError::Refused(why)) => return Err(Self::failed(server, why)),
         };
-        // RFC 9207: the authorization response names the issuer that sent it.
-        match (&callback.iss, found.iss_supported) {
-            (Some(iss), _) if !same_issuer(iss, &found.issuer) => {
-                return Err(Self::failed(
-                    server,
-                    format!("the redirect came from issuer `{iss}`, not `{}` (a mix-up attack?)", found.issuer),
-                ));
-            }
-            (None, true) => {
-                return Err(Self::failed(
-                    server,
-                    "the redirect carries no `iss` though the authorization server promises it",
-                ));
-            }
-            _ => {}
-        }
+        check_iss(callback.iss.as_deref(), &found.issuer, found.iss_supported).map_err(|m| Self::failed(server, m))?;
         let mut form = vec![
             ("grant_type", "authorization_code".to_owned()),
             ("code", callback.code),
@@ -379,6 +376,14 @@ impl Authenticator {
     /// A fresh access token from the refresh token; stored. `AUTH_REQUIRED` when the
     /// authorization server refuses it (the person must sign in again).
     async fn refresh(&self, server: &str, login: Login, oauth: Option<&OAuthConfig>, env: &EnvLookup) -> Result<Login> {
+        let _one_at_a_time = self.refreshing.lock().await;
+        // Refreshed by someone else while this waited: theirs is the login now.
+        if let Some(current) = self.vault.get(&login.resource)?
+            && current.access_token != login.access_token
+            && !expiring(&current)
+        {
+            return Ok(current);
+        }
         let Some(refresh_token) = login.refresh_token.clone() else {
             return Err(self.required(server, "its sign-in expired and cannot be refreshed", None));
         };
@@ -736,6 +741,18 @@ pub async fn probe(
     })
 }
 
+/// RFC 9207: the authorization response names the issuer that sent it. Checked when it
+/// is there; required when the authorization server promises it.
+fn check_iss(iss: Option<&str>, issuer: &str, promised: bool) -> std::result::Result<(), String> {
+    match iss {
+        Some(iss) if !same_issuer(iss, issuer) => {
+            Err(format!("the redirect came from issuer `{iss}`, not `{issuer}` (a mix-up attack?)"))
+        }
+        None if promised => Err("the redirect carries no `iss` though the authorization server promises it".to_owned()),
+        _ => Ok(()),
+    }
+}
+
 /// Whether a login must be refreshed before use.
 fn expiring(login: &Login) -> bool {
     login.expires_at_ms.is_some_and(|at| at - REFRESH_MARGIN_MS <= now_ms())
@@ -959,6 +976,14 @@ mod tests {
         assert_eq!(canonical_resource("HTTP://Example.COM:8080/mcp#x").unwrap(), "http://example.com:8080/mcp");
         assert_eq!(canonical_resource("https://h").unwrap(), "https://h/");
         assert!(canonical_resource("file:///x").is_err());
+    }
+
+    #[test]
+    fn the_issuer_of_the_redirect_is_checked() {
+        assert!(check_iss(Some("https://as.example/"), "https://as.example", true).is_ok());
+        assert!(check_iss(None, "https://as.example", false).is_ok());
+        assert!(check_iss(Some("https://evil.example"), "https://as.example", false).unwrap_err().contains("mix-up"));
+        assert!(check_iss(None, "https://as.example", true).unwrap_err().contains("promises"));
     }
 
     #[test]
