@@ -4,9 +4,12 @@
 //! `$BROWSER` is `tests/fixtures/follow-redirects.mjs`, which really goes through the
 //! SDK's `/authorize` to mcpflow's loopback callback.
 //!
-//! The SDK's demo provider issues no refresh tokens, so the refresh test runs the same
+//! The SDK's demo provider issues no refresh tokens, so the refresh tests run the same
 //! example through `tests/fixtures/sdk-oauth-refresh.mjs`, which adds them to the
-//! demo provider and leaves the rest of the SDK's code as it is.
+//! demo provider and leaves the rest of the SDK's code as it is. The example answers a
+//! token it does not know with 500, not 401; the refresh after a 401 is shown with a
+//! 2026-07-28 resource server on the Python SDK 2.x (`tests/fixtures/oauth_resource_py.py`,
+//! the SDK's own bearer check) whose tokens the same authorization server issues.
 
 use crate::{repo, stderr, stdout};
 use serde_json::{Value, json};
@@ -20,6 +23,7 @@ use std::time::{Duration, Instant};
 struct SdkServer {
     child: Child,
     port: u16,
+    auth_port: u16,
     stderr: Arc<Mutex<String>>,
 }
 
@@ -80,28 +84,41 @@ fn start(script: &Path, args: &[&str]) -> SdkServer {
         }
     }
     std::thread::spawn(move || while rx.recv().is_ok() {});
-    SdkServer { child, port, stderr }
+    SdkServer { child, port, auth_port, stderr }
 }
 
 struct Setup {
     dir: tempfile::TempDir,
     servers: PathBuf,
+    /// Calls `greet` (the TypeScript example's tool).
+    greet: PathBuf,
+    /// Calls `era` (the Python server's tool).
     blueprint: PathBuf,
 }
 
 impl Setup {
     fn new(server: &SdkServer) -> Setup {
+        Setup::on(server.port)
+    }
+
+    /// For the server on `port` (at `http://localhost:PORT/mcp`).
+    fn on(port: u16) -> Setup {
         let dir = tempfile::tempdir().unwrap();
         let servers = dir.path().join("servers.json");
         // `localhost`, as the example names itself: the token's audience is that URL.
-        let url = format!("http://localhost:{}/mcp", server.port);
+        let url = format!("http://localhost:{port}/mcp");
         std::fs::write(&servers, json!({ "mcpServers": { "demo": { "url": url } } }).to_string()).unwrap();
         let blueprint = dir.path().join("greet.json");
         let doc = json!({ "blueprint": 1, "id": "greet",
             "steps": [{ "id": "hi", "kind": "tool", "server": "demo", "tool": "greet", "args": { "name": "oauth" } }],
             "output": { "hi": "{{ hi }}" } });
         std::fs::write(&blueprint, doc.to_string()).unwrap();
-        Setup { dir, servers, blueprint }
+        let blueprint = dir.path().join("era.json");
+        let doc = json!({ "blueprint": 1, "id": "era",
+            "steps": [{ "id": "era", "kind": "tool", "server": "demo", "tool": "era", "args": {} }],
+            "output": { "era": "{{ era.result }}" } });
+        std::fs::write(&blueprint, doc.to_string()).unwrap();
+        Setup { greet: dir.path().join("greet.json"), dir, servers, blueprint }
     }
 
     fn home(&self) -> PathBuf {
@@ -134,10 +151,13 @@ impl Setup {
         self.mcpflow(&args, &browser)
     }
 
-    /// A run that must not open a browser: `$BROWSER` fails.
+    /// A run of `greet` that must not open a browser: `$BROWSER` fails.
     fn run(&self, extra: &[&str]) -> Output {
-        let mut args =
-            vec!["run", self.blueprint.to_str().unwrap(), "--servers", self.servers.to_str().unwrap(), "--json"];
+        self.run_file(&self.greet, extra)
+    }
+
+    fn run_file(&self, file: &Path, extra: &[&str]) -> Output {
+        let mut args = vec!["run", file.to_str().unwrap(), "--servers", self.servers.to_str().unwrap(), "--json"];
         args.extend_from_slice(extra);
         self.mcpflow(&args, "/bin/false")
     }
@@ -305,4 +325,73 @@ fn oauth_strict_passes() {
     let login = setup.login(false);
     assert_eq!(login.status.code(), Some(0), "{}{}", stdout(&login), stderr(&login));
     succeeded(&setup.run(&[]));
+}
+
+#[test]
+fn a_2026_07_28_server_refusing_the_token_with_401_gets_it_refreshed_once() {
+    let authority = start(&fixture("sdk-oauth-refresh.mjs"), &["--oauth"]);
+    let port = free_port();
+    let issuer = format!("http://localhost:{}/", authority.auth_port);
+    let python = crate::venv_python();
+    let script = fixture("oauth_resource_py.py");
+    let mut child = Command::new(python)
+        .args([script.to_str().unwrap(), &port.to_string(), &issuer])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = BufReader::new(child.stderr.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in err.lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let resource = PythonServer(child);
+    loop {
+        let line = rx.recv_timeout(Duration::from_secs(30)).expect("the Python server did not start");
+        if line.contains("Uvicorn running on") {
+            break;
+        }
+    }
+    std::thread::spawn(move || while rx.recv().is_ok() {});
+
+    let setup = Setup::on(port);
+    let login = setup.login(false);
+    assert_eq!(login.status.code(), Some(0), "{}{}", stdout(&login), stderr(&login));
+    let run = setup.run_file(&setup.blueprint, &[]);
+    assert_eq!(run.status.code(), Some(0), "{}{}", stdout(&run), stderr(&run));
+    let envelope: Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(envelope["output"]["era"], "2026-07-28", "{envelope}");
+
+    // The vault says the token is good for an hour; the server says 401.
+    setup.edit_login(|l| l["access_token"] = json!("a-token-nobody-issued"));
+    let run = setup.run_file(&setup.blueprint, &[]);
+    assert_eq!(run.status.code(), Some(0), "{}{}", stdout(&run), stderr(&run));
+    assert!(authority.stderr.lock().unwrap().contains("REFRESHED 1"), "{}", authority.stderr.lock().unwrap());
+    assert_ne!(setup.login_record()["access_token"], "a-token-nobody-issued");
+
+    // A refresh token the authorization server refuses: AUTH_REQUIRED, fast, no browser.
+    setup.edit_login(|l| {
+        l["access_token"] = json!("a-token-nobody-issued");
+        l["refresh_token"] = json!("a-refresh-token-nobody-issued");
+    });
+    let run = setup.run_file(&setup.blueprint, &[]);
+    assert_eq!(run.status.code(), Some(1), "{}{}", stdout(&run), stderr(&run));
+    assert!(
+        stdout(&run).contains("AUTH_REQUIRED") && stdout(&run).contains("mcpflow auth login demo"),
+        "{}",
+        stdout(&run)
+    );
+    drop(resource);
+}
+
+struct PythonServer(Child);
+
+impl Drop for PythonServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
