@@ -33,6 +33,7 @@ mod process;
 mod progress;
 mod routing;
 mod server;
+mod signed;
 
 pub use call::STACK_META;
 pub use discovery::Discovery;

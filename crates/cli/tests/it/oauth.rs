@@ -45,11 +45,16 @@ fn fixture(name: &str) -> PathBuf {
 /// Starts `script` (the SDK example or the refresh wrapper) with `args`, on free ports,
 /// and waits for both of its servers to say they listen.
 fn start(script: &Path, args: &[&str]) -> SdkServer {
+    start_with(script, args, &[])
+}
+
+fn start_with(script: &Path, args: &[&str], env: &[(&str, &str)]) -> SdkServer {
     assert!(script.is_file(), "{} is missing: run `npm ci`", script.display());
     let (port, auth_port) = (free_port(), free_port());
     let mut child = Command::new("node")
         .arg(script)
         .args(args)
+        .envs(env.iter().copied())
         .env("MCP_PORT", port.to_string())
         .env("MCP_AUTH_PORT", auth_port.to_string())
         .stdin(Stdio::null())
@@ -385,6 +390,28 @@ fn a_2026_07_28_server_refusing_the_token_with_401_gets_it_refreshed_once() {
         stdout(&run)
     );
     drop(resource);
+}
+
+#[test]
+fn a_long_session_renews_its_token_before_it_expires() {
+    // Tokens live 64 s; mcpflow renews one that expires within 60 s. The session opens
+    // with a token good for about 63 s (nothing to renew), then two `multi-greet` calls
+    // take 2 s each: the next request, on the same session, must carry a renewed token.
+    let server = start_with(&fixture("sdk-oauth-refresh.mjs"), &["--oauth"], &[("MCPFLOW_TEST_TOKEN_TTL", "64")]);
+    let setup = Setup::new(&server);
+    let login = setup.login(false);
+    assert_eq!(login.status.code(), Some(0), "{}{}", stdout(&login), stderr(&login));
+    let file = setup.dir.path().join("long.json");
+    let doc = json!({ "blueprint": 1, "id": "long", "steps": [
+        { "id": "a", "kind": "tool", "server": "demo", "tool": "greet", "args": { "name": "a" } },
+        { "id": "b", "kind": "tool", "server": "demo", "tool": "multi-greet", "args": { "name": "{{ a }}" } },
+        { "id": "c", "kind": "tool", "server": "demo", "tool": "multi-greet", "args": { "name": "{{ b }}" } },
+        { "id": "d", "kind": "tool", "server": "demo", "tool": "greet", "args": { "name": "{{ c }}" } }
+    ], "output": "{{ d }}" });
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let run = setup.run_file(&file, &[]);
+    assert_eq!(run.status.code(), Some(0), "{}{}", stdout(&run), stderr(&run));
+    assert!(server.stderr.lock().unwrap().contains("REFRESHED 1"), "{}", server.stderr.lock().unwrap());
 }
 
 struct PythonServer(Child);

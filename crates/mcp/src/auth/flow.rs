@@ -217,30 +217,36 @@ impl Authenticator {
         oauth: Option<&OAuthConfig>,
         env: &EnvLookup,
     ) -> Result<Option<String>> {
+        Ok(self.current(server, url, oauth, env).await?.map(|login| login.access_token))
+    }
+
+    /// [`Self::bearer`], with the whole login (its expiry, to know when to ask again).
+    pub async fn current(
+        &self,
+        server: &str,
+        url: &str,
+        oauth: Option<&OAuthConfig>,
+        env: &EnvLookup,
+    ) -> Result<Option<Login>> {
         let resource = canonical_resource(url).map_err(|m| Self::failed(server, m))?;
         let login = self.vault.get(&resource)?;
         let machine = oauth.is_some_and(|o| o.grant == Some(OAuthGrant::ClientCredentials));
         match login {
-            Some(login) if !expiring(&login) => Ok(Some(login.access_token)),
-            Some(login) if login.refresh_token.is_some() => match self.refresh(server, login.clone(), oauth, env).await
-            {
-                Ok(fresh) => Ok(Some(fresh.access_token)),
+            Some(login) if !expiring(&login) => Ok(Some(login)),
+            Some(login) if login.refresh_token.is_some() => match self.refresh(server, login.clone(), oauth, env).await {
+                Ok(fresh) => Ok(Some(fresh)),
                 // The server decides whether the old token still works; a refused
                 // refresh of an expired token is a sign-in needed.
                 Err(error @ Error::AuthRequired { .. }) if login.expires_at_ms.is_some_and(|t| t <= now_ms()) => {
                     Err(error)
                 }
                 Err(error) => {
-                    tracing::warn!(
-                        server,
-                        code = error.code(),
-                        "refreshing the sign-in failed; the stored token is sent"
-                    );
-                    Ok(Some(login.access_token))
+                    tracing::warn!(server, code = error.code(), "refreshing the sign-in failed; the stored token is sent");
+                    Ok(Some(login))
                 }
             },
-            _ if machine => Ok(Some(self.client_credentials(server, url, oauth, env, None).await?.access_token)),
-            Some(login) => Ok(Some(login.access_token)),
+            _ if machine => Ok(Some(self.client_credentials(server, url, oauth, env, None).await?)),
+            Some(login) => Ok(Some(login)),
             None => Ok(None),
         }
     }
@@ -754,7 +760,7 @@ fn check_iss(iss: Option<&str>, issuer: &str, promised: bool) -> std::result::Re
 }
 
 /// Whether a login must be refreshed before use.
-fn expiring(login: &Login) -> bool {
+pub(crate) fn expiring(login: &Login) -> bool {
     login.expires_at_ms.is_some_and(|at| at - REFRESH_MARGIN_MS <= now_ms())
 }
 

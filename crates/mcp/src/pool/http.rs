@@ -10,16 +10,17 @@
 //! is read, and no answer over the pool's bound reaches a caller.
 //!
 //! Signing in ([`open`]): an entry with its own `Authorization` header sends it and
-//! nothing else. Otherwise the stored OAuth login for the server's URL is sent as
-//! `Authorization: Bearer …` (refreshed first when it expires within a minute). When
-//! the handshake fails because the server refused it (401, or 403 `insufficient_scope`),
-//! one probe request reads the server's challenge; the login is refreshed (or a client
-//! credentials token fetched) and the handshake tried once more, else the start fails
-//! fast with `AUTH_REQUIRED` naming what to do. No browser is ever opened here.
+//! nothing else. Otherwise every request carries the stored OAuth login for the
+//! server's URL as `Authorization: Bearer …` (`signed.rs`: refreshed when it expires
+//! within a minute, and once more after a 401). When the handshake still fails because
+//! the server refused it (401, or 403 `insufficient_scope`), the start fails fast with
+//! `AUTH_REQUIRED` naming what to do (one probe request reads the server's challenge
+//! when the reason is not known yet). No browser is ever opened here.
 
 use super::handler::Handler;
 use super::lines::made_up_error;
 use super::notes::ServerNotes;
+use super::signed::{self, Signed, Tokens};
 use super::{Context, connection};
 use crate::auth;
 use crate::config::launch::HttpLaunch;
@@ -28,7 +29,7 @@ use http::{HeaderName, HeaderValue};
 use mcpflow_blueprint::ServerConfig;
 use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::service::{RoleClient, RunningService};
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::streamable_http_client::{StreamableHttpClient, StreamableHttpClientTransportConfig};
 use rmcp::transport::{StreamableHttpClientTransport, Transport};
 use std::collections::HashMap;
 use std::io;
@@ -49,45 +50,68 @@ pub(crate) async fn open(
 ) -> Result<std::result::Result<RunningService<RoleClient, Handler>, String>> {
     let max = cx.options.max_message_bytes;
     let own_header = auth::has_static_authorization(config);
-    let oauth = config.oauth.as_ref();
-    let env = &cx.options.env;
-    let authenticator = cx.options.auth.as_deref().filter(|_| !own_header);
-    let mut token = match authenticator {
-        Some(a) => a.bearer(server, &launch.url, oauth, env).await?,
-        None => None,
-    };
-    let mut tried_again = false;
-    loop {
-        let transport = transport(server, launch, token.clone(), max, notes.clone())?;
-        let opened = connection::handshake(handler.clone(), transport, cx, server).await;
-        let Err(message) = &opened else { return Ok(opened) };
-        if own_header || !refused(message) {
-            return Ok(opened);
-        }
-        let Some(authenticator) = authenticator else {
+    let Some(authenticator) = cx.options.auth.clone().filter(|_| !own_header) else {
+        let client = signed::plain_client();
+        let opened = connection::handshake(handler, transport(server, launch, client.clone(), max, notes)?, cx, server).await;
+        if let Err(message) = &opened
+            && !own_header
+            && refused(message)
+            && let Ok(Some(challenge)) = auth::flow::probe(&client, &launch.url, None).await
+        {
             // A pool without sign-ins (a library user's): say what happened all the same.
-            return match auth::flow::probe(&reqwest::Client::new(), &launch.url, None).await {
-                Ok(Some(challenge)) => Err(Error::AuthRequired {
-                    server: server.to_owned(),
-                    reason: "it answered 401 and this pool keeps no sign-ins".to_owned(),
-                    scope: challenge.scope,
-                    advice: format!("run `mcpflow auth login {server}`"),
-                }),
-                _ => Ok(opened),
-            };
-        };
-        let challenge = match authenticator.probe(&launch.url, token.as_deref()).await {
-            Ok(Some(challenge)) => challenge,
-            // Not refused after all (or unreachable now): the handshake's error stands.
-            _ => return Ok(opened),
-        };
-        if tried_again {
-            let scope = if challenge.is_insufficient_scope() { challenge.scope.clone() } else { None };
-            return Err(authenticator.required(server, "it refused the refreshed sign-in too", scope));
+            return Err(Error::AuthRequired {
+                server: server.to_owned(),
+                reason: "it answered 401 and this pool keeps no sign-ins".to_owned(),
+                scope: challenge.scope,
+                advice: format!("run `mcpflow auth login {server}`"),
+            });
         }
-        token = Some(authenticator.unauthorized(server, &launch.url, oauth, env, token.as_deref(), &challenge).await?);
-        tried_again = true;
+        return Ok(opened);
+    };
+    let oauth = config.oauth.clone();
+    let env = cx.options.env.clone();
+    let first = authenticator.current(server, &launch.url, oauth.as_ref(), &env).await?;
+    let had_login = first.is_some();
+    let tokens = Arc::new(Tokens::new(
+        authenticator.clone(),
+        server,
+        &launch.url,
+        oauth,
+        env,
+        first.map(|login| (login.access_token, login.expires_at_ms)),
+    ));
+    let client = Signed::new(tokens.clone());
+    let opened = connection::handshake(handler, transport(server, launch, client, max, notes)?, cx, server).await;
+    let Err(message) = &opened else { return Ok(opened) };
+    if !refused(message) {
+        return Ok(opened);
     }
+    // Refused even after the client renewed the token once: why, in the server's words.
+    if let Some(error) = tokens.take_refusal() {
+        return Err(error);
+    }
+    let challenge = match authenticator.probe(&launch.url, tokens.token().as_deref()).await {
+        Ok(Some(challenge)) => challenge,
+        // Not refused after all (or unreachable now): the handshake's error stands.
+        _ => return Ok(opened),
+    };
+    if challenge.is_insufficient_scope() {
+        let oauth = config.oauth.as_ref();
+        let token = tokens.token();
+        return Err(match authenticator
+            .unauthorized(server, &launch.url, oauth, &cx.options.env, token.as_deref(), &challenge)
+            .await
+        {
+            Err(error) => error,
+            Ok(_) => authenticator.required(server, "the server asks for a wider scope", challenge.scope),
+        });
+    }
+    let reason = if had_login {
+        "it refused the sign-in mcpflow holds, and renewing it did not help"
+    } else {
+        "it answered 401 and mcpflow holds no sign-in for it"
+    };
+    Err(authenticator.required(server, reason, None))
 }
 
 /// Whether a handshake failed because the server refused the request (rmcp's words
@@ -96,10 +120,10 @@ fn refused(message: &str) -> bool {
     message.contains("Auth required") || message.contains("Insufficient scope")
 }
 
-pub(crate) fn transport(
+fn transport<C: StreamableHttpClient>(
     server: &str,
     launch: &HttpLaunch,
-    bearer: Option<String>,
+    client: C,
     max_message: usize,
     notes: Arc<ServerNotes>,
 ) -> Result<impl Transport<RoleClient> + 'static> {
@@ -112,13 +136,10 @@ pub(crate) fn transport(
             .map_err(|_| invalid(format!("header `{name}` has a value that is not valid in HTTP")))?;
         headers.insert(name, value);
     }
-    let mut config = StreamableHttpClientTransportConfig::with_uri(launch.url.as_str())
+    let config = StreamableHttpClientTransportConfig::with_uri(launch.url.as_str())
         .custom_headers(headers)
         .max_sse_event_size(max_message);
-    if let Some(token) = bearer {
-        config = config.auth_header(token);
-    }
-    Ok(BoundedAnswers { inner: StreamableHttpClientTransport::from_config(config), max: max_message, notes })
+    Ok(BoundedAnswers { inner: StreamableHttpClientTransport::with_client(client, config), max: max_message, notes })
 }
 
 /// An rmcp transport whose answers are held to `max` bytes: a larger one becomes the
