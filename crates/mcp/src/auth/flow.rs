@@ -233,7 +233,8 @@ impl Authenticator {
         let machine = oauth.is_some_and(|o| o.grant == Some(OAuthGrant::ClientCredentials));
         match login {
             Some(login) if !expiring(&login) => Ok(Some(login)),
-            Some(login) if login.refresh_token.is_some() => match self.refresh(server, login.clone(), oauth, env).await {
+            Some(login) if login.refresh_token.is_some() => match self.refresh(server, login.clone(), oauth, env).await
+            {
                 Ok(fresh) => Ok(Some(fresh)),
                 // The server decides whether the old token still works; a refused
                 // refresh of an expired token is a sign-in needed.
@@ -241,7 +242,11 @@ impl Authenticator {
                     Err(error)
                 }
                 Err(error) => {
-                    tracing::warn!(server, code = error.code(), "refreshing the sign-in failed; the stored token is sent");
+                    tracing::warn!(
+                        server,
+                        code = error.code(),
+                        "refreshing the sign-in failed; the stored token is sent"
+                    );
                     Ok(Some(login))
                 }
             },
@@ -404,12 +409,11 @@ impl Authenticator {
         {
             form.push(("client_secret", secret));
         }
-        let answer = match self.token_request(server, &login.token_endpoint, &form).await {
+        let answer = match self.token_request_raw(server, &login.token_endpoint, &form).await? {
             Ok(answer) => answer,
-            Err(Error::AuthFailed { message, .. }) if message.contains("refused") => {
-                return Err(self.required(server, format!("refreshing its sign-in was refused ({message})"), None));
+            Err(refusal) => {
+                return Err(self.required(server, format!("refreshing its sign-in was refused ({refusal})"), None));
             }
-            Err(error) => return Err(error),
         };
         let found = Discovered {
             resource: login.resource.clone(),
@@ -685,8 +689,22 @@ impl Authenticator {
     }
 
     /// POSTs a token request; the answer's JSON, or `AUTH_FAILED` with what the
-    /// authorization server said (`refused` in the message when it answered an error).
+    /// authorization server said.
     async fn token_request(&self, server: &str, endpoint: &str, form: &[(&str, String)]) -> Result<Value> {
+        self.token_request_raw(server, endpoint, form).await?.map_err(|refusal| {
+            Self::failed(server, format!("the authorization server refused the token request ({refusal})"))
+        })
+    }
+
+    /// POSTs a token request: `Ok(Err(why))` when the authorization server refused it
+    /// (4xx: its status, `error` and `error_description`), `Err` when it could not be
+    /// asked, failed (5xx) or its answer is unusable.
+    async fn token_request_raw(
+        &self,
+        server: &str,
+        endpoint: &str,
+        form: &[(&str, String)],
+    ) -> Result<std::result::Result<Value, String>> {
         let body = url::form_urlencoded::Serializer::new(String::new())
             .extend_pairs(form.iter().map(|(k, v)| (*k, v.as_str())))
             .finish();
@@ -704,15 +722,19 @@ impl Authenticator {
         let status = response.status();
         let answer = read_json(response).await;
         match answer {
-            Ok(body) if status.is_success() => Ok(body),
+            Ok(body) if status.is_success() => Ok(Ok(body)),
+            Ok(body) if status.is_client_error() => Ok(Err(format!("{status}{}", oauth_error(&body)))),
+            Err(_) if status.is_client_error() => Ok(Err(status.to_string())),
+            Err(m) if status.is_success() => Err(Self::failed(server, format!("the token answer: {m}"))),
+            // The authorization server failed (5xx): nothing was decided about the grant.
             Ok(body) => Err(Self::failed(
                 server,
-                format!("the authorization server refused the token request ({status}{})", oauth_error(&body)),
+                format!("the authorization server failed to answer the token request ({status}{})", oauth_error(&body)),
             )),
-            Err(m) if status.is_success() => Err(Self::failed(server, format!("the token answer: {m}"))),
-            Err(_) => {
-                Err(Self::failed(server, format!("the authorization server refused the token request ({status})")))
-            }
+            Err(_) => Err(Self::failed(
+                server,
+                format!("the authorization server failed to answer the token request ({status})"),
+            )),
         }
     }
 }

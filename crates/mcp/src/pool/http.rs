@@ -52,7 +52,8 @@ pub(crate) async fn open(
     let own_header = auth::has_static_authorization(config);
     let Some(authenticator) = cx.options.auth.clone().filter(|_| !own_header) else {
         let client = signed::plain_client();
-        let opened = connection::handshake(handler, transport(server, launch, client.clone(), max, notes)?, cx, server).await;
+        let opened =
+            connection::handshake(handler, transport(server, launch, client.clone(), max, notes)?, cx, server).await;
         if let Err(message) = &opened
             && !own_header
             && refused(message)
@@ -98,13 +99,15 @@ pub(crate) async fn open(
     if challenge.is_insufficient_scope() {
         let oauth = config.oauth.as_ref();
         let token = tokens.token();
-        return Err(match authenticator
-            .unauthorized(server, &launch.url, oauth, &cx.options.env, token.as_deref(), &challenge)
-            .await
-        {
-            Err(error) => error,
-            Ok(_) => authenticator.required(server, "the server asks for a wider scope", challenge.scope),
-        });
+        return Err(
+            match authenticator
+                .unauthorized(server, &launch.url, oauth, &cx.options.env, token.as_deref(), &challenge)
+                .await
+            {
+                Err(error) => error,
+                Ok(_) => authenticator.required(server, "the server asks for a wider scope", challenge.scope),
+            },
+        );
     }
     let reason = if had_login {
         "it refused the sign-in mcpflow holds, and renewing it did not help"

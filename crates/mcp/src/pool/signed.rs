@@ -101,10 +101,8 @@ impl Tokens {
 
     /// After the server refused `sent` with `www_authenticate`: a new token to try once.
     async fn after_refusal(&self, sent: Option<&str>, www_authenticate: &str) -> Option<String> {
-        let challenge = flow::parse_challenge(401, www_authenticate).unwrap_or(flow::Challenge {
-            status: 401,
-            ..flow::Challenge::default()
-        });
+        let challenge = flow::parse_challenge(401, www_authenticate)
+            .unwrap_or(flow::Challenge { status: 401, ..flow::Challenge::default() });
         match self.auth.unauthorized(&self.server, &self.url, self.oauth.as_ref(), &self.env, sent, &challenge).await {
             Ok(token) => {
                 let expires = self.auth.login_for(&self.url).ok().flatten().and_then(|l| l.expires_at_ms);
@@ -131,10 +129,7 @@ impl Signed {
 /// (307, 308; at most 10): a token or session never goes to another host.
 pub(crate) fn plain_client() -> reqwest::Client {
     let policy = reqwest::redirect::Policy::custom(|attempt| {
-        let same_origin = attempt
-            .previous()
-            .first()
-            .is_some_and(|first| first.origin() == attempt.url().origin());
+        let same_origin = attempt.previous().first().is_some_and(|first| first.origin() == attempt.url().origin());
         let keeps_method = matches!(attempt.status().as_u16(), 307 | 308);
         if attempt.previous().len() <= 10 && same_origin && keeps_method { attempt.follow() } else { attempt.stop() }
     });
@@ -247,7 +242,14 @@ impl StreamableHttpClient for Signed {
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, Error> {
         let token = self.tokens.header().await;
         self.http
-            .get_stream_with_max_sse_event_size(uri, session_id, last_event_id, token, custom_headers, max_sse_event_size)
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                token,
+                custom_headers,
+                max_sse_event_size,
+            )
             .await
     }
 }
