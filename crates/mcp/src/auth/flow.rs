@@ -658,6 +658,16 @@ impl Authenticator {
         if scopes.is_empty() {
             scopes = strings(metadata.get("scopes_supported"));
         }
+        // Where codes, tokens and secrets go: HTTPS, or plain HTTP on this machine only.
+        let endpoints = [
+            Some(issuer.clone()),
+            text("authorization_endpoint"),
+            Some(token_endpoint.clone()),
+            text("registration_endpoint"),
+        ];
+        for url in endpoints.iter().flatten() {
+            secure_url(url).map_err(fail)?;
+        }
         Ok(Discovered {
             resource,
             issuer: meta_issuer,
@@ -767,6 +777,26 @@ pub async fn probe(
         (403, Some(h)) => parse_challenge(403, &h),
         _ => None,
     })
+}
+
+/// An authorization server's URL must be `https://`, or `http://` to this machine
+/// (`localhost`, `127.0.0.0/8`, `[::1]`), as OAuth 2.1 and the MCP spec require.
+fn secure_url(url: &str) -> std::result::Result<(), String> {
+    let parsed = url::Url::parse(url).map_err(|e| format!("the authorization server's `{url}` is not a URL: {e}"))?;
+    let loopback = match parsed.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    };
+    match parsed.scheme() {
+        "https" => Ok(()),
+        "http" if loopback => Ok(()),
+        _ => Err(format!(
+            "the authorization server's `{url}` is neither https:// nor on this machine; mcpflow sends codes and \
+             tokens only over HTTPS"
+        )),
+    }
 }
 
 /// RFC 9207: the authorization response names the issuer that sent it. Checked when it
@@ -1004,6 +1034,17 @@ mod tests {
         assert_eq!(canonical_resource("HTTP://Example.COM:8080/mcp#x").unwrap(), "http://example.com:8080/mcp");
         assert_eq!(canonical_resource("https://h").unwrap(), "https://h/");
         assert!(canonical_resource("file:///x").is_err());
+    }
+
+    #[test]
+    fn authorization_servers_use_https_or_this_machine() {
+        assert!(secure_url("https://as.example/token").is_ok());
+        assert!(secure_url("http://localhost:3001/token").is_ok());
+        assert!(secure_url("http://127.0.0.1:3001/token").is_ok());
+        assert!(secure_url("http://[::1]/token").is_ok());
+        assert!(secure_url("http://as.example/token").is_err());
+        assert!(secure_url("file:///etc/passwd").is_err());
+        assert!(secure_url("javascript:alert(1)").is_err());
     }
 
     #[test]
