@@ -89,7 +89,7 @@ impl App {
     pub fn open(home: &std::path::Path, options: AppOptions) -> Result<App> {
         let files = read_server_files(&options)?;
         let opened = Store::open(&home.join("store"))?;
-        let auth = crate::auth::authenticator(home, options.front);
+        let auth = app_authenticator(home, &options);
         Self::build(opened.store, opened.interrupted, options, files, files_root(home), auth)
     }
 
@@ -97,7 +97,7 @@ impl App {
     /// ([`crate::home::data_dir`]).
     pub fn with_store(store: Store, interrupted: Vec<String>, options: AppOptions) -> Result<App> {
         let files = read_server_files(&options)?;
-        let auth = crate::auth::authenticator(&crate::home::data_dir(), options.front);
+        let auth = app_authenticator(&crate::home::data_dir(), &options);
         Self::build(store, interrupted, options, files, Vec::new(), auth)
     }
 
@@ -186,6 +186,21 @@ impl App {
         }
         crate::runs::wait_idle(self).await;
         self.pool().shutdown().await;
+    }
+}
+
+/// The logins of data folder `home`; on the command line, `AUTH_REQUIRED` names the
+/// `auth login` that finds the server as this application does (`--store`, its files).
+fn app_authenticator(home: &std::path::Path, options: &AppOptions) -> Arc<mcpflow_mcp::auth::Authenticator> {
+    match options.front {
+        crate::advice::Front::Studio => crate::auth::authenticator(home, options.front),
+        crate::advice::Front::Cli => {
+            let flags = format!(" --store{}", crate::auth::servers_flags(&options.server_files));
+            crate::auth::authenticator_advising(
+                home,
+                Arc::new(move |server| crate::auth::cli_login_advice(server, &flags)),
+            )
+        }
     }
 }
 

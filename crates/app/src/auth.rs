@@ -48,7 +48,29 @@ impl Default for LoginOptions {
 
 /// The authenticator of data folder `home`, advising in `front`'s words.
 pub fn authenticator(home: &Path, front: Front) -> Arc<Authenticator> {
-    Arc::new(Authenticator::new(Vault::in_data_dir(home)).with_advice(Arc::new(move |server| front.login(server))))
+    authenticator_advising(home, Arc::new(move |server| front.login(server)))
+}
+
+/// The authenticator of data folder `home` with its own advice for `AUTH_REQUIRED`.
+pub fn authenticator_advising(home: &Path, advice: mcpflow_mcp::auth::Advice) -> Arc<Authenticator> {
+    Arc::new(Authenticator::new(Vault::in_data_dir(home)).with_advice(advice))
+}
+
+/// `run `mcpflow auth login NAME FLAGS`, then run again`: the command that finds the
+/// server where the failing command found it (`--servers FILE`, `--store`,
+/// `--blueprint FILE`).
+pub fn cli_login_advice(server: &str, flags: &str) -> String {
+    format!("run `mcpflow auth login {}{flags}`, then run again", shell_word(server))
+}
+
+/// ` --servers FILE` for each file, quoted for a POSIX shell where needed.
+pub fn servers_flags(files: &[std::path::PathBuf]) -> String {
+    files.iter().map(|f| format!(" --servers {}", shell_word(&f.display().to_string()))).collect()
+}
+
+pub(crate) fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c));
+    if plain { word.to_owned() } else { format!("'{}'", word.replace('\'', r"'\''")) }
 }
 
 impl App {
@@ -86,6 +108,32 @@ impl App {
         self.reload_servers()?;
         Ok(())
     }
+}
+
+/// The servers `mcpflow auth` finds without a store: the `mcpServers` files (later over
+/// earlier), then the `servers` of a blueprint (it must be valid), as `mcpflow run`
+/// merges them; and what may be reached (`--allow-server`).
+pub fn login_servers(
+    files: &[std::path::PathBuf],
+    blueprint: Option<&[u8]>,
+    allow: &[String],
+) -> std::result::Result<(ServerConfigs, Approvals), crate::headless::HeadlessError> {
+    let (mut configs, _) = crate::server_report::file_servers(files, &[], false)?;
+    if let Some(bytes) = blueprint {
+        let checked = crate::headless::check(bytes)?;
+        configs = configs.with_blueprint(&checked.blueprint.servers);
+    }
+    let mut approvals = Approvals::new();
+    for name in allow {
+        approvals.approve_server(&configs, name)?;
+    }
+    Ok((configs, approvals))
+}
+
+/// Whether signing in to `server` opens a browser (not for `client_credentials`).
+pub fn opens_browser(configs: &ServerConfigs, server: &str) -> bool {
+    let grant = configs.get(server).and_then(|entry| http_config(server, entry)).and_then(|c| c.oauth.as_ref());
+    grant.and_then(|o| o.grant) != Some(mcpflow_blueprint::OAuthGrant::ClientCredentials)
 }
 
 /// The sign-in state of every HTTP server in `configs` (`${env:NAME}` from the process).

@@ -42,6 +42,9 @@ pub struct HeadlessRun {
     pub timeout_ms: Option<u64>,
     /// Where saved values live.
     pub saved_dir: Option<PathBuf>,
+    /// The blueprint's file, when it has one: what to tell `mcpflow auth login` to sign
+    /// in to a server the blueprint declares (`--blueprint FILE`).
+    pub file: Option<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -139,6 +142,25 @@ pub fn new_run_id() -> String {
     uuid::Uuid::now_v7().to_string()
 }
 
+/// The logins of the data folder; `AUTH_REQUIRED` names the `mcpflow auth login` that
+/// finds the server where this run found it: the blueprint's file or the servers files.
+fn run_authenticator(bp: &Blueprint, spec: &HeadlessRun) -> Arc<mcpflow_mcp::auth::Authenticator> {
+    let declared: std::collections::BTreeSet<String> = bp.servers.keys().cloned().collect();
+    let files = crate::auth::servers_flags(&spec.server_files);
+    let blueprint =
+        spec.file.as_ref().map(|f| format!(" --blueprint {}", crate::auth::shell_word(&f.display().to_string())));
+    crate::auth::authenticator_advising(
+        &crate::home::data_dir(),
+        Arc::new(move |server| {
+            let flags = match &blueprint {
+                Some(blueprint) if declared.contains(server) => blueprint.as_str(),
+                _ => files.as_str(),
+            };
+            crate::auth::cli_login_advice(server, flags)
+        }),
+    )
+}
+
 /// Runs a checked blueprint to the end. Every server process is reaped before this
 /// returns, whatever happened.
 pub async fn run(
@@ -156,10 +178,8 @@ pub async fn run(
     let line_rx = logs.join("headless", Listen::All);
     // The servers that configure no `roots` get the blueprint's folder.
     let roots = spec.folder.iter().filter_map(|folder| std::path::absolute(folder).ok()).collect();
-    let options = PoolOptions::default()
-        .with_log(logs.sender())
-        .with_roots(roots)
-        .with_auth(crate::auth::authenticator(&crate::home::data_dir(), Front::Cli));
+    let options =
+        PoolOptions::default().with_log(logs.sender()).with_roots(roots).with_auth(run_authenticator(bp, spec));
     let pool = Arc::new(Pool::new(configs, approvals, options));
     let engine = Engine {
         servers: Front::Cli.advise(pool.clone()),

@@ -8,7 +8,6 @@ use crate::app::{AppArgs, open_app};
 use clap::{Args, Subcommand};
 use mcpflow_app::advice::Front;
 use mcpflow_app::auth::{self, AuthStatus, LoginOptions};
-use mcpflow_app::server_report;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -24,6 +23,14 @@ pub struct AuthArgs {
     /// which servers hold a login.
     #[arg(long, global = true)]
     store: bool,
+    /// A blueprint whose own `servers` are signed in to (as `mcpflow run FILE` reaches
+    /// them; they win over the `--servers` files).
+    #[arg(long, value_name = "FILE", global = true, conflicts_with = "store")]
+    blueprint: Option<PathBuf>,
+    /// Let mcpflow reach this HTTP server a blueprint declares, when it sends
+    /// `${env:…}` values or leaves this machine (repeatable), as for `run`.
+    #[arg(long = "allow-server", value_name = "NAME", global = true)]
+    allow: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -71,15 +78,30 @@ pub async fn run(args: AuthArgs) -> anyhow::Result<ExitCode> {
     let (configs, approvals) = match &app {
         Some(app) => app.server_set(),
         None => {
-            server_report::file_servers(&args.servers, &[], false).map_err(|e| anyhow::anyhow!("{e} ({})", e.code()))?
+            let blueprint = match &args.blueprint {
+                Some(file) => Some(
+                    crate::validate::read_input(file, &mcpflow_blueprint::limits::BLUEPRINT_SIZE)
+                        .map_err(|m| anyhow::anyhow!("{}", m.trim_end()))?,
+                ),
+                None => None,
+            };
+            auth::login_servers(&args.servers, blueprint.as_deref(), &args.allow).map_err(|e| match e {
+                mcpflow_app::headless::HeadlessError::Invalid(_) => {
+                    anyhow::anyhow!("the blueprint has errors; `mcpflow validate` shows them")
+                }
+                e => anyhow::anyhow!("{e}"),
+            })?
         }
     };
     let outcome = match args.action {
         Action::Login { server, timeout } => {
-            say(&format!(
-                "Opening the browser to sign in to `{server}` (waiting up to {} s; set `$BROWSER` to choose the browser)…",
-                timeout.as_secs()
-            ));
+            if auth::opens_browser(&configs, &server) {
+                say(&format!(
+                    "Opening the browser to sign in to `{server}` (waiting up to {} s; set `$BROWSER` to choose the \
+                     browser)…",
+                    timeout.as_secs()
+                ));
+            }
             let options = LoginOptions { timeout, ..LoginOptions::default() };
             let status = match &app {
                 Some(app) => app.auth_login(&server, options).await,

@@ -216,7 +216,8 @@ fn a_run_without_a_login_fails_fast_with_auth_required_naming_the_command() {
     assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
     let text = format!("{}{}", stdout(&out), stderr(&out));
     assert!(text.contains("AUTH_REQUIRED"), "{text}");
-    assert!(text.contains("mcpflow auth login demo"), "{text}");
+    // The command finds the server where the run found it.
+    assert!(text.contains(&format!("mcpflow auth login demo --servers {}`", setup.servers.display())), "{text}");
     // Fast: no retries, no browser, no waiting for a timeout.
     assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
     assert!(!setup.dir.path().join("browser.log").exists(), "a run opened the browser");
@@ -412,6 +413,26 @@ fn a_long_session_renews_its_token_before_it_expires() {
     let run = setup.run_file(&file, &[]);
     assert_eq!(run.status.code(), Some(0), "{}{}", stdout(&run), stderr(&run));
     assert!(server.stderr.lock().unwrap().contains("REFRESHED 1"), "{}", server.stderr.lock().unwrap());
+}
+
+#[test]
+fn a_server_the_blueprint_declares_is_signed_in_to_through_its_file() {
+    let server = start(&repo().join(SDK_EXAMPLE), &["--oauth"]);
+    let setup = Setup::new(&server);
+    let file = setup.dir.path().join("own.json");
+    let doc = json!({ "blueprint": 1, "id": "own",
+        "servers": { "mine": { "url": format!("http://localhost:{}/mcp", server.port) } },
+        "steps": [{ "id": "hi", "kind": "tool", "server": "mine", "tool": "greet", "args": { "name": "oauth" } }],
+        "output": { "hi": "{{ hi }}" } });
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let run = setup.mcpflow(&["run", file.to_str().unwrap(), "--json"], "/bin/false");
+    let advice = format!("mcpflow auth login mine --blueprint {}`", file.display());
+    assert!(stdout(&run).contains("AUTH_REQUIRED") && stdout(&run).contains(&advice), "{}", stdout(&run));
+    let browser = format!("node {}", fixture("follow-redirects.mjs").display());
+    let login =
+        setup.mcpflow(&["auth", "login", "mine", "--blueprint", file.to_str().unwrap(), "--timeout", "60"], &browser);
+    assert_eq!(login.status.code(), Some(0), "{}{}", stdout(&login), stderr(&login));
+    succeeded(&setup.run_file(&file, &[]));
 }
 
 struct PythonServer(Child);
