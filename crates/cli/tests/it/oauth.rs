@@ -221,6 +221,12 @@ fn a_run_without_a_login_fails_fast_with_auth_required_naming_the_command() {
     // Fast: no retries, no browser, no waiting for a timeout.
     assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
     assert!(!setup.dir.path().join("browser.log").exists(), "a run opened the browser");
+    // A vault that is not one mcpflow wrote is reported as such, with what to do.
+    std::fs::create_dir_all(setup.vault().parent().unwrap()).unwrap();
+    std::fs::write(setup.vault(), "not json").unwrap();
+    let run = setup.run(&[]);
+    assert!(stdout(&run).contains("AUTH_VAULT") && stdout(&run).contains("sign in again"), "{}", stdout(&run));
+    std::fs::remove_file(setup.vault()).unwrap();
     // `servers test` says the same, and shows the server as needing a login.
     let test = setup.mcpflow(&["servers", "test", "--servers", setup.servers.to_str().unwrap()], "/bin/false");
     assert!(

@@ -71,7 +71,16 @@ pub(crate) async fn open(
     };
     let oauth = config.oauth.clone();
     let env = cx.options.env.clone();
-    let first = authenticator.current(server, &launch.url, oauth.as_ref(), &env).await?;
+    // A vault that cannot be read costs only the servers that need a sign-in: the
+    // others connect, and a refused one reports the vault's error.
+    let (first, vault_error) = match authenticator.current(server, &launch.url, oauth.as_ref(), &env).await {
+        Ok(first) => (first, None),
+        Err(error @ Error::AuthVault { .. }) => {
+            tracing::warn!(server, %error, "the sign-in vault cannot be read; connecting without a token");
+            (None, Some(error))
+        }
+        Err(error) => return Err(error),
+    };
     let had_login = first.is_some();
     let tokens = Arc::new(Tokens::new(
         authenticator.clone(),
@@ -88,7 +97,7 @@ pub(crate) async fn open(
         return Ok(opened);
     }
     // Refused even after the client renewed the token once: why, in the server's words.
-    if let Some(error) = tokens.take_refusal() {
+    if let Some(error) = vault_error.or_else(|| tokens.take_refusal()) {
         return Err(error);
     }
     let challenge = match authenticator.probe(&launch.url, tokens.token().as_deref()).await {
