@@ -143,7 +143,10 @@ pub fn canonical_resource(url: &str) -> std::result::Result<String, String> {
 /// The metadata of the authorization server that signs in for a resource.
 #[derive(Debug, Clone)]
 struct Discovered {
-    /// The canonical resource, and the `resource` parameter sent.
+    /// The server's canonical URL: what the login is kept under.
+    key: String,
+    /// The `resource` parameter sent: the protected resource metadata's `resource`
+    /// (the server's URL or a prefix of it), else the key.
     resource: String,
     issuer: String,
     authorization_endpoint: Option<String>,
@@ -335,7 +338,7 @@ impl Authenticator {
             .await
             .map_err(|e| Self::failed(server, format!("cannot listen on 127.0.0.1 for the redirect: {e}")))?;
         let redirect_uri = loopback.redirect_uri();
-        let previous = self.vault.get(&found.resource)?;
+        let previous = self.vault.get(&found.key)?;
         let scopes = wanted_scopes(oauth, challenge.as_ref(), &found, previous.as_ref());
         let (client_id, client_secret, issued_secret) =
             self.client(server, oauth, env, &found, &redirect_uri, &scopes).await?;
@@ -402,7 +405,7 @@ impl Authenticator {
             ("grant_type", "refresh_token".to_owned()),
             ("refresh_token", refresh_token.clone()),
             ("client_id", login.client_id.clone()),
-            ("resource", login.resource.clone()),
+            ("resource", login.audience.clone().unwrap_or_else(|| login.resource.clone())),
         ];
         if let Some(secret) =
             self.configured_secret(server, oauth, env, &login.client_id)?.or(login.client_secret.clone())
@@ -416,7 +419,8 @@ impl Authenticator {
             }
         };
         let found = Discovered {
-            resource: login.resource.clone(),
+            key: login.resource.clone(),
+            resource: login.audience.clone().unwrap_or_else(|| login.resource.clone()),
             issuer: login.issuer.clone().unwrap_or_default(),
             authorization_endpoint: None,
             token_endpoint: login.token_endpoint.clone(),
@@ -669,6 +673,7 @@ impl Authenticator {
             secure_url(url).map_err(fail)?;
         }
         Ok(Discovered {
+            key: canonical,
             resource,
             issuer: meta_issuer,
             authorization_endpoint: text("authorization_endpoint"),
@@ -870,7 +875,8 @@ fn login_from(
         None => asked,
     };
     Ok(Login {
-        resource: found.resource.clone(),
+        resource: found.key.clone(),
+        audience: (found.resource != found.key).then(|| found.resource.clone()),
         server: server.to_owned(),
         grant: grant.to_owned(),
         access_token,
@@ -1058,6 +1064,7 @@ mod tests {
     #[test]
     fn a_step_up_widens_the_next_sign_in() {
         let found = Discovered {
+            key: "http://h/mcp".into(),
             resource: "http://h/mcp".into(),
             issuer: "http://as".into(),
             authorization_endpoint: None,

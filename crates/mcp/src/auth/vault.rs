@@ -20,8 +20,12 @@ pub const MAX_VAULT_BYTES: u64 = 1024 * 1024;
 /// One login: what signing in to one resource gave, and what refreshing it needs.
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
 pub struct Login {
-    /// The canonical resource URL (the key).
+    /// The server's canonical URL (the key).
     pub resource: String,
+    /// The `resource` the token was asked for, when the server's metadata names another
+    /// than its URL (a prefix of it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audience: Option<String>,
     /// The server's name when it signed in (for display only).
     pub server: String,
     /// `authorization_code` or `client_credentials`.
@@ -204,6 +208,7 @@ mod tests {
     fn login(resource: &str) -> Login {
         Login {
             resource: resource.into(),
+            audience: None,
             server: "s".into(),
             grant: "authorization_code".into(),
             access_token: "AT-secret".into(),
