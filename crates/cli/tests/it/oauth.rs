@@ -136,8 +136,13 @@ impl Setup {
 
     /// `mcpflow ARGS` with this data folder and `browser` as `$BROWSER`.
     fn mcpflow(&self, args: &[&str], browser: &str) -> Output {
+        self.mcpflow_env(args, browser, &[])
+    }
+
+    fn mcpflow_env(&self, args: &[&str], browser: &str, env: &[(&str, &str)]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_mcpflow"))
             .args(args)
+            .envs(env.iter().copied())
             .current_dir(repo())
             .env("MCPFLOW_HOME", self.home())
             .env("BROWSER", browser)
@@ -439,6 +444,82 @@ fn a_server_the_blueprint_declares_is_signed_in_to_through_its_file() {
         setup.mcpflow(&["auth", "login", "mine", "--blueprint", file.to_str().unwrap(), "--timeout", "60"], &browser);
     assert_eq!(login.status.code(), Some(0), "{}{}", stdout(&login), stderr(&login));
     succeeded(&setup.run_file(&file, &[]));
+}
+
+#[test]
+fn a_machine_signs_in_with_client_credentials_without_a_browser() {
+    const SECRET: &str = "s3cret-of-the-ci-client-0451";
+    let (as_port, port) = (free_port(), free_port());
+    let (_authority, issued) =
+        python(&fixture("oauth_machine_as.py"), &[&as_port.to_string()], &[("FIXTURE_CLIENT_SECRET", SECRET)]);
+    wait_for_port(as_port);
+    let issuer = format!("http://localhost:{as_port}/");
+    let (_resource, _) = python(&fixture("oauth_resource_py.py"), &[&port.to_string(), &issuer], &[]);
+    wait_for_port(port);
+    let setup = Setup::on(port);
+    let entry = json!({ "url": format!("http://localhost:{port}/mcp"),
+        "oauth": { "grant": "client_credentials", "client_id": "ci", "client_secret": "${env:CI_SECRET}", "scopes": ["tools:call"] } });
+    std::fs::write(&setup.servers, json!({ "mcpServers": { "demo": entry } }).to_string()).unwrap();
+
+    // No `auth login`: the run fetches a token itself, and a second run reuses it.
+    let env = [("CI_SECRET", SECRET)];
+    for _ in 0..2 {
+        let run = setup.mcpflow_env(
+            &["run", setup.blueprint.to_str().unwrap(), "--servers", setup.servers.to_str().unwrap(), "--json"],
+            "/bin/false",
+            &env,
+        );
+        assert_eq!(run.status.code(), Some(0), "{}{}", stdout(&run), stderr(&run));
+        assert!(!stdout(&run).contains(SECRET) && !stderr(&run).contains(SECRET));
+    }
+    let log = issued.lock().unwrap().clone();
+    assert_eq!(log.matches("ISSUED").count(), 1, "{log}");
+    assert!(log.contains(&format!("resource=http://localhost:{port}/mcp")), "{log}");
+    let login = setup.login_record();
+    assert_eq!(login["grant"], "client_credentials", "{login}");
+    assert!(login.get("refresh_token").is_none(), "{login}");
+    // The configured secret stays in the environment: the vault does not keep it.
+    assert!(!std::fs::read_to_string(setup.vault()).unwrap().contains(SECRET));
+
+    // A wrong secret: what the authorization server said.
+    std::fs::remove_file(setup.vault()).unwrap();
+    let run = setup.mcpflow_env(
+        &["run", setup.blueprint.to_str().unwrap(), "--servers", setup.servers.to_str().unwrap(), "--json"],
+        "/bin/false",
+        &[("CI_SECRET", "wrong")],
+    );
+    assert_eq!(run.status.code(), Some(1), "{}{}", stdout(&run), stderr(&run));
+    assert!(stdout(&run).contains("AUTH_FAILED") && stdout(&run).contains("invalid_client"), "{}", stdout(&run));
+}
+
+/// A Python fixture of `.venv-test/`, killed when dropped; its stderr kept.
+fn python(script: &Path, args: &[&str], env: &[(&str, &str)]) -> (PythonServer, Arc<Mutex<String>>) {
+    let mut child = Command::new(crate::venv_python())
+        .arg(script)
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let kept = Arc::new(Mutex::new(String::new()));
+    let err = BufReader::new(child.stderr.take().unwrap());
+    let into = kept.clone();
+    std::thread::spawn(move || {
+        for line in err.lines().map_while(Result::ok) {
+            into.lock().unwrap().push_str(&format!("{line}\n"));
+        }
+    });
+    (PythonServer(child), kept)
+}
+
+fn wait_for_port(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "nothing listens on port {port} after 30 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 struct PythonServer(Child);
