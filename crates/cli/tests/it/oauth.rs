@@ -490,6 +490,22 @@ fn a_machine_signs_in_with_client_credentials_without_a_browser() {
     );
     assert_eq!(run.status.code(), Some(1), "{}{}", stdout(&run), stderr(&run));
     assert!(stdout(&run).contains("AUTH_FAILED") && stdout(&run).contains("invalid_client"), "{}", stdout(&run));
+
+    // A server that wants a scope the token lacks (403 insufficient_scope): AUTH_REQUIRED,
+    // no re-authorization by a run.
+    let strict_port = free_port();
+    let (_strict, _) = python(&fixture("oauth_resource_py.py"), &[&strict_port.to_string(), &issuer, "admin"], &[]);
+    wait_for_port(strict_port);
+    let entry = json!({ "url": format!("http://localhost:{strict_port}/mcp"),
+        "oauth": { "grant": "client_credentials", "client_id": "ci", "client_secret": "${env:CI_SECRET}", "scopes": ["tools:call"] } });
+    std::fs::write(&setup.servers, json!({ "mcpServers": { "demo": entry } }).to_string()).unwrap();
+    let run = setup.mcpflow_env(
+        &["run", setup.blueprint.to_str().unwrap(), "--servers", setup.servers.to_str().unwrap(), "--json"],
+        "/bin/false",
+        &env,
+    );
+    assert_eq!(run.status.code(), Some(1), "{}{}", stdout(&run), stderr(&run));
+    assert!(stdout(&run).contains("AUTH_REQUIRED") && stdout(&run).contains("wider scope"), "{}", stdout(&run));
 }
 
 /// A Python fixture of `.venv-test/`, killed when dropped; its stderr kept.

@@ -284,9 +284,13 @@ impl Authenticator {
                 }
                 self.vault.put(login)?;
             }
+            let how = match oauth {
+                Some(o) if !o.scopes.is_empty() => "add it to the entry's `oauth.scopes`, then sign in again",
+                _ => "signing in again asks for it",
+            };
             return Err(self.required(
                 server,
-                "the server asks for a wider scope than the sign-in has; signing in again asks for it",
+                format!("the server asks for a wider scope than the sign-in has; {how}"),
                 challenge.scope.clone(),
             ));
         }
