@@ -7,7 +7,9 @@
 use crate::App;
 use crate::advice::Front;
 use crate::error::{AppError, Result};
-use mcpflow_mcp::auth::{Authenticator, Browser, LoginRequest, Vault, canonical_resource, http_config, resolved_url};
+/// How the authorization URL is opened ([`LoginOptions::browser`]).
+pub use mcpflow_mcp::auth::Browser;
+use mcpflow_mcp::auth::{Authenticator, LoginRequest, Vault, canonical_resource, http_config, resolved_url};
 use mcpflow_mcp::config::env::process_env;
 use mcpflow_mcp::{Approvals, EnvLookup, ServerConfigs};
 use std::path::Path;
