@@ -1,6 +1,7 @@
 //! Running one blueprint file headless: validate it, assemble its inputs, start the
 //! servers it may start (consent), run it to the end and reap every process.
 
+use crate::advice::Front;
 use crate::logs::{Listen, LogRouter};
 use mcpflow_blueprint::inputs::parse_assignment;
 use mcpflow_blueprint::{Blueprint, Diagnostic, Options, Plan, check_bytes};
@@ -41,6 +42,9 @@ pub struct HeadlessRun {
     pub timeout_ms: Option<u64>,
     /// Where saved values live.
     pub saved_dir: Option<PathBuf>,
+    /// The blueprint's file, when it has one: what to tell `mcpflow auth login` to sign
+    /// in to a server the blueprint declares (`--blueprint FILE`).
+    pub file: Option<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -107,7 +111,8 @@ pub async fn live_catalog(
 ) -> Result<mcpflow_mcp::Catalog, HeadlessError> {
     let configs = read_server_files(server_files)?;
     let approvals = consent(&configs, allow, allow_all)?;
-    let pool = Pool::new(configs, approvals, PoolOptions::default());
+    let options = PoolOptions::default().with_auth(crate::auth::authenticator(&crate::home::data_dir(), Front::Cli));
+    let pool = Pool::new(configs, approvals, options);
     let catalog = pool.catalog().await;
     pool.shutdown().await;
     Ok(catalog)
@@ -137,6 +142,25 @@ pub fn new_run_id() -> String {
     uuid::Uuid::now_v7().to_string()
 }
 
+/// The logins of the data folder; `AUTH_REQUIRED` names the `mcpflow auth login` that
+/// finds the server where this run found it: the blueprint's file or the servers files.
+fn run_authenticator(bp: &Blueprint, spec: &HeadlessRun) -> Arc<mcpflow_mcp::auth::Authenticator> {
+    let declared: std::collections::BTreeSet<String> = bp.servers.keys().cloned().collect();
+    let files = crate::auth::servers_flags(&spec.server_files);
+    let blueprint =
+        spec.file.as_ref().map(|f| format!(" --blueprint {}", crate::auth::shell_word(&f.display().to_string())));
+    crate::auth::authenticator_advising(
+        &crate::home::data_dir(),
+        Arc::new(move |server| {
+            let flags = match &blueprint {
+                Some(blueprint) if declared.contains(server) => blueprint.as_str(),
+                _ => files.as_str(),
+            };
+            crate::auth::cli_login_advice(server, flags)
+        }),
+    )
+}
+
 /// Runs a checked blueprint to the end. Every server process is reaped before this
 /// returns, whatever happened.
 pub async fn run(
@@ -154,10 +178,11 @@ pub async fn run(
     let line_rx = logs.join("headless", Listen::All);
     // The servers that configure no `roots` get the blueprint's folder.
     let roots = spec.folder.iter().filter_map(|folder| std::path::absolute(folder).ok()).collect();
-    let options = PoolOptions::default().with_log(logs.sender()).with_roots(roots);
+    let options =
+        PoolOptions::default().with_log(logs.sender()).with_roots(roots).with_auth(run_authenticator(bp, spec));
     let pool = Arc::new(Pool::new(configs, approvals, options));
     let engine = Engine {
-        servers: crate::advice::Front::Cli.advise(pool.clone()),
+        servers: Front::Cli.advise(pool.clone()),
         source: spec.folder.clone().map(|d| Arc::new(FolderSource::new(d)) as _),
         saved: spec.saved_dir.clone().map(|d| Arc::new(FileSaved::new(d)) as _),
         journal: None,

@@ -209,6 +209,7 @@ async fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         assignments: args.input.clone(),
         timeout_ms: args.out.timeout_ms(),
         saved_dir: Some(mcpflow_app::home::saved_dir()),
+        file: Some(args.file.clone()).filter(|f| f.as_os_str() != "-"),
     };
 
     let top_level = checked.plan.lists.first().map_or(0, |l| l.members.len()) as u64;

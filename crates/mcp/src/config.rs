@@ -8,6 +8,7 @@
 
 pub mod env;
 pub mod launch;
+pub mod oauth;
 pub mod roots;
 
 pub use env::EnvLookup;
@@ -264,6 +265,10 @@ fn entry_config(entry: &Map<String, Value>) -> Result<ServerConfig, String> {
                      out to probe)"
                 ));
             }
+        },
+        oauth: match entry.get("oauth") {
+            None | Some(Value::Null) => None,
+            Some(value) => Some(oauth::parse(value)?),
         },
     })
 }

@@ -12,6 +12,7 @@ mod history;
 mod long_lists;
 mod memory;
 mod noise;
+mod oauth;
 mod reading;
 mod rerun;
 mod run;

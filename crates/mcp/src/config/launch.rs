@@ -155,6 +155,11 @@ pub(crate) fn stdio(server: &str, config: &ServerConfig, lookup: &EnvLookup) -> 
 }
 
 pub(crate) fn http(server: &str, config: &ServerConfig, lookup: &EnvLookup) -> Result<HttpLaunch> {
+    // A blueprint's `servers` entry was not checked when it was read.
+    if let Some(oauth) = &config.oauth {
+        super::oauth::check(oauth)
+            .map_err(|message| Error::ServerConfigInvalid { server: server.to_owned(), message })?;
+    }
     let url = config.url.as_deref().unwrap_or_default();
     let headers = pairs(server, &config.headers, "headers", lookup)?;
     let mut secrets = Secrets::default();
@@ -235,5 +240,15 @@ mod tests {
         assert_eq!(stdio("s", &c, &lookup).unwrap().secrets.redact("argv: --t=s3cr et/+"), "argv: --t=${env:K}");
         let short: EnvLookup = Arc::new(|_: &str| Some("abc".to_owned()));
         assert!(stdio("s", &c, &short).unwrap().secrets.is_empty());
+    }
+
+    #[test]
+    fn a_blueprints_oauth_secret_is_checked_at_start() {
+        let lookup: EnvLookup = Arc::new(|_: &str| None);
+        let c =
+            config(serde_json::json!({"url": "http://h/mcp", "oauth": {"client_id": "a", "client_secret": "plain"}}));
+        let err = http("s", &c, &lookup).err().unwrap();
+        assert_eq!(err.code(), "SERVER_CONFIG_INVALID");
+        assert!(err.to_string().contains("${env:NAME}"), "{err}");
     }
 }

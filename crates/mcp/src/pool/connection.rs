@@ -11,7 +11,6 @@ use super::notes::ServerNotes;
 use super::probe::{Probe, probe_wait};
 use super::process::{self, ChildProcess};
 use super::progress::{ProgressRoutes, TaskRoutes};
-use super::reissue::Reissue;
 use super::{Context, http};
 use crate::config::launch::{self, TransportKind, transport_kind};
 use crate::config::roots;
@@ -96,9 +95,8 @@ impl Connection {
                     cx.approvals.check(server, config, origin)?;
                     let launch = launch::http(server, config, &cx.options.env)?;
                     notes.set_secrets(launch.secrets.clone());
-                    // A broken response stream re-issues a safe request once (`pool/reissue.rs`).
-                    let transport = Reissue::new(http::transport(server, &launch, max, notes.clone())?);
-                    (handshake(handler.clone(), transport, cx, server, pin).await, None)
+                    // With the stored sign-in, if any; a 401 ends in `AUTH_REQUIRED` here.
+                    (http::open(server, config, &launch, handler.clone(), cx, notes.clone(), pin).await?, None)
                 }
             },
         };
@@ -319,7 +317,7 @@ fn lifecycle(pin: Option<ProtocolEra>) -> ClientLifecycleMode {
 /// text.
 /// `server/discover` gets at most half of that time (`pool/probe.rs`), so the fallback to
 /// `initialize` happens within it too.
-async fn handshake<T>(
+pub(super) async fn handshake<T>(
     handler: Handler,
     transport: T,
     cx: &Context,
@@ -329,34 +327,57 @@ async fn handshake<T>(
 where
     T: rmcp::transport::Transport<RoleClient> + 'static,
 {
+    handshake_or_refusal(handler, transport, cx, server, pin).await.map_err(|failure| failure.message)
+}
+
+/// Why an opening failed: the message, and whether the server refused it for want of a
+/// sign-in (HTTP 401, or 403 with a challenge: `pool/http_errors.rs`).
+pub(super) struct Failure {
+    pub message: String,
+    pub sign_in: bool,
+}
+
+/// [`handshake`], telling a refusal for want of a sign-in apart (`pool/http.rs`).
+pub(super) async fn handshake_or_refusal<T>(
+    handler: Handler,
+    transport: T,
+    cx: &Context,
+    server: &str,
+    pin: Option<ProtocolEra>,
+) -> std::result::Result<RunningService<RoleClient, Handler>, Failure>
+where
+    T: rmcp::transport::Transport<RoleClient> + 'static,
+{
     tracing::debug!(server, "starting the MCP session");
     let timeout = cx.options.connect_timeout;
     // Pinned to 2026-07-28, `server/discover` is all there is: it has the whole timeout.
     let wait = if pin.is_some() { timeout.saturating_mul(2) } else { probe_wait(timeout) };
     // A server's error answers may quote a secret back: hidden (`pool/hidden.rs`).
     let transport = Probe::new(Hidden::new(transport, handler.notes.clone()), wait);
+    let failed = |message: String| Failure { message, sign_in: false };
     match tokio::time::timeout(timeout, handler.serve_with_lifecycle(transport, lifecycle(pin))).await {
         Ok(Ok(running)) => Ok(running),
         Ok(Err(error)) => Err(match super::http_errors::words_of(&error) {
-            // The hook for a sign-in: `http.kind == HttpFailure::AuthRequired` (HTTP 401, or
-            // 403 with a challenge) is where a run should fail with `AUTH_REQUIRED`.
-            Some(http) => http.words().to_owned(),
+            Some(http) => Failure {
+                message: http.words().to_owned(),
+                sign_in: http.kind == super::http_errors::HttpFailure::AuthRequired,
+            },
             None if pin == Some(ProtocolEra::V2026_07_28)
                 && matches!(error, rmcp::service::ClientInitializeError::JsonRpcError(_)) =>
             {
-                format!(
+                failed(format!(
                     "it does not speak MCP 2026-07-28, the protocol its entry pins (`\"protocol\": \"2026-07-28\"`): it \
                      refused `server/discover` ({}); set `\"protocol\": \"2025-11-25\"` or leave `protocol` out to \
                      let mcpflow choose",
                     handshake_error(&error)
-                )
+                ))
             }
-            None => format!("the MCP handshake failed: {}", handshake_error(&error)),
+            None => failed(format!("the MCP handshake failed: {}", handshake_error(&error))),
         }),
-        Err(_) => Err(format!(
+        Err(_) => Err(failed(format!(
             "no answer to `server/discover` or `initialize` within {} ms",
             cx.options.connect_timeout.as_millis()
-        )),
+        ))),
     }
 }
 

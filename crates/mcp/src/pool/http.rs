@@ -8,15 +8,29 @@
 //!
 //! So an answer costs at most the pool's bound (SSE) or 16 MiB (JSON) of memory while it
 //! is read, and no answer over the pool's bound reaches a caller.
+//!
+//! Signing in ([`open`]): an entry with its own `Authorization` header sends it and
+//! nothing else. Otherwise every request carries the stored OAuth login for the
+//! server's URL as `Authorization: Bearer …` (`signed.rs`: refreshed when it expires
+//! within a minute, and once more after a 401). When the handshake still fails because
+//! the server refused it (401, or 403 `insufficient_scope`), the start fails fast with
+//! `AUTH_REQUIRED` naming what to do (one probe request reads the server's challenge
+//! when the reason is not known yet). No browser is ever opened here.
 
+use super::handler::Handler;
 use super::lines::made_up_error;
 use super::notes::ServerNotes;
+use super::reissue::Reissue;
+use super::signed::{self, Signed, Tokens};
+use super::{Context, connection};
+use crate::auth;
 use crate::config::launch::HttpLaunch;
 use crate::error::{Error, Result};
 use http::{HeaderName, HeaderValue};
+use mcpflow_blueprint::{ProtocolEra, ServerConfig};
 use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, ServerJsonRpcMessage};
-use rmcp::service::RoleClient;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::{StreamableHttpClient, StreamableHttpClientTransportConfig};
 use rmcp::transport::{StreamableHttpClientTransport, Transport};
 use std::collections::HashMap;
 use std::io;
@@ -25,9 +39,108 @@ use std::sync::Arc;
 /// rmcp's own limit on a plain JSON answer body (`MAX_JSON_RESPONSE_SIZE`, not configurable).
 pub(crate) const JSON_BODY_LIMIT: usize = 16 * 1024 * 1024;
 
-pub(crate) fn transport(
+/// Connects to an HTTP server with its sign-in, if any: `Ok(Err(message))` is a start
+/// failure as for any transport, `Err` an `AUTH_REQUIRED` (or a configuration error).
+pub(crate) async fn open(
+    server: &str,
+    config: &ServerConfig,
+    launch: &HttpLaunch,
+    handler: Handler,
+    cx: &Context,
+    notes: Arc<ServerNotes>,
+    pin: Option<ProtocolEra>,
+) -> Result<std::result::Result<RunningService<RoleClient, Handler>, String>> {
+    let max = cx.options.max_message_bytes;
+    let own_header = auth::has_static_authorization(config);
+    let Some(authenticator) = cx.options.auth.clone().filter(|_| !own_header) else {
+        let client = signed::plain_client();
+        let opened = connection::handshake_or_refusal(
+            handler,
+            transport(server, launch, client.clone(), max, notes)?,
+            cx,
+            server,
+            pin,
+        )
+        .await;
+        if let Err(failure) = &opened
+            && !own_header
+            && failure.sign_in
+            && let Ok(Some(challenge)) = auth::flow::probe(&client, &launch.url, None).await
+        {
+            // A pool without sign-ins (a library user's): say what happened all the same.
+            return Err(Error::AuthRequired {
+                server: server.to_owned(),
+                reason: "it answered 401 and this pool keeps no sign-ins".to_owned(),
+                scope: challenge.scope,
+                advice: format!("run `mcpflow auth login {server}`"),
+            });
+        }
+        return Ok(opened.map_err(|failure| failure.message));
+    };
+    let oauth = config.oauth.clone();
+    let env = cx.options.env.clone();
+    // A vault that cannot be read costs only the servers that need a sign-in: the
+    // others connect, and a refused one reports the vault's error.
+    let (first, vault_error) = match authenticator.current(server, &launch.url, oauth.as_ref(), &env).await {
+        Ok(first) => (first, None),
+        Err(error @ Error::AuthVault { .. }) => {
+            tracing::warn!(server, %error, "the sign-in vault cannot be read; connecting without a token");
+            (None, Some(error))
+        }
+        Err(error) => return Err(error),
+    };
+    let had_login = first.is_some();
+    let tokens = Arc::new(Tokens::new(
+        authenticator.clone(),
+        server,
+        &launch.url,
+        oauth,
+        env,
+        first.map(|login| (login.access_token, login.expires_at_ms)),
+    ));
+    let client = Signed::new(tokens.clone());
+    let opened =
+        connection::handshake_or_refusal(handler, transport(server, launch, client, max, notes)?, cx, server, pin)
+            .await;
+    let refused = matches!(&opened, Err(failure) if failure.sign_in);
+    let opened = opened.map_err(|failure| failure.message);
+    if !refused {
+        return Ok(opened);
+    }
+    // Refused even after the client renewed the token once: why, in the server's words.
+    if let Some(error) = vault_error.or_else(|| tokens.take_refusal()) {
+        return Err(error);
+    }
+    let challenge = match authenticator.probe(&launch.url, tokens.token().as_deref()).await {
+        Ok(Some(challenge)) => challenge,
+        // Not refused after all (or unreachable now): the handshake's error stands.
+        _ => return Ok(opened),
+    };
+    if challenge.is_insufficient_scope() {
+        let oauth = config.oauth.as_ref();
+        let token = tokens.token();
+        return Err(
+            match authenticator
+                .unauthorized(server, &launch.url, oauth, &cx.options.env, token.as_deref(), &challenge)
+                .await
+            {
+                Err(error) => error,
+                Ok(_) => authenticator.required(server, "the server asks for a wider scope", challenge.scope),
+            },
+        );
+    }
+    let reason = if had_login {
+        "it refused the sign-in mcpflow holds, and renewing it did not help"
+    } else {
+        "it answered 401 and mcpflow holds no sign-in for it"
+    };
+    Err(authenticator.required(server, reason, None))
+}
+
+fn transport<C: StreamableHttpClient>(
     server: &str,
     launch: &HttpLaunch,
+    client: C,
     max_message: usize,
     notes: Arc<ServerNotes>,
 ) -> Result<impl Transport<RoleClient> + 'static> {
@@ -43,15 +156,14 @@ pub(crate) fn transport(
     let config = StreamableHttpClientTransportConfig::with_uri(launch.url.as_str())
         .custom_headers(headers)
         .max_sse_event_size(max_message);
-    Ok(super::http_errors::Worded::new(
-        BoundedAnswers {
-            inner: StreamableHttpClientTransport::from_config(config),
-            max: max_message,
-            notes: notes.clone(),
-        },
-        launch,
-        notes,
-    ))
+    let bounded = BoundedAnswers {
+        inner: StreamableHttpClientTransport::with_client(client, config),
+        max: max_message,
+        notes: notes.clone(),
+    };
+    // HTTP failures in words (`http_errors.rs`); a broken response stream re-issues a safe
+    // request once (`reissue.rs`).
+    Ok(Reissue::new(super::http_errors::Worded::new(bounded, launch, notes)))
 }
 
 /// An rmcp transport whose answers are held to `max` bytes: a larger one becomes the

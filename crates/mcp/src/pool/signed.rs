@@ -1,0 +1,255 @@
+//! The HTTP client of a signed-in server: rmcp's reqwest client, with the current token
+//! put on every request instead of one fixed when the session opened. A long session (the
+//! studio, `mcpflow serve`, the daemon) outlives its access token: the token is refreshed
+//! when it expires within a minute, and a request the server refuses with 401 is sent
+//! once more with a refreshed token (it was refused, so it was not processed).
+
+use crate::auth::{Authenticator, flow};
+use crate::config::EnvLookup;
+use futures::stream::BoxStream;
+use http::{HeaderName, HeaderValue};
+use mcpflow_blueprint::OAuthConfig;
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+};
+use sse_stream::Sse;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// reqwest, signing each request with the server's current token.
+#[derive(Clone)]
+pub(crate) struct Signed {
+    http: reqwest::Client,
+    tokens: Arc<Tokens>,
+}
+
+/// The token of one server's session, and how to get a new one.
+pub(crate) struct Tokens {
+    auth: Arc<Authenticator>,
+    server: String,
+    url: String,
+    oauth: Option<OAuthConfig>,
+    env: EnvLookup,
+    /// The token in use and when it expires (unix ms), if it does.
+    current: Mutex<Option<(String, Option<i64>)>>,
+    /// Why the last refused token could not be renewed (`AUTH_REQUIRED` …).
+    refusal: Mutex<Option<crate::Error>>,
+}
+
+impl Tokens {
+    pub(crate) fn new(
+        auth: Arc<Authenticator>,
+        server: &str,
+        url: &str,
+        oauth: Option<OAuthConfig>,
+        env: EnvLookup,
+        first: Option<(String, Option<i64>)>,
+    ) -> Tokens {
+        Tokens {
+            auth,
+            server: server.to_owned(),
+            url: url.to_owned(),
+            oauth,
+            env,
+            current: Mutex::new(first),
+            refusal: Mutex::new(None),
+        }
+    }
+
+    /// The token in use.
+    pub(crate) fn token(&self) -> Option<String> {
+        self.held().map(|(token, _)| token)
+    }
+
+    /// Why the last refused token could not be renewed, once.
+    pub(crate) fn take_refusal(&self) -> Option<crate::Error> {
+        self.refusal.lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
+
+    fn held(&self) -> Option<(String, Option<i64>)> {
+        self.current.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    fn hold(&self, token: Option<(String, Option<i64>)>) {
+        *self.current.lock().unwrap_or_else(PoisonError::into_inner) = token;
+    }
+
+    /// The token to send now: the one held, unless it expires within the margin.
+    async fn header(&self) -> Option<String> {
+        let held = self.held();
+        let fresh_enough = match &held {
+            Some((_, Some(at))) => at - flow::REFRESH_MARGIN_MS > crate::auth::vault::now_ms(),
+            Some((_, None)) => true,
+            None => false,
+        };
+        if fresh_enough {
+            return held.map(|(token, _)| token);
+        }
+        match self.auth.current(&self.server, &self.url, self.oauth.as_ref(), &self.env).await {
+            Ok(login) => {
+                let token = login.map(|l| (l.access_token, l.expires_at_ms));
+                self.hold(token.clone());
+                token.map(|(token, _)| token)
+            }
+            Err(error) => {
+                tracing::debug!(server = self.server, code = error.code(), "no fresh token; sending the one held");
+                held.map(|(token, _)| token)
+            }
+        }
+    }
+
+    /// After the server refused `sent` with `www_authenticate`: a new token to try once.
+    async fn after_refusal(&self, sent: Option<&str>, www_authenticate: &str) -> Option<String> {
+        let challenge = flow::parse_challenge(401, www_authenticate)
+            .unwrap_or(flow::Challenge { status: 401, ..flow::Challenge::default() });
+        match self.auth.unauthorized(&self.server, &self.url, self.oauth.as_ref(), &self.env, sent, &challenge).await {
+            Ok(token) => {
+                let expires = self.auth.login_for(&self.url).ok().flatten().and_then(|l| l.expires_at_ms);
+                self.hold(Some((token.clone(), expires)));
+                Some(token)
+            }
+            Err(error) => {
+                tracing::debug!(server = self.server, code = error.code(), "the refused token could not be renewed");
+                *self.refusal.lock().unwrap_or_else(PoisonError::into_inner) = Some(error);
+                None
+            }
+        }
+    }
+}
+
+impl Signed {
+    pub(crate) fn new(tokens: Arc<Tokens>) -> Signed {
+        Signed { http: plain_client(), tokens }
+    }
+}
+
+/// The client rmcp would use by default: no idle connections kept (rmcp: they stall on
+/// delayed ACKs), and redirects followed only when they keep the method and the origin
+/// (307, 308; at most 10): a token or session never goes to another host.
+pub(crate) fn plain_client() -> reqwest::Client {
+    let policy = reqwest::redirect::Policy::custom(|attempt| {
+        let same_origin = attempt.previous().first().is_some_and(|first| first.origin() == attempt.url().origin());
+        let keeps_method = matches!(attempt.status().as_u16(), 307 | 308);
+        if attempt.previous().len() <= 10 && same_origin && keeps_method { attempt.follow() } else { attempt.stop() }
+    });
+    reqwest::Client::builder().pool_max_idle_per_host(0).redirect(policy).build().unwrap_or_default()
+}
+
+type Error = StreamableHttpError<reqwest::Error>;
+
+impl StreamableHttpClient for Signed {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        _auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, Error> {
+        let token = self.tokens.header().await;
+        let sent = self
+            .http
+            .post_message(uri.clone(), message.clone(), session_id.clone(), token.clone(), custom_headers.clone())
+            .await;
+        match sent {
+            Err(StreamableHttpError::AuthRequired(refused)) => {
+                match self.tokens.after_refusal(token.as_deref(), &refused.www_authenticate_header).await {
+                    Some(fresh) => self.http.post_message(uri, message, session_id, Some(fresh), custom_headers).await,
+                    None => Err(StreamableHttpError::AuthRequired(refused)),
+                }
+            }
+            other => other,
+        }
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        _auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, Error> {
+        let token = self.tokens.header().await;
+        let sent = self
+            .http
+            .post_message_with_max_sse_event_size(
+                uri.clone(),
+                message.clone(),
+                session_id.clone(),
+                token.clone(),
+                custom_headers.clone(),
+                max_sse_event_size,
+            )
+            .await;
+        match sent {
+            Err(StreamableHttpError::AuthRequired(refused)) => {
+                match self.tokens.after_refusal(token.as_deref(), &refused.www_authenticate_header).await {
+                    Some(fresh) => {
+                        self.http
+                            .post_message_with_max_sse_event_size(
+                                uri,
+                                message,
+                                session_id,
+                                Some(fresh),
+                                custom_headers,
+                                max_sse_event_size,
+                            )
+                            .await
+                    }
+                    None => Err(StreamableHttpError::AuthRequired(refused)),
+                }
+            }
+            other => other,
+        }
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        _auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), Error> {
+        let token = self.tokens.header().await;
+        self.http.delete_session(uri, session_id, token, custom_headers).await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        _auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, Error> {
+        let token = self.tokens.header().await;
+        self.http.get_stream(uri, session_id, last_event_id, token, custom_headers).await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        _auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, Error> {
+        let token = self.tokens.header().await;
+        self.http
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                token,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await
+    }
+}
