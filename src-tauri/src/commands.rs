@@ -6,7 +6,7 @@
 use crate::dialogs;
 use crate::dto::{
     BlueprintInfo, CommandError, DiagnosticDto, ImportedFile, Json, OpenedBlueprint, SaveResult, ServerDto,
-    ServerOffer, StudioInfo, ToolDto,
+    ServerOffer, ServerTestDto, StudioInfo,
 };
 use mcpflow_app::App;
 use serde_json::Value;
@@ -19,6 +19,8 @@ type Result<T> = std::result::Result<T, CommandError>;
 pub struct Studio {
     pub app: App,
     pub info: StudioInfo,
+    /// The browser sign-ins waiting (`crate::auth`).
+    pub logins: crate::auth::Logins,
 }
 
 #[tauri::command]
@@ -93,11 +95,12 @@ pub async fn approve_server(studio: State<'_, Studio>, name: String) -> Result<S
     Ok(studio.app.approve_server(&name)?)
 }
 
-/// Connects (starting the server if it is approved) and lists its tools.
+/// Connects (starting the server if it is approved): the protocol revision it spoke
+/// and its tools.
 #[tauri::command]
 #[specta::specta]
-pub async fn test_server(studio: State<'_, Studio>, name: String) -> Result<Vec<ToolDto>> {
-    Ok(studio.app.test_server(&name).await?.into_iter().map(ToolDto::from).collect())
+pub async fn test_server(studio: State<'_, Studio>, name: String) -> Result<ServerTestDto> {
+    Ok(studio.app.test_connection(&name).await?.into())
 }
 
 /// What every configured server offers, for the palette. Approved servers are started;

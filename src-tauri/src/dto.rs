@@ -139,6 +139,21 @@ impl From<mcpflow_app::servers::ServerView> for ServerDto {
     }
 }
 
+/// What a connection test found: the protocol revision spoken and the tools.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct ServerTestDto {
+    /// `2026-07-28` (discovery, no session) or the revision the `initialize` handshake
+    /// agreed (`2025-11-25`, …); `None` when the server did not say.
+    pub protocol_version: Option<String>,
+    pub tools: Vec<ToolDto>,
+}
+
+impl From<mcpflow_app::servers::Tested> for ServerTestDto {
+    fn from(t: mcpflow_app::servers::Tested) -> Self {
+        ServerTestDto { protocol_version: t.protocol_version, tools: t.tools.into_iter().map(ToolDto::from).collect() }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Type)]
 pub struct ToolDto {
     pub server: String,
@@ -175,6 +190,8 @@ pub struct PromptDto {
 #[derive(Debug, Clone, Serialize, Type)]
 pub struct ServerOffer {
     pub server: String,
+    /// The MCP revision the connection speaks (as [`ServerTestDto`]); `None` when it failed.
+    pub protocol_version: Option<String>,
     pub tools: Vec<ToolDto>,
     pub resources: Vec<ResourceDto>,
     pub prompts: Vec<PromptDto>,
@@ -184,7 +201,14 @@ pub struct ServerOffer {
 
 impl ServerOffer {
     pub fn failed(server: &str, error: CommandError) -> Self {
-        ServerOffer { server: server.to_owned(), tools: vec![], resources: vec![], prompts: vec![], error: Some(error) }
+        ServerOffer {
+            server: server.to_owned(),
+            protocol_version: None,
+            tools: vec![],
+            resources: vec![],
+            prompts: vec![],
+            error: Some(error),
+        }
     }
 }
 
@@ -198,6 +222,7 @@ impl ServerOffer {
     pub fn from_offer(server: &str, offer: mcpflow_app::servers::Offer) -> Self {
         ServerOffer {
             server: server.to_owned(),
+            protocol_version: offer.protocol_version,
             tools: offer.tools.into_iter().map(ToolDto::from).collect(),
             resources: offer
                 .resources

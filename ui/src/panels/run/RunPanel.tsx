@@ -20,7 +20,8 @@ import Form from '@rjsf/core/lib/components/Form.js';
 import type { RJSFSchema } from '@rjsf/utils';
 import { memo, useEffect, useMemo, useState } from 'react';
 import { useDoc } from '../../doc/store';
-import type { Json } from '../../doc/types';
+import type { Blueprint, Json } from '../../doc/types';
+import { AUTH_REQUIRED, authServer, RunSignIn } from '../servers';
 import { activeMs, eventLabel, runStore, scopeAt, timelineMarkers, useRunStore, type StepNames } from '../../run';
 import { allStepIds, findStep } from '../../doc/query';
 import { formatMs } from '../../canvas/nodes/run';
@@ -55,8 +56,16 @@ function InputsForm() {
   );
 }
 
+/** The server a run error `AUTH_REQUIRED` is about: its step's server, else the one the message names. */
+function authServerOf(doc: Blueprint, e: { step?: string | null; message: string }): string | null {
+  const step = e.step ? findStep(doc, e.step) : undefined;
+  if (step && 'server' in step && typeof step.server === 'string') return step.server;
+  return authServer(e.message);
+}
+
 const Result = memo(function Result() {
   const envelope = useRunStore((s) => s.view.envelope);
+  const doc = useDoc((s) => s.doc);
   const view = useRunStore((s) => s.view);
   if (!envelope) return null;
   const sum = envelope.summary;
@@ -77,6 +86,7 @@ const Result = memo(function Result() {
           {envelope.errors.map((e, i) => (
             <li key={i}>
               <code>{e.code}</code> {e.step ? <b>{e.step}</b> : null}: {e.message}
+              {e.code === AUTH_REQUIRED && authServerOf(doc, e) ? <RunSignIn server={authServerOf(doc, e)!} message={e.message} /> : null}
             </li>
           ))}
         </ul>
