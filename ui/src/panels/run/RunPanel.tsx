@@ -28,7 +28,7 @@ import { formatMs } from '../../canvas/nodes/run';
 import { evalFreeValidator } from '../inspector/validator';
 import { JsonView } from './JsonView';
 import type { RerunOf as RerunOfDto, RunInfo } from '../../backend';
-import { openRun, refreshHistory, setInputs, useSession } from './session';
+import { openRun, refreshHistory, setInputs, startRun, useSession } from './session';
 import { PausePreview } from './PausePreview';
 import './debug.css';
 
@@ -63,6 +63,16 @@ function authServerOf(doc: Blueprint, e: { step?: string | null; message: string
   return authServer(e.message);
 }
 
+/** Starts the blueprint again (after signing in). */
+function RunAgain() {
+  const busy = useSession((s) => s.active !== null || s.starting);
+  return (
+    <button type="button" data-testid="run-again" disabled={busy} onClick={() => void startRun({ debug: false })}>
+      Run again
+    </button>
+  );
+}
+
 const Result = memo(function Result() {
   const envelope = useRunStore((s) => s.view.envelope);
   const doc = useDoc((s) => s.doc);
@@ -86,7 +96,7 @@ const Result = memo(function Result() {
           {envelope.errors.map((e, i) => (
             <li key={i}>
               <code>{e.code}</code> {e.step ? <b>{e.step}</b> : null}: {e.message}
-              {e.code === AUTH_REQUIRED && authServerOf(doc, e) ? <RunSignIn server={authServerOf(doc, e)!} message={e.message} /> : null}
+              {e.code === AUTH_REQUIRED && authServerOf(doc, e) ? <RunSignIn server={authServerOf(doc, e)!} message={e.message} after={<RunAgain />} /> : null}
             </li>
           ))}
         </ul>

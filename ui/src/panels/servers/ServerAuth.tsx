@@ -7,9 +7,10 @@
 //! Test hooks: `server-auth-NAME` (`data-state`: `signed-in`, `waiting`, `needed`,
 //! `error`), `server-signin-NAME`, `server-signin-cancel-NAME`, `server-auth-menu-NAME`,
 //! `server-signout-NAME`, `server-era-NAME` (`data-era`), `run-signin-NAME`,
-//! `run-signin-state-NAME` (`data-state`).
+//! `run-signin-state-NAME` (`data-state`), `run-signin-cancel-NAME`; the palette's the
+//! same with `palette-signin`.
 
-import { useEffect, useState } from 'react';
+import { useEffect, useState, type ReactNode } from 'react';
 import { Menu } from '../../app/Menu';
 import type { AuthStatus } from '../../backend';
 import { cancelSignIn, signIn, signOut } from './auth';
@@ -151,7 +152,19 @@ function Failed({ server, signing }: { server: string; signing: Extract<SignIn, 
  * Under a run error `AUTH_REQUIRED` for `server`: "Sign in to NAME" (the Servers panel's
  * Sign in), then "Waiting for the browser…", then "Signed in: run again".
  */
-export function RunSignIn({ server, message }: { server: string; message: string }) {
+export function RunSignIn({
+  server,
+  message,
+  testPrefix = 'run-signin',
+  after,
+}: {
+  server: string;
+  message: string;
+  /** `run-signin` (a run's error) or `palette-signin` (the palette's listing). */
+  testPrefix?: string;
+  /** Shown beside "Signed in" (the run's Run again). */
+  after?: ReactNode;
+}) {
   const login = useServers((s) => s.logins[server]);
   const signing = useServers((s) => s.signIns[server]);
   const needed = useServers((s) => s.authNeeded[server]);
@@ -162,16 +175,19 @@ export function RunSignIn({ server, message }: { server: string; message: string
   }, [server, message]);
   const state = signing?.state ?? (usable(login, now) && needed === undefined ? 'signed-in' : 'needed');
   return (
-    <div className="run-signin" data-testid={`run-signin-state-${server}`} data-state={state}>
+    <div className="run-signin" data-testid={`${testPrefix}-state-${server}`} data-state={state}>
       {signing?.state === 'waiting' ? (
         <>
           <span className="auth-spinner" aria-hidden="true" /> Waiting for the browser…{' '}
-          <button type="button" data-testid={`run-signin-cancel-${server}`} onClick={() => void cancelSignIn(server)}>
+          <button type="button" data-testid={`${testPrefix}-cancel-${server}`} onClick={() => void cancelSignIn(server)}>
             Cancel
           </button>
         </>
       ) : state === 'signed-in' ? (
-        <span className="inline-ok">Signed in to {server}: run again.</span>
+        <>
+          <span className="inline-ok">Signed in to {server}{after ? '.' : ': run again.'}</span>
+          {after}
+        </>
       ) : (
         <>
           {signing?.state === 'error' ? (
@@ -179,7 +195,7 @@ export function RunSignIn({ server, message }: { server: string; message: string
               <code>{signing.code}</code> {signing.message}{' '}
             </span>
           ) : null}
-          <button type="button" className="primary" data-testid={`run-signin-${server}`} onClick={() => void signIn(server)}>
+          <button type="button" className="primary" data-testid={`${testPrefix}-${server}`} onClick={() => void signIn(server)}>
             Sign in to {server}
           </button>
         </>

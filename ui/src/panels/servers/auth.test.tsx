@@ -199,6 +199,30 @@ describe('the Servers panel signs in', () => {
   });
 });
 
+describe('the palette', () => {
+  it('a server whose listing needs a login offers Sign in, and lists its tools once signed in', async () => {
+    let signedIn = false;
+    be.on('server_offers', () => [
+      signedIn
+        ? { server: 'web', protocol_version: '2026-07-28', tools: [{ server: 'web', name: 'greet', description: null, input_schema: { type: 'object' } }], resources: [], prompts: [], error: null }
+        : { server: 'web', protocol_version: null, tools: [], resources: [], prompts: [], error: commandError('AUTH_REQUIRED', NEEDS) },
+    ]);
+    be.on('auth_login', () => {
+      signedIn = true;
+      return login();
+    });
+    await act(async () => root.render(<Studio validate={false} />));
+    await settle();
+    expect(tid('palette-error-web')!.textContent).toContain('Needs a sign-in');
+    expect(tid('palette-error-web')!.textContent).not.toContain('mcpflow auth login');
+    await click(tid('palette-signin-web'));
+    expect(be.calls('auth_login')).toEqual([{ server: 'web' }]);
+    expect(be.calls('server_offers')).toHaveLength(2);
+    expect(tid('palette-error-web')).toBeNull();
+    expect(tid('palette-item-web-greet')).not.toBeNull();
+  });
+});
+
 describe('a run that needs a login', () => {
   it('shows "Sign in to web" under the AUTH_REQUIRED error, which signs in like the panel', async () => {
     const error = { code: 'AUTH_REQUIRED', message: NEEDS };
@@ -242,12 +266,15 @@ describe('a run that needs a login', () => {
     await act(async () => answer.resolve(login()));
     await settle();
     expect(tid('run-signin-state-web')!.dataset.state).toBe('signed-in');
-    expect(tid('run-signin-state-web')!.textContent).toContain('Signed in to web: run again.');
+    expect(tid('run-signin-state-web')!.textContent).toContain('Signed in to web.');
 
     // The step's own error in the inspector offers the same.
     await act(async () => docStore.getState().select(['hello']));
     await settle();
     expect(q('[data-testid="step-run-error"] [data-testid="run-signin-state-web"]')?.dataset.state).toBe('signed-in');
+    // Run again starts the blueprint (the login is the backend's; nothing to pass).
+    await click(tid('run-again'));
+    expect(be.calls('start_run')).toHaveLength(1);
   });
 });
 

@@ -6,7 +6,7 @@
 
 import { backend, BackendError, errorMessage, inTauri, report, toBackendError } from '../../backend';
 import { AUTH_REQUIRED } from './authtext';
-import { serversStore, testServer, type AuthSlice } from './store';
+import { refreshOffers, serversStore, testServer, type AuthSlice } from './store';
 
 const AUTH_CANCELLED = 'AUTH_CANCELLED';
 
@@ -54,6 +54,8 @@ export async function signIn(name: string): Promise<boolean> {
     report('success', `signed in to ${name}${login.account ? ` as ${login.account}` : ''}`);
     const test = serversStore.getState().tests[name];
     if (test?.state === 'error' && test.code === AUTH_REQUIRED) void testServer(name);
+    // The palette lists what the server offers now that it lets us in.
+    if (serversStore.getState().offers.some((o) => o.server === name && o.error?.code === AUTH_REQUIRED)) void refreshOffers();
     return true;
   } catch (e) {
     if (loginSeq[name] !== mine) return false;
