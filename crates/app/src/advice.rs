@@ -30,6 +30,14 @@ impl Front {
         }
     }
 
+    /// What to do about server `server` that needs a sign-in.
+    pub fn login(self, server: &str) -> String {
+        match self {
+            Front::Studio => format!("sign in with \"Sign in\" on `{server}` in the Servers panel, then run again"),
+            Front::Cli => format!("run `mcpflow auth login {server}`, then run again"),
+        }
+    }
+
     /// A diagnostic's hint in this front door's words: a server that could not be
     /// checked because it is not approved says how to approve it here.
     pub fn diagnostic(self, mut d: Diagnostic) -> Diagnostic {

@@ -70,6 +70,8 @@ pub(crate) struct Inner {
     pub(crate) files: ServerConfigs,
     /// The roots of the servers that configure none: the data folder's `files/`.
     pub(crate) roots: Vec<PathBuf>,
+    /// OAuth logins: the data folder's vault, shared by the pool and the sign-in.
+    pub(crate) auth: Arc<mcpflow_mcp::auth::Authenticator>,
 }
 
 #[derive(Clone)]
@@ -87,13 +89,16 @@ impl App {
     pub fn open(home: &std::path::Path, options: AppOptions) -> Result<App> {
         let files = read_server_files(&options)?;
         let opened = Store::open(&home.join("store"))?;
-        Self::build(opened.store, opened.interrupted, options, files, files_root(home))
+        let auth = crate::auth::authenticator(home, options.front);
+        Self::build(opened.store, opened.interrupted, options, files, files_root(home), auth)
     }
 
-    /// An application over an already open store.
+    /// An application over an already open store; logins live in the data folder
+    /// ([`crate::home::data_dir`]).
     pub fn with_store(store: Store, interrupted: Vec<String>, options: AppOptions) -> Result<App> {
         let files = read_server_files(&options)?;
-        Self::build(store, interrupted, options, files, Vec::new())
+        let auth = crate::auth::authenticator(&crate::home::data_dir(), options.front);
+        Self::build(store, interrupted, options, files, Vec::new(), auth)
     }
 
     fn build(
@@ -102,9 +107,10 @@ impl App {
         options: AppOptions,
         files: ServerConfigs,
         roots: Vec<PathBuf>,
+        auth: Arc<mcpflow_mcp::auth::Authenticator>,
     ) -> Result<App> {
         let logs = crate::logs::LogRouter::new();
-        let state = build_servers(&store, &files, &options, &logs, &roots)?;
+        let state = build_servers(&store, &files, &options, &logs, &roots, &auth)?;
         let (changes, _) = broadcast::channel(64);
         Ok(App {
             inner: Arc::new(Inner {
@@ -117,6 +123,7 @@ impl App {
                 logs,
                 files,
                 roots,
+                auth,
             }),
         })
     }
@@ -155,7 +162,7 @@ impl App {
     /// old pool's processes are reaped once its runs let go of it.
     pub(crate) fn reload_servers(&self) -> Result<()> {
         let inner = &self.inner;
-        let fresh = build_servers(&inner.store, &inner.files, &inner.options, &inner.logs, &inner.roots)?;
+        let fresh = build_servers(&inner.store, &inner.files, &inner.options, &inner.logs, &inner.roots, &inner.auth)?;
         let old = {
             let mut guard = match self.inner.servers.write() {
                 Ok(g) => g,
@@ -199,6 +206,7 @@ fn build_servers(
     options: &AppOptions,
     logs: &crate::logs::LogRouter,
     roots: &[PathBuf],
+    auth: &Arc<mcpflow_mcp::auth::Authenticator>,
 ) -> Result<ServerState> {
     let mut configs = stored_configs(store)?;
     configs.merge(files.clone());
@@ -209,7 +217,7 @@ fn build_servers(
     for name in &options.allow {
         approvals.approve_server(&configs, name)?;
     }
-    let options = PoolOptions::default().with_log(logs.sender()).with_roots(roots.to_vec());
+    let options = PoolOptions::default().with_log(logs.sender()).with_roots(roots.to_vec()).with_auth(auth.clone());
     let pool = Arc::new(Pool::new(configs.clone(), approvals.clone(), options));
     Ok(ServerState { configs, approvals, pool })
 }

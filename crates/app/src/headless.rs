@@ -1,6 +1,7 @@
 //! Running one blueprint file headless: validate it, assemble its inputs, start the
 //! servers it may start (consent), run it to the end and reap every process.
 
+use crate::advice::Front;
 use crate::logs::{Listen, LogRouter};
 use mcpflow_blueprint::inputs::parse_assignment;
 use mcpflow_blueprint::{Blueprint, Diagnostic, Options, Plan, check_bytes};
@@ -107,7 +108,8 @@ pub async fn live_catalog(
 ) -> Result<mcpflow_mcp::Catalog, HeadlessError> {
     let configs = read_server_files(server_files)?;
     let approvals = consent(&configs, allow, allow_all)?;
-    let pool = Pool::new(configs, approvals, PoolOptions::default());
+    let options = PoolOptions::default().with_auth(crate::auth::authenticator(&crate::home::data_dir(), Front::Cli));
+    let pool = Pool::new(configs, approvals, options);
     let catalog = pool.catalog().await;
     pool.shutdown().await;
     Ok(catalog)
@@ -154,10 +156,13 @@ pub async fn run(
     let line_rx = logs.join("headless", Listen::All);
     // The servers that configure no `roots` get the blueprint's folder.
     let roots = spec.folder.iter().filter_map(|folder| std::path::absolute(folder).ok()).collect();
-    let options = PoolOptions::default().with_log(logs.sender()).with_roots(roots);
+    let options = PoolOptions::default()
+        .with_log(logs.sender())
+        .with_roots(roots)
+        .with_auth(crate::auth::authenticator(&crate::home::data_dir(), Front::Cli));
     let pool = Arc::new(Pool::new(configs, approvals, options));
     let engine = Engine {
-        servers: crate::advice::Front::Cli.advise(pool.clone()),
+        servers: Front::Cli.advise(pool.clone()),
         source: spec.folder.clone().map(|d| Arc::new(FolderSource::new(d)) as _),
         saved: spec.saved_dir.clone().map(|d| Arc::new(FileSaved::new(d)) as _),
         journal: None,

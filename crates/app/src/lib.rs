@@ -9,11 +9,13 @@
 //!   MCP mediator over stdio and HTTP), [`servers`] (configs, consent, connection
 //!   tests), [`server_report`] (`mcpflow servers`: list and test), [`schedule`] (the pure planner) and [`daemon`] (the loop that fires
 //!   scheduled runs).
+//! - [`auth`]: signing in to OAuth servers (status, login through the browser, logout).
 //! - [`signals`]: SIGINT, SIGTERM and SIGHUP as cancellation, with their exit codes.
 #![forbid(unsafe_code)] // the workspace denies it; only the studio shell has one audited exception
 
 pub mod advice;
 pub mod app;
+pub mod auth;
 pub mod backup;
 pub mod blueprints;
 pub mod daemon;

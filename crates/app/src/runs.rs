@@ -166,8 +166,10 @@ impl App {
         let own_pool = if shadowed.len() == bp.servers.len() {
             None
         } else {
-            let options =
-                PoolOptions::default().with_log(self.inner.logs.sender()).with_roots(self.inner.roots.clone());
+            let options = PoolOptions::default()
+                .with_log(self.inner.logs.sender())
+                .with_roots(self.inner.roots.clone())
+                .with_auth(self.authenticator());
             Some(Arc::new(Pool::new(configs, state.approvals.clone(), options)))
         };
         let run_id = crate::headless::new_run_id();

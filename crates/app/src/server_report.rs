@@ -8,6 +8,7 @@ use crate::app::{App, consent};
 use crate::error::Result;
 use crate::headless::HeadlessError;
 use futures::StreamExt as _;
+use mcpflow_mcp::auth::{Authenticator, Vault};
 use mcpflow_mcp::config::launch::{TransportKind, transport_kind};
 use mcpflow_mcp::{Approvals, Consent, Pool, PoolOptions, ServerConfigs, ServerEntry};
 use serde::Serialize;
@@ -43,15 +44,25 @@ pub struct ServerSummary {
     pub problem: Option<String>,
 }
 
-/// How a server authenticates. Only static headers exist today; OAuth comes as its own
-/// variant (with whether a login is held), so scripts reading `kind` keep working.
+/// How a server authenticates (`kind`: `none`, `headers`, `oauth`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Auth {
-    /// Nothing is sent.
+    /// Nothing is sent (an HTTP server that answers 401 still gets a sign-in: then it
+    /// shows as `oauth`).
     None,
     /// Static headers sent with every request: their names only, never their values.
     Headers { names: Vec<String> },
+    /// OAuth: the server has an `oauth` object, holds a login, or asked for one.
+    #[serde(rename = "oauth")]
+    OAuth {
+        signed_in: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        account: Option<String>,
+        /// Unix milliseconds of the access token's expiry.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        expires_at_ms: Option<i64>,
+    },
 }
 
 impl std::fmt::Display for Auth {
@@ -59,8 +70,42 @@ impl std::fmt::Display for Auth {
         match self {
             Auth::None => f.write_str("none"),
             Auth::Headers { names } => write!(f, "headers: {}", names.join(", ")),
+            Auth::OAuth { signed_in: false, .. } => f.write_str("oauth: needs login"),
+            Auth::OAuth { signed_in: true, account, expires_at_ms } => {
+                f.write_str("oauth: signed in")?;
+                if let Some(account) = account {
+                    write!(f, " as {account}")?;
+                }
+                if let Some(at) = expires_at_ms.and_then(chrono::DateTime::from_timestamp_millis) {
+                    write!(f, " (token expires {})", at.format("%Y-%m-%d %H:%M UTC"))?;
+                }
+                Ok(())
+            }
         }
     }
+}
+
+/// How server `name` with `config` authenticates, by its entry and the vault: its own
+/// `Authorization` header wins; else a held login, or an `oauth` object, is OAuth.
+fn auth_of(name: &str, config: &mcpflow_blueprint::ServerConfig, vault: &Vault) -> Auth {
+    let names: Vec<String> = config.headers.keys().cloned().collect();
+    let plain = || if names.is_empty() { Auth::None } else { Auth::Headers { names: names.clone() } };
+    let http = matches!(transport_kind(name, config), Ok(TransportKind::Http));
+    if !http || mcpflow_mcp::auth::has_static_authorization(config) {
+        return plain();
+    }
+    match login_of(name, config, vault) {
+        Some(login) => Auth::OAuth { signed_in: true, account: login.account, expires_at_ms: login.expires_at_ms },
+        None if config.oauth.is_some() => Auth::OAuth { signed_in: false, account: None, expires_at_ms: None },
+        None => plain(),
+    }
+}
+
+/// The login held for an HTTP server's URL (`${env:NAME}` resolved from the process).
+fn login_of(name: &str, config: &mcpflow_blueprint::ServerConfig, vault: &Vault) -> Option<mcpflow_mcp::auth::Login> {
+    let url = mcpflow_mcp::auth::resolved_url(name, config, &mcpflow_mcp::config::env::process_env()).ok()?;
+    let resource = mcpflow_mcp::auth::canonical_resource(&url).ok()?;
+    vault.get(&resource).ok().flatten()
 }
 
 /// What testing one server found. Field names are stable (see `docs/servers.md`).
@@ -85,6 +130,9 @@ pub struct ServerTest {
     pub counts: Option<Counts>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<TestError>,
+    /// How it authenticates, as found: `oauth` with `signed_in: false` when it asked
+    /// for a sign-in mcpflow does not hold.
+    pub auth: Auth,
 }
 
 /// How many of each a server offers.
@@ -137,12 +185,17 @@ impl App {
     /// [`summaries`] of the configured servers. Starts nothing.
     pub fn server_summaries(&self) -> Vec<ServerSummary> {
         let (configs, approvals) = self.server_set();
-        summaries(&configs, &approvals)
+        summaries_in(&configs, &approvals, self.authenticator().vault())
     }
 }
 
-/// Every server of `configs`, in order, as it would be started. Starts nothing.
+/// Every server of `configs`, in order, as it would be started, with the logins of the
+/// data folder's vault. Starts nothing.
 pub fn summaries(configs: &ServerConfigs, approvals: &Approvals) -> Vec<ServerSummary> {
+    summaries_in(configs, approvals, &Vault::in_data_dir(&crate::home::data_dir()))
+}
+
+fn summaries_in(configs: &ServerConfigs, approvals: &Approvals, vault: &Vault) -> Vec<ServerSummary> {
     configs
         .iter()
         .map(|(name, entry)| match entry {
@@ -155,7 +208,6 @@ pub fn summaries(configs: &ServerConfigs, approvals: &Approvals) -> Vec<ServerSu
                     _ if stdio => config.command.clone(),
                     _ => None,
                 };
-                let names: Vec<String> = config.headers.keys().cloned().collect();
                 ServerSummary {
                     name: name.to_owned(),
                     transport: if stdio { "stdio" } else { "http" },
@@ -163,7 +215,7 @@ pub fn summaries(configs: &ServerConfigs, approvals: &Approvals) -> Vec<ServerSu
                     url: if stdio { None } else { config.url.clone() },
                     approved: line.as_ref().is_none_or(|l| approvals.allows(l)),
                     needs_approval: line.is_some(),
-                    auth: if names.is_empty() { Auth::None } else { Auth::Headers { names } },
+                    auth: auth_of(name, config, vault),
                     problem: kind.err().map(|e| e.to_string()),
                 }
             }
@@ -192,6 +244,18 @@ pub async fn test_servers(
     timeout: Duration,
     front: Front,
 ) -> Vec<ServerTest> {
+    let auth = crate::auth::authenticator(&crate::home::data_dir(), front);
+    test_servers_with(configs, approvals, names, timeout, front, auth).await
+}
+
+async fn test_servers_with(
+    configs: ServerConfigs,
+    approvals: Approvals,
+    names: &[String],
+    timeout: Duration,
+    front: Front,
+    auth: Arc<Authenticator>,
+) -> Vec<ServerTest> {
     let mut names: Vec<String> =
         if names.is_empty() { configs.iter().map(|(n, _)| n.to_owned()).collect() } else { names.to_vec() };
     let mut seen = std::collections::HashSet::new();
@@ -199,8 +263,8 @@ pub async fn test_servers(
     let secrets: HashMap<String, Vec<(String, String)>> =
         configs.iter().map(|(name, entry)| (name.to_owned(), secrets_of(entry))).collect();
     let described: HashMap<String, ServerSummary> =
-        summaries(&configs, &approvals).into_iter().map(|s| (s.name.clone(), s)).collect();
-    let pool = Pool::new(configs, approvals, PoolOptions::default().with_connect_timeout(timeout));
+        summaries_in(&configs, &approvals, auth.vault()).into_iter().map(|s| (s.name.clone(), s)).collect();
+    let pool = Pool::new(configs, approvals, PoolOptions::default().with_connect_timeout(timeout).with_auth(auth));
     // Unordered, so a server that hangs holds one slot only; sorted back afterwards.
     let mut results: Vec<(usize, String, Duration, mcpflow_mcp::Result<Arc<mcpflow_mcp::Discovery>>)> =
         futures::stream::iter(names.iter().cloned().enumerate())
@@ -229,8 +293,10 @@ pub async fn test_servers(
         .into_iter()
         .map(|(_, name, elapsed, found)| {
             let elapsed_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
+            let auth = described.get(&name).map_or(Auth::None, |s| s.auth.clone());
             match found {
                 Ok(d) => ServerTest {
+                    auth,
                     ok: true,
                     elapsed_ms,
                     protocol_version: d.protocol_version.clone(),
@@ -257,6 +323,11 @@ pub async fn test_servers(
                         server_version: None,
                         capabilities: None,
                         counts: None,
+                        auth: if e.code() == "AUTH_REQUIRED" {
+                            Auth::OAuth { signed_in: false, account: None, expires_at_ms: None }
+                        } else {
+                            auth
+                        },
                         error: Some(TestError {
                             code: e.code().to_owned(),
                             message: hide(&e.to_string()),
@@ -281,6 +352,10 @@ fn hint(
     use mcpflow_mcp::Error as E;
     match e {
         E::ServerNotApproved { .. } => front.approve(name),
+        E::AuthRequired { .. } => front.login(name),
+        E::AuthFailed { .. } | E::AuthVault { .. } => {
+            format!("{}; if it keeps failing, `RUST_LOG=mcpflow=debug` shows the exchange", front.login(name))
+        }
         E::EnvVarMissing { name: var, .. } => {
             format!("set `{var}` in the environment that runs mcpflow, then test again")
         }
@@ -354,7 +429,7 @@ impl App {
     /// its own (the shared one is left alone), reaped before this returns.
     pub async fn test_server_set(&self, names: &[String], timeout: Duration) -> Result<Vec<ServerTest>> {
         let (configs, approvals) = self.server_set();
-        Ok(test_servers(configs, approvals, names, timeout, self.inner.options.front).await)
+        Ok(test_servers_with(configs, approvals, names, timeout, self.inner.options.front, self.authenticator()).await)
     }
 }
 

@@ -110,6 +110,56 @@ pub struct ServerConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 64))]
     pub roots: Option<Vec<String>>,
+    /// How mcpflow signs in to this streamable HTTP server (OAuth 2.1). Absent: a server
+    /// that answers 401 with a `Bearer` challenge still gets the browser sign-in, with
+    /// dynamic client registration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<OAuthConfig>,
+}
+
+/// The OAuth settings of an HTTP server. Secrets only through `${env:NAME}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OAuthConfig {
+    /// `authorization_code` (the default: a person signs in in the browser) or
+    /// `client_credentials` (a machine: `client_id` and `client_secret` required).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant: Option<OAuthGrant>,
+    /// A client registered with the authorization server beforehand; without it mcpflow
+    /// uses the Client ID Metadata Document (`client_metadata_url`) or registers itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 1024))]
+    pub client_id: Option<String>,
+    /// The client's secret, only as `${env:NAME}`: never written in a file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 1024))]
+    pub client_secret: Option<String>,
+    /// Scopes asked for; absent: those the server's challenge or metadata name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 64))]
+    pub scopes: Vec<String>,
+    /// An `https` URL where mcpflow's Client ID Metadata Document is published; used as
+    /// the `client_id` when the authorization server supports such documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 2048))]
+    pub client_metadata_url: Option<String>,
+}
+
+/// An OAuth grant mcpflow can use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OAuthGrant {
+    AuthorizationCode,
+    ClientCredentials,
+}
+
+impl OAuthGrant {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OAuthGrant::AuthorizationCode => "authorization_code",
+            OAuthGrant::ClientCredentials => "client_credentials",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 mod app;
+mod auth;
 mod backup;
 mod history;
 mod progress;
@@ -81,6 +82,9 @@ enum Command {
     /// Starts nothing. `servers test [NAME]...` connects to each and says what it
     /// answered, or why it failed and what to do (exit 1 when one failed).
     Servers(servers::ServersArgs),
+    /// Sign in to OAuth servers (`login SERVER`), see the logins (`status`), forget one
+    /// (`logout SERVER`). Tokens stay in the data folder, readable by you alone.
+    Auth(auth::AuthArgs),
     /// List the blueprints in the store.
     List {
         #[arg(long)]
@@ -133,6 +137,7 @@ fn main() -> ExitCode {
         Command::Rerun(args) => rerun::run(args),
         Command::Serve(args) => with_runtime(serve::run(args)),
         Command::Servers(args) => with_runtime(servers::run(args)),
+        Command::Auth(args) => with_runtime(auth::run(args)),
         Command::Daemon { app } => with_runtime(serve::daemon(app, None)),
         Command::List { json } => report(history::list(json)),
         Command::Runs { blueprint, limit, json } => report(history::runs(blueprint.as_deref(), limit, json)),

@@ -134,6 +134,7 @@ fn print_tests(tests: &[ServerTest], json: bool) -> anyhow::Result<()> {
             println!("{}: FAILED error[{}] ({} ms)", t.name, e.code, t.elapsed_ms);
             println!("  {}", e.message);
             println!("  what to do: {}", e.hint);
+            println!("  auth:       {}", t.auth);
             continue;
         }
         println!("{}: ok ({} ms)", t.name, t.elapsed_ms);
@@ -144,6 +145,7 @@ fn print_tests(tests: &[ServerTest], json: bool) -> anyhow::Result<()> {
             _ => "(not said)".to_owned(),
         };
         println!("  server:       {server}");
+        println!("  auth:         {}", t.auth);
         println!("  capabilities: {}", capabilities(t.capabilities.as_ref()));
         if let Some(c) = &t.counts {
             println!(

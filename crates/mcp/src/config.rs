@@ -8,6 +8,7 @@
 
 pub mod env;
 pub mod launch;
+pub mod oauth;
 pub mod roots;
 
 pub use env::EnvLookup;
@@ -254,6 +255,10 @@ fn entry_config(entry: &Map<String, Value>) -> Result<ServerConfig, String> {
                 return Err(format!("`roots` has {} entries; at most {} are allowed", items.len(), roots::MAX_ROOTS));
             }
             Some(_) => return Err("`roots` must be an array of absolute paths or file:// URIs".to_owned()),
+        },
+        oauth: match entry.get("oauth") {
+            None | Some(Value::Null) => None,
+            Some(value) => Some(oauth::parse(value)?),
         },
     })
 }

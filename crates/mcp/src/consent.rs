@@ -75,6 +75,8 @@ pub struct Endpoint {
     pub header_names: Vec<String>,
     /// The variables its URL and headers send (`${env:NAME}`), sorted, each once.
     pub env_names: Vec<String>,
+    /// Its `oauth` object as written (which client signs in where, the secret's variable).
+    pub oauth: Option<mcpflow_blueprint::OAuthConfig>,
 }
 
 impl Endpoint {
@@ -92,9 +94,12 @@ impl Endpoint {
                 env_names.extend(references(text).into_iter().map(str::to_owned));
             }
         }
+        if let Some(secret) = config.oauth.as_ref().and_then(|o| o.client_secret.as_deref()) {
+            env_names.extend(references(secret).into_iter().map(str::to_owned));
+        }
         let mut header_names: Vec<String> = config.headers.keys().cloned().collect();
         header_names.sort();
-        Some(Endpoint { url, header_names, env_names: env_names.into_iter().collect() })
+        Some(Endpoint { url, header_names, env_names: env_names.into_iter().collect(), oauth: config.oauth.clone() })
     }
 
     /// It needs approval when a blueprint declares it: it sends a variable, or leaves
@@ -105,7 +110,11 @@ impl Endpoint {
 
     /// `sha256:<hex>` of the endpoint; what approvals store.
     pub fn hash(&self) -> String {
-        let canonical = serde_json::json!(["mcpflow-consent-http/1", self.url, self.header_names, self.env_names]);
+        let mut canonical = serde_json::json!(["mcpflow-consent-http/1", self.url, self.header_names, self.env_names]);
+        // Only when written: the hashes of entries without `oauth` stay what they were.
+        if let (Some(oauth), Some(items)) = (&self.oauth, canonical.as_array_mut()) {
+            items.push(serde_json::json!({ "oauth": oauth }));
+        }
         sha256(&canonical.to_string())
     }
 }

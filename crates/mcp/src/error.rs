@@ -120,6 +120,29 @@ pub enum Error {
     #[error("server `{server}` returned error {code}: {message}")]
     ServerError { server: String, code: i32, message: String },
 
+    /// The server wants an OAuth login this mcpflow does not hold (or no longer: the
+    /// refresh was refused), or a wider scope than the login has. `advice` says what to
+    /// do in the words of the front door (`mcpflow auth login NAME`, the Servers panel).
+    #[error("server `{server}` needs a sign-in{}: {reason}; {advice}", scope.as_ref().map(|s| format!(" with scope `{s}`")).unwrap_or_default())]
+    AuthRequired { server: String, reason: String, scope: Option<String>, advice: String },
+
+    /// Signing in failed: the authorization server refused (its `error` and
+    /// `error_description` are in `message`), or its metadata or answers are unusable.
+    #[error("signing in to server `{server}` failed: {message}")]
+    AuthFailed { server: String, message: String },
+
+    /// Signing in was not completed in the browser within the time allowed.
+    #[error(
+        "signing in to server `{server}` was not completed within {} s (no answer reached the loopback redirect); \
+         run the sign-in again and finish it in the browser, or allow more time with `--timeout`",
+        after.as_secs()
+    )]
+    AuthTimeout { server: String, after: Duration },
+
+    /// The token vault (`auth/tokens.json` in the data folder) cannot be read or written.
+    #[error("the sign-in vault {}: {message}", path.display())]
+    AuthVault { path: PathBuf, message: String },
+
     /// The pool was shut down.
     #[error("the server pool is shut down")]
     ShutDown,
@@ -153,6 +176,10 @@ impl Error {
             Error::OutputTooLarge { .. } => "OUTPUT_TOO_LARGE",
             Error::ProtocolError { .. } => "PROTOCOL_ERROR",
             Error::ServerError { .. } => "SERVER_ERROR",
+            Error::AuthRequired { .. } => "AUTH_REQUIRED",
+            Error::AuthFailed { .. } => "AUTH_FAILED",
+            Error::AuthTimeout { .. } => "AUTH_TIMEOUT",
+            Error::AuthVault { .. } => "AUTH_VAULT",
             Error::ShutDown => "POOL_SHUT_DOWN",
         }
     }

@@ -24,6 +24,7 @@
 //! ```
 #![forbid(unsafe_code)] // the workspace denies it; only the studio shell has one audited exception
 
+pub mod auth;
 pub mod catalog;
 pub mod config;
 pub mod consent;

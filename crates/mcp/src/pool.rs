@@ -106,6 +106,9 @@ pub struct PoolOptions {
     /// The roots (`roots/list`) of the servers whose entry has no `roots`: absolute
     /// folders, e.g. the folder of the blueprint being run. None by default.
     pub roots: Vec<PathBuf>,
+    /// Signs HTTP servers in with their stored OAuth logins (refreshed as needed, never
+    /// through a browser). Without it a server that answers 401 fails with `AUTH_REQUIRED`.
+    pub auth: Option<Arc<crate::auth::Authenticator>>,
 }
 
 impl Default for PoolOptions {
@@ -118,6 +121,7 @@ impl Default for PoolOptions {
             max_message_bytes: 64 * 1024 * 1024,
             shutdown_grace: Duration::from_secs(2),
             roots: Vec::new(),
+            auth: None,
         }
     }
 }
@@ -157,6 +161,11 @@ impl PoolOptions {
         self.roots = roots;
         self
     }
+
+    pub fn with_auth(mut self, auth: Arc<crate::auth::Authenticator>) -> Self {
+        self.auth = Some(auth);
+        self
+    }
 }
 
 impl fmt::Debug for PoolOptions {
@@ -168,6 +177,7 @@ impl fmt::Debug for PoolOptions {
             .field("max_message_bytes", &self.max_message_bytes)
             .field("shutdown_grace", &self.shutdown_grace)
             .field("roots", &self.roots)
+            .field("auth", &self.auth.is_some())
             .finish_non_exhaustive()
     }
 }

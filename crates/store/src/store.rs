@@ -25,6 +25,7 @@ pub struct Store {
     pub(crate) servers: Tree,
     pub(crate) consents: Tree,
     pub(crate) schedules: Tree,
+    pub(crate) logins: Tree,
     path: Arc<PathBuf>,
 }
 
@@ -78,6 +79,7 @@ impl Store {
             servers: tree(keys::SERVERS)?,
             consents: tree(keys::CONSENTS)?,
             schedules: tree(keys::SCHEDULES)?,
+            logins: tree(keys::LOGINS)?,
             path: Arc::new(path),
             db,
         };

@@ -78,8 +78,8 @@ impl Connection {
                     // Before `${env:NAME}` is resolved: an unapproved secret is never read.
                     cx.approvals.check(server, config, origin)?;
                     let launch = launch::http(server, config, &cx.options.env)?;
-                    let transport = http::transport(server, &launch, max, notes.clone())?;
-                    (handshake(handler.clone(), transport, cx, server).await, None)
+                    // With the stored sign-in, if any; a 401 ends in `AUTH_REQUIRED` here.
+                    (http::open(server, config, &launch, handler.clone(), cx, notes.clone()).await?, None)
                 }
             },
         };
@@ -277,7 +277,7 @@ fn lifecycle() -> ClientLifecycleMode {
 
 /// The protocol era's opening over `transport`, within the connect timeout; the error as
 /// text.
-async fn handshake<T, E, A>(
+pub(super) async fn handshake<T, E, A>(
     handler: Handler,
     transport: T,
     cx: &Context,

@@ -8,14 +8,26 @@
 //!
 //! So an answer costs at most the pool's bound (SSE) or 16 MiB (JSON) of memory while it
 //! is read, and no answer over the pool's bound reaches a caller.
+//!
+//! Signing in ([`open`]): an entry with its own `Authorization` header sends it and
+//! nothing else. Otherwise the stored OAuth login for the server's URL is sent as
+//! `Authorization: Bearer …` (refreshed first when it expires within a minute). When
+//! the handshake fails because the server refused it (401, or 403 `insufficient_scope`),
+//! one probe request reads the server's challenge; the login is refreshed (or a client
+//! credentials token fetched) and the handshake tried once more, else the start fails
+//! fast with `AUTH_REQUIRED` naming what to do. No browser is ever opened here.
 
+use super::handler::Handler;
 use super::lines::made_up_error;
 use super::notes::ServerNotes;
+use super::{Context, connection};
+use crate::auth;
 use crate::config::launch::HttpLaunch;
 use crate::error::{Error, Result};
 use http::{HeaderName, HeaderValue};
+use mcpflow_blueprint::ServerConfig;
 use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, ServerJsonRpcMessage};
-use rmcp::service::RoleClient;
+use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, Transport};
 use std::collections::HashMap;
@@ -25,9 +37,69 @@ use std::sync::Arc;
 /// rmcp's own limit on a plain JSON answer body (`MAX_JSON_RESPONSE_SIZE`, not configurable).
 pub(crate) const JSON_BODY_LIMIT: usize = 16 * 1024 * 1024;
 
+/// Connects to an HTTP server with its sign-in, if any: `Ok(Err(message))` is a start
+/// failure as for any transport, `Err` an `AUTH_REQUIRED` (or a configuration error).
+pub(crate) async fn open(
+    server: &str,
+    config: &ServerConfig,
+    launch: &HttpLaunch,
+    handler: Handler,
+    cx: &Context,
+    notes: Arc<ServerNotes>,
+) -> Result<std::result::Result<RunningService<RoleClient, Handler>, String>> {
+    let max = cx.options.max_message_bytes;
+    let own_header = auth::has_static_authorization(config);
+    let oauth = config.oauth.as_ref();
+    let env = &cx.options.env;
+    let authenticator = cx.options.auth.as_deref().filter(|_| !own_header);
+    let mut token = match authenticator {
+        Some(a) => a.bearer(server, &launch.url, oauth, env).await?,
+        None => None,
+    };
+    let mut tried_again = false;
+    loop {
+        let transport = transport(server, launch, token.clone(), max, notes.clone())?;
+        let opened = connection::handshake(handler.clone(), transport, cx, server).await;
+        let Err(message) = &opened else { return Ok(opened) };
+        if own_header || !refused(message) {
+            return Ok(opened);
+        }
+        let Some(authenticator) = authenticator else {
+            // A pool without sign-ins (a library user's): say what happened all the same.
+            return match auth::flow::probe(&reqwest::Client::new(), &launch.url, None).await {
+                Ok(Some(challenge)) => Err(Error::AuthRequired {
+                    server: server.to_owned(),
+                    reason: "it answered 401 and this pool keeps no sign-ins".to_owned(),
+                    scope: challenge.scope,
+                    advice: format!("run `mcpflow auth login {server}`"),
+                }),
+                _ => Ok(opened),
+            };
+        };
+        let challenge = match authenticator.probe(&launch.url, token.as_deref()).await {
+            Ok(Some(challenge)) => challenge,
+            // Not refused after all (or unreachable now): the handshake's error stands.
+            _ => return Ok(opened),
+        };
+        if tried_again {
+            let scope = if challenge.is_insufficient_scope() { challenge.scope.clone() } else { None };
+            return Err(authenticator.required(server, "it refused the refreshed sign-in too", scope));
+        }
+        token = Some(authenticator.unauthorized(server, &launch.url, oauth, env, token.as_deref(), &challenge).await?);
+        tried_again = true;
+    }
+}
+
+/// Whether a handshake failed because the server refused the request (rmcp's words
+/// for a 401 or a 403 with a Bearer challenge).
+fn refused(message: &str) -> bool {
+    message.contains("Auth required") || message.contains("Insufficient scope")
+}
+
 pub(crate) fn transport(
     server: &str,
     launch: &HttpLaunch,
+    bearer: Option<String>,
     max_message: usize,
     notes: Arc<ServerNotes>,
 ) -> Result<impl Transport<RoleClient> + 'static> {
@@ -40,9 +112,12 @@ pub(crate) fn transport(
             .map_err(|_| invalid(format!("header `{name}` has a value that is not valid in HTTP")))?;
         headers.insert(name, value);
     }
-    let config = StreamableHttpClientTransportConfig::with_uri(launch.url.as_str())
+    let mut config = StreamableHttpClientTransportConfig::with_uri(launch.url.as_str())
         .custom_headers(headers)
         .max_sse_event_size(max_message);
+    if let Some(token) = bearer {
+        config = config.auth_header(token);
+    }
     Ok(BoundedAnswers { inner: StreamableHttpClientTransport::from_config(config), max: max_message, notes })
 }
 

@@ -1,0 +1,184 @@
+//! Signing in to OAuth servers, for every front door: [`App::auth_status`],
+//! [`App::auth_login`], [`App::auth_logout`] (the studio's Servers panel, the CLI with a
+//! store) and the same over a data folder without a store ([`status`], [`login`],
+//! [`logout`]: `mcpflow auth …`). Tokens stay in the vault (`auth/tokens.json` in the
+//! data folder, user-only); the store records only which servers hold a login.
+
+use crate::App;
+use crate::advice::Front;
+use crate::error::{AppError, Result};
+use mcpflow_mcp::auth::{Authenticator, Browser, LoginRequest, Vault, canonical_resource, http_config, resolved_url};
+use mcpflow_mcp::config::env::process_env;
+use mcpflow_mcp::{Approvals, EnvLookup, ServerConfigs};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How one server stands with its sign-in.
+#[derive(Debug, Clone, serde::Serialize, PartialEq)]
+pub struct AuthStatus {
+    pub server: String,
+    /// The resource URL (the server's canonical URL).
+    pub url: String,
+    pub signed_in: bool,
+    /// `authorization_code` | `client_credentials`.
+    pub grant: Option<String>,
+    /// Who, when the token answer says (an id token's `email` / `sub`), else `None`.
+    pub account: Option<String>,
+    pub scopes: Vec<String>,
+    /// Unix milliseconds of the access token's expiry.
+    pub expires_at_ms: Option<i64>,
+    pub refreshable: bool,
+}
+
+/// How a sign-in runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoginOptions {
+    /// How long the browser has to come back (5 minutes by default).
+    pub timeout: Duration,
+    /// How the authorization URL is opened: `$BROWSER`, else `xdg-open` / `open`.
+    pub browser: Browser,
+}
+
+impl Default for LoginOptions {
+    fn default() -> Self {
+        LoginOptions { timeout: Duration::from_secs(300), browser: Browser::System }
+    }
+}
+
+/// The authenticator of data folder `home`, advising in `front`'s words.
+pub fn authenticator(home: &Path, front: Front) -> Arc<Authenticator> {
+    Arc::new(Authenticator::new(Vault::in_data_dir(home)).with_advice(Arc::new(move |server| front.login(server))))
+}
+
+impl App {
+    /// The authenticator the pool and the sign-in share.
+    pub(crate) fn authenticator(&self) -> Arc<Authenticator> {
+        self.inner.auth.clone()
+    }
+
+    /// One entry per configured HTTP server.
+    pub async fn auth_status(&self) -> Result<Vec<AuthStatus>> {
+        let state = self.server_state();
+        status(&self.inner.auth, &state.configs)
+    }
+
+    /// Signs in to `server` through the browser (or by client credentials when its
+    /// `oauth` says so), stores the login and records that `server` holds one.
+    pub async fn auth_login(&self, server: &str, options: LoginOptions) -> Result<AuthStatus> {
+        let state = self.server_state();
+        let status = login(&self.inner.auth, &state.configs, &state.approvals, server, options).await?;
+        self.store().put_login(&mcpflow_store::LoginRecord {
+            server: server.to_owned(),
+            resource: status.url.clone(),
+            signed_in_at_ms: chrono::Utc::now().timestamp_millis(),
+        })?;
+        // Connections made before the sign-in hold no token: the next use connects again.
+        self.reload_servers()?;
+        Ok(status)
+    }
+
+    /// Forgets `server`'s login (the vault's tokens and the store's record).
+    pub async fn auth_logout(&self, server: &str) -> Result<()> {
+        let state = self.server_state();
+        logout(&self.inner.auth, &state.configs, server)?;
+        self.store().delete_login(server)?;
+        self.reload_servers()?;
+        Ok(())
+    }
+}
+
+/// The sign-in state of every HTTP server in `configs` (`${env:NAME}` from the process).
+pub fn status(auth: &Authenticator, configs: &ServerConfigs) -> Result<Vec<AuthStatus>> {
+    let env = &process_env();
+    let mut out = Vec::new();
+    for (name, entry) in configs.iter() {
+        let Some(config) = http_config(name, entry) else { continue };
+        let url = match resolved_url(name, config, env) {
+            Ok(url) => canonical_resource(&url).unwrap_or(url),
+            // A URL whose variable is not set here: shown as written, with no login.
+            Err(_) => config.url.clone().unwrap_or_default(),
+        };
+        let login = auth.vault().get(&url)?;
+        out.push(match login {
+            Some(login) => AuthStatus {
+                server: name.to_owned(),
+                url,
+                signed_in: true,
+                grant: Some(login.grant.clone()),
+                account: login.account.clone(),
+                scopes: login.scopes.clone(),
+                expires_at_ms: login.expires_at_ms,
+                refreshable: login.refresh_token.is_some() || login.grant == "client_credentials",
+            },
+            None => AuthStatus {
+                server: name.to_owned(),
+                url,
+                signed_in: false,
+                grant: None,
+                account: None,
+                scopes: Vec::new(),
+                expires_at_ms: None,
+                refreshable: false,
+            },
+        });
+    }
+    Ok(out)
+}
+
+/// Signs in to `server` of `configs` and returns its new status.
+pub async fn login(
+    auth: &Authenticator,
+    configs: &ServerConfigs,
+    approvals: &Approvals,
+    server: &str,
+    options: LoginOptions,
+) -> Result<AuthStatus> {
+    let env = &process_env();
+    let (config, url) = http_server(configs, env, server)?;
+    // A blueprint's server that needs approval is not contacted before it has it.
+    approvals.check(server, config, configs.origin(server))?;
+    if mcpflow_mcp::auth::has_static_authorization(config) {
+        return Err(AppError::BadRequest(format!(
+            "server `{server}` sends its own `Authorization` header (in `headers`), which wins over a sign-in; \
+             remove that header to sign in with OAuth"
+        )));
+    }
+    auth.login(LoginRequest {
+        server,
+        url: &url,
+        oauth: config.oauth.as_ref(),
+        env,
+        timeout: options.timeout,
+        browser: &options.browser,
+    })
+    .await?;
+    let statuses = status(auth, configs)?;
+    statuses.into_iter().find(|s| s.server == server).ok_or_else(|| not_found(server))
+}
+
+/// Forgets the login of `server` of `configs` (nothing happens when it has none).
+pub fn logout(auth: &Authenticator, configs: &ServerConfigs, server: &str) -> Result<()> {
+    let (_, url) = http_server(configs, &process_env(), server)?;
+    auth.logout(&url)?;
+    Ok(())
+}
+
+fn http_server<'a>(
+    configs: &'a ServerConfigs,
+    env: &EnvLookup,
+    server: &str,
+) -> Result<(&'a mcpflow_blueprint::ServerConfig, String)> {
+    let entry = configs.get(server).ok_or_else(|| not_found(server))?;
+    let config = http_config(server, entry).ok_or_else(|| {
+        AppError::BadRequest(format!(
+            "server `{server}` is not a streamable HTTP server; only HTTP servers sign in (stdio servers get their \
+             credentials through `env`)"
+        ))
+    })?;
+    Ok((config, resolved_url(server, config, env)?))
+}
+
+fn not_found(server: &str) -> AppError {
+    AppError::NotFound { what: "server", id: server.to_owned() }
+}

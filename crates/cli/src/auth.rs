@@ -1,0 +1,166 @@
+//! `mcpflow auth login SERVER` (sign in through the browser), `mcpflow auth status`
+//! (who is signed in where, until when) and `mcpflow auth logout SERVER`. The servers
+//! come from `--servers` files, or with `--store` also from the data folder's store
+//! (which then records which servers hold a login). Tokens go to the vault
+//! (`auth/tokens.json` in the data folder, user-only) and are never printed.
+
+use crate::app::{AppArgs, open_app};
+use clap::{Args, Subcommand};
+use mcpflow_app::advice::Front;
+use mcpflow_app::auth::{self, AuthStatus, LoginOptions};
+use mcpflow_app::server_report;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub struct AuthArgs {
+    #[command(subcommand)]
+    action: Action,
+    /// An `mcpServers` JSON file, as Claude Desktop and Cursor write them (repeatable).
+    #[arg(long = "servers", value_name = "FILE", global = true)]
+    servers: Vec<PathBuf>,
+    /// Include the servers configured in the store (the data folder), and record there
+    /// which servers hold a login.
+    #[arg(long, global = true)]
+    store: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum Action {
+    /// Sign in to an HTTP server: opens the browser (`$BROWSER`, else the system's) on
+    /// the server's authorization page and waits for it to come back to a loopback
+    /// address. Servers whose `oauth.grant` is `client_credentials` sign in without one.
+    Login {
+        #[arg(value_name = "SERVER")]
+        server: String,
+        /// How long to wait for the browser (seconds, or e.g. `2m`).
+        #[arg(long, value_name = "DURATION", value_parser = parse_timeout, default_value = "300")]
+        timeout: Duration,
+    },
+    /// Every HTTP server: signed in or not, as whom, with which scopes, until when.
+    Status {
+        /// One JSON object per server, one per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Forget the login of a server (its tokens leave the vault).
+    Logout {
+        #[arg(value_name = "SERVER")]
+        server: String,
+    },
+}
+
+/// `30` (seconds) or a humantime duration (`30s`, `2m`).
+fn parse_timeout(text: &str) -> Result<Duration, String> {
+    match text.parse::<u64>() {
+        Ok(secs) if secs > 0 => Ok(Duration::from_secs(secs)),
+        Ok(_) => Err("the timeout must be at least 1 second".to_owned()),
+        Err(_) => humantime::parse_duration(text).map_err(|e| e.to_string()),
+    }
+}
+
+pub async fn run(args: AuthArgs) -> anyhow::Result<ExitCode> {
+    let app = if args.store {
+        Some(open_app(&AppArgs { servers: args.servers.clone(), ..AppArgs::default() }, None)?)
+    } else {
+        None
+    };
+    let home = mcpflow_app::home::data_dir();
+    let authenticator = auth::authenticator(&home, Front::Cli);
+    let (configs, approvals) = match &app {
+        Some(app) => app.server_set(),
+        None => {
+            server_report::file_servers(&args.servers, &[], false).map_err(|e| anyhow::anyhow!("{e} ({})", e.code()))?
+        }
+    };
+    let outcome = match args.action {
+        Action::Login { server, timeout } => {
+            say(&format!(
+                "Opening the browser to sign in to `{server}` (waiting up to {} s; set `$BROWSER` to choose the browser)…",
+                timeout.as_secs()
+            ));
+            let options = LoginOptions { timeout, ..LoginOptions::default() };
+            let status = match &app {
+                Some(app) => app.auth_login(&server, options).await,
+                None => auth::login(&authenticator, &configs, &approvals, &server, options).await,
+            };
+            status.map(|s| {
+                say(&format!("signed in to `{}`: {}", s.server, describe(&s)));
+            })
+        }
+        Action::Status { json } => {
+            let list = match &app {
+                Some(app) => app.auth_status().await,
+                None => auth::status(&authenticator, &configs),
+            };
+            list.and_then(|list| {
+                print_status(&list, json).map_err(|e| mcpflow_app::AppError::BadRequest(e.to_string()))
+            })
+        }
+        Action::Logout { server } => {
+            let done = match &app {
+                Some(app) => app.auth_logout(&server).await,
+                None => auth::logout(&authenticator, &configs, &server),
+            };
+            done.map(|()| say(&format!("signed out of `{server}` (its tokens are removed from this machine)")))
+        }
+    };
+    if let Some(app) = &app {
+        app.shutdown().await;
+    }
+    match outcome {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e) => {
+            #[allow(clippy::print_stderr)]
+            {
+                eprintln!("error[{}]: {e}", e.code());
+            }
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+#[allow(clippy::print_stderr)]
+fn say(text: &str) {
+    eprintln!("{text}");
+}
+
+/// `as me@x, scopes mcp:tools, token expires 2026-11-25 05:00 UTC (refreshable)`.
+fn describe(s: &AuthStatus) -> String {
+    if !s.signed_in {
+        return format!("not signed in (`mcpflow auth login {}`)", s.server);
+    }
+    let mut parts = vec![format!("signed in ({})", s.grant.as_deref().unwrap_or("oauth"))];
+    if let Some(account) = &s.account {
+        parts.push(format!("as {account}"));
+    }
+    if !s.scopes.is_empty() {
+        parts.push(format!("scopes {}", s.scopes.join(" ")));
+    }
+    if let Some(at) = s.expires_at_ms.and_then(chrono::DateTime::from_timestamp_millis) {
+        parts.push(format!("token expires {}", at.format("%Y-%m-%d %H:%M:%S UTC")));
+    }
+    if s.refreshable {
+        parts.push("refreshable".to_owned());
+    }
+    parts.join(", ")
+}
+
+#[allow(clippy::print_stdout)]
+fn print_status(list: &[AuthStatus], json: bool) -> anyhow::Result<()> {
+    if json {
+        for s in list {
+            println!("{}", serde_json::to_string(s)?);
+        }
+        return Ok(());
+    }
+    if list.is_empty() {
+        println!("no HTTP servers configured: give `--servers FILE` (an `mcpServers` file) or `--store`");
+    }
+    for s in list {
+        println!("{} {}", s.server, s.url);
+        println!("  {}", describe(s));
+    }
+    Ok(())
+}

@@ -1,0 +1,46 @@
+//! OAuth 2.1 for streamable HTTP servers (the MCP authorization spec): discovery of the
+//! protected resource and its authorization server from a 401, the authorization code
+//! grant with PKCE through the system browser and a loopback redirect, client
+//! identification (a Client ID Metadata Document, dynamic registration or a configured
+//! `client_id`), the `resource` parameter, `iss` checked, refresh, and the client
+//! credentials grant. Tokens live in the [`Vault`], keyed by the canonical resource URL.
+//!
+//! - [`vault`]: the user-only token file.
+//! - [`browser`]: opening the authorization URL (`$BROWSER`, else `xdg-open` / `open`).
+//! - [`listener`]: the loopback redirect listener on 127.0.0.1.
+//! - [`flow`]: discovery, the grants, refresh.
+
+pub mod browser;
+pub mod flow;
+pub mod listener;
+pub mod vault;
+
+pub use browser::Browser;
+pub use flow::{Advice, Authenticator, Challenge, LoginRequest, canonical_resource};
+pub use vault::{Login, Vault};
+
+use crate::config::launch::{TransportKind, transport_kind};
+use crate::config::{EnvLookup, ServerEntry};
+use crate::error::Result;
+use mcpflow_blueprint::ServerConfig;
+
+/// The configuration of an HTTP server entry (`None` for stdio and in-process servers).
+pub fn http_config<'a>(server: &str, entry: &'a ServerEntry) -> Option<&'a ServerConfig> {
+    match entry {
+        ServerEntry::Config(config) if matches!(transport_kind(server, config), Ok(TransportKind::Http)) => {
+            Some(config)
+        }
+        _ => None,
+    }
+}
+
+/// The URL of an HTTP server, `${env:NAME}` resolved.
+pub fn resolved_url(server: &str, config: &ServerConfig, env: &EnvLookup) -> Result<String> {
+    crate::config::env::resolve(config.url.as_deref().unwrap_or_default(), env, server, "url")
+}
+
+/// Whether the entry sends its own `Authorization` header: static headers win, and no
+/// OAuth is done for it.
+pub fn has_static_authorization(config: &ServerConfig) -> bool {
+    config.headers.keys().any(|name| name.eq_ignore_ascii_case("authorization"))
+}

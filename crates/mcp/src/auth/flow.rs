@@ -1,0 +1,955 @@
+//! Signing in and keeping signed in: discovery (the server's 401 and its
+//! `WWW-Authenticate: Bearer resource_metadata=…`, else the well-known URLs), the
+//! authorization code grant with PKCE S256 through the browser and the loopback
+//! redirect, the client credentials grant, refresh (60 s before expiry, and once after a
+//! 401), and the `AUTH_REQUIRED` a connection gets when none of that can help.
+//!
+//! Every request to an authorization server has a 30 s timeout and its answer is read
+//! within [`MAX_ANSWER_BYTES`]. Tokens and secrets are never logged nor put in an error.
+
+use super::browser::Browser;
+use super::listener::{CallbackError, Loopback};
+use super::vault::{Login, Vault, now_ms};
+use crate::config::EnvLookup;
+use crate::config::env::resolve;
+use crate::error::{Error, Result};
+use mcpflow_blueprint::{OAuthConfig, OAuthGrant};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The largest answer read from an authorization server or a metadata URL.
+pub const MAX_ANSWER_BYTES: usize = 256 * 1024;
+/// A token that expires within this is refreshed before it is used.
+pub const REFRESH_MARGIN_MS: i64 = 60_000;
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What to tell a person about server `NAME` that needs a sign-in, in the words of their
+/// front door (`mcpflow auth login NAME`, or the studio's Servers panel).
+pub type Advice = Arc<dyn Fn(&str) -> String + Send + Sync>;
+
+/// Signs in, keeps tokens fresh, and answers the pool's "what do I send" questions.
+#[derive(Clone)]
+pub struct Authenticator {
+    vault: Vault,
+    http: reqwest::Client,
+    advice: Advice,
+}
+
+impl std::fmt::Debug for Authenticator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authenticator").field("vault", &self.vault.path()).finish_non_exhaustive()
+    }
+}
+
+/// One sign-in to run.
+pub struct LoginRequest<'a> {
+    pub server: &'a str,
+    /// The server's URL, `${env:NAME}` resolved.
+    pub url: &'a str,
+    pub oauth: Option<&'a OAuthConfig>,
+    pub env: &'a EnvLookup,
+    /// How long the browser has to come back to the loopback redirect.
+    pub timeout: Duration,
+    pub browser: &'a Browser,
+}
+
+impl std::fmt::Debug for LoginRequest<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoginRequest").field("server", &self.server).field("url", &self.url).finish_non_exhaustive()
+    }
+}
+
+/// What a server said when it refused a request: its status and `WWW-Authenticate`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Challenge {
+    pub status: u16,
+    pub resource_metadata: Option<String>,
+    pub scope: Option<String>,
+    pub error: Option<String>,
+}
+
+impl Challenge {
+    pub fn is_insufficient_scope(&self) -> bool {
+        self.status == 403 && self.error.as_deref() == Some("insufficient_scope")
+    }
+}
+
+/// `WWW-Authenticate: Bearer k="v", …`: the Bearer challenge's parameters.
+pub fn parse_challenge(status: u16, header: &str) -> Option<Challenge> {
+    let rest = header.trim_start();
+    let scheme_end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+    if !rest[..scheme_end].eq_ignore_ascii_case("bearer") {
+        return None;
+    }
+    let mut challenge = Challenge { status, ..Challenge::default() };
+    let mut rest = rest[scheme_end..].trim_start();
+    while !rest.is_empty() {
+        let Some(eq) = rest.find('=') else { break };
+        let key = rest[..eq].trim().trim_start_matches(',').trim().to_ascii_lowercase();
+        rest = rest[eq + 1..].trim_start();
+        let value;
+        if let Some(quoted) = rest.strip_prefix('"') {
+            let mut out = String::new();
+            let mut chars = quoted.char_indices();
+            let mut end = quoted.len();
+            while let Some((i, c)) = chars.next() {
+                match c {
+                    '\\' => {
+                        if let Some((_, c)) = chars.next() {
+                            out.push(c);
+                        }
+                    }
+                    '"' => {
+                        end = i + 1;
+                        break;
+                    }
+                    c => out.push(c),
+                }
+            }
+            value = out;
+            rest = &quoted[end.min(quoted.len())..];
+        } else {
+            let end = rest.find(',').unwrap_or(rest.len());
+            value = rest[..end].trim().to_owned();
+            rest = &rest[end..];
+        }
+        rest = rest.trim_start().trim_start_matches(',').trim_start();
+        match key.as_str() {
+            "resource_metadata" => challenge.resource_metadata = Some(value),
+            "scope" => challenge.scope = Some(value),
+            "error" => challenge.error = Some(value),
+            _ => {}
+        }
+    }
+    Some(challenge)
+}
+
+/// The canonical URI of an MCP server (RFC 8707, the MCP spec): scheme and host in
+/// lower case, no fragment. What tokens are keyed by and the `resource` parameter.
+pub fn canonical_resource(url: &str) -> std::result::Result<String, String> {
+    let mut parsed = url::Url::parse(url).map_err(|e| format!("`{url}` is not a URL: {e}"))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(format!("`{url}` is not an http(s) URL"));
+    }
+    parsed.set_fragment(None);
+    Ok(parsed.to_string())
+}
+
+/// The metadata of the authorization server that signs in for a resource.
+#[derive(Debug, Clone)]
+struct Discovered {
+    /// The canonical resource, and the `resource` parameter sent.
+    resource: String,
+    issuer: String,
+    authorization_endpoint: Option<String>,
+    token_endpoint: String,
+    registration_endpoint: Option<String>,
+    cimd_supported: bool,
+    iss_supported: bool,
+    pkce_s256: bool,
+    scopes: Vec<String>,
+}
+
+impl Authenticator {
+    /// An authenticator over `vault`; people needing a sign-in are told
+    /// `mcpflow auth login NAME` unless [`Self::with_advice`] says otherwise.
+    pub fn new(vault: Vault) -> Authenticator {
+        let http = reqwest::Client::builder()
+            .timeout(REQUEST_TIMEOUT)
+            .connect_timeout(Duration::from_secs(10))
+            .redirect(reqwest::redirect::Policy::limited(3))
+            .build()
+            .unwrap_or_default();
+        Authenticator { vault, http, advice: Arc::new(|server| format!("run `mcpflow auth login {server}`")) }
+    }
+
+    pub fn with_advice(mut self, advice: Advice) -> Self {
+        self.advice = advice;
+        self
+    }
+
+    pub fn vault(&self) -> &Vault {
+        &self.vault
+    }
+
+    /// `AUTH_REQUIRED` for `server`, in the front door's words.
+    pub fn required(&self, server: &str, reason: impl Into<String>, scope: Option<String>) -> Error {
+        Error::AuthRequired { server: server.to_owned(), reason: reason.into(), scope, advice: (self.advice)(server) }
+    }
+
+    fn failed(server: &str, message: impl Into<String>) -> Error {
+        Error::AuthFailed { server: server.to_owned(), message: message.into() }
+    }
+
+    /// The login stored for `url`, if any.
+    pub fn login_for(&self, url: &str) -> Result<Option<Login>> {
+        match canonical_resource(url) {
+            Ok(resource) => self.vault.get(&resource),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// Forgets the login for `url`; whether there was one.
+    pub fn logout(&self, url: &str) -> Result<bool> {
+        match canonical_resource(url) {
+            Ok(resource) => self.vault.remove(&resource),
+            Err(_) => Ok(false),
+        }
+    }
+
+    /// The access token to send to `url` now: the stored one, refreshed first when it
+    /// expires within [`REFRESH_MARGIN_MS`]; a client-credentials token fetched when
+    /// there is none. `None`: no login (the server may need none).
+    pub async fn bearer(
+        &self,
+        server: &str,
+        url: &str,
+        oauth: Option<&OAuthConfig>,
+        env: &EnvLookup,
+    ) -> Result<Option<String>> {
+        let resource = canonical_resource(url).map_err(|m| Self::failed(server, m))?;
+        let login = self.vault.get(&resource)?;
+        let machine = oauth.is_some_and(|o| o.grant == Some(OAuthGrant::ClientCredentials));
+        match login {
+            Some(login) if !expiring(&login) => Ok(Some(login.access_token)),
+            Some(login) if login.refresh_token.is_some() => match self.refresh(server, login.clone(), oauth, env).await
+            {
+                Ok(fresh) => Ok(Some(fresh.access_token)),
+                // The server decides whether the old token still works; a refused
+                // refresh of an expired token is a sign-in needed.
+                Err(error @ Error::AuthRequired { .. }) if login.expires_at_ms.is_some_and(|t| t <= now_ms()) => {
+                    Err(error)
+                }
+                Err(error) => {
+                    tracing::warn!(
+                        server,
+                        code = error.code(),
+                        "refreshing the sign-in failed; the stored token is sent"
+                    );
+                    Ok(Some(login.access_token))
+                }
+            },
+            _ if machine => Ok(Some(self.client_credentials(server, url, oauth, env, None).await?.access_token)),
+            Some(login) => Ok(Some(login.access_token)),
+            None => Ok(None),
+        }
+    }
+
+    /// After the server refused `sent` (or no token) with `challenge`: a new token to try
+    /// once (refreshed, or fetched by client credentials), else `AUTH_REQUIRED`.
+    pub async fn unauthorized(
+        &self,
+        server: &str,
+        url: &str,
+        oauth: Option<&OAuthConfig>,
+        env: &EnvLookup,
+        sent: Option<&str>,
+        challenge: &Challenge,
+    ) -> Result<String> {
+        if challenge.is_insufficient_scope() {
+            return Err(self.required(
+                server,
+                "the server asks for a wider scope than the sign-in has",
+                challenge.scope.clone(),
+            ));
+        }
+        let machine = oauth.is_some_and(|o| o.grant == Some(OAuthGrant::ClientCredentials));
+        if machine {
+            return Ok(self.client_credentials(server, url, oauth, env, Some(challenge)).await?.access_token);
+        }
+        let resource = canonical_resource(url).map_err(|m| Self::failed(server, m))?;
+        match (sent, self.vault.get(&resource)?) {
+            (None, None) => Err(self.required(server, "it answered 401 and mcpflow holds no sign-in for it", None)),
+            (Some(_), Some(login)) if login.refresh_token.is_some() => {
+                Ok(self.refresh(server, login, oauth, env).await?.access_token)
+            }
+            _ => Err(self.required(server, "its sign-in was refused and cannot be refreshed", None)),
+        }
+    }
+
+    /// Sends nothing but a probe (see [`probe`]).
+    pub async fn probe(&self, url: &str, token: Option<&str>) -> std::result::Result<Option<Challenge>, String> {
+        probe(&self.http, url, token).await
+    }
+
+    /// Signs in through the browser (or, for `client_credentials`, without one) and
+    /// stores the login.
+    pub async fn login(&self, request: LoginRequest<'_>) -> Result<Login> {
+        let LoginRequest { server, url, oauth, env, timeout, browser } = request;
+        if oauth.is_some_and(|o| o.grant == Some(OAuthGrant::ClientCredentials)) {
+            return self.client_credentials(server, url, oauth, env, None).await;
+        }
+        let challenge = self.probe(url, None).await.map_err(|m| Self::failed(server, m))?;
+        let found = self.discover(server, url, challenge.as_ref()).await?;
+        if !found.pkce_s256 {
+            return Err(Self::failed(
+                server,
+                format!("the authorization server {} does not offer PKCE with S256, which MCP requires", found.issuer),
+            ));
+        }
+        let Some(authorization_endpoint) = found.authorization_endpoint.clone() else {
+            return Err(Self::failed(
+                server,
+                format!("the authorization server {} has no authorization endpoint", found.issuer),
+            ));
+        };
+        let loopback = Loopback::bind()
+            .await
+            .map_err(|e| Self::failed(server, format!("cannot listen on 127.0.0.1 for the redirect: {e}")))?;
+        let redirect_uri = loopback.redirect_uri();
+        let previous = self.vault.get(&found.resource)?;
+        let scopes = wanted_scopes(oauth, challenge.as_ref(), &found, previous.as_ref());
+        let (client_id, client_secret, issued_secret) =
+            self.client(server, oauth, env, &found, &redirect_uri, &scopes).await?;
+        let verifier = random_token();
+        let state = random_token();
+        let mut authorize = url::Url::parse(&authorization_endpoint)
+            .map_err(|e| Self::failed(server, format!("the authorization endpoint is not a URL: {e}")))?;
+        {
+            let mut q = authorize.query_pairs_mut();
+            q.append_pair("response_type", "code")
+                .append_pair("client_id", &client_id)
+                .append_pair("redirect_uri", &redirect_uri)
+                .append_pair("state", &state)
+                .append_pair("code_challenge", &base64url(&Sha256::digest(verifier.as_bytes())))
+                .append_pair("code_challenge_method", "S256")
+                .append_pair("resource", &found.resource);
+            if !scopes.is_empty() {
+                q.append_pair("scope", &scopes.join(" "));
+            }
+        }
+        browser.open(authorize.as_str()).map_err(|m| {
+            Self::failed(server, format!("{m}; set `$BROWSER` to a browser command, then sign in again"))
+        })?;
+        let callback = match loopback.wait(&state, timeout).await {
+            Ok(callback) => callback,
+            Err(CallbackError::Timeout) => {
+                return Err(Error::AuthTimeout { server: server.to_owned(), after: timeout });
+            }
+            Err(CallbackError::Refused(why)) => return Err(Self::failed(server, why)),
+        };
+        // RFC 9207: the authorization response names the issuer that sent it.
+        match (&callback.iss, found.iss_supported) {
+            (Some(iss), _) if !same_issuer(iss, &found.issuer) => {
+                return Err(Self::failed(
+                    server,
+                    format!("the redirect came from issuer `{iss}`, not `{}` (a mix-up attack?)", found.issuer),
+                ));
+            }
+            (None, true) => {
+                return Err(Self::failed(
+                    server,
+                    "the redirect carries no `iss` though the authorization server promises it",
+                ));
+            }
+            _ => {}
+        }
+        let mut form = vec![
+            ("grant_type", "authorization_code".to_owned()),
+            ("code", callback.code),
+            ("redirect_uri", redirect_uri),
+            ("client_id", client_id.clone()),
+            ("code_verifier", verifier),
+            ("resource", found.resource.clone()),
+        ];
+        if let Some(secret) = &client_secret {
+            form.push(("client_secret", secret.clone()));
+        }
+        let answer = self.token_request(server, &found.token_endpoint, &form).await?;
+        let login = login_from(server, &found, "authorization_code", client_id, issued_secret, answer, None, scopes)?;
+        self.vault.put(login.clone())?;
+        Ok(login)
+    }
+
+    /// A fresh access token from the refresh token; stored. `AUTH_REQUIRED` when the
+    /// authorization server refuses it (the person must sign in again).
+    async fn refresh(&self, server: &str, login: Login, oauth: Option<&OAuthConfig>, env: &EnvLookup) -> Result<Login> {
+        let Some(refresh_token) = login.refresh_token.clone() else {
+            return Err(self.required(server, "its sign-in expired and cannot be refreshed", None));
+        };
+        let mut form = vec![
+            ("grant_type", "refresh_token".to_owned()),
+            ("refresh_token", refresh_token.clone()),
+            ("client_id", login.client_id.clone()),
+            ("resource", login.resource.clone()),
+        ];
+        if let Some(secret) =
+            self.configured_secret(server, oauth, env, &login.client_id)?.or(login.client_secret.clone())
+        {
+            form.push(("client_secret", secret));
+        }
+        let answer = match self.token_request(server, &login.token_endpoint, &form).await {
+            Ok(answer) => answer,
+            Err(Error::AuthFailed { message, .. }) if message.contains("refused") => {
+                return Err(self.required(server, format!("refreshing its sign-in was refused ({message})"), None));
+            }
+            Err(error) => return Err(error),
+        };
+        let found = Discovered {
+            resource: login.resource.clone(),
+            issuer: login.issuer.clone().unwrap_or_default(),
+            authorization_endpoint: None,
+            token_endpoint: login.token_endpoint.clone(),
+            registration_endpoint: None,
+            cimd_supported: false,
+            iss_supported: false,
+            pkce_s256: true,
+            scopes: Vec::new(),
+        };
+        let fresh = login_from(
+            server,
+            &found,
+            &login.grant,
+            login.client_id.clone(),
+            login.client_secret.clone(),
+            answer,
+            Some(&login),
+            login.scopes.clone(),
+        )?;
+        self.vault.put(fresh.clone())?;
+        tracing::info!(server, "refreshed the sign-in");
+        Ok(fresh)
+    }
+
+    /// The client credentials grant: `client_id` and the secret from `${env:NAME}`.
+    async fn client_credentials(
+        &self,
+        server: &str,
+        url: &str,
+        oauth: Option<&OAuthConfig>,
+        env: &EnvLookup,
+        challenge: Option<&Challenge>,
+    ) -> Result<Login> {
+        let Some(config) = oauth else {
+            return Err(Self::failed(server, "the client credentials grant needs an `oauth` object"));
+        };
+        let Some(client_id) = config.client_id.clone() else {
+            return Err(Self::failed(server, "the client credentials grant needs `oauth.client_id`"));
+        };
+        let secret = self
+            .configured_secret(server, oauth, env, &client_id)?
+            .ok_or_else(|| Self::failed(server, "the client credentials grant needs `oauth.client_secret`"))?;
+        let challenge = match challenge {
+            Some(c) => Some(c.clone()),
+            None => self.probe(url, None).await.map_err(|m| Self::failed(server, m))?,
+        };
+        let found = self.discover(server, url, challenge.as_ref()).await?;
+        let scopes = wanted_scopes(oauth, challenge.as_ref(), &found, None);
+        let mut form = vec![
+            ("grant_type", "client_credentials".to_owned()),
+            ("client_id", client_id.clone()),
+            ("client_secret", secret),
+            ("resource", found.resource.clone()),
+        ];
+        if !scopes.is_empty() {
+            form.push(("scope", scopes.join(" ")));
+        }
+        let answer = self.token_request(server, &found.token_endpoint, &form).await?;
+        let mut login = login_from(server, &found, "client_credentials", client_id, None, answer, None, scopes)?;
+        // A new client-credentials token is had without anyone: never refreshed.
+        login.refresh_token = None;
+        self.vault.put(login.clone())?;
+        Ok(login)
+    }
+
+    /// The configured `client_secret` (`${env:NAME}` resolved) when `client_id` is the
+    /// configured client.
+    fn configured_secret(
+        &self,
+        server: &str,
+        oauth: Option<&OAuthConfig>,
+        env: &EnvLookup,
+        client_id: &str,
+    ) -> Result<Option<String>> {
+        match oauth {
+            Some(o) if o.client_id.as_deref() == Some(client_id) => {
+                o.client_secret.as_deref().map(|s| resolve(s, env, server, "oauth.client_secret")).transpose()
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Which client signs in: the configured one, a Client ID Metadata Document, or one
+    /// registered now. `(client_id, secret to send, secret to keep)`.
+    async fn client(
+        &self,
+        server: &str,
+        oauth: Option<&OAuthConfig>,
+        env: &EnvLookup,
+        found: &Discovered,
+        redirect_uri: &str,
+        scopes: &[String],
+    ) -> Result<(String, Option<String>, Option<String>)> {
+        if let Some(client_id) = oauth.and_then(|o| o.client_id.clone()) {
+            let secret = self.configured_secret(server, oauth, env, &client_id)?;
+            return Ok((client_id, secret, None));
+        }
+        if found.cimd_supported
+            && let Some(url) = oauth.and_then(|o| o.client_metadata_url.clone())
+        {
+            return Ok((url, None, None));
+        }
+        let Some(endpoint) = &found.registration_endpoint else {
+            return Err(Self::failed(
+                server,
+                format!(
+                    "the authorization server {} offers no dynamic client registration; register mcpflow there \
+                     (redirect URI http://127.0.0.1/callback, any port) and set `oauth.client_id` in the server's config",
+                    found.issuer
+                ),
+            ));
+        };
+        let mut metadata = serde_json::json!({
+            "client_name": "mcpflow",
+            "redirect_uris": [redirect_uri],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": "none",
+        });
+        if !scopes.is_empty() {
+            metadata["scope"] = Value::String(scopes.join(" "));
+        }
+        let response = self
+            .http
+            .post(endpoint)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json")
+            .body(metadata.to_string())
+            .send()
+            .await
+            .map_err(|e| {
+                Self::failed(server, format!("registering mcpflow at {endpoint} failed: {}", without_url(&e)))
+            })?;
+        let status = response.status();
+        let body = read_json(response).await.map_err(|m| Self::failed(server, format!("registration: {m}")))?;
+        if !status.is_success() {
+            return Err(Self::failed(
+                server,
+                format!("the authorization server refused to register mcpflow ({status}{})", oauth_error(&body)),
+            ));
+        }
+        let client_id = body
+            .get("client_id")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| Self::failed(server, "the registration answer has no `client_id`"))?
+            .to_owned();
+        let secret = body.get("client_secret").and_then(Value::as_str).map(str::to_owned);
+        Ok((client_id, secret.clone(), secret))
+    }
+
+    /// The resource's authorization server and its metadata.
+    async fn discover(&self, server: &str, url: &str, challenge: Option<&Challenge>) -> Result<Discovered> {
+        let fail = |m: String| Self::failed(server, m);
+        let canonical = canonical_resource(url).map_err(fail)?;
+        let base = url::Url::parse(&canonical).map_err(|e| fail(e.to_string()))?;
+        let origin = base.origin().ascii_serialization();
+        let path = base.path().trim_end_matches('/');
+        // Protected resource metadata (RFC 9728): the challenge's URL, else well-known.
+        let mut candidates = Vec::new();
+        if let Some(url) = challenge.and_then(|c| c.resource_metadata.clone()) {
+            candidates.push(url);
+        }
+        if !path.is_empty() {
+            candidates.push(format!("{origin}/.well-known/oauth-protected-resource{path}"));
+        }
+        candidates.push(format!("{origin}/.well-known/oauth-protected-resource"));
+        let mut resource_metadata = None;
+        for candidate in &candidates {
+            if let Some(doc) = self.get_json(candidate).await.map_err(fail)? {
+                resource_metadata = Some(doc);
+                break;
+            }
+        }
+        let (resource, issuer, prm_scopes) = match &resource_metadata {
+            Some(doc) => {
+                let named =
+                    doc.get("resource").and_then(Value::as_str).map(canonical_resource).transpose().map_err(fail)?;
+                // The metadata must be about this server (RFC 9728 §3.3).
+                let resource = match named {
+                    Some(named) if canonical.starts_with(named.trim_end_matches('/')) => named,
+                    Some(named) => {
+                        return Err(fail(format!(
+                            "the server's protected resource metadata is for `{named}`, not `{canonical}`"
+                        )));
+                    }
+                    None => canonical.clone(),
+                };
+                let issuer = doc
+                    .get("authorization_servers")
+                    .and_then(Value::as_array)
+                    .and_then(|a| a.iter().find_map(Value::as_str))
+                    .map(str::to_owned)
+                    .ok_or_else(|| fail("the protected resource metadata names no authorization server".to_owned()))?;
+                (resource, issuer, strings(doc.get("scopes_supported")))
+            }
+            None if challenge.is_some() => (canonical.clone(), origin.clone(), Vec::new()),
+            None => {
+                return Err(fail(format!(
+                    "`{url}` does not ask for a sign-in (it answered without a 401 and publishes no protected resource metadata)"
+                )));
+            }
+        };
+        let as_url = url::Url::parse(&issuer).map_err(|e| fail(format!("authorization server `{issuer}`: {e}")))?;
+        let as_origin = as_url.origin().ascii_serialization();
+        let as_path = as_url.path().trim_end_matches('/');
+        let mut urls = Vec::new();
+        if as_path.is_empty() {
+            urls.push(format!("{as_origin}/.well-known/oauth-authorization-server"));
+            urls.push(format!("{as_origin}/.well-known/openid-configuration"));
+        } else {
+            urls.push(format!("{as_origin}/.well-known/oauth-authorization-server{as_path}"));
+            urls.push(format!("{as_origin}/.well-known/openid-configuration{as_path}"));
+            urls.push(format!("{as_origin}{as_path}/.well-known/openid-configuration"));
+        }
+        let mut metadata = None;
+        for candidate in &urls {
+            if let Some(doc) = self.get_json(candidate).await.map_err(fail)? {
+                metadata = Some(doc);
+                break;
+            }
+        }
+        let Some(metadata) = metadata else {
+            return Err(fail(format!(
+                "the authorization server {issuer} publishes no metadata (tried {})",
+                urls.join(", ")
+            )));
+        };
+        let text = |key: &str| metadata.get(key).and_then(Value::as_str).map(str::to_owned);
+        let meta_issuer = text("issuer").unwrap_or_else(|| issuer.clone());
+        if !same_issuer(&meta_issuer, &issuer) {
+            return Err(fail(format!(
+                "the authorization server metadata names issuer `{meta_issuer}`, not `{issuer}`"
+            )));
+        }
+        let token_endpoint = text("token_endpoint")
+            .ok_or_else(|| fail(format!("the authorization server {issuer} has no token endpoint")))?;
+        let mut scopes = prm_scopes;
+        if scopes.is_empty() {
+            scopes = strings(metadata.get("scopes_supported"));
+        }
+        Ok(Discovered {
+            resource,
+            issuer: meta_issuer,
+            authorization_endpoint: text("authorization_endpoint"),
+            token_endpoint,
+            registration_endpoint: text("registration_endpoint"),
+            cimd_supported: metadata.get("client_id_metadata_document_supported").and_then(Value::as_bool)
+                == Some(true),
+            iss_supported: metadata.get("authorization_response_iss_parameter_supported").and_then(Value::as_bool)
+                == Some(true),
+            pkce_s256: strings(metadata.get("code_challenge_methods_supported")).iter().any(|m| m == "S256"),
+            scopes,
+        })
+    }
+
+    /// A JSON document at `url`; `None` when it is not there (4xx).
+    async fn get_json(&self, url: &str) -> std::result::Result<Option<Value>, String> {
+        let response = match self.http.get(url).header("Accept", "application/json").send().await {
+            Ok(r) => r,
+            Err(e) => return Err(format!("cannot fetch {url}: {}", without_url(&e))),
+        };
+        if response.status().is_client_error() {
+            return Ok(None);
+        }
+        if !response.status().is_success() {
+            return Err(format!("{url} answered {}", response.status()));
+        }
+        read_json(response).await.map(Some).map_err(|m| format!("{url}: {m}"))
+    }
+
+    /// POSTs a token request; the answer's JSON, or `AUTH_FAILED` with what the
+    /// authorization server said (`refused` in the message when it answered an error).
+    async fn token_request(&self, server: &str, endpoint: &str, form: &[(&str, String)]) -> Result<Value> {
+        let body = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(form.iter().map(|(k, v)| (*k, v.as_str())))
+            .finish();
+        let response = self
+            .http
+            .post(endpoint)
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .header("Accept", "application/json")
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| {
+                Self::failed(server, format!("cannot reach the token endpoint {endpoint}: {}", without_url(&e)))
+            })?;
+        let status = response.status();
+        let answer = read_json(response).await;
+        match answer {
+            Ok(body) if status.is_success() => Ok(body),
+            Ok(body) => Err(Self::failed(
+                server,
+                format!("the authorization server refused the token request ({status}{})", oauth_error(&body)),
+            )),
+            Err(m) if status.is_success() => Err(Self::failed(server, format!("the token answer: {m}"))),
+            Err(_) => {
+                Err(Self::failed(server, format!("the authorization server refused the token request ({status})")))
+            }
+        }
+    }
+}
+
+/// `POST url` with an `initialize` and `token`: the challenge if the server refused it
+/// (401, or 403 with a Bearer challenge), `None` if it did not.
+pub async fn probe(
+    http: &reqwest::Client,
+    url: &str,
+    token: Option<&str>,
+) -> std::result::Result<Option<Challenge>, String> {
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "mcpflow", "version": env!("CARGO_PKG_VERSION")}}});
+    let mut request = http
+        .post(url)
+        .timeout(REQUEST_TIMEOUT)
+        .header("Accept", "application/json, text/event-stream")
+        .header("Content-Type", "application/json")
+        .body(body.to_string());
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.map_err(|e| format!("cannot reach {url}: {}", without_url(&e)))?;
+    let status = response.status().as_u16();
+    let header = response.headers().get("www-authenticate").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    drop(response);
+    Ok(match (status, header) {
+        (401, Some(h)) => Some(parse_challenge(401, &h).unwrap_or(Challenge { status, ..Challenge::default() })),
+        (401, None) => Some(Challenge { status, ..Challenge::default() }),
+        (403, Some(h)) => parse_challenge(403, &h),
+        _ => None,
+    })
+}
+
+/// Whether a login must be refreshed before use.
+fn expiring(login: &Login) -> bool {
+    login.expires_at_ms.is_some_and(|at| at - REFRESH_MARGIN_MS <= now_ms())
+}
+
+/// The scopes asked for: the config's, else the challenge's, else the metadata's; with
+/// those an earlier login had (a step-up widens, never narrows).
+fn wanted_scopes(
+    oauth: Option<&OAuthConfig>,
+    challenge: Option<&Challenge>,
+    found: &Discovered,
+    previous: Option<&Login>,
+) -> Vec<String> {
+    let mut scopes: Vec<String> = match oauth.map(|o| o.scopes.clone()).filter(|s| !s.is_empty()) {
+        Some(own) => own,
+        None => match challenge.and_then(|c| c.scope.clone()) {
+            Some(scope) => scope.split_whitespace().map(str::to_owned).collect(),
+            None => found.scopes.clone(),
+        },
+    };
+    for extra in previous.map(|p| p.scopes.clone()).unwrap_or_default() {
+        if !scopes.contains(&extra) {
+            scopes.push(extra);
+        }
+    }
+    scopes
+}
+
+#[allow(clippy::too_many_arguments)]
+fn login_from(
+    server: &str,
+    found: &Discovered,
+    grant: &str,
+    client_id: String,
+    client_secret: Option<String>,
+    answer: Value,
+    previous: Option<&Login>,
+    asked: Vec<String>,
+) -> Result<Login> {
+    let text = |key: &str| answer.get(key).and_then(Value::as_str).map(str::to_owned);
+    let access_token = text("access_token")
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| Authenticator::failed(server, "the token answer has no `access_token`"))?;
+    if let Some(kind) = text("token_type")
+        && !kind.eq_ignore_ascii_case("bearer")
+    {
+        return Err(Authenticator::failed(server, format!("the token is of type `{kind}`, not a Bearer token")));
+    }
+    let now = now_ms();
+    let expires_at_ms = answer
+        .get("expires_in")
+        .and_then(|v| v.as_i64().or_else(|| v.as_str().and_then(|s| s.parse().ok())))
+        .map(|secs| now.saturating_add(secs.clamp(0, 10 * 365 * 86_400) * 1000));
+    let scopes = match text("scope") {
+        Some(scope) => scope.split_whitespace().map(str::to_owned).collect(),
+        None => asked,
+    };
+    Ok(Login {
+        resource: found.resource.clone(),
+        server: server.to_owned(),
+        grant: grant.to_owned(),
+        access_token,
+        refresh_token: text("refresh_token").or_else(|| previous.and_then(|p| p.refresh_token.clone())),
+        expires_at_ms,
+        scopes,
+        account: account(&answer).or_else(|| previous.and_then(|p| p.account.clone())),
+        client_id,
+        client_secret,
+        token_endpoint: found.token_endpoint.clone(),
+        issuer: (!found.issuer.is_empty()).then(|| found.issuer.clone()),
+        updated_ms: now,
+    })
+}
+
+/// Who signed in, as the token answer says: an OpenID `id_token`'s `email`,
+/// `preferred_username` or `sub` (read for display only, not verified), else a
+/// top-level `account` / `username` / `user_id`.
+fn account(answer: &Value) -> Option<String> {
+    if let Some(claims) = answer.get("id_token").and_then(Value::as_str).and_then(jwt_claims) {
+        for key in ["email", "preferred_username", "sub"] {
+            if let Some(v) = claims.get(key).and_then(Value::as_str) {
+                return Some(v.chars().take(256).collect());
+            }
+        }
+    }
+    ["account", "username", "user_id", "sub"]
+        .iter()
+        .find_map(|k| answer.get(*k).and_then(Value::as_str))
+        .map(|v| v.chars().take(256).collect())
+}
+
+fn jwt_claims(jwt: &str) -> Option<Value> {
+    let payload = jwt.split('.').nth(1)?;
+    serde_json::from_slice(&base64url_decode(payload)?).ok()
+}
+
+fn same_issuer(a: &str, b: &str) -> bool {
+    a.trim_end_matches('/') == b.trim_end_matches('/')
+}
+
+fn strings(value: Option<&Value>) -> Vec<String> {
+    value
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+/// ` — error (description)` of an OAuth error answer.
+fn oauth_error(body: &Value) -> String {
+    let error = body.get("error").and_then(Value::as_str);
+    let description = body.get("error_description").and_then(Value::as_str);
+    match (error, description) {
+        (Some(e), Some(d)) => format!(": `{e}`, {}", d.chars().take(500).collect::<String>()),
+        (Some(e), None) => format!(": `{e}`"),
+        _ => String::new(),
+    }
+}
+
+/// A reqwest error without the URL it carries (a token endpoint URL may hold nothing
+/// secret, but a query might).
+fn without_url(error: &reqwest::Error) -> String {
+    let mut text = error.to_string();
+    if let Some(url) = error.url() {
+        text = text.replace(url.as_str(), "…");
+    }
+    text
+}
+
+/// The body as JSON, read within [`MAX_ANSWER_BYTES`].
+async fn read_json(mut response: reqwest::Response) -> std::result::Result<Value, String> {
+    let mut bytes = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                if bytes.len() + chunk.len() > MAX_ANSWER_BYTES {
+                    return Err(format!("the answer is larger than {} KiB", MAX_ANSWER_BYTES / 1024));
+                }
+                bytes.extend_from_slice(&chunk);
+            }
+            Ok(None) => break,
+            Err(e) => return Err(format!("reading the answer failed: {}", without_url(&e))),
+        }
+    }
+    serde_json::from_slice(&bytes).map_err(|e| format!("the answer is not JSON ({e})"))
+}
+
+/// 64 random hex characters (two v4 UUIDs: 244 random bits), for PKCE and `state`.
+fn random_token() -> String {
+    format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple())
+}
+
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/// Base64url without padding (RFC 7636's `BASE64URL-ENCODE`).
+fn base64url(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        let chars = chunk.len() + 1;
+        for i in 0..chars {
+            out.push(char::from(B64[((n >> (18 - 6 * i)) & 63) as usize]));
+        }
+    }
+    out
+}
+
+fn base64url_decode(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let mut acc = 0u32;
+    let mut bits = 0;
+    for c in text.trim_end_matches('=').bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'-' | b'+' => 62,
+            b'_' | b'/' => 63,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pkce_s256_matches_rfc_7636_appendix_b() {
+        let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+        assert_eq!(base64url(&Sha256::digest(verifier.as_bytes())), "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM");
+        assert_eq!(base64url_decode(&base64url(b"any carnal pleas")).unwrap(), b"any carnal pleas");
+    }
+
+    #[test]
+    fn bearer_challenges_are_parsed() {
+        let c = parse_challenge(
+            401,
+            r#"Bearer error="invalid_token", error_description="x, y", resource_metadata="http://h/.well-known/oauth-protected-resource/mcp""#,
+        )
+        .unwrap();
+        assert_eq!(c.resource_metadata.as_deref(), Some("http://h/.well-known/oauth-protected-resource/mcp"));
+        assert_eq!(c.error.as_deref(), Some("invalid_token"));
+        let c = parse_challenge(403, r#"Bearer error="insufficient_scope", scope="files:read files:write""#).unwrap();
+        assert!(c.is_insufficient_scope());
+        assert_eq!(c.scope.as_deref(), Some("files:read files:write"));
+        assert!(parse_challenge(401, "Basic realm=x").is_none());
+    }
+
+    #[test]
+    fn resources_are_canonical() {
+        assert_eq!(canonical_resource("HTTP://Example.COM:8080/mcp#x").unwrap(), "http://example.com:8080/mcp");
+        assert_eq!(canonical_resource("https://h").unwrap(), "https://h/");
+        assert!(canonical_resource("file:///x").is_err());
+    }
+
+    #[test]
+    fn the_account_comes_from_the_id_token() {
+        let jwt = format!("e30.{}.sig", base64url(br#"{"sub":"u1","email":"me@x"}"#));
+        assert_eq!(account(&serde_json::json!({"id_token": jwt})).as_deref(), Some("me@x"));
+        assert_eq!(account(&serde_json::json!({"access_token": "t"})), None);
+    }
+}

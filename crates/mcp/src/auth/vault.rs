@@ -1,0 +1,247 @@
+//! The token vault: one user-only JSON file, `auth/tokens.json` in the data folder (the
+//! folder 0700, the file 0600, replaced atomically: written beside it, then renamed),
+//! read within [`MAX_VAULT_BYTES`]. Logins are keyed by the canonical resource URL, never
+//! by the server's name alone: a server renamed or pointed elsewhere never receives
+//! another server's token.
+//!
+//! No OS keyring: the `keyring` crate needs the D-Bus Secret Service on Linux, which runs
+//! neither in CI nor under Xvfb, and a vault that works on some machines only would leave
+//! `mcpflow serve` and the daemon without their tokens. See `docs/servers.md`.
+
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+/// The largest vault file read (1 MiB); a larger one is refused, not read.
+pub const MAX_VAULT_BYTES: u64 = 1024 * 1024;
+
+/// One login: what signing in to one resource gave, and what refreshing it needs.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+pub struct Login {
+    /// The canonical resource URL (the key).
+    pub resource: String,
+    /// The server's name when it signed in (for display only).
+    pub server: String,
+    /// `authorization_code` or `client_credentials`.
+    pub grant: String,
+    pub access_token: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh_token: Option<String>,
+    /// Unix milliseconds when the access token expires, when the server said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at_ms: Option<i64>,
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    /// Who signed in, when the token answer says (`sub`, `account`, a username).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<String>,
+    /// The client that holds the login (registered, configured or a metadata URL).
+    pub client_id: String,
+    /// A secret the authorization server issued at registration (never a configured one:
+    /// that stays in the environment).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    /// The authorization server's token endpoint and issuer, for refreshing.
+    pub token_endpoint: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issuer: Option<String>,
+    /// Unix milliseconds of the sign-in or last refresh.
+    pub updated_ms: i64,
+}
+
+/// Never prints a token or secret.
+impl std::fmt::Debug for Login {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Login")
+            .field("resource", &self.resource)
+            .field("server", &self.server)
+            .field("grant", &self.grant)
+            .field("expires_at_ms", &self.expires_at_ms)
+            .field("scopes", &self.scopes)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Default, Serialize, Deserialize)]
+struct File {
+    version: u32,
+    logins: BTreeMap<String, Login>,
+}
+
+/// The vault file. Every operation reads the file again: several processes (the studio,
+/// the daemon, `mcpflow run`) share it, and the last writer of a login wins.
+#[derive(Debug, Clone)]
+pub struct Vault {
+    path: PathBuf,
+}
+
+impl Vault {
+    /// The vault of data folder `data_dir`: `data_dir/auth/tokens.json`.
+    pub fn in_data_dir(data_dir: &Path) -> Vault {
+        Vault { path: data_dir.join("auth").join("tokens.json") }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn error(&self, message: impl std::fmt::Display) -> Error {
+        Error::AuthVault { path: self.path.clone(), message: message.to_string() }
+    }
+
+    fn read(&self) -> Result<File> {
+        let file = match std::fs::File::open(&self.path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(File { version: 1, ..File::default() }),
+            Err(e) => return Err(self.error(format!("cannot be read: {e}"))),
+        };
+        let mut bytes = Vec::new();
+        file.take(MAX_VAULT_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| self.error(format!("cannot be read: {e}")))?;
+        if bytes.len() as u64 > MAX_VAULT_BYTES {
+            return Err(
+                self.error(format!("is larger than {} KiB; delete it and sign in again", MAX_VAULT_BYTES / 1024))
+            );
+        }
+        serde_json::from_slice(&bytes)
+            .map_err(|e| self.error(format!("is not a vault mcpflow wrote ({e}); delete it and sign in again")))
+    }
+
+    fn write(&self, file: &File) -> Result<()> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        create_private_dir(dir).map_err(|e| self.error(format!("its folder cannot be created: {e}")))?;
+        let bytes = serde_json::to_vec_pretty(file).map_err(|e| self.error(e))?;
+        let tmp = dir.join(format!(".tokens.{}.{}.tmp", std::process::id(), unique()));
+        let written = (|| {
+            let mut out = private_file(&tmp)?;
+            out.write_all(&bytes)?;
+            out.sync_all()?;
+            std::fs::rename(&tmp, &self.path)
+        })();
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(self.error(format!("cannot be written: {e}")));
+        }
+        Ok(())
+    }
+
+    /// The login for resource `resource`, if any.
+    pub fn get(&self, resource: &str) -> Result<Option<Login>> {
+        Ok(self.read()?.logins.remove(resource))
+    }
+
+    /// Every login, by resource.
+    pub fn list(&self) -> Result<Vec<Login>> {
+        Ok(self.read()?.logins.into_values().collect())
+    }
+
+    /// Stores `login` under its resource, replacing what was there.
+    pub fn put(&self, login: Login) -> Result<()> {
+        let mut file = self.read()?;
+        file.version = 1;
+        file.logins.insert(login.resource.clone(), login);
+        self.write(&file)
+    }
+
+    /// Forgets the login for `resource`; whether there was one.
+    pub fn remove(&self, resource: &str) -> Result<bool> {
+        let mut file = self.read()?;
+        let had = file.logins.remove(resource).is_some();
+        if had {
+            self.write(&file)?;
+        }
+        Ok(had)
+    }
+}
+
+fn unique() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or_default()
+}
+
+#[cfg(unix)]
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    // An existing folder keeps whatever mode it had: make it the user's alone.
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+}
+
+#[cfg(not(unix))]
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)
+}
+
+#[cfg(unix)]
+fn private_file(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)
+}
+
+#[cfg(not(unix))]
+fn private_file(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new().write(true).create_new(true).open(path)
+}
+
+/// Unix milliseconds now.
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn login(resource: &str) -> Login {
+        Login {
+            resource: resource.into(),
+            server: "s".into(),
+            grant: "authorization_code".into(),
+            access_token: "AT-secret".into(),
+            refresh_token: Some("RT-secret".into()),
+            expires_at_ms: Some(1),
+            scopes: vec!["mcp:tools".into()],
+            account: None,
+            client_id: "c".into(),
+            client_secret: None,
+            token_endpoint: "http://127.0.0.1:1/token".into(),
+            issuer: None,
+            updated_ms: 0,
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_vault_is_the_users_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("auth")).unwrap();
+        std::fs::set_permissions(dir.path().join("auth"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let vault = Vault::in_data_dir(dir.path());
+        vault.put(login("http://a/mcp")).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(vault.path()), 0o600);
+        assert_eq!(mode(&dir.path().join("auth")), 0o700);
+        // No temporary file is left beside it.
+        assert_eq!(std::fs::read_dir(dir.path().join("auth")).unwrap().count(), 1);
+        assert!(!format!("{:?}", vault.get("http://a/mcp").unwrap()).contains("secret"));
+    }
+
+    #[test]
+    fn keyed_by_resource_and_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let vault = Vault::in_data_dir(dir.path());
+        vault.put(login("http://a/mcp")).unwrap();
+        assert!(vault.get("http://b/mcp").unwrap().is_none());
+        assert_eq!(vault.get("http://a/mcp").unwrap().unwrap().access_token, "AT-secret");
+        assert!(vault.remove("http://a/mcp").unwrap());
+        assert!(!vault.remove("http://a/mcp").unwrap());
+        std::fs::write(vault.path(), vec![b' '; (MAX_VAULT_BYTES + 10) as usize]).unwrap();
+        assert_eq!(vault.list().unwrap_err().code(), "AUTH_VAULT");
+    }
+}
