@@ -4,7 +4,7 @@
 //! token vault and refreshing are `mcpflow_app::auth`'s; this only runs it where the
 //! panel can stop it.
 
-use crate::auth_shim::{AuthShim as _, AuthStatus, LoginOptions};
+use mcpflow_app::auth::{AuthStatus, LoginOptions};
 use crate::commands::Studio;
 use crate::dto::CommandError;
 use serde::Serialize;

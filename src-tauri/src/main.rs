@@ -8,7 +8,6 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 mod auth;
-mod auth_shim;
 mod commands;
 mod dialogs;
 mod dto;
