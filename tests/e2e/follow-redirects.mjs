@@ -4,7 +4,9 @@
 // authorization server that approves at once (the SDK's demo provider) lands on the
 // app's loopback redirect listener just as a person clicking "Allow" would. Appends each
 // URL it visited to $FOLLOW_REDIRECTS_LOG when set (the test checks the browser was used).
-import { appendFileSync } from 'node:fs';
+// While the file $FOLLOW_REDIRECTS_HOLD exists it only logs `held: URL` and opens nothing:
+// a person who never finishes signing in (the test of Cancel).
+import { appendFileSync, existsSync } from 'node:fs';
 
 const start = process.argv[2];
 if (!start) {
@@ -14,6 +16,10 @@ if (!start) {
 const log = (line) => {
   if (process.env.FOLLOW_REDIRECTS_LOG) appendFileSync(process.env.FOLLOW_REDIRECTS_LOG, `${line}\n`);
 };
+if (process.env.FOLLOW_REDIRECTS_HOLD && existsSync(process.env.FOLLOW_REDIRECTS_HOLD)) {
+  log(`held: ${start}`);
+  process.exit(0);
+}
 let url = new URL(start);
 for (let hop = 0; hop < 20; hop++) {
   log(url.href);

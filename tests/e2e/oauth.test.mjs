@@ -3,12 +3,14 @@
 // configured through the Servers panel's import; Test says it needs a sign-in; Sign in
 // opens "the browser" ($BROWSER = follow-redirects.mjs, which follows the redirects to
 // the studio's loopback listener); the panel shows the signed-in state, tests again
-// (tools, the protocol era), and a blueprint then calls the server's `greet` tool.
+// (tools, the protocol era). Signed out, a sign-in left waiting is cancelled (its
+// loopback listener closes); a run then fails with AUTH_REQUIRED and its "Sign in to
+// greeter" signs in, after which Run again calls the server's `greet` tool.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, importDoc, openStudio, runStatus, sel, shown, until, writeJson } from './harness.mjs';
@@ -48,8 +50,14 @@ test('oauth: the Servers panel signs in to the SDK example server through the br
   const server = await startExample();
   const logDir = mkdtempSync(join(tmpdir(), 'mcpflow-e2e-oauth-browser-'));
   const browserLog = join(logDir, 'visited.log');
-  const studio = await openStudio('oauth', { BROWSER, FOLLOW_REDIRECTS_LOG: browserLog });
+  const hold = join(logDir, 'hold');
+  const studio = await openStudio('oauth', { BROWSER, FOLLOW_REDIRECTS_LOG: browserLog, FOLLOW_REDIRECTS_HOLD: hold });
   const { browser } = studio;
+  const visits = () => (existsSync(browserLog) ? readFileSync(browserLog, 'utf8') : '');
+  const authState = async () => {
+    const line = await browser.$(sel('server-auth-greeter'));
+    return (await line.isExisting()) ? line.getAttribute('data-state') : null;
+  };
   try {
     await shown(browser, sel('step-namespaces'), 30_000);
     await (await shown(browser, sel('servers-button'))).click();
@@ -61,23 +69,17 @@ test('oauth: the Servers panel signs in to the SDK example server through the br
 
     // Test: the server answers 401; the row says it needs a sign-in, with the button.
     await (await shown(browser, sel('server-test-greeter'))).click();
-    const line = await shown(browser, sel('server-auth-greeter'), 30_000);
-    await until(async () => (await line.getAttribute('data-state')) === 'needed', 'the row to say it needs a sign-in');
+    await until(async () => (await authState()) === 'needed', 'the row to say it needs a sign-in', 30_000);
     assert.doesNotMatch(await row.getText(), /mcpflow auth login/, 'no command line in the GUI');
 
     // Sign in: "the browser" follows the redirects to the loopback listener.
     await (await shown(browser, sel('server-signin-greeter'))).click();
-    await until(
-      async () => (await (await browser.$(sel('server-auth-greeter'))).getAttribute('data-state')) === 'signed-in',
-      'the signed-in state',
-      60_000,
-    );
+    await until(async () => (await authState()) === 'signed-in', 'the signed-in state', 60_000);
     const signed = await (await browser.$(sel('server-auth-greeter'))).getText();
     assert.match(signed, /^Signed in/);
     assert.match(signed, /expires in \d+ (min|h)/);
-    const visited = readFileSync(browserLog, 'utf8');
-    assert.match(visited, /\/authorize\?/, `the browser opened the authorization endpoint:\n${visited}`);
-    assert.match(visited, /^http:\/\/127\.0\.0\.1:\d+\/.*code=/m, `the redirect reached the loopback listener:\n${visited}`);
+    assert.match(visits(), /\/authorize\?/, `the browser opened the authorization endpoint:\n${visits()}`);
+    assert.match(visits(), /^http:\/\/127\.0\.0\.1:\d+\/.*code=/m, `the redirect reached the loopback listener:\n${visits()}`);
 
     // The failed test ran again by itself: the tools and the era spoken.
     const result = await shown(browser, sel('server-test-result-greeter'), 30_000);
@@ -86,8 +88,30 @@ test('oauth: the Servers panel signs in to the SDK example server through the br
     assert.match(await era.getAttribute('data-era'), /^20\d\d-\d\d-\d\d$/);
     await studio.shot('signed-in');
 
-    // A run calls the server with the stored login (no browser this time).
-    const visits = visited.split('\n').length;
+    // Sign out from the line's menu: the quiet Sign in is back.
+    await (await shown(browser, sel('server-auth-menu-greeter'))).click();
+    await (await shown(browser, sel('server-signout-greeter'))).click();
+    await until(async () => (await authState()) === null, 'the signed-in line to go');
+
+    // A sign-in nobody finishes: "Waiting for the browser…", and Cancel closes the
+    // loopback listener the browser would have come back to.
+    writeFileSync(hold, '');
+    await (await shown(browser, sel('server-signin-greeter'))).click();
+    await until(async () => (await authState()) === 'waiting', 'Waiting for the browser…');
+    await until(async () => /^held: /m.test(visits()), 'the browser to be opened');
+    const held = /^held: (.*)$/m.exec(visits())[1];
+    const redirect = new URL(new URL(held).searchParams.get('redirect_uri'));
+    assert.equal(redirect.hostname, '127.0.0.1');
+    await studio.shot('waiting-for-the-browser');
+    await (await shown(browser, sel('server-signin-cancel-greeter'))).click();
+    await until(async () => (await authState()) === null, 'the waiting line to go');
+    await until(
+      async () => fetch(redirect, { signal: AbortSignal.timeout(2_000) }).then(() => false, () => true),
+      'the loopback listener to close',
+    );
+    unlinkSync(hold);
+
+    // A run without a login fails with AUTH_REQUIRED and offers the sign-in.
     await (await shown(browser, '[data-testid="servers-panel"] .modal-close')).click();
     await importDoc(studio, {
       blueprint: 1,
@@ -96,17 +120,21 @@ test('oauth: the Servers panel signs in to the SDK example server through the br
       output: '{{ hello }}',
     });
     await (await shown(browser, sel('run-start'))).click();
+    await until(async () => (await runStatus(browser)) === 'failed', 'the run to fail for want of a login', 60_000);
+    const offer = await shown(browser, sel('run-signin-greeter'));
+    assert.match(await (await shown(browser, sel('run-result'))).getText(), /AUTH_REQUIRED/);
+    await studio.shot('run-needs-sign-in');
+    await offer.click();
+    const state = await shown(browser, sel('run-signin-state-greeter'));
+    await until(async () => (await state.getAttribute('data-state')) === 'signed-in', 'the run error to say signed in', 60_000);
+
+    // Run again: the stored login is used, the browser is not opened again.
+    const opened = visits().split('\n').length;
+    await (await shown(browser, sel('run-again'))).click();
     await until(async () => (await runStatus(browser)) === 'succeeded', 'the run to succeed', 60_000);
     assert.match(await (await shown(browser, sel('run-output'))).getText(), /Hello, Ada/);
-    assert.equal(readFileSync(browserLog, 'utf8').split('\n').length, visits, 'the run did not open the browser');
+    assert.equal(visits().split('\n').length, opened, 'the run did not open the browser');
     await studio.shot('run-with-login');
-
-    // Sign out from the line's menu: the quiet Sign in is back.
-    await (await shown(browser, sel('servers-button'))).click();
-    await (await shown(browser, sel('server-auth-menu-greeter'))).click();
-    await (await shown(browser, sel('server-signout-greeter'))).click();
-    await until(async () => !(await (await browser.$(sel('server-auth-greeter'))).isExisting()), 'the signed-in line to go');
-    await shown(browser, sel('server-signin-greeter'));
   } finally {
     await studio.close();
     server.stop();

@@ -138,6 +138,7 @@ describe('the Servers panel signs in', () => {
     await click(tid('server-signout-web'));
     expect(be.calls('auth_logout')).toEqual([{ server: 'web' }]);
     expect(tid('server-auth-web')).toBeNull();
+    expect(tid('server-test-result-web')).toBeNull();
     expect(tid('server-signin-web')).not.toBeNull();
   });
 

@@ -80,6 +80,12 @@ export async function signOut(name: string): Promise<void> {
   try {
     await backend.authLogout(name);
     report('info', `signed out of ${name}`);
+    // What the last test found was reached with the login: no longer true.
+    serversStore.setState((s) => {
+      const tests = { ...s.tests };
+      delete tests[name];
+      return { tests };
+    });
   } catch (e) {
     report('error', `could not sign out of ${name}: ${errorMessage(e)}`);
   }
