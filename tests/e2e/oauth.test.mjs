@@ -105,8 +105,11 @@ test('oauth: the Servers panel signs in to the SDK example server through the br
     await studio.shot('waiting-for-the-browser');
     await (await shown(browser, sel('server-signin-cancel-greeter'))).click();
     await until(async () => (await authState()) === null, 'the waiting line to go');
+    // Probed on another path: the listener answers those with a 404 and keeps waiting
+    // (the callback's own path would end the wait whatever Cancel did).
+    const probe = new URL('/probe', redirect);
     await until(
-      async () => fetch(redirect, { signal: AbortSignal.timeout(2_000) }).then(() => false, () => true),
+      async () => fetch(probe, { signal: AbortSignal.timeout(2_000) }).then(() => false, () => true),
       'the loopback listener to close',
     );
     unlinkSync(hold);
