@@ -103,12 +103,21 @@ export function ServerAuthLine({ server }: { server: string }) {
   return null;
 }
 
-/** The quiet "Sign in" among an HTTP server's actions when nothing says it needs one yet. */
-export function SignInButton({ server }: { server: string }) {
+/** Whether an `mcpServers` entry sends its own `Authorization` header (which wins over a sign-in). */
+export function sendsAuthorization(config: unknown): boolean {
+  const headers = (config as { headers?: unknown } | null)?.headers;
+  return !!headers && typeof headers === 'object' && Object.keys(headers).some((k) => k.toLowerCase() === 'authorization');
+}
+
+/**
+ * The quiet "Sign in" among an HTTP server's actions when nothing says it needs one yet
+ * (not for a server that sends its own `Authorization` header: that one is its login).
+ */
+export function SignInButton({ server, config }: { server: string; config: unknown }) {
   const login = useServers((s) => s.logins[server]);
   const signing = useServers((s) => s.signIns[server]);
   const needed = useServers((s) => s.authNeeded[server]);
-  if (signing || needed !== undefined || login?.signed_in) return null;
+  if (signing || needed !== undefined || login?.signed_in || sendsAuthorization(config)) return null;
   return (
     <button
       type="button"

@@ -137,7 +137,7 @@ const ServerRow = memo(function ServerRow({
           <button type="button" data-testid={`server-test-${server.name}`} onClick={() => void testOrAsk(server.name)} disabled={test?.state === 'running'}>
             {test?.state === 'running' ? 'Testing…' : 'Test'}
           </button>
-          {http ? <SignInButton server={server.name} /> : null}
+          {http ? <SignInButton server={server.name} config={server.config} /> : null}
           {!server.approved && server.command ? (
             <button type="button" data-testid={`server-approve-${server.name}`} onClick={() => void requestConsent(server.name)}>
               Approve…

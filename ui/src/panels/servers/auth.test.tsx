@@ -192,6 +192,15 @@ describe('the Servers panel signs in', () => {
     expect(era.title).toContain('initialize handshake');
   });
 
+  it('no quiet Sign in for a server that sends its own Authorization header', async () => {
+    const headers = { ...web, name: 'keyed', config: { url: URL, headers: { authorization: 'Bearer ${env:KEY}' } } };
+    be.on('list_servers', () => [web, headers]);
+    await openPanel();
+    expect(tid('server-signin-web')).not.toBeNull();
+    expect(tid('server-row-keyed')).not.toBeNull();
+    expect(tid('server-signin-keyed')).toBeNull();
+  });
+
   it('a login that expired and cannot be refreshed asks to sign in again', async () => {
     be.on('auth_status', () => [login({ expires_at_ms: Date.now() - 1000, refreshable: false })]);
     await openPanel();
