@@ -4,9 +4,9 @@
 //! token vault and refreshing are `mcpflow_app::auth`'s; this only runs it where the
 //! panel can stop it.
 
-use mcpflow_app::auth::{AuthStatus, LoginOptions};
 use crate::commands::Studio;
 use crate::dto::CommandError;
+use mcpflow_app::auth::{AuthStatus, LoginOptions};
 use serde::Serialize;
 use specta::Type;
 use std::collections::HashMap;
