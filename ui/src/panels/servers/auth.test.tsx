@@ -133,6 +133,15 @@ describe('the Servers panel signs in', () => {
     expect(tid('server-era-web')!.title).toContain('no session');
     expect(tid('server-signin-web')).toBeNull();
 
+    // Escape closes the ⋯ menu, not the panel it sits in.
+    await click(tid('server-auth-menu-web'));
+    expect(tid('server-auth-menu-web-list')).not.toBeNull();
+    await act(async () => {
+      tid('server-auth-menu-web')!.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true }));
+    });
+    await settle();
+    expect(tid('server-auth-menu-web-list')).toBeNull();
+    expect(tid('servers-panel')).not.toBeNull();
     await click(tid('server-auth-menu-web'));
     be.on('auth_status', () => [notSignedIn()]);
     await click(tid('server-signout-web'));
