@@ -90,7 +90,9 @@ test('oauth: the Servers panel signs in to the SDK example server through the br
 
     // Sign out from the line's menu: the quiet Sign in is back.
     await (await shown(browser, sel('server-auth-menu-greeter'))).click();
-    await (await shown(browser, sel('server-signout-greeter'))).click();
+    const signOut = await shown(browser, sel('server-signout-greeter'));
+    await studio.shot('sign-out-menu');
+    await signOut.click();
     await until(async () => (await authState()) === null, 'the signed-in line to go');
 
     // A sign-in nobody finishes: "Waiting for the browser…", and Cancel closes the
