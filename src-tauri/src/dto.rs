@@ -262,3 +262,37 @@ pub struct ImportedFile {
     /// The file's diagnostics (it is opened even with errors, so they can be fixed).
     pub diagnostics: Vec<DiagnosticDto>,
 }
+
+/// The login one configured HTTP server holds. Never the token itself.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct AuthStatusDto {
+    pub server: String,
+    pub url: String,
+    pub signed_in: bool,
+    /// `authorization_code` or `client_credentials`.
+    pub grant: Option<String>,
+    /// Who the login is for, when the server said.
+    pub account: Option<String>,
+    pub scopes: Vec<String>,
+    /// When the access token expires, in milliseconds since the Unix epoch (it is
+    /// refreshed before then when `refreshable`).
+    pub expires_at_ms: Option<f64>,
+    pub refreshable: bool,
+}
+
+impl From<mcpflow_app::auth::AuthStatus> for AuthStatusDto {
+    fn from(s: mcpflow_app::auth::AuthStatus) -> Self {
+        AuthStatusDto {
+            server: s.server,
+            url: s.url,
+            signed_in: s.signed_in,
+            grant: s.grant,
+            account: s.account,
+            scopes: s.scopes,
+            // Milliseconds since 1970 fit an f64 exactly until the year 287,396.
+            #[allow(clippy::cast_precision_loss)]
+            expires_at_ms: s.expires_at_ms.map(|ms| ms as f64),
+            refreshable: s.refreshable,
+        }
+    }
+}

@@ -35,7 +35,7 @@ export const commands = {
 	 *  approves nothing. `None` when the user cancelled.
 	 */
 	importServers: () => typedError<string[] | null, CommandError_Serialize>(__TAURI_INVOKE("import_servers")),
-	/**  The login of every configured HTTP server (signed in or not). */
+	/**  The login of every configured HTTP server (signed in or not; never a token). */
 	authStatus: () => typedError<AuthStatusDto_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("auth_status")),
 	/**
 	 *  Signs in to `server` through the system browser and waits (up to five minutes) for
