@@ -3,10 +3,11 @@
 //! async: Tauri runs those on its tokio runtime, which the app's use cases need (sync
 //! commands run on the main thread, outside it).
 
+use crate::auth::LOGIN_TIMEOUT;
 use crate::dialogs;
 use crate::dto::{
-    BlueprintInfo, CommandError, DiagnosticDto, ImportedFile, Json, OpenedBlueprint, SaveResult, ServerDto,
-    ServerOffer, StudioInfo, ToolDto,
+    AuthStatusDto, BlueprintInfo, CommandError, DiagnosticDto, ImportedFile, Json, OpenedBlueprint, SaveResult,
+    ServerDto, ServerOffer, ServerTestDto, StudioInfo,
 };
 use mcpflow_app::App;
 use serde_json::Value;
@@ -19,6 +20,8 @@ type Result<T> = std::result::Result<T, CommandError>;
 pub struct Studio {
     pub app: App,
     pub info: StudioInfo,
+    /// The browser sign-ins waiting (`crate::auth`).
+    pub logins: crate::auth::Logins,
 }
 
 #[tauri::command]
@@ -93,11 +96,12 @@ pub async fn approve_server(studio: State<'_, Studio>, name: String) -> Result<S
     Ok(studio.app.approve_server(&name)?)
 }
 
-/// Connects (starting the server if it is approved) and lists its tools.
+/// Connects (starting the server if it is approved): the protocol revision it spoke
+/// and its tools.
 #[tauri::command]
 #[specta::specta]
-pub async fn test_server(studio: State<'_, Studio>, name: String) -> Result<Vec<ToolDto>> {
-    Ok(studio.app.test_server(&name).await?.into_iter().map(ToolDto::from).collect())
+pub async fn test_server(studio: State<'_, Studio>, name: String) -> Result<ServerTestDto> {
+    Ok(studio.app.test_connection(&name).await?.into())
 }
 
 /// What every configured server offers, for the palette. Approved servers are started;
@@ -176,4 +180,39 @@ pub async fn export_blueprint(handle: AppHandle, doc: Json) -> Result<Option<Str
         )
     })?;
     Ok(Some(path.display().to_string()))
+}
+
+/// The login of every configured HTTP server (signed in or not; never a token).
+#[tauri::command]
+#[specta::specta]
+pub async fn auth_status(studio: State<'_, Studio>) -> Result<Vec<AuthStatusDto>> {
+    Ok(studio.app.auth_status().await?.into_iter().map(AuthStatusDto::from).collect())
+}
+
+/// Signs in to `server` through the system browser and waits (up to five minutes) for
+/// the redirect; returns the new login. A sign-in already waiting for the same server is
+/// stopped first. `AUTH_CANCELLED` when `auth_cancel` stopped this one.
+#[tauri::command]
+#[specta::specta]
+pub async fn auth_login(studio: State<'_, Studio>, server: String) -> Result<AuthStatusDto> {
+    let app = studio.app.clone();
+    let name = server.clone();
+    let options = mcpflow_app::auth::LoginOptions { timeout: LOGIN_TIMEOUT, ..Default::default() };
+    let login = async move { app.auth_login(&name, options).await.map(AuthStatusDto::from) };
+    studio.logins.run(&server, login).await
+}
+
+/// Stops waiting for the browser sign-in to `server` (its loopback listener closes, so a
+/// late redirect finds nobody). True when one was waiting.
+#[tauri::command]
+#[specta::specta]
+pub async fn auth_cancel(studio: State<'_, Studio>, server: String) -> Result<bool> {
+    Ok(studio.logins.cancel(&server))
+}
+
+/// Forgets the login `server` holds (its tokens leave the vault).
+#[tauri::command]
+#[specta::specta]
+pub async fn auth_logout(studio: State<'_, Studio>, server: String) -> Result<()> {
+    Ok(studio.app.auth_logout(&server).await?)
 }

@@ -139,6 +139,21 @@ impl From<mcpflow_app::servers::ServerView> for ServerDto {
     }
 }
 
+/// What a connection test found: the protocol revision spoken and the tools.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct ServerTestDto {
+    /// `2026-07-28` (discovery, no session) or the revision the `initialize` handshake
+    /// agreed (`2025-11-25`, …); `None` when the server did not say.
+    pub protocol_version: Option<String>,
+    pub tools: Vec<ToolDto>,
+}
+
+impl From<mcpflow_app::servers::Tested> for ServerTestDto {
+    fn from(t: mcpflow_app::servers::Tested) -> Self {
+        ServerTestDto { protocol_version: t.protocol_version, tools: t.tools.into_iter().map(ToolDto::from).collect() }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Type)]
 pub struct ToolDto {
     pub server: String,
@@ -175,6 +190,8 @@ pub struct PromptDto {
 #[derive(Debug, Clone, Serialize, Type)]
 pub struct ServerOffer {
     pub server: String,
+    /// The MCP revision the connection speaks (as [`ServerTestDto`]); `None` when it failed.
+    pub protocol_version: Option<String>,
     pub tools: Vec<ToolDto>,
     pub resources: Vec<ResourceDto>,
     pub prompts: Vec<PromptDto>,
@@ -184,7 +201,14 @@ pub struct ServerOffer {
 
 impl ServerOffer {
     pub fn failed(server: &str, error: CommandError) -> Self {
-        ServerOffer { server: server.to_owned(), tools: vec![], resources: vec![], prompts: vec![], error: Some(error) }
+        ServerOffer {
+            server: server.to_owned(),
+            protocol_version: None,
+            tools: vec![],
+            resources: vec![],
+            prompts: vec![],
+            error: Some(error),
+        }
     }
 }
 
@@ -198,6 +222,7 @@ impl ServerOffer {
     pub fn from_offer(server: &str, offer: mcpflow_app::servers::Offer) -> Self {
         ServerOffer {
             server: server.to_owned(),
+            protocol_version: offer.protocol_version,
             tools: offer.tools.into_iter().map(ToolDto::from).collect(),
             resources: offer
                 .resources
@@ -236,4 +261,38 @@ pub struct ImportedFile {
     pub doc: Json,
     /// The file's diagnostics (it is opened even with errors, so they can be fixed).
     pub diagnostics: Vec<DiagnosticDto>,
+}
+
+/// The login one configured HTTP server holds. Never the token itself.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct AuthStatusDto {
+    pub server: String,
+    pub url: String,
+    pub signed_in: bool,
+    /// `authorization_code` or `client_credentials`.
+    pub grant: Option<String>,
+    /// Who the login is for, when the server said.
+    pub account: Option<String>,
+    pub scopes: Vec<String>,
+    /// When the access token expires, in milliseconds since the Unix epoch (it is
+    /// refreshed before then when `refreshable`).
+    pub expires_at_ms: Option<f64>,
+    pub refreshable: bool,
+}
+
+impl From<mcpflow_app::auth::AuthStatus> for AuthStatusDto {
+    fn from(s: mcpflow_app::auth::AuthStatus) -> Self {
+        AuthStatusDto {
+            server: s.server,
+            url: s.url,
+            signed_in: s.signed_in,
+            grant: s.grant,
+            account: s.account,
+            scopes: s.scopes,
+            // Milliseconds since 1970 fit an f64 exactly until the year 287,396.
+            #[allow(clippy::cast_precision_loss)]
+            expires_at_ms: s.expires_at_ms.map(|ms| ms as f64),
+            refreshable: s.refreshable,
+        }
+    }
 }

@@ -7,6 +7,7 @@
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+mod auth;
 mod commands;
 mod dialogs;
 mod dto;
@@ -35,6 +36,10 @@ fn builder() -> Builder<tauri::Wry> {
         commands::test_server,
         commands::server_offers,
         commands::import_servers,
+        commands::auth_status,
+        commands::auth_login,
+        commands::auth_cancel,
+        commands::auth_logout,
         commands::import_blueprint,
         commands::export_blueprint,
         runs::start_run,
@@ -75,7 +80,7 @@ fn open_studio() -> Result<Studio, String> {
         open_first,
         interrupted: app.interrupted().to_vec(),
     };
-    Ok(Studio { app, info })
+    Ok(Studio { app, info, logins: auth::Logins::default() })
 }
 
 /// Says what went wrong on stderr (the one place the shell talks to a terminal) and
@@ -163,6 +168,7 @@ fn main() {
                 if let tauri::RunEvent::Exit = event {
                     // Stop every server child before the process ends.
                     let studio = handle.state::<Studio>();
+                    studio.logins.abort_all();
                     tauri::async_runtime::block_on(studio.app.shutdown());
                 }
             });

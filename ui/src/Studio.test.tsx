@@ -494,7 +494,7 @@ describe('consent', () => {
         ? { server: 'fs', tools: [{ server: 'fs', name: 'read_file', description: null, input_schema: { type: 'object' } }], resources: [], prompts: [], error: null }
         : { server: 'fs', tools: [], resources: [], prompts: [], error: commandError('SERVER_NOT_APPROVED', '`fs` starts `node …`, which nobody approved yet') },
     ]);
-    be.on('test_server', () => [{ server: 'fs', name: 'read_file', description: 'Reads a file', input_schema: {} }]);
+    be.on('test_server', () => ({ protocol_version: '2025-11-25', tools: [{ server: 'fs', name: 'read_file', description: 'Reads a file', input_schema: {} }] }));
     docStore.getState().load(JSON.parse(example('pipeline-prev')) as Blueprint);
   });
 

@@ -20,8 +20,11 @@ export const commands = {
 	deleteServer: (name: string) => typedError<ServerDto_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("delete_server", { name })),
 	/**  Approves the exact command line the server starts; returns that command line. */
 	approveServer: (name: string) => typedError<string, CommandError_Serialize>(__TAURI_INVOKE("approve_server", { name })),
-	/**  Connects (starting the server if it is approved) and lists its tools. */
-	testServer: (name: string) => typedError<ToolDto_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("test_server", { name })),
+	/**
+	 *  Connects (starting the server if it is approved): the protocol revision it spoke
+	 *  and its tools.
+	 */
+	testServer: (name: string) => typedError<ServerTestDto_Serialize, CommandError_Serialize>(__TAURI_INVOKE("test_server", { name })),
 	/**
 	 *  What every configured server offers, for the palette. Approved servers are started;
 	 *  the others are listed with `SERVER_NOT_APPROVED` and stay stopped.
@@ -32,6 +35,21 @@ export const commands = {
 	 *  approves nothing. `None` when the user cancelled.
 	 */
 	importServers: () => typedError<string[] | null, CommandError_Serialize>(__TAURI_INVOKE("import_servers")),
+	/**  The login of every configured HTTP server (signed in or not; never a token). */
+	authStatus: () => typedError<AuthStatusDto_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("auth_status")),
+	/**
+	 *  Signs in to `server` through the system browser and waits (up to five minutes) for
+	 *  the redirect; returns the new login. A sign-in already waiting for the same server is
+	 *  stopped first. `AUTH_CANCELLED` when `auth_cancel` stopped this one.
+	 */
+	authLogin: (server: string) => typedError<AuthStatusDto_Serialize, CommandError_Serialize>(__TAURI_INVOKE("auth_login", { server })),
+	/**
+	 *  Stops waiting for the browser sign-in to `server` (its loopback listener closes, so a
+	 *  late redirect finds nobody). True when one was waiting.
+	 */
+	authCancel: (server: string) => typedError<boolean, CommandError_Serialize>(__TAURI_INVOKE("auth_cancel", { server })),
+	/**  Forgets the login `server` holds (its tokens leave the vault). */
+	authLogout: (server: string) => typedError<null, CommandError_Serialize>(__TAURI_INVOKE("auth_logout", { server })),
 	/**
 	 *  Reads a blueprint file the user picks, for the editor (not saved until Save).
 	 *  `None` when the user cancelled.
@@ -74,6 +92,45 @@ export const commands = {
 };
 
 /* Types */
+/**  The login one configured HTTP server holds. Never the token itself. */
+export type AuthStatusDto = AuthStatusDto_Serialize | AuthStatusDto_Deserialize;
+
+/**  The login one configured HTTP server holds. Never the token itself. */
+export type AuthStatusDto_Deserialize = {
+	server: string,
+	url: string,
+	signed_in: boolean,
+	/**  `authorization_code` or `client_credentials`. */
+	grant?: string | null,
+	/**  Who the login is for, when the server said. */
+	account?: string | null,
+	scopes: string[],
+	/**
+	 *  When the access token expires, in milliseconds since the Unix epoch (it is
+	 *  refreshed before then when `refreshable`).
+	 */
+	expires_at_ms?: number | null,
+	refreshable: boolean,
+};
+
+/**  The login one configured HTTP server holds. Never the token itself. */
+export type AuthStatusDto_Serialize = {
+	server: string,
+	url: string,
+	signed_in: boolean,
+	/**  `authorization_code` or `client_credentials`. */
+	grant: string | null,
+	/**  Who the login is for, when the server said. */
+	account: string | null,
+	scopes: string[],
+	/**
+	 *  When the access token expires, in milliseconds since the Unix epoch (it is
+	 *  refreshed before then when `refreshable`).
+	 */
+	expires_at_ms: number | null,
+	refreshable: boolean,
+};
+
 /**  A stored blueprint's latest revision, without its document. */
 export type BlueprintInfo = BlueprintInfo_Serialize | BlueprintInfo_Deserialize;
 
@@ -391,6 +448,8 @@ export type ServerOffer = ServerOffer_Serialize | ServerOffer_Deserialize;
 /**  What one server offers, or why it could not be listed. */
 export type ServerOffer_Deserialize = {
 	server: string,
+	/**  The MCP revision the connection speaks (as [`ServerTestDto`]); `None` when it failed. */
+	protocol_version?: string | null,
 	tools: ToolDto_Deserialize[],
 	resources: ResourceDto_Deserialize[],
 	prompts: PromptDto_Deserialize[],
@@ -401,11 +460,36 @@ export type ServerOffer_Deserialize = {
 /**  What one server offers, or why it could not be listed. */
 export type ServerOffer_Serialize = {
 	server: string,
+	/**  The MCP revision the connection speaks (as [`ServerTestDto`]); `None` when it failed. */
+	protocol_version: string | null,
 	tools: ToolDto_Serialize[],
 	resources: ResourceDto_Serialize[],
 	prompts: PromptDto_Serialize[],
 	/**  Set when the server was not listed (e.g. `SERVER_NOT_APPROVED`: approve it first). */
 	error: CommandError_Serialize | null,
+};
+
+/**  What a connection test found: the protocol revision spoken and the tools. */
+export type ServerTestDto = ServerTestDto_Serialize | ServerTestDto_Deserialize;
+
+/**  What a connection test found: the protocol revision spoken and the tools. */
+export type ServerTestDto_Deserialize = {
+	/**
+	 *  `2026-07-28` (discovery, no session) or the revision the `initialize` handshake
+	 *  agreed (`2025-11-25`, …); `None` when the server did not say.
+	 */
+	protocol_version?: string | null,
+	tools: ToolDto_Deserialize[],
+};
+
+/**  What a connection test found: the protocol revision spoken and the tools. */
+export type ServerTestDto_Serialize = {
+	/**
+	 *  `2026-07-28` (discovery, no session) or the revision the `initialize` handshake
+	 *  agreed (`2025-11-25`, …); `None` when the server did not say.
+	 */
+	protocol_version: string | null,
+	tools: ToolDto_Serialize[],
 };
 
 /**  What the studio needs at start. */

@@ -325,9 +325,25 @@ impl App {
 
     /// Connects to a server (starting it if it is approved) and lists its tools.
     pub async fn test_server(&self, name: &str) -> Result<Vec<ToolView>> {
-        let found = self.pool().discover(name).await?;
-        Ok(tool_views(name, &found))
+        Ok(self.test_connection(name).await?.tools)
     }
+
+    /// Connects to a server (starting it if it is approved): the protocol revision it
+    /// spoke and its tools (the studio's Test button).
+    pub async fn test_connection(&self, name: &str) -> Result<Tested> {
+        let found = self.pool().discover(name).await?;
+        Ok(Tested { protocol_version: found.protocol_version.clone(), tools: tool_views(name, &found) })
+    }
+}
+
+/// What a connection test found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Tested {
+    /// The MCP revision the connection speaks: `2026-07-28` (discovery, no session) or
+    /// the one the `initialize` handshake agreed (`2025-11-25`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
+    pub tools: Vec<ToolView>,
 }
 
 /// A server's tools as the studio and `list_tools` show them.
@@ -378,6 +394,9 @@ pub struct PromptArgumentView {
 /// Everything one server offers.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Offer {
+    /// The MCP revision the connection speaks (see [`Tested`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
     pub tools: Vec<ToolView>,
     pub resources: Vec<ResourceView>,
     pub prompts: Vec<PromptView>,
@@ -390,6 +409,7 @@ impl App {
     pub async fn offer(&self, name: &str) -> Result<Offer> {
         let found = self.pool().discover(name).await?;
         Ok(Offer {
+            protocol_version: found.protocol_version.clone(),
             tools: tool_views(name, &found),
             resources: found
                 .resources

@@ -42,7 +42,17 @@ export function Menu({ label, title, testId, items, align = 'right', className }
     };
   }, [open]);
   return (
-    <div className={`menu ${className ?? ''}`} ref={box}>
+    <div
+      className={`menu ${className ?? ''}`}
+      ref={box}
+      onKeyDown={(e) => {
+        // Escape closes the open menu only, not the dialog the menu sits in.
+        if (open && e.key === 'Escape') {
+          e.stopPropagation();
+          setOpen(false);
+        }
+      }}
+    >
       <button type="button" className="menu-button" data-testid={testId} aria-haspopup="menu" aria-expanded={open} title={title} onClick={() => setOpen((o) => !o)}>
         {label}
       </button>

@@ -8,6 +8,7 @@
 
 import {
   commands,
+  type AuthStatusDto_Serialize,
   type BlueprintInfo_Serialize,
   type CommandError_Serialize,
   type DiagnosticDto_Serialize,
@@ -19,6 +20,7 @@ import {
   type RunStarted as RunStartedDto,
   type ServerDto_Serialize,
   type ServerOffer_Serialize,
+  type ServerTestDto_Serialize,
   type StudioInfo_Serialize,
   type ToolDto_Serialize,
 } from '../bindings';
@@ -31,6 +33,10 @@ export type BlueprintInfo = BlueprintInfo_Serialize;
 export type ServerInfo = ServerDto_Serialize;
 export type ServerOffer = ServerOffer_Serialize;
 export type ToolInfo = ToolDto_Serialize;
+/** What a connection test found: the protocol revision spoken and the tools. */
+export type ServerTest = ServerTestDto_Serialize;
+/** The login a configured HTTP server holds (never the token). */
+export type AuthStatus = AuthStatusDto_Serialize;
 export type ResourceInfo = ResourceDto_Serialize;
 export type PromptInfo = PromptDto_Serialize;
 export type RunInfo = RunInfo_Serialize;
@@ -138,7 +144,14 @@ export const backend = {
   deleteServer: (name: string): Promise<ServerInfo[]> => call(() => commands.deleteServer(name)),
   /** Resolves to the command line that was approved. */
   approveServer: (name: string): Promise<string> => call(() => commands.approveServer(name)),
-  testServer: (name: string): Promise<ToolInfo[]> => call(() => commands.testServer(name)),
+  testServer: (name: string): Promise<ServerTest> => call(() => commands.testServer(name)),
+  /** The login of every configured HTTP server. */
+  authStatus: (): Promise<AuthStatus[]> => call(() => commands.authStatus()),
+  /** Opens the system browser and resolves once the sign-in came back (or throws: AUTH_CANCELLED, AUTH_TIMEOUT…). */
+  authLogin: (server: string): Promise<AuthStatus> => call(() => commands.authLogin(server)),
+  /** Stops a sign-in waiting on the browser; true when one was. */
+  authCancel: (server: string): Promise<boolean> => call(() => commands.authCancel(server)),
+  authLogout: (server: string): Promise<null> => call(() => commands.authLogout(server)),
   serverOffers: (): Promise<ServerOffer[]> => call(() => commands.serverOffers()),
   /** The names imported, or null when the user cancelled the file dialog. */
   importServers: (): Promise<string[] | null> => call(() => commands.importServers()),

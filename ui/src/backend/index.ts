@@ -9,6 +9,7 @@ export {
   NO_BACKEND,
   toBackendError,
   toDiagnostic,
+  type AuthStatus,
   type Backend,
   type BlueprintInfo,
   type ImportedBlueprint,
@@ -24,6 +25,7 @@ export {
   type SavedBlueprint,
   type ServerInfo,
   type ServerOffer,
+  type ServerTest,
   type StudioInfo,
   type ToolInfo,
 } from './client';

@@ -217,3 +217,26 @@ async fn a_refused_server_is_explained_in_the_studios_words_and_the_clis_in_its_
     let cli = run(mcpflow_app::advice::Front::Cli).await;
     assert!(cli.contains("--allow-server echo"), "{cli}");
 }
+
+/// The studio's Test shows the protocol era each server spoke: the testkit fixtures
+/// (rmcp 3.9) answer `server/discover` (2026-07-28); server-everything (TypeScript SDK
+/// 1.x) only the `initialize` handshake (2025-11-25). The palette's listing says the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_test_reports_the_era_each_server_spoke() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = mcpflow_testkit::binary().display().to_string();
+    let app = App::with_store(Store::open(dir.path()).unwrap().store, Vec::new(), AppOptions::default()).unwrap();
+    app.put_server("echo", &json!({ "command": bin, "args": ["echo"] })).unwrap();
+    app.put_server("everything", &crate::reference::node_server("server-everything", &["stdio"])).unwrap();
+    app.approve_server("echo").unwrap();
+    app.approve_server("everything").unwrap();
+
+    let echo = app.test_connection("echo").await.unwrap();
+    assert_eq!(echo.protocol_version.as_deref(), Some("2026-07-28"));
+    assert!(echo.tools.iter().any(|t| t.name == "echo"), "{:?}", echo.tools);
+    let everything = app.test_connection("everything").await.unwrap();
+    assert_eq!(everything.protocol_version.as_deref(), Some("2025-11-25"));
+    assert!(everything.tools.iter().any(|t| t.name == "echo"), "{:?}", everything.tools);
+    assert_eq!(app.offer("everything").await.unwrap().protocol_version.as_deref(), Some("2025-11-25"));
+    app.shutdown().await;
+}

@@ -2,7 +2,8 @@
 //! every configured server, filtered by the search box. Items are dragged onto the
 //! canvas (`STEP_MIME` data: a step template), or added with a double-click or Enter.
 //! Servers nobody approved are gathered in one "N servers waiting for approval" entry
-//! (`WaitingGroup`: each with its command and a Review… button; consent first).
+//! (`WaitingGroup`: each with its command and a Review… button; consent first). A server
+//! whose listing failed with `AUTH_REQUIRED` offers Sign in (`palette-signin-NAME`).
 //!
 //! Typing in the search box re-renders the palette only: it writes nothing to the
 //! document store, so the canvas does not render again.
@@ -13,6 +14,8 @@ import { STEP_MIME } from '../../canvas/commands';
 import { docStore } from '../../doc/store';
 import type { StepTemplate } from '../../doc/types';
 import { refreshAll, serversStore, useServers } from '../servers/store';
+import { AUTH_REQUIRED } from '../servers/authtext';
+import { RunSignIn } from '../servers/ServerAuth';
 import { KIND_ITEMS, matches, promptTemplate, resourceTemplate, toolTemplate } from './templates';
 import { WaitingGroup } from './WaitingGroup';
 import { isWaiting, waitingServers } from './waiting';
@@ -120,7 +123,12 @@ const ServerSection = memo(function ServerSection({
         {offer.server}
         {!offer.error ? <span className="palette-count">{count}</span> : null}
       </h3>
-      {offer.error ? (
+      {offer.error?.code === AUTH_REQUIRED ? (
+        <div data-testid={`palette-error-${offer.server}`} data-code={AUTH_REQUIRED}>
+          <p className="inline-warning">Needs a sign-in before its tools can be listed.</p>
+          <RunSignIn server={offer.server} message={offer.error.message} testPrefix="palette-signin" />
+        </div>
+      ) : offer.error ? (
         <p className="inline-error" data-testid={`palette-error-${offer.server}`}>
           {offer.error.message}
         </p>

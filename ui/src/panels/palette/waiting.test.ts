@@ -6,6 +6,7 @@ import { isWaiting, shortCommand, waitingServers, waitingTitle } from './waiting
 
 const refused = (server: string, message = `server \`${server}\` is not approved`): ServerOffer => ({
   server,
+  protocol_version: null,
   tools: [],
   resources: [],
   prompts: [],
@@ -13,6 +14,7 @@ const refused = (server: string, message = `server \`${server}\` is not approved
 });
 const listed = (server: string): ServerOffer => ({
   server,
+  protocol_version: null,
   tools: [{ server, name: 'echo', description: null, input_schema: {} } as unknown as ServerOffer['tools'][number]],
   resources: [],
   prompts: [],

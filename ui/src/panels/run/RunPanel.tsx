@@ -20,14 +20,15 @@ import Form from '@rjsf/core/lib/components/Form.js';
 import type { RJSFSchema } from '@rjsf/utils';
 import { memo, useEffect, useMemo, useState } from 'react';
 import { useDoc } from '../../doc/store';
-import type { Json } from '../../doc/types';
+import type { Blueprint, Json } from '../../doc/types';
+import { AUTH_REQUIRED, authServer, RunSignIn } from '../servers';
 import { activeMs, eventLabel, runStore, scopeAt, timelineMarkers, useRunStore, type StepNames } from '../../run';
 import { allStepIds, findStep } from '../../doc/query';
 import { formatMs } from '../../canvas/nodes/run';
 import { evalFreeValidator } from '../inspector/validator';
 import { JsonView } from './JsonView';
 import type { RerunOf as RerunOfDto, RunInfo } from '../../backend';
-import { openRun, refreshHistory, setInputs, useSession } from './session';
+import { openRun, refreshHistory, setInputs, startRun, useSession } from './session';
 import { PausePreview } from './PausePreview';
 import './debug.css';
 
@@ -55,8 +56,26 @@ function InputsForm() {
   );
 }
 
+/** The server a run error `AUTH_REQUIRED` is about: its step's server, else the one the message names. */
+function authServerOf(doc: Blueprint, e: { step?: string | null; message: string }): string | null {
+  const step = e.step ? findStep(doc, e.step) : undefined;
+  if (step && 'server' in step && typeof step.server === 'string') return step.server;
+  return authServer(e.message);
+}
+
+/** Starts the blueprint again (after signing in). */
+function RunAgain() {
+  const busy = useSession((s) => s.active !== null || s.starting);
+  return (
+    <button type="button" data-testid="run-again" disabled={busy} onClick={() => void startRun({ debug: false })}>
+      Run again
+    </button>
+  );
+}
+
 const Result = memo(function Result() {
   const envelope = useRunStore((s) => s.view.envelope);
+  const doc = useDoc((s) => s.doc);
   const view = useRunStore((s) => s.view);
   if (!envelope) return null;
   const sum = envelope.summary;
@@ -77,6 +96,7 @@ const Result = memo(function Result() {
           {envelope.errors.map((e, i) => (
             <li key={i}>
               <code>{e.code}</code> {e.step ? <b>{e.step}</b> : null}: {e.message}
+              {e.code === AUTH_REQUIRED && authServerOf(doc, e) ? <RunSignIn server={authServerOf(doc, e)!} message={e.message} after={<RunAgain />} /> : null}
             </li>
           ))}
         </ul>

@@ -28,6 +28,7 @@ import { findTool, inputSchemaOf, useOffers } from '../inspector/offers';
 import { JsonView } from './JsonView';
 import { openRun, startRun, useSession } from './session';
 import { PausePreview } from './PausePreview';
+import { AUTH_REQUIRED, authServer, RunSignIn } from '../servers';
 
 /** The step instance the run section shows (the picked iteration, else the step's latest). */
 function useShownFields(id: string): StepFields | undefined {
@@ -75,13 +76,16 @@ function ServerSaid({ text }: { text: string }) {
 
 function ErrorBox({ id, f, problem }: { id: string; f: StepFields; problem: ArgumentProblem | null }) {
   const error = f.error;
+  const step = useDoc((s) => findStep(s.doc, id));
   if (!error) return null;
   if (!problem) {
+    const authFor = error.code === AUTH_REQUIRED ? ((step && 'server' in step && typeof step.server === 'string' ? step.server : null) ?? authServer(error.message)) : null;
     return (
       <div className="step-run-error" data-testid="step-run-error" data-code={error.code}>
         <div className="step-run-error-head">
           <code>{error.code}</code> {error.message}
         </div>
+        {authFor ? <RunSignIn server={authFor} message={error.message} /> : null}
         {error.detail && <ServerSaid text={error.detail} />}
       </div>
     );

@@ -1,6 +1,8 @@
 //! The servers panel (a dialog from the toolbar's Servers button): every configured
 //! server with what it starts and whether that is approved; add, edit, remove, import
-//! an `mcpServers` file, test a connection (listing the tools), approve. A server the
+//! an `mcpServers` file, test a connection (listing the tools and showing the MCP
+//! revision it spoke: `2026-07-28` or the handshake era), approve, and for an HTTP server
+//! sign in with the browser (OAuth; `ServerAuth.tsx`). A server the
 //! open blueprint also declares under the same name says so: the configured one is used
 //! (`SERVER_SHADOWED`).
 
@@ -10,6 +12,9 @@ import { docStore } from '../../doc/store';
 import type { ServerInfo } from '../../backend';
 import { ask } from '../files/ask';
 import { Modal } from '../files/Modal';
+import { refreshLogins } from './auth';
+import { AUTH_REQUIRED } from './authtext';
+import { EraBadge, ServerAuthLine, SignInButton } from './ServerAuth';
 import { ServerEditor } from './ServerEditor';
 import { shadowedServers } from './shadowed';
 import './servers.css';
@@ -38,7 +43,11 @@ function ServersPanelBody() {
   const [editing, setEditing] = useState<Editing>(null);
   const diagnostics = useStore(docStore, (s) => s.diagnostics);
   const shadowed = useMemo(() => new Set(shadowedServers(diagnostics)), [diagnostics]);
-  useEffect(() => void refreshServers(), []);
+  const loginsError = useServers((s) => s.loginsError);
+  useEffect(() => {
+    void refreshServers();
+    void refreshLogins();
+  }, []);
 
   return (
     <Modal
@@ -69,6 +78,11 @@ function ServersPanelBody() {
           {error}
         </p>
       ) : null}
+      {loginsError ? (
+        <p className="inline-error" role="alert">
+          {loginsError}
+        </p>
+      ) : null}
       {loaded && servers.length === 0 && !error ? (
         <p className="muted">No server is configured. Add one, or import a Claude Desktop / Cursor mcpServers file.</p>
       ) : null}
@@ -91,6 +105,9 @@ const ServerRow = memo(function ServerRow({
   shadowed: boolean;
 }) {
   const test = useServers((s) => s.tests[server.name]);
+  const offered = useServers((s) => s.offers.find((o) => o.server === server.name)?.protocol_version);
+  const protocol = test?.state === 'ok' ? test.protocol : test?.state === 'error' ? null : offered;
+  const http = server.transport === 'http';
   const editable = server.transport !== 'in-process' && server.config !== null;
   const remove = async () => {
     const ok = await ask({
@@ -106,6 +123,7 @@ const ServerRow = memo(function ServerRow({
       <div className="server-line">
         <strong className="server-name">{server.name}</strong>
         <span className="badge">{server.transport}</span>
+        <EraBadge server={server.name} protocol={protocol} />
         {server.approved ? (
           <span className="badge badge-ok" data-testid={`server-approved-${server.name}`}>
             {server.command ? 'approved' : 'no approval needed'}
@@ -119,6 +137,7 @@ const ServerRow = memo(function ServerRow({
           <button type="button" data-testid={`server-test-${server.name}`} onClick={() => void testOrAsk(server.name)} disabled={test?.state === 'running'}>
             {test?.state === 'running' ? 'Testing…' : 'Test'}
           </button>
+          {http ? <SignInButton server={server.name} config={server.config} /> : null}
           {!server.approved && server.command ? (
             <button type="button" data-testid={`server-approve-${server.name}`} onClick={() => void requestConsent(server.name)}>
               Approve…
@@ -140,6 +159,7 @@ const ServerRow = memo(function ServerRow({
           The open blueprint declares its own “{server.name}”. This configured one is used; its steps show why.
         </p>
       ) : null}
+      {http ? <ServerAuthLine server={server.name} /> : null}
       {test ? <TestResult name={server.name} test={test} /> : null}
     </li>
   );
@@ -148,6 +168,8 @@ const ServerRow = memo(function ServerRow({
 function TestResult({ name, test }: { name: string; test: TestState }) {
   if (test.state === 'running') return <p className="muted">Connecting…</p>;
   if (test.state === 'error') {
+    // The auth line above says it, with the button (the message names the command line).
+    if (test.code === AUTH_REQUIRED) return null;
     return (
       <p className="inline-error" role="alert" data-testid={`server-test-result-${name}`}>
         {test.message}

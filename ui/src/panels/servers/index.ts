@@ -1,8 +1,12 @@
-//! Servers: the servers panel (dialog), the consent prompt, and the shared servers store.
+//! Servers: the servers panel (dialog), the consent prompt, signing in (OAuth), and the
+//! shared servers store.
 
 export { ConsentDialog } from './ConsentDialog';
 export { NEW_SERVER_CONFIG, parseServerConfig, ServerEditor } from './ServerEditor';
 export { ServersPanel } from './ServersPanel';
+export { EraBadge, RunSignIn, ServerAuthLine } from './ServerAuth';
+export { cancelSignIn, refreshLogins, signIn, signOut } from './auth';
+export { AUTH_REQUIRED, authServer, expiryText } from './authtext';
 export {
   approveConsent,
   cancelConsent,
@@ -22,7 +26,9 @@ export {
   testOrAsk,
   testServer,
   useServers,
+  type AuthSlice,
   type Consent,
+  type SignIn,
   type ServersState,
   type TestState,
 } from './store';

@@ -12,14 +12,39 @@ import {
   errorMessage,
   inTauri,
   report,
+  toBackendError,
+  type AuthStatus,
   type ServerInfo,
   type ServerOffer,
   type ToolInfo,
 } from '../../backend';
 
 import type { Blueprint } from '../../doc/types';
+import { AUTH_REQUIRED, authReason } from './authtext';
 
-export type TestState = { state: 'running' } | { state: 'ok'; tools: ToolInfo[] } | { state: 'error'; message: string };
+/** A connection test: running, what it found (the protocol revision spoken), or its error. */
+export type TestState =
+  | { state: 'running' }
+  | { state: 'ok'; tools: ToolInfo[]; protocol: string | null }
+  | { state: 'error'; code: string; message: string };
+
+/** A sign-in in progress or the way the last one failed. */
+export type SignIn = { state: 'waiting' } | { state: 'error'; code: string; message: string };
+
+export interface AuthSlice {
+  /** The login of each configured HTTP server, by name. */
+  logins: Record<string, AuthStatus>;
+  loginsError: string | null;
+  signIns: Record<string, SignIn>;
+  /** Servers a test, listing or run found needing a sign-in: the server's reason. */
+  authNeeded: Record<string, string>;
+}
+
+export function initialAuthSlice(): AuthSlice {
+  return { logins: {}, loginsError: null, signIns: {}, authNeeded: {} };
+}
+
+
 
 export interface Consent {
   server: string;
@@ -38,7 +63,7 @@ export interface Consent {
   error: string | null;
 }
 
-export interface ServersState {
+interface ServersBase {
   servers: ServerInfo[];
   serversLoaded: boolean;
   serversError: string | null;
@@ -50,6 +75,8 @@ export interface ServersState {
   consent: Consent | null;
   panelOpen: boolean;
 }
+
+export type ServersState = ServersBase & AuthSlice;
 
 /** The state before anything was loaded (also what tests reset to). */
 export function initialServersState(): ServersState {
@@ -64,6 +91,7 @@ export function initialServersState(): ServersState {
     tests: {},
     consent: null,
     panelOpen: false,
+    ...initialAuthSlice(),
   };
 }
 
@@ -71,6 +99,11 @@ export const serversStore = createStore<ServersState>()(initialServersState);
 
 export function useServers<T>(selector: (s: ServersState) => T): T {
   return useStore(serversStore, selector);
+}
+
+/** Remembers that `name` needs a sign-in (from an `AUTH_REQUIRED` error's message). */
+export function noteAuthNeeded(name: string, message: string): void {
+  serversStore.setState((s) => ({ authNeeded: { ...s.authNeeded, [name]: authReason(message) } }));
 }
 
 export const openServersPanel = () => serversStore.setState({ panelOpen: true });
@@ -101,6 +134,7 @@ export async function refreshOffers(): Promise<void> {
   try {
     const offers = await backend.serverOffers();
     if (mine === offersSeq) serversStore.setState({ offers, offersLoading: false, offersLoaded: true, offersError: null });
+    for (const o of offers) if (o.error?.code === AUTH_REQUIRED) noteAuthNeeded(o.server, o.error.message);
   } catch (e) {
     if (mine === offersSeq) serversStore.setState({ offersLoading: false, offersLoaded: true, offersError: errorMessage(e) });
   }
@@ -235,9 +269,12 @@ export async function testServer(name: string): Promise<void> {
   const set = (t: TestState) => serversStore.setState((s) => ({ tests: { ...s.tests, [name]: t } }));
   set({ state: 'running' });
   try {
-    set({ state: 'ok', tools: await backend.testServer(name) });
+    const found = await backend.testServer(name);
+    set({ state: 'ok', tools: found.tools, protocol: found.protocol_version });
   } catch (e) {
-    set({ state: 'error', message: errorMessage(e) });
+    const err = toBackendError(e);
+    set({ state: 'error', code: err.code, message: err.message });
+    if (err.code === AUTH_REQUIRED) noteAuthNeeded(name, err.message);
   }
 }
 
