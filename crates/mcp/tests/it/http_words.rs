@@ -101,8 +101,11 @@ async fn a_401_is_a_sign_in_and_the_secret_of_the_url_stays_hidden() {
         Approvals::allow_all(),
         PoolOptions::default().with_env(lookup),
     );
-    let message = pool.discover("web").await.unwrap_err().to_string();
+    let error = pool.discover("web").await.unwrap_err();
     pool.shutdown().await;
-    assert!(message.contains("needs a sign-in (HTTP 401)"), "{message}");
-    assert!(message.contains("mcp?key=${env:KEY}") && !message.contains("k3y-hidden-77"), "{message}");
+    // A 401 is a sign-in: `AUTH_REQUIRED`, naming what to do (OAuth, `pool/http.rs`).
+    let message = error.to_string();
+    assert_eq!(error.code(), "AUTH_REQUIRED", "{message}");
+    assert!(message.contains("needs a sign-in") && message.contains("mcpflow auth login web"), "{message}");
+    assert!(!message.contains("k3y-hidden-77"), "{message}");
 }
