@@ -172,14 +172,13 @@ fn a_run_killed_mid_task_resumes_by_polling_the_same_task_and_the_tool_runs_once
     assert_eq!(envelope["status"], "succeeded", "{envelope}");
     assert_eq!(envelope["output"], json!(12), "{envelope}");
 
-    // The tool ran once: one `tools/call` as a task in all (before the kill; a first plain
-    // call the server refuses before running anything is how the pool learns the tool runs
-    // only as a task), and none at all from the resumed run.
+    // The tool ran once: exactly one `tools/call` in all, as a task from the first (the
+    // tool's listing says `taskSupport: "required"`), before the kill; none from the
+    // resumed run.
     let lines = server.lines();
     let calls: Vec<&String> = lines.iter().filter(|l| l.starts_with("tools/call")).collect();
     assert_eq!(calls.len(), calls_before_kill, "the resumed run called the tool again: {calls:?}");
-    assert_eq!(calls.iter().filter(|l| l.ends_with("as a task")).count(), 1, "{calls:?}");
-    assert!(calls.iter().filter(|l| l.ends_with("plain")).count() <= 1, "{calls:?}");
+    assert_eq!(calls, ["tools/call count-slowly as a task"], "{calls:?}");
 
     // The journal: the killed run holds the task's handle and is `interrupted`; the new
     // run names it, and is refused a second resume.

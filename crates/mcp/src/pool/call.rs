@@ -217,6 +217,7 @@ async fn execute(call: Call<'_>, progress: Option<ProgressSink>, tasks: TaskHook
     drop(registration);
     match answer {
         Ok(Ok(result)) => {
+            // The same refusal, as the TypeScript SDK gives it (a tool result).
             if let Method::Tool { name: tool, .. } = method
                 && needs_task(&result)
             {
@@ -233,14 +234,12 @@ async fn execute(call: Call<'_>, progress: Option<ProgressSink>, tasks: TaskHook
             }
             method.output(&server.name, result)
         }
-        // 2025-11-25: a tool whose `execution.taskSupport` is `required` answers a plain call
-        // with "method not found" (-32601), before running anything. rmcp does not keep a
-        // tool's `execution`, so this is how the pool learns it: that tool runs as a task
-        // on this session from now on.
         Ok(Err(error)) => {
             // 2025-11-25: a tool whose `execution.taskSupport` is `required` answers a plain
-            // call with "method not found" (-32601), before running anything. rmcp does not
-            // keep a tool's `execution`, so this is how the pool learns it: that tool runs as
+            // call with "method not found" (-32601), before running anything. Such a tool is
+            // called as a task from the first call when its listing says so (read raw by the
+            // transport: `discovery::TaskTools`); a server whose listing does not say so (or
+            // an HTTP answer rmcp parsed from a JSON body) is caught here: that tool runs as
             // a task on this session from now on.
             if let (ServiceError::McpError(data), Method::Tool { name: tool, .. }) = (&error, method)
                 && data.code.0 == METHOD_NOT_FOUND
