@@ -529,6 +529,29 @@ mod tests {
     }
 
     #[test]
+    fn only_the_answers_to_tools_list_requests_are_read_for_task_support() {
+        let tap = Arc::new(TaskTools::default());
+        let mut lists = ToolLists { tap: tap.clone(), ids: IndexSet::new() };
+        let list = rmcp::model::ListToolsRequest::default();
+        lists.sent(&ClientJsonRpcMessage::request(ClientRequest::ListToolsRequest(list), NumberOrString::Number(5)));
+        let answer = |n: i64| {
+            serde_json::json!({"jsonrpc": "2.0", "id": n, "result": {"tools": [
+                {"name": "slow", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "required"}}
+            ]}})
+            .to_string()
+        };
+        let read = |lists: &mut ToolLists, line: &str| {
+            let message: ServerJsonRpcMessage = serde_json::from_str(line).unwrap();
+            lists.read(&message, line.as_bytes());
+        };
+        // The answer to another request is not a listing, whatever it holds.
+        read(&mut lists, &answer(6));
+        assert!(!tap.contains("slow"));
+        read(&mut lists, &answer(5));
+        assert!(tap.contains("slow") && lists.ids.is_empty());
+    }
+
+    #[test]
     fn finds_the_id_at_the_start_or_the_end_of_a_cut_message() {
         let rmcp = br#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"aaaa"#;
         assert_eq!(members_in_head(rmcp), HeadMembers { id: id(7), method: false });
