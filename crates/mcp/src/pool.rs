@@ -35,6 +35,7 @@ mod hidden;
 mod http;
 mod http_errors;
 mod lines;
+mod listed;
 mod notes;
 mod probe;
 mod process;

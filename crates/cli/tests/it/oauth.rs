@@ -546,3 +546,51 @@ impl Drop for PythonServer {
         let _ = self.0.wait();
     }
 }
+
+#[test]
+fn a_tool_call_refused_for_want_of_a_scope_is_auth_required_naming_it_and_remembered_for_the_next_sign_in() {
+    const SECRET: &str = "s3cret-of-the-ci-client-0452";
+    let (as_port, port) = (free_port(), free_port());
+    let (_authority, _) =
+        python(&fixture("oauth_machine_as.py"), &[&as_port.to_string()], &[("FIXTURE_CLIENT_SECRET", SECRET)]);
+    wait_for_port(as_port);
+    let issuer = format!("http://localhost:{as_port}/");
+    // The session opens with the token's `tools:call`; only `purge` needs `admin`.
+    let (_resource, _) =
+        python(&fixture("oauth_resource_py.py"), &[&port.to_string(), &issuer], &[("FIXTURE_PURGE_SCOPE", "admin")]);
+    wait_for_port(port);
+    let setup = Setup::on(port);
+    let entry = json!({ "url": format!("http://localhost:{port}/mcp"),
+        "oauth": { "grant": "client_credentials", "client_id": "ci", "client_secret": "${env:CI_SECRET}", "scopes": ["tools:call"] } });
+    std::fs::write(&setup.servers, json!({ "mcpServers": { "demo": entry } }).to_string()).unwrap();
+    let blueprint = setup.dir.path().join("purge.json");
+    let doc = json!({ "blueprint": 1, "id": "purge", "steps": [
+        { "id": "era", "kind": "tool", "server": "demo", "tool": "era", "args": {} },
+        { "id": "purge", "kind": "tool", "server": "demo", "tool": "purge", "args": {}, "after": ["era"] }
+    ] });
+    std::fs::write(&blueprint, doc.to_string()).unwrap();
+    let run = setup.mcpflow_env(
+        &["run", blueprint.to_str().unwrap(), "--servers", setup.servers.to_str().unwrap(), "--events", "-"],
+        "/bin/false",
+        &[("CI_SECRET", SECRET)],
+    );
+    assert_eq!(run.status.code(), Some(1), "{}{}", stdout(&run), stderr(&run));
+    let events: Vec<Value> = stdout(&run).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let finished = |step: &str| {
+        events
+            .iter()
+            .find(|e| e["type"] == "StepFinished" && e["step"] == step)
+            .unwrap_or_else(|| panic!("no end of `{step}` in {}", stdout(&run)))
+            .clone()
+    };
+    // The connection was not refused: the first call went through.
+    assert!(finished("era")["error"].is_null(), "{}", finished("era"));
+    // The call was: AUTH_REQUIRED naming the scope and what to do, not a dead connection.
+    let error = &finished("purge")["error"];
+    assert_eq!(error["code"], "AUTH_REQUIRED", "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("`admin`") && message.contains("oauth.scopes"), "{message}");
+    // Remembered with the sign-in: the next one asks for it.
+    let login = setup.login_record();
+    assert_eq!(login["step_up"], json!(["admin"]), "{login}");
+}

@@ -6,7 +6,9 @@
 //! examples bind tasks to the session that created them, and server-everything's task
 //! store lives and dies with its session, so after the kill neither knows the task — that
 //! case is the second test, on the SDK's `simpleStreamableHttp` example and its `delay`
-//! tool: `TASK_LOST`, without calling the tool again).
+//! tool: `TASK_LOST`, without calling the tool again). The same server answering with
+//! JSON bodies (`JSON_RESPONSE=1`) shows the fallback for a listing the pool cannot read
+//! raw: the refused plain call.
 
 use crate::repo;
 use mcpflow_engine::EventKind;
@@ -172,14 +174,13 @@ fn a_run_killed_mid_task_resumes_by_polling_the_same_task_and_the_tool_runs_once
     assert_eq!(envelope["status"], "succeeded", "{envelope}");
     assert_eq!(envelope["output"], json!(12), "{envelope}");
 
-    // The tool ran once: one `tools/call` as a task in all (before the kill; a first plain
-    // call the server refuses before running anything is how the pool learns the tool runs
-    // only as a task), and none at all from the resumed run.
+    // The tool ran once: exactly one `tools/call` in all, as a task from the first (the
+    // tool's listing says `taskSupport: "required"`), before the kill; none from the
+    // resumed run.
     let lines = server.lines();
     let calls: Vec<&String> = lines.iter().filter(|l| l.starts_with("tools/call")).collect();
     assert_eq!(calls.len(), calls_before_kill, "the resumed run called the tool again: {calls:?}");
-    assert_eq!(calls.iter().filter(|l| l.ends_with("as a task")).count(), 1, "{calls:?}");
-    assert!(calls.iter().filter(|l| l.ends_with("plain")).count() <= 1, "{calls:?}");
+    assert_eq!(calls, ["tools/call count-slowly as a task"], "{calls:?}");
 
     // The journal: the killed run holds the task's handle and is `interrupted`; the new
     // run names it, and is refused a second resume.
@@ -281,4 +282,35 @@ fn a_task_steps_progress_is_in_the_events_and_its_timeout_cancels_the_task_on_th
     let cancelled = format!("tasks/cancel {task_id}");
     let told = wait_for(Duration::from_secs(5), || server.lines().contains(&cancelled).then_some(()));
     assert!(told.is_some(), "no `{cancelled}` in {:?}", server.lines());
+}
+
+#[test]
+fn a_task_only_tool_listed_in_a_json_body_is_learned_from_the_servers_refusal() {
+    // rmcp parses an `application/json` answer itself and drops the tools' `execution`,
+    // so the pool cannot read `taskSupport` there: the server's refusal of the plain call
+    // (nothing ran) is the fallback, and the task runs once.
+    let dir = tempfile::tempdir().unwrap();
+    let script = repo().join("crates/cli/tests/servers/tasks_http.mjs");
+    let (server, port) = Server::start(&script, &[("PORT", "0"), ("JSON_RESPONSE", "1")], false, "listening on");
+    let servers = dir.path().join("servers.json");
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    std::fs::write(&servers, json!({"mcpServers": {"counter": {"type": "http", "url": url}}}).to_string()).unwrap();
+    let blueprint = dir.path().join("count.json");
+    let doc = json!({"blueprint": 1, "id": "count", "steps": [
+        {"id": "slow", "kind": "tool", "server": "counter", "tool": "count-slowly", "args": {"n": 2, "ms": 50}}
+    ], "output": "{{ slow.counted }}"});
+    std::fs::write(&blueprint, doc.to_string()).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+        .args(["run", "--json", "--allow-all-servers", "--servers"])
+        .arg(&servers)
+        .arg(&blueprint)
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}{}", crate::stdout(&out), crate::stderr(&out));
+    let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(envelope["output"], json!(2), "{envelope}");
+    let lines = server.lines();
+    let calls: Vec<&String> = lines.iter().filter(|l| l.starts_with("tools/call")).collect();
+    assert_eq!(calls, ["tools/call count-slowly plain", "tools/call count-slowly as a task"], "{calls:?}");
 }

@@ -5,6 +5,7 @@
 // message. Every `tools/call` it receives is written to stderr as `tools/call <name> as a
 // task` or `… plain` (a plain call of a task-only tool is refused before anything runs), so
 // a test can count them; so is every `tasks/cancel <task id>`. Port from `PORT` (0: any); says `listening on <port>` on stderr.
+// With `JSON_RESPONSE=1` it answers each request with one JSON body instead of an SSE stream.
 import http from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -74,7 +75,10 @@ const listener = http.createServer(async (req, res) => {
             console.error(`tasks/cancel ${message.params?.taskId}`);
         }
     }
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: process.env.JSON_RESPONSE === '1'
+    });
     const mcp = server();
     res.on('close', () => {
         transport.close();

@@ -5,10 +5,11 @@
 
 use super::connection::Connection;
 use super::http::{JSON_BODY_LIMIT, is_size_error};
+use super::http_errors::HttpError;
 use super::lines::MARKER;
 use super::server::Server;
 use super::tasks::{self, TaskCall};
-use super::{Inner, Pool};
+use super::{Context, Inner, Pool};
 use crate::error::{Error, Result};
 use mcpflow_engine::{CallRequest, CallTarget, ProgressSink, TaskHooks, TaskSink};
 use rmcp::model::{
@@ -17,9 +18,11 @@ use rmcp::model::{
     ReadResourceResult, RequestId, RequestMetaObject, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, RequestHandle, ServiceError};
+use rmcp::transport::streamable_http_client::StreamableHttpError;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
+use std::error::Error as _;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -167,7 +170,7 @@ impl Call<'_> {
             progress,
             cancel: self.cancel,
             started,
-            max_message_bytes: self.inner.cx.options.max_message_bytes,
+            cx: &self.inner.cx,
             cancels: &self.inner.cx.cancels,
         }
     }
@@ -198,7 +201,7 @@ async fn execute(call: Call<'_>, progress: Option<ProgressSink>, tasks: TaskHook
     let handle = connection.peer().send_request_with_option(method.request(), PeerRequestOptions::no_options()).await;
     let handle = match handle {
         Ok(handle) => handle,
-        Err(error) => return Err(Box::pin(service_error(inner.cx.options.max_message_bytes, connection, error)).await),
+        Err(error) => return Err(Box::pin(service_error(&inner.cx, server, connection, error)).await),
     };
     let RequestHandle { rx, id, progress_token, .. } = handle;
     let registration = progress.clone().map(|sink| connection.progress.register(progress_token, sink));
@@ -217,6 +220,7 @@ async fn execute(call: Call<'_>, progress: Option<ProgressSink>, tasks: TaskHook
     drop(registration);
     match answer {
         Ok(Ok(result)) => {
+            // The same refusal, as the TypeScript SDK gives it (a tool result).
             if let Method::Tool { name: tool, .. } = method
                 && needs_task(&result)
             {
@@ -233,14 +237,12 @@ async fn execute(call: Call<'_>, progress: Option<ProgressSink>, tasks: TaskHook
             }
             method.output(&server.name, result)
         }
-        // 2025-11-25: a tool whose `execution.taskSupport` is `required` answers a plain call
-        // with "method not found" (-32601), before running anything. rmcp does not keep a
-        // tool's `execution`, so this is how the pool learns it: that tool runs as a task
-        // on this session from now on.
         Ok(Err(error)) => {
             // 2025-11-25: a tool whose `execution.taskSupport` is `required` answers a plain
-            // call with "method not found" (-32601), before running anything. rmcp does not
-            // keep a tool's `execution`, so this is how the pool learns it: that tool runs as
+            // call with "method not found" (-32601), before running anything. Such a tool is
+            // called as a task from the first call when its listing says so (read raw by the
+            // transport: `discovery::TaskTools`); a server whose listing does not say so (or
+            // an HTTP answer rmcp parsed from a JSON body) is caught here: that tool runs as
             // a task on this session from now on.
             if let (ServiceError::McpError(data), Method::Tool { name: tool, .. }) = (&error, method)
                 && data.code.0 == METHOD_NOT_FOUND
@@ -249,7 +251,7 @@ async fn execute(call: Call<'_>, progress: Option<ProgressSink>, tasks: TaskHook
                 connection.set_runs_as_task(tool);
                 return call.task(progress, started).start().await;
             }
-            Err(Box::pin(service_error(inner.cx.options.max_message_bytes, connection, error)).await)
+            Err(Box::pin(service_error(&inner.cx, server, connection, error)).await)
         }
         // The session ended with the call in flight.
         Err(_) => Err(Box::pin(connection.ended("the connection closed during the call")).await),
@@ -281,7 +283,17 @@ pub(super) fn send_cancelled(connection: &Connection, id: RequestId, reason: &st
     });
 }
 
-pub(super) async fn service_error(max_message_bytes: usize, connection: &Connection, error: ServiceError) -> Error {
+/// rmcp's error for a request of `server`'s, as ours.
+pub(super) async fn service_error(
+    cx: &Context,
+    server: &Server,
+    connection: &Connection,
+    error: ServiceError,
+) -> Error {
+    if let Some(refused) = scope_refusal(cx, server, &error).await {
+        return refused;
+    }
+    let max_message_bytes = cx.options.max_message_bytes;
     let server = || connection.notes.server().to_owned();
     match error {
         ServiceError::McpError(data) => match data.data.as_ref().and_then(|d| d.get(MARKER)) {
@@ -306,6 +318,44 @@ pub(super) async fn service_error(max_message_bytes: usize, connection: &Connect
         ServiceError::Timeout { timeout } => Error::CallTimeout { server: server(), after: timeout },
         other => Error::ProtocolError { server: server(), message: other.to_string() },
     }
+}
+
+/// A request an HTTP server refused for want of a permission (HTTP 403 with
+/// `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"`) after the session
+/// opened — a tool that needs more than the sign-in grants: `AUTH_REQUIRED` naming the
+/// scope, which is remembered with the sign-in (the step-up, as when a connection is
+/// refused: `pool/http.rs`), so the next sign-in asks for it. `None` for other errors.
+async fn scope_refusal(cx: &Context, server: &Server, error: &ServiceError) -> Option<Error> {
+    let ServiceError::TransportSend(sent) = error else { return None };
+    let http = sent.error.downcast_ref::<HttpError>()?;
+    let StreamableHttpError::InsufficientScope(refused) =
+        http.source()?.downcast_ref::<StreamableHttpError<reqwest::Error>>()?
+    else {
+        return None;
+    };
+    let challenge = crate::auth::flow::parse_challenge(403, &refused.www_authenticate_header)
+        .filter(crate::auth::flow::Challenge::is_insufficient_scope)?;
+    let name = server.name.as_str();
+    tracing::debug!(server = name, scope = ?challenge.scope, "the server refused a request for want of a scope");
+    let Some(auth) = &cx.options.auth else {
+        // A pool without sign-ins (a library user's): what happened all the same.
+        return Some(Error::AuthRequired {
+            server: name.to_owned(),
+            reason: "it refused the request: the sign-in lacks a permission it asks for".to_owned(),
+            scope: challenge.scope,
+            advice: format!("run `mcpflow auth login {name}`"),
+        });
+    };
+    let config = crate::auth::http_config(name, server.entry());
+    let url = config.map(|config| crate::auth::resolved_url(name, config, &cx.options.env));
+    let oauth = config.and_then(|config| config.oauth.as_ref());
+    Some(match url {
+        Some(Ok(url)) => match auth.unauthorized(name, &url, oauth, &cx.options.env, None, &challenge).await {
+            Err(error) => error,
+            Ok(_) => auth.required(name, "the server asks for a wider scope", challenge.scope),
+        },
+        _ => auth.required(name, "the server asks for a wider scope", challenge.scope),
+    })
 }
 
 impl Method {

@@ -37,8 +37,6 @@ pub(crate) struct Connection {
     pid: Option<u32>,
     /// 2026-07-28 only: the `subscriptions/listen` stream that carries `list_changed`.
     listener: Mutex<Option<tokio::task::JoinHandle<()>>>,
-    /// Tools found to run only as tasks (see `pool/call.rs`), called as tasks from then on.
-    task_tools: Mutex<std::collections::HashSet<String>>,
 }
 
 impl Connection {
@@ -77,7 +75,8 @@ impl Connection {
             ServerEntry::InProcess(connect) => {
                 let stream = connect().map_err(|e| start_failed(format!("cannot connect in process: {e}")))?;
                 let (read, write) = tokio::io::split(stream);
-                let transport = LineTransport::new(read, write, notes.clone(), max);
+                let transport = LineTransport::new(read, write, notes.clone(), max)
+                    .reading_tool_lists(handler.discovery.task_tools().clone());
                 (handshake(handler.clone(), transport, cx, server, pin).await, None)
             }
             ServerEntry::Config(config) => match transport_kind(server, config)? {
@@ -87,7 +86,8 @@ impl Connection {
                     notes.set_secrets(launch.secrets.clone());
                     let (child, stdout, stdin) = process::spawn(&launch, notes.clone())
                         .map_err(|e| start_failed(format!("cannot run `{}`: {e}", launch.command)))?;
-                    let transport = LineTransport::new(stdout, stdin, notes.clone(), max);
+                    let transport = LineTransport::new(stdout, stdin, notes.clone(), max)
+                        .reading_tool_lists(handler.discovery.task_tools().clone());
                     (handshake(handler.clone(), transport, cx, server, pin).await, Some(child))
                 }
                 TransportKind::Http => {
@@ -130,7 +130,6 @@ impl Connection {
             child: Mutex::new(child),
             pid,
             listener: Mutex::new(None),
-            task_tools: Mutex::default(),
         };
         connection.listen_for_changes(cx.options.connect_timeout).await;
         let listed =
@@ -214,13 +213,15 @@ impl Connection {
         *self.listener.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
     }
 
-    /// Whether `tool` was found to run only as a task on this session.
+    /// Whether `tool` runs only as a task on this session: its listing says
+    /// `execution.taskSupport: "required"`, or the server refused a plain call of it.
     pub fn runs_as_task(&self, tool: &str) -> bool {
-        self.task_tools.lock().unwrap_or_else(PoisonError::into_inner).contains(tool)
+        self.discovery.task_tools().contains(tool)
     }
 
+    /// The server refused a plain call of `tool`: called as a task from now on.
     pub fn set_runs_as_task(&self, tool: &str) {
-        self.task_tools.lock().unwrap_or_else(PoisonError::into_inner).insert(tool.to_owned());
+        self.discovery.task_tools().insert(tool);
     }
 
     pub fn peer(&self) -> &Peer<RoleClient> {

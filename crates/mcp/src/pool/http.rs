@@ -19,6 +19,7 @@
 
 use super::handler::Handler;
 use super::lines::made_up_error;
+use super::listed::Listed;
 use super::notes::ServerNotes;
 use super::reissue::Reissue;
 use super::signed::{self, Signed, Tokens};
@@ -54,14 +55,10 @@ pub(crate) async fn open(
     let own_header = auth::has_static_authorization(config);
     let Some(authenticator) = cx.options.auth.clone().filter(|_| !own_header) else {
         let client = signed::plain_client();
-        let opened = connection::handshake_or_refusal(
-            handler,
-            transport(server, launch, client.clone(), max, notes)?,
-            cx,
-            server,
-            pin,
-        )
-        .await;
+        let listed = Listed::new(client.clone(), handler.discovery.task_tools().clone());
+        let opened =
+            connection::handshake_or_refusal(handler, transport(server, launch, listed, max, notes)?, cx, server, pin)
+                .await;
         if let Err(failure) = &opened
             && !own_header
             && failure.sign_in
@@ -98,7 +95,7 @@ pub(crate) async fn open(
         env,
         first.map(|login| (login.access_token, login.expires_at_ms)),
     ));
-    let client = Signed::new(tokens.clone());
+    let client = Listed::new(Signed::new(tokens.clone()), handler.discovery.task_tools().clone());
     let opened =
         connection::handshake_or_refusal(handler, transport(server, launch, client, max, notes)?, cx, server, pin)
             .await;

@@ -16,12 +16,20 @@
 //! its call hearing of it. `receive` is polled in a `select!` and may be dropped at any
 //! await; the partly read line lives in the transport, so the next `receive` resumes it.
 //!
+//! The answers to `tools/list` are also read raw for the tools that run only as tasks
+//! (`execution.taskSupport`, which rmcp's `Tool` drops: see [`TaskTools`]).
+//!
 //! Memory per connection: one line buffer of at most the limit.
 
 use super::answers::ToolCalls;
+use super::discovery::TaskTools;
 use super::notes::{ServerNotes, Throttle};
 use crate::error::Error;
-use rmcp::model::{ClientJsonRpcMessage, ErrorCode, ErrorData, NumberOrString, RequestId, ServerJsonRpcMessage};
+use indexmap::IndexSet;
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData, JsonRpcMessage, JsonRpcRequest, NumberOrString,
+    RequestId, ServerJsonRpcMessage,
+};
 use rmcp::service::RoleClient;
 use rmcp::transport::Transport;
 use serde_json::Value;
@@ -56,6 +64,45 @@ pub(crate) struct LineTransport {
     /// Slows reading while stray lines are being dropped.
     throttle: Throttle,
     writer: Arc<Mutex<Option<BoxWriter>>>,
+    /// `tools/list` requests in flight, whose raw answers tell the task-only tools.
+    tool_lists: Option<ToolLists>,
+}
+
+/// Ids remembered at most of `tools/list` requests not answered yet.
+const LISTS_REMEMBERED: usize = 64;
+
+/// The `tools/list` requests sent and not answered yet, and where their answers' task
+/// support goes.
+struct ToolLists {
+    tap: Arc<TaskTools>,
+    ids: IndexSet<RequestId>,
+}
+
+impl ToolLists {
+    fn sent(&mut self, message: &ClientJsonRpcMessage) {
+        if let JsonRpcMessage::Request(JsonRpcRequest { id, request: ClientRequest::ListToolsRequest(_), .. }) = message
+        {
+            if self.ids.len() >= LISTS_REMEMBERED {
+                self.ids.shift_remove_index(0);
+            }
+            self.ids.insert(id.clone());
+        }
+    }
+
+    /// `line` was read as `message`: when it answers a `tools/list`, its raw tools are read.
+    fn read(&mut self, message: &ServerJsonRpcMessage, line: &[u8]) {
+        let id = match message {
+            JsonRpcMessage::Response(response) => &response.id,
+            JsonRpcMessage::Error(error) => match &error.id {
+                Some(id) => id,
+                None => return,
+            },
+            JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => return,
+        };
+        if self.ids.swap_remove(id) && matches!(message, JsonRpcMessage::Response(_)) {
+            self.tap.read_list(line);
+        }
+    }
 }
 
 impl LineTransport {
@@ -74,7 +121,14 @@ impl LineTransport {
             tool_calls: ToolCalls::default(),
             throttle: Throttle::default(),
             writer: Arc::new(Mutex::new(Some(Box::new(write)))),
+            tool_lists: None,
         }
+    }
+
+    /// Reads the answers to `tools/list` for the tools that run only as tasks, into `tap`.
+    pub fn reading_tool_lists(mut self, tap: Arc<TaskTools>) -> Self {
+        self.tool_lists = Some(ToolLists { tap, ids: IndexSet::new() });
+        self
     }
 
     /// The next message for rmcp; `None` once the stream ended.
@@ -92,6 +146,9 @@ impl LineTransport {
                             let message = decode(line, &self.notes);
                             if let Some(message) = &message {
                                 self.tool_calls.answered(message);
+                                if let Some(lists) = &mut self.tool_lists {
+                                    lists.read(message, line);
+                                }
                             }
                             message
                         }
@@ -104,6 +161,10 @@ impl LineTransport {
                         Ok(message) => {
                             if let Some(message) = &message {
                                 self.tool_calls.answered(message);
+                                // A made-up error: the list is forgotten, nothing read.
+                                if let Some(lists) = &mut self.tool_lists {
+                                    lists.read(message, &[]);
+                                }
                             }
                             message
                         }
@@ -140,6 +201,9 @@ impl Transport<RoleClient> for LineTransport {
 
     fn send(&mut self, item: ClientJsonRpcMessage) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
         self.tool_calls.sent(&item);
+        if let Some(lists) = &mut self.tool_lists {
+            lists.sent(&item);
+        }
         let line = serde_json::to_vec(&item).map(|mut line| {
             line.push(b'\n');
             line
@@ -462,6 +526,29 @@ mod tests {
 
     fn id(n: i64) -> Option<RequestId> {
         Some(NumberOrString::Number(n))
+    }
+
+    #[test]
+    fn only_the_answers_to_tools_list_requests_are_read_for_task_support() {
+        let tap = Arc::new(TaskTools::default());
+        let mut lists = ToolLists { tap: tap.clone(), ids: IndexSet::new() };
+        let list = rmcp::model::ListToolsRequest::default();
+        lists.sent(&ClientJsonRpcMessage::request(ClientRequest::ListToolsRequest(list), NumberOrString::Number(5)));
+        let answer = |n: i64| {
+            serde_json::json!({"jsonrpc": "2.0", "id": n, "result": {"tools": [
+                {"name": "slow", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "required"}}
+            ]}})
+            .to_string()
+        };
+        let read = |lists: &mut ToolLists, line: &str| {
+            let message: ServerJsonRpcMessage = serde_json::from_str(line).unwrap();
+            lists.read(&message, line.as_bytes());
+        };
+        // The answer to another request is not a listing, whatever it holds.
+        read(&mut lists, &answer(6));
+        assert!(!tap.contains("slow"));
+        read(&mut lists, &answer(5));
+        assert!(tap.contains("slow") && lists.ids.is_empty());
     }
 
     #[test]

@@ -88,6 +88,11 @@ impl Server {
         }
     }
 
+    /// The entry it was configured with.
+    pub fn entry(&self) -> &ServerEntry {
+        &self.entry
+    }
+
     /// What the server listed, when a session was started (its last one, if it ended
     /// since; kept up to date by `list_changed`). Starts nothing and never waits.
     pub fn listed(&self) -> Option<Arc<Discovery>> {

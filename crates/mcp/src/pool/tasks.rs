@@ -100,7 +100,8 @@ pub(crate) struct TaskCall<'a> {
     pub progress: Option<ProgressSink>,
     pub cancel: &'a CancellationToken,
     pub started: Option<TaskSink>,
-    pub max_message_bytes: usize,
+    /// The pool's options: the message limit, the sign-ins.
+    pub cx: &'a super::Context,
     pub cancels: &'a Cancels,
 }
 
@@ -361,7 +362,7 @@ impl TaskCall<'_> {
     }
 
     async fn service_error(&self, error: ServiceError) -> Error {
-        service_error(self.max_message_bytes, self.connection, error).await
+        service_error(self.cx, self.server, self.connection, error).await
     }
 }
 

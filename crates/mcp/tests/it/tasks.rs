@@ -4,9 +4,11 @@
 //! stdio — the task is created, its handle reported, `tasks/get` polled, the status
 //! messages reach the progress sink, the result comes from `tasks/result`; cancelling
 //! sends `tasks/cancel`; resuming polls the same task and a task the server does not know
-//! fails with `TASK_LOST` without calling the tool.
+//! fails with `TASK_LOST` without calling the tool. The tool is called as a task from the
+//! first call: its listing says so (counted on the server's side by
+//! `tests/servers/count_calls.mjs`, a stdio proxy).
 
-use crate::support::{node, pool, text, tool};
+use crate::support::{config, node, npm_server, pool, text, tool};
 use mcpflow_engine::{Progress, TaskHandle, TaskSink};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
@@ -27,9 +29,20 @@ fn everything() -> mcpflow_mcp::Pool {
     pool(vec![("everything", node("server-everything", &["stdio"]))])
 }
 
+/// `server-everything` behind the proxy that writes each `tools/call` it passes into `calls`.
+fn everything_counted(calls: &std::path::Path) -> mcpflow_mcp::Pool {
+    let proxy = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers/count_calls.mjs");
+    let args = [proxy.display().to_string(), calls.display().to_string(), "node".to_owned()]
+        .into_iter()
+        .chain([npm_server("server-everything").display().to_string(), "stdio".to_owned()]);
+    pool(vec![("everything", config(json!({ "command": "node", "args": args.collect::<Vec<_>>() })))])
+}
+
 #[tokio::test]
 async fn server_everything_research_query_runs_as_a_task_with_its_stages_as_progress() {
-    let pool = everything();
+    let dir = tempfile::tempdir().unwrap();
+    let calls = dir.path().join("calls.txt");
+    let pool = everything_counted(&calls);
     let (started, handles) = handles();
     let progress: Arc<Mutex<Vec<Progress>>> = Arc::default();
     let sink = progress.clone();
@@ -53,6 +66,10 @@ async fn server_everything_research_query_runs_as_a_task_with_its_stages_as_prog
     let counts: Vec<f64> = progress.lock().unwrap().iter().map(|p| p.progress).collect();
     assert!(counts.windows(2).all(|w| w[1] > w[0]), "{counts:?}");
     pool.shutdown().await;
+    // The listing says `taskSupport: "required"`: one `tools/call` in all, as a task from
+    // the first (no plain call refused first).
+    let calls = std::fs::read_to_string(&calls).unwrap();
+    assert_eq!(calls, "simulate-research-query as a task\n");
 }
 
 #[tokio::test]
