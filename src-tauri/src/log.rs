@@ -46,11 +46,8 @@ mod tests {
     fn rmcp_lines_with_a_secret_url_stay_out_of_the_log() {
         let captured = Captured::default();
         let writer = captured.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(move || writer.clone())
-            .with_ansi(false)
-            .finish()
-            .with(filter());
+        let subscriber =
+            tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).finish().with(filter());
         tracing::subscriber::with_default(subscriber, || {
             // What rmcp 3.9's `client_side_sse.rs` and `worker.rs` print, with their targets.
             tracing::warn!(
