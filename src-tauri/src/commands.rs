@@ -7,7 +7,7 @@ use crate::auth::LOGIN_TIMEOUT;
 use crate::dialogs;
 use crate::dto::{
     AuthStatusDto, BlueprintInfo, CommandError, DiagnosticDto, ImportedFile, Json, OpenedBlueprint, SaveResult,
-    ServerDto, ServerOffer, ServerTestDto, StudioInfo,
+    ServerDto, ServerOffer, ServerTestDto, SignedOutDto, StudioInfo,
 };
 use mcpflow_app::App;
 use serde_json::Value;
@@ -190,15 +190,18 @@ pub async fn auth_status(studio: State<'_, Studio>) -> Result<Vec<AuthStatusDto>
 }
 
 /// Signs in to `server` through the system browser and waits (up to five minutes) for
-/// the redirect; returns the new login. A sign-in already waiting for the same server is
-/// stopped first. `AUTH_CANCELLED` when `auth_cancel` stopped this one.
+/// the redirect; returns the new login. With `doc` (the document a run failed for), the
+/// server is found as that run found it: the document's own `servers` count too. A
+/// sign-in already waiting for the same server is stopped first. `AUTH_CANCELLED` when
+/// `auth_cancel` stopped this one.
 #[tauri::command]
 #[specta::specta]
-pub async fn auth_login(studio: State<'_, Studio>, server: String) -> Result<AuthStatusDto> {
+pub async fn auth_login(studio: State<'_, Studio>, server: String, doc: Option<Json>) -> Result<AuthStatusDto> {
     let app = studio.app.clone();
     let name = server.clone();
     let options = mcpflow_app::auth::LoginOptions { timeout: LOGIN_TIMEOUT, ..Default::default() };
-    let login = async move { app.auth_login(&name, options).await.map(AuthStatusDto::from) };
+    let login =
+        async move { app.auth_login(doc.as_ref().map(|d| &d.0), &name, options).await.map(AuthStatusDto::from) };
     studio.logins.run(&server, login).await
 }
 
@@ -210,9 +213,10 @@ pub async fn auth_cancel(studio: State<'_, Studio>, server: String) -> Result<bo
     Ok(studio.logins.cancel(&server))
 }
 
-/// Forgets the login `server` holds (its tokens leave the vault).
+/// Forgets the login `server` holds (its tokens leave the vault), then asks the
+/// authorization server to revoke them (a few seconds at most); says whether it did.
 #[tauri::command]
 #[specta::specta]
-pub async fn auth_logout(studio: State<'_, Studio>, server: String) -> Result<()> {
-    Ok(studio.app.auth_logout(&server).await?)
+pub async fn auth_logout(studio: State<'_, Studio>, server: String) -> Result<SignedOutDto> {
+    Ok(studio.app.auth_logout(&server).await?.into())
 }

@@ -280,6 +280,29 @@ pub struct AuthStatusDto {
     pub refreshable: bool,
 }
 
+/// What signing out told the server's authorization server. The login is gone from
+/// this machine in every case.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct SignedOutDto {
+    /// `revoked` (the authorization server revoked the tokens), `not_offered` (it offers
+    /// no revocation), `failed` (asking it failed: `reason`), `no_login` (there was none).
+    pub revocation: String,
+    pub reason: Option<String>,
+}
+
+impl From<mcpflow_app::auth::Revocation> for SignedOutDto {
+    fn from(told: mcpflow_app::auth::Revocation) -> Self {
+        use mcpflow_app::auth::Revocation;
+        let (revocation, reason) = match told {
+            Revocation::NoLogin => ("no_login", None),
+            Revocation::Revoked => ("revoked", None),
+            Revocation::NotOffered => ("not_offered", None),
+            Revocation::Failed(why) => ("failed", Some(why)),
+        };
+        SignedOutDto { revocation: revocation.to_owned(), reason }
+    }
+}
+
 impl From<mcpflow_app::auth::AuthStatus> for AuthStatusDto {
     fn from(s: mcpflow_app::auth::AuthStatus) -> Self {
         AuthStatusDto {

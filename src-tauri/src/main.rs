@@ -11,6 +11,7 @@ mod auth;
 mod commands;
 mod dialogs;
 mod dto;
+mod log;
 mod runs;
 mod seed;
 mod ui_state;
@@ -136,7 +137,7 @@ fn exit_on_signals(handle: tauri::AppHandle) {
 fn main() {
     #[cfg(target_os = "linux")]
     choose_webkit_renderer();
-    tracing_subscriber::fmt().with_writer(std::io::stderr).init();
+    log::init();
     let args: Vec<String> = std::env::args().collect();
     if let Some(at) = args.iter().position(|a| a == "--export-bindings") {
         let Some(path) = args.get(at + 1) else {

@@ -5,7 +5,9 @@
 // the studio's loopback listener); the panel shows the signed-in state, tests again
 // (tools, the protocol era). Signed out, a sign-in left waiting is cancelled (its
 // loopback listener closes); a run then fails with AUTH_REQUIRED and its "Sign in to
-// greeter" signs in, after which Run again calls the server's `greet` tool.
+// greeter" signs in, after which Run again calls the server's `greet` tool. A document
+// that declares the OAuth server itself (in its own `servers`, configured nowhere) gets
+// the same: its run's "Sign in to NAME" finds the server through the document.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -94,6 +96,8 @@ test('oauth: the Servers panel signs in to the SDK example server through the br
     await studio.shot('sign-out-menu');
     await signOut.click();
     await until(async () => (await authState()) === null, 'the signed-in line to go');
+    // The SDK's demo authorization server publishes no revocation endpoint: said so.
+    assert.match(await (await shown(browser, sel('status'))).getText(), /removed from this machine\. The server offers no way to revoke/);
 
     // A sign-in nobody finishes: "Waiting for the browser…", and Cancel closes the
     // loopback listener the browser would have come back to.
@@ -140,6 +144,51 @@ test('oauth: the Servers panel signs in to the SDK example server through the br
     assert.match(await (await shown(browser, sel('run-output'))).getText(), /Hello, Ada/);
     assert.equal(visits().split('\n').length, opened, 'the run did not open the browser');
     await studio.shot('run-with-login');
+  } finally {
+    await studio.close();
+    server.stop();
+    rmSync(logDir, { recursive: true, force: true });
+  }
+});
+
+test('oauth: a run of a document declaring the OAuth server itself signs in to it from the run error', async () => {
+  const server = await startExample();
+  const logDir = mkdtempSync(join(tmpdir(), 'mcpflow-e2e-oauth-doc-'));
+  const browserLog = join(logDir, 'visited.log');
+  const studio = await openStudio('oauth-doc', { BROWSER, FOLLOW_REDIRECTS_LOG: browserLog });
+  const { browser } = studio;
+  const visits = () => (existsSync(browserLog) ? readFileSync(browserLog, 'utf8') : '');
+  try {
+    await shown(browser, sel('step-namespaces'), 30_000);
+    // Configured nowhere: only the document names `docgreeter` and where it is.
+    await importDoc(studio, {
+      blueprint: 1,
+      id: 'declares-its-oauth-server',
+      servers: { docgreeter: { url: server.url } },
+      steps: [{ id: 'hello', kind: 'tool', server: 'docgreeter', tool: 'greet', args: { name: 'Grace' } }],
+      output: '{{ hello }}',
+    });
+    await (await shown(browser, sel('run-start'))).click();
+    await until(async () => (await runStatus(browser)) === 'failed', 'the run to fail for want of a login', 60_000);
+    assert.match(await (await shown(browser, sel('run-result'))).getText(), /AUTH_REQUIRED/);
+    const offer = await shown(browser, sel('run-signin-docgreeter'));
+    await offer.click();
+    const state = await shown(browser, sel('run-signin-state-docgreeter'));
+    await until(
+      async () => ['signed-in', 'error'].includes(await state.getAttribute('data-state')),
+      'the sign-in to end',
+      60_000,
+    );
+    assert.equal(await state.getAttribute('data-state'), 'signed-in', `the sign-in failed: ${await state.getText()}`);
+    assert.match(visits(), /\/authorize\?/, `the browser opened the authorization endpoint:\n${visits()}`);
+    await studio.shot('document-server-signed-in');
+
+    const opened = visits().split('\n').length;
+    await (await shown(browser, sel('run-again'))).click();
+    await until(async () => (await runStatus(browser)) === 'succeeded', 'the run to succeed', 60_000);
+    assert.match(await (await shown(browser, sel('run-output'))).getText(), /Hello, Grace/);
+    assert.equal(visits().split('\n').length, opened, 'the run did not open the browser');
+    await studio.shot('document-server-run-with-login');
   } finally {
     await studio.close();
     server.stop();

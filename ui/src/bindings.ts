@@ -39,17 +39,22 @@ export const commands = {
 	authStatus: () => typedError<AuthStatusDto_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("auth_status")),
 	/**
 	 *  Signs in to `server` through the system browser and waits (up to five minutes) for
-	 *  the redirect; returns the new login. A sign-in already waiting for the same server is
-	 *  stopped first. `AUTH_CANCELLED` when `auth_cancel` stopped this one.
+	 *  the redirect; returns the new login. With `doc` (the document a run failed for), the
+	 *  server is found as that run found it: the document's own `servers` count too. A
+	 *  sign-in already waiting for the same server is stopped first. `AUTH_CANCELLED` when
+	 *  `auth_cancel` stopped this one.
 	 */
-	authLogin: (server: string) => typedError<AuthStatusDto_Serialize, CommandError_Serialize>(__TAURI_INVOKE("auth_login", { server })),
+	authLogin: (server: string, doc: Json | null) => typedError<AuthStatusDto_Serialize, CommandError_Serialize>(__TAURI_INVOKE("auth_login", { server, doc })),
 	/**
 	 *  Stops waiting for the browser sign-in to `server` (its loopback listener closes, so a
 	 *  late redirect finds nobody). True when one was waiting.
 	 */
 	authCancel: (server: string) => typedError<boolean, CommandError_Serialize>(__TAURI_INVOKE("auth_cancel", { server })),
-	/**  Forgets the login `server` holds (its tokens leave the vault). */
-	authLogout: (server: string) => typedError<null, CommandError_Serialize>(__TAURI_INVOKE("auth_logout", { server })),
+	/**
+	 *  Forgets the login `server` holds (its tokens leave the vault), then asks the
+	 *  authorization server to revoke them (a few seconds at most); says whether it did.
+	 */
+	authLogout: (server: string) => typedError<SignedOutDto_Serialize, CommandError_Serialize>(__TAURI_INVOKE("auth_logout", { server })),
 	/**
 	 *  Reads a blueprint file the user picks, for the editor (not saved until Save).
 	 *  `None` when the user cancelled.
@@ -490,6 +495,38 @@ export type ServerTestDto_Serialize = {
 	 */
 	protocol_version: string | null,
 	tools: ToolDto_Serialize[],
+};
+
+/**
+ *  What signing out told the server's authorization server. The login is gone from
+ *  this machine in every case.
+ */
+export type SignedOutDto = SignedOutDto_Serialize | SignedOutDto_Deserialize;
+
+/**
+ *  What signing out told the server's authorization server. The login is gone from
+ *  this machine in every case.
+ */
+export type SignedOutDto_Deserialize = {
+	/**
+	 *  `revoked` (the authorization server revoked the tokens), `not_offered` (it offers
+	 *  no revocation), `failed` (asking it failed: `reason`), `no_login` (there was none).
+	 */
+	revocation: string,
+	reason?: string | null,
+};
+
+/**
+ *  What signing out told the server's authorization server. The login is gone from
+ *  this machine in every case.
+ */
+export type SignedOutDto_Serialize = {
+	/**
+	 *  `revoked` (the authorization server revoked the tokens), `not_offered` (it offers
+	 *  no revocation), `failed` (asking it failed: `reason`), `no_login` (there was none).
+	 */
+	revocation: string,
+	reason: string | null,
 };
 
 /**  What the studio needs at start. */

@@ -2,16 +2,22 @@
 //! [`App::auth_login`], [`App::auth_logout`] (the studio's Servers panel, the CLI with a
 //! store) and the same over a data folder without a store ([`status`], [`login`],
 //! [`logout`]: `mcpflow auth …`). Tokens stay in the vault (`auth/tokens.json` in the
-//! data folder, user-only); the store records only which servers hold a login.
+//! data folder, user-only), which alone answers who holds a login: keyed by the
+//! server's canonical URL, it names the server and when it signed in. Signing out
+//! deletes the login there and asks the authorization server to revoke it (RFC 7009,
+//! best effort: [`Revocation`] says what it answered).
 
 use crate::App;
 use crate::advice::Front;
 use crate::error::{AppError, Result};
 /// How the authorization URL is opened ([`LoginOptions::browser`]).
 pub use mcpflow_mcp::auth::Browser;
+/// What signing out told the authorization server.
+pub use mcpflow_mcp::auth::Revocation;
 use mcpflow_mcp::auth::{Authenticator, LoginRequest, Vault, canonical_resource, http_config, resolved_url};
 use mcpflow_mcp::config::env::process_env;
 use mcpflow_mcp::{Approvals, EnvLookup, ServerConfigs};
+use serde_json::Value;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -88,27 +94,29 @@ impl App {
     }
 
     /// Signs in to `server` through the browser (or by client credentials when its
-    /// `oauth` says so), stores the login and records that `server` holds one.
-    pub async fn auth_login(&self, server: &str, options: LoginOptions) -> Result<AuthStatus> {
+    /// `oauth` says so) and stores the login in the vault. The server is found among
+    /// the configured ones, or with `doc` as a run of that document finds it (its own
+    /// `servers` under names not configured): a document's server that needs approval
+    /// must have it first, as for its run.
+    pub async fn auth_login(&self, doc: Option<&Value>, server: &str, options: LoginOptions) -> Result<AuthStatus> {
         let state = self.server_state();
-        let status = login(&self.inner.auth, &state.configs, &state.approvals, server, options).await?;
-        self.store().put_login(&mcpflow_store::LoginRecord {
-            server: server.to_owned(),
-            resource: status.url.clone(),
-            signed_in_at_ms: chrono::Utc::now().timestamp_millis(),
-        })?;
+        let configs = match doc {
+            Some(doc) => self.run_configs(doc)?,
+            None => state.configs,
+        };
+        let status = login(&self.inner.auth, &configs, &state.approvals, server, options).await?;
         // Connections made before the sign-in hold no token: the next use connects again.
         self.reload_servers()?;
         Ok(status)
     }
 
-    /// Forgets `server`'s login (the vault's tokens and the store's record).
-    pub async fn auth_logout(&self, server: &str) -> Result<()> {
+    /// Forgets `server`'s login (its tokens leave the vault) and asks the authorization
+    /// server to revoke it.
+    pub async fn auth_logout(&self, server: &str) -> Result<Revocation> {
         let state = self.server_state();
-        logout(&self.inner.auth, &state.configs, server)?;
-        self.store().delete_login(server)?;
+        let told = logout(&self.inner.auth, &state.configs, server).await?;
         self.reload_servers()?;
-        Ok(())
+        Ok(told)
     }
 }
 
@@ -207,11 +215,32 @@ pub async fn login(
     statuses.into_iter().find(|s| s.server == server).ok_or_else(|| not_found(server))
 }
 
-/// Forgets the login of `server` of `configs` (nothing happens when it has none).
-pub fn logout(auth: &Authenticator, configs: &ServerConfigs, server: &str) -> Result<()> {
-    let (_, url) = http_server(configs, &process_env(), server)?;
-    auth.logout(&url)?;
-    Ok(())
+/// Forgets the login of `server` of `configs` here, then asks its authorization server
+/// to revoke the tokens (best effort, a few seconds at most). Nothing happens when it
+/// holds none ([`Revocation::NoLogin`]).
+pub async fn logout(auth: &Authenticator, configs: &ServerConfigs, server: &str) -> Result<Revocation> {
+    let env = &process_env();
+    let (config, url) = http_server(configs, env, server)?;
+    Ok(auth.logout_revoking(server, &url, config.oauth.as_ref(), env).await?)
+}
+
+/// What signing out of `server` did, in a sentence (the CLI's output, the studio's note).
+pub fn describe_logout(server: &str, told: &Revocation) -> String {
+    match told {
+        Revocation::NoLogin => format!("`{server}` held no sign-in on this machine; nothing to remove"),
+        Revocation::Revoked => format!(
+            "signed out of `{server}`: its tokens are removed from this machine and the authorization server revoked them"
+        ),
+        Revocation::NotOffered => format!(
+            "signed out of `{server}`: its tokens are removed from this machine; the authorization server offers no \
+             revocation, so they stay valid there until they expire"
+        ),
+        Revocation::Failed(why) => format!(
+            "signed out of `{server}`: its tokens are removed from this machine, but the authorization server was not \
+             told ({why}), so they stay valid there until they expire; revoke mcpflow's access in the account's \
+             settings at the provider if that matters"
+        ),
+    }
 }
 
 fn http_server<'a>(

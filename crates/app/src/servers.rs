@@ -90,7 +90,7 @@ impl App {
 
     /// The configured servers plus the document's own `servers` under names not
     /// configured: a configured server is never shadowed (see [`App::shadowed_servers`]).
-    fn run_configs(&self, doc: &Value) -> Result<ServerConfigs> {
+    pub(crate) fn run_configs(&self, doc: &Value) -> Result<ServerConfigs> {
         let configs = self.server_state().configs;
         if doc.get("servers").and_then(Value::as_object).is_none_or(serde_json::Map::is_empty) {
             return Ok(configs);

@@ -1,8 +1,9 @@
 //! `mcpflow auth login SERVER` (sign in through the browser), `mcpflow auth status`
 //! (who is signed in where, until when) and `mcpflow auth logout SERVER`. The servers
-//! come from `--servers` files, or with `--store` also from the data folder's store
-//! (which then records which servers hold a login). Tokens go to the vault
-//! (`auth/tokens.json` in the data folder, user-only) and are never printed.
+//! come from `--servers` files, or with `--store` also from the data folder's store.
+//! Tokens go to the vault (`auth/tokens.json` in the data folder, user-only), which is
+//! the one record of who holds a login, and are never printed. `logout` asks the
+//! authorization server to revoke them and says whether it did.
 
 use crate::app::{AppArgs, open_app};
 use clap::{Args, Subcommand};
@@ -19,8 +20,7 @@ pub struct AuthArgs {
     /// An `mcpServers` JSON file, as Claude Desktop and Cursor write them (repeatable).
     #[arg(long = "servers", value_name = "FILE", global = true)]
     servers: Vec<PathBuf>,
-    /// Include the servers configured in the store (the data folder), and record there
-    /// which servers hold a login.
+    /// Include the servers configured in the store (the data folder).
     #[arg(long, global = true)]
     store: bool,
     /// A blueprint whose own `servers` are signed in to (as `mcpflow run FILE` reaches
@@ -51,7 +51,8 @@ enum Action {
         #[arg(long)]
         json: bool,
     },
-    /// Forget the login of a server (its tokens leave the vault).
+    /// Forget the login of a server: its tokens leave the vault, and the authorization
+    /// server is asked to revoke them (when it offers that; a few seconds at most).
     Logout {
         #[arg(value_name = "SERVER")]
         server: String,
@@ -104,7 +105,7 @@ pub async fn run(args: AuthArgs) -> anyhow::Result<ExitCode> {
             }
             let options = LoginOptions { timeout, ..LoginOptions::default() };
             let status = match &app {
-                Some(app) => app.auth_login(&server, options).await,
+                Some(app) => app.auth_login(None, &server, options).await,
                 None => auth::login(&authenticator, &configs, &approvals, &server, options).await,
             };
             status.map(|s| {
@@ -121,11 +122,11 @@ pub async fn run(args: AuthArgs) -> anyhow::Result<ExitCode> {
             })
         }
         Action::Logout { server } => {
-            let done = match &app {
+            let told = match &app {
                 Some(app) => app.auth_logout(&server).await,
-                None => auth::logout(&authenticator, &configs, &server),
+                None => auth::logout(&authenticator, &configs, &server).await,
             };
-            done.map(|()| say(&format!("signed out of `{server}` (its tokens are removed from this machine)")))
+            told.map(|told| say(&auth::describe_logout(&server, &told)))
         }
     };
     if let Some(app) = &app {

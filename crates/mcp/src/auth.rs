@@ -8,7 +8,7 @@
 //! - [`vault`]: the user-only token file.
 //! - [`browser`]: opening the authorization URL (`$BROWSER`, else `xdg-open` / `open`).
 //! - [`listener`]: the loopback redirect listener on 127.0.0.1.
-//! - [`flow`]: discovery, the grants, refresh.
+//! - [`flow`]: discovery, the grants, refresh, revocation when signing out.
 
 pub mod browser;
 pub mod flow;
@@ -16,7 +16,7 @@ pub mod listener;
 pub mod vault;
 
 pub use browser::Browser;
-pub use flow::{Advice, Authenticator, Challenge, LoginRequest, canonical_resource};
+pub use flow::{Advice, Authenticator, Challenge, LoginRequest, Revocation, canonical_resource};
 pub use vault::{Login, Vault};
 
 use crate::config::launch::{TransportKind, transport_kind};

@@ -13,7 +13,6 @@
 //! | `servers` | `01 name` | the `mcpServers` entry as written |
 //! | `consents` | `01 hash` | [`crate::Consent`] |
 //! | `schedules` | `01 blueprint` | the scheduler's state |
-//! | `logins` | `01 server` | [`crate::LoginRecord`]: which servers hold an OAuth login (no token) |
 //! | `meta` | `schema_version` (no version byte) | a number |
 
 use crate::error::{Error, Result};
@@ -31,7 +30,6 @@ pub(crate) const SAVED: &str = "saved";
 pub(crate) const SERVERS: &str = "servers";
 pub(crate) const CONSENTS: &str = "consents";
 pub(crate) const SCHEDULES: &str = "schedules";
-pub(crate) const LOGINS: &str = "logins";
 pub(crate) const META: &str = "meta";
 
 /// Refuses what cannot be a key part: empty text, or text with a NUL (the separator).

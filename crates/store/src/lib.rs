@@ -1,5 +1,5 @@
 //! mcpflow's persistence over sled (DESIGN §7): blueprints and their revisions, runs and
-//! their events, saved values, server configs, consents, scheduler state and which servers hold a login, in one
+//! their events, saved values, server configs, consents, and scheduler state, in one
 //! database folder. Keys are versioned and big-endian (`keys.rs` has the layout); values
 //! are JSON, so the store is easy to inspect and [`Store::export`]s to one document.
 //!
@@ -27,7 +27,6 @@ pub use backup::{Counts, EXPORT_FORMAT, ImportOptions, ImportReport};
 pub use blueprints::{BlueprintMeta, StoredBlueprint};
 pub use consents::Consent;
 pub use error::{Error, Result};
-pub use logins::LoginRecord;
 pub use runs::{RecordStatus, RerunMode, RerunOf, RunRecord};
 pub use schema::SCHEMA_VERSION;
 pub use store::{Opened, Store};

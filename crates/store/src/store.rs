@@ -25,7 +25,6 @@ pub struct Store {
     pub(crate) servers: Tree,
     pub(crate) consents: Tree,
     pub(crate) schedules: Tree,
-    pub(crate) logins: Tree,
     path: Arc<PathBuf>,
 }
 
@@ -69,6 +68,7 @@ impl Store {
         let tree = |name: &'static str| db.open_tree(name).map_err(Error::db("opening a tree"));
         // The version is checked before any other tree is created in the folder.
         let migrated_from = schema::prepare(&db, &tree(keys::META)?, &path)?;
+        crate::logins::drop_retired(&db)?;
         let store = Store {
             blueprints: tree(keys::BLUEPRINTS)?,
             revisions: tree(keys::REVISIONS)?,
@@ -79,7 +79,6 @@ impl Store {
             servers: tree(keys::SERVERS)?,
             consents: tree(keys::CONSENTS)?,
             schedules: tree(keys::SCHEDULES)?,
-            logins: tree(keys::LOGINS)?,
             path: Arc::new(path),
             db,
         };

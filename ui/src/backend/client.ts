@@ -9,6 +9,7 @@
 import {
   commands,
   type AuthStatusDto_Serialize,
+  type SignedOutDto_Serialize,
   type BlueprintInfo_Serialize,
   type CommandError_Serialize,
   type DiagnosticDto_Serialize,
@@ -37,6 +38,8 @@ export type ToolInfo = ToolDto_Serialize;
 export type ServerTest = ServerTestDto_Serialize;
 /** The login a configured HTTP server holds (never the token). */
 export type AuthStatus = AuthStatusDto_Serialize;
+/** What signing out told the server's authorization server (the login is gone here either way). */
+export type SignedOut = SignedOutDto_Serialize;
 export type ResourceInfo = ResourceDto_Serialize;
 export type PromptInfo = PromptDto_Serialize;
 export type RunInfo = RunInfo_Serialize;
@@ -148,10 +151,15 @@ export const backend = {
   /** The login of every configured HTTP server. */
   authStatus: (): Promise<AuthStatus[]> => call(() => commands.authStatus()),
   /** Opens the system browser and resolves once the sign-in came back (or throws: AUTH_CANCELLED, AUTH_TIMEOUT…). */
-  authLogin: (server: string): Promise<AuthStatus> => call(() => commands.authLogin(server)),
+  /**
+   * With `doc` (the document a run failed for), the server is found as that run found it:
+   * the document's own `servers` count too.
+   */
+  authLogin: (server: string, doc?: Blueprint): Promise<AuthStatus> => call(() => commands.authLogin(server, doc ?? null)),
   /** Stops a sign-in waiting on the browser; true when one was. */
   authCancel: (server: string): Promise<boolean> => call(() => commands.authCancel(server)),
-  authLogout: (server: string): Promise<null> => call(() => commands.authLogout(server)),
+  /** Deletes the login here, then asks the authorization server to revoke it (best effort). */
+  authLogout: (server: string): Promise<SignedOut> => call(() => commands.authLogout(server)),
   serverOffers: (): Promise<ServerOffer[]> => call(() => commands.serverOffers()),
   /** The names imported, or null when the user cancelled the file dialog. */
   importServers: (): Promise<string[] | null> => call(() => commands.importServers()),

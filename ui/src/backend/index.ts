@@ -26,6 +26,7 @@ export {
   type ServerInfo,
   type ServerOffer,
   type ServerTest,
+  type SignedOut,
   type StudioInfo,
   type ToolInfo,
 } from './client';

@@ -67,7 +67,7 @@ const DEFAULTS: Record<string, Handler> = {
     refreshable: true,
   }),
   auth_cancel: () => false,
-  auth_logout: () => null,
+  auth_logout: () => ({ revocation: 'revoked', reason: null }),
   server_offers: () => [],
   import_servers: () => null,
   import_blueprint: () => null,

@@ -321,16 +321,50 @@ fn login_then_runs_reuse_and_refresh_the_token_which_appears_nowhere_else() {
             assert!(!contains(bytes, secret), "a token is in {}", path.display());
         }
     }
-    // The store knows that `demo` holds a login, not the login itself.
-    let store_bytes: Vec<u8> =
-        files.iter().filter(|(p, _)| p.starts_with(setup.home().join("store"))).flat_map(|(_, b)| b.clone()).collect();
-    assert!(contains(&store_bytes, &format!("http://localhost:{}/mcp", server.port)), "the login is not recorded");
-
+    // Signing out deletes the login here and revokes the refresh token at the
+    // authorization server (its RFC 7009 endpoint), and says so.
     let logout = setup.mcpflow(&["auth", "logout", "demo", "--servers", setup.servers.to_str().unwrap()], "/bin/false");
     assert_eq!(logout.status.code(), Some(0), "{}", stderr(&logout));
+    assert!(stderr(&logout).contains("the authorization server revoked them"), "{}", stderr(&logout));
+    assert!(!contains(&logout.stderr, &refresh), "the refresh token was printed");
+    assert!(server.stderr.lock().unwrap().contains("REVOKED refresh_token known"), "{}", server.stderr.lock().unwrap());
     assert!(!contains(&std::fs::read(setup.vault()).unwrap(), &access3));
     let run = setup.run(&[]);
     assert!(stdout(&run).contains("AUTH_REQUIRED"), "{}", stdout(&run));
+}
+
+#[test]
+fn logout_deletes_the_login_here_whatever_the_authorization_server_answers() {
+    let logout = |setup: &Setup| {
+        let out =
+            setup.mcpflow(&["auth", "logout", "demo", "--servers", setup.servers.to_str().unwrap()], "/bin/false");
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let vault = std::fs::read_to_string(setup.vault()).unwrap_or_default();
+        assert!(!vault.contains("access_token"), "the login is still in the vault: {vault}");
+        stderr(&out)
+    };
+
+    // An authorization server without a revocation endpoint (the SDK's demo as it is).
+    let server = start_with(&fixture("sdk-oauth-refresh.mjs"), &["--oauth"], &[("MCPFLOW_TEST_NO_REVOCATION", "1")]);
+    let setup = Setup::new(&server);
+    assert_eq!(setup.login(false).status.code(), Some(0));
+    let said = logout(&setup);
+    assert!(said.contains("offers no revocation"), "{said}");
+    assert!(!server.stderr.lock().unwrap().contains("REVOKED"), "{}", server.stderr.lock().unwrap());
+
+    // An authorization server that is gone: deleted here all the same, and said so.
+    let server = start(&fixture("sdk-oauth-refresh.mjs"), &["--oauth"]);
+    let setup = Setup::new(&server);
+    assert_eq!(setup.login(false).status.code(), Some(0));
+    drop(server);
+    let started = Instant::now();
+    let said = logout(&setup);
+    assert!(said.contains("the authorization server was not told"), "{said}");
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+
+    // Nothing to sign out of: said so.
+    let said = logout(&setup);
+    assert!(said.contains("held no sign-in"), "{said}");
 }
 
 #[test]

@@ -2,7 +2,9 @@
 //! `WWW-Authenticate: Bearer resource_metadata=…`, else the well-known URLs), the
 //! authorization code grant with PKCE S256 through the browser and the loopback
 //! redirect, the client credentials grant, refresh (60 s before expiry, and once after a
-//! 401), and the `AUTH_REQUIRED` a connection gets when none of that can help.
+//! 401), the `AUTH_REQUIRED` a connection gets when none of that can help, and signing
+//! out: the login deleted here, then revoked at the authorization server (RFC 7009)
+//! when it offers that, within [`REVOKE_TIMEOUT`].
 //!
 //! Every request to an authorization server has a 30 s timeout and its answer is read
 //! within [`MAX_ANSWER_BYTES`]. Tokens and secrets are never logged nor put in an error.
@@ -24,6 +26,25 @@ pub const MAX_ANSWER_BYTES: usize = 256 * 1024;
 /// A token that expires within this is refreshed before it is used.
 pub const REFRESH_MARGIN_MS: i64 = 60_000;
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long signing out waits for the authorization server to revoke the token.
+pub const REVOKE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What signing out told the authorization server (RFC 7009). The login is gone from
+/// this machine in every case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Revocation {
+    /// There was no login to forget.
+    NoLogin,
+    /// The authorization server accepted the revocation of the refresh (else access)
+    /// token.
+    Revoked,
+    /// Its metadata names no `revocation_endpoint`: the tokens stay valid there until
+    /// they expire.
+    NotOffered,
+    /// Asking failed (why: unreachable, a refusal, no answer in time).
+    Failed(String),
+}
 
 /// What to tell a person about server `NAME` that needs a sign-in, in the words of their
 /// front door (`mcpflow auth login NAME`, or the studio's Servers panel).
@@ -202,12 +223,91 @@ impl Authenticator {
         }
     }
 
-    /// Forgets the login for `url`; whether there was one.
+    /// Forgets the login for `url`; whether there was one. The authorization server is
+    /// not told: see [`Self::logout_revoking`].
     pub fn logout(&self, url: &str) -> Result<bool> {
         match canonical_resource(url) {
             Ok(resource) => self.vault.remove(&resource),
             Err(_) => Ok(false),
         }
+    }
+
+    /// Forgets the login for `url` here, then asks its authorization server to revoke
+    /// the refresh token (else the access token) when its metadata names a
+    /// `revocation_endpoint` (RFC 7009): best effort, within [`REVOKE_TIMEOUT`]. The
+    /// local delete comes first and stands whatever the authorization server does.
+    pub async fn logout_revoking(
+        &self,
+        server: &str,
+        url: &str,
+        oauth: Option<&OAuthConfig>,
+        env: &EnvLookup,
+    ) -> Result<Revocation> {
+        let Ok(resource) = canonical_resource(url) else { return Ok(Revocation::NoLogin) };
+        // An unreadable vault is still emptied of this login; there is nothing to revoke.
+        let login = self.vault.get(&resource).ok().flatten();
+        let removed = self.vault.remove(&resource)?;
+        let Some(login) = login.filter(|_| removed) else { return Ok(Revocation::NoLogin) };
+        match tokio::time::timeout(REVOKE_TIMEOUT, self.revoke(server, &login, oauth, env)).await {
+            Ok(told) => Ok(told),
+            Err(_) => Ok(Revocation::Failed(format!(
+                "the authorization server did not answer within {} s",
+                REVOKE_TIMEOUT.as_secs()
+            ))),
+        }
+    }
+
+    /// RFC 7009: `POST revocation_endpoint` with the refresh token (else the access
+    /// token) and the client's identification.
+    async fn revoke(&self, server: &str, login: &Login, oauth: Option<&OAuthConfig>, env: &EnvLookup) -> Revocation {
+        let Some(issuer) = &login.issuer else {
+            return Revocation::Failed("the login does not name its authorization server".to_owned());
+        };
+        let metadata = match self.server_metadata(issuer).await {
+            Ok(metadata) => metadata,
+            Err(why) => return Revocation::Failed(why),
+        };
+        let Some(endpoint) = metadata.get("revocation_endpoint").and_then(Value::as_str) else {
+            return Revocation::NotOffered;
+        };
+        if let Err(why) = secure_url(endpoint) {
+            return Revocation::Failed(why);
+        }
+        let (token, hint) = match &login.refresh_token {
+            Some(refresh) => (refresh.clone(), "refresh_token"),
+            None => (login.access_token.clone(), "access_token"),
+        };
+        let mut form =
+            vec![("token", token), ("token_type_hint", hint.to_owned()), ("client_id", login.client_id.clone())];
+        let secret = match self.configured_secret(server, oauth, env, &login.client_id) {
+            Ok(secret) => secret.or_else(|| login.client_secret.clone()),
+            Err(e) => return Revocation::Failed(e.to_string()),
+        };
+        if let Some(secret) = secret {
+            form.push(("client_secret", secret));
+        }
+        let body = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(form.iter().map(|(k, v)| (*k, v.as_str())))
+            .finish();
+        let sent = self
+            .http
+            .post(endpoint)
+            .timeout(REVOKE_TIMEOUT)
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .header("Accept", "application/json")
+            .body(body)
+            .send()
+            .await;
+        let response = match sent {
+            Ok(response) => response,
+            Err(e) => return Revocation::Failed(format!("cannot reach {endpoint}: {}", without_url(&e))),
+        };
+        let status = response.status();
+        if status.is_success() {
+            return Revocation::Revoked;
+        }
+        let said = read_json(response).await.map(|body| oauth_error(&body)).unwrap_or_default();
+        Revocation::Failed(format!("{endpoint} answered {status}{said}"))
     }
 
     /// The access token to send to `url` now: the stored one, refreshed first when it
@@ -628,38 +728,9 @@ impl Authenticator {
                 )));
             }
         };
-        let as_url = url::Url::parse(&issuer).map_err(|e| fail(format!("authorization server `{issuer}`: {e}")))?;
-        let as_origin = as_url.origin().ascii_serialization();
-        let as_path = as_url.path().trim_end_matches('/');
-        let mut urls = Vec::new();
-        if as_path.is_empty() {
-            urls.push(format!("{as_origin}/.well-known/oauth-authorization-server"));
-            urls.push(format!("{as_origin}/.well-known/openid-configuration"));
-        } else {
-            urls.push(format!("{as_origin}/.well-known/oauth-authorization-server{as_path}"));
-            urls.push(format!("{as_origin}/.well-known/openid-configuration{as_path}"));
-            urls.push(format!("{as_origin}{as_path}/.well-known/openid-configuration"));
-        }
-        let mut metadata = None;
-        for candidate in &urls {
-            if let Some(doc) = self.get_json(candidate).await.map_err(fail)? {
-                metadata = Some(doc);
-                break;
-            }
-        }
-        let Some(metadata) = metadata else {
-            return Err(fail(format!(
-                "the authorization server {issuer} publishes no metadata (tried {})",
-                urls.join(", ")
-            )));
-        };
+        let metadata = self.server_metadata(&issuer).await.map_err(fail)?;
         let text = |key: &str| metadata.get(key).and_then(Value::as_str).map(str::to_owned);
         let meta_issuer = text("issuer").unwrap_or_else(|| issuer.clone());
-        if !same_issuer(&meta_issuer, &issuer) {
-            return Err(fail(format!(
-                "the authorization server metadata names issuer `{meta_issuer}`, not `{issuer}`"
-            )));
-        }
         let token_endpoint = text("token_endpoint")
             .ok_or_else(|| fail(format!("the authorization server {issuer} has no token endpoint")))?;
         let mut scopes = prm_scopes;
@@ -690,6 +761,33 @@ impl Authenticator {
             pkce_s256: strings(metadata.get("code_challenge_methods_supported")).iter().any(|m| m == "S256"),
             scopes,
         })
+    }
+
+    /// The metadata of the authorization server `issuer` (RFC 8414, else OpenID
+    /// discovery), checked to name that issuer.
+    async fn server_metadata(&self, issuer: &str) -> std::result::Result<Value, String> {
+        let as_url = url::Url::parse(issuer).map_err(|e| format!("authorization server `{issuer}`: {e}"))?;
+        let as_origin = as_url.origin().ascii_serialization();
+        let as_path = as_url.path().trim_end_matches('/');
+        let mut urls = Vec::new();
+        if as_path.is_empty() {
+            urls.push(format!("{as_origin}/.well-known/oauth-authorization-server"));
+            urls.push(format!("{as_origin}/.well-known/openid-configuration"));
+        } else {
+            urls.push(format!("{as_origin}/.well-known/oauth-authorization-server{as_path}"));
+            urls.push(format!("{as_origin}/.well-known/openid-configuration{as_path}"));
+            urls.push(format!("{as_origin}{as_path}/.well-known/openid-configuration"));
+        }
+        for candidate in &urls {
+            if let Some(metadata) = self.get_json(candidate).await? {
+                let named = metadata.get("issuer").and_then(Value::as_str).unwrap_or(issuer);
+                if !same_issuer(named, issuer) {
+                    return Err(format!("the authorization server metadata names issuer `{named}`, not `{issuer}`"));
+                }
+                return Ok(metadata);
+            }
+        }
+        Err(format!("the authorization server {issuer} publishes no metadata (tried {})", urls.join(", ")))
     }
 
     /// A JSON document at `url`; `None` when it is not there (4xx).

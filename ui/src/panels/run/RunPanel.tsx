@@ -96,7 +96,7 @@ const Result = memo(function Result() {
           {envelope.errors.map((e, i) => (
             <li key={i}>
               <code>{e.code}</code> {e.step ? <b>{e.step}</b> : null}: {e.message}
-              {e.code === AUTH_REQUIRED && authServerOf(doc, e) ? <RunSignIn server={authServerOf(doc, e)!} message={e.message} after={<RunAgain />} /> : null}
+              {e.code === AUTH_REQUIRED && authServerOf(doc, e) ? <RunSignIn server={authServerOf(doc, e)!} message={e.message} doc={doc} after={<RunAgain />} /> : null}
             </li>
           ))}
         </ul>

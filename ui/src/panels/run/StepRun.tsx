@@ -77,6 +77,7 @@ function ServerSaid({ text }: { text: string }) {
 function ErrorBox({ id, f, problem }: { id: string; f: StepFields; problem: ArgumentProblem | null }) {
   const error = f.error;
   const step = useDoc((s) => findStep(s.doc, id));
+  const doc = useDoc((s) => s.doc);
   if (!error) return null;
   if (!problem) {
     const authFor = error.code === AUTH_REQUIRED ? ((step && 'server' in step && typeof step.server === 'string' ? step.server : null) ?? authServer(error.message)) : null;
@@ -85,7 +86,7 @@ function ErrorBox({ id, f, problem }: { id: string; f: StepFields; problem: Argu
         <div className="step-run-error-head">
           <code>{error.code}</code> {error.message}
         </div>
-        {authFor ? <RunSignIn server={authFor} message={error.message} /> : null}
+        {authFor ? <RunSignIn server={authFor} message={error.message} doc={doc} /> : null}
         {error.detail && <ServerSaid text={error.detail} />}
       </div>
     );

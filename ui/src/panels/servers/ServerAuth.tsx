@@ -13,6 +13,7 @@
 import { useEffect, useState, type ReactNode } from 'react';
 import { Menu } from '../../app/Menu';
 import type { AuthStatus } from '../../backend';
+import type { Blueprint } from '../../doc/types';
 import { cancelSignIn, signIn, signOut } from './auth';
 import { expiryText, usable } from './authtext';
 import { noteAuthNeeded, serversStore, useServers, type SignIn } from './store';
@@ -166,9 +167,12 @@ export function RunSignIn({
   message,
   testPrefix = 'run-signin',
   after,
+  doc,
 }: {
   server: string;
   message: string;
+  /** The document whose run needs the sign-in: a server it declares itself is found too. */
+  doc?: Blueprint;
   /** `run-signin` (a run's error) or `palette-signin` (the palette's listing). */
   testPrefix?: string;
   /** Shown beside "Signed in" (the run's Run again). */
@@ -204,7 +208,7 @@ export function RunSignIn({
               <code>{signing.code}</code> {signing.message}{' '}
             </span>
           ) : null}
-          <button type="button" className="primary" data-testid={`${testPrefix}-${server}`} onClick={() => void signIn(server)}>
+          <button type="button" className="primary" data-testid={`${testPrefix}-${server}`} onClick={() => void signIn(server, doc)}>
             Sign in to {server}
           </button>
         </>

@@ -17,6 +17,7 @@ import { Studio } from '../../Studio';
 import { installLayoutStubs } from '../../testing/jsdom';
 import { cancelAllAsks } from '../files';
 import { closeRun, useSession } from '../run/session';
+import { signedOut } from './auth';
 import { authReason, authServer, expiryText } from './authtext';
 import { initialServersState, openServersPanel, serversStore } from './store';
 
@@ -113,7 +114,7 @@ describe('the Servers panel signs in', () => {
     expect(tid('server-signin-web')!.closest('.server-auth')).not.toBeNull();
 
     await click(tid('server-signin-web'));
-    expect(be.calls('auth_login')).toEqual([{ server: 'web' }]);
+    expect(be.calls('auth_login')).toEqual([{ server: 'web', doc: null }]);
     expect(tid('server-auth-web')!.dataset.state).toBe('waiting');
     expect(tid('server-auth-web')!.textContent).toContain('Waiting for the browser…');
     expect(tid('server-signin-cancel-web')).not.toBeNull();
@@ -146,6 +147,7 @@ describe('the Servers panel signs in', () => {
     be.on('auth_status', () => [notSignedIn()]);
     await click(tid('server-signout-web'));
     expect(be.calls('auth_logout')).toEqual([{ server: 'web' }]);
+    expect(statusStore.getState().message).toMatch(/removed from this machine and the server revoked its tokens/);
     expect(tid('server-auth-web')).toBeNull();
     expect(tid('server-test-result-web')).toBeNull();
     expect(tid('server-signin-web')).not.toBeNull();
@@ -235,7 +237,7 @@ describe('the palette', () => {
     expect(tid('palette-error-web')!.textContent).toContain('Needs a sign-in');
     expect(tid('palette-error-web')!.textContent).not.toContain('mcpflow auth login');
     await click(tid('palette-signin-web'));
-    expect(be.calls('auth_login')).toEqual([{ server: 'web' }]);
+    expect(be.calls('auth_login')).toEqual([{ server: 'web', doc: null }]);
     expect(be.calls('server_offers')).toHaveLength(2);
     expect(tid('palette-error-web')).toBeNull();
     expect(tid('palette-item-web-greet')).not.toBeNull();
@@ -279,7 +281,8 @@ describe('a run that needs a login', () => {
     expect(tid('run-signin-state-web')!.dataset.state).toBe('needed');
     expect(tid('run-signin-web')!.textContent).toBe('Sign in to web');
     await click(tid('run-signin-web'));
-    expect(be.calls('auth_login')).toEqual([{ server: 'web' }]);
+    // The document goes along: a server it declares itself is found by the sign-in.
+    expect(be.calls('auth_login')).toEqual([{ server: 'web', doc: expect.objectContaining({ id: 'greets' }) }]);
     expect(tid('run-signin-state-web')!.dataset.state).toBe('waiting');
     expect(tid('run-signin-state-web')!.textContent).toContain('Waiting for the browser…');
     await act(async () => answer.resolve(login()));
@@ -314,5 +317,16 @@ describe('what the sign-in says', () => {
     expect(expiryText(now + 72 * 3_600_000, false, now)).toBe('expires in 3 days');
     expect(expiryText(now - 1, true, now)).toBe('renewed on next use');
     expect(expiryText(now - 1, false, now)).toBe('expired');
+  });
+});
+
+describe('signing out says whether the server was told', () => {
+  it('words each answer of the authorization server', () => {
+    expect(signedOut('web', { revocation: 'revoked', reason: null })).toMatch(/server revoked its tokens/);
+    expect(signedOut('web', { revocation: 'not_offered', reason: null })).toMatch(/offers no way to revoke tokens, so they stay valid there until they expire/);
+    const failed = signedOut('web', { revocation: 'failed', reason: 'cannot reach http://as/revoke' });
+    expect(failed).toMatch(/removed from this machine, but the server could not be told \(cannot reach http:\/\/as\/revoke\)/);
+    expect(failed).toMatch(/remove mcpflow's access in your account settings/);
+    expect(signedOut('web', { revocation: 'no_login', reason: null })).toMatch(/held no sign-in/);
   });
 });

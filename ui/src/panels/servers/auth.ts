@@ -4,7 +4,8 @@
 //! palette's listing or a run failed with `AUTH_REQUIRED`). Shared by the Servers panel
 //! and the run's error ("Sign in to NAME").
 
-import { backend, BackendError, errorMessage, inTauri, report, toBackendError } from '../../backend';
+import { backend, BackendError, errorMessage, inTauri, report, toBackendError, type SignedOut } from '../../backend';
+import type { Blueprint } from '../../doc/types';
 import { AUTH_REQUIRED } from './authtext';
 import { refreshOffers, serversStore, testServer, type AuthSlice } from './store';
 
@@ -39,14 +40,15 @@ export async function refreshLogins(): Promise<void> {
 /**
  * Signs in through the system browser: shows "Waiting for the browser…" until the
  * redirect comes back, then the login (and tests the server again when a test had
- * failed for want of it). True when signed in.
+ * failed for want of it). True when signed in. `doc`: the document whose run needs the
+ * sign-in, so a server it declares itself is found too.
  */
-export async function signIn(name: string): Promise<boolean> {
+export async function signIn(name: string, doc?: Blueprint): Promise<boolean> {
   if (!inTauri()) return false;
   const mine = (loginSeq[name] = (loginSeq[name] ?? 0) + 1);
   patchRecord('signIns', name, { state: 'waiting' });
   try {
-    const login = await backend.authLogin(name);
+    const login = await backend.authLogin(name, doc);
     if (loginSeq[name] !== mine) return false;
     patchRecord('logins', name, login);
     patchRecord('signIns', name, undefined);
@@ -78,8 +80,8 @@ export async function cancelSignIn(name: string): Promise<void> {
 
 export async function signOut(name: string): Promise<void> {
   try {
-    await backend.authLogout(name);
-    report('info', `signed out of ${name}`);
+    const out = await backend.authLogout(name);
+    report(out.revocation === 'failed' ? 'warning' : 'info', signedOut(name, out));
     // What the last test found was reached with the login: no longer true.
     serversStore.setState((s) => {
       const tests = { ...s.tests };
@@ -90,6 +92,20 @@ export async function signOut(name: string): Promise<void> {
     report('error', `could not sign out of ${name}: ${errorMessage(e)}`);
   }
   await refreshLogins();
+}
+
+/** What Sign out did: removed here, and whether the authorization server was told. */
+export function signedOut(name: string, out: SignedOut): string {
+  switch (out.revocation) {
+    case 'revoked':
+      return `Signed out of ${name}: the login is removed from this machine and the server revoked its tokens.`;
+    case 'not_offered':
+      return `Signed out of ${name}: the login is removed from this machine. The server offers no way to revoke tokens, so they stay valid there until they expire.`;
+    case 'failed':
+      return `Signed out of ${name}: the login is removed from this machine, but the server could not be told (${out.reason ?? 'no answer'}), so its tokens stay valid there until they expire. To end them now, remove mcpflow's access in your account settings at the provider.`;
+    default:
+      return `${name} held no sign-in on this machine.`;
+  }
 }
 
 /** What a failed sign-in says in the panel: what went wrong and what to do, no flags. */
