@@ -8,6 +8,7 @@
 //! frame holding the loop body's steps. Each frame keeps one [`Slot`] per member step.
 
 mod frames;
+mod loops;
 mod scope;
 
 use crate::driver::StartError;
@@ -17,10 +18,9 @@ use crate::event::{
 };
 use crate::results::{output_forms, prompt_output, resource_output, tool_output_in};
 use crate::servers::{CallError, CallTarget, Progress, TaskHandle};
-use frames::Frames;
+use frames::{Frames, Slot, State};
 use mcpflow_blueprint::diagnostic::did_you_mean;
 use mcpflow_blueprint::limits::DEFAULT_MAX_VALUE_BYTES;
-use mcpflow_blueprint::limits::{DEFAULT_UNTIL_MAX_ITERATIONS, MAX_LOOP_CONCURRENCY};
 use mcpflow_blueprint::template::{Rcvar, Template, Variable, truthy, value_size, value_to_var, var_to_value};
 use mcpflow_blueprint::{Backoff, Blueprint, OnError, Plan, Retry, StepIdx, StepKind, StepTemplates};
 use scope::View;
@@ -226,76 +226,6 @@ fn routed_case(output: &Variable) -> Option<Option<usize>> {
         Variable::Number(n) => n.as_u64().and_then(|i| usize::try_from(i).ok()).map(Some),
         _ => None,
     }
-}
-
-/// A frame: the top level or one loop iteration.
-#[derive(Debug)]
-pub(crate) struct Frame {
-    list: usize,
-    pub(crate) parent: Option<FrameId>,
-    /// The loop step instance this iteration belongs to.
-    owner: Option<(FrameId, usize)>,
-    path: IterationPath,
-    pub(crate) vars: Vec<(String, Rcvar)>,
-    slots: Vec<Slot>,
-    pub(crate) outputs: HashMap<String, Rcvar>,
-    pub(crate) records: HashMap<String, Rcvar>,
-    open: usize,
-    iteration: u32,
-    closed: bool,
-}
-
-#[derive(Debug, Default)]
-struct Slot {
-    state: State,
-    attempts: u32,
-    started_ms: Option<u64>,
-    /// A breakpoint on this instance has already paused the run once.
-    released: bool,
-    /// For a fallback step that runs: the error it handles (`error` in scope).
-    handling: Option<Rcvar>,
-    /// Skipped because the step is disabled: its dependents still run.
-    disabled: bool,
-}
-
-#[derive(Debug, Default)]
-enum State {
-    /// Dependencies not finished yet.
-    #[default]
-    Waiting,
-    Ready,
-    Running {
-        inv: InvId,
-        timeout: Option<TimerId>,
-    },
-    Sleeping {
-        timer: TimerId,
-    },
-    Backoff {
-        timer: TimerId,
-    },
-    Loop(LoopRun),
-    /// Failed; its fallback (at this position) is running.
-    InFallback,
-    Done(StepStatus),
-}
-
-#[derive(Debug, Default)]
-struct LoopRun {
-    /// The `for_each` list, shared with the value it came from (never copied, nothing
-    /// allocated per item up front); `None` for `until`.
-    items: Option<Rcvar>,
-    /// The list's length.
-    total: Option<u32>,
-    next: u32,
-    active: BTreeSet<FrameId>,
-    results: BTreeMap<u32, Rcvar>,
-    done: u32,
-    delay: Option<TimerId>,
-    /// Iterations below this index may start without waiting `delay_ms` again.
-    cleared: u32,
-    /// `until` is met (or a failure): start no more iterations.
-    stop: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -637,51 +567,6 @@ impl Scheduler {
         }
     }
 
-    fn new_frame(
-        &mut self,
-        list: usize,
-        parent: Option<FrameId>,
-        owner: Option<(FrameId, usize)>,
-        path: IterationPath,
-        vars: Vec<(String, Rcvar)>,
-        iteration: u32,
-    ) -> FrameId {
-        let plan = self.plan.clone();
-        let members = &plan.lists[list].members;
-        let mut slots = Vec::with_capacity(members.len());
-        let mut open = 0;
-        for &m in members {
-            let s = &plan.steps[m];
-            let state = if s.fallback_of.is_some() {
-                // Runs only as a fallback; not part of the frame's own progress.
-                State::Done(StepStatus::Skipped)
-            } else {
-                open += 1;
-                if s.deps.is_empty() { State::Ready } else { State::Waiting }
-            };
-            slots.push(Slot { state, ..Slot::default() });
-        }
-        let id = self.frames.push(Frame {
-            list,
-            parent,
-            owner,
-            path,
-            vars,
-            slots,
-            outputs: HashMap::new(),
-            records: HashMap::new(),
-            open,
-            iteration,
-            closed: false,
-        });
-        for (pos, &m) in members.iter().enumerate() {
-            if plan.steps[m].fallback_of.is_none() && plan.steps[m].deps.is_empty() {
-                self.make_ready(id, pos);
-            }
-        }
-        id
-    }
-
     /// A step whose dependencies are done may start: it becomes ready — unless the run
     /// re-runs part of an earlier one and the step is pinned (it finishes at once with
     /// its earlier output) or not among those to run (it is skipped).
@@ -763,37 +648,6 @@ impl Scheduler {
             self.plan.steps[self.id_of(frame, pos)].step.kind,
             StepKind::Tool(_) | StepKind::Resource(_) | StepKind::Prompt(_) | StepKind::Workflow(_)
         )
-    }
-
-    fn view(&self, frame: FrameId, pos: usize) -> View<'_> {
-        let idx = self.id_of(frame, pos);
-        let mut extra = Vec::new();
-        let step = &self.plan.steps[idx];
-        if step.deps.len() == 1 {
-            let dep = step.deps[0];
-            let name = self.plan.steps[dep].step.id();
-            if let Some(v) = self.frames[frame].outputs.get(name) {
-                extra.push(("prev", v.clone()));
-            }
-        }
-        if let Some(e) = &self.frames[frame].slots[pos].handling {
-            extra.push(("error", e.clone()));
-        } else if let Some(e) = self.inherited_error(frame) {
-            extra.push(("error", e));
-        }
-        View { s: self, frame, extra }
-    }
-
-    /// Inside a loop that runs as a fallback, `error` is the loop's.
-    fn inherited_error(&self, frame: FrameId) -> Option<Rcvar> {
-        let mut f = frame;
-        while let Some((of, opos)) = self.frames[f].owner {
-            if let Some(e) = &self.frames[of].slots[opos].handling {
-                return Some(e.clone());
-            }
-            f = of;
-        }
-        None
     }
 
     /// Starts one step; returns whether it started (a breakpoint may hold it).
@@ -1436,273 +1290,7 @@ impl Scheduler {
 
     // ----- loops ----------------------------------------------------------------------
 
-    fn start_loop(&mut self, frame: FrameId, pos: usize, for_each: Option<Rcvar>) {
-        let idx = self.id_of(frame, pos);
-        let StepKind::Loop(l) = &self.plan.steps[idx].step.kind else { return };
-        // A `for_each` is bounded by its list (and the list by `limits.max_value_bytes`):
-        // only an explicit `max_iterations` caps it.
-        let (items, total) = match (&l.for_each, for_each) {
-            (Some(_), Some(list)) if matches!(&*list, Variable::Array(_)) => {
-                let len = match &*list {
-                    Variable::Array(items) => items.len(),
-                    _ => 0,
-                };
-                let cap = l.max_iterations.map_or(u64::from(u32::MAX), u64::from);
-                let Some(total) = u32::try_from(len).ok().filter(|n| u64::from(*n) <= cap) else {
-                    let e = err(
-                        "LOOP_TOO_MANY_ITEMS",
-                        match l.max_iterations {
-                            Some(max) => format!("`for_each` has {len} items; `max_iterations` is {max}"),
-                            None => format!("`for_each` has {len} items; a loop runs at most {} iterations", u32::MAX),
-                        },
-                    );
-                    self.finish(frame, pos, Outcome::Failed { error: e, retryable: false, raw: None });
-                    return;
-                };
-                (Some(list), Some(total))
-            }
-            (Some(_), Some(list)) if matches!(&*list, Variable::Null) => (None, Some(0)),
-            (Some(_), other) => {
-                let found = other.map_or("nothing".to_owned(), |v| var_to_value(&v).to_string());
-                let e = err("LOOP_NOT_AN_ARRAY", format!("`for_each` must yield an array, found {found}"));
-                self.finish(frame, pos, Outcome::Failed { error: e, retryable: false, raw: None });
-                return;
-            }
-            (None, _) => (None, None),
-        };
-        self.frames[frame].slots[pos].state = State::Loop(LoopRun { items, total, ..LoopRun::default() });
-        self.loop_advance(frame, pos);
-    }
-
-    /// Starts iterations while the loop's concurrency allows; finishes the loop when all
-    /// are done.
-    fn loop_advance(&mut self, frame: FrameId, pos: usize) {
-        let idx = self.id_of(frame, pos);
-        let plan = self.plan.clone();
-        let StepKind::Loop(l) = &plan.steps[idx].step.kind else { return };
-        let body = plan.steps[idx].body.unwrap_or(0);
-        // `until` stops at `max_iterations` (default 1,000); a `for_each` at the end of its
-        // list, which `start_loop` checked against an explicit `max_iterations`.
-        let max = if l.until.is_some() { l.max_iterations.unwrap_or(DEFAULT_UNTIL_MAX_ITERATIONS) } else { u32::MAX };
-        // Each iteration in flight holds a frame: at most MAX_LOOP_CONCURRENCY of them,
-        // whatever `concurrency` asks, so a long list is never a frame per element at once.
-        let concurrency = if l.until.is_some() { 1 } else { l.concurrency.unwrap_or(1).clamp(1, MAX_LOOP_CONCURRENCY) };
-        loop {
-            let State::Loop(run) = &mut self.frames[frame].slots[pos].state else { return };
-            let total = run.total;
-            let exhausted = run.stop || total.is_some_and(|t| run.next >= t) || run.next >= max;
-            if exhausted {
-                if run.active.is_empty() && run.delay.is_none() {
-                    let output = Variable::Array(std::mem::take(&mut run.results).into_values().collect());
-                    self.finish(frame, pos, Outcome::Succeeded { output: Rcvar::new(output), json: None, raw: None });
-                }
-                return;
-            }
-            if run.active.len() as u32 >= concurrency || run.delay.is_some() {
-                return;
-            }
-            let i = run.next;
-            if i > 0
-                && run.cleared <= i
-                && let Some(d) = l.delay_ms.filter(|d| *d > 0)
-            {
-                let timer = self.set_timer(TimerKind::LoopDelay(frame, pos), self.now + d);
-                if let State::Loop(run) = &mut self.frames[frame].slots[pos].state {
-                    run.delay = Some(timer);
-                }
-                return;
-            }
-            run.next += 1;
-            let item = match run.items.as_deref() {
-                Some(Variable::Array(items)) => items.get(i as usize).cloned(),
-                _ => None,
-            }
-            .unwrap_or_else(|| value_to_var(Value::Null));
-            let mut path = self.frames[frame].path.clone();
-            path.push(i);
-            let var = l.as_name.clone().unwrap_or_else(|| "item".into());
-            let vars = vec![(var, item), ("index".to_owned(), value_to_var(json!(i)))];
-            let child = self.new_frame(body, Some(frame), Some((frame, pos)), path, vars, i);
-            if let State::Loop(run) = &mut self.frames[frame].slots[pos].state {
-                run.active.insert(child);
-            }
-            if self.frames[child].open == 0 {
-                self.frame_complete(child);
-            }
-        }
-    }
-
-    fn iteration_done(&mut self, frame: FrameId) {
-        let Some((of, opos)) = self.frames[frame].owner else { return };
-        let plan = self.plan.clone();
-        let idx = self.id_of(of, opos);
-        let (StepKind::Loop(l), StepTemplates::Loop { until, collect, .. }) =
-            (&plan.steps[idx].step.kind, &plan.steps[idx].templates)
-        else {
-            return;
-        };
-        let view = View { s: self, frame, extra: Vec::new() };
-        let result = match collect {
-            Some(t) => t.render_var(&view),
-            None => {
-                let last = plan.lists[self.frames[frame].list]
-                    .members
-                    .iter()
-                    .rev()
-                    .find(|&&m| plan.steps[m].fallback_of.is_none());
-                Ok(last
-                    .and_then(|&m| self.frames[frame].outputs.get(plan.steps[m].step.id()).cloned())
-                    .unwrap_or_else(|| value_to_var(Value::Null)))
-            }
-        };
-        let stop = match until {
-            Some(t) => t.render_var(&view).map(|v| truthy(&v)),
-            None => Ok(false),
-        };
-        let iteration = self.frames[frame].iteration;
-        let (result, stop) = match (result, stop) {
-            (Ok(r), Ok(s)) => (r, s),
-            (Err(e), _) | (_, Err(e)) => {
-                self.close_frame(frame);
-                if let State::Loop(run) = &mut self.frames[of].slots[opos].state {
-                    run.active.remove(&frame);
-                }
-                self.cancel_loop(of, opos);
-                self.finish(of, opos, Outcome::Failed { error: err(e.code, e.message), retryable: false, raw: None });
-                return;
-            }
-        };
-        let step = plan.steps[idx].step.id().to_owned();
-        let path = self.frames[of].path.clone();
-        // Nothing outside a loop reads its body steps (validation guarantees it): the
-        // iteration's values can go now rather than at the end of the run.
-        let done_frame = &mut self.frames[frame];
-        let values = (
-            std::mem::take(&mut done_frame.outputs),
-            std::mem::take(&mut done_frame.records),
-            std::mem::take(&mut done_frame.vars),
-        );
-        self.retired.push(values);
-        self.finished_frames.push(frame);
-        let State::Loop(run) = &mut self.frames[of].slots[opos].state else { return };
-        run.active.remove(&frame);
-        run.results.insert(iteration, result);
-        run.done += 1;
-        if stop {
-            run.stop = true;
-        }
-        let done = run.done;
-        let total = run.total.map(f64::from);
-        let max = l.max_iterations.unwrap_or(DEFAULT_UNTIL_MAX_ITERATIONS);
-        let hit_cap = l.until.is_some() && !stop && done >= max;
-        self.emit(EventKind::StepProgress {
-            step: step.clone(),
-            path,
-            progress: f64::from(done),
-            total,
-            message: Some(match total {
-                Some(t) => format!("{done}/{t}"),
-                None => format!("iteration {done}"),
-            }),
-        });
-        if hit_cap {
-            self.emit(EventKind::Log {
-                level: LogLevel::Warn,
-                message: format!("loop `{step}` stopped at max_iterations ({max}) before `until` was true"),
-                step: Some(step),
-            });
-        }
-        self.loop_advance(of, opos);
-    }
-
-    /// Cancels the active iterations of a loop instance.
-    fn cancel_loop(&mut self, frame: FrameId, pos: usize) {
-        let active: Vec<FrameId> = match &mut self.frames[frame].slots[pos].state {
-            State::Loop(run) => {
-                run.stop = true;
-                std::mem::take(&mut run.active).into_iter().collect()
-            }
-            _ => Vec::new(),
-        };
-        for f in active {
-            self.cancel_frame(f);
-        }
-    }
-
     // ----- frames, abort, cancel --------------------------------------------------------
-
-    fn frame_complete(&mut self, frame: FrameId) {
-        if self.frames[frame].closed {
-            return;
-        }
-        self.frames[frame].closed = true;
-        if frame == 0 {
-            self.finish_run();
-        } else {
-            self.iteration_done(frame);
-        }
-    }
-
-    fn close_frame(&mut self, frame: FrameId) {
-        self.frames[frame].closed = true;
-    }
-
-    /// Cancels everything still running or pending in a frame (and its iterations).
-    fn cancel_frame(&mut self, frame: FrameId) {
-        self.frames[frame].closed = true;
-        for pos in 0..self.frames[frame].slots.len() {
-            let state = std::mem::take(&mut self.frames[frame].slots[pos].state);
-            let step = self.step_name(frame, pos);
-            let path = self.frames[frame].path.clone();
-            match state {
-                State::Running { inv, timeout } => {
-                    self.invocations.remove(&inv);
-                    self.running_calls = self.running_calls.saturating_sub(1);
-                    if let Some(t) = timeout {
-                        self.timers.remove(&t);
-                    }
-                    self.out.push(Action::Cancel { inv });
-                    self.emit_finished(frame, pos, Finished::failed(err("CANCELLED", "cancelled"), None));
-                    self.frames[frame].slots[pos].state = State::Done(StepStatus::Failed);
-                }
-                State::Loop(run) => {
-                    for f in run.active {
-                        self.cancel_frame(f);
-                    }
-                    self.emit_finished(frame, pos, Finished::failed(err("CANCELLED", "cancelled"), None));
-                    self.frames[frame].slots[pos].state = State::Done(StepStatus::Failed);
-                }
-                State::Done(s) => self.frames[frame].slots[pos].state = State::Done(s),
-                State::InFallback => self.frames[frame].slots[pos].state = State::Done(StepStatus::Failed),
-                other @ (State::Waiting | State::Ready | State::Backoff { .. } | State::Sleeping { .. }) => {
-                    if let State::Backoff { timer } | State::Sleeping { timer } = other {
-                        self.timers.remove(&timer);
-                    }
-                    self.ready.remove(&(frame, pos));
-                    self.emit(EventKind::StepSkipped { step, path, reason: None });
-                    self.frames[frame].slots[pos].state = State::Done(StepStatus::Skipped);
-                }
-            }
-        }
-    }
-
-    /// `on_error: abort` inside `frame`: cancel the frame; a loop iteration then fails
-    /// its loop, the top level fails the run.
-    fn abort_frame(&mut self, frame: FrameId, error: StepError) {
-        if frame == 0 {
-            self.fail_run(error, RunStatus::Failed);
-            return;
-        }
-        self.cancel_frame(frame);
-        let Some((of, opos)) = self.frames[frame].owner else { return };
-        if let State::Loop(run) = &mut self.frames[of].slots[opos].state {
-            run.active.remove(&frame);
-        }
-        self.cancel_loop(of, opos);
-        let iteration = self.frames[frame].iteration;
-        let e = err(&error.code, format!("iteration {iteration}: {}", error.message));
-        self.finish(of, opos, Outcome::Failed { error: e, retryable: false, raw: None });
-    }
 
     fn fail_run(&mut self, error: StepError, status: RunStatus) {
         if self.phase != Phase::Running {

@@ -13,7 +13,7 @@ pub(crate) struct View<'a> {
 }
 
 impl View<'_> {
-    fn chain(&self) -> impl Iterator<Item = &super::Frame> {
+    fn chain(&self) -> impl Iterator<Item = &super::frames::Frame> {
         let mut next = Some(self.frame);
         std::iter::from_fn(move || {
             let f = &self.s.frames[next?];
@@ -72,5 +72,38 @@ impl Scope for View<'_> {
 
     fn max_value_bytes(&self) -> u64 {
         self.s.max_value_bytes
+    }
+}
+
+impl Scheduler {
+    pub(super) fn view(&self, frame: FrameId, pos: usize) -> View<'_> {
+        let idx = self.id_of(frame, pos);
+        let mut extra = Vec::new();
+        let step = &self.plan.steps[idx];
+        if step.deps.len() == 1 {
+            let dep = step.deps[0];
+            let name = self.plan.steps[dep].step.id();
+            if let Some(v) = self.frames[frame].outputs.get(name) {
+                extra.push(("prev", v.clone()));
+            }
+        }
+        if let Some(e) = &self.frames[frame].slots[pos].handling {
+            extra.push(("error", e.clone()));
+        } else if let Some(e) = self.inherited_error(frame) {
+            extra.push(("error", e));
+        }
+        View { s: self, frame, extra }
+    }
+
+    /// Inside a loop that runs as a fallback, `error` is the loop's.
+    pub(super) fn inherited_error(&self, frame: FrameId) -> Option<Rcvar> {
+        let mut f = frame;
+        while let Some((of, opos)) = self.frames[f].owner {
+            if let Some(e) = &self.frames[of].slots[opos].handling {
+                return Some(e.clone());
+            }
+            f = of;
+        }
+        None
     }
 }
