@@ -7,9 +7,12 @@
 //! A run is a tree of *frames*: the top-level list is frame 0; each loop iteration is a
 //! frame holding the loop body's steps. Each frame keeps one [`Slot`] per member step.
 
+mod control;
+mod events;
 mod frames;
 mod loops;
 mod scope;
+mod timers;
 
 use crate::driver::StartError;
 use crate::event::{
@@ -18,16 +21,18 @@ use crate::event::{
 };
 use crate::results::{output_forms, prompt_output, resource_output, tool_output_in};
 use crate::servers::{CallError, CallTarget, Progress, TaskHandle};
+use events::Finished;
 use frames::{Frames, Slot, State};
 use mcpflow_blueprint::diagnostic::did_you_mean;
 use mcpflow_blueprint::limits::DEFAULT_MAX_VALUE_BYTES;
 use mcpflow_blueprint::template::{Rcvar, Template, Variable, truthy, value_size, value_to_var, var_to_value};
-use mcpflow_blueprint::{Backoff, Blueprint, OnError, Plan, Retry, StepIdx, StepKind, StepTemplates};
+use mcpflow_blueprint::{Blueprint, OnError, Plan, Retry, StepIdx, StepKind, StepTemplates};
 use scope::View;
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
+use timers::TimerKind;
 
 /// Default `limits.concurrency`.
 pub const DEFAULT_CONCURRENCY: u32 = 16;
@@ -225,34 +230,6 @@ fn routed_case(output: &Variable) -> Option<Option<usize>> {
         Variable::String(s) if s == "default" => Some(None),
         Variable::Number(n) => n.as_u64().and_then(|i| usize::try_from(i).ok()).map(Some),
         _ => None,
-    }
-}
-
-#[derive(Debug, Clone, Copy)]
-enum TimerKind {
-    Retry(FrameId, usize),
-    Timeout(InvId),
-    Wait(FrameId, usize),
-    LoopDelay(FrameId, usize),
-    Run,
-}
-
-/// What a `StepFinished` event reports.
-struct Finished {
-    status: StepStatus,
-    output: Option<Value>,
-    error: Option<StepError>,
-    raw: Option<Value>,
-    recovered_by: Option<String>,
-}
-
-impl Finished {
-    fn succeeded(output: Value, raw: Option<Value>, recovered_by: Option<String>) -> Self {
-        Finished { status: StepStatus::Succeeded, output: Some(output), error: None, raw, recovered_by }
-    }
-
-    fn failed(error: StepError, raw: Option<Value>) -> Self {
-        Finished { status: StepStatus::Failed, output: None, error: Some(error), raw, recovered_by: None }
     }
 }
 
@@ -469,57 +446,6 @@ impl Scheduler {
     }
 
     // ----- events -------------------------------------------------------------------
-
-    fn emit(&mut self, kind: EventKind) {
-        self.seq += 1;
-        let at_ms = self.now.saturating_sub(self.started_at);
-        self.out.push(Action::Emit(RunEvent { seq: self.seq, at_ms, kind }));
-    }
-
-    /// Emits the one `StepFinished` of a step instance; attempts and duration come from
-    /// its slot.
-    fn emit_finished(&mut self, frame: FrameId, pos: usize, f: Finished) {
-        let idx = self.id_of(frame, pos);
-        self.unsynced.insert(idx);
-        let slot = &self.frames[frame].slots[pos];
-        let attempts = slot.attempts;
-        let duration_ms = self.now.saturating_sub(slot.started_ms.unwrap_or(self.now));
-        let step = self.step_name(frame, pos);
-        let path = self.frames[frame].path.clone();
-        let Finished { status, output, error, raw, recovered_by } = f;
-        self.emit(EventKind::StepFinished {
-            step,
-            path,
-            status,
-            output,
-            error,
-            attempts,
-            duration_ms,
-            raw,
-            recovered_by,
-        });
-    }
-
-    fn id_of(&self, frame: FrameId, pos: usize) -> StepIdx {
-        self.plan.lists[self.frames[frame].list].members[pos]
-    }
-
-    fn step_name(&self, frame: FrameId, pos: usize) -> String {
-        self.plan.steps[self.id_of(frame, pos)].step.id().to_owned()
-    }
-
-    fn fresh(&mut self) -> u64 {
-        let id = self.next_id;
-        self.next_id += 1;
-        id
-    }
-
-    fn set_timer(&mut self, kind: TimerKind, at_ms: u64) -> TimerId {
-        let timer = self.fresh();
-        self.timers.insert(timer, kind);
-        self.out.push(Action::SetTimer { timer, at_ms });
-        timer
-    }
 
     // ----- lifecycle ------------------------------------------------------------------
 
@@ -817,68 +743,6 @@ impl Scheduler {
         self.out.push(Action::Invoke { inv, step, path, invocation, sync, resume });
     }
 
-    /// Whether a call of the step at `frame`/`pos` reads a step that finished since the
-    /// journal last synced: one of its dependencies, or of the loops around it (a loop
-    /// makes no call of its own, so what it waited for may not be on disk yet). When so,
-    /// the journal syncs first, and everything finished so far counts as synced.
-    ///
-    /// Direct dependencies suffice: a dependency's own dependencies finished before it
-    /// did, and were synced before its call — or it made none and is unsynced itself.
-    /// Iterations of a loop whose body steps depend on nothing in it call without a
-    /// sync after the first, however many finish meanwhile.
-    fn needs_sync(&mut self, frame: FrameId, pos: usize) -> bool {
-        if self.unsynced.is_empty() {
-            return false;
-        }
-        let mut at = Some((frame, pos));
-        let mut needed = false;
-        while let Some((f, p)) = at {
-            let idx = self.id_of(f, p);
-            if self.plan.steps[idx].deps.iter().any(|d| self.unsynced.contains(d)) {
-                needed = true;
-                break;
-            }
-            at = self.frames.get(f).and_then(|fr| fr.owner);
-        }
-        if needed {
-            self.unsynced.clear();
-        }
-        needed
-    }
-
-    /// What a `transform` or `switch` held at a breakpoint would give (see
-    /// `EventKind::RunPaused::preview`): the transform's value, already resolved before
-    /// the pause, or the case the switch's `when` templates pick now. Pure: templates
-    /// only read the scope, so nothing runs.
-    fn pause_preview(&self, frame: FrameId, pos: usize, value: Option<&Rcvar>) -> Option<Value> {
-        let failed = |code: &str, message: String| json!({ "error": { "code": code, "message": message } });
-        let planned = &self.plan.steps[self.id_of(frame, pos)];
-        match (&planned.step.kind, &planned.templates) {
-            (StepKind::Transform(_), _) => {
-                let Some(v) = value else { return Some(json!({ "value": null })) };
-                if value_size(v, self.max_value_bytes).is_none() {
-                    return Some(failed(
-                        "OUTPUT_TOO_LARGE",
-                        format!("the value is larger than {} bytes (limits.max_value_bytes)", self.max_value_bytes),
-                    ));
-                }
-                Some(json!({ "value": var_to_value(v) }))
-            }
-            (StepKind::Switch(_), StepTemplates::Switch { when }) => {
-                let view = self.view(frame, pos);
-                for (i, t) in when.iter().enumerate() {
-                    match t.render_var(&view) {
-                        Ok(v) if truthy(&v) => return Some(json!({ "case": i })),
-                        Ok(_) => {}
-                        Err(e) => return Some(failed(e.code, format!("case {i}: {}", e.message))),
-                    }
-                }
-                Some(json!({ "case": "default" }))
-            }
-            _ => None,
-        }
-    }
-
     /// A transform's value and a loop's `for_each`, as shared values.
     fn resolve_value(&self, frame: FrameId, pos: usize) -> Result<Option<Rcvar>, StepError> {
         let view = self.view(frame, pos);
@@ -976,74 +840,6 @@ impl Scheduler {
         let step = self.step_name(frame, pos);
         let path = self.frames[frame].path.clone();
         self.emit(EventKind::StepProgress { step, path, progress: p.progress, total: p.total, message: p.message });
-    }
-
-    fn timer(&mut self, timer: TimerId) {
-        let Some(kind) = self.timers.remove(&timer) else { return };
-        if let TimerKind::Retry(frame, _) | TimerKind::Wait(frame, _) | TimerKind::LoopDelay(frame, _) = kind
-            && !self.frames.contains(frame)
-        {
-            // A loop delay outlives a loop that failed; its iteration has finished since.
-            return;
-        }
-        match kind {
-            TimerKind::Run => {
-                let ms = self.run_timeout.unwrap_or_default();
-                self.fail_run(
-                    err("RUN_TIMEOUT", format!("the run did not finish within {ms} ms (limits.timeout_ms)")),
-                    RunStatus::Failed,
-                );
-            }
-            TimerKind::Timeout(inv) => {
-                let Some((frame, pos)) = self.invocations.remove(&inv) else { return };
-                self.running_calls = self.running_calls.saturating_sub(1);
-                self.out.push(Action::Cancel { inv });
-                let ms = self.plan.steps[self.id_of(frame, pos)].step.common.timeout_ms.unwrap_or_default();
-                let error =
-                    err("STEP_TIMEOUT", format!("no result within {ms} ms (timeout_ms); the call was cancelled"));
-                self.finish(frame, pos, Outcome::Failed { error, retryable: true, raw: None });
-            }
-            TimerKind::Retry(frame, pos) => {
-                if matches!(self.frames[frame].slots[pos].state, State::Backoff { .. }) {
-                    self.frames[frame].slots[pos].state = State::Ready;
-                    self.ready.insert((frame, pos));
-                }
-            }
-            TimerKind::Wait(frame, pos) => {
-                if matches!(self.frames[frame].slots[pos].state, State::Sleeping { .. }) {
-                    self.finish(
-                        frame,
-                        pos,
-                        Outcome::Succeeded { output: value_to_var(Value::Null), json: None, raw: None },
-                    );
-                }
-            }
-            TimerKind::LoopDelay(frame, pos) => {
-                if let State::Loop(l) = &mut self.frames[frame].slots[pos].state {
-                    l.delay = None;
-                    l.cleared = l.next + 1;
-                }
-                self.loop_advance(frame, pos);
-            }
-        }
-    }
-
-    fn retry_policy(&self, idx: StepIdx) -> Option<Retry> {
-        let step = &self.plan.steps[idx].step;
-        step.common.retry.clone().or_else(|| match step.kind {
-            StepKind::Tool(_) | StepKind::Resource(_) | StepKind::Prompt(_) => self.retry.clone(),
-            _ => None,
-        })
-    }
-
-    /// Delay before attempt `next` (2, 3, …).
-    pub fn backoff_delay(retry: &Retry, next: u32) -> u64 {
-        let base = retry.delay_ms.unwrap_or(0);
-        let delay = match retry.backoff.unwrap_or_default() {
-            Backoff::Fixed => base,
-            Backoff::Exponential => base.saturating_mul(1u64 << (next.saturating_sub(2)).min(32)),
-        };
-        retry.max_delay_ms.map_or(delay, |m| delay.min(m))
     }
 
     /// A step instance ends (or retries, or hands over to its fallback).
@@ -1306,42 +1102,6 @@ impl Scheduler {
         }
         self.cancel_frame(0);
         self.end(status, Value::Null);
-    }
-
-    fn control(&mut self, c: Control) {
-        match c {
-            Control::Pause => {
-                if !self.paused {
-                    self.paused = true;
-                    self.emit(EventKind::RunPaused {
-                        reason: PauseReason::Requested,
-                        step: None,
-                        path: None,
-                        args: None,
-                        preview: None,
-                    });
-                }
-            }
-            Control::Resume => {
-                self.step_once = false;
-                if self.paused {
-                    self.paused = false;
-                    self.emit(EventKind::RunResumed {});
-                }
-            }
-            Control::Step => {
-                self.step_once = true;
-                if self.paused {
-                    self.paused = false;
-                    self.emit(EventKind::RunResumed {});
-                }
-            }
-            Control::Cancel => {
-                let e = err("CANCELLED", "the run was cancelled");
-                self.fail_run(e, RunStatus::Cancelled);
-            }
-            Control::SetBreakpoints(ids) => self.breakpoints = ids.into_iter().collect(),
-        }
     }
 
     fn finish_run(&mut self) {

@@ -6,8 +6,9 @@
 //! The frame, its slots and their states live here too, with opening, closing,
 //! cancelling and aborting a frame.
 
+use super::events::Finished;
 use super::loops::LoopRun;
-use super::{Action, Finished, FrameId, InvId, Outcome, Scheduler, TimerId, err};
+use super::{Action, FrameId, InvId, Outcome, Scheduler, TimerId, err};
 use crate::event::{EventKind, IterationPath, RunStatus, StepError, StepStatus};
 use mcpflow_blueprint::template::Rcvar;
 use std::collections::HashMap;

@@ -4,7 +4,8 @@
 
 use super::frames::State;
 use super::scope::View;
-use super::{FrameId, Outcome, Scheduler, TimerId, TimerKind, err};
+use super::timers::TimerKind;
+use super::{FrameId, Outcome, Scheduler, TimerId, err};
 use crate::event::{EventKind, LogLevel};
 use mcpflow_blueprint::limits::{DEFAULT_UNTIL_MAX_ITERATIONS, MAX_LOOP_CONCURRENCY};
 use mcpflow_blueprint::template::{Rcvar, Variable, truthy, value_to_var, var_to_value};
