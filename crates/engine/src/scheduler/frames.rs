@@ -8,7 +8,8 @@
 
 use super::events::Finished;
 use super::loops::LoopRun;
-use super::{Action, FrameId, InvId, Outcome, Scheduler, TimerId, err};
+use super::outcome::Outcome;
+use super::{Action, FrameId, InvId, Scheduler, TimerId, err};
 use crate::event::{EventKind, IterationPath, RunStatus, StepError, StepStatus};
 use mcpflow_blueprint::template::Rcvar;
 use std::collections::HashMap;

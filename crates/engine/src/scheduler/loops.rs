@@ -3,9 +3,10 @@
 //! `until`, the loop's result, and cancelling the iterations still running.
 
 use super::frames::State;
+use super::outcome::Outcome;
 use super::scope::View;
 use super::timers::TimerKind;
-use super::{FrameId, Outcome, Scheduler, TimerId, err};
+use super::{FrameId, Scheduler, TimerId, err};
 use crate::event::{EventKind, LogLevel};
 use mcpflow_blueprint::limits::{DEFAULT_UNTIL_MAX_ITERATIONS, MAX_LOOP_CONCURRENCY};
 use mcpflow_blueprint::template::{Rcvar, Variable, truthy, value_to_var, var_to_value};

@@ -3,7 +3,8 @@
 //! fires, and the retry policy with its backoff.
 
 use super::frames::State;
-use super::{Action, FrameId, InvId, Outcome, Scheduler, TimerId, err};
+use super::outcome::Outcome;
+use super::{Action, FrameId, InvId, Scheduler, TimerId, err};
 use crate::event::RunStatus;
 use mcpflow_blueprint::template::value_to_var;
 use mcpflow_blueprint::{Backoff, Retry, StepIdx, StepKind};
