@@ -5,12 +5,31 @@
 //! it step by step and recorded histories replay to the same decisions.
 //!
 //! A run is a tree of *frames*: the top-level list is frame 0; each loop iteration is a
-//! frame holding the loop body's steps. Each frame keeps one [`Slot`] per member step.
+//! frame holding the loop body's steps. Each frame keeps one slot per member step.
+//!
+//! This file is the door (`apply`, the inputs and actions) and the [`Scheduler`] whose
+//! fields are grouped by concern; each concern lives in its own module:
+//!
+//! | module | what lives there |
+//! |---|---|
+//! | `run` | the run's start (or refusal), failure, output and final envelope |
+//! | `start` | starting ready steps: concurrency, the per-input cut, each kind's start |
+//! | `outcome` | a call's answer routed to its step; retry, fallback, continue/abort, success |
+//! | `routing` | what a finished step wakes: ready, skipped, switch routing, pinned, disabled |
+//! | `loops` | `for_each` / `until` iterations, their concurrency and delay, `collect` |
+//! | `frames` | frames and slots: open, close, cancel, abort; finished iterations' values |
+//! | `timers` | timers (retry backoff, `timeout_ms`, `wait`, loop delay, run timeout) |
+//! | `control` | pause, single step, breakpoints, cancel (`Debugger`) |
+//! | `limits` | `concurrency`, `max_step_runs`, `max_value_bytes`, the run's timeout |
+//! | `events` | event numbering, a step's `StepFinished`, the journal's sync (`Out`) |
+//! | `config` | [`RunConfig`] and a re-run's selection (`pinned`, `only`) |
+//! | `scope` | the template scope over frames, and `inputs` / `saved` / `run` |
 
 mod config;
 mod control;
 mod events;
 mod frames;
+mod limits;
 mod loops;
 mod outcome;
 mod routing;
@@ -19,19 +38,27 @@ mod scope;
 mod start;
 mod timers;
 
-use crate::driver::StartError;
 use crate::event::{Envelope, ErrorEntry, EventKind, IterationPath, LogLevel, RunEvent, StepError};
 use crate::servers::{CallError, CallTarget, Progress, TaskHandle};
 pub use config::RunConfig;
+use config::Selection;
+use control::Debugger;
+use events::Out;
 use frames::Frames;
-use mcpflow_blueprint::limits::DEFAULT_MAX_VALUE_BYTES;
-use mcpflow_blueprint::template::{Rcvar, value_to_var};
+use limits::Limits;
+use mcpflow_blueprint::template::Rcvar;
 use mcpflow_blueprint::{Blueprint, OnError, Plan, Retry, StepIdx};
 use run::Phase;
-use serde_json::{Value, json};
-use std::collections::{BTreeSet, HashMap, HashSet};
+use scope::Globals;
+use serde_json::Value;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use timers::TimerKind;
+// What the tests below read through `use super::*`.
+#[cfg(test)]
+use serde_json::json;
+#[cfg(test)]
+use std::collections::HashSet;
 
 /// Default `limits.concurrency`.
 pub const DEFAULT_CONCURRENCY: u32 = 16;
@@ -122,57 +149,45 @@ pub enum Input {
     Continue,
 }
 
+/// The state of one run, grouped by concern; each group lives with the code that uses
+/// it (see the module list above).
 pub struct Scheduler {
     plan: Arc<Plan>,
     bp_id: String,
+    /// The blueprint's `on_error` and `retry`: what a step without its own does.
     on_error: OnError,
     retry: Option<Retry>,
-    concurrency: u32,
-    max_step_runs: u64,
-    /// `limits.max_value_bytes`: the largest value a template may build or a step output.
-    pub(crate) max_value_bytes: u64,
-    run_timeout: Option<u64>,
-    /// `config` without `pinned` and `only`, which are moved here.
+    /// `config` without `pinned` and `only`, which are moved to `selection`.
     config: RunConfig,
-    /// Pinned top-level steps: the output each finishes with, taken when it does (so
-    /// the run holds it once, as it holds a real output).
-    pinned: HashMap<StepIdx, Value>,
-    /// The top-level steps allowed to run (`None`: all).
-    only: Option<HashSet<StepIdx>>,
-    /// Why `pinned` / `only` cannot be used: the run fails as it starts.
-    refused: Option<StartError>,
-    /// Steps with an instance finished since the journal last synced (see `needs_sync`).
-    unsynced: HashSet<StepIdx>,
-    pub(crate) inputs: Rcvar,
-    pub(crate) saved: Rcvar,
-    pub(crate) run_var: Rcvar,
+    /// A re-run's pinned and selected top-level steps ([`config`]).
+    selection: Selection,
+    /// `inputs`, `saved` and `run` as template values ([`scope`]).
+    globals: Globals,
+    /// The limits and the counts they bound ([`limits`]).
+    limits: Limits,
+    /// Pause, single step, breakpoints ([`control`]).
+    debug: Debugger,
+    /// The actions of the current input, the event sequence, the journal's unsynced
+    /// steps ([`events`]).
+    out: Out,
     /// Per step: the steps of its list that depend on it.
     dependents: Vec<Vec<StepIdx>>,
+    /// The open frames and what finished ones leave behind ([`frames`]).
     pub(crate) frames: Frames,
-    /// Iterations finished during the current input, removed once it is handled.
-    finished_frames: Vec<FrameId>,
+    /// Slots ready to start ([`start`]).
     ready: BTreeSet<(FrameId, usize)>,
+    /// Calls in flight: the slot each answers ([`outcome`]).
     invocations: HashMap<InvId, (FrameId, usize)>,
+    /// Timers set: what each does when it fires ([`timers`]).
     timers: HashMap<TimerId, TimerKind>,
+    /// The next call or timer id.
     next_id: u64,
-    seq: u64,
     now: u64,
     started_at: u64,
-    running_calls: u32,
-    step_runs: u64,
-    tool_calls: u64,
-    paused: bool,
-    step_once: bool,
-    breakpoints: HashSet<String>,
     errors: Vec<ErrorEntry>,
     phase: Phase,
-    out: Vec<Action>,
     /// The last `apply` stopped after [`STARTS_PER_INPUT`] steps with more ready to start.
     more: bool,
-    /// Values nothing reads any more (finished iterations'), kept until
-    /// [`Scheduler::take_retired`], so the driver can free them when it has nothing
-    /// more urgent to do. At most [`RETIRED`] are kept.
-    retired: Vec<FrameValues>,
 }
 
 /// Steps started by one `apply`, at most. A long run of steps that need no call (a loop
@@ -207,57 +222,33 @@ fn err(code: &str, message: impl Into<String>) -> StepError {
 
 impl Scheduler {
     pub fn new(blueprint: &Blueprint, plan: Arc<Plan>, mut config: RunConfig) -> Self {
-        let refused = config.check(&plan).err();
-        let index = |id: &String| plan.by_id.get(id).copied();
-        let pinned =
-            std::mem::take(&mut config.pinned).into_iter().filter_map(|(id, v)| Some((index(&id)?, v))).collect();
-        let only = config.only.take().map(|only| only.iter().filter_map(index).collect());
+        let selection = Selection::new(&plan, &mut config);
         let mut dependents = vec![Vec::new(); plan.steps.len()];
         for (idx, s) in plan.steps.iter().enumerate() {
             for &d in &s.deps {
                 dependents[d].push(idx);
             }
         }
-        let limits = blueprint.limits.clone().unwrap_or_default();
-        let run_var = value_to_var(json!({
-            "id": config.run_id, "blueprint": blueprint.id, "started_at": config.started_at,
-        }));
         Scheduler {
             bp_id: blueprint.id.clone(),
             on_error: blueprint.on_error.unwrap_or(OnError::Abort),
             retry: blueprint.retry.clone(),
-            concurrency: limits.concurrency.unwrap_or(DEFAULT_CONCURRENCY).max(1),
-            max_step_runs: limits.max_step_runs.unwrap_or(DEFAULT_MAX_STEP_RUNS),
-            max_value_bytes: limits.max_value_bytes.unwrap_or(DEFAULT_MAX_VALUE_BYTES),
-            run_timeout: config.timeout_ms.or(limits.timeout_ms),
-            inputs: value_to_var(config.inputs.clone()),
-            saved: value_to_var(if config.saved.is_object() { config.saved.clone() } else { json!({}) }),
-            run_var,
+            limits: Limits::new(blueprint, config.timeout_ms),
+            globals: Globals::new(blueprint, &config),
+            debug: Debugger { paused: config.start_paused, step_once: false, breakpoints: config.breakpoints.clone() },
+            out: Out::default(),
             dependents,
             frames: Frames::default(),
-            finished_frames: Vec::new(),
             ready: BTreeSet::new(),
             invocations: HashMap::new(),
             timers: HashMap::new(),
             next_id: 1,
-            seq: 0,
             now: 0,
             started_at: 0,
-            running_calls: 0,
-            step_runs: 0,
-            tool_calls: 0,
-            paused: config.start_paused,
-            step_once: false,
-            breakpoints: config.breakpoints.clone(),
             errors: Vec::new(),
             phase: Phase::NotStarted,
-            out: Vec::new(),
             more: false,
-            retired: Vec::new(),
-            pinned,
-            only,
-            refused,
-            unsynced: HashSet::new(),
+            selection,
             plan,
             config,
         }
@@ -271,18 +262,18 @@ impl Scheduler {
     /// True when the last `apply` left ready steps it may start now: feed
     /// [`Input::Continue`] (after the actions it returned are performed).
     pub fn has_more(&self) -> bool {
-        self.more && self.phase == Phase::Running && !self.paused
+        self.more && self.phase == Phase::Running && !self.debug.paused
     }
 
     /// The values of finished iterations, for the caller to drop when it suits it.
     pub fn take_retired(&mut self) -> Retired {
-        Retired { _values: std::mem::take(&mut self.retired) }
+        Retired { _values: std::mem::take(&mut self.frames.retired) }
     }
 
     /// Feeds one input at time `now_ms` (milliseconds on the driver's clock).
     pub fn apply(&mut self, now_ms: u64, input: Input) -> Vec<Action> {
-        if self.retired.len() >= RETIRED {
-            self.retired.clear();
+        if self.frames.retired.len() >= RETIRED {
+            self.frames.retired.clear();
         }
         self.now = now_ms.max(self.now);
         match input {
@@ -305,21 +296,11 @@ impl Scheduler {
         }
         // Nothing refers to a finished iteration any more (its slots are all done, its
         // values retired); its frame goes now that no step of this input is half done.
-        for frame in std::mem::take(&mut self.finished_frames) {
+        for frame in std::mem::take(&mut self.frames.finished) {
             self.frames.remove(frame);
         }
-        std::mem::take(&mut self.out)
+        self.out.take()
     }
-
-    // ----- events -------------------------------------------------------------------
-
-    // ----- lifecycle ------------------------------------------------------------------
-
-    // ----- completion -----------------------------------------------------------------
-
-    // ----- loops ----------------------------------------------------------------------
-
-    // ----- frames, abort, cancel --------------------------------------------------------
 }
 
 #[cfg(test)]

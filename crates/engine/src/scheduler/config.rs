@@ -5,7 +5,7 @@ use crate::driver::StartError;
 use crate::event::IterationPath;
 use crate::servers::TaskHandle;
 use mcpflow_blueprint::diagnostic::did_you_mean;
-use mcpflow_blueprint::{Plan, StepKind};
+use mcpflow_blueprint::{Plan, StepIdx, StepKind};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -71,6 +71,30 @@ impl RunConfig {
             }
         }
         Ok(())
+    }
+}
+
+/// A re-run's selection as the scheduler keeps it: `pinned` and `only` by step index.
+#[derive(Debug, Default)]
+pub(super) struct Selection {
+    /// Pinned top-level steps: the output each finishes with, taken when it does (so
+    /// the run holds it once, as it holds a real output).
+    pub(super) pinned: HashMap<StepIdx, Value>,
+    /// The top-level steps allowed to run (`None`: all).
+    pub(super) only: Option<HashSet<StepIdx>>,
+    /// Why `pinned` / `only` cannot be used: the run fails as it starts.
+    pub(super) refused: Option<StartError>,
+}
+
+impl Selection {
+    /// Moves `pinned` and `only` out of `config`, as step indexes of `plan`, checked.
+    pub(super) fn new(plan: &Plan, config: &mut RunConfig) -> Self {
+        let refused = config.check(plan).err();
+        let index = |id: &String| plan.by_id.get(id).copied();
+        let pinned =
+            std::mem::take(&mut config.pinned).into_iter().filter_map(|(id, v)| Some((index(&id)?, v))).collect();
+        let only = config.only.take().map(|only| only.iter().filter_map(index).collect());
+        Selection { pinned, only, refused }
     }
 }
 

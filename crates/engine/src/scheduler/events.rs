@@ -6,6 +6,30 @@ use super::{Action, FrameId, Scheduler};
 use crate::event::{EventKind, RunEvent, StepError, StepStatus};
 use mcpflow_blueprint::StepIdx;
 use serde_json::Value;
+use std::collections::HashSet;
+
+/// What one `apply` returns, the numbering of events across the run, and the steps the
+/// journal has not synced.
+#[derive(Debug, Default)]
+pub(super) struct Out {
+    /// The actions of the current input.
+    actions: Vec<Action>,
+    /// The last event's sequence number.
+    pub(super) seq: u64,
+    /// Steps with an instance finished since the journal last synced (see `needs_sync`).
+    pub(super) unsynced: HashSet<StepIdx>,
+}
+
+impl Out {
+    pub(super) fn push(&mut self, action: Action) {
+        self.actions.push(action);
+    }
+
+    /// The actions so far, to hand to the driver.
+    pub(super) fn take(&mut self) -> Vec<Action> {
+        std::mem::take(&mut self.actions)
+    }
+}
 
 /// What a `StepFinished` event reports.
 pub(super) struct Finished {
@@ -28,16 +52,16 @@ impl Finished {
 
 impl Scheduler {
     pub(super) fn emit(&mut self, kind: EventKind) {
-        self.seq += 1;
+        self.out.seq += 1;
         let at_ms = self.now.saturating_sub(self.started_at);
-        self.out.push(Action::Emit(RunEvent { seq: self.seq, at_ms, kind }));
+        self.out.push(Action::Emit(RunEvent { seq: self.out.seq, at_ms, kind }));
     }
 
     /// Emits the one `StepFinished` of a step instance; attempts and duration come from
     /// its slot.
     pub(super) fn emit_finished(&mut self, frame: FrameId, pos: usize, f: Finished) {
         let idx = self.id_of(frame, pos);
-        self.unsynced.insert(idx);
+        self.out.unsynced.insert(idx);
         let slot = &self.frames[frame].slots[pos];
         let attempts = slot.attempts;
         let duration_ms = self.now.saturating_sub(slot.started_ms.unwrap_or(self.now));
@@ -75,21 +99,21 @@ impl Scheduler {
     /// Iterations of a loop whose body steps depend on nothing in it call without a
     /// sync after the first, however many finish meanwhile.
     pub(super) fn needs_sync(&mut self, frame: FrameId, pos: usize) -> bool {
-        if self.unsynced.is_empty() {
+        if self.out.unsynced.is_empty() {
             return false;
         }
         let mut at = Some((frame, pos));
         let mut needed = false;
         while let Some((f, p)) = at {
             let idx = self.id_of(f, p);
-            if self.plan.steps[idx].deps.iter().any(|d| self.unsynced.contains(d)) {
+            if self.plan.steps[idx].deps.iter().any(|d| self.out.unsynced.contains(d)) {
                 needed = true;
                 break;
             }
             at = self.frames.get(f).and_then(|fr| fr.owner);
         }
         if needed {
-            self.unsynced.clear();
+            self.out.unsynced.clear();
         }
         needed
     }

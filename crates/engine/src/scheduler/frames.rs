@@ -3,17 +3,17 @@
 //! is running rather than one per iteration it ever ran. Ids are never reused: a late
 //! reference to a removed frame (a timer that fires after its loop ended) finds nothing
 //! instead of another iteration.
+//!
 //! The frame, its slots and their states live here too, with opening, closing,
 //! cancelling and aborting a frame.
 
 use super::events::Finished;
 use super::loops::LoopRun;
 use super::outcome::Outcome;
-use super::{Action, FrameId, InvId, Scheduler, TimerId, err};
+use super::{Action, FrameId, FrameValues, InvId, Scheduler, TimerId, err};
 use crate::event::{EventKind, IterationPath, RunStatus, StepError, StepStatus};
 use mcpflow_blueprint::template::Rcvar;
 use std::collections::HashMap;
-
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::{Index, IndexMut};
 
@@ -21,6 +21,12 @@ use std::ops::{Index, IndexMut};
 pub(crate) struct Frames {
     live: HashMap<FrameId, Frame, BuildHasherDefault<IdHasher>>,
     next: FrameId,
+    /// Iterations finished during the current input, removed once it is handled.
+    pub(crate) finished: Vec<FrameId>,
+    /// Values nothing reads any more (finished iterations'), kept until
+    /// [`Scheduler::take_retired`], so the driver can free them when it has nothing
+    /// more urgent to do. At most [`RETIRED`](super::RETIRED) are kept.
+    pub(crate) retired: Vec<FrameValues>,
 }
 
 impl Frames {
@@ -211,7 +217,7 @@ impl Scheduler {
             match state {
                 State::Running { inv, timeout } => {
                     self.invocations.remove(&inv);
-                    self.running_calls = self.running_calls.saturating_sub(1);
+                    self.limits.running_calls = self.limits.running_calls.saturating_sub(1);
                     if let Some(t) = timeout {
                         self.timers.remove(&t);
                     }

@@ -179,8 +179,8 @@ impl Scheduler {
             std::mem::take(&mut done_frame.records),
             std::mem::take(&mut done_frame.vars),
         );
-        self.retired.push(values);
-        self.finished_frames.push(frame);
+        self.frames.retired.push(values);
+        self.frames.finished.push(frame);
         let State::Loop(run) = &mut self.frames[of].slots[opos].state else { return };
         run.active.remove(&frame);
         run.results.insert(iteration, result);

@@ -34,7 +34,7 @@ pub(super) enum Outcome {
 impl Scheduler {
     pub(super) fn completed(&mut self, inv: InvId, result: Result<Value, CallError>) {
         let Some((frame, pos)) = self.invocations.remove(&inv) else { return };
-        self.running_calls = self.running_calls.saturating_sub(1);
+        self.limits.running_calls = self.limits.running_calls.saturating_sub(1);
         let State::Running { timeout, .. } = self.frames[frame].slots[pos].state else { return };
         if let Some(t) = timeout {
             self.timers.remove(&t);
@@ -176,12 +176,12 @@ impl Scheduler {
     /// a tool's result) fails its step before anything converts it.
     pub(super) fn within_value_limit(&self, outcome: Outcome) -> Outcome {
         match outcome {
-            Outcome::Succeeded { output, .. } if value_size(&output, self.max_value_bytes).is_none() => {
+            Outcome::Succeeded { output, .. } if value_size(&output, self.limits.max_value_bytes).is_none() => {
                 let error = err(
                     "OUTPUT_TOO_LARGE",
                     format!(
                         "the step's output is larger than {} bytes (limits.max_value_bytes); return or collect less, or raise the limit",
-                        self.max_value_bytes
+                        self.limits.max_value_bytes
                     ),
                 );
                 Outcome::Failed { error, retryable: false, raw: None }

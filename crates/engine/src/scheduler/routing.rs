@@ -34,11 +34,11 @@ impl Scheduler {
         // Frame 0 is the top level: only top-level steps are pinned or left out.
         if frame == 0 {
             let idx = self.id_of(frame, pos);
-            if let Some(output) = self.pinned.remove(&idx) {
+            if let Some(output) = self.selection.pinned.remove(&idx) {
                 self.finish_pinned(pos, output);
                 return;
             }
-            if self.only.as_ref().is_some_and(|only| !only.contains(&idx)) {
+            if self.selection.only.as_ref().is_some_and(|only| !only.contains(&idx)) {
                 self.skip(frame, pos);
                 return;
             }

@@ -29,7 +29,7 @@ impl Scheduler {
             blueprint: self.bp_id.clone(),
             inputs: self.config.inputs.clone(),
         });
-        if let Some(refused) = self.refused.take() {
+        if let Some(refused) = self.selection.refused.take() {
             let step = match &refused {
                 StartError::Selection { step, .. } => step.clone(),
                 _ => String::new(),
@@ -43,11 +43,11 @@ impl Scheduler {
             self.end(RunStatus::Failed, Value::Null);
             return;
         }
-        if let Some(ms) = self.run_timeout {
+        if let Some(ms) = self.limits.run_timeout {
             let at = self.now + ms;
             self.set_timer(TimerKind::Run, at);
         }
-        if self.paused {
+        if self.debug.paused {
             self.emit(EventKind::RunPaused {
                 reason: PauseReason::Requested,
                 step: None,
@@ -95,7 +95,7 @@ impl Scheduler {
                 let status = if self.errors.is_empty() { RunStatus::Succeeded } else { RunStatus::Partial };
                 self.end(status, v);
             }
-            Err(e) if self.only.is_some() => {
+            Err(e) if self.selection.only.is_some() => {
                 // A re-run of some steps skipped others on purpose; an output that reads
                 // them is not this run's failure.
                 self.emit(EventKind::Log {
@@ -122,7 +122,7 @@ impl Scheduler {
     }
 
     pub(super) fn end(&mut self, status: RunStatus, output: Value) {
-        let mut summary = Summary { tool_calls: self.tool_calls, ..Summary::default() };
+        let mut summary = Summary { tool_calls: self.limits.tool_calls, ..Summary::default() };
         if let Some(top) = self.frames.get(0) {
             for (pos, slot) in top.slots.iter().enumerate() {
                 let m = self.plan.lists[0].members[pos];

@@ -1,10 +1,35 @@
 //! The template scope of a step instance: its frame's outputs, the loop variables and
 //! outer frames up to the run's `inputs`, `saved` and `run`, plus per-step extras
-//! (`prev`, `error`). Nothing is copied: values are shared `Rcvar`s.
+//! (`prev`, `error`). Nothing is copied: values are shared `Rcvar`s. The run-wide values
+//! (`inputs`, `saved`, `run`) are kept here as [`Globals`].
 
+use super::config::RunConfig;
 use super::{FrameId, Scheduler};
-use mcpflow_blueprint::template::{Rcvar, Scope, Variable};
+use mcpflow_blueprint::Blueprint;
+use mcpflow_blueprint::template::{Rcvar, Scope, Variable, value_to_var};
+use serde_json::json;
 use std::collections::BTreeMap;
+
+/// The run-wide template values: `inputs`, `saved` and `run`.
+#[derive(Debug)]
+pub(super) struct Globals {
+    pub(super) inputs: Rcvar,
+    pub(super) saved: Rcvar,
+    pub(super) run_var: Rcvar,
+}
+
+impl Globals {
+    pub(super) fn new(blueprint: &Blueprint, config: &RunConfig) -> Self {
+        let run_var = value_to_var(json!({
+            "id": config.run_id, "blueprint": blueprint.id, "started_at": config.started_at,
+        }));
+        Globals {
+            inputs: value_to_var(config.inputs.clone()),
+            saved: value_to_var(if config.saved.is_object() { config.saved.clone() } else { json!({}) }),
+            run_var,
+        }
+    }
+}
 
 pub(crate) struct View<'a> {
     pub(crate) s: &'a Scheduler,
@@ -29,9 +54,9 @@ impl Scope for View<'_> {
             return Some(v.clone());
         }
         match name {
-            "inputs" => return Some(self.s.inputs.clone()),
-            "saved" => return Some(self.s.saved.clone()),
-            "run" => return Some(self.s.run_var.clone()),
+            "inputs" => return Some(self.s.globals.inputs.clone()),
+            "saved" => return Some(self.s.globals.saved.clone()),
+            "run" => return Some(self.s.globals.run_var.clone()),
             "steps" => {
                 let mut map = BTreeMap::new();
                 for f in self.chain() {
@@ -71,7 +96,7 @@ impl Scope for View<'_> {
     }
 
     fn max_value_bytes(&self) -> u64 {
-        self.s.max_value_bytes
+        self.s.limits.max_value_bytes
     }
 }
 

@@ -7,7 +7,7 @@ use super::outcome::Outcome;
 use super::run::Phase;
 use super::timers::TimerKind;
 use super::{Action, FrameId, Invocation, STARTS_PER_INPUT, Scheduler, err};
-use crate::event::{EventKind, IterationPath, PauseReason, RunStatus, StepError};
+use crate::event::{EventKind, IterationPath, RunStatus, StepError};
 use crate::servers::CallTarget;
 use mcpflow_blueprint::template::{Rcvar, Template, truthy, value_to_var};
 use mcpflow_blueprint::{StepKind, StepTemplates};
@@ -19,20 +19,20 @@ impl Scheduler {
         self.more = false;
         let mut started = 0u32;
         loop {
-            if self.phase != Phase::Running || self.paused {
+            if self.phase != Phase::Running || self.debug.paused {
                 return;
             }
             let candidates: Vec<(FrameId, usize)> = self.ready.iter().copied().collect();
             let mut progressed = false;
             for (frame, pos) in candidates {
-                if self.phase != Phase::Running || self.paused {
+                if self.phase != Phase::Running || self.debug.paused {
                     return;
                 }
                 if !self.frames.get(frame).is_some_and(|f| matches!(f.slots[pos].state, State::Ready)) {
                     self.ready.remove(&(frame, pos));
                     continue;
                 }
-                if self.needs_call_slot(frame, pos) && self.running_calls >= self.concurrency {
+                if self.needs_call_slot(frame, pos) && self.limits.running_calls >= self.limits.concurrency {
                     continue;
                 }
                 if started == STARTS_PER_INPUT {
@@ -92,26 +92,14 @@ impl Scheduler {
                 return true;
             }
         };
-        if self.breakpoints.contains(&step_id) && !self.frames[frame].slots[pos].released {
-            self.frames[frame].slots[pos].released = true;
-            self.frames[frame].slots[pos].state = State::Ready;
-            self.ready.insert((frame, pos));
-            self.paused = true;
-            let preview = self.pause_preview(frame, pos, value.as_ref());
-            self.emit(EventKind::RunPaused {
-                reason: PauseReason::Breakpoint,
-                step: Some(step_id),
-                path: Some(path),
-                args: args.clone(),
-                preview,
-            });
+        if self.held_at_breakpoint(frame, pos, &step_id, &path, args.as_ref(), value.as_ref()) {
             return false;
         }
-        self.step_runs += 1;
-        if self.step_runs > self.max_step_runs {
+        self.limits.step_runs += 1;
+        if self.limits.step_runs > self.limits.max_step_runs {
             let e = err(
                 "MAX_STEP_RUNS",
-                format!("the run started more than {} steps (limits.max_step_runs)", self.max_step_runs),
+                format!("the run started more than {} steps (limits.max_step_runs)", self.limits.max_step_runs),
             );
             self.fail_run(e, RunStatus::Failed);
             return true;
@@ -121,17 +109,7 @@ impl Scheduler {
         slot.started_ms.get_or_insert(self.now);
         let attempt = slot.attempts;
         self.emit(EventKind::StepStarted { step: step_id.clone(), path: path.clone(), attempt, args: args.clone() });
-        if self.step_once {
-            self.step_once = false;
-            self.paused = true;
-            self.emit(EventKind::RunPaused {
-                reason: PauseReason::Stepped,
-                step: Some(step_id.clone()),
-                path: Some(path.clone()),
-                args: None,
-                preview: None,
-            });
-        }
+        self.pause_after_step(&step_id, &path);
         match (&planned.step.kind, &planned.templates) {
             (StepKind::Transform(_), _) => {
                 let output = value.unwrap_or_else(|| value_to_var(Value::Null));
@@ -178,7 +156,7 @@ impl Scheduler {
                         return true;
                     }
                 };
-                self.tool_calls += 1;
+                self.limits.tool_calls += 1;
                 let target = CallTarget::Tool { server: t.server.clone(), tool: t.tool.clone(), args };
                 self.invoke(frame, pos, step_id, path, Invocation::Server(target));
             }
@@ -216,7 +194,7 @@ impl Scheduler {
     ) {
         let inv = self.fresh();
         self.invocations.insert(inv, (frame, pos));
-        self.running_calls += 1;
+        self.limits.running_calls += 1;
         let timeout = self.plan.steps[self.id_of(frame, pos)].step.common.timeout_ms.map(|ms| {
             let at = self.now + ms;
             self.set_timer(TimerKind::Timeout(inv), at)

@@ -43,7 +43,7 @@ impl Scheduler {
         }
         match kind {
             TimerKind::Run => {
-                let ms = self.run_timeout.unwrap_or_default();
+                let ms = self.limits.run_timeout.unwrap_or_default();
                 self.fail_run(
                     err("RUN_TIMEOUT", format!("the run did not finish within {ms} ms (limits.timeout_ms)")),
                     RunStatus::Failed,
@@ -51,7 +51,7 @@ impl Scheduler {
             }
             TimerKind::Timeout(inv) => {
                 let Some((frame, pos)) = self.invocations.remove(&inv) else { return };
-                self.running_calls = self.running_calls.saturating_sub(1);
+                self.limits.running_calls = self.limits.running_calls.saturating_sub(1);
                 self.out.push(Action::Cancel { inv });
                 let ms = self.plan.steps[self.id_of(frame, pos)].step.common.timeout_ms.unwrap_or_default();
                 let error =
