@@ -21,11 +21,13 @@ pub(super) struct Out {
 }
 
 impl Out {
+    #[inline]
     pub(super) fn push(&mut self, action: Action) {
         self.actions.push(action);
     }
 
     /// The actions so far, to hand to the driver.
+    #[inline]
     pub(super) fn take(&mut self) -> Vec<Action> {
         std::mem::take(&mut self.actions)
     }
@@ -51,6 +53,7 @@ impl Finished {
 }
 
 impl Scheduler {
+    #[inline]
     pub(super) fn emit(&mut self, kind: EventKind) {
         self.out.seq += 1;
         let at_ms = self.now.saturating_sub(self.started_at);
@@ -81,10 +84,14 @@ impl Scheduler {
         });
     }
 
+    /// Inlined: small and called from every module of the scheduler, which codegen may
+    /// place in different units (it was one file when they were written).
+    #[inline]
     pub(super) fn id_of(&self, frame: FrameId, pos: usize) -> StepIdx {
         self.plan.lists[self.frames[frame].list].members[pos]
     }
 
+    #[inline]
     pub(super) fn step_name(&self, frame: FrameId, pos: usize) -> String {
         self.plan.steps[self.id_of(frame, pos)].step.id().to_owned()
     }

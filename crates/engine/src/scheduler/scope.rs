@@ -101,6 +101,7 @@ impl Scope for View<'_> {
 }
 
 impl Scheduler {
+    #[inline]
     pub(super) fn view(&self, frame: FrameId, pos: usize) -> View<'_> {
         let idx = self.id_of(frame, pos);
         let mut extra = Vec::new();

@@ -20,6 +20,7 @@ pub(super) enum TimerKind {
 }
 
 impl Scheduler {
+    #[inline]
     pub(super) fn fresh(&mut self) -> u64 {
         let id = self.next_id;
         self.next_id += 1;
