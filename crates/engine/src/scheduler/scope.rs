@@ -1,10 +1,35 @@
 //! The template scope of a step instance: its frame's outputs, the loop variables and
 //! outer frames up to the run's `inputs`, `saved` and `run`, plus per-step extras
-//! (`prev`, `error`). Nothing is copied: values are shared `Rcvar`s.
+//! (`prev`, `error`). Nothing is copied: values are shared `Rcvar`s. The run-wide values
+//! (`inputs`, `saved`, `run`) are kept here as [`Globals`].
 
+use super::config::RunConfig;
 use super::{FrameId, Scheduler};
-use mcpflow_blueprint::template::{Rcvar, Scope, Variable};
+use mcpflow_blueprint::Blueprint;
+use mcpflow_blueprint::template::{Rcvar, Scope, Variable, value_to_var};
+use serde_json::json;
 use std::collections::BTreeMap;
+
+/// The run-wide template values: `inputs`, `saved` and `run`.
+#[derive(Debug)]
+pub(super) struct Globals {
+    pub(super) inputs: Rcvar,
+    pub(super) saved: Rcvar,
+    pub(super) run_var: Rcvar,
+}
+
+impl Globals {
+    pub(super) fn new(blueprint: &Blueprint, config: &RunConfig) -> Self {
+        let run_var = value_to_var(json!({
+            "id": config.run_id, "blueprint": blueprint.id, "started_at": config.started_at,
+        }));
+        Globals {
+            inputs: value_to_var(config.inputs.clone()),
+            saved: value_to_var(if config.saved.is_object() { config.saved.clone() } else { json!({}) }),
+            run_var,
+        }
+    }
+}
 
 pub(crate) struct View<'a> {
     pub(crate) s: &'a Scheduler,
@@ -13,7 +38,7 @@ pub(crate) struct View<'a> {
 }
 
 impl View<'_> {
-    fn chain(&self) -> impl Iterator<Item = &super::Frame> {
+    fn chain(&self) -> impl Iterator<Item = &super::frames::Frame> {
         let mut next = Some(self.frame);
         std::iter::from_fn(move || {
             let f = &self.s.frames[next?];
@@ -29,9 +54,9 @@ impl Scope for View<'_> {
             return Some(v.clone());
         }
         match name {
-            "inputs" => return Some(self.s.inputs.clone()),
-            "saved" => return Some(self.s.saved.clone()),
-            "run" => return Some(self.s.run_var.clone()),
+            "inputs" => return Some(self.s.globals.inputs.clone()),
+            "saved" => return Some(self.s.globals.saved.clone()),
+            "run" => return Some(self.s.globals.run_var.clone()),
             "steps" => {
                 let mut map = BTreeMap::new();
                 for f in self.chain() {
@@ -71,6 +96,40 @@ impl Scope for View<'_> {
     }
 
     fn max_value_bytes(&self) -> u64 {
-        self.s.max_value_bytes
+        self.s.limits.max_value_bytes
+    }
+}
+
+impl Scheduler {
+    #[inline]
+    pub(super) fn view(&self, frame: FrameId, pos: usize) -> View<'_> {
+        let idx = self.id_of(frame, pos);
+        let mut extra = Vec::new();
+        let step = &self.plan.steps[idx];
+        if step.deps.len() == 1 {
+            let dep = step.deps[0];
+            let name = self.plan.steps[dep].step.id();
+            if let Some(v) = self.frames[frame].outputs.get(name) {
+                extra.push(("prev", v.clone()));
+            }
+        }
+        if let Some(e) = &self.frames[frame].slots[pos].handling {
+            extra.push(("error", e.clone()));
+        } else if let Some(e) = self.inherited_error(frame) {
+            extra.push(("error", e));
+        }
+        View { s: self, frame, extra }
+    }
+
+    /// Inside a loop that runs as a fallback, `error` is the loop's.
+    pub(super) fn inherited_error(&self, frame: FrameId) -> Option<Rcvar> {
+        let mut f = frame;
+        while let Some((of, opos)) = self.frames[f].owner {
+            if let Some(e) = &self.frames[of].slots[opos].handling {
+                return Some(e.clone());
+            }
+            f = of;
+        }
+        None
     }
 }
