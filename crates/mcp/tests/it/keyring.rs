@@ -38,6 +38,7 @@ fn on_path(tool: &str) -> bool {
 
 /// Runs test `name` of this binary again with `INNER=part`, inside a fresh D-Bus session
 /// with an unlocked gnome-keyring when `keyring`, else with no session bus at all.
+#[allow(clippy::print_stderr, reason = "a skipped test says so where cargo test shows it")]
 fn reexec(name: &str, part: &str, keyring: bool) -> bool {
     if keyring {
         let missing: Vec<_> = ["dbus-run-session", "dbus-send", "gnome-keyring-daemon", "secret-tool"]
