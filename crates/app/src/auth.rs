@@ -1,8 +1,8 @@
 //! Signing in to OAuth servers, for every front door: [`App::auth_status`],
 //! [`App::auth_login`], [`App::auth_logout`] (the studio's Servers panel, the CLI with a
 //! store) and the same over a data folder without a store ([`status`], [`login`],
-//! [`logout`]: `mcpflow auth …`). Tokens stay in the vault (`auth/tokens.json` in the
-//! data folder, user-only); the store records only which servers hold a login.
+//! [`logout`]: `mcpflow auth …`). Tokens stay in the vault (the OS keyring where one is
+//! available, else `auth/tokens.json` in the data folder, user-only); the store records only which servers hold a login.
 
 use crate::App;
 use crate::advice::Front;
