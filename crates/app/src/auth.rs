@@ -1,11 +1,11 @@
 //! Signing in to OAuth servers, for every front door: [`App::auth_status`],
 //! [`App::auth_login`], [`App::auth_logout`] (the studio's Servers panel, the CLI with a
 //! store) and the same over a data folder without a store ([`status`], [`login`],
-//! [`logout`]: `mcpflow auth …`). Tokens stay in the vault (`auth/tokens.json` in the
-//! data folder, user-only), which alone answers who holds a login: keyed by the
-//! server's canonical URL, it names the server and when it signed in. Signing out
-//! deletes the login there and asks the authorization server to revoke it (RFC 7009,
-//! best effort: [`Revocation`] says what it answered).
+//! [`logout`]: `mcpflow auth …`). Tokens stay in the vault (the OS keyring where one is
+//! available, else `auth/tokens.json` in the data folder, user-only), which alone answers
+//! who holds a login: keyed by the server's canonical URL, it names the server and when it
+//! signed in. Signing out deletes the login there and asks the authorization server to
+//! revoke it (RFC 7009, best effort: [`Revocation`] says what it answered).
 
 use crate::App;
 use crate::advice::Front;

@@ -118,7 +118,9 @@ pub async fn run(args: AuthArgs) -> anyhow::Result<ExitCode> {
                 None => auth::status(&authenticator, &configs),
             };
             list.and_then(|list| {
-                print_status(&list, json).map_err(|e| mcpflow_app::AppError::BadRequest(e.to_string()))
+                // Where the tokens are: the OS keyring, or the file (never the tokens).
+                let store = authenticator.vault().describe_store()?;
+                print_status(&list, &store, json).map_err(|e| mcpflow_app::AppError::BadRequest(e.to_string()))
             })
         }
         Action::Logout { server } => {
@@ -171,7 +173,7 @@ fn describe(s: &AuthStatus) -> String {
 }
 
 #[allow(clippy::print_stdout)]
-fn print_status(list: &[AuthStatus], json: bool) -> anyhow::Result<()> {
+fn print_status(list: &[AuthStatus], store: &str, json: bool) -> anyhow::Result<()> {
     if json {
         for s in list {
             println!("{}", serde_json::to_string(s)?);
@@ -185,5 +187,6 @@ fn print_status(list: &[AuthStatus], json: bool) -> anyhow::Result<()> {
         println!("{} {}", s.server, s.url);
         println!("  {}", describe(s));
     }
+    println!("tokens: {store}");
     Ok(())
 }

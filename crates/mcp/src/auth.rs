@@ -5,19 +5,21 @@
 //! `client_id`), the `resource` parameter, `iss` checked, refresh, and the client
 //! credentials grant. Tokens live in the [`Vault`], keyed by the canonical resource URL.
 //!
-//! - [`vault`]: the user-only token file.
+//! - [`vault`]: where logins live: the OS keyring where one is available, else a user-only file.
+//! - [`keyring`]: the OS keyring (the Secret Service over D-Bus on Linux).
 //! - [`browser`]: opening the authorization URL (`$BROWSER`, else `xdg-open` / `open`).
 //! - [`listener`]: the loopback redirect listener on 127.0.0.1.
 //! - [`flow`]: discovery, the grants, refresh, revocation when signing out.
 
 pub mod browser;
 pub mod flow;
+pub mod keyring;
 pub mod listener;
 pub mod vault;
 
 pub use browser::Browser;
 pub use flow::{Advice, Authenticator, Challenge, LoginRequest, Revocation, canonical_resource};
-pub use vault::{Login, Vault};
+pub use vault::{Login, TOKEN_STORE_ENV, TokenStore, Vault};
 
 use crate::config::launch::{TransportKind, transport_kind};
 use crate::config::{EnvLookup, ServerEntry};

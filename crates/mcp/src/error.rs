@@ -160,7 +160,8 @@ pub enum Error {
     )]
     AuthTimeout { server: String, after: Duration },
 
-    /// The token vault (`auth/tokens.json` in the data folder) cannot be read or written.
+    /// The token vault (the OS keyring, else `auth/tokens.json` in the data folder) cannot
+    /// be read or written; `path` is the file, or `OS keyring (Secret Service)`.
     #[error("the sign-in vault {}: {message}", path.display())]
     AuthVault { path: PathBuf, message: String },
 

@@ -142,6 +142,8 @@ impl Setup {
     fn mcpflow_env(&self, args: &[&str], browser: &str, env: &[(&str, &str)]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_mcpflow"))
             .args(args)
+            // These tests read and edit the vault file; `keyring.rs` signs in with a keyring.
+            .env("MCPFLOW_TOKEN_STORE", "file")
             .envs(env.iter().copied())
             .current_dir(repo())
             .env("MCPFLOW_HOME", self.home())
@@ -627,4 +629,136 @@ fn a_tool_call_refused_for_want_of_a_scope_is_auth_required_naming_it_and_rememb
     // Remembered with the sign-in: the next one asks for it.
     let login = setup.login_record();
     assert_eq!(login["step_up"], json!(["admin"]), "{login}");
+}
+
+/// Set in the copy of a test re-executed inside a D-Bus session with a keyring.
+const KEYRING_INNER: &str = "MCPFLOW_OAUTH_KEYRING_INNER";
+
+/// Runs test `name` again inside a fresh D-Bus session whose gnome-keyring is unlocked
+/// (`dbus-run-session`, `gnome-keyring-daemon --unlock` with a password on stdin);
+/// `false` (said loudly) where those tools are missing — `scripts/test.sh` installs them.
+#[allow(clippy::print_stderr, reason = "a skipped test says so where cargo test shows it")]
+fn in_a_keyring_session(name: &str) -> bool {
+    let on_path = |tool: &str| {
+        std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|dir| dir.join(tool).is_file()))
+    };
+    let missing: Vec<_> =
+        ["dbus-run-session", "gnome-keyring-daemon", "secret-tool"].into_iter().filter(|t| !on_path(t)).collect();
+    if !missing.is_empty() {
+        eprintln!(
+            "\n*** SKIPPED {name}: {} not installed (Debian: apt-get install dbus gnome-keyring libsecret-tools; \
+             scripts/test.sh installs them) ***\n",
+            missing.join(", ")
+        );
+        return false;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = dir.path().join("run");
+    std::fs::create_dir(&runtime).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    let mut child = Command::new("dbus-run-session")
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "printf pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null || exit 97; exec \"$0\" \"$@\"",
+        ])
+        .arg(std::env::current_exe().unwrap())
+        .args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env(KEYRING_INNER, "1")
+        .env("HOME", dir.path())
+        .env("XDG_DATA_HOME", dir.path().join("data"))
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .env_remove("DBUS_SESSION_BUS_ADDRESS")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(180) {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success() && stdout(&out).contains("1 passed"), "{name}:\n{}\n{}", stdout(&out), stderr(&out));
+    true
+}
+
+#[test]
+fn with_an_os_keyring_the_login_lives_there_and_runs_use_it() {
+    if std::env::var_os(KEYRING_INNER).is_none() {
+        in_a_keyring_session("oauth::with_an_os_keyring_the_login_lives_there_and_runs_use_it");
+        return;
+    }
+    let server = start(&repo().join(SDK_EXAMPLE), &["--oauth"]);
+    let setup = Setup::new(&server);
+    let servers = setup.servers.to_str().unwrap();
+    // No store forced: the keyring is there, so the vault uses it.
+    let auto = [("MCPFLOW_TOKEN_STORE", "")];
+    let browser = format!("node {}", fixture("follow-redirects.mjs").display());
+    let login = setup.mcpflow_env(&["auth", "login", "demo", "--servers", servers, "--timeout", "60"], &browser, &auto);
+    assert_eq!(login.status.code(), Some(0), "{}{}", stdout(&login), stderr(&login));
+    assert!(!setup.vault().exists(), "the login went to {}", setup.vault().display());
+    // Another Secret Service client reads it back.
+    let url = format!("http://localhost:{}/mcp", server.port);
+    let item = Command::new("secret-tool")
+        .args(["lookup", "service", "mcpflow", "resource", &url, "data_folder"])
+        .arg(setup.home())
+        .output()
+        .unwrap();
+    let item: Value = serde_json::from_slice(&item.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(&item)));
+    let token = item["access_token"].as_str().unwrap().to_owned();
+    assert!(!token.is_empty());
+
+    // A run takes the token from the keyring.
+    let run =
+        setup.mcpflow_env(&["run", setup.greet.to_str().unwrap(), "--servers", servers, "--json"], "/bin/false", &auto);
+    succeeded(&run);
+    let status = setup.mcpflow_env(&["auth", "status", "--servers", servers], "/bin/false", &auto);
+    let text = stdout(&status);
+    assert!(text.contains("signed in (authorization_code)"), "{text}{}", stderr(&status));
+    assert!(text.contains("tokens: OS keyring (Secret Service)"), "{text}");
+    assert!(!format!("{text}{}", stderr(&status)).contains(&token));
+
+    // Forced to the file, the keyring's login is not there.
+    let status = setup.mcpflow(&["auth", "status", "--servers", servers], "/bin/false");
+    let text = stdout(&status);
+    assert!(text.contains("not signed in"), "{text}");
+    assert!(text.contains(&format!("tokens: file {} (user-only)", setup.vault().display())), "{text}");
+
+    // The keyring gone (no bus): not a silent empty file, but AUTH_VAULT with what to do.
+    let no_bus = [("MCPFLOW_TOKEN_STORE", ""), ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus")];
+    let run = setup.mcpflow_env(
+        &["run", setup.greet.to_str().unwrap(), "--servers", servers, "--json"],
+        "/bin/false",
+        &no_bus,
+    );
+    assert_eq!(run.status.code(), Some(1), "{}{}", stdout(&run), stderr(&run));
+    let text = format!("{}{}", stdout(&run), stderr(&run));
+    assert!(text.contains("AUTH_VAULT") && text.contains("MCPFLOW_TOKEN_STORE=file"), "{text}");
+    // A data folder that never used it: the file, silently.
+    let fresh = Setup::on(server.port);
+    let status = fresh.mcpflow_env(&["auth", "status", "--servers", servers], "/bin/false", &no_bus);
+    assert!(
+        stdout(&status).contains(&format!("tokens: file {} (user-only)", fresh.vault().display())),
+        "{}",
+        stdout(&status)
+    );
+
+    // Signed out: the item leaves the keyring.
+    let logout = setup.mcpflow_env(&["auth", "logout", "demo", "--servers", servers], "/bin/false", &auto);
+    assert_eq!(logout.status.code(), Some(0), "{}", stderr(&logout));
+    let gone = Command::new("secret-tool")
+        .args(["lookup", "service", "mcpflow", "resource", &url, "data_folder"])
+        .arg(setup.home())
+        .output()
+        .unwrap();
+    assert!(!gone.status.success() && gone.stdout.is_empty());
 }

@@ -11,6 +11,7 @@ mod fixtures;
 mod flood;
 mod http_bridge;
 mod http_words;
+mod keyring;
 mod npm;
 mod probe;
 mod reissue;
