@@ -6,7 +6,9 @@
 //!     (target ≤ 1.2);
 //! (c) the cmdb-sync example against cluster-sim + server-memory (wall time).
 //!
-//! `cargo bench -p mcpflow-app --bench engine` (set `MCPFLOW_BENCH_REPS`, default 7).
+//! `cargo bench -p mcpflow-app --bench engine` (set `MCPFLOW_BENCH_REPS`, default 7;
+//! `MCPFLOW_BENCH_RUNTIME=current` runs it on tokio's current-thread runtime, as
+//! `mcpflow run` does, instead of the multi-threaded one with two workers).
 //! Without `--bench` (as `cargo test --benches` runs it) it is a quick smoke run that
 //! checks every path works and prints nothing meaningful.
 //! Medians of alternating repetitions, so drift on a shared machine hits both sides.
@@ -146,7 +148,13 @@ fn main() {
     let reps: usize =
         if measuring { std::env::var("MCPFLOW_BENCH_REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(7) } else { 1 };
     let calls = if measuring { CALLS } else { 50 };
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let current = std::env::var_os("MCPFLOW_BENCH_RUNTIME").is_some_and(|v| v == "current");
+    let rt = if current {
+        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+    } else {
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+    };
+    println!("runtime: {}", if current { "current_thread" } else { "multi_thread, 2 workers" });
     rt.block_on(async {
         // Warm up both paths once (process start, page cache).
         bare_client(100).await;

@@ -143,9 +143,19 @@ pub fn run(args: RunArgs) -> ExitCode {
 }
 
 /// Runs a command's future on a fresh runtime; an error exits 2 (usage).
+///
+/// A run is one driver task talking to its servers' sessions: on one thread every hop of
+/// a call (driver → rmcp's session task → its send task → the pipe, and the answer back)
+/// is a task switch, not a thread wake-up, and a run of sequential calls makes about one
+/// context switch per call instead of six (see docs/performance.md). Parallel calls wait on
+/// their servers, not on this process's CPU, so they lose nothing. `MCPFLOW_RUNTIME=multi`
+/// picks tokio's multi-threaded runtime instead, for comparing the two.
 #[allow(clippy::print_stderr)]
 pub(crate) fn block_on(command: impl Future<Output = anyhow::Result<ExitCode>>) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let multi = std::env::var_os("MCPFLOW_RUNTIME").is_some_and(|v| v == "multi");
+    let mut builder =
+        if multi { tokio::runtime::Builder::new_multi_thread() } else { tokio::runtime::Builder::new_current_thread() };
+    let runtime = match builder.enable_all().build() {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
