@@ -334,7 +334,7 @@ impl Validator<'_> {
         if let Some(name) = &l.as_name {
             let problem = if !is_step_id(name) {
                 Some(format!("loop variable `{name}` is not a valid name"))
-            } else if name != "item" && RESERVED.contains(&name.as_str()) {
+            } else if name != "item" && (RESERVED.contains(&name.as_str()) || name == "last") {
                 Some(format!("loop variable `{name}` is a reserved name"))
             } else if self.bp_has_step(name) {
                 Some(format!("loop variable `{name}` has the same name as a step"))

@@ -115,10 +115,18 @@ impl Scheduler {
                 _ => None,
             }
             .unwrap_or_else(|| value_to_var(Value::Null));
+            let last = l.until.is_some().then(|| {
+                i.checked_sub(1).and_then(|p| run.results.get(&p).cloned()).unwrap_or_else(|| value_to_var(Value::Null))
+            });
             let mut path = self.frames[frame].path.clone();
             path.push(i);
             let var = l.as_name.clone().unwrap_or_else(|| "item".into());
-            let vars = vec![(var, item), ("index".to_owned(), value_to_var(json!(i)))];
+            let mut vars = vec![(var, item), ("index".to_owned(), value_to_var(json!(i)))];
+            // `last`: the previous iteration's collected value (an `until` loop runs one
+            // iteration at a time, so it is in `results`), `null` on the first.
+            if let Some(last) = last {
+                vars.push(("last".to_owned(), last));
+            }
             let child = self.new_frame(body, Some(frame), Some((frame, pos)), path, vars, i);
             if let State::Loop(run) = &mut self.frames[frame].slots[pos].state {
                 run.active.insert(child);
