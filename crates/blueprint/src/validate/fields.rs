@@ -325,6 +325,12 @@ impl Validator<'_> {
                     .with_hint("write \"for_each\": \"{{ list.items }}\" with nothing around the braces"),
             );
         }
+        if l.until.is_none() && l.for_each.is_some() && l.on_exhausted.is_some() {
+            found.push(
+                diag(Code::LoopInvalid, "/on_exhausted", "`on_exhausted` applies to `until` loops only".into())
+                    .with_hint("remove `on_exhausted`: a `for_each` ends with its list"),
+            );
+        }
         if l.until.is_some() && l.concurrency.is_some_and(|c| c > 1) {
             found.push(
                 diag(Code::LoopInvalid, "/concurrency", "`until` loops run one iteration at a time".into())

@@ -85,3 +85,51 @@ fn last_is_the_innermost_until_loops() {
     let inner = json!([{ "i": 0, "before": null }, { "i": 1, "before": 0 }, { "i": 2, "before": 1 }]);
     assert_eq!(env.output, json!([inner, inner]), "the inner loop's `last` starts at null in each outer iteration");
 }
+
+#[test]
+fn an_until_loop_that_reaches_max_iterations_fails_naming_the_loop_the_iterations_and_the_last_value() {
+    let mut sim = Sim::new(bp(json!([
+        { "id": "poll", "kind": "loop", "until": "{{ check.state == 'done' }}", "max_iterations": 3,
+          "steps": [ { "id": "check", "kind": "tool", "server": "s", "tool": "check" } ] },
+        { "id": "after", "kind": "transform", "value": "{{ poll }}" }
+    ])))
+    .start();
+    sim.drive(|_, _, _| text(json!({ "state": "running" })));
+    assert_eq!(sim.invokes.len(), 3);
+    let env = sim.envelope();
+    assert_eq!(env.status, RunStatus::Failed);
+    let e = &env.errors[0];
+    assert_eq!((e.step.as_str(), e.code.as_str()), ("poll", "LOOP_UNTIL_EXHAUSTED"));
+    for part in ["loop `poll`", "ran 3 iterations", "last value was false", "on_exhausted"] {
+        assert!(e.message.contains(part), "{part:?} in {}", e.message);
+    }
+    assert!(sim.trace().iter().any(|t| t == "skip after"), "{:?}", sim.trace());
+}
+
+#[test]
+fn an_exhausted_until_loop_s_fallback_stands_in_for_it() {
+    let mut sim = Sim::new(bp(json!([
+        { "id": "poll", "kind": "loop", "until": "{{ check.ready }}", "max_iterations": 2, "fallback": "gave_up",
+          "steps": [ { "id": "check", "kind": "tool", "server": "s", "tool": "check" } ] },
+        { "id": "use", "kind": "transform", "value": "{{ poll }}" },
+        { "id": "gave_up", "kind": "transform", "value": "{{ error.code }}" }
+    ])))
+    .start();
+    sim.drive(|_, _, _| text(json!({ "ready": false })));
+    let env = sim.envelope();
+    assert_eq!(env.status, RunStatus::Succeeded, "{:?}", env.errors);
+    assert_eq!(env.output, json!("LOOP_UNTIL_EXHAUSTED"));
+}
+
+#[test]
+fn on_exhausted_succeed_keeps_what_the_loop_collected() {
+    let mut sim = Sim::new(bp(json!([
+        { "id": "poll", "kind": "loop", "until": "{{ check.ready }}", "max_iterations": 2, "on_exhausted": "succeed",
+          "steps": [ { "id": "check", "kind": "tool", "server": "s", "tool": "check" } ] }
+    ])))
+    .start();
+    sim.drive(|_, _, _| text(json!({ "ready": false })));
+    let env = sim.envelope();
+    assert_eq!(env.status, RunStatus::Succeeded, "{:?}", env.errors);
+    assert_eq!(env.output, json!([{ "ready": false }, { "ready": false }]));
+}
