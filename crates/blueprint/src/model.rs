@@ -449,6 +449,21 @@ pub struct LoopStep {
     /// Template per iteration; default: the body's last step output.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collect: Option<Value>,
+    /// `until` only: what reaching `max_iterations` before the condition does (default
+    /// `fail`: the loop fails with `LOOP_UNTIL_EXHAUSTED`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_exhausted: Option<OnExhausted>,
+}
+
+/// What an `until` loop that reaches `max_iterations` before its condition does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum OnExhausted {
+    /// The loop fails with `LOOP_UNTIL_EXHAUSTED` (its `fallback` / `on_error` apply).
+    #[default]
+    Fail,
+    /// The loop succeeds with what it collected; a `Log` warning says so.
+    Succeed,
 }
 
 impl LoopStep {
@@ -463,6 +478,7 @@ impl LoopStep {
             delay_ms: self.delay_ms,
             steps: Vec::new(),
             collect: self.collect.clone(),
+            on_exhausted: self.on_exhausted,
         }
     }
 }

@@ -111,13 +111,13 @@ impl ClusterSim {
             .collect();
         let limit = args.limit.filter(|l| *l > 0).map_or(usize::MAX, |l| l as usize);
         let page: Vec<&Value> = matching.iter().skip(offset).take(limit).copied().collect();
-        let mut result = Map::new();
-        result.insert("items".into(), json!(page));
+        // The Kubernetes way: `metadata.continue`, an opaque token, absent on the last page.
+        let mut metadata = Map::new();
         let next = offset.saturating_add(limit);
         if next < matching.len() {
-            result.insert("continue".into(), json!(next.to_string()));
+            metadata.insert("continue".into(), json!(next.to_string()));
         }
-        reply::structured(Value::Object(result))
+        reply::structured(json!({ "metadata": metadata, "items": page }))
     }
 
     fn get(&self, args: &GetResourceArgs) -> CallToolResult {
@@ -194,7 +194,7 @@ impl ClusterSim {
     }
 
     #[tool(
-        description = "List objects of one type, optionally in one namespace, filtered by labels and paged: {items, continue?}"
+        description = "List objects of one type, optionally in one namespace, filtered by labels and paged (`limit`, then the `continue` token of the previous page): {metadata: {continue?}, items}"
     )]
     async fn list_resources(
         &self,

@@ -325,6 +325,12 @@ impl Validator<'_> {
                     .with_hint("write \"for_each\": \"{{ list.items }}\" with nothing around the braces"),
             );
         }
+        if l.until.is_none() && l.for_each.is_some() && l.on_exhausted.is_some() {
+            found.push(
+                diag(Code::LoopInvalid, "/on_exhausted", "`on_exhausted` applies to `until` loops only".into())
+                    .with_hint("remove `on_exhausted`: a `for_each` ends with its list"),
+            );
+        }
         if l.until.is_some() && l.concurrency.is_some_and(|c| c > 1) {
             found.push(
                 diag(Code::LoopInvalid, "/concurrency", "`until` loops run one iteration at a time".into())
@@ -334,7 +340,7 @@ impl Validator<'_> {
         if let Some(name) = &l.as_name {
             let problem = if !is_step_id(name) {
                 Some(format!("loop variable `{name}` is not a valid name"))
-            } else if name != "item" && RESERVED.contains(&name.as_str()) {
+            } else if name != "item" && (RESERVED.contains(&name.as_str()) || name == "last") {
                 Some(format!("loop variable `{name}` is a reserved name"))
             } else if self.bp_has_step(name) {
                 Some(format!("loop variable `{name}` has the same name as a step"))

@@ -29,6 +29,9 @@ struct Reader {
     in_fallback: bool,
     /// Loop variable names in scope.
     loops: Vec<String>,
+    /// The innermost loop around the reader: `Some(true)` for an `until` loop, `Some(false)`
+    /// for a `for_each`, `None` outside any loop (`last` is defined only in the first case).
+    innermost_until: Option<bool>,
 }
 
 impl Validator<'_> {
@@ -149,6 +152,15 @@ impl Validator<'_> {
                         ));
                     }
                 }
+                "last" if reader.innermost_until == Some(true) => {}
+                "last" if !self.plan.by_id.contains_key("last") => found.push(diag(
+                    Code::TemplateLoopVariable,
+                    match reader.innermost_until {
+                        Some(_) => format!("{} reads `last` in a `for_each` loop", shown(expr)),
+                        None => format!("{} reads `last` outside any loop", shown(expr)),
+                    },
+                    "`last` (the previous iteration's collected value) exists only in an `until` loop's body, `until` and `collect`".into(),
+                )),
                 "index" => {
                     if loops.is_empty() {
                         found.push(diag(
@@ -175,7 +187,7 @@ impl Validator<'_> {
                             format!("{} reads `{name}`, which is not a step, an input or a scope name", shown(expr)),
                             nonempty(
                                 did_you_mean(name, names),
-                                "scope names: inputs, <step id>, steps, prev, item, index, error, saved, run; inputs are read as `inputs.<name>`",
+                                "scope names: inputs, <step id>, steps, prev, item, index, last, error, saved, run; inputs are read as `inputs.<name>`",
                             ),
                         ));
                     }
@@ -198,7 +210,13 @@ impl Validator<'_> {
         in_fallback: bool,
     ) -> Reader {
         let loops = self.loops_in(&chain);
-        Reader { step, chain, prev_deps, in_fallback, loops }
+        let innermost_until = chain.iter().filter_map(|(list, _)| self.plan.lists[*list].owner).find_map(|owner| {
+            match &self.plan.steps[owner].step.kind {
+                StepKind::Loop(l) => Some(l.until.is_some()),
+                _ => None,
+            }
+        });
+        Reader { step, chain, prev_deps, in_fallback, loops, innermost_until }
     }
 
     /// The loop variable names visible along a chain.

@@ -80,7 +80,7 @@ fn examples_cover_every_kind_and_every_field() {
         assert!(fields.contains(top), "no example uses the top-level field `{top}`");
     }
     // Loop fields too.
-    for f in ["for_each", "until", "as", "concurrency", "max_iterations", "delay_ms", "collect"] {
+    for f in ["for_each", "until", "as", "concurrency", "max_iterations", "delay_ms", "collect", "on_exhausted"] {
         assert!(fields.contains(&format!("step.{f}")), "no example uses the loop field `{f}`");
     }
     let _ = StepKind::Wait;

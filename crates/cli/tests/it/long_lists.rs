@@ -1,6 +1,6 @@
 //! Limits that hold on real data: a `for_each` runs over its whole list however long it
 //! is (no default `max_iterations`); an explicit `max_iterations` still refuses a longer
-//! list; `until` still stops at 1,000 by default; `limits.max_step_runs` defaults to
+//! list; `until` still stops at 1,000 by default (here with `on_exhausted: succeed`); `limits.max_step_runs` defaults to
 //! 1,000,000. Each run is measured (wall time, peak RSS from `/proc`).
 
 use crate::memory::{Peak, measured_within};
@@ -104,12 +104,12 @@ fn an_explicit_max_iterations_still_refuses_a_longer_list_before_the_first_itera
 }
 
 #[test]
-fn until_still_stops_at_1000_iterations_by_default_with_a_warning() {
+fn until_with_on_exhausted_succeed_still_stops_at_1000_iterations_by_default_with_a_warning() {
     let dir = tempfile::tempdir().unwrap();
     let bp = json!({ "blueprint": 1, "id": "forever",
         "inputs": { "type": "object", "properties": { "items": { "type": "array" } } },
         "steps": [
-        { "id": "poll", "kind": "loop", "until": "{{ `false` }}",
+        { "id": "poll", "kind": "loop", "until": "{{ `false` }}", "on_exhausted": "succeed",
           "steps": [ { "id": "t", "kind": "transform", "value": "{{ index }}" } ] }
     ], "output": "{{ poll }}" });
     let events = dir.path().join("events.ndjson");

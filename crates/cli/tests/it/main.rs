@@ -13,6 +13,7 @@ mod long_lists;
 mod memory;
 mod noise;
 mod oauth;
+mod paginate;
 mod reading;
 mod rerun;
 mod run;

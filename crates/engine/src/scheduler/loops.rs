@@ -7,10 +7,10 @@ use super::outcome::Outcome;
 use super::scope::View;
 use super::timers::TimerKind;
 use super::{FrameId, Scheduler, TimerId, err};
-use crate::event::{EventKind, LogLevel};
+use crate::event::{EventKind, LogLevel, StepError};
 use mcpflow_blueprint::limits::{DEFAULT_UNTIL_MAX_ITERATIONS, MAX_LOOP_CONCURRENCY};
 use mcpflow_blueprint::template::{Rcvar, Variable, truthy, value_to_var, var_to_value};
-use mcpflow_blueprint::{StepKind, StepTemplates};
+use mcpflow_blueprint::{OnExhausted, StepKind, StepTemplates};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -30,6 +30,9 @@ pub(super) struct LoopRun {
     pub(super) cleared: u32,
     /// `until` is met (or a failure): start no more iterations.
     pub(super) stop: bool,
+    /// `until` reached `max_iterations` without its condition (`on_exhausted: fail`): the
+    /// loop fails with this once nothing is in flight.
+    pub(super) exhausted: Option<StepError>,
 }
 
 impl Scheduler {
@@ -90,6 +93,10 @@ impl Scheduler {
             let exhausted = run.stop || total.is_some_and(|t| run.next >= t) || run.next >= max;
             if exhausted {
                 if run.active.is_empty() && run.delay.is_none() {
+                    if let Some(error) = run.exhausted.take() {
+                        self.finish(frame, pos, Outcome::Failed { error, retryable: false, raw: None });
+                        return;
+                    }
                     let output = Variable::Array(std::mem::take(&mut run.results).into_values().collect());
                     self.finish(frame, pos, Outcome::Succeeded { output: Rcvar::new(output), json: None, raw: None });
                 }
@@ -115,10 +122,18 @@ impl Scheduler {
                 _ => None,
             }
             .unwrap_or_else(|| value_to_var(Value::Null));
+            let last = l.until.is_some().then(|| {
+                i.checked_sub(1).and_then(|p| run.results.get(&p).cloned()).unwrap_or_else(|| value_to_var(Value::Null))
+            });
             let mut path = self.frames[frame].path.clone();
             path.push(i);
             let var = l.as_name.clone().unwrap_or_else(|| "item".into());
-            let vars = vec![(var, item), ("index".to_owned(), value_to_var(json!(i)))];
+            let mut vars = vec![(var, item), ("index".to_owned(), value_to_var(json!(i)))];
+            // `last`: the previous iteration's collected value (an `until` loop runs one
+            // iteration at a time, so it is in `results`), `null` on the first.
+            if let Some(last) = last {
+                vars.push(("last".to_owned(), last));
+            }
             let child = self.new_frame(body, Some(frame), Some((frame, pos)), path, vars, i);
             if let State::Loop(run) = &mut self.frames[frame].slots[pos].state {
                 run.active.insert(child);
@@ -152,13 +167,13 @@ impl Scheduler {
                     .unwrap_or_else(|| value_to_var(Value::Null)))
             }
         };
-        let stop = match until {
-            Some(t) => t.render_var(&view).map(|v| truthy(&v)),
-            None => Ok(false),
+        let condition = match until {
+            Some(t) => t.render_var(&view).map(Some),
+            None => Ok(None),
         };
         let iteration = self.frames[frame].iteration;
-        let (result, stop) = match (result, stop) {
-            (Ok(r), Ok(s)) => (r, s),
+        let (result, condition) = match (result, condition) {
+            (Ok(r), Ok(c)) => (r, c),
             (Err(e), _) | (_, Err(e)) => {
                 self.close_frame(frame);
                 if let State::Loop(run) = &mut self.frames[of].slots[opos].state {
@@ -181,6 +196,7 @@ impl Scheduler {
         );
         self.frames.retired.push(values);
         self.frames.finished.push(frame);
+        let stop = condition.as_ref().is_some_and(|v| truthy(v));
         let State::Loop(run) = &mut self.frames[of].slots[opos].state else { return };
         run.active.remove(&frame);
         run.results.insert(iteration, result);
@@ -203,11 +219,24 @@ impl Scheduler {
             }),
         });
         if hit_cap {
-            self.emit(EventKind::Log {
-                level: LogLevel::Warn,
-                message: format!("loop `{step}` stopped at max_iterations ({max}) before `until` was true"),
-                step: Some(step),
-            });
+            let last = condition.map_or(Value::Null, |v| var_to_value(&v));
+            let shown = clip(&last.to_string(), 200);
+            if l.on_exhausted == Some(OnExhausted::Succeed) {
+                self.emit(EventKind::Log {
+                    level: LogLevel::Warn,
+                    message: format!(
+                        "loop `{step}` stopped at max_iterations ({max}) before `until` was true (last value {shown}); `on_exhausted: succeed` keeps what it collected"
+                    ),
+                    step: Some(step),
+                });
+            } else if let State::Loop(run) = &mut self.frames[of].slots[opos].state {
+                run.exhausted = Some(err(
+                    "LOOP_UNTIL_EXHAUSTED",
+                    format!(
+                        "loop `{step}` ran {done} iterations (max_iterations {max}) and its `until` was never true; its last value was {shown}. Raise `max_iterations`, fix the condition, or set `\"on_exhausted\": \"succeed\"` to keep what was collected"
+                    ),
+                ));
+            }
         }
         self.loop_advance(of, opos);
     }
@@ -224,5 +253,14 @@ impl Scheduler {
         for f in active {
             self.cancel_frame(f);
         }
+    }
+}
+
+/// `text` cut to at most `max` characters (an ellipsis marks the cut): a condition's value
+/// in a message stays short whatever the server returned.
+fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
     }
 }

@@ -7,3 +7,4 @@
 mod rerun;
 mod scheduler;
 mod sim;
+mod until;

@@ -243,9 +243,9 @@ fn until_stops_at_its_condition() {
 }
 
 #[test]
-fn until_stops_at_max_iterations_with_a_warning() {
+fn until_with_on_exhausted_succeed_stops_at_max_iterations_with_a_warning() {
     let mut sim = Sim::new(bp(json!([
-        { "id": "poll", "kind": "loop", "until": "{{ check.ready }}", "max_iterations": 4,
+        { "id": "poll", "kind": "loop", "until": "{{ check.ready }}", "max_iterations": 4, "on_exhausted": "succeed",
           "steps": [ { "id": "check", "kind": "tool", "server": "s", "tool": "check" } ] }
     ])))
     .start();
@@ -309,20 +309,16 @@ fn a_loop_runs_at_most_1000_iterations_at_once_whatever_its_concurrency() {
 }
 
 #[test]
-fn until_without_max_iterations_stops_at_1000_with_a_warning() {
+fn until_without_max_iterations_fails_at_1000() {
     let sim = Sim::new(bp(json!([
         { "id": "poll", "kind": "loop", "until": "{{ `false` }}",
           "steps": [ { "id": "t", "kind": "transform", "value": "{{ index }}" } ] }
     ])))
     .start();
     let env = sim.envelope();
-    assert_eq!(env.status, RunStatus::Succeeded);
-    assert_eq!(env.output.as_array().map(Vec::len), Some(1_000));
-    assert!(
-        sim.events
-            .iter()
-            .any(|e| matches!(&e.kind, EventKind::Log { message, .. } if message.contains("max_iterations (1000)")))
-    );
+    assert_eq!(env.status, RunStatus::Failed);
+    assert_eq!(env.errors[0].code, "LOOP_UNTIL_EXHAUSTED");
+    assert!(env.errors[0].message.contains("ran 1000 iterations"), "{}", env.errors[0].message);
 }
 
 #[test]

@@ -168,7 +168,8 @@ async fn limit_and_continue_page_through_everything_once() {
         let items = page["items"].as_array().unwrap();
         assert!(items.len() <= 50);
         paged.extend(items.iter().cloned());
-        match page.get("continue").and_then(Value::as_str) {
+        assert!(page.get("continue").is_none(), "the token is in `metadata`");
+        match page["metadata"].get("continue").and_then(Value::as_str) {
             Some(next) => token = Some(next.to_owned()),
             None => break,
         }

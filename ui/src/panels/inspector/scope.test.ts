@@ -56,6 +56,26 @@ describe('namesInScope', () => {
     expect(roots(doc, 'each_message', '/collect')).toEqual(['msg', 'index', 'say', 'measure', 'batch', 'inputs', 'steps', 'saved', 'run']);
   });
 
+  it('last: in an until loop body, until and collect (the innermost loop decides), never in a for_each or outside', () => {
+    const doc: Blueprint = {
+      blueprint: 1,
+      id: 'pages',
+      steps: [
+        { id: 'pages', kind: 'loop', until: '{{ !page.next }}', collect: '{{ page }}', steps: [
+          { id: 'page', kind: 'wait', ms: 1 },
+          { id: 'each', kind: 'loop', for_each: '{{ page.items }}', steps: [{ id: 'leaf', kind: 'wait', ms: 1 }] },
+        ] },
+        { id: 'after', kind: 'wait', ms: 1 },
+      ],
+    };
+    expect(roots(doc, 'page').slice(0, 3)).toEqual(['item', 'index', 'last']);
+    expect(roots(doc, 'pages', '/until')).toContain('last');
+    expect(roots(doc, 'pages', '/collect')).toContain('last');
+    expect(roots(doc, 'leaf')).not.toContain('last');
+    expect(roots(doc, 'after')).not.toContain('last');
+    expect(roots(doc, 'pages')).not.toContain('last');
+  });
+
   it('the loop variable is item without `as`; nested loops see both variables', () => {
     const doc: Blueprint = {
       blueprint: 1,

@@ -6,7 +6,8 @@
 //! before that loop; a fallback step sees what the step it stands in for sees. `prev`
 //! exists only with exactly one dependency (never in a fallback); the loop variables
 //! (renamed by `as`, default `item`) and `index` exist inside a loop body and in the
-//! loop's own `until` / `collect`, which also see the whole body; `error` exists in a
+//! loop's own `until` / `collect`, which also see the whole body; `last` exists there when
+//! the innermost loop is an `until` loop; `error` exists in a
 //! fallback step (and in the body of a loop that is one). The blueprint's `output`
 //! sees every top-level step that is not a fallback.
 
@@ -16,6 +17,7 @@ import type { Blueprint, JsonObject, Step } from '../../doc';
 export type ScopeKind =
   | 'loop'
   | 'index'
+  | 'last'
   | 'prev'
   | 'step'
   | 'field'
@@ -143,9 +145,15 @@ interface Visible {
   steps: Step[];
   /** Loop variable names, innermost first. */
   loops: string[];
+  /** Whether the innermost loop is an `until` loop (then `last` is defined). */
+  innermostUntil?: boolean;
   inFallback: boolean;
   /** Dependency count for `prev` (null: `prev` is not defined here). */
   prevDeps: string[] | null;
+}
+
+function isUntil(step: Step): boolean {
+  return step.kind === 'loop' && step.until !== undefined && step.until !== null;
 }
 
 function loopVar(step: Step): string {
@@ -176,6 +184,7 @@ function visibility(doc: Blueprint, stepId: string | null, field: string | null 
   if (inner && isLoop(self)) {
     const roles = listRoles(self.steps);
     for (const s of self.steps) if (s && !roles.fallbackOf.has(s.id)) add(s);
+    out.innermostUntil = isUntil(self);
     out.loops.push(loopVar(self));
   }
 
@@ -206,7 +215,10 @@ function visibility(doc: Blueprint, stepId: string | null, field: string | null 
     }
     if (l.container !== null) {
       const loop = locateStep(doc, l.container)?.step;
-      if (loop) out.loops.push(loopVar(loop));
+      if (loop) {
+        out.innermostUntil ??= isUntil(loop);
+        out.loops.push(loopVar(loop));
+      }
     }
     cur = l.container;
   }
@@ -228,6 +240,7 @@ export function namesInScope(doc: Blueprint, stepId: string | null, opts: ScopeO
     out.push({ name, kind: 'loop', detail: i === 0 ? 'the loop variable' : 'an outer loop’s variable' }),
   );
   if (loops.length) out.push({ name: 'index', kind: 'index', detail: 'the iteration’s index' });
+  if (vis.innermostUntil) out.push({ name: 'last', kind: 'last', detail: 'the previous iteration’s value (null at first)' });
   if (vis.prevDeps && vis.prevDeps.length === 1) {
     out.push({ name: 'prev', kind: 'prev', detail: `output of \`${vis.prevDeps[0]}\`` });
   }
