@@ -110,7 +110,7 @@ function shortJson(value: unknown, max = 24): string {
 /**
  * A failed step's label: the arguments it is about first (`✕ /a: expected number, got
  * object (+1 more)`), an exhausted `until` loop's iterations and the condition's last
- * value (`✕ until never true · 60/60` then `last: false`, never cut off), else the code
+ * value (`✕ until never true · 60/60` then `· last: false`, never cut off), else the code
  * and our message; on hover the full error and what the server said.
  */
 function FailedLabel({ id, node }: { id: string; node: NodeView }) {
@@ -129,7 +129,7 @@ function FailedLabel({ id, node }: { id: string; node: NodeView }) {
           ✕ until never true · {exhausted.iterations}/{exhausted.max_iterations}
         </span>
         <span className="run-last" data-testid={`run-last-${id}`} title={full}>
-          last: <code>{shortJson(exhausted.last)}</code>
+          · last: <code>{shortJson(exhausted.last)}</code>
         </span>
       </>
     );

@@ -366,8 +366,8 @@ describe('runs in the studio', () => {
     expect(tid('step-wait_ready')?.className).toContain('run-failed');
     // The short line, and the last value in a part of its own that is never cut off.
     expect(q('[data-testid="run-wait_ready"] .run-label')?.textContent).toBe('✕ until never true · 3/3');
-    expect(tid('run-last-wait_ready')?.textContent).toBe('last: false');
-    expect(tid('run-wait_ready')?.textContent).toBe('✕ until never true · 3/3last: false');
+    expect(tid('run-last-wait_ready')?.textContent).toBe('· last: false');
+    expect(tid('run-wait_ready')?.textContent).toBe('✕ until never true · 3/3· last: false');
     const title = q('[data-testid="run-wait_ready"] .run-label')?.title ?? '';
     expect(title).toMatch(/^LOOP_UNTIL_EXHAUSTED: loop `wait_ready` ran 3 iterations \(max_iterations 3\)/);
     expect(title).toContain('its last value was false');
