@@ -136,6 +136,16 @@ OBSERVATIONS = {
     "networkpolicies": [("policy-types", "join(', ', obj.spec.policyTypes || `[]`)")],
 }
 
+# The lists read page by page, and the page size: `list_resources` with `limit` returns that many
+# objects and `metadata.continue`, the token of the next page (absent on the last page). These are
+# the lists longer than a page in cluster-sim's default inventory: the pods of a namespace (up to
+# 30, in kube-system; they grow with the cluster's `scale`) and the cluster roles (45). Every other
+# list holds at most 20 objects (7 per namespace) and is read in one call.
+PAGED = {"pods", "clusterroles"}
+PAGE_SIZE = 25
+# An until loop's bound: PAGES_MAX pages of PAGE_SIZE is far more than any list here holds.
+PAGES_MAX = 1000
+
 RETRY = {"attempts": 3, "delay_ms": 200, "backoff": "exponential"}
 
 
@@ -173,6 +183,21 @@ def loop(id_, for_each, as_, steps, name=None, after=None, concurrency=None, col
     step["steps"] = steps
     if collect is not None:
         step["collect"] = collect
+    if note:
+        step["note"] = note
+    return step
+
+
+def until_loop(id_, until, steps, max_iterations, name=None, after=None, note=None):
+    step = {"id": id_}
+    if name:
+        step["name"] = name
+    step["kind"] = "loop"
+    if after is not None:
+        step["after"] = after
+    step["until"] = until
+    step["max_iterations"] = max_iterations
+    step["steps"] = steps
     if note:
         step["note"] = note
     return step
@@ -228,13 +253,34 @@ steps.append(transform(
     name="Check the resource types",
     note=f"{PHASE1}: `not_synced` lists the types the server has and this blueprint does not copy (expected: none).",
 ))
+
+
+def paged_list(list_id, args):
+    """The body of an until loop reading one page per iteration (as workflows/paginate does): the first
+    page without a token, each next one with the `metadata.continue` of the previous page (`last`)."""
+    return tool(list_id, "cluster", "list_resources",
+                {**args, "limit": PAGE_SIZE, "continue": t("last.metadata.continue || `null`")})
+
+
+# The objects a cluster-scoped list step yields: its `items`, or every page's when paged.
+CLUSTER_ITEMS = {p: f"{p}[*].items[]" if p in PAGED else f"{p}.items" for p, _, _ in CLUSTER_KINDS}
 for plural, kind, _ in CLUSTER_KINDS[2:]:
-    steps.append(tool(plural, "cluster", "list_resources", {"kind": plural}, name=f"List {plural}", after=[],
-                      note=f"{PHASE1}: every {kind}; `list_resources` without `limit` returns all items (no paging)."))
+    if plural in PAGED:
+        list_id = f"list_{plural}"
+        steps.append(until_loop(
+            plural, t(f"{list_id}.metadata.continue == `null`"), [paged_list(list_id, {"kind": plural})],
+            max_iterations=PAGES_MAX, name=f"List {plural}", after=[],
+            note=f"{PHASE1}: every {kind}, {PAGE_SIZE} per page: one `list_resources` call per iteration, "
+                 "each with the `metadata.continue` token of the page before (`last`), until a page has none. "
+                 "The loop's output is the pages.",
+        ))
+    else:
+        steps.append(tool(plural, "cluster", "list_resources", {"kind": plural}, name=f"List {plural}", after=[],
+                          note=f"{PHASE1}: every {kind} in one call (a short list: no `limit`, no paging)."))
 for plural, kind, _ in CLUSTER_KINDS:
     body_id = f"create_{SINGULAR[plural]}"
     steps.append(loop(
-        f"upsert_{plural}", t(f"{plural}.items"), "obj",
+        f"upsert_{plural}", t(CLUSTER_ITEMS[plural]), "obj",
         [tool(body_id, "memory", "create_entities", entity(plural, kind, False))],
         name=f"Record {plural}", after=[plural], concurrency=4,
         collect=t(f"length({body_id}.entities)"),
@@ -247,23 +293,33 @@ for plural, kind, prefix in NAMESPACED_KINDS:
     list_id = f"list_{plural}"
     inner_id = f"upsert_{plural}"
     body_id = f"create_{prefix}"
+    if plural in PAGED:
+        pages_id = f"{SINGULAR[plural]}_pages"
+        items = f"{pages_id}[*].items[]"
+        body = [
+            until_loop(pages_id, t(f"{list_id}.metadata.continue == `null`"),
+                       [paged_list(list_id, {"kind": plural, "namespace": t("ns")})], max_iterations=PAGES_MAX),
+        ]
+        collect = {"namespace": t("ns"), "items": t(items), "pages": t(f"{pages_id}[*].length(items)")}
+        listing = (f"reads the {kind} objects of each namespace (8 namespaces at a time) in pages of {PAGE_SIZE}, "
+                   f"an until loop (`{pages_id}`) following `metadata.continue` from page to page,")
+        collected = "`{namespace, items, pages}` (`pages`: the size of each page)"
+    else:
+        items = f"{list_id}.items"
+        body = [tool(list_id, "cluster", "list_resources", {"kind": plural, "namespace": t("ns")})]
+        collect = {"namespace": t("ns"), "items": t(items)}
+        listing = (f"lists the {kind} objects of each namespace (8 namespaces at a time), one call each (a few "
+                   "per namespace: no `limit`, no paging),")
+        collected = "`{namespace, items}`"
+    body.append(loop(inner_id, t(items), "obj",
+                     [tool(body_id, "memory", "create_entities", entity(plural, kind, True))],
+                     concurrency=4, collect=t(f"length({body_id}.entities)")))
     steps.append(loop(
-        f"{plural}_by_ns", t("namespaces.items[*].metadata.name"), "ns",
-        [
-            tool(list_id, "cluster", "list_resources", {"kind": plural, "namespace": t("ns")}),
-            loop(inner_id, t(f"{list_id}.items"), "obj",
-                 [tool(body_id, "memory", "create_entities", entity(plural, kind, True))],
-                 concurrency=4, collect=t(f"length({body_id}.entities)")),
-        ],
+        f"{plural}_by_ns", t("namespaces.items[*].metadata.name"), "ns", body,
         name=f"Sync {plural} per namespace", after=["namespaces"], concurrency=8,
-        collect={
-            "namespace": t("ns"),
-            "items": t(f"{list_id}.items"),
-            "continue": t(f"{list_id}.continue || `null`"),
-        },
-        note=f"{PHASE2}: lists the {kind} objects of each namespace (8 namespaces at a time) and records each "
-             f"one (`{prefix}/<namespace>/<name>`). Collects `{{namespace, items}}` per namespace for phase 3; "
-             "`continue` would be set only if the server paged the list (it does not without `limit`).",
+        collect=collect,
+        note=f"{PHASE2}: {listing} and records each one (`{prefix}/<namespace>/<name>`). Collects "
+             f"{collected} per namespace for phase 3.",
     ))
 
 # ---------------------------------------------------------------- phase 3
@@ -482,7 +538,7 @@ entity_types = {kind: t(f"length(graph.entities[?entityType == '{kind}'])")
                 for _, kind, _ in CLUSTER_KINDS + NAMESPACED_KINDS}
 relation_types = ["in_namespace", "runs_on", "owned_by", "uses", "mounts", "runs_as", "governed_by", "selects",
                   "routes_to", "bound_to", "binds", "grants", "configures", "credentials_for"]
-listed = ", ".join([f"{p}.items" for p, _, _ in CLUSTER_KINDS]
+listed = ", ".join([CLUSTER_ITEMS[p] for p, _, _ in CLUSTER_KINDS]
                    + [f"{p}_by_ns[*].items[]" for p, _, _ in NAMESPACED_KINDS])
 steps.append(transform(
     "summary",
@@ -495,11 +551,14 @@ steps.append(transform(
         "entity_types": entity_types,
         "relation_types": {r: t(f"length(graph.relations[?relationType == '{r}'])") for r in relation_types},
         "kinds_not_synced": t("kinds.not_synced"),
-        "paged_lists": t("length([" + ", ".join(f"{p}_by_ns[?continue]" for p, _, _ in NAMESPACED_KINDS) + "][])"),
+        "pages": {
+            **{p: t(f"length({p})") for p, _, _ in CLUSTER_KINDS if p in PAGED},
+            **{p: t(f"length({p}_by_ns[*].pages[])") for p, _, _ in NAMESPACED_KINDS if p in PAGED},
+        },
     },
     name="Count what was synced",
     note="Entities and relations in the graph, by type; `objects_listed` should equal `entities`, and "
-         "`kinds_not_synced` and `paged_lists` should be empty / 0.",
+         "`kinds_not_synced` should be empty; `pages`: the pages listed per paged kind.",
 ))
 
 blueprint = {
@@ -513,6 +572,8 @@ blueprint = {
         "and records each object as an entity (`node/<name>`, `namespace/<name>`, ...; entityType = the Kind; "
         "observations `key: value`). Phase 2 loops over the namespaces once per namespaced kind (16 loops, 8 "
         "namespaces at a time each), lists that kind and records each object (`pod/<namespace>/<name>`, ...). "
+        "The lists longer than a page, a namespace's pods and the cluster roles, are read in pages of 25 "
+        "(`limit`, then each page's `metadata.continue`; see workflows/paginate). "
         "Phase 3 links them: in_namespace, runs_on, owned_by, uses, mounts, runs_as, governed_by, selects, "
         "routes_to, bound_to, binds, grants, configures, credentials_for, one create_relations call per "
         "namespace and relation kind, each after the entities at both ends exist. The last steps read the graph "

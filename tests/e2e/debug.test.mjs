@@ -15,6 +15,11 @@
 // ARGS_INVALID naming `/a` and `/b` first, both fields marked; a `"disabled": true`
 // step shows "disabled" and the step after it succeeds; the body of a loop skipped after
 // the failure is greyed as "not run" (not the queued look).
+//
+// A third session (issue 16): an `until` loop that can never be true fails at its
+// `max_iterations` (LOOP_UNTIL_EXHAUSTED); its card is red and says so in one short line
+// with the iterations and the condition's last value, legible at the default zoom, the
+// full message on hover, and nothing moves when the pointer rests on it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
@@ -420,6 +425,89 @@ test('debug: switch cases laid out without overlaps; ARGS_INVALID names each arg
     await until(async () => browser.execute(() => document.activeElement?.id === 'root_a'), 'the field focused');
     await browser.keys(['Escape']);
     await studio.shot('args-invalid-fields');
+  } catch (e) {
+    await studio.shot('failure').catch(() => undefined);
+    throw e;
+  } finally {
+    await studio.close();
+  }
+});
+
+// An `until` loop whose condition can never be true (no server: a transform body).
+const EXHAUSTED_DOC = {
+  blueprint: 1,
+  id: 'until-never',
+  name: 'An until loop that is never true',
+  steps: [
+    {
+      id: 'wait_ready',
+      name: 'Wait until ready',
+      kind: 'loop',
+      until: '{{ `false` }}',
+      max_iterations: 3,
+      steps: [{ id: 'tick', kind: 'transform', value: '{{ index }}' }],
+    },
+    { id: 'report', kind: 'transform', value: '{{ wait_ready }}' },
+  ],
+};
+
+test('debug: an until loop that reaches max_iterations is red, its card saying so with the condition’s last value, legible and still under the mouse', async () => {
+  const studio = await openStudio('debug-exhausted');
+  const { browser } = studio;
+  try {
+    await shown(browser, '.react-flow__node', 30_000);
+    await importDoc(studio, EXHAUSTED_DOC);
+    await click(browser, sel('run-start'));
+    assert.equal(await untilStatus(browser, ['failed', 'partial', 'succeeded']), 'failed');
+    await until(async () => (await attr(browser, sel('run-wait_ready'), 'data-state')) === 'failed', 'the loop failed');
+    const dismiss = await browser.$(sel('status-dismiss'));
+    if (await dismiss.isExisting()) await browser.execute((el) => el.click(), dismiss);
+
+    // Red like any failed card: the border in the failed colour.
+    assert.match(await attr(browser, sel('step-wait_ready'), 'class'), /\brun-failed\b/);
+    const card = () =>
+      browser.execute(() => {
+        const loop = document.querySelector('[data-testid="step-wait_ready"]');
+        const status = document.querySelector('[data-testid="run-wait_ready"]');
+        const label = status.querySelector('.run-label');
+        const last = document.querySelector('[data-testid="run-last-wait_ready"]');
+        const t = document.querySelector('.react-flow__viewport')?.style.transform ?? '';
+        const zoom = Number(/scale\(([\d.]+)\)/.exec(t)?.[1] ?? 'NaN');
+        const box = (el) => {
+          const r = el.getBoundingClientRect();
+          return { x: Math.round(r.left), y: Math.round(r.top), w: Math.round(r.width), h: Math.round(r.height) };
+        };
+        return {
+          border: getComputedStyle(loop).borderTopColor,
+          label: label.textContent,
+          title: label.title,
+          last: last.textContent,
+          lastColor: getComputedStyle(last).color,
+          // Seen whole: not cut by the status line, not wider than its own text.
+          lastWhole: last.getBoundingClientRect().right <= status.getBoundingClientRect().right + 0.5 && last.scrollWidth <= last.clientWidth + 1,
+          px: parseFloat(getComputedStyle(last).fontSize) * zoom,
+          zoom,
+          boxes: { loop: box(loop), status: box(status), last: box(last) },
+        };
+      });
+    const seen = await card();
+    assert.equal(seen.border, 'rgb(217, 45, 32)', `the loop's border is the failed red: ${JSON.stringify(seen)}`);
+    assert.equal(seen.label, '✕ until never true · 3/3');
+    assert.equal(seen.last, '· last: false');
+    assert.equal(seen.lastColor, 'rgb(217, 45, 32)');
+    assert.ok(seen.lastWhole, `the last value is shown whole: ${JSON.stringify(seen)}`);
+    assert.ok(seen.px >= 9, `legible at the default zoom: ${seen.px.toFixed(1)} px at zoom ${seen.zoom}`);
+    assert.match(seen.title, /^LOOP_UNTIL_EXHAUSTED: loop `wait_ready` ran 3 iterations \(max_iterations 3\)/);
+    assert.match(seen.title, /its last value was false/);
+    assert.equal(await attr(browser, sel('run-report'), 'data-state'), 'skipped');
+
+    // The pointer on the error line (its tooltip): nothing moves.
+    const at = { x: seen.boxes.status.x + 20, y: seen.boxes.status.y + Math.round(seen.boxes.status.h / 2) };
+    await browser.performActions([{ type: 'pointer', id: 'mouse', parameters: { pointerType: 'mouse' }, actions: [{ type: 'pointerMove', duration: 0, ...at }] }]);
+    await browser.releaseActions();
+    await new Promise((r) => setTimeout(r, 400));
+    assert.deepEqual((await card()).boxes, seen.boxes, 'nothing moved under the mouse');
+    await studio.shot('until-exhausted');
   } catch (e) {
     await studio.shot('failure').catch(() => undefined);
     throw e;

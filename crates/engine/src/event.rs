@@ -192,6 +192,21 @@ pub struct StepError {
     /// that refused the arguments: its own text, shown below the message).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// With `LOOP_UNTIL_EXHAUSTED`: the iterations and the condition's last value, for a
+    /// front door to show without reading `message`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exhausted: Option<Box<UntilExhausted>>,
+}
+
+/// An `until` loop that reached `max_iterations` before its condition was true.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UntilExhausted {
+    /// Iterations run (`max_iterations`, the loop's or the default).
+    pub iterations: u32,
+    pub max_iterations: u32,
+    /// What `until` rendered after the last iteration: a falsy value (`false`, `null`,
+    /// `""`, `[]` or `{}`), so always short.
+    pub last: Value,
 }
 
 /// One entry of the envelope's `errors`.

@@ -15,6 +15,8 @@ pub mod event;
 pub mod scheduler;
 
 pub use driver::{Engine, EventSink, Journal, RunRequest, StartError};
-pub use event::{Envelope, ErrorEntry, EventKind, RunEvent, RunStatus, SkipReason, StepError, StepStatus, Summary};
+pub use event::{
+    Envelope, ErrorEntry, EventKind, RunEvent, RunStatus, SkipReason, StepError, StepStatus, Summary, UntilExhausted,
+};
 pub use scheduler::{Action, Control, Input, Invocation, RunConfig, Scheduler};
 pub use source::{BlueprintSource, FileSaved, FolderSource, SavedValues};

@@ -217,7 +217,7 @@ impl std::fmt::Debug for Scheduler {
 }
 
 fn err(code: &str, message: impl Into<String>) -> StepError {
-    StepError { code: code.into(), message: message.into(), detail: None }
+    StepError { code: code.into(), message: message.into(), detail: None, exhausted: None }
 }
 
 impl Scheduler {

@@ -23,6 +23,16 @@ export interface StepError {
    * refused the arguments: `ARGS_INVALID` with its own text here). Absent otherwise.
    */
   detail?: string;
+  /** With `LOOP_UNTIL_EXHAUSTED`: the iterations run and what `until` last rendered. Absent otherwise. */
+  exhausted?: UntilExhausted;
+}
+
+/** An `until` loop that reached `max_iterations` before its condition was true. */
+export interface UntilExhausted {
+  iterations: number;
+  max_iterations: number;
+  /** The condition's value after the last iteration: falsy (`false`, `null`, `""`, `[]`, `{}`). */
+  last: Json;
 }
 
 /** One entry of the envelope's `errors`; `step` is empty for run-level errors (`RUN_TIMEOUT`). */

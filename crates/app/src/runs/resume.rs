@@ -144,7 +144,7 @@ mod tests {
             path: vec![],
             attempt: 2,
             delay_ms: 0,
-            error: StepError { code: "X".into(), message: "x".into(), detail: None },
+            error: StepError { code: "X".into(), message: "x".into(), detail: None, exhausted: None },
         };
         let events = vec![
             event(1, started("a", vec![], "ta")),

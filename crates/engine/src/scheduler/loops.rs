@@ -7,7 +7,7 @@ use super::outcome::Outcome;
 use super::scope::View;
 use super::timers::TimerKind;
 use super::{FrameId, Scheduler, TimerId, err};
-use crate::event::{EventKind, LogLevel, StepError};
+use crate::event::{EventKind, LogLevel, StepError, UntilExhausted};
 use mcpflow_blueprint::limits::{DEFAULT_UNTIL_MAX_ITERATIONS, MAX_LOOP_CONCURRENCY};
 use mcpflow_blueprint::template::{Rcvar, Variable, truthy, value_to_var, var_to_value};
 use mcpflow_blueprint::{OnExhausted, StepKind, StepTemplates};
@@ -230,12 +230,14 @@ impl Scheduler {
                     step: Some(step),
                 });
             } else if let State::Loop(run) = &mut self.frames[of].slots[opos].state {
-                run.exhausted = Some(err(
+                let mut error = err(
                     "LOOP_UNTIL_EXHAUSTED",
                     format!(
                         "loop `{step}` ran {done} iterations (max_iterations {max}) and its `until` was never true; its last value was {shown}. Raise `max_iterations`, fix the condition, or set `\"on_exhausted\": \"succeed\"` to keep what was collected"
                     ),
-                ));
+                );
+                error.exhausted = Some(Box::new(UntilExhausted { iterations: done, max_iterations: max, last }));
+                run.exhausted = Some(error);
             }
         }
         self.loop_advance(of, opos);

@@ -43,7 +43,7 @@ impl Scheduler {
         let outcome = match result {
             Err(e) => Outcome::Failed {
                 retryable: e.transient,
-                error: StepError { code: e.code, message: e.message, detail: e.detail },
+                error: StepError { code: e.code, message: e.message, detail: e.detail, exhausted: None },
                 raw: None,
             },
             Ok(raw) => match &self.plan.steps[idx].step.kind {
@@ -61,7 +61,8 @@ impl Scheduler {
                             "tool `{tool}` refused its arguments; check them against its input schema (the \
                              server's own words are in the detail)"
                         );
-                        let error = StepError { code: "ARGS_INVALID".into(), message, detail: Some(failed.0) };
+                        let error =
+                            StepError { code: "ARGS_INVALID".into(), message, detail: Some(failed.0), exhausted: None };
                         Outcome::Failed { error, retryable: false, raw: Some(raw) }
                     }
                     Err(failed) => {

@@ -2,7 +2,7 @@
 //! and in `collect`, and what happens when `max_iterations` is reached first.
 
 use crate::sim::{Sim, bp, text};
-use mcpflow_engine::{CallTarget, Invocation, RunStatus};
+use mcpflow_engine::{CallTarget, EventKind, Invocation, RunStatus, UntilExhausted};
 use serde_json::{Value, json};
 
 fn cursor(inv: &Invocation) -> Value {
@@ -104,6 +104,28 @@ fn an_until_loop_that_reaches_max_iterations_fails_naming_the_loop_the_iteration
         assert!(e.message.contains(part), "{part:?} in {}", e.message);
     }
     assert!(sim.trace().iter().any(|t| t == "skip after"), "{:?}", sim.trace());
+}
+
+#[test]
+fn an_exhausted_until_loop_s_error_carries_the_iterations_and_the_last_value_as_data() {
+    let mut sim = Sim::new(bp(json!([
+        { "id": "poll", "kind": "loop", "until": "{{ check.ready }}", "max_iterations": 2,
+          "steps": [ { "id": "check", "kind": "tool", "server": "s", "tool": "check" } ] }
+    ])))
+    .start();
+    sim.drive(|_, _, _| text(json!({ "ready": [] })));
+    let error = sim
+        .events
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::StepFinished { step, error: Some(error), .. } if step == "poll" => Some(error.clone()),
+            _ => None,
+        })
+        .expect("poll failed");
+    assert_eq!(error.code, "LOOP_UNTIL_EXHAUSTED");
+    assert_eq!(error.exhausted.as_deref(), Some(&UntilExhausted { iterations: 2, max_iterations: 2, last: json!([]) }));
+    let wire = serde_json::to_value(&error).unwrap();
+    assert_eq!(wire["exhausted"], json!({ "iterations": 2, "max_iterations": 2, "last": [] }), "{wire}");
 }
 
 #[test]

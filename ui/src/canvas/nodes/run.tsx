@@ -101,10 +101,17 @@ function errorTitle(err: StepError): string {
   return `${err.code}: ${err.message}${err.detail ? `\n\nserver said: ${err.detail}` : ''}`;
 }
 
+/** A short JSON value as code: `false`, `null`, `[]`, cut to `max` characters. */
+function shortJson(value: unknown, max = 24): string {
+  const text = JSON.stringify(value) ?? 'null';
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
 /**
  * A failed step's label: the arguments it is about first (`✕ /a: expected number, got
- * object (+1 more)`), else the code and our message; on hover the full error and what
- * the server said.
+ * object (+1 more)`), an exhausted `until` loop's iterations and the condition's last
+ * value (`✕ until never true · 60/60` then `· last: false`, never cut off), else the code
+ * and our message; on hover the full error and what the server said.
  */
 function FailedLabel({ id, node }: { id: string; node: NodeView }) {
   const offers = useOffers();
@@ -114,6 +121,19 @@ function FailedLabel({ id, node }: { id: string; node: NodeView }) {
   const problem = useMemo(() => argumentProblem(node.error, node.args, schema), [node.error, node.args, schema]);
   const err = node.error;
   const full = err ? errorTitle(err) : undefined;
+  const exhausted = err?.exhausted;
+  if (exhausted) {
+    return (
+      <>
+        <span className="run-label run-error" title={full}>
+          ✕ until never true · {exhausted.iterations}/{exhausted.max_iterations}
+        </span>
+        <span className="run-last" data-testid={`run-last-${id}`} title={full}>
+          · last: <code>{shortJson(exhausted.last)}</code>
+        </span>
+      </>
+    );
+  }
   return (
     <span className="run-label run-error" title={full}>
       ✕ {problem ? issuesText(problem, 1) : err ? `${err.code}: ${err.message}` : 'failed'}

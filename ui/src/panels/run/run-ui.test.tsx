@@ -354,6 +354,28 @@ describe('runs in the studio', () => {
     expect(q('[data-testid="run-refused"] .run-label')?.title).toContain('server said: failed to deserialize parameters');
   });
 
+  it('an until loop that reached max_iterations is red with the iterations and the condition’s last value on its card, the full error on hover', async () => {
+    const f = extraFixture('until-exhausted');
+    const info = { id: 'ux', blueprint: f.blueprint.id, status: 'failed', trigger: 'studio', started_at: '2026-11-20T11:00:00Z', finished_at: null, duration_ms: 5, blueprint_rev: null, rerun_of: null };
+    be.on('list_runs', () => [info]);
+    be.on('get_run', () => ({ info, inputs: {}, events: f.events, envelope: null }));
+    await mountWith(f.blueprint);
+    await click(tid('tab-history'));
+    await click(tid('history-row'));
+    expect(tid('run-wait_ready')?.dataset.state).toBe('failed');
+    expect(tid('step-wait_ready')?.className).toContain('run-failed');
+    // The short line, and the last value in a part of its own that is never cut off.
+    expect(q('[data-testid="run-wait_ready"] .run-label')?.textContent).toBe('✕ until never true · 3/3');
+    expect(tid('run-last-wait_ready')?.textContent).toBe('· last: false');
+    expect(tid('run-wait_ready')?.textContent).toBe('✕ until never true · 3/3· last: false');
+    const title = q('[data-testid="run-wait_ready"] .run-label')?.title ?? '';
+    expect(title).toMatch(/^LOOP_UNTIL_EXHAUSTED: loop `wait_ready` ran 3 iterations \(max_iterations 3\)/);
+    expect(title).toContain('its last value was false');
+    expect(tid('run-last-wait_ready')?.title).toBe(title);
+    expect(tid('loop-count-wait_ready')?.textContent).toBe('3');
+    expect(tid('run-report')?.dataset.state).toBe('skipped');
+  });
+
   it('a retry whose error keeps the server’s words apart shows them folded in the run section and on the card’s hover', async () => {
     const f = extraFixture('args-disabled');
     // The recorded run up to `said` starting, then a retry of it (as the engine writes a retry: the error that caused it).
