@@ -91,6 +91,9 @@ pub struct StartRun {
     pub resume_tasks: HashMap<(String, IterationPath), TaskHandle>,
     /// Sees every event, in order, right after it is recorded (the CLI's display).
     pub observer: Option<EventSink>,
+    /// Who answers the run's questions (`input` steps, servers' elicitations); `None`:
+    /// nobody (`INPUT_REQUIRED`).
+    pub people: Option<Arc<dyn mcpflow_engine::People>>,
 }
 
 impl std::fmt::Debug for StartRun {
@@ -124,6 +127,7 @@ impl StartRun {
             resumed_from: None,
             resume_tasks: HashMap::new(),
             observer: None,
+            people: None,
         }
     }
 }
@@ -201,6 +205,7 @@ impl App {
             })),
             saved: Some(Arc::new(store.clone())),
             journal: Some(recorder.clone()),
+            people: spec.people.clone(),
         };
         let mut config = engine.config(&bp, run_id.clone(), spec.inputs.clone()).map_err(|e| match e {
             mcpflow_engine::StartError::Inputs(list) => AppError::Inputs(list),

@@ -2,7 +2,8 @@
 //! [`Servers`]), runs timers on tokio's clock, forwards control requests and
 //! cancellation, runs sub-workflows, and hands every event to the sink.
 
-use crate::event::{Envelope, RunEvent, RunStatus};
+use crate::event::{Envelope, IterationPath, RunEvent, RunStatus};
+use crate::people::{AskSink, NoOne, People, Question};
 use crate::scheduler::{Action, Control, Input, Invocation, Retired, RunConfig, Scheduler, TimerId};
 use crate::servers::{CallError, CallRequest, ProgressSink, Servers, TaskHandle, TaskHooks, TaskSink};
 use crate::source::{BlueprintSource, SavedValues};
@@ -45,6 +46,9 @@ pub struct Engine {
     pub source: Option<Arc<dyn BlueprintSource>>,
     pub saved: Option<Arc<dyn SavedValues>>,
     pub journal: Option<Arc<dyn Journal>>,
+    /// Who answers the run's questions (`input` steps, servers' elicitations); `None`:
+    /// nobody, they fail with `INPUT_REQUIRED`.
+    pub people: Option<Arc<dyn People>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -91,7 +95,7 @@ impl StartError {
 impl Engine {
     /// An engine with servers only: no sub-workflows, saved values or journal.
     pub fn new(servers: Arc<dyn Servers>) -> Self {
-        Engine { servers, source: None, saved: None, journal: None }
+        Engine { servers, source: None, saved: None, journal: None, people: None }
     }
 
     /// Prepares a run config: inputs with defaults applied and validated, saved values loaded.
@@ -181,7 +185,7 @@ impl Engine {
                             events(&e);
                             garbage.events.push(e);
                         }
-                        Action::Invoke { inv, invocation, sync, resume, .. } => {
+                        Action::Invoke { inv, step, path, invocation, sync, resume } => {
                             // What this call reads is on disk before it starts.
                             if sync && let Some(journal) = &self.journal {
                                 journal.sync();
@@ -192,7 +196,8 @@ impl Engine {
                             let task_tx = task_tx.clone();
                             let stack = stack.clone();
                             inflight.push(async move {
-                                let call = Call { inv, cancel: token, tx: &tx, tasks: task_tx, resume, stack };
+                                let call =
+                                    Call { inv, step, path, cancel: token, tx: &tx, tasks: task_tx, resume, stack };
                                 let result = self.invoke(invocation, call).await;
                                 (inv, result)
                             });
@@ -277,19 +282,30 @@ impl Engine {
                 };
                 if let Input::Completed { inv, .. } = &input {
                     calls.remove(inv);
+                    // What the call said before it ended (its progress, its questions and
+                    // their answers) goes first: at most the queue's bound.
+                    while let Ok(early) = rx.try_recv() {
+                        actions.extend(sched.apply(now(), early));
+                    }
                 }
                 if let Input::Timer { timer } = &input {
                     timers.remove(timer);
                 }
-                actions = sched.apply(now(), input);
+                actions.extend(sched.apply(now(), input));
             }
         })
     }
 
     async fn invoke(&self, invocation: Invocation, call: Call<'_>) -> Result<Value, CallError> {
-        let Call { inv, cancel, tx, tasks, resume, stack } = call;
+        let Call { inv, step, path, cancel, tx, tasks, resume, stack } = call;
         match invocation {
+            Invocation::Ask(question) => {
+                let (unanswered, _) = mpsc::channel(1);
+                let answer = self.asker(inv, step, path, tx.clone(), cancel.clone(), unanswered)(question).await?;
+                serde_json::to_value(&answer).map_err(|e| CallError::new("INPUT_INVALID", e.to_string(), false))
+            }
             Invocation::Server(target) => {
+                let (unanswered, mut failed) = mpsc::channel(1);
                 let progress_tx = tx.clone();
                 let progress: ProgressSink = Arc::new(move |p| {
                     // Full: the driver is behind; this one is dropped, a later one tells.
@@ -312,15 +328,61 @@ impl Engine {
                     progress: Some(progress),
                     stack,
                     tasks: TaskHooks { started: Some(started), resume },
+                    ask: Some(self.asker(inv, step, path, tx.clone(), cancel.clone(), unanswered)),
                 };
+                // A question of the server's that nobody can answer ends the call at once
+                // with why (`INPUT_REQUIRED`), rather than with whatever the server makes of
+                // the refusal.
                 tokio::select! {
                     r = self.servers.call(request) => r,
+                    Some(e) = failed.recv() => Err(e),
                     () = cancel.cancelled() => Err(CallError::cancelled()),
                 }
             }
             // Boxed: a sub-workflow's future is large and most calls are not one.
             Invocation::Workflow { id, inputs } => Box::pin(self.sub_workflow(&id, inputs, cancel, stack)).await,
         }
+    }
+
+    /// The sink a call's questions go through: each is recorded on the step
+    /// (`StepWaiting`), asked of the run's people, and its answer recorded
+    /// (`StepAnswered`). The scheduler hears both in order with the call's other news.
+    fn asker(
+        &self,
+        inv: u64,
+        step: String,
+        path: IterationPath,
+        tx: mpsc::Sender<Input>,
+        cancel: CancellationToken,
+        unanswered: mpsc::Sender<CallError>,
+    ) -> AskSink {
+        let people: Arc<dyn People> = self.people.clone().unwrap_or_else(|| Arc::new(NoOne));
+        Arc::new(move |mut question: Question| {
+            question.step.clone_from(&step);
+            question.path.clone_from(&path);
+            let (people, tx, cancel, unanswered) = (people.clone(), tx.clone(), cancel.clone(), unanswered.clone());
+            Box::pin(async move {
+                // Not dropped when the queue is full, unlike progress: the question must be
+                // on record (it waits for the driver, which is not blocked on this call).
+                if tx.send(Input::Waiting { inv, question: question.clone() }).await.is_err() {
+                    return Err(CallError::cancelled());
+                }
+                let answer = tokio::select! {
+                    answer = people.ask(question, cancel.clone()) => answer,
+                    () = cancel.cancelled() => Err(CallError::cancelled()),
+                };
+                match &answer {
+                    Ok(a) => {
+                        let _ = tx.send(Input::Answered { inv, answer: a.clone() }).await;
+                    }
+                    Err(e) if e.code != "CANCELLED" => {
+                        let _ = unanswered.try_send(e.clone());
+                    }
+                    Err(_) => {}
+                }
+                answer
+            })
+        })
     }
 
     async fn sub_workflow(
@@ -380,6 +442,8 @@ impl Engine {
 /// One call the driver performs, with what it reports back through.
 struct Call<'a> {
     inv: u64,
+    step: String,
+    path: IterationPath,
     cancel: CancellationToken,
     tx: &'a mpsc::Sender<Input>,
     tasks: mpsc::UnboundedSender<TaskStart>,

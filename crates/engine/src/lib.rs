@@ -3,6 +3,7 @@
 //! trait, never through rmcp directly.
 #![forbid(unsafe_code)] // the workspace denies it; only the studio shell has one audited exception
 
+pub mod people;
 pub mod results;
 pub mod servers;
 pub mod source;
@@ -16,5 +17,6 @@ pub mod scheduler;
 
 pub use driver::{Engine, EventSink, Journal, RunRequest, StartError};
 pub use event::{Envelope, ErrorEntry, EventKind, RunEvent, RunStatus, SkipReason, StepError, StepStatus, Summary};
+pub use people::{Answer, AskSink, Asking, NoOne, People, Question};
 pub use scheduler::{Action, Control, Input, Invocation, RunConfig, Scheduler};
 pub use source::{BlueprintSource, FileSaved, FolderSource, SavedValues};

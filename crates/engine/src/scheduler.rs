@@ -78,6 +78,9 @@ pub enum Invocation {
         id: String,
         inputs: Value,
     },
+    /// Ask a person (an `input` step). The result is `{"action", "content"?}` (an
+    /// [`crate::people::Answer`]); the question's `step` and `path` are filled in.
+    Ask(crate::people::Question),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -135,6 +138,16 @@ pub enum Input {
     TaskStarted {
         inv: InvId,
         handle: TaskHandle,
+    },
+    /// The call's step waits for a person (its `input`, or the server's elicitation).
+    Waiting {
+        inv: InvId,
+        question: crate::people::Question,
+    },
+    /// The person answered the call's question.
+    Answered {
+        inv: InvId,
+        answer: crate::people::Answer,
     },
     Timer {
         timer: TimerId,
@@ -282,6 +295,8 @@ impl Scheduler {
             Input::Completed { inv, result } => self.completed(inv, result),
             Input::Progress { inv, progress } => self.progress(inv, progress),
             Input::TaskStarted { inv, handle } => self.task_started(inv, handle),
+            Input::Waiting { inv, question } => self.waiting(inv, question),
+            Input::Answered { inv, answer } => self.answered(inv, answer),
             Input::Timer { timer } => self.timer(timer),
             Input::Control(c) => self.control(c),
             Input::Log { source, message } => self.emit(EventKind::Log {

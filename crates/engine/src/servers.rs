@@ -82,6 +82,9 @@ pub struct CallRequest {
     pub stack: Vec<String>,
     /// Task mode: the handle's sink, and the task to resume.
     pub tasks: TaskHooks,
+    /// Where the server's questions to a person (elicitation) go; `None`: nobody answers
+    /// (the pool then declines them).
+    pub ask: Option<crate::people::AskSink>,
 }
 
 impl fmt::Debug for CallRequest {
@@ -91,6 +94,7 @@ impl fmt::Debug for CallRequest {
             .field("timeout", &self.timeout)
             .field("stack", &self.stack)
             .field("tasks", &self.tasks)
+            .field("ask", &self.ask.is_some())
             .finish_non_exhaustive()
     }
 }
