@@ -19,6 +19,9 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+/// Numbers questions: unique in the process, so within every run.
+static QUESTIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 /// How deep `workflow` steps may nest.
 pub const MAX_WORKFLOW_DEPTH: usize = 8;
 
@@ -358,6 +361,7 @@ impl Engine {
     ) -> AskSink {
         let people: Arc<dyn People> = self.people.clone().unwrap_or_else(|| Arc::new(NoOne));
         Arc::new(move |mut question: Question| {
+            question.id = format!("q{}", QUESTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
             question.step.clone_from(&step);
             question.path.clone_from(&path);
             let (people, tx, cancel, unanswered) = (people.clone(), tx.clone(), cancel.clone(), unanswered.clone());

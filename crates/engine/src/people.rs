@@ -30,6 +30,9 @@ pub enum Asking {
 /// One question to a person.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Question {
+    /// Unique within the run (`q1`, `q2`, …): what an answer names. Set by the engine.
+    #[serde(default)]
+    pub id: String,
     /// The step that asks (for a server's elicitation: the step whose call it came from).
     pub step: String,
     pub path: IterationPath,

@@ -197,6 +197,7 @@ impl Scheduler {
                 };
                 let default = shown.get("default").filter(|d| !d.is_null()).map(|d| form.content(d));
                 let question = Question {
+                    id: String::new(),
                     step: step_id.clone(),
                     path: path.clone(),
                     asking: if i.is_approval() { Asking::Approval } else { Asking::Input },

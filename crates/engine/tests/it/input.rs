@@ -104,6 +104,7 @@ fn a_calls_question_and_answer_are_recorded_on_its_step() {
     let mut sim = Sim::new(bp(json!([{ "id": "call", "kind": "tool", "server": "s", "tool": "ask_me" }]))).start();
     let inv = sim.inflight[0].0;
     let question = Question {
+        id: String::new(),
         step: String::new(),
         path: Vec::new(),
         asking: Asking::Elicitation,

@@ -101,6 +101,7 @@ fn question(server: &str, params: ElicitRequestParams) -> Question {
         }
     };
     Question {
+        id: String::new(),
         step: String::new(),
         path: Vec::new(),
         asking,
