@@ -7,9 +7,11 @@
 //! [`Journal`] hook flushes the store before a call starts after a step finished — so a
 //! finished step is on disk before any step that depends on it reaches a server.
 
+mod questions;
 mod rerun;
 mod resume;
 
+pub use questions::Questions;
 pub use rerun::Rerun;
 pub use resume::tasks_in_flight;
 
@@ -205,7 +207,8 @@ impl App {
             })),
             saved: Some(Arc::new(store.clone())),
             journal: Some(recorder.clone()),
-            people: spec.people.clone(),
+            // A run with no people of its own asks the application's: any front door answers.
+            people: Some(spec.people.clone().unwrap_or_else(|| self.inner.questions.people(&run_id))),
         };
         let mut config = engine.config(&bp, run_id.clone(), spec.inputs.clone()).map_err(|e| match e {
             mcpflow_engine::StartError::Inputs(list) => AppError::Inputs(list),

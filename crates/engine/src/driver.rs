@@ -368,7 +368,7 @@ impl Engine {
             Box::pin(async move {
                 // Not dropped when the queue is full, unlike progress: the question must be
                 // on record (it waits for the driver, which is not blocked on this call).
-                if tx.send(Input::Waiting { inv, question: question.clone() }).await.is_err() {
+                if tx.send(Input::Waiting { inv, question: Box::new(question.clone()) }).await.is_err() {
                     return Err(CallError::cancelled());
                 }
                 let answer = tokio::select! {

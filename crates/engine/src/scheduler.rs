@@ -142,7 +142,7 @@ pub enum Input {
     /// The call's step waits for a person (its `input`, or the server's elicitation).
     Waiting {
         inv: InvId,
-        question: crate::people::Question,
+        question: Box<crate::people::Question>,
     },
     /// The person answered the call's question.
     Answered {
@@ -295,7 +295,7 @@ impl Scheduler {
             Input::Completed { inv, result } => self.completed(inv, result),
             Input::Progress { inv, progress } => self.progress(inv, progress),
             Input::TaskStarted { inv, handle } => self.task_started(inv, handle),
-            Input::Waiting { inv, question } => self.waiting(inv, question),
+            Input::Waiting { inv, question } => self.waiting(inv, *question),
             Input::Answered { inv, answer } => self.answered(inv, answer),
             Input::Timer { timer } => self.timer(timer),
             Input::Control(c) => self.control(c),

@@ -114,7 +114,7 @@ fn a_calls_question_and_answer_are_recorded_on_its_step() {
         default: None,
         url: None,
     };
-    sim.feed(Input::Waiting { inv, question });
+    sim.feed(Input::Waiting { inv, question: Box::new(question) });
     sim.feed(Input::Answered { inv, answer: Answer::Accept { content: json!({ "name": "Ada" }) } });
     sim.answer("call", Ok(text(json!("hi Ada"))));
     let waiting = sim.events.iter().find_map(|e| match &e.kind {
