@@ -70,10 +70,21 @@ impl Question {
     pub fn unanswerable(&self, why: &str) -> CallError {
         let what = match self.asking {
             Asking::ElicitationUrl => format!("to visit {}", self.url.as_deref().unwrap_or("a URL")),
-            _ => match self.fields().as_slice() {
-                [] => "an answer".to_owned(),
-                fields => format!("the field(s) {}", fields.join(", ")),
-            },
+            _ => {
+                let required: Vec<String> = self
+                    .schema
+                    .as_ref()
+                    .and_then(|s| s.get("required"))
+                    .and_then(Value::as_array)
+                    .map(|r| r.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                    .unwrap_or_default();
+                let fields: Vec<String> = self
+                    .fields()
+                    .into_iter()
+                    .map(|f| if required.contains(&f) { format!("{f} (required)") } else { f })
+                    .collect();
+                if fields.is_empty() { "an answer".to_owned() } else { format!("the field(s) {}", fields.join(", ")) }
+            }
         };
         let from = self.server.as_deref().map(|s| format!(" (server `{s}`)")).unwrap_or_default();
         CallError::new(
