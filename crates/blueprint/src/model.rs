@@ -46,6 +46,12 @@ pub struct Blueprint {
     /// Serve this blueprint as its own MCP tool (name = id, inputSchema = inputs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expose: Option<bool>,
+    /// `"destructive"`: a call to a tool whose annotations say `destructiveHint: true`
+    /// (and not `readOnlyHint`) waits for a person's approval first, showing its resolved
+    /// arguments. A tool step may say otherwise with its own `confirm`. Default: no
+    /// approval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirm: Option<Confirm>,
     /// The steps; a plain list is a pipeline, `after` makes it a graph.
     #[serde(default)]
     #[schemars(required)]
@@ -371,6 +377,20 @@ pub struct ToolStep {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<ArgsSchema>")]
     pub args: Option<Value>,
+    /// `"destructive"`: if the tool is annotated destructive, a person approves each call
+    /// first; `"never"`: no approval, whatever the blueprint's `confirm` says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirm: Option<Confirm>,
+}
+
+/// Which calls wait for a person's approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Confirm {
+    /// Calls to tools annotated `destructiveHint: true` (and not `readOnlyHint`).
+    Destructive,
+    /// No call.
+    Never,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

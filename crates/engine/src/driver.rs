@@ -5,7 +5,7 @@
 use crate::event::{Envelope, IterationPath, RunEvent, RunStatus};
 use crate::people::{AskSink, NoOne, People, Question};
 use crate::scheduler::{Action, Control, Input, Invocation, Retired, RunConfig, Scheduler, TimerId};
-use crate::servers::{CallError, CallRequest, ProgressSink, Servers, TaskHandle, TaskHooks, TaskSink};
+use crate::servers::{CallAsk, CallError, CallRequest, ProgressSink, Servers, TaskHandle, TaskHooks, TaskSink};
 use crate::source::{BlueprintSource, SavedValues};
 use futures::stream::FuturesUnordered;
 use futures::{FutureExt as _, StreamExt as _};
@@ -188,7 +188,7 @@ impl Engine {
                             events(&e);
                             garbage.events.push(e);
                         }
-                        Action::Invoke { inv, step, path, invocation, sync, resume } => {
+                        Action::Invoke { inv, step, path, invocation, sync, resume, confirm } => {
                             // What this call reads is on disk before it starts.
                             if sync && let Some(journal) = &self.journal {
                                 journal.sync();
@@ -199,8 +199,17 @@ impl Engine {
                             let task_tx = task_tx.clone();
                             let stack = stack.clone();
                             inflight.push(async move {
-                                let call =
-                                    Call { inv, step, path, cancel: token, tx: &tx, tasks: task_tx, resume, stack };
+                                let call = Call {
+                                    inv,
+                                    step,
+                                    path,
+                                    cancel: token,
+                                    tx: &tx,
+                                    tasks: task_tx,
+                                    resume,
+                                    stack,
+                                    confirm,
+                                };
                                 let result = self.invoke(invocation, call).await;
                                 (inv, result)
                             });
@@ -300,7 +309,7 @@ impl Engine {
     }
 
     async fn invoke(&self, invocation: Invocation, call: Call<'_>) -> Result<Value, CallError> {
-        let Call { inv, step, path, cancel, tx, tasks, resume, stack } = call;
+        let Call { inv, step, path, cancel, tx, tasks, resume, stack, confirm } = call;
         match invocation {
             Invocation::Ask(question) => {
                 let (unanswered, _) = mpsc::channel(1);
@@ -331,14 +340,23 @@ impl Engine {
                     progress: Some(progress),
                     stack,
                     tasks: TaskHooks { started: Some(started), resume },
-                    ask: Some(self.asker(inv, step, path, tx.clone(), cancel.clone(), unanswered)),
+                    ask: Some(CallAsk {
+                        sink: self.asker(inv, step, path, tx.clone(), cancel.clone(), unanswered),
+                        confirm_destructive: confirm,
+                    }),
                 };
                 // A question of the server's that nobody can answer ends the call at once
                 // with why (`INPUT_REQUIRED`), rather than with whatever the server makes of
                 // the refusal.
                 tokio::select! {
-                    r = self.servers.call(request) => r,
+                    biased;
                     Some(e) = failed.recv() => Err(e),
+                    // The call may end on the question's failure before the branch above
+                    // is polled again: the why still wins.
+                    r = self.servers.call(request) => match failed.try_recv() {
+                        Ok(e) => Err(e),
+                        Err(_) => r,
+                    },
                     () = cancel.cancelled() => Err(CallError::cancelled()),
                 }
             }
@@ -453,6 +471,7 @@ struct Call<'a> {
     tasks: mpsc::UnboundedSender<TaskStart>,
     resume: Option<TaskHandle>,
     stack: Vec<String>,
+    confirm: bool,
 }
 
 /// A call became a task: its handle, and who waits for it to be on disk.

@@ -9,7 +9,7 @@ pub mod servers;
 pub mod source;
 
 pub use servers::{
-    CallError, CallRequest, CallTarget, Progress, ProgressSink, Servers, TaskHandle, TaskHooks, TaskSink,
+    CallAsk, CallError, CallRequest, CallTarget, Progress, ProgressSink, Servers, TaskHandle, TaskHooks, TaskSink,
 };
 pub mod driver;
 pub mod event;

@@ -52,6 +52,9 @@ pub struct Question {
     /// URL mode: the page to visit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// Approving a call (`confirm: "destructive"`): the tool and its resolved arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<Value>,
 }
 
 impl Question {
@@ -70,6 +73,7 @@ impl Question {
     pub fn unanswerable(&self, why: &str) -> CallError {
         let what = match self.asking {
             Asking::ElicitationUrl => format!("to visit {}", self.url.as_deref().unwrap_or("a URL")),
+            Asking::Approval => "an approval".to_owned(),
             _ => {
                 let required: Vec<String> = self
                     .schema
@@ -87,12 +91,19 @@ impl Question {
             }
         };
         let from = self.server.as_deref().map(|s| format!(" (server `{s}`)")).unwrap_or_default();
+        let step = &self.step;
+        let example = match (self.asking, self.fields().as_slice()) {
+            (Asking::Approval | Asking::ElicitationUrl, _) => format!("{{\"{step}\": true}}"),
+            (Asking::Input, [only]) if only == "value" => format!("{{\"{step}\": …}}"),
+            (_, [first, ..]) => format!("{{\"{step}\": {{\"{first}\": …}}}}"),
+            (_, []) => format!("{{\"{step}\": {{…}}}}"),
+        };
         CallError::new(
             "INPUT_REQUIRED",
             format!(
-                "step `{}`{from} asks for {what}: {}; {why}. Answer it with `--answers FILE` ({{\"{}\": {{…}}}}), from \
-                 a terminal, or in the studio",
-                self.step, self.message, self.step
+                "step `{step}`{from} asks for {what}: {}; {why}. Answer it with `--answers FILE` ({example}), from a \
+                 terminal, or in the studio",
+                self.message
             ),
             false,
         )

@@ -97,6 +97,8 @@ pub enum Action {
         /// Resuming an interrupted run: the task this step instance had in flight, to poll
         /// instead of calling again (see [`RunConfig::resume_tasks`]).
         resume: Option<TaskHandle>,
+        /// `confirm: "destructive"` applies to this tool call.
+        confirm: bool,
     },
     Cancel {
         inv: InvId,
@@ -170,6 +172,8 @@ pub struct Scheduler {
     /// The blueprint's `on_error` and `retry`: what a step without its own does.
     on_error: OnError,
     retry: Option<Retry>,
+    /// The blueprint's `confirm`: what a tool step without its own does.
+    confirm: Option<mcpflow_blueprint::Confirm>,
     /// `config` without `pinned` and `only`, which are moved to `selection`.
     config: RunConfig,
     /// A re-run's pinned and selected top-level steps ([`config`]).
@@ -246,6 +250,7 @@ impl Scheduler {
             bp_id: blueprint.id.clone(),
             on_error: blueprint.on_error.unwrap_or(OnError::Abort),
             retry: blueprint.retry.clone(),
+            confirm: blueprint.confirm,
             limits: Limits::new(blueprint, config.timeout_ms),
             globals: Globals::new(blueprint, &config),
             debug: Debugger { paused: config.start_paused, step_once: false, breakpoints: config.breakpoints.clone() },

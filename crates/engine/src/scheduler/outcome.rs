@@ -76,7 +76,12 @@ impl Scheduler {
                     let (json, output) = output_forms(Cow::Owned(prompt_output(&raw)));
                     Outcome::Succeeded { output, json: Some(json), raw: Some(raw) }
                 }
-                StepKind::Input(i) => input_outcome(i, raw),
+                StepKind::Input(i) => {
+                    // The prompt as the person saw it, templates resolved.
+                    let shown = self.resolve_args(frame, pos).ok().flatten();
+                    let prompt = shown.as_ref().and_then(|v| v.get("prompt")).and_then(Value::as_str);
+                    input_outcome(i, prompt.unwrap_or(&i.prompt), raw)
+                }
                 _ => {
                     let (json, output) = output_forms(Cow::Owned(raw));
                     Outcome::Succeeded { output, json: Some(json), raw: None }
@@ -287,7 +292,7 @@ impl Scheduler {
 /// An `input` step's answer (`{"action", "content"?}`) as its outcome: the value asked for,
 /// `true` for an approved gate; a rejection, a decline or a dismissal fails the step (not
 /// retried: a person said so).
-fn input_outcome(step: &mcpflow_blueprint::InputStep, raw: Value) -> Outcome {
+fn input_outcome(step: &mcpflow_blueprint::InputStep, prompt: &str, raw: Value) -> Outcome {
     use mcpflow_blueprint::ask::{APPROVE_FIELD, input_form};
     let fail = |code: &str, message: String| Outcome::Failed { error: err(code, message), retryable: false, raw: None };
     let action = raw.get("action").and_then(Value::as_str).unwrap_or_default();
@@ -296,14 +301,14 @@ fn input_outcome(step: &mcpflow_blueprint::InputStep, raw: Value) -> Outcome {
     let value = match (action, step.is_approval()) {
         ("accept", true) if approved == Some(true) => Value::Bool(true),
         ("accept", true) | ("decline", true) => {
-            return fail("INPUT_REJECTED", format!("the approval was rejected: {}", step.prompt));
+            return fail("INPUT_REJECTED", format!("the approval was rejected: {prompt}"));
         }
-        ("accept", false) => match input_form(step.schema.as_ref(), false, &step.prompt) {
+        ("accept", false) => match input_form(step.schema.as_ref(), false, prompt) {
             Ok(form) => form.output(content),
             Err(e) => return fail("INPUT_INVALID", e),
         },
-        ("decline", false) => return fail("INPUT_DECLINED", format!("the person declined to answer: {}", step.prompt)),
-        _ => return fail("INPUT_CANCELLED", format!("the question was dismissed without an answer: {}", step.prompt)),
+        ("decline", false) => return fail("INPUT_DECLINED", format!("the person declined to answer: {prompt}")),
+        _ => return fail("INPUT_CANCELLED", format!("the question was dismissed without an answer: {prompt}")),
     };
     let (json, output) = output_forms(Cow::Owned(value));
     Outcome::Succeeded { output, json: Some(json), raw: None }

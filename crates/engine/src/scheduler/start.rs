@@ -206,6 +206,7 @@ impl Scheduler {
                     schema: Some(form.schema),
                     default,
                     url: None,
+                    call: None,
                 };
                 self.invoke(frame, pos, step_id, path, Invocation::Ask(question));
             }
@@ -237,7 +238,11 @@ impl Scheduler {
             }
             _ => None,
         };
-        self.out.push(Action::Invoke { inv, step, path, invocation, sync, resume });
+        let confirm = match &self.plan.steps[self.id_of(frame, pos)].step.kind {
+            StepKind::Tool(t) => t.confirm.or(self.confirm) == Some(mcpflow_blueprint::Confirm::Destructive),
+            _ => false,
+        };
+        self.out.push(Action::Invoke { inv, step, path, invocation, sync, resume, confirm });
     }
 
     /// A transform's value and a loop's `for_each`, as shared values.

@@ -113,6 +113,7 @@ fn a_calls_question_and_answer_are_recorded_on_its_step() {
         schema: Some(json!({ "type": "object", "properties": { "name": { "type": "string" } } })),
         default: None,
         url: None,
+        call: None,
     };
     sim.feed(Input::Waiting { inv, question: Box::new(question) });
     sim.feed(Input::Answered { inv, answer: Answer::Accept { content: json!({ "name": "Ada" }) } });

@@ -110,6 +110,7 @@ fn question(server: &str, params: ElicitRequestParams) -> Question {
         schema,
         default: None,
         url: url.map(clip),
+        call: None,
     }
 }
 

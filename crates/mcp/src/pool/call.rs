@@ -11,7 +11,8 @@ use super::server::Server;
 use super::tasks::{self, TaskCall};
 use super::{Context, Inner, Pool};
 use crate::error::{Error, Result};
-use mcpflow_engine::{AskSink, CallRequest, CallTarget, ProgressSink, TaskHooks, TaskSink};
+use mcpflow_engine::people::{Answer, Asking, Question};
+use mcpflow_engine::{AskSink, CallAsk, CallRequest, CallTarget, ProgressSink, TaskHooks, TaskSink};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest, CustomRequest,
     GetPromptRequest, GetPromptRequestParams, GetPromptResult, ReadResourceRequest, ReadResourceRequestParams,
@@ -76,11 +77,14 @@ impl Pool {
             {
                 until_cancelled(&cancel, Some(server.name.clone()), has_tool(&server, &connection, name)).await?;
                 check_args(&server, &connection, name, args)?;
+                if let Some(ask) = ask.as_ref().filter(|a| a.confirm_destructive) {
+                    approve_destructive(&server, &connection, name, args, ask).await?;
+                }
             }
             let timeout = timeout.or(server.timeout).unwrap_or(inner.cx.options.default_timeout);
             let call =
                 Call { inner, server: &server, connection: &connection, method: &method, timeout, cancel: &cancel };
-            execute(call, progress, tasks, ask).await
+            execute(call, progress, tasks, ask.map(|a| a.sink)).await
         }
         .await;
         match outcome {
@@ -136,6 +140,50 @@ async fn has_tool(server: &Server, connection: &Connection, tool: &str) -> Resul
         nearest: super::routing::nearest(tool, names),
         unreachable: Vec::new(),
     })
+}
+
+/// `confirm: "destructive"`: a tool annotated `destructiveHint: true` (and not
+/// `readOnlyHint`) is called only once a person approved this call, its arguments shown;
+/// otherwise `INPUT_REJECTED` and nothing is sent. Tools without such annotations are not
+/// asked about (MCP's default for `destructiveHint` is true, but a server that says
+/// nothing about a tool is not taken to have said it destroys).
+async fn approve_destructive(
+    server: &Server,
+    connection: &Connection,
+    tool: &str,
+    args: &Map<String, Value>,
+    ask: &CallAsk,
+) -> Result<()> {
+    let destructive = {
+        let discovery = connection.discovery.get();
+        discovery
+            .tool(tool)
+            .and_then(|t| t.annotations.as_ref())
+            .is_some_and(|a| a.destructive_hint == Some(true) && a.read_only_hint != Some(true))
+    };
+    if !destructive {
+        return Ok(());
+    }
+    let form = mcpflow_blueprint::ask::input_form(None, true, "Approve this call")
+        .map_err(|message| Error::ServerConfigInvalid { server: server.name.clone(), message })?;
+    let question = Question {
+        id: String::new(),
+        step: String::new(),
+        path: Vec::new(),
+        asking: Asking::Approval,
+        server: Some(server.name.clone()),
+        message: format!("`{tool}` on server `{}` is marked destructive. Call it with these arguments?", server.name),
+        schema: Some(form.schema),
+        default: None,
+        url: None,
+        call: Some(serde_json::json!({ "server": server.name, "tool": tool, "arguments": args })),
+    };
+    match (ask.sink)(question).await {
+        Ok(Answer::Accept { content }) if content.get("approve").and_then(Value::as_bool) == Some(true) => Ok(()),
+        Ok(_) => Err(Error::NotApproved { server: server.name.clone(), tool: tool.to_owned() }),
+        // Nobody could answer: the engine ends the call with why (`INPUT_REQUIRED`).
+        Err(_) => Err(Error::Cancelled { server: Some(server.name.clone()) }),
+    }
 }
 
 /// `ARGS_INVALID` when the arguments break the tool's input schema: nothing is sent.
