@@ -188,14 +188,25 @@ fn prompt(question: &Question) -> Result<Answer, CallError> {
     let default = question.default.clone().unwrap_or_else(ask::empty);
     let mut content = Map::new();
     for (name, field) in &props {
-        let title = field.get("title").and_then(Value::as_str).unwrap_or(name);
+        let title = match field.get("title").and_then(Value::as_str) {
+            // The one field of a primitive `input`: its title is the prompt, shown already.
+            Some(t) if t == question.message => "answer",
+            Some(t) => t,
+            None => name,
+        };
         let kind = field.get("type").and_then(Value::as_str).unwrap_or("choice");
         let choices = field
             .get("enum")
             .and_then(Value::as_array)
             .map(|o| format!(" one of {}", o.iter().map(Value::to_string).collect::<Vec<_>>().join(", ")))
             .unwrap_or_default();
-        let shown_default = default.get(name).map(|d| format!(" [{d}]")).unwrap_or_default();
+        let shown_default = default
+            .get(name)
+            .map(|d| match d {
+                Value::String(text) => format!(" [{text}]"),
+                other => format!(" [{other}]"),
+            })
+            .unwrap_or_default();
         loop {
             let Some(text) = read(&mut err, &format!("{title} ({kind}{choices}){shown_default}")) else {
                 return Ok(Answer::Cancel);

@@ -313,7 +313,7 @@ impl Engine {
         match invocation {
             Invocation::Ask(question) => {
                 let (unanswered, _) = mpsc::channel(1);
-                let answer = self.asker(inv, step, path, tx.clone(), cancel.clone(), unanswered)(question).await?;
+                let answer = self.asker(inv, step, path, tx.clone(), cancel.clone(), unanswered)(*question).await?;
                 serde_json::to_value(&answer).map_err(|e| CallError::new("INPUT_INVALID", e.to_string(), false))
             }
             Invocation::Server(target) => {

@@ -80,7 +80,7 @@ pub enum Invocation {
     },
     /// Ask a person (an `input` step). The result is `{"action", "content"?}` (an
     /// [`crate::people::Answer`]); the question's `step` and `path` are filled in.
-    Ask(crate::people::Question),
+    Ask(Box<crate::people::Question>),
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -99,6 +99,12 @@ pub struct CallAsk {
     pub confirm_destructive: bool,
 }
 
+impl fmt::Debug for CallAsk {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallAsk").field("confirm_destructive", &self.confirm_destructive).finish_non_exhaustive()
+    }
+}
+
 impl fmt::Debug for CallRequest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CallRequest")
@@ -106,7 +112,7 @@ impl fmt::Debug for CallRequest {
             .field("timeout", &self.timeout)
             .field("stack", &self.stack)
             .field("tasks", &self.tasks)
-            .field("ask", &self.ask.is_some())
+            .field("ask", &self.ask)
             .finish_non_exhaustive()
     }
 }

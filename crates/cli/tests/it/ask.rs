@@ -147,3 +147,39 @@ fn an_input_step_with_nobody_to_answer_fails_at_once_naming_the_step_and_what_to
     assert!(message.contains("step `namespace`") && message.contains(r#"{"namespace": …}"#), "{message}");
     assert_eq!(env["summary"]["tool_calls"], 0, "the list after it never ran");
 }
+
+#[test]
+fn on_a_terminal_each_field_is_prompted_for_and_enter_keeps_the_default() {
+    // `script` gives the run a terminal (a pty) and types what stdin holds into it.
+    assert!(Path::new("/usr/bin/script").is_file(), "/usr/bin/script (util-linux) gives the run a terminal");
+    let dir = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_mcpflow");
+    let command = format!(
+        "{bin} run workflows/ask-for-a-value.blueprint.json --servers demo/servers.json --allow-all-servers -q --json"
+    );
+    let run_with = |typed: &str| -> String {
+        let mut child = Command::new("/usr/bin/script")
+            .args(["-qec", &command, "/dev/null"])
+            .current_dir(repo())
+            .env("MCPFLOW_HOME", dir.path().join("home"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write as _;
+        child.stdin.take().unwrap().write_all(typed.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let screen = run_with("search\n");
+    assert!(screen.contains("? step `namespace` asks: Which namespace should be listed?"), "{screen}");
+    assert!(
+        screen.contains(r#"answer (string one of "default", "payments", "search", "checkout") [default]"#),
+        "{screen}"
+    );
+    assert!(screen.contains(r#""namespace": "search""#), "{screen}");
+    // A typo is asked again; Enter keeps the default.
+    let screen = run_with("mars\n\n");
+    assert!(screen.contains(r#""mars" is not one of"#), "{screen}");
+    assert!(screen.contains(r#""namespace": "default""#), "{screen}");
+}

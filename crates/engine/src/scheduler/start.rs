@@ -208,7 +208,7 @@ impl Scheduler {
                     url: None,
                     call: None,
                 };
-                self.invoke(frame, pos, step_id, path, Invocation::Ask(question));
+                self.invoke(frame, pos, step_id, path, Invocation::Ask(Box::new(question)));
             }
             (StepKind::Switch(_), _) => {}
         }

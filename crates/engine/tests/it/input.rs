@@ -14,7 +14,7 @@ fn question(sim: &Sim, step: &str) -> Question {
     sim.inflight
         .iter()
         .find_map(|(_, s, _, inv)| match inv {
-            Invocation::Ask(q) if s == step => Some(q.clone()),
+            Invocation::Ask(q) if s == step => Some((**q).clone()),
             _ => None,
         })
         .unwrap_or_else(|| panic!("no question of `{step}` in flight: {:?}", sim.inflight_steps()))
