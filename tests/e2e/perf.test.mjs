@@ -23,9 +23,10 @@
 //
 // Budgets: the issue's figures (open ≤ 1 s; pan p95 ≤ 50 ms, i.e. never below 20 fps)
 // are asserted with MCPFLOW_PERF_STRICT=1 (`npm run perf:studio`). In CI, which shares
-// the machine with whatever else runs, the test asserts twice those: still enough to
-// catch a regression of the kind it was written for (700 ms frames before the studio
-// chose WebKit's renderer; 1.5 s opens with every node rendered).
+// the machine with whatever else runs, the test asserts twice those — and the pan p95 at
+// most twice the same run's baseline when the machine is so busy that the baseline itself
+// is slow: still enough to catch a regression of the kind it was written for (700 ms
+// frames before the studio chose WebKit's renderer; 1.5 s opens with every node rendered).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -358,7 +359,11 @@ test(`a generated ${STEPS}-step blueprint opens and renders in ≤ ${OPEN_BUDGET
 
   assert.ok(pan.moves > 0 && pan.before !== pan.after, `the drag panned the canvas (${pan.moves} viewport updates)`);
   assert.ok(open <= OPEN_BUDGET_MS, `open+render ${Math.round(open)} ms (median) ≤ ${OPEN_BUDGET_MS} ms`);
-  assert.ok(frame.p95_ms <= PAN_P95_BUDGET_MS, `pan p95 frame ${frame.p95_ms} ms ≤ ${PAN_P95_BUDGET_MS} ms`);
+  // Outside strict mode the pan budget follows the machine: at most twice the baseline's
+  // p95 (the small demo panned in the same window just before), never below the fixed
+  // budget. A busy shared machine slows both alike; a regression slows only the large one.
+  const panBudget = STRICT ? PAN_P95_BUDGET_MS : Math.max(PAN_P95_BUDGET_MS, 2 * baseline.p95_ms);
+  assert.ok(frame.p95_ms <= panBudget, `pan p95 frame ${frame.p95_ms} ms ≤ ${panBudget} ms (baseline p95 ${baseline.p95_ms} ms)`);
   assert.ok(frame.frames >= 20, `frames were recorded while panning (${frame.frames})`);
   assert.ok(ask.shown <= ASK_BUDGET_MS && ask.closed <= ASK_BUDGET_MS, `the discard question came in ${Math.round(ask.shown)} ms and went in ${Math.round(ask.closed)} ms (≤ ${ASK_BUDGET_MS} ms)`);
 });

@@ -72,6 +72,8 @@ pub(crate) struct Inner {
     pub(crate) roots: Vec<PathBuf>,
     /// OAuth logins: the data folder's vault, shared by the pool and the sign-in.
     pub(crate) auth: Arc<mcpflow_mcp::auth::Authenticator>,
+    /// Questions of runs waiting for a person, answered by any front door.
+    pub(crate) questions: Arc<crate::runs::Questions>,
 }
 
 #[derive(Clone)]
@@ -124,6 +126,7 @@ impl App {
                 files,
                 roots,
                 auth,
+                questions: Arc::default(),
             }),
         })
     }

@@ -23,6 +23,9 @@ pub enum AppError {
     Inputs(Vec<String>),
     #[error("{0}")]
     BadRequest(String),
+    /// An answer names a question that is not open (answered already, or its run ended).
+    #[error("{0}")]
+    QuestionNotOpen(String),
     #[error("run `{0}` is not in flight (it finished or never started)")]
     NotRunning(String),
     #[error(transparent)]
@@ -71,6 +74,7 @@ impl AppError {
             AppError::Depth { .. } => "WORKFLOW_DEPTH",
             AppError::Inputs(_) => "INPUTS_INVALID",
             AppError::BadRequest(_) => "BAD_REQUEST",
+            AppError::QuestionNotOpen(_) => "QUESTION_NOT_OPEN",
             AppError::NotRunning(_) => "RUN_NOT_ACTIVE",
             AppError::Servers(e) => e.code(),
             AppError::Store(_) => "STORE_ERROR",

@@ -45,6 +45,9 @@ pub struct HeadlessRun {
     /// The blueprint's file, when it has one: what to tell `mcpflow auth login` to sign
     /// in to a server the blueprint declares (`--blueprint FILE`).
     pub file: Option<PathBuf>,
+    /// Who answers the run's questions (`input` steps, servers' elicitations): the
+    /// `--answers` file, then the terminal; `None`: nobody (`INPUT_REQUIRED`).
+    pub people: Option<crate::people::Headless>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -186,6 +189,7 @@ pub async fn run(
         source: spec.folder.clone().map(|d| Arc::new(FolderSource::new(d)) as _),
         saved: spec.saved_dir.clone().map(|d| Arc::new(FileSaved::new(d)) as _),
         journal: None,
+        people: spec.people.clone().map(|p| Arc::new(p) as _),
     };
     let result = async {
         let mut config = engine.config(bp, new_run_id(), inputs)?;

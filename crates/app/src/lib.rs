@@ -10,6 +10,7 @@
 //!   tests), [`server_report`] (`mcpflow servers`: list and test), [`schedule`] (the pure planner) and [`daemon`] (the loop that fires
 //!   scheduled runs).
 //! - [`auth`]: signing in to OAuth servers (status, login through the browser, logout).
+//! - [`people`]: answering a run's questions headless (`--answers`, the terminal).
 //! - [`signals`]: SIGINT, SIGTERM and SIGHUP as cancellation, with their exit codes.
 #![forbid(unsafe_code)] // the workspace denies it; only the studio shell has one audited exception
 
@@ -23,6 +24,7 @@ pub mod error;
 pub mod headless;
 pub mod home;
 mod logs;
+pub mod people;
 pub mod pipeline;
 pub mod runs;
 pub mod schedule;

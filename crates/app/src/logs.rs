@@ -66,7 +66,7 @@ fn collect(steps: &[Step], out: &mut BTreeSet<String>) -> bool {
                 continue;
             }
             StepKind::Workflow(_) => None,
-            StepKind::Transform(_) | StepKind::Switch(_) | StepKind::Wait(_) => continue,
+            StepKind::Transform(_) | StepKind::Switch(_) | StepKind::Wait(_) | StepKind::Input(_) => continue,
         };
         match named {
             Some(name) => {

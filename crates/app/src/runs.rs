@@ -7,9 +7,11 @@
 //! [`Journal`] hook flushes the store before a call starts after a step finished — so a
 //! finished step is on disk before any step that depends on it reaches a server.
 
+mod questions;
 mod rerun;
 mod resume;
 
+pub use questions::Questions;
 pub use rerun::Rerun;
 pub use resume::tasks_in_flight;
 
@@ -91,6 +93,9 @@ pub struct StartRun {
     pub resume_tasks: HashMap<(String, IterationPath), TaskHandle>,
     /// Sees every event, in order, right after it is recorded (the CLI's display).
     pub observer: Option<EventSink>,
+    /// Who answers the run's questions (`input` steps, servers' elicitations); `None`:
+    /// nobody (`INPUT_REQUIRED`).
+    pub people: Option<Arc<dyn mcpflow_engine::People>>,
 }
 
 impl std::fmt::Debug for StartRun {
@@ -124,6 +129,7 @@ impl StartRun {
             resumed_from: None,
             resume_tasks: HashMap::new(),
             observer: None,
+            people: None,
         }
     }
 }
@@ -201,6 +207,8 @@ impl App {
             })),
             saved: Some(Arc::new(store.clone())),
             journal: Some(recorder.clone()),
+            // A run with no people of its own asks the application's: any front door answers.
+            people: Some(spec.people.clone().unwrap_or_else(|| self.inner.questions.people(&run_id))),
         };
         let mut config = engine.config(&bp, run_id.clone(), spec.inputs.clone()).map_err(|e| match e {
             mcpflow_engine::StartError::Inputs(list) => AppError::Inputs(list),

@@ -8,8 +8,8 @@
 use crate::diagnostic::{Code, Diagnostic, did_you_mean, pointer_push};
 use crate::limits::{MAX_LOOP_DEPTH, MAX_STEPS};
 use crate::model::{
-    Blueprint, COMMON_KEYS, Common, FORMAT_VERSION, KINDS, LoopStep, PromptStep, ResourceStep, Step, StepKind,
-    SwitchStep, ToolStep, TransformStep, WaitStep, WorkflowStep,
+    Blueprint, COMMON_KEYS, Common, FORMAT_VERSION, InputStep, KINDS, LoopStep, PromptStep, ResourceStep, Step,
+    StepKind, SwitchStep, ToolStep, TransformStep, WaitStep, WorkflowStep,
 };
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
@@ -240,6 +240,9 @@ impl Decoder {
             "wait" => {
                 self.rounds::<WaitStep>(rest, pointer, &what, &[("ms", json!(0))], &kind_allowed).map(StepKind::Wait)
             }
+            "input" => self
+                .rounds::<InputStep>(rest, pointer, &what, &[("prompt", json!("_"))], &kind_allowed)
+                .map(StepKind::Input),
             _ => {
                 let head = self.rounds::<LoopStep>(rest, pointer, &what, &[], &kind_allowed);
                 let body_ptr = pointer_push(pointer, "steps");

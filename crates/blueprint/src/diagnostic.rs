@@ -98,6 +98,8 @@ codes! {
     SwitchTargetInvalid = Error "SWITCH_TARGET_INVALID",
     /// A loop has neither or both of `for_each` / `until`, or a bad `as`.
     LoopInvalid = Error "LOOP_INVALID",
+    /// An `input` step asks for something a form cannot show, or its timeout has no default.
+    InputInvalid = Error "INPUT_INVALID",
     /// A `workflow` step reaches its own blueprint.
     WorkflowRecursion = Error "WORKFLOW_RECURSION",
     /// `limits`, `retry`, `timeout_ms` or a loop bound out of range.

@@ -5,6 +5,7 @@
 //! world (which tools a server has) comes in through traits such as [`ToolCatalog`].
 #![forbid(unsafe_code)] // the workspace denies it; only the studio shell has one audited exception
 
+pub mod ask;
 pub mod catalog;
 pub mod decode;
 pub mod diagnostic;

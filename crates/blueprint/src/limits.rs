@@ -47,6 +47,12 @@ pub const INPUTS_FILE_SIZE: SizeLimit<'static> = SizeLimit {
     what: "the inputs file",
     hint: "pass larger data through a resource or a tool the blueprint calls, not as an input",
 };
+/// `--answers` files: a person's answers to a run's questions.
+pub const ANSWERS_FILE_SIZE: SizeLimit<'static> = SizeLimit {
+    bytes: 1024 * 1024,
+    what: "the answers file",
+    hint: "an answers file holds a few values per step; pass data through inputs instead",
+};
 /// `validate --catalog` files.
 pub const CATALOG_FILE_SIZE: SizeLimit<'static> =
     SizeLimit { bytes: 16 * 1024 * 1024, what: "the tool catalog", hint: "list only the servers the blueprints use" };

@@ -46,6 +46,12 @@ pub struct Blueprint {
     /// Serve this blueprint as its own MCP tool (name = id, inputSchema = inputs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expose: Option<bool>,
+    /// `"destructive"`: a call to a tool whose annotations say `destructiveHint: true`
+    /// (and not `readOnlyHint`) waits for a person's approval first, showing its resolved
+    /// arguments. A tool step may say otherwise with its own `confirm`. Default: no
+    /// approval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirm: Option<Confirm>,
     /// The steps; a plain list is a pipeline, `after` makes it a graph.
     #[serde(default)]
     #[schemars(required)]
@@ -338,10 +344,11 @@ pub enum StepKind {
     Loop(LoopStep),
     Workflow(WorkflowStep),
     Wait(WaitStep),
+    Input(InputStep),
 }
 
 /// The names of the step kinds, as written in `kind`.
-pub const KINDS: &[&str] = &["tool", "resource", "prompt", "transform", "switch", "loop", "workflow", "wait"];
+pub const KINDS: &[&str] = &["tool", "resource", "prompt", "transform", "switch", "loop", "workflow", "wait", "input"];
 
 impl StepKind {
     pub fn name(&self) -> &'static str {
@@ -354,6 +361,7 @@ impl StepKind {
             StepKind::Loop(_) => "loop",
             StepKind::Workflow(_) => "workflow",
             StepKind::Wait(_) => "wait",
+            StepKind::Input(_) => "input",
         }
     }
 }
@@ -369,6 +377,20 @@ pub struct ToolStep {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<ArgsSchema>")]
     pub args: Option<Value>,
+    /// `"destructive"`: if the tool is annotated destructive, a person approves each call
+    /// first; `"never"`: no approval, whatever the blueprint's `confirm` says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirm: Option<Confirm>,
+}
+
+/// Which calls wait for a person's approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Confirm {
+    /// Calls to tools annotated `destructiveHint: true` (and not `readOnlyHint`).
+    Destructive,
+    /// No call.
+    Never,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -499,6 +521,53 @@ pub struct WorkflowStep {
 #[serde(deny_unknown_fields)]
 pub struct WaitStep {
     pub ms: u64,
+}
+
+/// Asks a person for a value (answered like an MCP elicitation: in the studio, on a
+/// terminal, from `--answers`, or by the client that called `mcpflow serve`). The output
+/// is the answer: the value itself for a primitive `schema`, the object for an object one;
+/// `true` for an approved gate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InputStep {
+    /// What to ask; may hold templates.
+    pub prompt: String,
+    /// A JSON Schema for the answer: one primitive (`string`, `number`, `integer`,
+    /// `boolean`, or a string `enum`) or an object of such properties — what an MCP
+    /// elicitation form can ask. Default: `{"type": "string"}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<Value>,
+    /// The answer offered (pre-filled in a form), and taken when `timeout_ms` passes with
+    /// `on_timeout: "default"`. Strings may hold templates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<Value>,
+    /// What `timeout_ms` passing without an answer does: `fail` (default:
+    /// `INPUT_TIMEOUT`) or `default` (the step succeeds with `default`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_timeout: Option<OnTimeout>,
+    /// An approval gate: Approve / Reject instead of a form. Approved, the output is
+    /// `true`; rejected, the step fails with `INPUT_REJECTED` (its `on_error` and
+    /// `fallback` apply).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approve: Option<bool>,
+}
+
+impl InputStep {
+    /// Whether this is an approval gate (`"approve": true`).
+    pub fn is_approval(&self) -> bool {
+        self.approve == Some(true)
+    }
+}
+
+/// What an `input` step does when its `timeout_ms` passes without an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum OnTimeout {
+    /// The step fails with `INPUT_TIMEOUT`.
+    #[default]
+    Fail,
+    /// The step succeeds with its `default`.
+    Default,
 }
 
 /// Schema stand-in: an object of arguments, or one whole template string.

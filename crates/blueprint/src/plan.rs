@@ -63,6 +63,7 @@ pub enum StepTemplates {
     Loop { for_each: Option<Template>, until: Option<Template>, collect: Option<Template> },
     Workflow { args: Option<Template> },
     Wait,
+    Input { prompt: Template, default: Option<Template> },
 }
 
 impl StepTemplates {
@@ -91,6 +92,10 @@ impl StepTemplates {
                 add(&mut out, "collect", collect);
             }
             StepTemplates::Wait => {}
+            StepTemplates::Input { prompt, default } => {
+                out.push(("/prompt".into(), prompt));
+                add(&mut out, "default", default);
+            }
         }
         out
     }

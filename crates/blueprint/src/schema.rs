@@ -3,8 +3,8 @@
 //! editors can both complete and reject fields per kind.
 
 use crate::model::{
-    Blueprint, Common, LoopStep, PromptStep, ResourceStep, Step, SwitchStep, ToolStep, TransformStep, WaitStep,
-    WorkflowStep,
+    Blueprint, Common, InputStep, LoopStep, PromptStep, ResourceStep, Step, SwitchStep, ToolStep, TransformStep,
+    WaitStep, WorkflowStep,
 };
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde_json::{Map, Value};
@@ -64,6 +64,7 @@ impl JsonSchema for Step {
             kind_schema::<LoopStep>("loop", generator),
             kind_schema::<WorkflowStep>("workflow", generator),
             kind_schema::<WaitStep>("wait", generator),
+            kind_schema::<InputStep>("input", generator),
         ];
         json_schema!({
             "description": "A step: common fields plus the fields of its kind.",

@@ -330,6 +330,10 @@ impl Validator<'_> {
                 collect: opt(self, &l.collect, "collect"),
             },
             StepKind::Wait(_) => StepTemplates::Wait,
+            StepKind::Input(i) => StepTemplates::Input {
+                prompt: self.compile(&Value::String(i.prompt.clone()), &pointer_push(ptr, "prompt"), id),
+                default: opt(self, &i.default, "default"),
+            },
         }
     }
 }

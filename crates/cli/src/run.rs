@@ -50,6 +50,32 @@ pub struct RunArgs {
     /// saved values and sub-workflows then come from the store too.
     #[arg(long)]
     store: bool,
+    #[command(flatten)]
+    people: PeopleArgs,
+}
+
+/// Who answers a run's questions (`input` steps, servers' elicitations).
+#[derive(Debug, Args)]
+pub struct PeopleArgs {
+    /// Answers to the run's questions: a JSON object keyed by step id (the value, an
+    /// object of fields, `true`/`false` for an approval). Without it, questions are asked
+    /// on the terminal, or fail with INPUT_REQUIRED when there is none.
+    #[arg(long = "answers", value_name = "FILE")]
+    answers: Option<PathBuf>,
+}
+
+impl PeopleArgs {
+    /// The people of a headless run; `Err` is the message of a file that cannot be used.
+    pub(crate) fn people(&self) -> Result<mcpflow_app::people::Headless, String> {
+        let answers = match &self.answers {
+            None => None,
+            Some(path) => {
+                let value = read_json_input(path, &mcpflow_blueprint::limits::ANSWERS_FILE_SIZE)?;
+                Some(mcpflow_app::people::Answers::from_value(path, value).map_err(|m| format!("{m}\n"))?)
+            }
+        };
+        Ok(mcpflow_app::people::Headless::new(answers))
+    }
 }
 
 /// How a run is watched and reported (`run` and `rerun`).
@@ -210,7 +236,12 @@ async fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             Err(message) => return Ok(unread(&message)),
         },
     };
+    let people = match args.people.people() {
+        Ok(p) => p,
+        Err(message) => return Ok(unread(&message)),
+    };
     let spec = HeadlessRun {
+        people: Some(people),
         folder: folder_of(&args.file),
         server_files: args.servers.clone(),
         allow: args.allow.clone(),
@@ -276,6 +307,7 @@ async fn recorded(
         .map_err(|d| ("BLUEPRINT_INVALID", d.to_string(), true))?;
     let mut start = StartRun::new(Target::Inline(doc), inputs, Trigger::Cli);
     start.timeout_ms = spec.timeout_ms;
+    start.people = spec.people.clone().map(|p| Arc::new(p) as _);
     drive(&app, start, sink, cancel).await.map_err(|e| (e.code(), e.to_string(), true))
 }
 

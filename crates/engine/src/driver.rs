@@ -2,9 +2,10 @@
 //! [`Servers`]), runs timers on tokio's clock, forwards control requests and
 //! cancellation, runs sub-workflows, and hands every event to the sink.
 
-use crate::event::{Envelope, RunEvent, RunStatus};
+use crate::event::{Envelope, IterationPath, RunEvent, RunStatus};
+use crate::people::{AskSink, NoOne, People, Question};
 use crate::scheduler::{Action, Control, Input, Invocation, Retired, RunConfig, Scheduler, TimerId};
-use crate::servers::{CallError, CallRequest, ProgressSink, Servers, TaskHandle, TaskHooks, TaskSink};
+use crate::servers::{CallAsk, CallError, CallRequest, ProgressSink, Servers, TaskHandle, TaskHooks, TaskSink};
 use crate::source::{BlueprintSource, SavedValues};
 use futures::stream::FuturesUnordered;
 use futures::{FutureExt as _, StreamExt as _};
@@ -17,6 +18,9 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+
+/// Numbers questions: unique in the process, so within every run.
+static QUESTIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// How deep `workflow` steps may nest.
 pub const MAX_WORKFLOW_DEPTH: usize = 8;
@@ -45,6 +49,9 @@ pub struct Engine {
     pub source: Option<Arc<dyn BlueprintSource>>,
     pub saved: Option<Arc<dyn SavedValues>>,
     pub journal: Option<Arc<dyn Journal>>,
+    /// Who answers the run's questions (`input` steps, servers' elicitations); `None`:
+    /// nobody, they fail with `INPUT_REQUIRED`.
+    pub people: Option<Arc<dyn People>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -91,7 +98,7 @@ impl StartError {
 impl Engine {
     /// An engine with servers only: no sub-workflows, saved values or journal.
     pub fn new(servers: Arc<dyn Servers>) -> Self {
-        Engine { servers, source: None, saved: None, journal: None }
+        Engine { servers, source: None, saved: None, journal: None, people: None }
     }
 
     /// Prepares a run config: inputs with defaults applied and validated, saved values loaded.
@@ -181,7 +188,7 @@ impl Engine {
                             events(&e);
                             garbage.events.push(e);
                         }
-                        Action::Invoke { inv, invocation, sync, resume, .. } => {
+                        Action::Invoke { inv, step, path, invocation, sync, resume, confirm } => {
                             // What this call reads is on disk before it starts.
                             if sync && let Some(journal) = &self.journal {
                                 journal.sync();
@@ -192,7 +199,17 @@ impl Engine {
                             let task_tx = task_tx.clone();
                             let stack = stack.clone();
                             inflight.push(async move {
-                                let call = Call { inv, cancel: token, tx: &tx, tasks: task_tx, resume, stack };
+                                let call = Call {
+                                    inv,
+                                    step,
+                                    path,
+                                    cancel: token,
+                                    tx: &tx,
+                                    tasks: task_tx,
+                                    resume,
+                                    stack,
+                                    confirm,
+                                };
                                 let result = self.invoke(invocation, call).await;
                                 (inv, result)
                             });
@@ -277,19 +294,30 @@ impl Engine {
                 };
                 if let Input::Completed { inv, .. } = &input {
                     calls.remove(inv);
+                    // What the call said before it ended (its progress, its questions and
+                    // their answers) goes first: at most the queue's bound.
+                    while let Ok(early) = rx.try_recv() {
+                        actions.extend(sched.apply(now(), early));
+                    }
                 }
                 if let Input::Timer { timer } = &input {
                     timers.remove(timer);
                 }
-                actions = sched.apply(now(), input);
+                actions.extend(sched.apply(now(), input));
             }
         })
     }
 
     async fn invoke(&self, invocation: Invocation, call: Call<'_>) -> Result<Value, CallError> {
-        let Call { inv, cancel, tx, tasks, resume, stack } = call;
+        let Call { inv, step, path, cancel, tx, tasks, resume, stack, confirm } = call;
         match invocation {
+            Invocation::Ask(question) => {
+                let (unanswered, _) = mpsc::channel(1);
+                let answer = self.asker(inv, step, path, tx.clone(), cancel.clone(), unanswered)(*question).await?;
+                serde_json::to_value(&answer).map_err(|e| CallError::new("INPUT_INVALID", e.to_string(), false))
+            }
             Invocation::Server(target) => {
+                let (unanswered, mut failed) = mpsc::channel(1);
                 let progress_tx = tx.clone();
                 let progress: ProgressSink = Arc::new(move |p| {
                     // Full: the driver is behind; this one is dropped, a later one tells.
@@ -312,15 +340,71 @@ impl Engine {
                     progress: Some(progress),
                     stack,
                     tasks: TaskHooks { started: Some(started), resume },
+                    ask: Some(CallAsk {
+                        sink: self.asker(inv, step, path, tx.clone(), cancel.clone(), unanswered),
+                        confirm_destructive: confirm,
+                    }),
                 };
+                // A question of the server's that nobody can answer ends the call at once
+                // with why (`INPUT_REQUIRED`), rather than with whatever the server makes of
+                // the refusal.
                 tokio::select! {
-                    r = self.servers.call(request) => r,
+                    biased;
+                    Some(e) = failed.recv() => Err(e),
+                    // The call may end on the question's failure before the branch above
+                    // is polled again: the why still wins.
+                    r = self.servers.call(request) => match failed.try_recv() {
+                        Ok(e) => Err(e),
+                        Err(_) => r,
+                    },
                     () = cancel.cancelled() => Err(CallError::cancelled()),
                 }
             }
             // Boxed: a sub-workflow's future is large and most calls are not one.
             Invocation::Workflow { id, inputs } => Box::pin(self.sub_workflow(&id, inputs, cancel, stack)).await,
         }
+    }
+
+    /// The sink a call's questions go through: each is recorded on the step
+    /// (`StepWaiting`), asked of the run's people, and its answer recorded
+    /// (`StepAnswered`). The scheduler hears both in order with the call's other news.
+    fn asker(
+        &self,
+        inv: u64,
+        step: String,
+        path: IterationPath,
+        tx: mpsc::Sender<Input>,
+        cancel: CancellationToken,
+        unanswered: mpsc::Sender<CallError>,
+    ) -> AskSink {
+        let people: Arc<dyn People> = self.people.clone().unwrap_or_else(|| Arc::new(NoOne));
+        Arc::new(move |mut question: Question| {
+            question.id = format!("q{}", QUESTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+            question.step.clone_from(&step);
+            question.path.clone_from(&path);
+            let (people, tx, cancel, unanswered) = (people.clone(), tx.clone(), cancel.clone(), unanswered.clone());
+            Box::pin(async move {
+                // Not dropped when the queue is full, unlike progress: the question must be
+                // on record (it waits for the driver, which is not blocked on this call).
+                if tx.send(Input::Waiting { inv, question: Box::new(question.clone()) }).await.is_err() {
+                    return Err(CallError::cancelled());
+                }
+                let answer = tokio::select! {
+                    answer = people.ask(question, cancel.clone()) => answer,
+                    () = cancel.cancelled() => Err(CallError::cancelled()),
+                };
+                match &answer {
+                    Ok(a) => {
+                        let _ = tx.send(Input::Answered { inv, answer: a.clone() }).await;
+                    }
+                    Err(e) if e.code != "CANCELLED" => {
+                        let _ = unanswered.try_send(e.clone());
+                    }
+                    Err(_) => {}
+                }
+                answer
+            })
+        })
     }
 
     async fn sub_workflow(
@@ -380,11 +464,14 @@ impl Engine {
 /// One call the driver performs, with what it reports back through.
 struct Call<'a> {
     inv: u64,
+    step: String,
+    path: IterationPath,
     cancel: CancellationToken,
     tx: &'a mpsc::Sender<Input>,
     tasks: mpsc::UnboundedSender<TaskStart>,
     resume: Option<TaskHandle>,
     stack: Vec<String>,
+    confirm: bool,
 }
 
 /// A call became a task: its handle, and who waits for it to be on disk.

@@ -61,6 +61,20 @@ pub enum EventKind {
         /// RFC 3339, UTC.
         started_at: String,
     },
+    /// The step waits for a person: an `input` step, or a server's elicitation during the
+    /// step's call. The run costs nothing while it waits.
+    StepWaiting {
+        step: String,
+        path: IterationPath,
+        question: crate::people::Question,
+    },
+    /// The person answered (or the question was withdrawn: `cancel`).
+    StepAnswered {
+        step: String,
+        path: IterationPath,
+        #[serde(flatten)]
+        answer: crate::people::Answer,
+    },
     StepFinished {
         step: String,
         path: IterationPath,

@@ -3,12 +3,13 @@
 //! trait, never through rmcp directly.
 #![forbid(unsafe_code)] // the workspace denies it; only the studio shell has one audited exception
 
+pub mod people;
 pub mod results;
 pub mod servers;
 pub mod source;
 
 pub use servers::{
-    CallError, CallRequest, CallTarget, Progress, ProgressSink, Servers, TaskHandle, TaskHooks, TaskSink,
+    CallAsk, CallError, CallRequest, CallTarget, Progress, ProgressSink, Servers, TaskHandle, TaskHooks, TaskSink,
 };
 pub mod driver;
 pub mod event;
@@ -18,5 +19,6 @@ pub use driver::{Engine, EventSink, Journal, RunRequest, StartError};
 pub use event::{
     Envelope, ErrorEntry, EventKind, RunEvent, RunStatus, SkipReason, StepError, StepStatus, Summary, UntilExhausted,
 };
+pub use people::{Answer, AskSink, Asking, NoOne, People, Question};
 pub use scheduler::{Action, Control, Input, Invocation, RunConfig, Scheduler};
 pub use source::{BlueprintSource, FileSaved, FolderSource, SavedValues};

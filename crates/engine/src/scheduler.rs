@@ -78,6 +78,9 @@ pub enum Invocation {
         id: String,
         inputs: Value,
     },
+    /// Ask a person (an `input` step). The result is `{"action", "content"?}` (an
+    /// [`crate::people::Answer`]); the question's `step` and `path` are filled in.
+    Ask(Box<crate::people::Question>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -94,6 +97,8 @@ pub enum Action {
         /// Resuming an interrupted run: the task this step instance had in flight, to poll
         /// instead of calling again (see [`RunConfig::resume_tasks`]).
         resume: Option<TaskHandle>,
+        /// `confirm: "destructive"` applies to this tool call.
+        confirm: bool,
     },
     Cancel {
         inv: InvId,
@@ -136,6 +141,16 @@ pub enum Input {
         inv: InvId,
         handle: TaskHandle,
     },
+    /// The call's step waits for a person (its `input`, or the server's elicitation).
+    Waiting {
+        inv: InvId,
+        question: Box<crate::people::Question>,
+    },
+    /// The person answered the call's question.
+    Answered {
+        inv: InvId,
+        answer: crate::people::Answer,
+    },
     Timer {
         timer: TimerId,
     },
@@ -157,6 +172,8 @@ pub struct Scheduler {
     /// The blueprint's `on_error` and `retry`: what a step without its own does.
     on_error: OnError,
     retry: Option<Retry>,
+    /// The blueprint's `confirm`: what a tool step without its own does.
+    confirm: Option<mcpflow_blueprint::Confirm>,
     /// `config` without `pinned` and `only`, which are moved to `selection`.
     config: RunConfig,
     /// A re-run's pinned and selected top-level steps ([`config`]).
@@ -233,6 +250,7 @@ impl Scheduler {
             bp_id: blueprint.id.clone(),
             on_error: blueprint.on_error.unwrap_or(OnError::Abort),
             retry: blueprint.retry.clone(),
+            confirm: blueprint.confirm,
             limits: Limits::new(blueprint, config.timeout_ms),
             globals: Globals::new(blueprint, &config),
             debug: Debugger { paused: config.start_paused, step_once: false, breakpoints: config.breakpoints.clone() },
@@ -282,6 +300,8 @@ impl Scheduler {
             Input::Completed { inv, result } => self.completed(inv, result),
             Input::Progress { inv, progress } => self.progress(inv, progress),
             Input::TaskStarted { inv, handle } => self.task_started(inv, handle),
+            Input::Waiting { inv, question } => self.waiting(inv, *question),
+            Input::Answered { inv, answer } => self.answered(inv, answer),
             Input::Timer { timer } => self.timer(timer),
             Input::Control(c) => self.control(c),
             Input::Log { source, message } => self.emit(EventKind::Log {

@@ -82,6 +82,27 @@ pub struct CallRequest {
     pub stack: Vec<String>,
     /// Task mode: the handle's sink, and the task to resume.
     pub tasks: TaskHooks,
+    /// Where the server's questions to a person (elicitation) go, and whether a call to a
+    /// destructive tool is approved first; `None`: nobody answers (the pool declines the
+    /// server's questions).
+    pub ask: Option<CallAsk>,
+}
+
+/// A call's way to a person.
+#[derive(Clone)]
+pub struct CallAsk {
+    /// Asks a question on the call's step.
+    pub sink: crate::people::AskSink,
+    /// `confirm: "destructive"`: if the tool is annotated `destructiveHint: true` (and not
+    /// `readOnlyHint`), a person approves the call, arguments shown, before it is sent;
+    /// rejected, it fails `INPUT_REJECTED` and is not sent.
+    pub confirm_destructive: bool,
+}
+
+impl fmt::Debug for CallAsk {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallAsk").field("confirm_destructive", &self.confirm_destructive).finish_non_exhaustive()
+    }
 }
 
 impl fmt::Debug for CallRequest {
@@ -91,6 +112,7 @@ impl fmt::Debug for CallRequest {
             .field("timeout", &self.timeout)
             .field("stack", &self.stack)
             .field("tasks", &self.tasks)
+            .field("ask", &self.ask)
             .finish_non_exhaustive()
     }
 }

@@ -87,6 +87,12 @@ pub enum Error {
     )]
     ArgsInvalid { server: String, tool: String, problems: String },
 
+    /// `confirm: "destructive"`: the person did not approve the call; it was not sent.
+    #[error(
+        "the call of destructive tool `{tool}` on server `{server}` was not approved, so it was not sent (the step's or blueprint's `confirm: \"destructive\"` asks first)"
+    )]
+    NotApproved { server: String, tool: String },
+
     /// The tool name is offered by several servers and the call named none.
     #[error(
         "tool `{tool}` is offered by several servers ({}); name the server in the step (\"server\": \"{}\")",
@@ -193,6 +199,7 @@ impl Error {
             Error::ToolNotFound { .. } => "TOOL_NOT_FOUND",
             Error::ToolAmbiguous { .. } => "TOOL_AMBIGUOUS",
             Error::ArgsInvalid { .. } => "ARGS_INVALID",
+            Error::NotApproved { .. } => "INPUT_REJECTED",
             Error::CallTimeout { .. } => "CALL_TIMEOUT",
             Error::Cancelled { .. } => "CANCELLED",
             Error::OutputTooLarge { .. } => "OUTPUT_TOO_LARGE",

@@ -26,6 +26,7 @@
 
 mod answers;
 mod args;
+mod asks;
 mod call;
 mod connection;
 mod deadlines;

@@ -247,6 +247,7 @@ impl Call<'_> {
             progress: None,
             stack: self.stack.clone(),
             tasks: Default::default(),
+            ask: None,
         };
         match self.app.pool().call(request).await {
             Ok(raw) => {

@@ -24,6 +24,7 @@ fn roots_call() -> CallRequest {
         progress: None,
         stack: Vec::new(),
         tasks: Default::default(),
+        ask: None,
     }
 }
 

@@ -50,6 +50,7 @@ pub(crate) async fn call(pool: &Pool, tool: &str, args: Value, progress: Option<
         progress,
         stack: Vec::new(),
         tasks: Default::default(),
+        ask: None,
     };
     pool.call(request).await.unwrap_or_else(|e| panic!("{tool}: {e}"))
 }

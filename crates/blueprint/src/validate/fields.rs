@@ -294,6 +294,9 @@ impl Validator<'_> {
         if let StepKind::Loop(l) = &step.kind {
             found.extend(self.loop_fields(id, l, templates, &diag));
         }
+        if let StepKind::Input(i) = &step.kind {
+            found.extend(input_fields(id, i, step.common.timeout_ms, &diag));
+        }
         self.diags.extend(found);
     }
 
@@ -382,6 +385,47 @@ impl Validator<'_> {
         }
         walk(&self.bp.steps, name)
     }
+}
+
+/// Rules of an `input` step: a schema a form can show, and a timeout that knows what to do.
+fn input_fields(
+    id: &str,
+    i: &crate::model::InputStep,
+    timeout_ms: Option<u64>,
+    diag: &dyn Fn(Code, &str, String) -> Diagnostic,
+) -> Vec<Diagnostic> {
+    use crate::model::OnTimeout;
+    let mut found = Vec::new();
+    if let Err(problem) = crate::ask::input_form(i.schema.as_ref(), i.is_approval(), &i.prompt) {
+        found.push(diag(Code::InputInvalid, "/schema", format!("input `{id}`: {problem}")).with_hint(
+            "ask for a string, number, integer, boolean or enum, or an object of these (one form field each)",
+        ));
+    }
+    if i.on_timeout == Some(OnTimeout::Default) {
+        if i.default.is_none() {
+            found.push(
+                diag(
+                    Code::InputInvalid,
+                    "/on_timeout",
+                    format!("input `{id}` has `on_timeout: default` but no `default`"),
+                )
+                .with_hint("add \"default\" with the value to take when nobody answers in time"),
+            );
+        }
+        if timeout_ms.is_none() {
+            found.push(
+                diag(Code::InputInvalid, "/on_timeout", format!("input `{id}` has `on_timeout` but no `timeout_ms`"))
+                    .with_hint("add \"timeout_ms\": how long to wait for an answer"),
+            );
+        }
+    }
+    if i.prompt.trim().is_empty() {
+        found.push(
+            diag(Code::InputInvalid, "/prompt", format!("input `{id}` has an empty `prompt`"))
+                .with_hint("say what the person is asked, e.g. \"Which namespace?\""),
+        );
+    }
+    found
 }
 
 /// Compiles a JSON Schema, turning every failure (a panic included) into a message.

@@ -73,6 +73,7 @@ fn examples_cover_every_kind_and_every_field() {
         "limits",
         "schedule",
         "expose",
+        "confirm",
         "steps",
         "output",
         "layout",
@@ -82,6 +83,10 @@ fn examples_cover_every_kind_and_every_field() {
     // Loop fields too.
     for f in ["for_each", "until", "as", "concurrency", "max_iterations", "delay_ms", "collect", "on_exhausted"] {
         assert!(fields.contains(&format!("step.{f}")), "no example uses the loop field `{f}`");
+    }
+    // `input` fields too.
+    for f in ["prompt", "schema", "default", "on_timeout", "approve", "confirm"] {
+        assert!(fields.contains(&format!("step.{f}")), "no example uses the field `{f}`");
     }
     let _ = StepKind::Wait;
 }

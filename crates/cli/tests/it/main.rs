@@ -3,6 +3,7 @@
 // Test helpers outside #[test] functions: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod ask;
 mod budget;
 mod consent;
 mod crash;

@@ -77,6 +77,12 @@ impl Scheduler {
                     let (json, output) = output_forms(Cow::Owned(prompt_output(&raw)));
                     Outcome::Succeeded { output, json: Some(json), raw: Some(raw) }
                 }
+                StepKind::Input(i) => {
+                    // The prompt as the person saw it, templates resolved.
+                    let shown = self.resolve_args(frame, pos).ok().flatten();
+                    let prompt = shown.as_ref().and_then(|v| v.get("prompt")).and_then(Value::as_str);
+                    input_outcome(i, prompt.unwrap_or(&i.prompt), raw)
+                }
                 _ => {
                     let (json, output) = output_forms(Cow::Owned(raw));
                     Outcome::Succeeded { output, json: Some(json), raw: None }
@@ -92,6 +98,22 @@ impl Scheduler {
         let path = self.frames[frame].path.clone();
         let TaskHandle { server, task_id, started_at } = handle;
         self.emit(EventKind::StepTaskStarted { step, path, server, task_id, started_at });
+    }
+
+    pub(super) fn waiting(&mut self, inv: InvId, mut question: crate::people::Question) {
+        let Some(&(frame, pos)) = self.invocations.get(&inv) else { return };
+        let step = self.step_name(frame, pos);
+        let path = self.frames[frame].path.clone();
+        question.step.clone_from(&step);
+        question.path.clone_from(&path);
+        self.emit(EventKind::StepWaiting { step, path, question });
+    }
+
+    pub(super) fn answered(&mut self, inv: InvId, answer: crate::people::Answer) {
+        let Some(&(frame, pos)) = self.invocations.get(&inv) else { return };
+        let step = self.step_name(frame, pos);
+        let path = self.frames[frame].path.clone();
+        self.emit(EventKind::StepAnswered { step, path, answer });
     }
 
     pub(super) fn progress(&mut self, inv: InvId, p: Progress) {
@@ -266,4 +288,29 @@ impl Scheduler {
             self.frame_complete(frame);
         }
     }
+}
+
+/// An `input` step's answer (`{"action", "content"?}`) as its outcome: the value asked for,
+/// `true` for an approved gate; a rejection, a decline or a dismissal fails the step (not
+/// retried: a person said so).
+fn input_outcome(step: &mcpflow_blueprint::InputStep, prompt: &str, raw: Value) -> Outcome {
+    use mcpflow_blueprint::ask::{APPROVE_FIELD, input_form};
+    let fail = |code: &str, message: String| Outcome::Failed { error: err(code, message), retryable: false, raw: None };
+    let action = raw.get("action").and_then(Value::as_str).unwrap_or_default();
+    let content = raw.get("content").cloned().unwrap_or(Value::Null);
+    let approved = content.get(APPROVE_FIELD).and_then(Value::as_bool);
+    let value = match (action, step.is_approval()) {
+        ("accept", true) if approved == Some(true) => Value::Bool(true),
+        ("accept", true) | ("decline", true) => {
+            return fail("INPUT_REJECTED", format!("the approval was rejected: {prompt}"));
+        }
+        ("accept", false) => match input_form(step.schema.as_ref(), false, prompt) {
+            Ok(form) => form.output(content),
+            Err(e) => return fail("INPUT_INVALID", e),
+        },
+        ("decline", false) => return fail("INPUT_DECLINED", format!("the person declined to answer: {prompt}")),
+        _ => return fail("INPUT_CANCELLED", format!("the question was dismissed without an answer: {prompt}")),
+    };
+    let (json, output) = output_forms(Cow::Owned(value));
+    Outcome::Succeeded { output, json: Some(json), raw: None }
 }

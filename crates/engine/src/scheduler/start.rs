@@ -8,6 +8,7 @@ use super::run::Phase;
 use super::timers::TimerKind;
 use super::{Action, FrameId, Invocation, STARTS_PER_INPUT, Scheduler, err};
 use crate::event::{EventKind, IterationPath, RunStatus, StepError};
+use crate::people::{Asking, Question};
 use crate::servers::CallTarget;
 use mcpflow_blueprint::template::{Rcvar, Template, truthy, value_to_var};
 use mcpflow_blueprint::{StepKind, StepTemplates};
@@ -54,7 +55,11 @@ impl Scheduler {
     pub(super) fn needs_call_slot(&self, frame: FrameId, pos: usize) -> bool {
         matches!(
             self.plan.steps[self.id_of(frame, pos)].step.kind,
-            StepKind::Tool(_) | StepKind::Resource(_) | StepKind::Prompt(_) | StepKind::Workflow(_)
+            StepKind::Tool(_)
+                | StepKind::Resource(_)
+                | StepKind::Prompt(_)
+                | StepKind::Workflow(_)
+                | StepKind::Input(_)
         )
     }
 
@@ -179,6 +184,32 @@ impl Scheduler {
                 let target = CallTarget::Prompt { server: p.server.clone(), prompt: p.prompt.clone(), args };
                 self.invoke(frame, pos, step_id, path, Invocation::Server(target));
             }
+            (StepKind::Input(i), _) => {
+                let shown = args.unwrap_or(Value::Null);
+                let message = shown.get("prompt").and_then(Value::as_str).unwrap_or(&i.prompt).to_owned();
+                let form = match mcpflow_blueprint::ask::input_form(i.schema.as_ref(), i.is_approval(), &message) {
+                    Ok(form) => form,
+                    Err(e) => {
+                        let error = err("INPUT_INVALID", e);
+                        self.finish(frame, pos, Outcome::Failed { error, retryable: false, raw: None });
+                        return true;
+                    }
+                };
+                let default = shown.get("default").filter(|d| !d.is_null()).map(|d| form.content(d));
+                let question = Question {
+                    id: String::new(),
+                    step: step_id.clone(),
+                    path: path.clone(),
+                    asking: if i.is_approval() { Asking::Approval } else { Asking::Input },
+                    server: None,
+                    message,
+                    schema: Some(form.schema),
+                    default,
+                    url: None,
+                    call: None,
+                };
+                self.invoke(frame, pos, step_id, path, Invocation::Ask(Box::new(question)));
+            }
             (StepKind::Switch(_), _) => {}
         }
         true
@@ -207,7 +238,11 @@ impl Scheduler {
             }
             _ => None,
         };
-        self.out.push(Action::Invoke { inv, step, path, invocation, sync, resume });
+        let confirm = match &self.plan.steps[self.id_of(frame, pos)].step.kind {
+            StepKind::Tool(t) => t.confirm.or(self.confirm) == Some(mcpflow_blueprint::Confirm::Destructive),
+            _ => false,
+        };
+        self.out.push(Action::Invoke { inv, step, path, invocation, sync, resume, confirm });
     }
 
     /// A transform's value and a loop's `for_each`, as shared values.
@@ -235,6 +270,11 @@ impl Scheduler {
             (StepTemplates::Resource { uri }, _) => render(&Some(uri.clone())),
 
             (StepTemplates::Wait, StepKind::Wait(w)) => Ok(Some(json!({ "ms": w.ms }))),
+            (StepTemplates::Input { prompt, default }, _) => {
+                let prompt = prompt.render(&view).map_err(|e| err(e.code, e.message))?;
+                let default = render(default)?;
+                Ok(Some(json!({ "prompt": prompt, "default": default })))
+            }
             _ => Ok(None),
         }
     }

@@ -7,7 +7,7 @@ use super::outcome::Outcome;
 use super::{Action, FrameId, InvId, Scheduler, TimerId, err};
 use crate::event::RunStatus;
 use mcpflow_blueprint::template::value_to_var;
-use mcpflow_blueprint::{Backoff, Retry, StepIdx, StepKind};
+use mcpflow_blueprint::{Backoff, OnTimeout, Retry, StepIdx, StepKind};
 use serde_json::Value;
 
 #[derive(Debug, Clone, Copy)]
@@ -54,7 +54,29 @@ impl Scheduler {
                 let Some((frame, pos)) = self.invocations.remove(&inv) else { return };
                 self.limits.running_calls = self.limits.running_calls.saturating_sub(1);
                 self.out.push(Action::Cancel { inv });
-                let ms = self.plan.steps[self.id_of(frame, pos)].step.common.timeout_ms.unwrap_or_default();
+                let plan = self.plan.clone();
+                let step = &plan.steps[self.id_of(frame, pos)].step;
+                let ms = step.common.timeout_ms.unwrap_or_default();
+                if let StepKind::Input(i) = &step.kind {
+                    let outcome = if i.on_timeout == Some(OnTimeout::Default) {
+                        let shown = self.resolve_args(frame, pos).ok().flatten().unwrap_or(Value::Null);
+                        let value = shown.get("default").cloned().unwrap_or(Value::Null);
+                        self.emit(crate::event::EventKind::Log {
+                            level: crate::event::LogLevel::Info,
+                            message: format!("no answer within {ms} ms: `{}` takes its default", step.id()),
+                            step: Some(step.id().to_owned()),
+                        });
+                        Outcome::Succeeded { output: value_to_var(value), json: None, raw: None }
+                    } else {
+                        let error = err(
+                            "INPUT_TIMEOUT",
+                            format!("nobody answered within {ms} ms (timeout_ms); the question was withdrawn"),
+                        );
+                        Outcome::Failed { error, retryable: false, raw: None }
+                    };
+                    self.finish(frame, pos, outcome);
+                    return;
+                }
                 let error =
                     err("STEP_TIMEOUT", format!("no result within {ms} ms (timeout_ms); the call was cancelled"));
                 self.finish(frame, pos, Outcome::Failed { error, retryable: true, raw: None });

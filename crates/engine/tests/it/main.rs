@@ -4,6 +4,7 @@
 // Test helpers outside #[test] functions: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod input;
 mod rerun;
 mod scheduler;
 mod sim;

@@ -11,7 +11,8 @@ use super::server::Server;
 use super::tasks::{self, TaskCall};
 use super::{Context, Inner, Pool};
 use crate::error::{Error, Result};
-use mcpflow_engine::{CallRequest, CallTarget, ProgressSink, TaskHooks, TaskSink};
+use mcpflow_engine::people::{Answer, Asking, Question};
+use mcpflow_engine::{AskSink, CallAsk, CallRequest, CallTarget, ProgressSink, TaskHooks, TaskSink};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest, CustomRequest,
     GetPromptRequest, GetPromptRequestParams, GetPromptResult, ReadResourceRequest, ReadResourceRequestParams,
@@ -55,7 +56,7 @@ impl Pool {
     /// `ReadResourceResult` or `GetPromptResult`) as JSON. A tool result with
     /// `isError: true` is a success here: the caller decides what it means.
     pub async fn call(&self, request: CallRequest) -> Result<Value> {
-        let CallRequest { target, timeout, cancel, progress, stack, tasks } = request;
+        let CallRequest { target, timeout, cancel, progress, stack, tasks, ask } = request;
         let inner = &*self.inner;
         // Resuming a task: the server that runs it, whatever the step names.
         let target = match (&tasks.resume, target) {
@@ -76,11 +77,14 @@ impl Pool {
             {
                 until_cancelled(&cancel, Some(server.name.clone()), has_tool(&server, &connection, name)).await?;
                 check_args(&server, &connection, name, args)?;
+                if let Some(ask) = ask.as_ref().filter(|a| a.confirm_destructive) {
+                    approve_destructive(&server, &connection, name, args, ask).await?;
+                }
             }
             let timeout = timeout.or(server.timeout).unwrap_or(inner.cx.options.default_timeout);
             let call =
                 Call { inner, server: &server, connection: &connection, method: &method, timeout, cancel: &cancel };
-            execute(call, progress, tasks).await
+            execute(call, progress, tasks, ask.map(|a| a.sink)).await
         }
         .await;
         match outcome {
@@ -138,6 +142,50 @@ async fn has_tool(server: &Server, connection: &Connection, tool: &str) -> Resul
     })
 }
 
+/// `confirm: "destructive"`: a tool annotated `destructiveHint: true` (and not
+/// `readOnlyHint`) is called only once a person approved this call, its arguments shown;
+/// otherwise `INPUT_REJECTED` and nothing is sent. Tools without such annotations are not
+/// asked about (MCP's default for `destructiveHint` is true, but a server that says
+/// nothing about a tool is not taken to have said it destroys).
+async fn approve_destructive(
+    server: &Server,
+    connection: &Connection,
+    tool: &str,
+    args: &Map<String, Value>,
+    ask: &CallAsk,
+) -> Result<()> {
+    let destructive = {
+        let discovery = connection.discovery.get();
+        discovery
+            .tool(tool)
+            .and_then(|t| t.annotations.as_ref())
+            .is_some_and(|a| a.destructive_hint == Some(true) && a.read_only_hint != Some(true))
+    };
+    if !destructive {
+        return Ok(());
+    }
+    let form = mcpflow_blueprint::ask::input_form(None, true, "Approve this call")
+        .map_err(|message| Error::ServerConfigInvalid { server: server.name.clone(), message })?;
+    let question = Question {
+        id: String::new(),
+        step: String::new(),
+        path: Vec::new(),
+        asking: Asking::Approval,
+        server: Some(server.name.clone()),
+        message: format!("`{tool}` on server `{}` is marked destructive. Call it with these arguments?", server.name),
+        schema: Some(form.schema),
+        default: None,
+        url: None,
+        call: Some(serde_json::json!({ "server": server.name, "tool": tool, "arguments": args })),
+    };
+    match (ask.sink)(question).await {
+        Ok(Answer::Accept { content }) if content.get("approve").and_then(Value::as_bool) == Some(true) => Ok(()),
+        Ok(_) => Err(Error::NotApproved { server: server.name.clone(), tool: tool.to_owned() }),
+        // Nobody could answer: the engine ends the call with why (`INPUT_REQUIRED`).
+        Err(_) => Err(Error::Cancelled { server: Some(server.name.clone()) }),
+    }
+}
+
 /// `ARGS_INVALID` when the arguments break the tool's input schema: nothing is sent.
 fn check_args(server: &Server, connection: &Connection, tool: &str, args: &Map<String, Value>) -> Result<()> {
     let discovery = connection.discovery.get();
@@ -176,8 +224,15 @@ impl Call<'_> {
     }
 }
 
-async fn execute(call: Call<'_>, progress: Option<ProgressSink>, tasks: TaskHooks) -> Result<Value> {
+async fn execute(
+    call: Call<'_>,
+    progress: Option<ProgressSink>,
+    tasks: TaskHooks,
+    ask: Option<AskSink>,
+) -> Result<Value> {
     let Call { inner, server, connection, method, timeout, cancel } = call;
+    // The server's questions during this call go to its step.
+    let asking = ask.map(|sink| connection.asks.register(sink));
     let name = || server.name.clone();
     let deadline = inner.cx.deadlines.watch(Instant::now() + timeout);
     let _permit = tokio::select! {
@@ -205,16 +260,26 @@ async fn execute(call: Call<'_>, progress: Option<ProgressSink>, tasks: TaskHook
     };
     let RequestHandle { rx, id, progress_token, .. } = handle;
     let registration = progress.clone().map(|sink| connection.progress.register(progress_token, sink));
-    let answer = tokio::select! {
-        biased;
-        answer = rx => answer,
-        () = cancel.cancelled() => {
-            send_cancelled(connection, id, "cancelled by the workflow");
-            return Err(Error::Cancelled { server: Some(name()) });
-        }
-        () = deadline.expired() => {
-            send_cancelled(connection, id, "timed out");
-            return Err(Error::CallTimeout { server: name(), after: timeout });
+    let mut deadline = deadline;
+    let mut rx = rx;
+    let answer = loop {
+        tokio::select! {
+            biased;
+            answer = &mut rx => break answer,
+            () = cancel.cancelled() => {
+                send_cancelled(connection, id, "cancelled by the workflow");
+                return Err(Error::Cancelled { server: Some(name()) });
+            }
+            () = deadline.expired() => {
+                // A person is answering the server's question (or just did): the time
+                // left is counted from the answer.
+                if let Some(until) = asking.as_ref().and_then(|a| a.asked.extends(timeout)) {
+                    deadline = inner.cx.deadlines.watch(until);
+                    continue;
+                }
+                send_cancelled(connection, id, "timed out");
+                return Err(Error::CallTimeout { server: name(), after: timeout });
+            }
         }
     };
     drop(registration);

@@ -3,6 +3,7 @@
 //! handshake of 2025-11-25 — and discovery), telling whether it still lives, and closing
 //! it with its process reaped.
 
+use super::asks::AskRoutes;
 use super::discovery::{DiscoveryCell, List};
 use super::handler::{Handler, Roots};
 use super::hidden::Hidden;
@@ -30,6 +31,8 @@ pub(crate) struct Connection {
     pub notes: Arc<ServerNotes>,
     pub progress: Arc<ProgressRoutes>,
     pub tasks: Arc<TaskRoutes>,
+    /// The calls in flight that take the server's questions (elicitation).
+    pub asks: Arc<AskRoutes>,
     pub discovery: Arc<DiscoveryCell>,
     /// Compiled input schemas, to check a call's arguments before it is sent.
     pub args: super::args::ArgChecks,
@@ -60,6 +63,8 @@ impl Connection {
             tasks: Arc::new(TaskRoutes::default()),
             discovery: Arc::new(DiscoveryCell::new(server)),
             roots,
+            asks: Arc::new(AskRoutes::default()),
+            server: Arc::from(server),
         };
         // Every message about this session goes through `notes.hide`: once the launch is
         // resolved, its `${env:NAME}` values and header values show as configured.
@@ -125,6 +130,7 @@ impl Connection {
             notes,
             progress: handler.progress,
             tasks: handler.tasks,
+            asks: handler.asks,
             discovery: handler.discovery,
             args: super::args::ArgChecks::default(),
             child: Mutex::new(child),

@@ -1,6 +1,7 @@
 //! The pool's side of one MCP session (rmcp's `ClientHandler`): what it tells servers
 //! about itself (the roots capability, nothing it does not handle), the roots it answers
-//! `roots/list` with, and what it does with their notifications — progress goes to the
+//! `roots/list` with, their questions for a person (elicitation, to the call they belong
+//! to: `asks.rs`), and what it does with their notifications — progress goes to the
 //! call that asked, task status to the call following the task, `list_changed` lists
 //! again, log messages go to the log.
 
@@ -8,14 +9,16 @@
 #![expect(deprecated)]
 
 use super::LogStream;
+use super::asks::AskRoutes;
 use super::discovery::{DiscoveryCell, List};
 use super::notes::ServerNotes;
 use super::progress::{ProgressRoutes, TaskRoutes};
 use crate::config::roots::Root;
 use rmcp::ClientHandler;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, ErrorData, Implementation, ListRootsResult, LoggingMessageNotificationParam,
-    ProgressNotificationParam, ProtocolVersion, RootsCapabilities,
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationCapability, ErrorData,
+    FormElicitationCapability, Implementation, ListRootsResult, LoggingMessageNotificationParam,
+    ProgressNotificationParam, ProtocolVersion, RootsCapabilities, UrlElicitationCapability,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use std::sync::{Arc, PoisonError, RwLock};
@@ -64,12 +67,19 @@ impl Roots {
 }
 
 /// What the pool declares: roots (which it answers, and says when they change) and
-/// nothing else; sampling and elicitation only once something handles them.
+/// elicitation, form and URL mode (each question goes to the step whose call it belongs
+/// to, and from there to the run's people — or fails that step with `INPUT_REQUIRED`
+/// when nobody can answer); sampling only once something handles it.
 pub(crate) fn capabilities() -> ClientCapabilities {
     let mut roots = RootsCapabilities::default();
     roots.list_changed = Some(true);
     let mut capabilities = ClientCapabilities::default();
     capabilities.roots = Some(roots);
+    capabilities.elicitation = Some(
+        ElicitationCapability::new()
+            .with_form(FormElicitationCapability::new())
+            .with_url(UrlElicitationCapability::new()),
+    );
     capabilities
 }
 
@@ -81,6 +91,10 @@ pub(crate) struct Handler {
     pub tasks: Arc<TaskRoutes>,
     pub discovery: Arc<DiscoveryCell>,
     pub roots: Roots,
+    /// The calls in flight that take the server's questions.
+    pub asks: Arc<AskRoutes>,
+    /// The configured server's name, for the questions it asks.
+    pub server: Arc<str>,
 }
 
 impl ClientHandler for Handler {
@@ -97,6 +111,14 @@ impl ClientHandler for Handler {
         Ok(ListRootsResult::new(
             roots.iter().map(|root| rmcp::model::Root::new(root.uri.clone()).with_name(root.name.clone())).collect(),
         ))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        Ok(self.asks.elicit(&self.server, request).await)
     }
 
     async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {

@@ -87,6 +87,7 @@ pub fn request(target: CallTarget) -> CallRequest {
         progress: None,
         stack: Vec::new(),
         tasks: Default::default(),
+        ask: None,
     }
 }
 

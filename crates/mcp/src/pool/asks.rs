@@ -1,0 +1,142 @@
+//! A server's questions to a person (MCP elicitation) routed to the call they belong to.
+//!
+//! A 2025-11-25 server asks with a request of its own while it handles a call; over stdio
+//! nothing ties that request to the call, so it goes to the call that this session started
+//! last among those in flight (exact for the sequential calls of a workflow step; with
+//! several calls of one server in flight, the newest one's step is named). The question
+//! is answered through that call's [`AskSink`] (the engine records it on the step and asks
+//! the run's people). While a question is open, the call's timeout waits: a person's
+//! thinking time is not the server's.
+
+use mcpflow_engine::people::{Answer, Asking, Question};
+use mcpflow_engine::{AskSink, CallError};
+use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use tokio::time::Instant;
+
+/// The calls of one session that can take questions, newest last.
+#[derive(Default)]
+pub(crate) struct AskRoutes {
+    calls: Mutex<Vec<(u64, Arc<Asked>)>>,
+    next: AtomicU64,
+}
+
+impl std::fmt::Debug for AskRoutes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AskRoutes").finish_non_exhaustive()
+    }
+}
+
+/// One call's sink, and what its timeout needs to know: questions open, the last answer.
+pub(crate) struct Asked {
+    sink: AskSink,
+    open: AtomicUsize,
+    answered: Mutex<Option<Instant>>,
+}
+
+impl Asked {
+    /// Whether the call's deadline should wait: a question is open, or one was answered
+    /// less than `timeout` ago (the time left is counted from the answer).
+    pub fn extends(&self, timeout: std::time::Duration) -> Option<Instant> {
+        if self.open.load(Ordering::Acquire) > 0 {
+            return Some(Instant::now() + timeout);
+        }
+        let answered = *self.answered.lock().unwrap_or_else(PoisonError::into_inner);
+        answered.map(|at| at + timeout).filter(|until| *until > Instant::now())
+    }
+}
+
+impl AskRoutes {
+    fn calls(&self) -> std::sync::MutexGuard<'_, Vec<(u64, Arc<Asked>)>> {
+        self.calls.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Routes this session's questions to `sink` while the registration lives.
+    pub fn register(self: &Arc<Self>, sink: AskSink) -> AskRegistration {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let asked = Arc::new(Asked { sink, open: AtomicUsize::new(0), answered: Mutex::new(None) });
+        self.calls().push((id, asked.clone()));
+        AskRegistration { routes: self.clone(), id, asked }
+    }
+
+    /// Asks the newest call's people; declines when no call can take questions.
+    pub async fn elicit(&self, server: &str, params: ElicitRequestParams) -> ElicitResult {
+        let Some(asked) = self.calls().last().map(|(_, a)| a.clone()) else {
+            tracing::debug!(server, "an elicitation outside any workflow call is declined");
+            return ElicitResult::new(ElicitationAction::Decline);
+        };
+        let question = question(server, params);
+        asked.open.fetch_add(1, Ordering::AcqRel);
+        let answer: Result<Answer, CallError> = (asked.sink)(question).await;
+        *asked.answered.lock().unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
+        asked.open.fetch_sub(1, Ordering::AcqRel);
+        match answer {
+            Ok(Answer::Accept { content }) => match content {
+                serde_json::Value::Object(map) if !map.is_empty() => {
+                    ElicitResult::new(ElicitationAction::Accept).with_content(serde_json::Value::Object(map))
+                }
+                _ => ElicitResult::new(ElicitationAction::Accept),
+            },
+            Ok(Answer::Decline) => ElicitResult::new(ElicitationAction::Decline),
+            // Nobody could answer (the call ends with why) or it was dismissed.
+            Ok(Answer::Cancel) | Err(_) => ElicitResult::new(ElicitationAction::Cancel),
+        }
+    }
+}
+
+/// The question a server's elicitation asks, in the engine's words (step and path are
+/// filled in by the engine).
+fn question(server: &str, params: ElicitRequestParams) -> Question {
+    let (asking, message, schema, url) = match params {
+        ElicitRequestParams::FormElicitationParams { message, requested_schema, .. } => {
+            (Asking::Elicitation, message, serde_json::to_value(requested_schema).ok(), None)
+        }
+        ElicitRequestParams::UrlElicitationParams { message, url, .. } => {
+            (Asking::ElicitationUrl, message, None, Some(url))
+        }
+        // A mode this client does not know: shown as a message with no form.
+        other => {
+            (Asking::Elicitation, serde_json::to_value(&other).map(|v| v.to_string()).unwrap_or_default(), None, None)
+        }
+    };
+    Question {
+        id: String::new(),
+        step: String::new(),
+        path: Vec::new(),
+        asking,
+        server: Some(server.to_owned()),
+        message: clip(message),
+        schema,
+        default: None,
+        url: url.map(clip),
+        call: None,
+    }
+}
+
+/// A server's text, at most 4 KiB (it is recorded and shown).
+fn clip(mut text: String) -> String {
+    const MAX: usize = 4096;
+    if text.len() > MAX {
+        let mut at = MAX;
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        text.truncate(at);
+        text.push('…');
+    }
+    text
+}
+
+/// Removes its call's sink when dropped.
+pub(crate) struct AskRegistration {
+    routes: Arc<AskRoutes>,
+    id: u64,
+    pub asked: Arc<Asked>,
+}
+
+impl Drop for AskRegistration {
+    fn drop(&mut self) {
+        self.routes.calls().retain(|(id, _)| *id != self.id);
+    }
+}
