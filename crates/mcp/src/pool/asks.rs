@@ -114,6 +114,8 @@ pub(crate) async fn fulfil(
                 };
                 serde_json::to_value(result)
             }
+            // Roots are deprecated upstream (SEP-2577) but servers still ask for them.
+            #[expect(deprecated)]
             InputRequest::ListRoots(_) => {
                 let roots = connection.roots.get();
                 serde_json::to_value(rmcp::model::ListRootsResult::new(

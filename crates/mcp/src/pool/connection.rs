@@ -34,7 +34,7 @@ pub(crate) struct Connection {
     /// The calls in flight that take the server's questions (elicitation).
     pub asks: Arc<AskRoutes>,
     /// The roots this session answers `roots/list` with (also inside `input_required`).
-    pub roots: super::handler::Roots,
+    pub roots: Roots,
     pub discovery: Arc<DiscoveryCell>,
     /// Compiled input schemas, to check a call's arguments before it is sent.
     pub args: super::args::ArgChecks,
