@@ -94,6 +94,14 @@ try {
   assert.equal(input.requestedSchema.properties.value.default, 2);
   check('an input step is asked as a form elicitation with its default');
 
+  // A trial call_tool is transparent too.
+  asked.length = 0;
+  const trial = data(await a.client.callTool({ name: 'call_tool',
+    arguments: { server: 'everything', tool: 'trigger-elicitation-request', args: {} } }));
+  assert.match(text(trial.output), /Name: Ada Lovelace/);
+  assert.equal(asked.length, 1);
+  check('call_tool forwards the server\'s elicitation to the client too');
+
   // A declined approval gate fails the run as the blueprint says.
   const gate = {
     blueprint: 1, id: 'gate',

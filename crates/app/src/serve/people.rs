@@ -16,8 +16,8 @@
 use crate::runs::Questions;
 use futures::future::BoxFuture;
 use mcpflow_blueprint::ask::{self, Form};
-use mcpflow_engine::CallError;
 use mcpflow_engine::people::{Answer, Asking, People, Question};
+use mcpflow_engine::{AskSink, CallError};
 use rmcp::RoleServer;
 use rmcp::model::{
     ClientResult, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, RequestId,
@@ -115,6 +115,37 @@ impl People for Caller {
             }
         })
     }
+}
+
+/// A trial `call_tool`'s questions (no run, nothing waits): put to the calling client
+/// when it can answer them, else `INPUT_REQUIRED` at once.
+pub(super) fn direct(context: &RequestContext<RoleServer>, tool: &str) -> AskSink {
+    let reach = Reach::of(context);
+    let (peer, origin, tool) = (context.peer.clone(), context.id.clone(), tool.to_owned());
+    let cancel = context.ct.clone();
+    Arc::new(move |mut question: Question| {
+        question.id = "q1".into();
+        question.step.clone_from(&tool);
+        let request = if reach.can_answer(&question) && !reach.modern {
+            elicit_request(&question, &format!("call_tool/{tool}")).ok().map(|mut r| {
+                r.extensions.insert(OriginatingRequestId(origin.clone()));
+                r
+            })
+        } else {
+            None
+        };
+        let (peer, cancel) = (peer.clone(), cancel.clone());
+        Box::pin(async move {
+            let Some(request) = request else {
+                return Err(question.unanswerable("the client that called call_tool cannot answer it"));
+            };
+            match forward_to(&peer, request, &cancel).await {
+                Ok(Some(result)) => answer_of(&question, &result),
+                Ok(None) => Err(CallError::cancelled()),
+                Err(e) => Err(question.unanswerable(&format!("the client did not answer ({e})"))),
+            }
+        })
+    })
 }
 
 /// Parks a question in the application's registry and announces it.

@@ -281,6 +281,7 @@ impl Call<'_> {
             Some(_) => return Err(failure("BAD_REQUEST", "`args` must be an object")),
         };
         let cancel = self.context.ct.child_token();
+        let ask = Some(super::people::direct(self.context, &tool));
         let request = CallRequest {
             target: CallTarget::Tool { server, tool, args: arguments },
             timeout: None,
@@ -288,7 +289,7 @@ impl Call<'_> {
             progress: None,
             stack: self.stack.clone(),
             tasks: Default::default(),
-            ask: None,
+            ask,
         };
         match self.app.pool().call(request).await {
             Ok(raw) => {

@@ -79,6 +79,7 @@ fn the_typescript_sdk_client_answers_a_runs_questions_through_serve_and_answer_r
         "ok - the form elicitation carries the server's message and schema",
         "ok - the URL elicitation carries the server's URL and message",
         "ok - an input step is asked as a form elicitation with its default",
+        "ok - call_tool forwards the server's elicitation to the client too",
         "ok - an approval the client declines fails the run with INPUT_REJECTED",
         "ok - without elicitation: INPUT_REQUIRED in",
         "ok - get_run shows the open question of the waiting run",
