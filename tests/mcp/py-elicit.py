@@ -85,6 +85,24 @@ async def main() -> None:
             "the server's form came with its message",
         )
         check(len(asked) == 3, f"three questions, one per round: {len(asked)}")
+    # A 2026-07-28 client without an elicitation callback: INPUT_REQUIRED, then answer_run.
+    plain = StdioServerParameters(
+        command=os.environ["MCPFLOW_BIN"],
+        args=["serve", "--servers", os.environ["SERVERS_FILE"], "--allow-all-servers"],
+        env={**os.environ, "MCPFLOW_HOME": os.environ["MCPFLOW_HOME"] + "-plain"},
+    )
+    async with Client(plain) as client:
+        only = {**BLUEPRINT, "steps": [BLUEPRINT["steps"][2]], "output": "{{ count }}"}
+        result = await client.call_tool("run_workflow", {"blueprint": only})
+        error = json.loads("".join(getattr(item, "text", "") for item in result.content))["error"]
+        check(result.is_error and error["code"] == "INPUT_REQUIRED", f"without elicitation: {error['code']}")
+        check("step `count`" in error["message"] and "value (required)" in error["message"], error["message"])
+        answered = await client.call_tool(
+            "answer_run",
+            {"run_id": error["run_id"], "answer": {"action": "accept", "content": {"value": 5}}},
+        )
+        done = json.loads("".join(getattr(item, "text", "") for item in answered.content))
+        check(done.get("status") == "succeeded" and done.get("output") == 5, f"answer_run finished the run: {done}")
     print("all checks passed", flush=True)
 
 

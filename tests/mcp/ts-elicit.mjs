@@ -163,6 +163,27 @@ try {
   assert.equal(again.structuredContent.error.code, 'QUESTION_NOT_OPEN');
   check('answering a finished run is QUESTION_NOT_OPEN');
 
+  // 3. A client that declared form mode only: a URL question is not sent to it.
+  const c = await connect('mcpflow-ts-form-only', { elicitation: { form: {} } });
+  clients.push(c.client);
+  let formOnlyAsked = 0;
+  c.client.setRequestHandler(ElicitRequestSchema, async () => { formOnlyAsked += 1; return { action: 'decline' }; });
+  await c.client.connect(c.transport);
+  const urlOnly = { ...blueprint, steps: [blueprint.steps[1]], output: '{{ url }}' };
+  const urlWaits = await c.client.callTool({ name: 'run_workflow', arguments: { blueprint: urlOnly } }, undefined,
+    { timeout: 60_000 });
+  assert.equal(urlWaits.isError, true, text(urlWaits));
+  const urlError = urlWaits.structuredContent.error;
+  assert.equal(urlError.code, 'INPUT_REQUIRED', text(urlError));
+  assert.match(urlError.message, /no URL-mode elicitation/);
+  assert.equal(urlError.questions[0].url, VERIFY_URL);
+  assert.equal(formOnlyAsked, 0, 'the form-only client was not sent the URL question');
+  const visited = data(await c.client.callTool({ name: 'answer_run',
+    arguments: { run_id: urlError.run_id, step: 'url', answer: { action: 'accept' } } }));
+  assert.equal(visited.status, 'succeeded', text(visited));
+  assert.match(text(visited.output), /User completed the URL elicitation flow/);
+  check('a form-only client: the URL question waits for answer_run (by step), which finishes the run');
+
   for (const c of clients) await c.close();
   console.log('all checks passed');
 } catch (e) {

@@ -84,6 +84,7 @@ fn the_typescript_sdk_client_answers_a_runs_questions_through_serve_and_answer_r
         "ok - without elicitation: INPUT_REQUIRED in",
         "ok - get_run shows the open question of the waiting run",
         "ok - answer_run (no question_id: the only open one) finishes the run",
+        "ok - a form-only client: the URL question waits for answer_run (by step), which finishes the run",
         "all checks passed",
     ] {
         assert!(out_text.contains(line), "missing `{line}`:\n{out_text}\nstderr:\n{err_text}");
@@ -250,5 +251,6 @@ fn a_2026_07_28_client_answers_the_runs_questions_through_input_required_rounds(
     assert!(out_text.contains("ok - era: 2026-07-28"), "{out_text}");
     assert!(out_text.contains("ok - the form answer reached trigger-elicitation-request's output"), "{out_text}");
     assert!(out_text.contains("ok - three questions, one per round"), "{out_text}");
+    assert!(out_text.contains("ok - answer_run finished the run"), "{out_text}");
     assert!(out_text.contains("all checks passed"), "{out_text}");
 }
