@@ -218,11 +218,12 @@ pub(super) fn elicit_request(question: &Question, elicitation_id: &str) -> Resul
             }
             let requested_schema: ElicitationSchema =
                 serde_json::from_value(schema).map_err(|e| format!("its form is not an elicitation schema: {e}"))?;
-            ElicitRequestParams::FormElicitationParams {
-                meta: None,
-                message: question.message.clone(),
-                requested_schema,
-            }
+            // Approving a destructive call: the caller sees the arguments it approves.
+            let message = match &question.call {
+                Some(call) => format!("{}\n{}", question.message, call),
+                None => question.message.clone(),
+            };
+            ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema }
         }
     };
     Ok(ElicitRequest::new(params))
@@ -343,6 +344,7 @@ mod tests {
             schema,
             default: None,
             url: None,
+            call: None,
         }
     }
 

@@ -281,7 +281,12 @@ impl Call<'_> {
             Some(_) => return Err(failure("BAD_REQUEST", "`args` must be an object")),
         };
         let cancel = self.context.ct.child_token();
-        let ask = Some(super::people::direct(self.context, &tool));
+        // A trial call asks its caller, and never before a destructive tool: the agent
+        // that calls it decides.
+        let ask = Some(mcpflow_engine::CallAsk {
+            sink: super::people::direct(self.context, &tool),
+            confirm_destructive: false,
+        });
         let request = CallRequest {
             target: CallTarget::Tool { server, tool, args: arguments },
             timeout: None,

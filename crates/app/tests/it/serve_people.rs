@@ -47,7 +47,7 @@ async fn call(pool: &Pool, tool: &str, args: Value, asked: &Arc<Mutex<Vec<Questi
         progress: None,
         stack: Vec::new(),
         tasks: Default::default(),
-        ask: Some(sink),
+        ask: Some(mcpflow_engine::CallAsk { sink, confirm_destructive: false }),
     };
     pool.call(request).await.unwrap_or_else(|e| panic!("{tool}: {e}"))
 }
