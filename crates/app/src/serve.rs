@@ -5,7 +5,9 @@
 //! ([`http::serve_http`], bearer token, Host/Origin checks, loopback by default).
 
 pub mod http;
+mod people;
 mod tools;
+mod waiting;
 
 use crate::app::{App, Change};
 use rmcp::model::{
@@ -23,6 +25,8 @@ use std::sync::{Arc, Mutex};
 pub struct Mediator {
     app: App,
     peers: Arc<Mutex<Peers>>,
+    /// Runs whose questions were left for `answer_run`, by run id (see `people.rs`).
+    parked: tokio::sync::broadcast::Sender<String>,
 }
 
 /// Connected clients, by a number of our own.
@@ -42,7 +46,8 @@ impl Mediator {
     /// A mediator over `app`. Announces `tools/list_changed` to its clients whenever
     /// the stored blueprints change.
     pub fn new(app: App) -> Self {
-        let mediator = Mediator { app, peers: Arc::default() };
+        let (parked, _) = tokio::sync::broadcast::channel(64);
+        let mediator = Mediator { app, peers: Arc::default(), parked };
         let mut changes = mediator.app.subscribe_changes();
         let peers = mediator.peers.clone();
         tokio::spawn(async move {
@@ -110,11 +115,26 @@ impl ServerHandler for Mediator {
     ) -> Result<CallToolResponse, McpError> {
         let args = Value::Object(request.arguments.clone().unwrap_or_default());
         let stack = incoming_stack(&request, &context);
-        let call = tools::Call { app: &self.app, context: &context, stack };
+        let retry = match waiting::retry_of(&request) {
+            Ok(retry) => retry,
+            Err(error) => return Ok(CallToolResult::structured_error(error).into()),
+        };
+        let call = tools::Call {
+            app: &self.app,
+            context: &context,
+            stack,
+            parked: &self.parked,
+            retry,
+            input_required: std::sync::OnceLock::new(),
+        };
         let result: CallToolResult = match call.dispatch(&request.name, args).await {
             Ok(value) => CallToolResult::structured(value),
             Err(error) => CallToolResult::structured_error(error),
         };
+        // A 2026-07-28 client that can answer the run's questions gets them to answer.
+        if let Some(input) = call.input_required.into_inner() {
+            return Ok(CallToolResponse::InputRequired(input));
+        }
         Ok(result.into())
     }
 

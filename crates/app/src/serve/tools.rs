@@ -2,6 +2,8 @@
 //! JSON (sent as `structuredContent` and as text); a failure is `isError: true` with
 //! `{ error: { code, message, … } }`.
 
+use super::people::{Caller, Reach};
+use super::waiting::{Retry, Settled};
 use crate::app::App;
 use crate::blueprints::{Exposed, document};
 use crate::error::AppError;
@@ -10,16 +12,18 @@ use crate::runs::{StartRun, Target, Trigger, step_records};
 use mcpflow_engine::results::tool_output;
 use mcpflow_engine::{CallRequest, CallTarget, EventKind, RunStatus};
 use rmcp::RoleServer;
-use rmcp::model::{ProgressNotificationParam, Tool};
+use rmcp::model::{InputRequiredResult, ProgressNotificationParam, Tool};
 use rmcp::service::RequestContext;
 use serde_json::{Map, Value, json};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use tokio::sync::{broadcast, watch};
 
 /// The gap between a run's last progress notification and its response (see `watch`).
 const PROGRESS_SETTLE: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// The built-in tools, in the order DESIGN §5 lists them.
-const BUILTIN: [&str; 10] = [
+const BUILTIN: [&str; 11] = [
     "list_servers",
     "list_tools",
     "call_tool",
@@ -30,6 +34,7 @@ const BUILTIN: [&str; 10] = [
     "run_workflow",
     "run_pipeline",
     "get_run",
+    "answer_run",
 ];
 
 pub(super) fn is_builtin(name: &str) -> bool {
@@ -95,7 +100,10 @@ pub(super) fn builtin() -> Vec<Tool> {
             "run_workflow",
             "Runs a stored blueprint (`id`) or an inline one (`blueprint`) with `inputs` and returns the result \
              envelope { run_id, status, output, summary, errors, duration_ms }. Sends progress notifications. \
-             `detail: \"steps\"` adds each step's status.",
+             `detail: \"steps\"` adds each step's status. A question the run asks a person (an input step, an \
+             approval, a server's elicitation) comes to this client as an elicitation when it declared that \
+             capability; otherwise the call ends with INPUT_REQUIRED naming the question, the run waits, and \
+             answer_run answers it.",
             json!({
                 "type": "object",
                 "properties": {
@@ -136,8 +144,33 @@ pub(super) fn builtin() -> Vec<Tool> {
         ),
         tool(
             "get_run",
-            "A recorded run: its status, envelope and each step's record.",
+            "A recorded run: its status, envelope, each step's record and the questions it waits on.",
             json!({ "type": "object", "properties": { "run_id": { "type": "string" } }, "required": ["run_id"], "additionalProperties": false }),
+        ),
+        tool(
+            "answer_run",
+            "Answers a question a run waits on (run_workflow's INPUT_REQUIRED names it; get_run lists them). \
+             `answer` is { action: accept | decline | cancel, content: the form's fields }; `question_id` may be \
+             left out when the run (or its `step`) has one open question. Returns the run's envelope when it \
+             finishes within 10 s, else { status: waiting | running, questions }.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "run_id": { "type": "string" },
+                    "question_id": { "type": "string" },
+                    "step": { "type": "string" },
+                    "answer": {
+                        "type": "object",
+                        "properties": {
+                            "action": { "enum": ["accept", "decline", "cancel"] },
+                            "content": { "type": "object" }
+                        },
+                        "required": ["action"]
+                    }
+                },
+                "required": ["run_id", "answer"],
+                "additionalProperties": false
+            }),
         ),
     ]
 }
@@ -155,15 +188,22 @@ pub(super) struct Call<'a> {
     pub(super) app: &'a App,
     pub(super) context: &'a RequestContext<RoleServer>,
     pub(super) stack: Vec<String>,
+    /// The runs whose questions wait for `answer_run`, announced by run id.
+    pub(super) parked: &'a broadcast::Sender<String>,
+    /// This call is a 2026-07-28 client's retry after `input_required`.
+    pub(super) retry: Option<Retry>,
+    /// The reply is this `input_required` result instead of the JSON answer (a
+    /// 2026-07-28 client that can answer the run's questions).
+    pub(super) input_required: OnceLock<InputRequiredResult>,
 }
 
 type Answer = Result<Value, Value>;
 
-fn failure(code: &str, message: impl Into<String>) -> Value {
+pub(super) fn failure(code: &str, message: impl Into<String>) -> Value {
     json!({ "error": { "code": code, "message": message.into() } })
 }
 
-fn app_failure(e: &AppError) -> Value {
+pub(super) fn app_failure(e: &AppError) -> Value {
     let mut v = failure(e.code(), e.to_string());
     if let AppError::Invalid(diagnostics) = e {
         v["error"]["diagnostics"] = json!(diagnostics);
@@ -171,7 +211,7 @@ fn app_failure(e: &AppError) -> Value {
     v
 }
 
-fn string_arg(args: &Value, name: &str) -> Result<String, Value> {
+pub(super) fn string_arg(args: &Value, name: &str) -> Result<String, Value> {
     args.get(name)
         .and_then(Value::as_str)
         .map(str::to_owned)
@@ -191,6 +231,7 @@ impl Call<'_> {
             "run_workflow" => self.run_workflow(&args).await,
             "run_pipeline" => self.run_pipeline(&args).await,
             "get_run" => self.get_run(&args),
+            "answer_run" => self.answer_run(&args).await,
             other => match self.app.exposed() {
                 Ok(list) if list.iter().any(|e| e.id == other) => {
                     let spec = json!({ "id": other, "inputs": args });
@@ -240,6 +281,12 @@ impl Call<'_> {
             Some(_) => return Err(failure("BAD_REQUEST", "`args` must be an object")),
         };
         let cancel = self.context.ct.child_token();
+        // A trial call asks its caller, and never before a destructive tool: the agent
+        // that calls it decides.
+        let ask = Some(mcpflow_engine::CallAsk {
+            sink: super::people::direct(self.context, &tool),
+            confirm_destructive: false,
+        });
         let request = CallRequest {
             target: CallTarget::Tool { server, tool, args: arguments },
             timeout: None,
@@ -247,7 +294,7 @@ impl Call<'_> {
             progress: None,
             stack: self.stack.clone(),
             tasks: Default::default(),
-            ask: None,
+            ask,
         };
         match self.app.pool().call(request).await {
             Ok(raw) => {
@@ -327,7 +374,7 @@ impl Call<'_> {
         };
         let mut spec = StartRun::new(target, inputs, Trigger::Mcp);
         spec.stack = self.stack.clone();
-        let (envelope, events) = self.watch(spec).await.map_err(|e| app_failure(&e))?;
+        let (envelope, events) = self.watch(spec).await?;
         let mut answer = json!(envelope);
         if steps_detail {
             answer["steps"] = json!(step_records(&events));
@@ -339,13 +386,33 @@ impl Call<'_> {
     }
 
     /// Starts a run, forwards its progress to the client, cancels it when the client
-    /// cancels the call, and returns its envelope and recorded events.
+    /// cancels the call, and returns its envelope and recorded events. The run's
+    /// questions go to the client when it can answer them (`people::Caller`); one it
+    /// cannot ends the call with `INPUT_REQUIRED` (or `input_required`) while the run
+    /// waits. A retry after `input_required` follows its run instead.
     async fn watch(
         &self,
-        spec: StartRun,
-    ) -> Result<(mcpflow_engine::Envelope, Vec<mcpflow_engine::RunEvent>), AppError> {
-        let mut started = self.app.start_run(spec)?;
+        mut spec: StartRun,
+    ) -> Result<(mcpflow_engine::Envelope, Vec<mcpflow_engine::RunEvent>), Value> {
+        if let Some(retry) = &self.retry {
+            return self.resume(retry).await;
+        }
+        let reach = Reach::of(self.context);
+        let (run_tx, run_rx) = watch::channel(None);
+        let live = Arc::new(AtomicBool::new(true));
+        spec.people = Some(Arc::new(Caller {
+            peer: self.context.peer.clone(),
+            origin: self.context.id.clone(),
+            reach,
+            live: live.clone(),
+            run: run_rx,
+            questions: self.app.inner.questions.clone(),
+            parked: self.parked.clone(),
+        }));
+        let mut started = self.app.start_run(spec).map_err(|e| app_failure(&e))?;
         let run_id = started.run_id.clone();
+        let _ = run_tx.send(Some(run_id.clone()));
+        let events = self.app.subscribe(&run_id).ok();
         let progress = self.forward_progress(&mut started);
         let cancelled = self.context.ct.clone();
         let app = self.app.clone();
@@ -354,8 +421,20 @@ impl Call<'_> {
             cancelled.cancelled().await;
             let _ = app.control(&watch_id, mcpflow_engine::Control::Cancel);
         });
-        let envelope = started.finish().await;
+        let settled = self.settle(&run_id, events, started.finish(), None).await;
         watcher.abort();
+        let envelope = match settled {
+            Settled::Finished(envelope) => *envelope,
+            Settled::Waiting(questions) => {
+                // The call returns; the run goes on waiting for answer_run.
+                live.store(false, Ordering::Release);
+                if let Some(p) = progress {
+                    p.abort();
+                }
+                return Err(self.input_required(&run_id, &questions, reach));
+            }
+            Settled::Running => return Err(failure("INTERNAL", "the run was left unfollowed")),
+        };
         if let Some(p) = progress {
             // The last notifications drain once the run's channel closes.
             let sent = tokio::time::timeout(std::time::Duration::from_secs(30), p).await;
@@ -378,7 +457,7 @@ impl Call<'_> {
         let peer = self.context.peer.clone();
         // The starter's own receiver has every event from the first on (a fresh
         // subscription would miss the ones already sent).
-        let (_, unused) = tokio::sync::broadcast::channel(1);
+        let (_, unused) = broadcast::channel(1);
         let mut events = std::mem::replace(&mut started.events, unused);
         let total = f64::from(started.steps);
         Some(tokio::spawn(async move {
@@ -386,7 +465,7 @@ impl Call<'_> {
             loop {
                 let event = match events.recv().await {
                     Ok(e) => e,
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
                     Err(_) => break,
                 };
                 let message = match &event.kind {
@@ -425,7 +504,7 @@ impl Call<'_> {
         })?;
         let mut spec = StartRun::new(Target::Inline(prepared.blueprint.clone()), json!({}), Trigger::Mcp);
         spec.stack = self.stack.clone();
-        let (envelope, events) = self.watch(spec).await.map_err(|e| app_failure(&e))?;
+        let (envelope, events) = self.watch(spec).await?;
         Ok(json!(pipeline::report(&prepared.ids, &events, &envelope)))
     }
 
@@ -441,6 +520,7 @@ impl Call<'_> {
             "finished_at": detail.record.finished_at,
             "envelope": detail.record.envelope,
             "steps": step_records(&detail.events),
+            "questions": self.open_questions(&run_id),
         }))
     }
 }

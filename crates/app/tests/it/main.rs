@@ -18,6 +18,7 @@ mod roots_change;
 mod runs;
 mod schedule;
 mod serve;
+mod serve_people;
 mod servers;
 
 use mcpflow_app::headless::{self, HeadlessRun};

@@ -183,3 +183,51 @@ fn on_a_terminal_each_field_is_prompted_for_and_enter_keeps_the_default() {
     assert!(screen.contains(r#""mars" is not one of"#), "{screen}");
     assert!(screen.contains(r#""namespace": "default""#), "{screen}");
 }
+
+/// A blueprint on the Python SDK server `ask_py.py` pinned to `era`: `deploy` asks where,
+/// then `count_calls` says how often the tool's body ran.
+fn ask_py(dir: &Path, era: &str) -> String {
+    let script = repo().join("crates/mcp/tests/servers/ask_py.py");
+    let bp = json!({ "blueprint": 1, "id": "ask-py",
+        "servers": { "ask": { "command": crate::venv_python().display().to_string(),
+                              "args": [script.display().to_string()], "protocol": era } },
+        "steps": [
+            { "id": "deploy", "kind": "tool", "server": "ask", "tool": "deploy", "args": { "service": "web" } },
+            { "id": "count", "kind": "tool", "server": "ask", "tool": "count_calls" }
+        ],
+        "output": { "said": "{{ deploy.result }}", "bodies": "{{ count.result }}" } });
+    let path = dir.join(format!("ask-py-{era}.blueprint.json"));
+    std::fs::write(&path, bp.to_string()).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn a_2026_07_28_input_required_result_and_a_2025_11_25_elicitation_are_answered_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    for era in ["2026-07-28", "2025-11-25"] {
+        let bp = ask_py(dir.path(), era);
+        let events = dir.path().join(format!("{era}.ndjson"));
+        let answers = json!({ "deploy": { "cluster": "eu-1", "replicas": 3 } });
+        let out = run(dir.path(), &bp, Some(answers), &["--events", &events.display().to_string()]);
+        assert_eq!(out.status.code(), Some(0), "{era}: {}", stderr(&out));
+        let env = envelope(&out);
+        assert_eq!(env["output"]["said"], "deployed web to eu-1 x3", "{era}: {env}");
+        assert_eq!(env["output"]["bodies"], 1, "{era}: the tool's body ran once");
+        let log = std::fs::read_to_string(&events).unwrap();
+        let waiting: Vec<Value> = log
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|e| e["type"] == "StepWaiting")
+            .collect();
+        assert_eq!(waiting.len(), 1, "{era}: one question, on the step: {log}");
+        assert_eq!(waiting[0]["step"], "deploy");
+        assert_eq!(waiting[0]["question"]["message"], "Where should web be deployed?");
+        assert_eq!(waiting[0]["question"]["schema"]["required"], json!(["cluster"]), "{era}");
+
+        // Nobody to answer: the same INPUT_REQUIRED in both eras, at once.
+        let out = run(dir.path(), &bp, None, &[]);
+        let env = envelope(&out);
+        assert_eq!(env["errors"][0]["code"], "INPUT_REQUIRED", "{era}: {env}");
+        assert!(env["errors"][0]["message"].as_str().unwrap().contains("cluster (required)"), "{era}: {env}");
+    }
+}

@@ -15,6 +15,7 @@ mod memory;
 mod noise;
 mod oauth;
 mod paginate;
+mod people;
 mod reading;
 mod rerun;
 mod run;

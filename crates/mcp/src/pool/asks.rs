@@ -10,7 +10,9 @@
 
 use mcpflow_engine::people::{Answer, Asking, Question};
 use mcpflow_engine::{AskSink, CallError};
-use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
+use rmcp::model::{
+    ElicitRequestParams, ElicitResult, ElicitationAction, InputRequest, InputRequiredResult, InputResponses,
+};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::time::Instant;
@@ -66,11 +68,18 @@ impl AskRoutes {
             tracing::debug!(server, "an elicitation outside any workflow call is declined");
             return ElicitResult::new(ElicitationAction::Decline);
         };
+        asked.answer(server, params).await
+    }
+}
+
+impl Asked {
+    /// Asks this call's people the server's question; the elicitation's result.
+    async fn answer(&self, server: &str, params: ElicitRequestParams) -> ElicitResult {
         let question = question(server, params);
-        asked.open.fetch_add(1, Ordering::AcqRel);
-        let answer: Result<Answer, CallError> = (asked.sink)(question).await;
-        *asked.answered.lock().unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
-        asked.open.fetch_sub(1, Ordering::AcqRel);
+        self.open.fetch_add(1, Ordering::AcqRel);
+        let answer: Result<Answer, CallError> = (self.sink)(question).await;
+        *self.answered.lock().unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
+        self.open.fetch_sub(1, Ordering::AcqRel);
         match answer {
             Ok(Answer::Accept { content }) => match content {
                 serde_json::Value::Object(map) if !map.is_empty() => {
@@ -83,6 +92,61 @@ impl AskRoutes {
             Ok(Answer::Cancel) | Err(_) => ElicitResult::new(ElicitationAction::Cancel),
         }
     }
+}
+
+/// Answers the questions of a 2026-07-28 `input_required` result on the call's step: each
+/// elicitation asked of its people (declined when the call has none), roots from the
+/// session. Returns the responses, keyed as the server keyed its requests, and the state to
+/// echo. A model completion (sampling) is not answered here: `SAMPLING_UNAVAILABLE`.
+pub(crate) async fn fulfil(
+    server: &crate::pool::server::Server,
+    connection: &crate::pool::connection::Connection,
+    asking: Option<&AskRegistration>,
+    asked: InputRequiredResult,
+) -> crate::error::Result<(InputResponses, Option<String>)> {
+    let mut responses = InputResponses::new();
+    for (key, request) in asked.input_requests.unwrap_or_default() {
+        let response = match request {
+            InputRequest::Elicitation(request) => {
+                let result = match asking {
+                    Some(a) => a.asked.answer(&server.name, request.params).await,
+                    None => ElicitResult::new(ElicitationAction::Decline),
+                };
+                serde_json::to_value(result)
+            }
+            // Roots are deprecated upstream (SEP-2577) but servers still ask for them.
+            #[expect(deprecated)]
+            InputRequest::ListRoots(_) => {
+                let roots = connection.roots.get();
+                serde_json::to_value(rmcp::model::ListRootsResult::new(
+                    roots.iter().map(|r| rmcp::model::Root::new(r.uri.clone()).with_name(r.name.clone())).collect(),
+                ))
+            }
+            InputRequest::CreateMessage(_) => {
+                return Err(crate::error::Error::ProtocolError {
+                    server: server.name.clone(),
+                    message: "the server asked for a model completion (sampling) before it can answer; no sampling \
+                              provider answers here"
+                        .to_owned(),
+                });
+            }
+            other => {
+                return Err(crate::error::Error::ProtocolError {
+                    server: server.name.clone(),
+                    message: format!(
+                        "the server asked for input of a kind this client does not know: {}",
+                        serde_json::to_string(&other).unwrap_or_default().chars().take(200).collect::<String>()
+                    ),
+                });
+            }
+        };
+        let response = response.map_err(|e| crate::error::Error::ProtocolError {
+            server: server.name.clone(),
+            message: format!("an answer could not be written: {e}"),
+        })?;
+        responses.insert(key, response);
+    }
+    Ok((responses, asked.request_state))
 }
 
 /// The question a server's elicitation asks, in the engine's words (step and path are

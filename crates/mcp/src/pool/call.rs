@@ -13,6 +13,7 @@ use super::{Context, Inner, Pool};
 use crate::error::{Error, Result};
 use mcpflow_engine::people::{Answer, Asking, Question};
 use mcpflow_engine::{AskSink, CallAsk, CallRequest, CallTarget, ProgressSink, TaskHooks, TaskSink};
+use rmcp::model::InputResponses;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest, CustomRequest,
     GetPromptRequest, GetPromptRequestParams, GetPromptResult, ReadResourceRequest, ReadResourceRequestParams,
@@ -251,35 +252,60 @@ async fn execute(
     {
         return call.task(progress, started).start().await;
     }
-    let deadline = inner.cx.deadlines.watch(Instant::now() + timeout);
-    tracing::debug!(server = %server.name, ?method, "calling");
-    let handle = connection.peer().send_request_with_option(method.request(), PeerRequestOptions::no_options()).await;
-    let handle = match handle {
-        Ok(handle) => handle,
-        Err(error) => return Err(Box::pin(service_error(&inner.cx, server, connection, error)).await),
-    };
-    let RequestHandle { rx, id, progress_token, .. } = handle;
-    let registration = progress.clone().map(|sink| connection.progress.register(progress_token, sink));
-    let mut deadline = deadline;
-    let mut rx = rx;
-    let answer = loop {
-        tokio::select! {
-            biased;
-            answer = &mut rx => break answer,
-            () = cancel.cancelled() => {
-                send_cancelled(connection, id, "cancelled by the workflow");
-                return Err(Error::Cancelled { server: Some(name()) });
-            }
-            () = deadline.expired() => {
-                // A person is answering the server's question (or just did): the time
-                // left is counted from the answer.
-                if let Some(until) = asking.as_ref().and_then(|a| a.asked.extends(timeout)) {
-                    deadline = inner.cx.deadlines.watch(until);
-                    continue;
+    // A 2026-07-28 server may answer `input_required` (multi round-trip): its questions
+    // are answered on this step and the request is sent again with the answers and the
+    // server's echoed state, at most `MRTR_ROUNDS` times.
+    let mut retry: Option<(InputResponses, Option<String>)> = None;
+    let mut round = 0;
+    let (answer, registration) = loop {
+        let deadline = inner.cx.deadlines.watch(Instant::now() + timeout);
+        tracing::debug!(server = %server.name, ?method, round, "calling");
+        let request = method.request_with(retry.take());
+        let handle = connection.peer().send_request_with_option(request, PeerRequestOptions::no_options()).await;
+        let handle = match handle {
+            Ok(handle) => handle,
+            Err(error) => return Err(Box::pin(service_error(&inner.cx, server, connection, error)).await),
+        };
+        let RequestHandle { rx, id, progress_token, .. } = handle;
+        let registration = progress.clone().map(|sink| connection.progress.register(progress_token, sink));
+        let mut deadline = deadline;
+        let mut rx = rx;
+        let answer = loop {
+            tokio::select! {
+                biased;
+                answer = &mut rx => break answer,
+                () = cancel.cancelled() => {
+                    send_cancelled(connection, id, "cancelled by the workflow");
+                    return Err(Error::Cancelled { server: Some(name()) });
                 }
-                send_cancelled(connection, id, "timed out");
-                return Err(Error::CallTimeout { server: name(), after: timeout });
+                () = deadline.expired() => {
+                    // A person is answering the server's question (or just did): the time
+                    // left is counted from the answer.
+                    if let Some(until) = asking.as_ref().and_then(|a| a.asked.extends(timeout)) {
+                        deadline = inner.cx.deadlines.watch(until);
+                        continue;
+                    }
+                    send_cancelled(connection, id, "timed out");
+                    return Err(Error::CallTimeout { server: name(), after: timeout });
+                }
             }
+        };
+        match answer {
+            Ok(Ok(ServerResult::InputRequiredResult(asked))) => {
+                round += 1;
+                if round > MRTR_ROUNDS {
+                    return Err(Error::ProtocolError {
+                        server: name(),
+                        message: format!(
+                            "the server still asked for input after {MRTR_ROUNDS} rounds of answers (`input_required`); \
+                             the call was given up"
+                        ),
+                    });
+                }
+                drop(registration);
+                retry = Some(super::asks::fulfil(server, connection, asking.as_ref(), asked).await?);
+            }
+            answer => break (answer, registration),
         }
     };
     drop(registration);
@@ -338,6 +364,9 @@ fn needs_task(result: &ServerResult) -> bool {
 
 /// JSON-RPC's "method not found".
 const METHOD_NOT_FOUND: i32 = -32601;
+
+/// Rounds of `input_required` answers one request may take (rmcp's default, as other SDKs).
+const MRTR_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
 
 /// `notifications/cancelled` for request `id`, without waiting: the call returns now.
 pub(super) fn send_cancelled(connection: &Connection, id: RequestId, reason: &str) {
@@ -435,6 +464,16 @@ impl Method {
     }
 
     fn request(&self) -> ClientRequest {
+        self.request_with(None)
+    }
+
+    /// The request, carrying the answers to an `input_required` result and the server's
+    /// state when it is sent again (2026-07-28 multi round-trip).
+    fn request_with(&self, retry: Option<(InputResponses, Option<String>)>) -> ClientRequest {
+        let (responses, state) = match retry {
+            Some((responses, state)) => (Some(responses), state),
+            None => (None, None),
+        };
         match self {
             Method::Tool { name, args, stack } => {
                 let mut params = CallToolRequestParams::new(name.clone()).with_arguments(args.clone());
@@ -443,14 +482,22 @@ impl Method {
                     meta.0.0.insert(STACK_META.to_owned(), Value::from(stack.clone()));
                     params.meta = Some(meta);
                 }
+                params.input_responses = responses;
+                params.request_state = state;
                 ClientRequest::CallToolRequest(CallToolRequest::new(params))
             }
-            Method::Resource { uri } => ClientRequest::ReadResourceRequest(ReadResourceRequest::new(
-                ReadResourceRequestParams::new(uri.clone()),
-            )),
-            Method::Prompt { name, args } => ClientRequest::GetPromptRequest(GetPromptRequest::new(
-                GetPromptRequestParams::new(name.clone()).with_arguments(prompt_arguments(args)),
-            )),
+            Method::Resource { uri } => {
+                let mut params = ReadResourceRequestParams::new(uri.clone());
+                params.input_responses = responses;
+                params.request_state = state;
+                ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params))
+            }
+            Method::Prompt { name, args } => {
+                let mut params = GetPromptRequestParams::new(name.clone()).with_arguments(prompt_arguments(args));
+                params.input_responses = responses;
+                params.request_state = state;
+                ClientRequest::GetPromptRequest(GetPromptRequest::new(params))
+            }
         }
     }
 

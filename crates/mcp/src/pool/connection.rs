@@ -33,6 +33,8 @@ pub(crate) struct Connection {
     pub tasks: Arc<TaskRoutes>,
     /// The calls in flight that take the server's questions (elicitation).
     pub asks: Arc<AskRoutes>,
+    /// The roots this session answers `roots/list` with (also inside `input_required`).
+    pub roots: Roots,
     pub discovery: Arc<DiscoveryCell>,
     /// Compiled input schemas, to check a call's arguments before it is sent.
     pub args: super::args::ArgChecks,
@@ -131,6 +133,7 @@ impl Connection {
             progress: handler.progress,
             tasks: handler.tasks,
             asks: handler.asks,
+            roots: handler.roots,
             discovery: handler.discovery,
             args: super::args::ArgChecks::default(),
             child: Mutex::new(child),

@@ -243,9 +243,11 @@ impl TaskCall<'_> {
                 "cancelled" => {
                     return Err(Error::TaskCancelled { server: self.name(), task_id: id, message: state.message });
                 }
-                "input_required" => {
-                    return Err(Error::TaskInputRequired { server: self.name(), task_id: id, message: state.message });
-                }
+                // The task waits for an answer from this side (elicitation, sampling):
+                // the 2025-11-25 server delivers its queued requests while `tasks/result`
+                // is open, and they are answered as any request of this call (the step's
+                // people); the result ends the wait.
+                "input_required" => return self.result(state).await,
                 _ => {}
             }
             if let Some(suggested) = state.poll {

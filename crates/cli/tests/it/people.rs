@@ -1,0 +1,256 @@
+//! People in the loop against servers nobody here wrote: `server-everything`'s
+//! elicitation tools (form and URL) and the TypeScript SDK's `simpleTaskInteractive`
+//! example (`confirm_delete`, an elicitation inside a task), answered
+//! (a) through `mcpflow serve` by the official TypeScript SDK client with an elicitation
+//!     handler — and, for a client without one, `INPUT_REQUIRED` then `answer_run`
+//!     (tests/mcp/ts-elicit.mjs);
+//! (b) headless from `mcpflow run --answers FILE`;
+//! (c) nobody to answer (no file, no terminal): `INPUT_REQUIRED` naming the step and the
+//!     required field, exit code 1, at once.
+
+use crate::{repo, stderr, stdout};
+use serde_json::{Value, json};
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// An `mcpServers` file in `dir` naming server-everything (stdio) as `everything`.
+fn everything_servers(dir: &Path) -> PathBuf {
+    let script = repo().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(script.is_file(), "{} is missing: run `npm ci`", script.display());
+    let path = dir.join("servers.json");
+    let doc = json!({ "mcpServers": { "everything": { "command": "node", "args": [script, "stdio"] } } });
+    std::fs::write(&path, doc.to_string()).unwrap();
+    path
+}
+
+/// The blueprint asking through server-everything: a form, then a URL.
+fn elicitations(dir: &Path) -> PathBuf {
+    let path = dir.join("elicit.json");
+    let doc = json!({ "blueprint": 1, "id": "elicit", "steps": [
+        { "id": "form", "kind": "tool", "server": "everything", "tool": "trigger-elicitation-request", "args": {} },
+        { "id": "url", "kind": "tool", "server": "everything", "tool": "trigger-url-elicitation",
+          "args": { "url": "https://example.com/verify-mcpflow", "message": "Open the page to verify" } }
+    ], "output": { "form": "{{ form }}", "url": "{{ url }}" } });
+    std::fs::write(&path, doc.to_string()).unwrap();
+    path
+}
+
+/// `mcpflow run FILE --json` with stdin not a terminal (so no prompt can be shown).
+fn run(home: &Path, servers: &Path, blueprint: &Path, extra: &[&str]) -> (Output, Duration) {
+    let started = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+        .arg("run")
+        .arg(blueprint)
+        .arg("--servers")
+        .arg(servers)
+        .args(["--allow-all-servers", "--json", "-q"])
+        .args(extra)
+        .env("MCPFLOW_HOME", home)
+        .current_dir(repo())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (out, started.elapsed())
+}
+
+fn envelope(out: &Output) -> Value {
+    serde_json::from_str(&stdout(out)).unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(out), stderr(out)))
+}
+
+#[test]
+fn the_typescript_sdk_client_answers_a_runs_questions_through_serve_and_answer_run_answers_for_one_that_cannot() {
+    let dir = tempfile::tempdir().unwrap();
+    let servers = everything_servers(dir.path());
+    let out = Command::new("node")
+        .arg(repo().join("tests/mcp/ts-elicit.mjs"))
+        .current_dir(repo())
+        .env("MCPFLOW_BIN", env!("CARGO_BIN_EXE_mcpflow"))
+        .env("MCPFLOW_HOME", dir.path().join("home"))
+        .env("SERVERS_FILE", &servers)
+        .output()
+        .expect("node runs (npm ci installs @modelcontextprotocol/sdk)");
+    let (out_text, err_text) = (stdout(&out), stderr(&out));
+    assert!(out.status.success(), "stdout:\n{out_text}\nstderr:\n{err_text}");
+    for line in [
+        "ok - run_workflow: the client's answers reach the tools' output",
+        "ok - the form elicitation carries the server's message and schema",
+        "ok - the URL elicitation carries the server's URL and message",
+        "ok - an input step is asked as a form elicitation with its default",
+        "ok - call_tool forwards the server's elicitation to the client too",
+        "ok - an approval the client declines fails the run with INPUT_REJECTED",
+        "ok - without elicitation: INPUT_REQUIRED in",
+        "ok - get_run shows the open question of the waiting run",
+        "ok - answer_run (no question_id: the only open one) finishes the run",
+        "ok - a form-only client: the URL question waits for answer_run (by step), which finishes the run",
+        "all checks passed",
+    ] {
+        assert!(out_text.contains(line), "missing `{line}`:\n{out_text}\nstderr:\n{err_text}");
+    }
+}
+
+#[test]
+fn headless_answers_from_a_file_reach_server_everythings_form_and_url_elicitations() {
+    let dir = tempfile::tempdir().unwrap();
+    let servers = everything_servers(dir.path());
+    let blueprint = elicitations(dir.path());
+    let answers = dir.path().join("answers.json");
+    std::fs::write(&answers, json!({ "form": { "name": "Ada Lovelace", "check": true }, "url": true }).to_string())
+        .unwrap();
+    let (out, _) = run(&dir.path().join("home"), &servers, &blueprint, &["--answers", answers.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
+    let env = envelope(&out);
+    let form = env["output"]["form"].to_string();
+    assert!(form.contains("Name: Ada Lovelace") && form.contains("Agreed to terms: true"), "{form}");
+    let url = env["output"]["url"].to_string();
+    assert!(url.contains("User completed the URL elicitation flow") && url.contains("verify-mcpflow"), "{url}");
+
+    // Said no: the server hears `decline` and says so in its output.
+    std::fs::write(&answers, json!({ "form": { "$action": "decline" }, "url": false }).to_string()).unwrap();
+    let (out, _) = run(&dir.path().join("home"), &servers, &blueprint, &["--answers", answers.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
+    let env = envelope(&out);
+    assert!(env["output"]["form"].to_string().contains("User declined"), "{env}");
+    assert!(env["output"]["url"].to_string().contains("User declined to open the URL"), "{env}");
+}
+
+#[test]
+fn headless_with_nobody_to_answer_fails_input_required_naming_the_step_and_field_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let servers = everything_servers(dir.path());
+    let blueprint = elicitations(dir.path());
+    let (out, took) = run(&dir.path().join("home"), &servers, &blueprint, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}\n{}", stdout(&out), stderr(&out));
+    // Well under the 60 s call timeout: nobody waits for an answer that cannot come.
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    let env = envelope(&out);
+    let error = &env["errors"][0];
+    assert_eq!(error["code"], "INPUT_REQUIRED", "{env}");
+    assert_eq!(error["step"], "form", "{env}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("step `form`") && message.contains("name (required)"), "{message}");
+    assert!(message.contains("--answers"), "{message}");
+    assert!(stderr(&out).contains("INPUT_REQUIRED"), "{}", stderr(&out));
+}
+
+/// A server process killed when dropped, with the lines it printed.
+struct Server {
+    child: Child,
+    lines: Arc<Mutex<Vec<String>>>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// The SDK's `simpleTaskInteractive` example on a free loopback port.
+    fn interactive() -> (Server, u16) {
+        let script =
+            repo().join("node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleTaskInteractive.js");
+        assert!(script.is_file(), "{} is missing: run `npm ci`", script.display());
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let mut child = Command::new("node")
+            .arg(script)
+            .env("PORT", port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("node runs");
+        let lines: Arc<Mutex<Vec<String>>> = Arc::default();
+        for stream in [
+            Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
+            Box::new(child.stderr.take().unwrap()),
+        ] {
+            let sink = lines.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                    sink.lock().unwrap().push(line);
+                }
+            });
+        }
+        let server = Server { child, lines };
+        let start = Instant::now();
+        while !server.lines().iter().any(|l| l.contains("Starting server on")) {
+            assert!(start.elapsed() < Duration::from_secs(20), "the server did not start: {:?}", server.lines());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        (server, port)
+    }
+
+    fn lines(&self) -> Vec<String> {
+        self.lines.lock().unwrap().clone()
+    }
+}
+
+#[test]
+fn headless_answers_confirm_delete_of_the_sdks_interactive_task_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, port) = Server::interactive();
+    let servers = dir.path().join("servers.json");
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    std::fs::write(&servers, json!({ "mcpServers": { "interactive": { "url": url } } }).to_string()).unwrap();
+    let blueprint = dir.path().join("confirm.json");
+    let doc = json!({ "blueprint": 1, "id": "confirm", "steps": [
+        { "id": "confirm", "kind": "tool", "server": "interactive", "tool": "confirm_delete",
+          "args": { "filename": "notes.txt" } }
+    ], "output": "{{ confirm }}" });
+    std::fs::write(&blueprint, doc.to_string()).unwrap();
+    let answers = dir.path().join("answers.json");
+    let home = dir.path().join("home");
+
+    // The task asks (status input_required); its question comes over `tasks/result`.
+    std::fs::write(&answers, json!({ "confirm": { "confirm": true } }).to_string()).unwrap();
+    let (out, _) = run(&home, &servers, &blueprint, &["--answers", answers.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}\n{}\nserver: {:?}", stdout(&out), stderr(&out), server.lines());
+    assert_eq!(envelope(&out)["output"], "Deleted 'notes.txt'");
+    assert!(
+        server.lines().iter().any(|l| l.contains("Received elicitation response: action=accept")),
+        "{:?}",
+        server.lines()
+    );
+
+    std::fs::write(&answers, json!({ "confirm": { "confirm": false } }).to_string()).unwrap();
+    let (out, _) = run(&home, &servers, &blueprint, &["--answers", answers.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(envelope(&out)["output"], "Deletion cancelled");
+
+    // Nobody to answer: INPUT_REQUIRED naming the step and the field, at once.
+    let (out, took) = run(&home, &servers, &blueprint, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}\n{}", stdout(&out), stderr(&out));
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    let env = envelope(&out);
+    assert_eq!(env["errors"][0]["code"], "INPUT_REQUIRED", "{env}");
+    let message = env["errors"][0]["message"].as_str().unwrap();
+    assert!(message.contains("step `confirm`") && message.contains("confirm (required)"), "{message}");
+}
+
+/// A 2026-07-28 client: questions travel in `input_required` results, answered round by
+/// round by the Python MCP SDK 2.x client's elicitation callback (tests/mcp/py-elicit.py).
+#[test]
+fn a_2026_07_28_client_answers_the_runs_questions_through_input_required_rounds() {
+    let python = crate::venv_python();
+    let dir = tempfile::tempdir().unwrap();
+    let servers = everything_servers(dir.path());
+    let out = Command::new(python)
+        .arg(repo().join("tests/mcp/py-elicit.py"))
+        .current_dir(repo())
+        .env("MCPFLOW_BIN", env!("CARGO_BIN_EXE_mcpflow"))
+        .env("MCPFLOW_HOME", dir.path().join("home"))
+        .env("SERVERS_FILE", &servers)
+        .output()
+        .unwrap();
+    let (out_text, err_text) = (stdout(&out), stderr(&out));
+    assert!(out.status.success(), "stdout:\n{out_text}\nstderr:\n{err_text}");
+    assert!(out_text.contains("ok - era: 2026-07-28"), "{out_text}");
+    assert!(out_text.contains("ok - the form answer reached trigger-elicitation-request's output"), "{out_text}");
+    assert!(out_text.contains("ok - three questions, one per round"), "{out_text}");
+    assert!(out_text.contains("ok - answer_run finished the run"), "{out_text}");
+    assert!(out_text.contains("all checks passed"), "{out_text}");
+}
