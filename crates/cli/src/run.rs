@@ -52,6 +52,12 @@ pub struct RunArgs {
     store: bool,
     #[command(flatten)]
     people: PeopleArgs,
+    /// With `--store`: a question nobody here can answer (no `--answers` entry, no
+    /// terminal) waits instead of failing with INPUT_REQUIRED. The run is `waiting` in
+    /// the store; stopping this process (Ctrl-C, SIGTERM) leaves it waiting, and
+    /// `mcpflow answer RUN STEP --answers FILE` answers it later and resumes it.
+    #[arg(long, requires = "store")]
+    wait: bool,
 }
 
 /// Who answers a run's questions (`input` steps, servers' elicitations).
@@ -65,6 +71,11 @@ pub struct PeopleArgs {
 }
 
 impl PeopleArgs {
+    /// The answers file, when one was given.
+    pub(crate) fn file(&self) -> Option<&std::path::Path> {
+        self.answers.as_deref()
+    }
+
     /// The people of a headless run; `Err` is the message of a file that cannot be used.
     pub(crate) fn people(&self) -> Result<mcpflow_app::people::Headless, String> {
         let answers = match &self.answers {
@@ -308,6 +319,8 @@ async fn recorded(
     let mut start = StartRun::new(Target::Inline(doc), inputs, Trigger::Cli);
     start.timeout_ms = spec.timeout_ms;
     start.people = spec.people.clone().map(|p| Arc::new(p) as _);
+    start.wait = args.wait;
+    let sink = if args.wait { say_when_waiting(sink) } else { sink };
     drive(&app, start, sink, cancel).await.map_err(|e| (e.code(), e.to_string(), true))
 }
 
@@ -332,13 +345,41 @@ pub(crate) async fn drive(
         let app = app.clone();
         tokio::spawn(async move {
             cancel.cancelled().await;
-            let _ = app.control(&run_id, mcpflow_engine::Control::Cancel);
+            // A run waiting for an answer (`--wait`) is left waiting; any other ends.
+            if !app.park(&run_id) {
+                let _ = app.control(&run_id, mcpflow_engine::Control::Cancel);
+            }
         })
     };
     let envelope = started.finish().await;
     watcher.abort();
     app.shutdown().await;
     Ok(envelope)
+}
+
+/// `sink`, and a line on stderr when the run starts waiting for an answer here: how to
+/// leave it waiting and answer it later.
+pub(crate) fn say_when_waiting(sink: EventSink) -> EventSink {
+    let run_id = Mutex::new(String::new());
+    Arc::new(move |e: &RunEvent| {
+        sink(e);
+        match &e.kind {
+            mcpflow_engine::EventKind::RunStarted { run_id: id, .. } => {
+                if let Ok(mut run_id) = run_id.lock() {
+                    id.clone_into(&mut run_id);
+                }
+            }
+            mcpflow_engine::EventKind::StepWaiting { step, question, .. } => {
+                let run = run_id.lock().map(|r| r.clone()).unwrap_or_default();
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "run {run} waits for an answer at step `{step}`: {}\n  stop this process (Ctrl-C) to leave it waiting, then answer it with `mcpflow answer {run} {step} --answers FILE`",
+                    question.message
+                );
+            }
+            _ => {}
+        }
+    })
 }
 
 type Writer = Arc<Mutex<Box<dyn std::io::Write + Send>>>;
