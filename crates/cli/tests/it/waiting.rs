@@ -1,0 +1,226 @@
+//! Runs that wait for a person, and survive the process: `mcpflow run --store --wait`
+//! waits at an `input` step with the run `waiting` in the store; killed there (SIGKILL)
+//! or stopped (Ctrl-C), the run is still `waiting` with its question on the next start
+//! (`mcpflow runs --waiting`), and `mcpflow answer RUN STEP --answers FILE` resumes it —
+//! the step that had finished is not run again: the `echo` fixture's `record` tool
+//! appends a line per call to a file, and each line is there exactly once.
+
+use crate::{echo_servers, repo, stderr, stdout};
+use serde_json::{Value, json};
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// `record` (line `first`) → `ask` (an `input` step) → `record` (line `second <answer>`).
+fn blueprint(dir: &Path, calls: &Path) -> PathBuf {
+    let record = |id: &str, line: &str| {
+        json!({ "id": id, "kind": "tool", "server": "echo", "tool": "record",
+                "args": { "file": calls.display().to_string(), "line": line } })
+    };
+    let doc = json!({ "blueprint": 1, "id": "ask-between", "steps": [
+        record("first", "first"),
+        { "id": "ask", "kind": "input", "prompt": "Which colour?", "after": ["first"] },
+        record("second", "second {{ ask }}"),
+    ]});
+    let path = dir.join("ask-between.json");
+    std::fs::write(&path, doc.to_string()).unwrap();
+    path
+}
+
+struct Setup {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    servers: PathBuf,
+    file: PathBuf,
+    calls: PathBuf,
+    answers: PathBuf,
+}
+
+fn setup() -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let servers = echo_servers(dir.path());
+    let calls = dir.path().join("calls.txt");
+    let file = blueprint(dir.path(), &calls);
+    let answers = dir.path().join("answers.json");
+    std::fs::write(&answers, json!({ "ask": "blue" }).to_string()).unwrap();
+    Setup { _dir: dir, home, servers, file, calls, answers }
+}
+
+impl Setup {
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpflow"));
+        cmd.args(args).current_dir(repo()).env("MCPFLOW_HOME", &self.home).stdin(Stdio::null());
+        cmd
+    }
+
+    fn mcpflow(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+
+    fn path(p: &Path) -> &str {
+        p.to_str().unwrap()
+    }
+
+    /// `mcpflow run --store --wait` of the blueprint, until it says it waits at `ask`;
+    /// returns the child and the run id.
+    fn start_waiting(&self) -> (Child, String) {
+        let mut child = self
+            .cmd(&[
+                "run",
+                "--store",
+                "--wait",
+                "--allow-all-servers",
+                "--servers",
+                Self::path(&self.servers),
+                Self::path(&self.file),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let err = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut seen = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(line) => {
+                    if let Some(rest) = line.strip_prefix("run ")
+                        && let Some((run, tail)) = rest.split_once(' ')
+                        && tail.starts_with("waits for an answer at step `ask`: Which colour?")
+                    {
+                        return (child, run.to_owned());
+                    }
+                    seen.push(line);
+                }
+                Err(_) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    panic!("the run never said it waits at `ask`; stderr:\n{}", seen.join("\n"));
+                }
+            }
+        }
+    }
+
+    fn calls(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.calls).unwrap_or_default().lines().map(str::to_owned).collect()
+    }
+
+    fn record(&self, run: &str) -> Value {
+        let out = self.mcpflow(&["show", run, "--json"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_str::<Value>(&stdout(&out)).unwrap()["run"].clone()
+    }
+
+    fn answer(&self, run: &str, answers: &Path) -> Output {
+        self.mcpflow(&[
+            "answer",
+            run,
+            "ask",
+            "--answers",
+            Self::path(answers),
+            "--file",
+            Self::path(&self.file),
+            "--allow-all-servers",
+            "--servers",
+            Self::path(&self.servers),
+        ])
+    }
+}
+
+#[test]
+fn sigkill_while_a_run_waits_leaves_it_waiting_and_answer_resumes_it_without_running_finished_steps_again() {
+    let s = setup();
+    let (mut child, run) = s.start_waiting();
+    assert_eq!(s.calls(), ["first"], "the first step ran before the question");
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+
+    // On the next start the run still waits, with its question.
+    assert_eq!(s.record(&run)["status"], "waiting");
+    let listed = s.mcpflow(&["runs", "--waiting"]);
+    assert!(listed.status.success(), "{}", stderr(&listed));
+    let text = stdout(&listed);
+    assert!(text.contains(&format!("{run}  ask-between")), "{text}");
+    assert!(text.contains("waiting  step `ask`: Which colour?"), "{text}");
+    assert!(text.contains("fields: value (string, required)"), "{text}");
+    assert!(text.contains(&format!("answer: mcpflow answer {run} ask --answers FILE")), "{text}");
+    let json_out = s.mcpflow(&["runs", "--waiting", "--json"]);
+    let list: Value = serde_json::from_str(&stdout(&json_out)).unwrap();
+    assert_eq!(list.as_array().map(Vec::len), Some(1), "{list}");
+    assert_eq!((&list[0]["run"], &list[0]["status"]), (&json!(run), &json!("waiting")));
+    assert_eq!((&list[0]["question"]["step"], &list[0]["question"]["asking"]), (&json!("ask"), &json!("input")));
+
+    // A wrong answer is refused, and the run still waits.
+    let wrong = s._dir.path().join("wrong.json");
+    std::fs::write(&wrong, json!({ "ask": 5 }).to_string()).unwrap();
+    let refused = s.answer(&run, &wrong);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("error[INPUT_INVALID]"), "{}", stderr(&refused));
+    assert_eq!(s.record(&run)["status"], "waiting");
+
+    // Answered: the run resumes; `first` keeps its output, `second` reads the answer.
+    let answered = s.answer(&run, &s.answers);
+    assert!(answered.status.success(), "{}", stderr(&answered));
+    assert!(stderr(&answered).contains("step `first` pinned from an earlier run"), "{}", stderr(&answered));
+    assert_eq!(s.calls(), ["first", "second blue"], "each call exactly once");
+
+    // The waiting run is settled, and the run that resumed it says so.
+    assert_eq!(s.record(&run)["status"], "interrupted");
+    let runs: Value = serde_json::from_str(&stdout(&s.mcpflow(&["runs", "--json"]))).unwrap();
+    let resumed = runs.as_array().unwrap().iter().find(|r| r["resumed_from"] == json!(run)).unwrap();
+    assert_eq!(resumed["status"], "succeeded");
+    assert_eq!(resumed["envelope"]["output"], json!({ "recorded": "second blue" }), "{resumed}");
+    assert!(stdout(&s.mcpflow(&["runs", "--waiting"])).contains("no run waits for an answer"));
+
+    // Answered once: a second answer is refused, and names the run that resumed it.
+    let again = s.answer(&run, &s.answers);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(stderr(&again).contains("error[QUESTION_NOT_OPEN]"), "{}", stderr(&again));
+    assert!(stderr(&again).contains(resumed["id"].as_str().unwrap()), "{}", stderr(&again));
+    assert_eq!(s.calls(), ["first", "second blue"]);
+}
+
+#[test]
+fn ctrl_c_while_a_run_waits_leaves_it_waiting_with_how_to_answer() {
+    let s = setup();
+    let (mut child, run) = s.start_waiting();
+    let sent = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(sent.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(s.record(&run)["status"], "waiting");
+    let text = stdout(&s.mcpflow(&["runs", "--waiting"]));
+    assert!(text.contains(&run), "{text}");
+
+    let answered = s.answer(&run, &s.answers);
+    assert!(answered.status.success(), "{}", stderr(&answered));
+    assert_eq!(s.calls(), ["first", "second blue"]);
+}
+
+#[test]
+fn without_wait_a_run_nobody_can_answer_fails_input_required_and_does_not_wait() {
+    let s = setup();
+    let started = Instant::now();
+    let out = s.mcpflow(&[
+        "run",
+        "--store",
+        "--allow-all-servers",
+        "--servers",
+        Setup::path(&s.servers),
+        Setup::path(&s.file),
+    ]);
+    assert!(started.elapsed() < Duration::from_secs(20), "no silent wait");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("error[INPUT_REQUIRED] in step `ask`"), "{}", stderr(&out));
+    assert!(stdout(&s.mcpflow(&["runs", "--waiting"])).contains("no run waits for an answer"));
+    assert_eq!(s.calls(), ["first"]);
+}
