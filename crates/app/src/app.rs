@@ -182,7 +182,7 @@ impl App {
     /// and reaps every server process.
     pub async fn shutdown(&self) {
         // Runs waiting for a person are left waiting, to be answered after a restart.
-        self.park_waiting();
+        self.park_waiting().await;
         let tokens: Vec<_> = match self.inner.active.lock() {
             Ok(active) => active.values().map(|a| a.cancel.clone()).collect(),
             Err(_) => Vec::new(),

@@ -34,6 +34,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+/// How long [`App::park`] waits for a question asked a moment ago to be recorded.
+const PARK_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// Events a subscriber may fall behind by before it misses some (it can then read the
 /// rest from the store).
 const EVENT_BUFFER: usize = 4096;
@@ -165,6 +168,8 @@ pub(crate) struct Active {
     pub(crate) blueprint: String,
     /// Left waiting ([`App::park`]): its events from now on are not recorded, nor its end.
     pub(crate) parked: Arc<AtomicBool>,
+    /// The questions open in its recorded events.
+    pub(crate) asking: Arc<std::sync::Mutex<OpenQuestions>>,
     pub(crate) control: mpsc::UnboundedSender<Control>,
     pub(crate) cancel: CancellationToken,
     pub(crate) events: broadcast::Sender<Arc<RunEvent>>,
@@ -237,6 +242,8 @@ impl App {
         let (control_tx, control_rx) = mpsc::unbounded_channel();
         let cancel = CancellationToken::new();
         let parked = Arc::new(AtomicBool::new(false));
+        // The questions open in the run's events: the record is `waiting` while any is.
+        let asking = Arc::new(std::sync::Mutex::new(OpenQuestions::default()));
         {
             let mut active = self.inner.active.lock().map_err(|_| AppError::Store("run table poisoned".into()))?;
             let limit = self.inner.options.max_runs.unwrap_or(crate::app::DEFAULT_MAX_RUNS);
@@ -248,6 +255,7 @@ impl App {
                 Active {
                     blueprint: bp.id.clone(),
                     parked: parked.clone(),
+                    asking: asking.clone(),
                     control: control_tx,
                     cancel: cancel.clone(),
                     events: events_tx.clone(),
@@ -286,8 +294,6 @@ impl App {
             self.forget(&run_id);
             return Err(e.into());
         }
-        // The questions open in the run's events: the record is `waiting` while any is.
-        let asking = Arc::new(std::sync::Mutex::new(OpenQuestions::default()));
         let sink: EventSink = {
             let store = store.clone();
             let run_id = run_id.clone();
@@ -389,9 +395,26 @@ impl App {
     /// answered), and answering it later — after a restart, `mcpflow answer` — resumes it.
     /// Returns whether it was parked (it waits for nothing here: the caller cancels it as
     /// usual).
-    pub fn park(&self, run_id: &str) -> bool {
+    pub async fn park(&self, run_id: &str) -> bool {
         if self.inner.questions.list(Some(run_id)).is_empty() {
             return false;
+        }
+        // The question is asked here a moment before its `StepWaiting` is recorded: the
+        // record must be `waiting`, with the question, before the run is left so.
+        let deadline = tokio::time::Instant::now() + PARK_WAIT;
+        loop {
+            let recorded = {
+                let Ok(active) = self.inner.active.lock() else { return false };
+                let Some(run) = active.get(run_id) else { return false };
+                run.asking.lock().is_ok_and(|open| open.is_waiting())
+            };
+            if recorded {
+                break;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         }
         let Ok(active) = self.inner.active.lock() else { return false };
         let Some(run) = active.get(run_id) else { return false };
@@ -407,9 +430,14 @@ impl App {
     /// Parks ([`App::park`]) every run in flight that waits for an answer: what a
     /// long-lived front door (the studio, `serve`, the daemon) does when it stops, so its
     /// waiting runs survive it.
-    pub fn park_waiting(&self) -> Vec<String> {
-        let runs: Vec<String> = self.active_runs().into_iter().map(|(id, _)| id).collect();
-        runs.into_iter().filter(|id| self.park(id)).collect()
+    pub async fn park_waiting(&self) -> Vec<String> {
+        let mut parked = Vec::new();
+        for (id, _) in self.active_runs() {
+            if self.park(&id).await {
+                parked.push(id);
+            }
+        }
+        parked
     }
 
     /// Events of a run in flight from now on (earlier ones are in the store).

@@ -346,7 +346,7 @@ pub(crate) async fn drive(
         tokio::spawn(async move {
             cancel.cancelled().await;
             // A run waiting for an answer (`--wait`) is left waiting; any other ends.
-            if !app.park(&run_id) {
+            if !app.park(&run_id).await {
                 let _ = app.control(&run_id, mcpflow_engine::Control::Cancel);
             }
         })

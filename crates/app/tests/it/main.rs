@@ -19,6 +19,7 @@ mod runs;
 mod schedule;
 mod serve;
 mod servers;
+mod waiting;
 
 use mcpflow_app::headless::{self, HeadlessRun};
 use mcpflow_engine::{Envelope, EventKind, EventSink, RunEvent};
