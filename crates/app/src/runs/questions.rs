@@ -13,7 +13,7 @@
 //! answered with the same answer — and questions the run had answered before (in loop
 //! iterations that run again) get their earlier answers.
 
-use super::{StartRun, Target};
+use super::{StartRun, Target, Trigger};
 use crate::app::App;
 use crate::error::{AppError, Result};
 use futures::future::BoxFuture;
@@ -237,6 +237,13 @@ impl App {
         let mut given = earlier_answers(&self.store().events(run_id)?);
         given.entry((question.step.clone(), question.path.clone())).or_default().push_back(answer);
         spec.people = Some(Arc::new(Replay { given: Mutex::new(given), then: people }));
+        // Started as the waiting run was (the studio, the scheduler…).
+        spec.trigger = match record.trigger.as_str() {
+            "studio" => Trigger::Studio,
+            "mcp" => Trigger::Mcp,
+            "schedule" => Trigger::Schedule,
+            _ => Trigger::Cli,
+        };
         spec.wait = true;
         Ok(spec)
     }

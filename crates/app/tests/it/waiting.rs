@@ -123,6 +123,7 @@ async fn a_shutdown_leaves_a_waiting_run_waiting_and_the_next_app_resumes_it_whe
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     assert_eq!(resumed.status, RecordStatus::Succeeded, "{:?}", resumed.envelope);
+    assert_eq!(resumed.trigger, "studio", "started as the waiting run was");
     assert_eq!(lines(&file), ["first", "second api x3"], "first was not called again");
     assert_eq!(status(&app, &run), RecordStatus::Interrupted, "settled");
     assert!(app.questions(None).is_empty());
