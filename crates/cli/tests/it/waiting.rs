@@ -224,3 +224,73 @@ fn without_wait_a_run_nobody_can_answer_fails_input_required_and_does_not_wait()
     assert!(stdout(&s.mcpflow(&["runs", "--waiting"])).contains("no run waits for an answer"));
     assert_eq!(s.calls(), ["first"]);
 }
+
+/// The daemon's scheduled run waits at `ask` (nobody is there to answer: it waits in the
+/// application); SIGTERM stops the daemon and leaves the run waiting; the next daemon
+/// says which run waits and how to answer it, and `mcpflow answer` resumes it.
+#[test]
+fn a_run_waiting_in_the_daemon_survives_its_restart_and_is_answered_after() {
+    let s = setup();
+    // A stored blueprint that fires once, a moment after the daemon starts.
+    let at = chrono::Utc::now() + chrono::Duration::seconds(2);
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&s.file).unwrap()).unwrap();
+    doc["schedule"] = json!({ "at": at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true) });
+    std::fs::write(&s.file, doc.to_string()).unwrap();
+    let imported = s.mcpflow(&["import", Setup::path(&s.file)]);
+    assert!(imported.status.success(), "{}", stderr(&imported));
+
+    let daemon = |s: &Setup| {
+        s.cmd(&["daemon", "--allow-all-servers", "--servers", Setup::path(&s.servers)])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let stop = |child: Child| {
+        let sent = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+        assert!(sent.success());
+        child.wait_with_output().unwrap()
+    };
+    let child = daemon(&s);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while s.calls().is_empty() {
+        assert!(Instant::now() < deadline, "the scheduled run never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // `first` is done; `ask` asks right after it.
+    std::thread::sleep(Duration::from_millis(1500));
+    let out = stop(child);
+    assert_eq!(out.status.code(), Some(143), "{}", stderr(&out));
+
+    let runs: Value = serde_json::from_str(&stdout(&s.mcpflow(&["runs", "--json"]))).unwrap();
+    assert_eq!(runs.as_array().map(Vec::len), Some(1), "{runs}");
+    let run = runs[0]["id"].as_str().unwrap().to_owned();
+    assert_eq!((&runs[0]["status"], &runs[0]["trigger"]), (&json!("waiting"), &json!("schedule")), "{runs}");
+
+    // The next daemon fires nothing more (`at` fired) and says what waits.
+    let child = daemon(&s);
+    std::thread::sleep(Duration::from_millis(1500));
+    let out = stop(child);
+    let said = stderr(&out);
+    assert!(
+        said.contains(&format!(
+            "run {run} waits for an answer at step `ask`: Which colour?; answer it with `mcpflow answer {run} ask --answers FILE`"
+        )),
+        "{said}"
+    );
+    assert_eq!(s.record(&run)["status"], "waiting");
+
+    // A stored blueprint needs no --file.
+    let answered = s.mcpflow(&[
+        "answer",
+        &run,
+        "ask",
+        "--answers",
+        Setup::path(&s.answers),
+        "--allow-all-servers",
+        "--servers",
+        Setup::path(&s.servers),
+    ]);
+    assert!(answered.status.success(), "{}", stderr(&answered));
+    assert_eq!(s.calls(), ["first", "second blue"], "each call exactly once");
+}
