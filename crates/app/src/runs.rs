@@ -552,8 +552,8 @@ impl BlueprintSource for Sources {
     }
 }
 
-/// One record per top-level step, from a run's events: its last status, attempts,
-/// duration, error and output.
+/// One record per top-level step, from a run's events: its last status (`waiting`, with
+/// its `question`, while a question is open), attempts, duration, error and output.
 pub fn step_records(events: &[RunEvent]) -> Vec<Value> {
     let mut order: Vec<String> = Vec::new();
     let mut records: HashMap<String, Value> = HashMap::new();
@@ -579,6 +579,23 @@ pub fn step_records(events: &[RunEvent]) -> Vec<Value> {
             }
             EventKind::StepSkipped { step, path, .. } if path.is_empty() => {
                 (step, serde_json::json!({ "step": step, "status": "skipped" }))
+            }
+            // Waiting for a person (with what it asks), then running again once answered.
+            EventKind::StepWaiting { step, path, question } if path.is_empty() => {
+                if let Some(r) = records.get_mut(step) {
+                    r["status"] = serde_json::json!("waiting");
+                    r["question"] = serde_json::json!(question);
+                }
+                continue;
+            }
+            EventKind::StepAnswered { step, path, .. } if path.is_empty() => {
+                if let Some(r) = records.get_mut(step) {
+                    r["status"] = serde_json::json!("running");
+                    if let Some(r) = r.as_object_mut() {
+                        r.remove("question");
+                    }
+                }
+                continue;
             }
             _ => continue,
         };

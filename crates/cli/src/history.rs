@@ -155,5 +155,14 @@ pub fn show(run_id: &str, events: bool, json_out: bool) -> anyhow::Result<ExitCo
     if let Some(envelope) = &r.envelope {
         println!("{} events; output: {}", detail.events.len(), serde_json::to_string(&envelope.output)?);
     }
+    for (_, q) in app.questions(Some(run_id)) {
+        println!(
+            "waits at step `{}`: {} ({}); answer: mcpflow answer {run_id} {} --answers FILE",
+            q.step,
+            q.message,
+            fields(&q),
+            q.step
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -146,6 +146,10 @@ fn sigkill_while_a_run_waits_leaves_it_waiting_and_answer_resumes_it_without_run
 
     // On the next start the run still waits, with its question.
     assert_eq!(s.record(&run)["status"], "waiting");
+    let shown = stdout(&s.mcpflow(&["show", &run]));
+    assert!(shown.contains(&format!("run {run}  blueprint ask-between  waiting")), "{shown}");
+    assert!(shown.lines().any(|l| l.trim_start().starts_with("ask") && l.contains("waiting")), "{shown}");
+    assert!(shown.contains(&format!("waits at step `ask`: Which colour? (value (string, required)); answer: mcpflow answer {run} ask --answers FILE")), "{shown}");
     let listed = s.mcpflow(&["runs", "--waiting"]);
     assert!(listed.status.success(), "{}", stderr(&listed));
     let text = stdout(&listed);
