@@ -389,12 +389,12 @@ impl App {
         run.control.send(control).map_err(|_| AppError::NotRunning(run_id.to_owned()))
     }
 
-    /// Leaves run `run_id` waiting rather than ending it, when every question it asks
-    /// waits in the application's registry: its record stays `waiting` with its question,
-    /// its in-flight work is stopped (steps that had not finished run again when it is
+    /// Leaves run `run_id` waiting rather than ending it, when it waits for an answer in
+    /// the application's registry: its record stays `waiting` with its question, its
+    /// in-flight work is stopped here (steps that had not finished run again when it is
     /// answered), and answering it later — after a restart, `mcpflow answer` — resumes it.
-    /// Returns whether it was parked (it waits for nothing here: the caller cancels it as
-    /// usual).
+    /// Returns whether it was parked (and so cancelled here); when not, the caller ends
+    /// it as usual.
     pub async fn park(&self, run_id: &str) -> bool {
         if self.inner.questions.list(Some(run_id)).is_empty() {
             return false;

@@ -102,7 +102,14 @@ async fn execute(args: &AnswerArgs) -> anyhow::Result<ExitCode> {
         Target::Stored(id) => app.blueprint(id).map(|b| top_level(&b.json)).unwrap_or(0),
     };
     let (sink, writer) = args.out.sink(total)?;
-    let sink = if args.wait { say_when_waiting(sink) } else { sink };
+    let sink = match (&start.people, args.wait) {
+        (Some(people), true) => {
+            let (sink, people) = say_when_waiting(sink, people.clone());
+            start.people = Some(people);
+            sink
+        }
+        _ => sink,
+    };
     let stop = crate::run::cancel_on_signals()?;
     let envelope = match drive(&app, start, sink, stop.token().clone()).await {
         Ok(envelope) => envelope,
