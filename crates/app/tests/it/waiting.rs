@@ -131,3 +131,60 @@ async fn a_shutdown_leaves_a_waiting_run_waiting_and_the_next_app_resumes_it_whe
     assert_eq!(again.code(), "QUESTION_NOT_OPEN", "{again}");
     app.shutdown().await;
 }
+
+/// A loop whose first iteration was answered and whose second waits when the app stops:
+/// answered after the restart, the loop runs again from its first iteration, whose
+/// question gets its earlier answer (nobody is asked twice), and the second gets the new
+/// one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn questions_answered_before_in_a_loop_that_runs_again_get_their_earlier_answers() {
+    let s = setup(json!({}));
+    let home = s.dir.path().join("home");
+    let doc = json!({ "blueprint": 1, "id": "ask-each",
+        "steps": [{ "id": "each", "kind": "loop", "for_each": ["a", "b"], "concurrency": 1,
+            "steps": [{ "id": "name", "kind": "input", "prompt": "Name for {{ item }}?" }],
+            "collect": "{{ name }}" }] });
+    let run = {
+        let app = open(&s, &home);
+        app.save_blueprint(&doc).unwrap();
+        let started =
+            app.start_run(StartRun::new(Target::Stored("ask-each".into()), json!({}), Trigger::Studio)).unwrap();
+        let run = started.run_id.clone();
+        let first = asked(&app, &run).await;
+        assert_eq!((first.message.as_str(), first.path.as_slice()), ("Name for a?", &[0][..]));
+        app.answer(&run, &first.id, Answer::Accept { content: json!({ "value": "Ada" }) }).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let second = loop {
+            if let Some((_, q)) = app.questions(Some(&run)).into_iter().find(|(_, q)| q.id != first.id) {
+                break q;
+            }
+            assert!(Instant::now() < deadline, "the second iteration never asked");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        assert_eq!(second.message, "Name for b?");
+        app.shutdown().await;
+        started.finish().await;
+        run
+    };
+
+    let app = open(&s, &home);
+    let questions = app.questions(Some(&run));
+    assert_eq!(questions.len(), 1, "{questions:?}");
+    let q = &questions[0].1;
+    assert_eq!((q.message.as_str(), q.path.as_slice()), ("Name for b?", &[1][..]));
+    app.answer(&run, &q.id, Answer::Accept { content: json!({ "value": "Grace" }) }).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let resumed = loop {
+        let runs = app.runs(Some("ask-each"), 10).unwrap();
+        if let Some(r) = runs.iter().find(|r| r.resumed_from.as_deref() == Some(&run) && r.finished_at.is_some()) {
+            break r.clone();
+        }
+        assert!(Instant::now() < deadline, "the resumed run never finished: {runs:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let envelope = resumed.envelope.unwrap();
+    assert_eq!(envelope.status, RunStatus::Succeeded, "{:?}", envelope.errors);
+    assert_eq!(envelope.output, json!(["Ada", "Grace"]));
+    assert!(app.questions(None).is_empty(), "nobody was asked again");
+    app.shutdown().await;
+}
