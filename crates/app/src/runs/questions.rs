@@ -314,7 +314,8 @@ fn earlier_answers(events: &[mcpflow_engine::RunEvent]) -> HashMap<(String, Iter
 }
 
 /// The people of a run resuming a waiting one: the answers given already, by step
-/// instance, in order; then `then`; then (the run's `wait`) the application's registry.
+/// instance, in order (one that does not fit the question asked now is not used); then
+/// `then`; then (the run's `wait`) the application's registry.
 struct Replay {
     given: Mutex<HashMap<(String, IterationPath), VecDeque<Answer>>>,
     then: Option<Arc<dyn People>>,
@@ -329,6 +330,8 @@ impl People for Replay {
         let key = (question.step.clone(), question.path.clone());
         let found =
             self.given.lock().unwrap_or_else(PoisonError::into_inner).get_mut(&key).and_then(VecDeque::pop_front);
+        // A server that asks something else this time is asked anew.
+        let found = found.filter(|answer| check(&question, answer).is_ok());
         match (found, &self.then) {
             (Some(answer), _) => Box::pin(async move { Ok(answer) }),
             (None, Some(then)) => then.ask(question, cancel),

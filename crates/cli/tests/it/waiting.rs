@@ -66,6 +66,10 @@ impl Setup {
     /// `mcpflow run --store --wait` of the blueprint, until it says it waits at `ask`;
     /// returns the child and the run id.
     fn start_waiting(&self) -> (Child, String) {
+        self.start_waiting_on(&self.servers, &self.file, "Which colour?")
+    }
+
+    fn start_waiting_on(&self, servers: &Path, file: &Path, message: &str) -> (Child, String) {
         let mut child = self
             .cmd(&[
                 "run",
@@ -73,8 +77,8 @@ impl Setup {
                 "--wait",
                 "--allow-all-servers",
                 "--servers",
-                Self::path(&self.servers),
-                Self::path(&self.file),
+                Self::path(servers),
+                Self::path(file),
             ])
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -95,7 +99,7 @@ impl Setup {
                 Ok(line) => {
                     if let Some(rest) = line.strip_prefix("run ")
                         && let Some((run, tail)) = rest.split_once(' ')
-                        && tail.starts_with("waits for an answer at step `ask`: Which colour?")
+                        && tail.starts_with(&format!("waits for an answer at step `ask`: {message}"))
                     {
                         return (child, run.to_owned());
                     }
@@ -297,4 +301,49 @@ fn a_run_waiting_in_the_daemon_survives_its_restart_and_is_answered_after() {
     ]);
     assert!(answered.status.success(), "{}", stderr(&answered));
     assert_eq!(s.calls(), ["first", "second blue"], "each call exactly once");
+}
+
+/// A 2025-11-25 server's elicitation (server-everything's `trigger-elicitation-request`)
+/// left waiting: its connection dies with the process, so answering calls the tool
+/// again, and the server's question gets the answer.
+#[test]
+fn a_servers_question_left_waiting_is_answered_by_calling_the_tool_again() {
+    let s = setup();
+    let dir = s._dir.path();
+    let everything = repo().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let servers = dir.join("everything.json");
+    let entry = json!({ "command": "node", "args": [everything.display().to_string()] });
+    std::fs::write(&servers, json!({ "mcpServers": { "everything": entry } }).to_string()).unwrap();
+    let file = dir.join("elicit.json");
+    let doc = json!({ "blueprint": 1, "id": "elicit", "steps": [
+        { "id": "ask", "kind": "tool", "server": "everything", "tool": "trigger-elicitation-request", "args": {} }
+    ]});
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let (mut child, run) = s.start_waiting_on(&servers, &file, "Please provide inputs for the following fields:");
+    let sent = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(sent.success());
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+
+    let text = stdout(&s.mcpflow(&["runs", "--waiting"]));
+    assert!(text.contains(&format!("{run}  elicit")) && text.contains("name (string, required)"), "{text}");
+    let answers = dir.join("elicit-answers.json");
+    std::fs::write(&answers, json!({ "ask": { "name": "Ada" } }).to_string()).unwrap();
+    let answered = s.mcpflow(&[
+        "answer",
+        &run,
+        "ask",
+        "--answers",
+        Setup::path(&answers),
+        "--file",
+        Setup::path(&file),
+        "--allow-all-servers",
+        "--servers",
+        Setup::path(&servers),
+        "--json",
+    ]);
+    assert!(answered.status.success(), "{}", stderr(&answered));
+    let envelope: Value = serde_json::from_str(&stdout(&answered)).unwrap();
+    assert_eq!(envelope["summary"]["tool_calls"], 1, "{envelope}");
+    let text = envelope["output"].to_string();
+    assert!(text.contains("Name: Ada"), "{envelope}");
 }
