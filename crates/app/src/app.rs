@@ -178,8 +178,11 @@ impl App {
         Ok(())
     }
 
-    /// Ends every run in flight and reaps every server process.
+    /// Ends every run in flight — a run waiting for a person is left waiting ([`App::park`]) —
+    /// and reaps every server process.
     pub async fn shutdown(&self) {
+        // Runs waiting for a person are left waiting, to be answered after a restart.
+        self.park_waiting().await;
         let tokens: Vec<_> = match self.inner.active.lock() {
             Ok(active) => active.values().map(|a| a.cancel.clone()).collect(),
             Err(_) => Vec::new(),

@@ -20,6 +20,7 @@ mod schedule;
 mod serve;
 mod serve_people;
 mod servers;
+mod waiting;
 
 use mcpflow_app::headless::{self, HeadlessRun};
 use mcpflow_engine::{Envelope, EventKind, EventSink, RunEvent};

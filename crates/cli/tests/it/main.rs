@@ -25,6 +25,7 @@ mod servers;
 mod signals;
 mod tasks;
 mod validate;
+mod waiting;
 mod workflow_refs;
 
 use std::path::{Path, PathBuf};
