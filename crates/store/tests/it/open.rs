@@ -160,6 +160,7 @@ fn asked(seq: u64, step: &str, id: &str) -> mcpflow_engine::RunEvent {
         schema: Some(serde_json::json!({"type": "object", "properties": {"value": {"type": "string"}}})),
         default: None,
         url: None,
+        call: None,
     };
     mcpflow_engine::RunEvent {
         seq,
