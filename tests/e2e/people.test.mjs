@@ -69,7 +69,8 @@ test("people: a server's form answered in the inspector; an approval gate reject
     // The card kept its size from waiting to done: waiting moves nothing on the canvas.
     const doneCard = await box(browser, sel('step-ask'));
     assert.deepEqual([doneCard.w, doneCard.h], [waitingCard.w, waitingCard.h], 'the card did not change size');
-    await click(browser, `${sel('step-run-output')} .json-mode`);
+    // The output as text (the viewer's own toggle, clicked in the page: the panel may scroll under the pointer).
+    await browser.execute((s) => document.querySelector(s)?.click(), `${sel('step-run-output')} .json-mode`);
     const output = await shown(browser, `${sel('step-run-output')} .json-raw`);
     assert.match(await output.getText(), /Name: Ada Lovelace/, 'the tool got the name: its output says it');
     const answer = await shown(browser, sel('step-run-answer'));
