@@ -51,6 +51,7 @@ test("people: a server's form answered in the inspector; an approval gate reject
     await approveAll(browser);
     await untilNode(browser, 'ask', 'waiting');
     assert.equal(await runStatus(browser), 'running', 'the run goes on waiting');
+    assert.equal(await (await browser.$(sel('run-state'))).getAttribute('data-waiting'), 'true', 'the toolbar says it waits for you');
     const label = await (await browser.$(sel('run-ask'))).getProperty('textContent');
     assert.match(label, /waiting for input/, `the node says it waits: ${label}`);
     const waitingCard = await box(browser, sel('step-ask'));

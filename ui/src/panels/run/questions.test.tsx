@@ -88,6 +88,8 @@ describe('a question of the live run', () => {
     expect(tid('run-ask')!.dataset.state).toBe('waiting');
     expect(tid('run-ask')!.textContent).toContain('waiting for input');
     expect(tid('step-ask')!.className).toContain('run-waiting');
+    expect(tid('run-state')!.dataset.waiting).toBe('true');
+    expect(tid('run-state')!.dataset.status).toBe('running');
     const toast = tid('question-toast')!;
     expect(toast.dataset.step).toBe('ask');
     expect(toast.textContent).toContain('server everything');
@@ -146,6 +148,7 @@ describe('a question of the live run', () => {
     await settle();
     expect(tid('node-approve-gate')).toBeNull();
     expect(tid('question-toast')).toBeNull();
+    expect(tid('run-state')!.dataset.waiting).toBeUndefined();
   });
 
   it('URL mode shows the URL as text; Open in browser names the question, never a URL', async () => {
