@@ -299,7 +299,7 @@ export const LoopRun = memo(function LoopRun({ id, node }: { id: string; node: N
 export const QuestionBar = memo(function QuestionBar({ id, node }: { id: string; node: NodeView }) {
   const live = useRunStore((s) => s.mode === 'live' && s.cursor === null && s.view.envelope === null);
   const q = node.question;
-  const busy = useAnswers((s) => (q ? !!s.sending[q.id] : false));
+  const busy = useAnswers((s) => (q ? !!s.sending[q.id] || !!s.sent[q.id] : false));
   const problem = useAnswers((s) => (q ? s.problems[q.id] : undefined));
   if (!live || !q || node.state !== 'waiting') return null;
   const stop = (e: { stopPropagation(): void }) => e.stopPropagation();

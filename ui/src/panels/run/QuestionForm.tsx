@@ -104,7 +104,9 @@ function AnswerForm({ q, busy }: { q: Question; busy: boolean }) {
 }
 
 export const QuestionForm = memo(function QuestionForm({ question: q }: { question: Question }) {
-  const busy = useAnswers((s) => !!s.sending[q.id]);
+  // Sending, or sent: the run's `StepAnswered` takes the question away next.
+  const busy = useAnswers((s) => !!s.sending[q.id] || !!s.sent[q.id]);
+  const sent = useAnswers((s) => !!s.sent[q.id]);
   return (
     <div className={`question question-${q.asking}`} data-testid="question" data-asking={q.asking} data-question={q.id}>
       <div className="question-head">
@@ -146,6 +148,11 @@ export const QuestionForm = memo(function QuestionForm({ question: q }: { questi
       ) : (
         <AnswerForm key={q.id} q={q} busy={busy} />
       )}
+      {sent ? (
+        <p className="question-note" data-testid="question-sent">
+          Answer sent; the run goes on.
+        </p>
+      ) : null}
       <Problem id={q.id} />
     </div>
   );

@@ -19,9 +19,11 @@ export interface AnswersState {
   sending: Record<string, true>;
   /** The backend's refusal of the last answer, by question id. */
   problems: Record<string, AnswerProblem>;
+  /** Question ids the backend took an answer for (the run's `StepAnswered` closes them next). */
+  sent: Record<string, true>;
 }
 
-export const useAnswers = create<AnswersState>()(() => ({ sending: {}, problems: {} }));
+export const useAnswers = create<AnswersState>()(() => ({ sending: {}, problems: {}, sent: {} }));
 
 function without<T>(map: Record<string, T>, key: string): Record<string, T> {
   if (!(key in map)) return map;
@@ -34,10 +36,11 @@ function without<T>(map: Record<string, T>, key: string): Record<string, T> {
 export async function sendAnswer(question: Question, answer: AnswerInfo): Promise<boolean> {
   const runId = runStore.getState().runId;
   const id = question.id;
-  if (!runId || useAnswers.getState().sending[id]) return false;
+  if (!runId || useAnswers.getState().sending[id] || useAnswers.getState().sent[id]) return false;
   useAnswers.setState((s) => ({ sending: { ...s.sending, [id]: true }, problems: without(s.problems, id) }));
   try {
     await backend.answerQuestion(runId, id, answer);
+    useAnswers.setState((s) => ({ sent: { ...s.sent, [id]: true } }));
     return true;
   } catch (e) {
     const err = toBackendError(e);
@@ -67,3 +70,8 @@ export async function openQuestionPage(question: Question): Promise<void> {
     useAnswers.setState((s) => ({ problems: { ...s.problems, [id]: { code: err.code, message: err.message } } }));
   }
 }
+
+// Another run shown: what was sent or refused for the last one's questions is forgotten.
+runStore.subscribe((now, before) => {
+  if (now.runId !== before.runId) useAnswers.setState({ sending: {}, problems: {}, sent: {} });
+});

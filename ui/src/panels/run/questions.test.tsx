@@ -67,7 +67,7 @@ beforeEach(async () => {
   root = createRoot(host);
   be = mockBackend();
   useSession.setState({ active: null, starting: false, debugging: false, history: [], historyFor: null, error: null });
-  useAnswers.setState({ sending: {}, problems: {} });
+  useAnswers.setState({ sending: {}, problems: {}, sent: {} });
   docStore.getState().load(PEOPLE.blueprint, { id: PEOPLE.blueprint.id, rev: 1 });
   await act(async () => root.render(<Studio validate={false} />));
   await settle();
@@ -103,6 +103,9 @@ describe('a question of the live run', () => {
     const sent = be.calls('answer_question');
     expect(sent).toHaveLength(1);
     expect(sent[0]).toMatchObject({ runId: 'run-1', questionId: 'q2', answer: { action: 'accept', content: { name: 'Ada Lovelace' } } });
+    // Sent: no second answer while the run's StepAnswered is on its way.
+    expect(tid('question-sent')).not.toBeNull();
+    expect((tid('question-accept') as HTMLButtonElement).disabled).toBe(true);
   });
 
   it('the form checks its required fields before sending', async () => {
@@ -120,6 +123,11 @@ describe('a question of the live run', () => {
     await settle();
     expect((q('#answer_value') as HTMLInputElement).value).toBe('Ada');
     await click(tid('question-decline'));
+    expect(be.calls('answer_question').map((c) => c.answer)).toEqual([{ action: 'decline' }]);
+    // One answer per question: the others wait for the run to take it away.
+    await click(tid('question-cancel'));
+    expect(be.calls('answer_question')).toHaveLength(1);
+    await act(async () => useAnswers.setState({ sent: {} }));
     await click(tid('question-cancel'));
     expect(be.calls('answer_question').map((c) => c.answer)).toEqual([{ action: 'decline' }, { action: 'cancel' }]);
   });
