@@ -4,11 +4,12 @@
 // inspector; the test types the required name and accepts, and the tool's output holds
 // it. (b) an approval gate rejected from the node's own button: the run fails with
 // INPUT_REJECTED and the step after it never runs; with `on_error: continue` the run is
-// partial and the step after it runs. Screenshots of the waiting node with its form, the
-// approval gate, and the finished runs.
+// partial and the step after it runs. Then an `input` step dropped from the palette, its
+// answer type set in the inspector. Screenshots of the waiting node with its form, the
+// approval gate, the finished runs and the input step's inspector.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { approveAll, click, importDoc, openStudio, runStatus, sel, shown, until } from './harness.mjs';
+import { approveAll, click, dragToCanvas, importDoc, openStudio, runStatus, sel, shown, until } from './harness.mjs';
 
 async function untilStatus(browser, wanted, timeout = 60_000) {
   await until(async () => wanted.includes(await runStatus(browser)), `the run to be ${wanted.join(' or ')}`, timeout);
@@ -124,6 +125,25 @@ test("people: a server's form answered in the inspector; an approval gate reject
     assert.equal(await nodeState(browser, 'gate'), 'failed');
     assert.equal(await nodeState(browser, 'delete'), 'succeeded', 'the step after it ran');
     await studio.shot('approval-rejected-partial');
+
+    // ---- An `input` step from the palette: its card, and its inspector fields.
+    await click(browser, sel('run-close'));
+    await click(browser, sel('file-new'));
+    const discard = await browser.$(sel('ask-confirm'));
+    if (await discard.waitForDisplayed({ timeout: 2_000 }).then(() => true, () => false)) await discard.click();
+    await until(async () => (await browser.execute(() => document.querySelectorAll('.react-flow__node').length)) === 0, 'an empty canvas');
+    const pane = await box(browser, '.react-flow__pane');
+    assert.equal(await dragToCanvas(browser, sel('palette-item-kind-input'), pane.x + pane.w / 2, pane.y + pane.h / 2), 'ok');
+    const card = await shown(browser, '.step-card[data-kind="input"]');
+    const id = (await card.getAttribute('data-testid')).slice('step-'.length);
+    // The canvas may still bring the new card into view: click it once it stands still.
+    await new Promise((r) => setTimeout(r, 800));
+    await (await browser.$(sel(`title-${id}`))).click();
+    const mode = await shown(browser, sel('input-schema-mode'));
+    await mode.selectByAttribute('value', 'enum');
+    await shown(browser, sel('input-options'));
+    await until(async () => /one of 2/.test(await (await browser.$(sel(`step-${id}`))).getProperty('textContent')), 'the card to say what it asks for');
+    await studio.shot('input-step-inspector');
   } finally {
     await studio.close();
   }
