@@ -20,6 +20,11 @@ export interface OfferedTool {
   name: string;
   description?: string | null;
   input_schema: unknown;
+  /**
+   * The tool's MCP annotations, when the backend passes them on (the studio's
+   * `server_offers` does not yet: then no tool counts as destructive here).
+   */
+  annotations?: { destructiveHint?: boolean | null; readOnlyHint?: boolean | null } | null;
 }
 export interface OfferedPrompt {
   server: string;
@@ -92,4 +97,10 @@ export function knownServers(offers: readonly Offer[], docServers: object | unde
   if (docServers && typeof docServers === 'object') for (const k of Object.keys(docServers)) names.add(k);
   if (extra) names.add(extra);
   return [...names].sort((a, b) => a.localeCompare(b));
+}
+
+/** Whether a tool says it may destroy data: `destructiveHint: true` and not `readOnlyHint: true`. */
+export function isDestructive(tool: OfferedTool | undefined): boolean {
+  const a = tool?.annotations;
+  return !!a && a.destructiveHint === true && a.readOnlyHint !== true;
 }
