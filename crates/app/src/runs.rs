@@ -96,6 +96,9 @@ pub struct StartRun {
     /// Who answers the run's questions (`input` steps, servers' elicitations); `None`:
     /// nobody (`INPUT_REQUIRED`).
     pub people: Option<Arc<dyn mcpflow_engine::People>>,
+    /// Who answers servers' sampling requests (`mcpflow serve`: the calling client); `None`:
+    /// the application's provider (see [`crate::sampling`]).
+    pub sampler: Option<Arc<dyn mcpflow_engine::Sampler>>,
 }
 
 impl std::fmt::Debug for StartRun {
@@ -130,6 +133,7 @@ impl StartRun {
             resume_tasks: HashMap::new(),
             observer: None,
             people: None,
+            sampler: None,
         }
     }
 }
@@ -209,6 +213,8 @@ impl App {
             journal: Some(recorder.clone()),
             // A run with no people of its own asks the application's: any front door answers.
             people: Some(spec.people.clone().unwrap_or_else(|| self.inner.questions.people(&run_id))),
+            // Read for each run: a provider set in the settings applies from the next run.
+            sampler: Some(spec.sampler.clone().unwrap_or_else(|| Arc::new(self.sampling_model()))),
         };
         let mut config = engine.config(&bp, run_id.clone(), spec.inputs.clone()).map_err(|e| match e {
             mcpflow_engine::StartError::Inputs(list) => AppError::Inputs(list),

@@ -5,6 +5,7 @@
 //! ([`http::serve_http`], bearer token, Host/Origin checks, loopback by default).
 
 pub mod http;
+mod sampling;
 mod tools;
 
 use crate::app::{App, Change};

@@ -85,6 +85,9 @@ pub struct CallRequest {
     /// Where the server's questions to a person (elicitation) go; `None`: nobody answers
     /// (the pool then declines them).
     pub ask: Option<crate::people::AskSink>,
+    /// Where the server's requests for a model completion (sampling) go; `None`: nobody
+    /// answers (the pool then refuses them).
+    pub sample: Option<crate::sampling::SampleSink>,
 }
 
 impl fmt::Debug for CallRequest {
@@ -95,6 +98,7 @@ impl fmt::Debug for CallRequest {
             .field("stack", &self.stack)
             .field("tasks", &self.tasks)
             .field("ask", &self.ask.is_some())
+            .field("sample", &self.sample.is_some())
             .finish_non_exhaustive()
     }
 }

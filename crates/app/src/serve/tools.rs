@@ -248,6 +248,7 @@ impl Call<'_> {
             stack: self.stack.clone(),
             tasks: Default::default(),
             ask: None,
+            sample: None,
         };
         match self.app.pool().call(request).await {
             Ok(raw) => {
@@ -327,6 +328,8 @@ impl Call<'_> {
         };
         let mut spec = StartRun::new(target, inputs, Trigger::Mcp);
         spec.stack = self.stack.clone();
+        // Sampling (issue 17): the client answers its servers' sampling when it declared it.
+        spec.sampler = super::sampling::forwarding(self.context);
         let (envelope, events) = self.watch(spec).await.map_err(|e| app_failure(&e))?;
         let mut answer = json!(envelope);
         if steps_detail {
@@ -425,6 +428,8 @@ impl Call<'_> {
         })?;
         let mut spec = StartRun::new(Target::Inline(prepared.blueprint.clone()), json!({}), Trigger::Mcp);
         spec.stack = self.stack.clone();
+        // Sampling (issue 17): as in run_workflow.
+        spec.sampler = super::sampling::forwarding(self.context);
         let (envelope, events) = self.watch(spec).await.map_err(|e| app_failure(&e))?;
         Ok(json!(pipeline::report(&prepared.ids, &events, &envelope)))
     }

@@ -11,7 +11,7 @@ use super::server::Server;
 use super::tasks::{self, TaskCall};
 use super::{Context, Inner, Pool};
 use crate::error::{Error, Result};
-use mcpflow_engine::{AskSink, CallRequest, CallTarget, ProgressSink, TaskHooks, TaskSink};
+use mcpflow_engine::{AskSink, CallRequest, CallTarget, ProgressSink, SampleSink, TaskHooks, TaskSink};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest, CustomRequest,
     GetPromptRequest, GetPromptRequestParams, GetPromptResult, ReadResourceRequest, ReadResourceRequestParams,
@@ -55,7 +55,7 @@ impl Pool {
     /// `ReadResourceResult` or `GetPromptResult`) as JSON. A tool result with
     /// `isError: true` is a success here: the caller decides what it means.
     pub async fn call(&self, request: CallRequest) -> Result<Value> {
-        let CallRequest { target, timeout, cancel, progress, stack, tasks, ask } = request;
+        let CallRequest { target, timeout, cancel, progress, stack, tasks, ask, sample } = request;
         let inner = &*self.inner;
         // Resuming a task: the server that runs it, whatever the step names.
         let target = match (&tasks.resume, target) {
@@ -80,7 +80,7 @@ impl Pool {
             let timeout = timeout.or(server.timeout).unwrap_or(inner.cx.options.default_timeout);
             let call =
                 Call { inner, server: &server, connection: &connection, method: &method, timeout, cancel: &cancel };
-            execute(call, progress, tasks, ask).await
+            execute(call, progress, tasks, ask, sample).await
         }
         .await;
         match outcome {
@@ -181,10 +181,13 @@ async fn execute(
     progress: Option<ProgressSink>,
     tasks: TaskHooks,
     ask: Option<AskSink>,
+    sample: Option<SampleSink>,
 ) -> Result<Value> {
     let Call { inner, server, connection, method, timeout, cancel } = call;
     // The server's questions during this call go to its step.
     let asking = ask.map(|sink| connection.asks.register(sink));
+    // So do its requests for a model completion.
+    let sampling = sample.map(|sink| connection.samples.register(sink));
     let name = || server.name.clone();
     let deadline = inner.cx.deadlines.watch(Instant::now() + timeout);
     let _permit = tokio::select! {
@@ -223,9 +226,13 @@ async fn execute(
                 return Err(Error::Cancelled { server: Some(name()) });
             }
             () = deadline.expired() => {
-                // A person is answering the server's question (or just did): the time
-                // left is counted from the answer.
-                if let Some(until) = asking.as_ref().and_then(|a| a.asked.extends(timeout)) {
+                // A person is answering the server's question, or the model its
+                // sampling request (or just did): the time left is counted from the answer.
+                if let Some(until) = asking
+                    .as_ref()
+                    .and_then(|a| a.asked.extends(timeout))
+                    .or_else(|| sampling.as_ref().and_then(|s| s.sampling.extends(timeout)))
+                {
                     deadline = inner.cx.deadlines.watch(until);
                     continue;
                 }

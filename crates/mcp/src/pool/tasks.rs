@@ -243,8 +243,15 @@ impl TaskCall<'_> {
                 "cancelled" => {
                     return Err(Error::TaskCancelled { server: self.name(), task_id: id, message: state.message });
                 }
+                // The server waits for something of ours (an elicitation, a sampling
+                // request): 2025-11-25 sends it while `tasks/result` is open, which then
+                // answers once the task ends (the TypeScript SDK's `simpleTaskInteractive`).
                 "input_required" => {
-                    return Err(Error::TaskInputRequired { server: self.name(), task_id: id, message: state.message });
+                    let result = self.result(state).await;
+                    if result.is_ok() {
+                        live.armed = false;
+                    }
+                    return result;
                 }
                 _ => {}
             }
