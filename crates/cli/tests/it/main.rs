@@ -17,6 +17,7 @@ mod paginate;
 mod reading;
 mod rerun;
 mod run;
+mod sampling;
 mod secrets;
 mod serve;
 mod servers;
