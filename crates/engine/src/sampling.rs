@@ -56,8 +56,8 @@ impl SampleRequest {
             "SAMPLING_NOT_ALLOWED",
             format!(
                 "server `{}` asked the model (sampling/createMessage) during step `{}`, but it may not: its \
-                 switch is off. To let it, add \"sampling\": true to its entry in the servers file (in the studio: \
-                 the Servers panel, \"may ask the model\")",
+                 switch (\"may ask the model\") is off. To let it, add \"sampling\": true to its entry (the \
+                 servers file, or its entry in the studio's Servers panel)",
                 self.server, self.step
             ),
             false,
