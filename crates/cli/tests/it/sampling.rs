@@ -33,11 +33,13 @@ struct Endpoint {
 }
 
 impl Endpoint {
-    fn start(dir: &Path) -> Endpoint {
+    /// Answers after `delay_ms` (a slow model).
+    fn start(dir: &Path, delay_ms: u64) -> Endpoint {
         let record = dir.join("endpoint-requests.jsonl");
         let mut child = Command::new("python3")
             .arg(repo().join("crates/cli/tests/fixtures/openai_endpoint.py"))
             .arg(&record)
+            .env("DELAY_MS", delay_ms.to_string())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -108,11 +110,20 @@ fn everything() -> Value {
 /// `everything` with its switch on, `everything_off` without it, and `interactive` (switch
 /// on) when it runs.
 fn servers_file(dir: &Path, interactive: Option<&Interactive>) -> PathBuf {
+    servers_file_with(dir, interactive, json!({}))
+}
+
+/// The same, with `extra` fields on the `interactive` entry.
+fn servers_file_with(dir: &Path, interactive: Option<&Interactive>, extra: Value) -> PathBuf {
     let mut on = everything();
     on["sampling"] = json!(true);
     let mut servers = json!({ "everything": on, "everything_off": everything() });
     if let Some(i) = interactive {
-        servers["interactive"] = json!({ "url": format!("http://127.0.0.1:{}/mcp", i.port), "sampling": true });
+        let mut entry = json!({ "url": format!("http://127.0.0.1:{}/mcp", i.port), "sampling": true });
+        for (k, v) in extra.as_object().cloned().unwrap_or_default() {
+            entry[k] = v;
+        }
+        servers["interactive"] = entry;
     }
     let path = dir.join("servers.json");
     std::fs::write(&path, json!({ "mcpServers": servers }).to_string()).unwrap();
@@ -169,7 +180,7 @@ fn run(dir: &Path, home: &Path, servers: &Path, blueprint: &Path) -> (Output, Va
 #[test]
 fn trigger_sampling_request_headless_is_answered_by_the_provider_and_recorded_in_the_events() {
     let dir = tempfile::tempdir().unwrap();
-    let endpoint = Endpoint::start(dir.path());
+    let endpoint = Endpoint::start(dir.path(), 0);
     let home = home(dir.path(), Some(&endpoint));
     let servers = servers_file(dir.path(), None);
     let bp = blueprint(
@@ -217,7 +228,7 @@ fn trigger_sampling_request_headless_is_answered_by_the_provider_and_recorded_in
 #[test]
 fn a_server_whose_switch_is_off_fails_sampling_not_allowed_and_the_provider_is_never_called() {
     let dir = tempfile::tempdir().unwrap();
-    let endpoint = Endpoint::start(dir.path());
+    let endpoint = Endpoint::start(dir.path(), 0);
     let home = home(dir.path(), Some(&endpoint));
     let servers = servers_file(dir.path(), None);
     let bp = blueprint(dir.path(), "everything_off", "trigger-sampling-request", json!({ "prompt": "secret" }));
@@ -251,7 +262,7 @@ fn with_no_provider_sampling_fails_sampling_unavailable_naming_what_to_configure
 #[test]
 fn write_haiku_of_the_sdks_simple_task_interactive_samples_from_its_task_through_the_provider() {
     let dir = tempfile::tempdir().unwrap();
-    let endpoint = Endpoint::start(dir.path());
+    let endpoint = Endpoint::start(dir.path(), 0);
     let interactive = Interactive::start();
     let home = home(dir.path(), Some(&endpoint));
     let servers = servers_file(dir.path(), Some(&interactive));
@@ -263,6 +274,20 @@ fn write_haiku_of_the_sdks_simple_task_interactive_samples_from_its_task_through
     let requests = endpoint.requests();
     assert_eq!(requests.len(), 1, "{requests:?}");
     assert_eq!(requests[0]["body"]["max_tokens"], 50);
+}
+
+#[test]
+fn a_slow_model_does_not_time_out_the_task_whose_server_waits_for_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // Each request to the server may take 1 s; the model takes 2.5 s.
+    let endpoint = Endpoint::start(dir.path(), 2500);
+    let interactive = Interactive::start();
+    let home = home(dir.path(), Some(&endpoint));
+    let servers = servers_file_with(dir.path(), Some(&interactive), json!({ "timeout_ms": 1000 }));
+    let bp = blueprint(dir.path(), "interactive", "write_haiku", json!({ "topic": "snails" }));
+    let (out, envelope, _) = run(dir.path(), &home, &servers, &bp);
+    assert_eq!(out.status.code(), Some(0), "{envelope}\n{}", crate::stderr(&out));
+    assert_eq!(envelope["output"], "Haiku:\nloopback says: Write a haiku about snails");
 }
 
 #[test]

@@ -159,9 +159,25 @@ struct Call<'a> {
     cancel: &'a CancellationToken,
 }
 
+/// What a call waits on that is not the server: a person answering the server's question,
+/// the model its sampling request. While either is open (or was answered less than the
+/// call's timeout ago), the call's deadline waits.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Waits<'a> {
+    asked: Option<&'a super::asks::Asked>,
+    sampled: Option<&'a super::sampling::Sampling>,
+}
+
+impl Waits<'_> {
+    pub fn extends(&self, timeout: Duration) -> Option<Instant> {
+        self.asked.and_then(|a| a.extends(timeout)).or_else(|| self.sampled.and_then(|s| s.extends(timeout)))
+    }
+}
+
 impl Call<'_> {
-    fn task(&self, progress: Option<ProgressSink>, started: Option<TaskSink>) -> TaskCall<'_> {
+    fn task<'w>(&'w self, progress: Option<ProgressSink>, started: Option<TaskSink>, waits: Waits<'w>) -> TaskCall<'w> {
         TaskCall {
+            waits,
             server: self.server,
             connection: self.connection,
             method: self.method,
@@ -188,6 +204,7 @@ async fn execute(
     let asking = ask.map(|sink| connection.asks.register(sink));
     // So do its requests for a model completion.
     let sampling = sample.map(|sink| connection.samples.register(sink));
+    let waits = Waits { asked: asking.as_ref().map(|a| &*a.asked), sampled: sampling.as_ref().map(|s| &*s.sampling) };
     let name = || server.name.clone();
     let deadline = inner.cx.deadlines.watch(Instant::now() + timeout);
     let _permit = tokio::select! {
@@ -199,12 +216,12 @@ async fn execute(
     drop(deadline);
     let TaskHooks { started, resume } = tasks;
     if let Some(handle) = &resume {
-        return call.task(progress, None).resume(handle).await;
+        return call.task(progress, None, waits).resume(handle).await;
     }
     if let Method::Tool { name: tool, .. } = method
         && connection.runs_as_task(tool)
     {
-        return call.task(progress, started).start().await;
+        return call.task(progress, started, waits).start().await;
     }
     let deadline = inner.cx.deadlines.watch(Instant::now() + timeout);
     tracing::debug!(server = %server.name, ?method, "calling");
@@ -228,11 +245,7 @@ async fn execute(
             () = deadline.expired() => {
                 // A person is answering the server's question, or the model its
                 // sampling request (or just did): the time left is counted from the answer.
-                if let Some(until) = asking
-                    .as_ref()
-                    .and_then(|a| a.asked.extends(timeout))
-                    .or_else(|| sampling.as_ref().and_then(|s| s.sampling.extends(timeout)))
-                {
+                if let Some(until) = waits.extends(timeout) {
                     deadline = inner.cx.deadlines.watch(until);
                     continue;
                 }
@@ -250,14 +263,14 @@ async fn execute(
             {
                 tracing::debug!(server = %server.name, tool, "the tool runs only as a task");
                 connection.set_runs_as_task(tool);
-                return call.task(progress, started).start().await;
+                return call.task(progress, started, waits).start().await;
             }
             // A server may run any call as a task (the 2026-07-28 extension): follow it.
             if let Method::Tool { .. } = method
                 && !matches!(result, ServerResult::CallToolResult(_))
                 && let Some(state) = to_json(&server.name, &result).ok().as_ref().and_then(tasks::read_task)
             {
-                return call.task(progress, started).created(state).await;
+                return call.task(progress, started, waits).created(state).await;
             }
             method.output(&server.name, result)
         }
@@ -273,7 +286,7 @@ async fn execute(
             {
                 tracing::debug!(server = %server.name, tool, message = %data.message, "the tool runs as a task");
                 connection.set_runs_as_task(tool);
-                return call.task(progress, started).start().await;
+                return call.task(progress, started, waits).start().await;
             }
             Err(Box::pin(service_error(&inner.cx, server, connection, error)).await)
         }

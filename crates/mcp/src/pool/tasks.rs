@@ -90,6 +90,8 @@ fn now_rfc3339() -> String {
 
 /// One task-mode tool call on one session.
 pub(crate) struct TaskCall<'a> {
+    /// A person or the model answering the server (its `tasks/result` waits for them).
+    pub waits: super::call::Waits<'a>,
     pub server: &'a Server,
     pub connection: &'a Connection,
     pub method: &'a Method,
@@ -343,18 +345,28 @@ impl TaskCall<'_> {
         &self,
         request: ClientRequest,
     ) -> std::result::Result<ServerResult, std::result::Result<ServiceError, Error>> {
-        let deadline = self.deadlines.watch(Instant::now() + self.timeout);
+        let mut deadline = self.deadlines.watch(Instant::now() + self.timeout);
         let handle = self.connection.peer().send_request_with_option(request, PeerRequestOptions::no_options()).await;
-        let RequestHandle { rx, id, progress_token, .. } = handle.map_err(Ok)?;
+        let RequestHandle { mut rx, id, progress_token, .. } = handle.map_err(Ok)?;
         let _progress = self.progress.clone().map(|sink| self.connection.progress.register(progress_token, sink));
-        let stop = tokio::select! {
-            biased;
-            answer = rx => return match answer {
-                Ok(answer) => answer.map_err(Ok),
-                Err(_) => Err(Ok(ServiceError::TransportClosed)),
-            },
-            () = self.cancel.cancelled() => Stop::Cancelled,
-            () = deadline.expired() => Stop::TimedOut,
+        let stop = loop {
+            tokio::select! {
+                biased;
+                answer = &mut rx => return match answer {
+                    Ok(answer) => answer.map_err(Ok),
+                    Err(_) => Err(Ok(ServiceError::TransportClosed)),
+                },
+                () = self.cancel.cancelled() => break Stop::Cancelled,
+                () = deadline.expired() => {
+                    // A person or the model is answering the server (`tasks/result` is open
+                    // while they do): the time left is counted from the answer.
+                    if let Some(until) = self.waits.extends(self.timeout) {
+                        deadline = self.deadlines.watch(until);
+                        continue;
+                    }
+                    break Stop::TimedOut;
+                }
+            }
         };
         match stop {
             Stop::Cancelled => {
