@@ -2,7 +2,9 @@
 //! reported (and recorded by the run's journal) before anything relies on it, `tasks/get`
 //! polled at the server's `pollInterval` (clamped to 100 ms…30 s), each new status or
 //! status message passed on as progress, the result fetched with `tasks/result` (or read
-//! inline, as the 2026-07-28 extension gives it), `tasks/cancel` sent when the step is
+//! inline, as the 2026-07-28 extension gives it) — at once when the task is
+//! `input_required`: the server sends its elicitation or sampling request while that
+//! `tasks/result` is open, and answers it when the task ends —, `tasks/cancel` sent when the step is
 //! cancelled, and an interrupted run's task polled again instead of calling the tool twice.
 //!
 //! Spoken in the 2025-11-25 shape (`tools/call` with `task: {ttl}`, `CreateTaskResult`

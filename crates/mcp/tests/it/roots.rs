@@ -86,7 +86,7 @@ head -n 1 > "$1""#;
 }
 
 #[tokio::test]
-async fn the_capabilities_sent_declare_roots_and_neither_sampling_nor_elicitation() {
+async fn the_capabilities_sent_declare_roots_elicitation_and_sampling() {
     let dir = tempfile::tempdir().unwrap();
     let (discover, initialize) = first_requests(dir.path()).await;
     assert_eq!(discover["method"], "server/discover", "{discover}");
@@ -97,7 +97,8 @@ async fn the_capabilities_sent_declare_roots_and_neither_sampling_nor_elicitatio
     ] {
         let capabilities = capabilities.as_object().unwrap_or_else(|| panic!("no capabilities in {sent}"));
         assert_eq!(capabilities.get("roots"), Some(&json!({"listChanged": true})), "{sent}");
-        assert!(!capabilities.contains_key("sampling") && !capabilities.contains_key("elicitation"), "{sent}");
+        assert!(capabilities.contains_key("elicitation"), "{sent}");
+        assert_eq!(capabilities.get("sampling"), Some(&json!({})), "{sent}");
     }
 }
 
