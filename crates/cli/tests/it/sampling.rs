@@ -309,3 +309,20 @@ fn through_serve_the_typescript_sdk_clients_sampling_handler_answers() {
     assert!(stdout.contains("all checks passed"), "{stdout}");
     assert!(stdout.contains("ok - simpleTaskInteractive write_haiku"), "{stdout}");
 }
+
+#[test]
+fn a_provider_that_cannot_be_reached_fails_sampling_failed_naming_its_endpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let home = home(dir.path(), None);
+    let settings = json!({ "sampling": { "base_url": format!("http://127.0.0.1:{closed}/v1"), "model": "m" } });
+    std::fs::write(home.join("settings.json"), settings.to_string()).unwrap();
+    let servers = servers_file(dir.path(), None);
+    let bp = blueprint(dir.path(), "everything", "trigger-sampling-request", json!({ "prompt": "x" }));
+    let (out, envelope, _) = run(dir.path(), &home, &servers, &bp);
+    assert_eq!(out.status.code(), Some(1), "{envelope}");
+    let error = &envelope["errors"][0];
+    assert_eq!(error["code"], "SAMPLING_FAILED", "{envelope}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains(&format!("http://127.0.0.1:{closed}/v1/chat/completions")), "{message}");
+}
