@@ -160,6 +160,8 @@ pub struct ToolDto {
     pub name: String,
     pub description: Option<String>,
     pub input_schema: Json,
+    /// The server's annotations of the tool (`destructiveHint`, `readOnlyHint`, …).
+    pub annotations: Option<Json>,
 }
 
 #[derive(Debug, Clone, Serialize, Type)]
@@ -214,7 +216,13 @@ impl ServerOffer {
 
 impl From<mcpflow_app::servers::ToolView> for ToolDto {
     fn from(t: mcpflow_app::servers::ToolView) -> Self {
-        ToolDto { server: t.server, name: t.name, description: t.description, input_schema: Json(t.input_schema) }
+        ToolDto {
+            server: t.server,
+            name: t.name,
+            description: t.description,
+            input_schema: Json(t.input_schema),
+            annotations: t.annotations.map(Json),
+        }
     }
 }
 

@@ -103,6 +103,9 @@ pub struct StartRun {
     /// registry instead of failing the run (`mcpflow run --store --wait`): the run is
     /// `waiting`, and stopping the process leaves it so ([`App::park`]).
     pub wait: bool,
+    /// Who answers servers' sampling requests (`mcpflow serve`: the calling client); `None`:
+    /// the application's provider (see [`crate::sampling`]).
+    pub sampler: Option<Arc<dyn mcpflow_engine::Sampler>>,
 }
 
 impl std::fmt::Debug for StartRun {
@@ -138,6 +141,7 @@ impl StartRun {
             observer: None,
             people: None,
             wait: false,
+            sampler: None,
         }
     }
 }
@@ -225,6 +229,8 @@ impl App {
                 (Some(people), false) => people,
                 (Some(people), true) => questions::then_wait(people, self.inner.questions.people(&run_id)),
             }),
+            // Read for each run: a provider set in the settings applies from the next run.
+            sampler: Some(spec.sampler.clone().unwrap_or_else(|| Arc::new(self.sampling_model()))),
         };
         let mut config = engine.config(&bp, run_id.clone(), spec.inputs.clone()).map_err(|e| match e {
             mcpflow_engine::StartError::Inputs(list) => AppError::Inputs(list),

@@ -262,6 +262,8 @@ async fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         timeout_ms: args.out.timeout_ms(),
         saved_dir: Some(mcpflow_app::home::saved_dir()),
         file: Some(args.file.clone()).filter(|f| f.as_os_str() != "-"),
+        // The provider of the data folder's settings.json, else SAMPLING_UNAVAILABLE.
+        sampling: Some(mcpflow_app::sampling::Model::configured(&mcpflow_app::home::data_dir(), false)),
     };
 
     let top_level = checked.plan.lists.first().map_or(0, |l| l.members.len()) as u64;

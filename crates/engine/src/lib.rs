@@ -5,6 +5,7 @@
 
 pub mod people;
 pub mod results;
+pub mod sampling;
 pub mod servers;
 pub mod source;
 
@@ -18,5 +19,6 @@ pub mod scheduler;
 pub use driver::{Engine, EventSink, Journal, RunRequest, StartError};
 pub use event::{Envelope, ErrorEntry, EventKind, RunEvent, RunStatus, SkipReason, StepError, StepStatus, Summary};
 pub use people::{Answer, AskSink, Asking, NoOne, People, Question};
+pub use sampling::{NoModel, SampleRequest, SampleSink, Sampler};
 pub use scheduler::{Action, Control, Input, Invocation, RunConfig, Scheduler};
 pub use source::{BlueprintSource, FileSaved, FolderSource, SavedValues};

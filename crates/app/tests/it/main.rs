@@ -16,6 +16,7 @@ mod rerun;
 mod roots;
 mod roots_change;
 mod runs;
+mod sampling;
 mod schedule;
 mod serve;
 mod serve_people;

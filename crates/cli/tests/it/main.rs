@@ -19,6 +19,7 @@ mod people;
 mod reading;
 mod rerun;
 mod run;
+mod sampling;
 mod secrets;
 mod serve;
 mod servers;

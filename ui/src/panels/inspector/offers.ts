@@ -20,10 +20,7 @@ export interface OfferedTool {
   name: string;
   description?: string | null;
   input_schema: unknown;
-  /**
-   * The tool's MCP annotations, when the backend passes them on (the studio's
-   * `server_offers` does not yet: then no tool counts as destructive here).
-   */
+  /** The tool's MCP annotations as its server sent them (none: not destructive here). */
   annotations?: { destructiveHint?: boolean | null; readOnlyHint?: boolean | null } | null;
 }
 export interface OfferedPrompt {
