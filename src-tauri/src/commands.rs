@@ -6,8 +6,8 @@
 use crate::auth::LOGIN_TIMEOUT;
 use crate::dialogs;
 use crate::dto::{
-    AuthStatusDto, BlueprintInfo, CommandError, DiagnosticDto, ImportedFile, Json, OpenedBlueprint, SaveResult,
-    ServerDto, ServerOffer, ServerTestDto, SignedOutDto, StudioInfo,
+    AnswerDto, AskingDto, AuthStatusDto, BlueprintInfo, CommandError, DiagnosticDto, ImportedFile, Json,
+    OpenedBlueprint, QuestionDto, SaveResult, ServerDto, ServerOffer, ServerTestDto, SignedOutDto, StudioInfo,
 };
 use mcpflow_app::App;
 use serde_json::Value;
@@ -219,4 +219,48 @@ pub async fn auth_cancel(studio: State<'_, Studio>, server: String) -> Result<bo
 #[specta::specta]
 pub async fn auth_logout(studio: State<'_, Studio>, server: String) -> Result<SignedOutDto> {
     Ok(studio.app.auth_logout(&server).await?.into())
+}
+
+/// The questions a run waits on (for a run opened after they were asked); all runs'
+/// when `run_id` is `None`.
+#[tauri::command]
+#[specta::specta]
+pub async fn questions(studio: State<'_, Studio>, run_id: Option<String>) -> Result<Vec<QuestionDto>> {
+    Ok(studio.app.questions(run_id.as_deref()).into_iter().map(|(run, q)| QuestionDto::new(run, q)).collect())
+}
+
+/// Answers a run's open question; the run goes on. `QUESTION_NOT_OPEN` when it was
+/// answered already or its step ended; `BAD_REQUEST` (field by field) when the content
+/// does not fit the form.
+#[tauri::command]
+#[specta::specta]
+pub async fn answer_question(
+    studio: State<'_, Studio>,
+    run_id: String,
+    question_id: String,
+    answer: AnswerDto,
+) -> Result<()> {
+    Ok(studio.app.answer(&run_id, &question_id, answer.into())?)
+}
+
+/// Opens the page of a run's open URL-mode question in the system browser. The URL is
+/// the server's, taken from the question (the window never sends one); only `http(s)`
+/// without credentials is opened.
+#[tauri::command]
+#[specta::specta]
+pub async fn open_question_url(studio: State<'_, Studio>, run_id: String, question_id: String) -> Result<()> {
+    let open = studio.app.questions(Some(&run_id));
+    let Some((_, question)) = open.iter().find(|(_, q)| q.id == question_id) else {
+        return Err(CommandError::new(
+            "QUESTION_NOT_OPEN",
+            format!("run `{run_id}` has no open question `{question_id}` (answered already, or its step ended)"),
+        ));
+    };
+    match (AskingDto::from(question.asking), question.url.as_deref()) {
+        (AskingDto::ElicitationUrl, Some(url)) => crate::browse::open(url),
+        _ => Err(CommandError::new(
+            "BAD_REQUEST",
+            format!("question `{question_id}` of step `{}` asks for no page to visit", question.step),
+        )),
+    }
 }

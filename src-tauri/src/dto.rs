@@ -160,6 +160,8 @@ pub struct ToolDto {
     pub name: String,
     pub description: Option<String>,
     pub input_schema: Json,
+    /// The server's annotations of the tool (`destructiveHint`, `readOnlyHint`, …).
+    pub annotations: Option<Json>,
 }
 
 #[derive(Debug, Clone, Serialize, Type)]
@@ -214,7 +216,13 @@ impl ServerOffer {
 
 impl From<mcpflow_app::servers::ToolView> for ToolDto {
     fn from(t: mcpflow_app::servers::ToolView) -> Self {
-        ToolDto { server: t.server, name: t.name, description: t.description, input_schema: Json(t.input_schema) }
+        ToolDto {
+            server: t.server,
+            name: t.name,
+            description: t.description,
+            input_schema: Json(t.input_schema),
+            annotations: t.annotations.map(Json),
+        }
     }
 }
 
@@ -316,6 +324,90 @@ impl From<mcpflow_app::auth::AuthStatus> for AuthStatusDto {
             #[allow(clippy::cast_precision_loss)]
             expires_at_ms: s.expires_at_ms.map(|ms| ms as f64),
             refreshable: s.refreshable,
+        }
+    }
+}
+
+/// Who asks a question, and so how it is shown: `input` (an `input` step's form),
+/// `approval` (Approve / Reject), `elicitation` (a server's form), `elicitation_url` (a
+/// server asks the person to visit a page).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum AskingDto {
+    Input,
+    Approval,
+    Elicitation,
+    ElicitationUrl,
+}
+
+impl From<mcpflow_engine::Asking> for AskingDto {
+    fn from(a: mcpflow_engine::Asking) -> Self {
+        use mcpflow_engine::Asking;
+        match a {
+            Asking::Input => AskingDto::Input,
+            Asking::Approval => AskingDto::Approval,
+            Asking::Elicitation => AskingDto::Elicitation,
+            Asking::ElicitationUrl => AskingDto::ElicitationUrl,
+        }
+    }
+}
+
+/// An open question of a run (as its `StepWaiting` event has it), with the run it
+/// belongs to.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct QuestionDto {
+    pub run_id: String,
+    /// What an answer names (`q1`, `q2`, …; unique in the run).
+    pub id: String,
+    pub step: String,
+    /// The iteration indexes of the loops around the step; `[]` at the top level.
+    pub path: Vec<u32>,
+    pub asking: AskingDto,
+    /// The server that asks, for an elicitation.
+    pub server: Option<String>,
+    pub message: String,
+    /// The form: an object schema of flat fields; absent in URL mode.
+    pub schema: Option<Json>,
+    /// The form's content offered.
+    pub default: Option<Json>,
+    /// URL mode: the page to visit (opened only by `open_question_url`).
+    pub url: Option<String>,
+}
+
+impl QuestionDto {
+    pub fn new(run_id: String, q: mcpflow_engine::Question) -> Self {
+        QuestionDto {
+            run_id,
+            id: q.id,
+            step: q.step,
+            path: q.path,
+            asking: q.asking.into(),
+            server: q.server,
+            message: q.message,
+            schema: q.schema.map(Json),
+            default: q.default.map(Json),
+            url: q.url,
+        }
+    }
+}
+
+/// A person's answer: `accept` with the form's content (`{}` in URL mode; an approval
+/// gate's is `{"approve": true}` or `false`), `decline`, or `cancel`.
+#[derive(Debug, Clone, Deserialize, Type)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum AnswerDto {
+    Accept { content: Json },
+    Decline,
+    Cancel,
+}
+
+impl From<AnswerDto> for mcpflow_engine::Answer {
+    fn from(a: AnswerDto) -> Self {
+        use mcpflow_engine::Answer;
+        match a {
+            AnswerDto::Accept { content } => Answer::Accept { content: content.0 },
+            AnswerDto::Decline => Answer::Decline,
+            AnswerDto::Cancel => Answer::Cancel,
         }
     }
 }

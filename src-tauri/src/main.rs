@@ -8,6 +8,7 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 mod auth;
+mod browse;
 mod commands;
 mod dialogs;
 mod dto;
@@ -43,6 +44,9 @@ fn builder() -> Builder<tauri::Wry> {
         commands::auth_logout,
         commands::import_blueprint,
         commands::export_blueprint,
+        commands::questions,
+        commands::answer_question,
+        commands::open_question_url,
         runs::start_run,
         runs::rerun_step,
         runs::run_servers,

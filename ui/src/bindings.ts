@@ -66,6 +66,23 @@ export const commands = {
 	 */
 	exportBlueprint: (doc: Json) => typedError<string | null, CommandError_Serialize>(__TAURI_INVOKE("export_blueprint", { doc })),
 	/**
+	 *  The questions a run waits on (for a run opened after they were asked); all runs'
+	 *  when `run_id` is `None`.
+	 */
+	questions: (runId: string | null) => typedError<QuestionDto_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("questions", { runId })),
+	/**
+	 *  Answers a run's open question; the run goes on. `QUESTION_NOT_OPEN` when it was
+	 *  answered already or its step ended; `BAD_REQUEST` (field by field) when the content
+	 *  does not fit the form.
+	 */
+	answerQuestion: (runId: string, questionId: string, answer: AnswerDto) => typedError<null, CommandError_Serialize>(__TAURI_INVOKE("answer_question", { runId, questionId, answer })),
+	/**
+	 *  Opens the page of a run's open URL-mode question in the system browser. The URL is
+	 *  the server's, taken from the question (the window never sends one); only `http(s)`
+	 *  without credentials is opened.
+	 */
+	openQuestionUrl: (runId: string, questionId: string) => typedError<null, CommandError_Serialize>(__TAURI_INVOKE("open_question_url", { runId, questionId })),
+	/**
 	 *  Starts a run of the document on the canvas (saved or not) and streams its events to
 	 *  `on_events`. It pauses before each step in `breakpoints`; `paused` starts it paused
 	 *  (nothing runs before `step` or `resume`).
@@ -97,6 +114,19 @@ export const commands = {
 };
 
 /* Types */
+/**
+ *  A person's answer: `accept` with the form's content (`{}` in URL mode; an approval
+ *  gate's is `{"approve": true}` or `false`), `decline`, or `cancel`.
+ */
+export type AnswerDto = { action: "accept"; content: Json } | { action: "decline" } | { action: "cancel" };
+
+/**
+ *  Who asks a question, and so how it is shown: `input` (an `input` step's form),
+ *  `approval` (Approve / Reject), `elicitation` (a server's form), `elicitation_url` (a
+ *  server asks the person to visit a page).
+ */
+export type AskingDto = "input" | "approval" | "elicitation" | "elicitation_url";
+
 /**  The login one configured HTTP server holds. Never the token itself. */
 export type AuthStatusDto = AuthStatusDto_Serialize | AuthStatusDto_Deserialize;
 
@@ -292,6 +322,58 @@ export type PromptDto_Serialize = {
 	name: string,
 	description: string | null,
 	arguments: PromptArgumentDto_Serialize[],
+};
+
+/**
+ *  An open question of a run (as its `StepWaiting` event has it), with the run it
+ *  belongs to.
+ */
+export type QuestionDto = QuestionDto_Serialize | QuestionDto_Deserialize;
+
+/**
+ *  An open question of a run (as its `StepWaiting` event has it), with the run it
+ *  belongs to.
+ */
+export type QuestionDto_Deserialize = {
+	run_id: string,
+	/**  What an answer names (`q1`, `q2`, …; unique in the run). */
+	id: string,
+	step: string,
+	/**  The iteration indexes of the loops around the step; `[]` at the top level. */
+	path: number[],
+	asking: AskingDto,
+	/**  The server that asks, for an elicitation. */
+	server?: string | null,
+	message: string,
+	/**  The form: an object schema of flat fields; absent in URL mode. */
+	schema?: Json | null,
+	/**  The form's content offered. */
+	default?: Json | null,
+	/**  URL mode: the page to visit (opened only by `open_question_url`). */
+	url?: string | null,
+};
+
+/**
+ *  An open question of a run (as its `StepWaiting` event has it), with the run it
+ *  belongs to.
+ */
+export type QuestionDto_Serialize = {
+	run_id: string,
+	/**  What an answer names (`q1`, `q2`, …; unique in the run). */
+	id: string,
+	step: string,
+	/**  The iteration indexes of the loops around the step; `[]` at the top level. */
+	path: number[],
+	asking: AskingDto,
+	/**  The server that asks, for an elicitation. */
+	server: string | null,
+	message: string,
+	/**  The form: an object schema of flat fields; absent in URL mode. */
+	schema: Json | null,
+	/**  The form's content offered. */
+	default: Json | null,
+	/**  URL mode: the page to visit (opened only by `open_question_url`). */
+	url: string | null,
 };
 
 /**  What a re-run runs again: the step alone, or the step and everything after it. */

@@ -74,6 +74,8 @@ pub(crate) struct Inner {
     pub(crate) auth: Arc<mcpflow_mcp::auth::Authenticator>,
     /// Questions of runs waiting for a person, answered by any front door.
     pub(crate) questions: Arc<crate::runs::Questions>,
+    /// The data folder whose `settings.json` names the sampling provider.
+    pub(crate) home: PathBuf,
 }
 
 #[derive(Clone)]
@@ -92,7 +94,7 @@ impl App {
         let files = read_server_files(&options)?;
         let opened = Store::open(&home.join("store"))?;
         let auth = app_authenticator(home, &options);
-        Self::build(opened.store, opened.interrupted, options, files, files_root(home), auth)
+        Self::build(opened.store, opened.interrupted, options, files, (files_root(home), home.to_owned()), auth)
     }
 
     /// An application over an already open store; logins live in the data folder
@@ -100,7 +102,15 @@ impl App {
     pub fn with_store(store: Store, interrupted: Vec<String>, options: AppOptions) -> Result<App> {
         let files = read_server_files(&options)?;
         let auth = app_authenticator(&crate::home::data_dir(), &options);
-        Self::build(store, interrupted, options, files, Vec::new(), auth)
+        Self::build(store, interrupted, options, files, (Vec::new(), crate::home::data_dir()), auth)
+    }
+
+    /// Who answers servers' sampling requests in runs that bring no sampler of their own:
+    /// the provider of the data folder's `settings.json`, read now; else, in the studio, a
+    /// person (the run's questions); else nobody (`SAMPLING_UNAVAILABLE`).
+    pub fn sampling_model(&self) -> crate::sampling::Model {
+        let person = self.inner.options.front == crate::advice::Front::Studio;
+        crate::sampling::Model::configured(&self.inner.home, person)
     }
 
     fn build(
@@ -108,7 +118,7 @@ impl App {
         interrupted: Vec<String>,
         options: AppOptions,
         files: ServerConfigs,
-        roots: Vec<PathBuf>,
+        (roots, home): (Vec<PathBuf>, PathBuf),
         auth: Arc<mcpflow_mcp::auth::Authenticator>,
     ) -> Result<App> {
         let logs = crate::logs::LogRouter::new();
@@ -127,6 +137,7 @@ impl App {
                 roots,
                 auth,
                 questions: Arc::default(),
+                home,
             }),
         })
     }
@@ -178,8 +189,11 @@ impl App {
         Ok(())
     }
 
-    /// Ends every run in flight and reaps every server process.
+    /// Ends every run in flight — a run waiting for a person is left waiting ([`App::park`]) —
+    /// and reaps every server process.
     pub async fn shutdown(&self) {
+        // Runs waiting for a person are left waiting, to be answered after a restart.
+        self.park_waiting().await;
         let tokens: Vec<_> = match self.inner.active.lock() {
             Ok(active) => active.values().map(|a| a.cancel.clone()).collect(),
             Err(_) => Vec::new(),

@@ -41,6 +41,9 @@ pub async fn run_schedules(app: App, stop: CancellationToken) {
             "a run was interrupted with tasks in flight; `mcpflow resume {run}` polls them again (the tool is not called twice)"
         );
     }
+    for note in app.waiting_notes() {
+        tracing::warn!("{note}");
+    }
     let mut changes = app.subscribe_changes();
     let mut s = Schedules::default();
     s.load(&app, Utc::now());

@@ -48,6 +48,10 @@ pub struct HeadlessRun {
     /// Who answers the run's questions (`input` steps, servers' elicitations): the
     /// `--answers` file, then the terminal; `None`: nobody (`INPUT_REQUIRED`).
     pub people: Option<crate::people::Headless>,
+    /// Who answers servers' sampling requests: the provider of the data folder's
+    /// `settings.json` (`crate::sampling::Model::configured`); `None`: nobody
+    /// (`SAMPLING_UNAVAILABLE`).
+    pub sampling: Option<crate::sampling::Model>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -190,6 +194,7 @@ pub async fn run(
         saved: spec.saved_dir.clone().map(|d| Arc::new(FileSaved::new(d)) as _),
         journal: None,
         people: spec.people.clone().map(|p| Arc::new(p) as _),
+        sampler: spec.sampling.clone().map(|m| Arc::new(m) as _),
     };
     let result = async {
         let mut config = engine.config(bp, new_run_id(), inputs)?;

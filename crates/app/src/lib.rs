@@ -27,6 +27,7 @@ mod logs;
 pub mod people;
 pub mod pipeline;
 pub mod runs;
+pub mod sampling;
 pub mod schedule;
 pub mod serve;
 pub mod server_report;

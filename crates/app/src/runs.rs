@@ -26,13 +26,16 @@ use mcpflow_engine::{
     Servers,
 };
 use mcpflow_mcp::{Pool, PoolOptions};
-use mcpflow_store::{RecordStatus, RerunOf, RunRecord, Store};
+use mcpflow_store::{OpenQuestions, RecordStatus, RerunOf, RunRecord, Store};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
+
+/// How long [`App::park`] waits for a question asked a moment ago to be recorded.
+const PARK_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// Events a subscriber may fall behind by before it misses some (it can then read the
 /// rest from the store).
@@ -94,8 +97,15 @@ pub struct StartRun {
     /// Sees every event, in order, right after it is recorded (the CLI's display).
     pub observer: Option<EventSink>,
     /// Who answers the run's questions (`input` steps, servers' elicitations); `None`:
-    /// nobody (`INPUT_REQUIRED`).
+    /// the application's registry ([`App::questions`], [`App::answer`]).
     pub people: Option<Arc<dyn mcpflow_engine::People>>,
+    /// A question `people` cannot answer (`INPUT_REQUIRED`) waits in the application's
+    /// registry instead of failing the run (`mcpflow run --store --wait`): the run is
+    /// `waiting`, and stopping the process leaves it so ([`App::park`]).
+    pub wait: bool,
+    /// Who answers servers' sampling requests (`mcpflow serve`: the calling client); `None`:
+    /// the application's provider (see [`crate::sampling`]).
+    pub sampler: Option<Arc<dyn mcpflow_engine::Sampler>>,
 }
 
 impl std::fmt::Debug for StartRun {
@@ -130,6 +140,8 @@ impl StartRun {
             resume_tasks: HashMap::new(),
             observer: None,
             people: None,
+            wait: false,
+            sampler: None,
         }
     }
 }
@@ -158,6 +170,10 @@ impl Started {
 
 pub(crate) struct Active {
     pub(crate) blueprint: String,
+    /// Left waiting ([`App::park`]): its events from now on are not recorded, nor its end.
+    pub(crate) parked: Arc<AtomicBool>,
+    /// The questions open in its recorded events.
+    pub(crate) asking: Arc<std::sync::Mutex<OpenQuestions>>,
     pub(crate) control: mpsc::UnboundedSender<Control>,
     pub(crate) cancel: CancellationToken,
     pub(crate) events: broadcast::Sender<Arc<RunEvent>>,
@@ -208,7 +224,13 @@ impl App {
             saved: Some(Arc::new(store.clone())),
             journal: Some(recorder.clone()),
             // A run with no people of its own asks the application's: any front door answers.
-            people: Some(spec.people.clone().unwrap_or_else(|| self.inner.questions.people(&run_id))),
+            people: Some(match (spec.people.clone(), spec.wait) {
+                (None, _) => self.inner.questions.people(&run_id),
+                (Some(people), false) => people,
+                (Some(people), true) => questions::then_wait(people, self.inner.questions.people(&run_id)),
+            }),
+            // Read for each run: a provider set in the settings applies from the next run.
+            sampler: Some(spec.sampler.clone().unwrap_or_else(|| Arc::new(self.sampling_model()))),
         };
         let mut config = engine.config(&bp, run_id.clone(), spec.inputs.clone()).map_err(|e| match e {
             mcpflow_engine::StartError::Inputs(list) => AppError::Inputs(list),
@@ -225,6 +247,9 @@ impl App {
         let (events_tx, events_rx) = broadcast::channel(EVENT_BUFFER);
         let (control_tx, control_rx) = mpsc::unbounded_channel();
         let cancel = CancellationToken::new();
+        let parked = Arc::new(AtomicBool::new(false));
+        // The questions open in the run's events: the record is `waiting` while any is.
+        let asking = Arc::new(std::sync::Mutex::new(OpenQuestions::default()));
         {
             let mut active = self.inner.active.lock().map_err(|_| AppError::Store("run table poisoned".into()))?;
             let limit = self.inner.options.max_runs.unwrap_or(crate::app::DEFAULT_MAX_RUNS);
@@ -235,12 +260,15 @@ impl App {
                 run_id.clone(),
                 Active {
                     blueprint: bp.id.clone(),
+                    parked: parked.clone(),
+                    asking: asking.clone(),
                     control: control_tx,
                     cancel: cancel.clone(),
                     events: events_tx.clone(),
                 },
             );
         }
+        let resumes = spec.resumed_from.clone();
         let record = RunRecord {
             id: run_id.clone(),
             blueprint: bp.id.clone(),
@@ -258,7 +286,17 @@ impl App {
         };
         // The time the run sits paused, from its events' `at_ms`: (since, total).
         let paused = Arc::new(std::sync::Mutex::new((None::<u64>, 0u64)));
-        if let Err(e) = store.begin_run(&record).and_then(|()| store.sync()) {
+        let begun = store.begin_run(&record).and_then(|()| store.sync());
+        if let Some(resumed) = &resumes {
+            // A run left waiting whose question this run answers waits no more.
+            if begun.is_ok()
+                && let Err(e) = store.settle_waiting(resumed)
+            {
+                tracing::error!(run = %resumed, error = %e, "could not record that a waiting run was resumed");
+            }
+            self.inner.questions.resumed(resumed);
+        }
+        if let Err(e) = begun {
             self.forget(&run_id);
             return Err(e.into());
         }
@@ -268,7 +306,13 @@ impl App {
             let recorder = recorder.clone();
             let observer = spec.observer.clone();
             let paused = paused.clone();
+            let parked = parked.clone();
+            let asking = asking.clone();
             Arc::new(move |e: &RunEvent| {
+                if parked.load(Ordering::Acquire) {
+                    // Left waiting: the record stays as it was when the run was parked.
+                    return;
+                }
                 if let Ok(mut p) = paused.lock() {
                     match e.kind {
                         EventKind::RunPaused { .. } => {
@@ -285,6 +329,12 @@ impl App {
                 if let Err(err) = store.append_event(&run_id, e) {
                     recorder.report(&err);
                 }
+                let change = asking.lock().ok().and_then(|mut open| open.apply(&e.kind));
+                if let Some(waiting) = change
+                    && let Err(err) = store.set_waiting(&run_id, waiting)
+                {
+                    recorder.report(&err);
+                }
                 if let Some(observer) = &observer {
                     observer(e);
                 }
@@ -299,8 +349,18 @@ impl App {
         let request = RunRequest { blueprint: Arc::new(bp), plan: Arc::new(plan), config, stack: spec.stack };
         let id = run_id.clone();
         tokio::spawn(async move {
-            let envelope = engine.run_with_logs(request, sink, Some(control_rx), logs, cancel).await;
+            let mut envelope = engine.run_with_logs(request, sink, Some(control_rx), logs, cancel).await;
             app.inner.logs.leave(&id);
+            if parked.load(Ordering::Acquire) {
+                let open = asking.lock().map(|open| open.clone().into_questions()).unwrap_or_default();
+                questions::left_waiting(&mut envelope, &open);
+                if let Some(pool) = own_pool {
+                    pool.shutdown().await;
+                }
+                app.forget(&id);
+                let _ = done_tx.send(envelope);
+                return;
+            }
             if let Err(e) = store.finish_run(&id, &envelope) {
                 tracing::error!(run = %id, error = %e, "could not record the end of a run");
             }
@@ -333,6 +393,57 @@ impl App {
             return Ok(());
         }
         run.control.send(control).map_err(|_| AppError::NotRunning(run_id.to_owned()))
+    }
+
+    /// Leaves run `run_id` waiting rather than ending it, when it waits for an answer in
+    /// the application's registry: its record stays `waiting` with its question, its
+    /// in-flight work is stopped here (steps that had not finished run again when it is
+    /// answered), and answering it later — after a restart, `mcpflow answer` — resumes it.
+    /// Returns whether it was parked (and so cancelled here); when not, the caller ends
+    /// it as usual.
+    pub async fn park(&self, run_id: &str) -> bool {
+        if self.inner.questions.list(Some(run_id)).is_empty() {
+            return false;
+        }
+        // The question is asked here a moment before its `StepWaiting` is recorded: the
+        // record must be `waiting`, with the question, before the run is left so.
+        let deadline = tokio::time::Instant::now() + PARK_WAIT;
+        loop {
+            let recorded = {
+                let Ok(active) = self.inner.active.lock() else { return false };
+                let Some(run) = active.get(run_id) else { return false };
+                run.asking.lock().is_ok_and(|open| open.is_waiting())
+            };
+            if recorded {
+                break;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        let Ok(active) = self.inner.active.lock() else { return false };
+        let Some(run) = active.get(run_id) else { return false };
+        run.parked.store(true, Ordering::Release);
+        if let Err(e) = self.store().sync() {
+            tracing::error!(run = %run_id, error = %e, "could not flush a run left waiting");
+        }
+        run.cancel.cancel();
+        tracing::info!(run = %run_id, "the run is left waiting for its answer");
+        true
+    }
+
+    /// Parks ([`App::park`]) every run in flight that waits for an answer: what a
+    /// long-lived front door (the studio, `serve`, the daemon) does when it stops, so its
+    /// waiting runs survive it.
+    pub async fn park_waiting(&self) -> Vec<String> {
+        let mut parked = Vec::new();
+        for (id, _) in self.active_runs() {
+            if self.park(&id).await {
+                parked.push(id);
+            }
+        }
+        parked
     }
 
     /// Events of a run in flight from now on (earlier ones are in the store).
@@ -447,8 +558,8 @@ impl BlueprintSource for Sources {
     }
 }
 
-/// One record per top-level step, from a run's events: its last status, attempts,
-/// duration, error and output.
+/// One record per top-level step, from a run's events: its last status (`waiting`, with
+/// its `question`, while a question is open), attempts, duration, error and output.
 pub fn step_records(events: &[RunEvent]) -> Vec<Value> {
     let mut order: Vec<String> = Vec::new();
     let mut records: HashMap<String, Value> = HashMap::new();
@@ -474,6 +585,23 @@ pub fn step_records(events: &[RunEvent]) -> Vec<Value> {
             }
             EventKind::StepSkipped { step, path, .. } if path.is_empty() => {
                 (step, serde_json::json!({ "step": step, "status": "skipped" }))
+            }
+            // Waiting for a person (with what it asks), then running again once answered.
+            EventKind::StepWaiting { step, path, question } if path.is_empty() => {
+                if let Some(r) = records.get_mut(step) {
+                    r["status"] = serde_json::json!("waiting");
+                    r["question"] = serde_json::json!(question);
+                }
+                continue;
+            }
+            EventKind::StepAnswered { step, path, .. } if path.is_empty() => {
+                if let Some(r) = records.get_mut(step) {
+                    r["status"] = serde_json::json!("running");
+                    if let Some(r) = r.as_object_mut() {
+                        r.remove("question");
+                    }
+                }
+                continue;
             }
             _ => continue,
         };

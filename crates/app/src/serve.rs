@@ -6,6 +6,7 @@
 
 pub mod http;
 mod people;
+mod sampling;
 mod tools;
 mod waiting;
 

@@ -41,6 +41,9 @@ pub struct ToolView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     pub input_schema: Value,
+    /// What the server says of the tool (`destructiveHint`, `readOnlyHint`, …), as sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Value>,
 }
 
 impl App {
@@ -356,6 +359,7 @@ fn tool_views(server: &str, found: &mcpflow_mcp::Discovery) -> Vec<ToolView> {
             name: t.name.to_string(),
             description: t.description.as_ref().map(ToString::to_string),
             input_schema: Value::Object((*t.input_schema).clone()),
+            annotations: t.annotations.as_ref().and_then(|a| serde_json::to_value(a).ok()),
         })
         .collect()
 }

@@ -126,6 +126,12 @@ pub struct ServerConfig {
     /// dynamic client registration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oauth: Option<OAuthConfig>,
+    /// May this server ask the model (MCP sampling, "may ask the model")? Off by default:
+    /// its `sampling/createMessage` requests are refused and the step fails with
+    /// `SAMPLING_NOT_ALLOWED`. On: they are answered by the configured sampling provider,
+    /// or by the client that called `mcpflow serve`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sampling: bool,
 }
 
 /// An MCP protocol era a server can be pinned to (`ServerConfig::protocol`).

@@ -1,4 +1,4 @@
-//! `mcpflow list`, `mcpflow runs [BLUEPRINT]`, `mcpflow show RUN [--events]`: what the
+//! `mcpflow list`, `mcpflow runs [BLUEPRINT] [--waiting]`, `mcpflow show RUN [--events]`: what the
 //! store holds — the blueprints and the history of runs the CLI, the studio, `serve`
 //! and the scheduler recorded.
 
@@ -55,6 +55,68 @@ pub fn runs(blueprint: Option<&str>, limit: usize, json_out: bool) -> anyhow::Re
     Ok(ExitCode::SUCCESS)
 }
 
+/// `mcpflow runs --waiting`: the runs waiting for an answer, each question with its
+/// fields and the command that answers it.
+#[allow(clippy::print_stdout)]
+pub fn waiting(json_out: bool) -> anyhow::Result<ExitCode> {
+    let app = open_app(&AppArgs::default(), None)?;
+    let questions = app.questions(None);
+    let blueprint_of = |run: &str| app.store().run(run).ok().flatten().map(|r| r.blueprint).unwrap_or_default();
+    if json_out {
+        let list: Vec<_> = questions
+            .iter()
+            .map(|(run, q)| json!({ "run": run, "blueprint": blueprint_of(run), "status": "waiting", "question": q }))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&list)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if questions.is_empty() {
+        println!("no run waits for an answer");
+    }
+    for (run, q) in &questions {
+        let at = if q.path.is_empty() {
+            String::new()
+        } else {
+            format!(" iteration {}", q.path.iter().map(u32::to_string).collect::<Vec<_>>().join("/"))
+        };
+        println!("{run}  {:<24} waiting  step `{}`{at}: {}", blueprint_of(run), q.step, q.message);
+        match &q.url {
+            Some(url) => println!("    visit: {url}"),
+            None => println!("    fields: {}", fields(q)),
+        }
+        println!("    answer: mcpflow answer {run} {} --answers FILE", q.step);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A question's fields: `name (type, required)`, or what an approval wants.
+fn fields(q: &mcpflow_engine::Question) -> String {
+    if q.asking == mcpflow_engine::Asking::Approval {
+        return "approve (true or false)".to_owned();
+    }
+    let schema = q.schema.clone().unwrap_or_default();
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(|r| r.as_array())
+        .map(|r| r.iter().filter_map(|v| v.as_str()).collect())
+        .unwrap_or_default();
+    let list: Vec<String> = schema
+        .get("properties")
+        .and_then(|p| p.as_object())
+        .map(|props| {
+            props
+                .iter()
+                .map(|(name, field)| {
+                    let kind = field.get("type").and_then(|t| t.as_str()).unwrap_or("choice");
+                    let mark = if required.contains(&name.as_str()) { ", required" } else { "" };
+                    format!("{name} ({kind}{mark})")
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if list.is_empty() { "none".to_owned() } else { list.join(", ") }
+}
+
 #[allow(clippy::print_stdout)]
 pub fn show(run_id: &str, events: bool, json_out: bool) -> anyhow::Result<ExitCode> {
     let app = open_app(&AppArgs::default(), None)?;
@@ -92,6 +154,15 @@ pub fn show(run_id: &str, events: bool, json_out: bool) -> anyhow::Result<ExitCo
     }
     if let Some(envelope) = &r.envelope {
         println!("{} events; output: {}", detail.events.len(), serde_json::to_string(&envelope.output)?);
+    }
+    for (_, q) in app.questions(Some(run_id)) {
+        println!(
+            "waits at step `{}`: {} ({}); answer: mcpflow answer {run_id} {} --answers FILE",
+            q.step,
+            q.message,
+            fields(&q),
+            q.step
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

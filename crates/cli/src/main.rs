@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod answer;
 mod app;
 mod auth;
 mod backup;
@@ -103,9 +104,17 @@ enum Command {
         /// How many runs to show.
         #[arg(long, default_value_t = 20)]
         limit: usize,
+        /// Only the runs waiting for an answer: each question, its fields, and the
+        /// `mcpflow answer` that answers it.
+        #[arg(long, conflicts_with_all = ["blueprint", "limit"])]
+        waiting: bool,
         #[arg(long)]
         json: bool,
     },
+    /// Answer the question a waiting run asks at STEP (`mcpflow runs --waiting` lists
+    /// them), from an answers file keyed by step id, and resume the run: finished steps
+    /// keep their outputs, the step that asked gets the answer. Exit codes as for `run`.
+    Answer(answer::AnswerArgs),
     /// Show a recorded run: its steps, or every event (`--events`, NDJSON).
     Show {
         #[arg(value_name = "RUN")]
@@ -147,7 +156,9 @@ fn main() -> ExitCode {
         Command::Auth(args) => with_runtime(auth::run(args)),
         Command::Daemon { app } => with_runtime(serve::daemon(app, None)),
         Command::List { json } => report(history::list(json)),
-        Command::Runs { blueprint, limit, json } => report(history::runs(blueprint.as_deref(), limit, json)),
+        Command::Runs { waiting: true, json, .. } => report(history::waiting(json)),
+        Command::Runs { blueprint, limit, json, .. } => report(history::runs(blueprint.as_deref(), limit, json)),
+        Command::Answer(args) => answer::run(args),
         Command::Show { run, events, json } => report(history::show(&run, events, json)),
         Command::Export { file } => report(backup::export(file.as_deref())),
         Command::Import { file } => with_runtime(async move { backup::import(&file) }),

@@ -52,6 +52,12 @@ pub struct RunArgs {
     store: bool,
     #[command(flatten)]
     people: PeopleArgs,
+    /// With `--store`: a question nobody here can answer (no `--answers` entry, no
+    /// terminal) waits instead of failing with INPUT_REQUIRED. The run is `waiting` in
+    /// the store; stopping this process (Ctrl-C, SIGTERM) leaves it waiting, and
+    /// `mcpflow answer RUN STEP --answers FILE` answers it later and resumes it.
+    #[arg(long, requires = "store")]
+    wait: bool,
 }
 
 /// Who answers a run's questions (`input` steps, servers' elicitations).
@@ -65,6 +71,11 @@ pub struct PeopleArgs {
 }
 
 impl PeopleArgs {
+    /// The answers file, when one was given.
+    pub(crate) fn file(&self) -> Option<&std::path::Path> {
+        self.answers.as_deref()
+    }
+
     /// The people of a headless run; `Err` is the message of a file that cannot be used.
     pub(crate) fn people(&self) -> Result<mcpflow_app::people::Headless, String> {
         let answers = match &self.answers {
@@ -251,6 +262,8 @@ async fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         timeout_ms: args.out.timeout_ms(),
         saved_dir: Some(mcpflow_app::home::saved_dir()),
         file: Some(args.file.clone()).filter(|f| f.as_os_str() != "-"),
+        // The provider of the data folder's settings.json, else SAMPLING_UNAVAILABLE.
+        sampling: Some(mcpflow_app::sampling::Model::configured(&mcpflow_app::home::data_dir(), false)),
     };
 
     let top_level = checked.plan.lists.first().map_or(0, |l| l.members.len()) as u64;
@@ -308,6 +321,15 @@ async fn recorded(
     let mut start = StartRun::new(Target::Inline(doc), inputs, Trigger::Cli);
     start.timeout_ms = spec.timeout_ms;
     start.people = spec.people.clone().map(|p| Arc::new(p) as _);
+    start.wait = args.wait;
+    let sink = match (&start.people, args.wait) {
+        (Some(people), true) => {
+            let (sink, people) = say_when_waiting(sink, people.clone());
+            start.people = Some(people);
+            sink
+        }
+        _ => sink,
+    };
     drive(&app, start, sink, cancel).await.map_err(|e| (e.code(), e.to_string(), true))
 }
 
@@ -332,13 +354,99 @@ pub(crate) async fn drive(
         let app = app.clone();
         tokio::spawn(async move {
             cancel.cancelled().await;
-            let _ = app.control(&run_id, mcpflow_engine::Control::Cancel);
+            // A run waiting for an answer (`--wait`) is left waiting; any other ends.
+            if !app.park(&run_id).await {
+                let _ = app.control(&run_id, mcpflow_engine::Control::Cancel);
+            }
         })
     };
     let envelope = started.finish().await;
     watcher.abort();
     app.shutdown().await;
     Ok(envelope)
+}
+
+/// For `--wait`: `sink` and `people`, and a line on stderr once a question `people`
+/// cannot answer waits and is on record: how to leave the run waiting and answer it later.
+pub(crate) fn say_when_waiting(
+    sink: EventSink,
+    people: Arc<dyn mcpflow_engine::People>,
+) -> (EventSink, Arc<dyn mcpflow_engine::People>) {
+    let notes = Arc::new(Mutex::new(Notes::default()));
+    let seen = notes.clone();
+    let sink: EventSink = Arc::new(move |e: &RunEvent| {
+        sink(e);
+        // The observer hears an event once it is in the store.
+        let Ok(mut notes) = seen.lock() else { return };
+        match &e.kind {
+            mcpflow_engine::EventKind::RunStarted { run_id, .. } => run_id.clone_into(&mut notes.run_id),
+            mcpflow_engine::EventKind::StepWaiting { question, .. } => notes.recorded(question),
+            _ => {}
+        }
+    });
+    (sink, Arc::new(SayWhenWaiting { people, notes }))
+}
+
+/// The questions on record and those that wait (each is said when it is both).
+#[derive(Default)]
+struct Notes {
+    run_id: String,
+    recorded: std::collections::HashSet<String>,
+    waiting: std::collections::HashMap<String, mcpflow_engine::Question>,
+}
+
+impl Notes {
+    fn recorded(&mut self, question: &mcpflow_engine::Question) {
+        match self.waiting.remove(&question.id) {
+            Some(q) => self.say(&q),
+            None => {
+                self.recorded.insert(question.id.clone());
+            }
+        }
+    }
+
+    fn waiting(&mut self, question: mcpflow_engine::Question) {
+        if self.recorded.remove(&question.id) {
+            self.say(&question);
+        } else {
+            self.waiting.insert(question.id.clone(), question);
+        }
+    }
+
+    fn say(&self, q: &mcpflow_engine::Question) {
+        let (run, step) = (&self.run_id, &q.step);
+        let _ = writeln!(
+            std::io::stderr(),
+            "run {run} waits for an answer at step `{step}`: {}\n  stop this process (Ctrl-C) to leave it waiting, then answer it with `mcpflow answer {run} {step} --answers FILE`",
+            q.message
+        );
+    }
+}
+
+struct SayWhenWaiting {
+    people: Arc<dyn mcpflow_engine::People>,
+    notes: Arc<Mutex<Notes>>,
+}
+
+impl mcpflow_engine::People for SayWhenWaiting {
+    fn ask(
+        &self,
+        question: mcpflow_engine::Question,
+        cancel: CancellationToken,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<mcpflow_engine::Answer, mcpflow_engine::CallError>> + Send>> {
+        let (people, notes) = (self.people.clone(), self.notes.clone());
+        Box::pin(async move {
+            let answer = people.ask(question.clone(), cancel).await;
+            if let Err(e) = &answer
+                && e.code == "INPUT_REQUIRED"
+                && let Ok(mut notes) = notes.lock()
+            {
+                // The question now waits in the application (the run's `wait`).
+                notes.waiting(question);
+            }
+            answer
+        })
+    }
 }
 
 type Writer = Arc<Mutex<Box<dyn std::io::Write + Send>>>;

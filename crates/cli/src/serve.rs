@@ -59,7 +59,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Runs the scheduler alone until a stop signal (`mcpflow daemon`); runs in flight are
-/// cancelled and their servers reaped, then it exits with the signal's code.
+/// cancelled — those waiting for a person are left waiting — and their servers reaped,
+/// then it exits with the signal's code. Says on start which runs wait for an answer.
 #[allow(clippy::print_stderr)]
 pub async fn daemon(app_args: AppArgs, max_runs: Option<usize>) -> anyhow::Result<ExitCode> {
     let signals = cancel_on_signals()?;
@@ -67,6 +68,10 @@ pub async fn daemon(app_args: AppArgs, max_runs: Option<usize>) -> anyhow::Resul
     let stop = tokio_util::sync::CancellationToken::new();
     let scheduler = tokio::spawn(mcpflow_app::daemon::run_schedules(app.clone(), stop.clone()));
     eprintln!("mcpflow fires scheduled runs (Ctrl-C or SIGTERM stops)");
+    // Runs an earlier process left waiting for a person: they wait until answered.
+    for note in app.waiting_notes() {
+        eprintln!("{note}");
+    }
     let signal = signals.received().await;
     stop.cancel();
     let _ = scheduler.await;

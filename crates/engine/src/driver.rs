@@ -4,6 +4,7 @@
 
 use crate::event::{Envelope, IterationPath, RunEvent, RunStatus};
 use crate::people::{AskSink, NoOne, People, Question};
+use crate::sampling::{NoModel, SampleRequest, SampleSink, Sampler};
 use crate::scheduler::{Action, Control, Input, Invocation, Retired, RunConfig, Scheduler, TimerId};
 use crate::servers::{CallAsk, CallError, CallRequest, ProgressSink, Servers, TaskHandle, TaskHooks, TaskSink};
 use crate::source::{BlueprintSource, SavedValues};
@@ -52,6 +53,10 @@ pub struct Engine {
     /// Who answers the run's questions (`input` steps, servers' elicitations); `None`:
     /// nobody, they fail with `INPUT_REQUIRED`.
     pub people: Option<Arc<dyn People>>,
+    /// Who answers servers' requests for a model completion (sampling): a configured
+    /// provider, the client of `mcpflow serve`; `None`: nobody, they fail with
+    /// `SAMPLING_UNAVAILABLE`.
+    pub sampler: Option<Arc<dyn Sampler>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -98,7 +103,7 @@ impl StartError {
 impl Engine {
     /// An engine with servers only: no sub-workflows, saved values or journal.
     pub fn new(servers: Arc<dyn Servers>) -> Self {
-        Engine { servers, source: None, saved: None, journal: None, people: None }
+        Engine { servers, source: None, saved: None, journal: None, people: None, sampler: None }
     }
 
     /// Prepares a run config: inputs with defaults applied and validated, saved values loaded.
@@ -341,13 +346,21 @@ impl Engine {
                     stack,
                     tasks: TaskHooks { started: Some(started), resume },
                     ask: Some(CallAsk {
-                        sink: self.asker(inv, step, path, tx.clone(), cancel.clone(), unanswered),
+                        sink: self.asker(
+                            inv,
+                            step.clone(),
+                            path.clone(),
+                            tx.clone(),
+                            cancel.clone(),
+                            unanswered.clone(),
+                        ),
                         confirm_destructive: confirm,
                     }),
+                    sample: Some(self.sample_sink(inv, step, path, tx.clone(), cancel.clone(), unanswered)),
                 };
                 // A question of the server's that nobody can answer ends the call at once
                 // with why (`INPUT_REQUIRED`), rather than with whatever the server makes of
-                // the refusal.
+                // the refusal; so does a sampling request refused or unanswered.
                 tokio::select! {
                     biased;
                     Some(e) = failed.recv() => Err(e),
@@ -401,6 +414,53 @@ impl Engine {
                         let _ = unanswered.try_send(e.clone());
                     }
                     Err(_) => {}
+                }
+                answer
+            })
+        })
+    }
+
+    /// The sink a call's sampling requests go through: each is recorded on the step
+    /// (`StepSampling`, cut), refused when the server's switch is off, else given to the
+    /// run's sampler, and its answer or error recorded (`StepSampled`, cut). Refused or
+    /// unanswered, the call ends at once with why.
+    fn sample_sink(
+        &self,
+        inv: u64,
+        step: String,
+        path: IterationPath,
+        tx: mpsc::Sender<Input>,
+        cancel: CancellationToken,
+        failed: mpsc::Sender<CallError>,
+    ) -> SampleSink {
+        let sampler: Arc<dyn Sampler> = self.sampler.clone().unwrap_or_else(|| Arc::new(NoModel::default()));
+        let ask = self.asker(inv, step.clone(), path.clone(), tx.clone(), cancel.clone(), failed.clone());
+        Arc::new(move |mut request: SampleRequest| {
+            request.step.clone_from(&step);
+            request.path.clone_from(&path);
+            request.ask = Some(ask.clone());
+            let (sampler, tx, cancel, failed) = (sampler.clone(), tx.clone(), cancel.clone(), failed.clone());
+            Box::pin(async move {
+                let server = request.server.clone();
+                let asked = Box::new(crate::sampling::bounded(&request.params));
+                // On record before anyone answers (waits for the driver, like a question).
+                if tx.send(Input::Sampling { inv, server: server.clone(), request: asked }).await.is_err() {
+                    return Err(CallError::cancelled());
+                }
+                let answer = if request.allowed {
+                    tokio::select! {
+                        answer = sampler.sample(request, cancel.clone()) => answer,
+                        () = cancel.cancelled() => Err(CallError::cancelled()),
+                    }
+                } else {
+                    Err(request.not_allowed())
+                };
+                let outcome = answer.as_ref().map(|a| Box::new(crate::sampling::bounded(a))).map_err(Clone::clone);
+                let _ = tx.send(Input::Sampled { inv, server, outcome }).await;
+                if let Err(e) = &answer
+                    && e.code != "CANCELLED"
+                {
+                    let _ = failed.try_send(e.clone());
                 }
                 answer
             })

@@ -75,6 +75,26 @@ pub enum EventKind {
         #[serde(flatten)]
         answer: crate::people::Answer,
     },
+    /// A server asked the model (MCP sampling) during the step's call: what it asked
+    /// (`CreateMessageRequest.params`, long text and binary data cut: see
+    /// `sampling::bounded`).
+    StepSampling {
+        step: String,
+        path: IterationPath,
+        server: String,
+        request: Value,
+    },
+    /// The model's answer (`CreateMessageResult`, cut the same way), or why there was none
+    /// (`SAMPLING_NOT_ALLOWED`, `SAMPLING_UNAVAILABLE`, `SAMPLING_FAILED`).
+    StepSampled {
+        step: String,
+        path: IterationPath,
+        server: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        result: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<StepError>,
+    },
     StepFinished {
         step: String,
         path: IterationPath,

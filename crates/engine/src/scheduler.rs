@@ -151,6 +151,18 @@ pub enum Input {
         inv: InvId,
         answer: crate::people::Answer,
     },
+    /// A server asked the model during the call (its params already cut for the events).
+    Sampling {
+        inv: InvId,
+        server: String,
+        request: Box<Value>,
+    },
+    /// The model answered (cut for the events), or why it did not.
+    Sampled {
+        inv: InvId,
+        server: String,
+        outcome: Result<Box<Value>, CallError>,
+    },
     Timer {
         timer: TimerId,
     },
@@ -302,6 +314,8 @@ impl Scheduler {
             Input::TaskStarted { inv, handle } => self.task_started(inv, handle),
             Input::Waiting { inv, question } => self.waiting(inv, *question),
             Input::Answered { inv, answer } => self.answered(inv, answer),
+            Input::Sampling { inv, server, request } => self.sampling(inv, server, *request),
+            Input::Sampled { inv, server, outcome } => self.sampled(inv, server, outcome),
             Input::Timer { timer } => self.timer(timer),
             Input::Control(c) => self.control(c),
             Input::Log { source, message } => self.emit(EventKind::Log {

@@ -86,6 +86,9 @@ pub struct CallRequest {
     /// destructive tool is approved first; `None`: nobody answers (the pool declines the
     /// server's questions).
     pub ask: Option<CallAsk>,
+    /// Where the server's requests for a model completion (sampling) go; `None`: nobody
+    /// answers (the pool then refuses them).
+    pub sample: Option<crate::sampling::SampleSink>,
 }
 
 /// A call's way to a person.
@@ -113,6 +116,7 @@ impl fmt::Debug for CallRequest {
             .field("stack", &self.stack)
             .field("tasks", &self.tasks)
             .field("ask", &self.ask)
+            .field("sample", &self.sample.is_some())
             .finish_non_exhaustive()
     }
 }

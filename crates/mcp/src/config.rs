@@ -270,6 +270,16 @@ fn entry_config(entry: &Map<String, Value>) -> Result<ServerConfig, String> {
             None | Some(Value::Null) => None,
             Some(value) => Some(oauth::parse(value)?),
         },
+        sampling: match entry.get("sampling") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(on)) => *on,
+            Some(other) => {
+                return Err(format!(
+                    "`sampling` is {other}; it says whether the server may ask the model: true or false (off when \
+                     left out)"
+                ));
+            }
+        },
     })
 }
 
@@ -368,6 +378,18 @@ mod tests {
         assert_eq!(err.code(), "CONFIG_INVALID");
         assert_eq!(err.to_string(), "f.json: /mcpServers/a: `args` must be an array of strings");
         assert_eq!(ServerConfigs::parse("[", "f").unwrap_err().code(), "CONFIG_INVALID");
+    }
+
+    #[test]
+    fn the_sampling_switch_is_off_unless_set_true_and_checked() {
+        let text = r#"{"mcpServers": {"on": {"command": "a", "sampling": true}, "off": {"command": "b"}}}"#;
+        let configs = ServerConfigs::parse(text, "f").unwrap();
+        assert!(config(&configs, "on").sampling);
+        assert!(!config(&configs, "off").sampling);
+        let err = ServerConfigs::parse(r#"{"mcpServers": {"a": {"command": "a", "sampling": "yes"}}}"#, "f.json")
+            .unwrap_err();
+        assert_eq!(err.code(), "CONFIG_INVALID");
+        assert!(err.to_string().starts_with("f.json: /mcpServers/a: `sampling` is \"yes\""), "{err}");
     }
 
     #[test]

@@ -43,6 +43,7 @@ mod process;
 mod progress;
 mod reissue;
 mod routing;
+mod sampling;
 mod server;
 mod signed;
 mod tasks;

@@ -4,7 +4,7 @@
 //! are JSON, so the store is easy to inspect and [`Store::export`]s to one document.
 //!
 //! Open with [`Store::open`] (takes sled's lock on the folder, checks the schema version,
-//! marks runs left `running` as `interrupted`). The store implements the engine's
+//! marks runs left `running` as `interrupted`, or `waiting` when they waited for a person). The store implements the engine's
 //! [`mcpflow_engine::SavedValues`], [`mcpflow_engine::BlueprintSource`] and
 //! [`mcpflow_engine::Journal`].
 #![forbid(unsafe_code)] // the workspace denies it; only the studio shell has one audited exception
@@ -27,6 +27,6 @@ pub use backup::{Counts, EXPORT_FORMAT, ImportOptions, ImportReport};
 pub use blueprints::{BlueprintMeta, StoredBlueprint};
 pub use consents::Consent;
 pub use error::{Error, Result};
-pub use runs::{RecordStatus, RerunMode, RerunOf, RunRecord};
+pub use runs::{OpenQuestions, RecordStatus, RerunMode, RerunOf, RunRecord, open_questions};
 pub use schema::SCHEMA_VERSION;
 pub use store::{Opened, Store};

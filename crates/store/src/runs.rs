@@ -7,17 +7,23 @@ use crate::blueprints::tx_error;
 use crate::codec::{decode, encode, now};
 use crate::error::{Error, Result};
 use crate::keys::{self, EVENTS, RUN_INDEX, RUNS};
-use mcpflow_engine::{Envelope, RunEvent, RunStatus};
+use mcpflow_engine::event::IterationPath;
+use mcpflow_engine::people::Question;
+use mcpflow_engine::{Envelope, EventKind, RunEvent, RunStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sled::Transactional;
 use sled::transaction::ConflictableTransactionError;
 
-/// Where a recorded run stands: the engine's final statuses plus `running`.
+/// Where a recorded run stands: the engine's final statuses plus `running` and `waiting`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RecordStatus {
     Running,
+    /// A question to a person is open (an `input` step, a server's elicitation): in
+    /// flight, or left by a process that stopped or died while it waited — then
+    /// answering it resumes the run (see [`open_questions`]).
+    Waiting,
     Succeeded,
     /// Finished, but steps with `on_error: continue` failed.
     Partial,
@@ -31,6 +37,7 @@ impl RecordStatus {
     pub fn as_str(self) -> &'static str {
         match self {
             RecordStatus::Running => "running",
+            RecordStatus::Waiting => "waiting",
             RecordStatus::Succeeded => "succeeded",
             RecordStatus::Partial => "partial",
             RecordStatus::Failed => "failed",
@@ -161,6 +168,54 @@ impl Store {
     pub fn record_paused(&self, run_id: &str, paused_ms: u64) -> Result<()> {
         self.update_run(run_id, |record| record.paused_ms = Some(paused_ms))?;
         self.sync()
+    }
+
+    /// Marks a run in flight `waiting` (a question to a person is open) or `running`
+    /// again (answered), and flushes, so a run that waits is on disk as waiting with its
+    /// question. A run that has finished keeps its status.
+    pub fn set_waiting(&self, run_id: &str, waiting: bool) -> Result<()> {
+        self.update_run(run_id, |record| {
+            if matches!(record.status, RecordStatus::Running | RecordStatus::Waiting) {
+                record.status = if waiting { RecordStatus::Waiting } else { RecordStatus::Running };
+            }
+        })?;
+        self.sync()
+    }
+
+    /// Settles a run left `waiting` by a process that stopped, once its question was
+    /// answered and a run resuming it started: it becomes `interrupted`, finished now
+    /// (the resuming run names it in `resumed_from`). Returns whether it was `waiting`.
+    pub fn settle_waiting(&self, run_id: &str) -> Result<bool> {
+        let finished_at = now();
+        let was = std::cell::Cell::new(None);
+        self.update_run(run_id, |record| {
+            was.set(Some(record.status));
+            if record.status == RecordStatus::Waiting {
+                record.status = RecordStatus::Interrupted;
+                record.finished_at = Some(finished_at.clone());
+            }
+        })?;
+        self.sync()?;
+        Ok(was.get() == Some(RecordStatus::Waiting))
+    }
+
+    /// The runs recorded as `waiting`, oldest first (in flight in this process, or left
+    /// by one that stopped). Damaged records are skipped.
+    pub fn waiting_runs(&self) -> Result<Vec<RunRecord>> {
+        let mut found = Vec::new();
+        for entry in self.runs.iter() {
+            let (key, bytes) = entry.map_err(Error::db("looking for waiting runs"))?;
+            // Cheap first look: the status is in the JSON as written.
+            if !bytes.windows(WAITING.len()).any(|w| w == WAITING) {
+                continue;
+            }
+            match decode::<RunRecord>(RUNS, &key, &bytes) {
+                Ok(record) if record.status == RecordStatus::Waiting => found.push(record),
+                Ok(_) => {}
+                Err(error) => tracing::warn!(%error, "skipping a damaged run record"),
+            }
+        }
+        Ok(found)
     }
 
     fn update_run(&self, run_id: &str, change: impl Fn(&mut RunRecord)) -> Result<()> {
@@ -295,12 +350,15 @@ impl Store {
         Ok(None)
     }
 
-    /// Marks every `running` run as `interrupted` (the process that ran it is gone) and
-    /// returns their ids. A damaged record is left alone (and logged) so the store still
-    /// opens; reading that run reports it.
-    pub(crate) fn interrupt_running(&self) -> Result<Vec<String>> {
+    /// Marks every `running` run as `interrupted` (the process that ran it is gone) —
+    /// or `waiting`, when its events end with a question still open (see
+    /// [`open_questions`]): answering it resumes the run. Returns the ids of both, in that
+    /// order. A damaged record is left alone (and logged) so the store still opens;
+    /// reading that run reports it.
+    pub(crate) fn interrupt_running(&self) -> Result<(Vec<String>, Vec<String>)> {
         let finished_at = now();
         let mut interrupted = Vec::new();
+        let mut waiting = Vec::new();
         for entry in self.runs.iter() {
             let (key, bytes) = entry.map_err(Error::db("looking for interrupted runs"))?;
             let mut record = match decode::<RunRecord>(RUNS, &key, &bytes) {
@@ -310,16 +368,95 @@ impl Store {
                     continue;
                 }
             };
-            if record.status != RecordStatus::Running {
+            if !matches!(record.status, RecordStatus::Running | RecordStatus::Waiting) {
                 continue;
             }
-            record.status = RecordStatus::Interrupted;
-            record.finished_at = Some(finished_at.clone());
+            let asks = match self.events(&record.id) {
+                Ok(events) => !open_questions(&events).is_empty(),
+                Err(error) => {
+                    tracing::warn!(%error, run = %record.id, "the events of a run left running cannot be read");
+                    false
+                }
+            };
+            // A run resumed already (answered, then the process died before it was
+            // settled) waits no more.
+            let asks = asks && self.resumed_by(&record.id)?.is_none();
+            let status = if asks { RecordStatus::Waiting } else { RecordStatus::Interrupted };
+            if record.status == status {
+                waiting.push(record.id);
+                continue;
+            }
+            record.status = status;
+            if !asks {
+                record.finished_at = Some(finished_at.clone());
+            }
             self.runs
                 .insert(&key, encode("the run record", &record)?)
                 .map_err(Error::db("marking a run interrupted"))?;
-            interrupted.push(record.id);
+            if asks { waiting.push(record.id) } else { interrupted.push(record.id) }
         }
-        Ok(interrupted)
+        Ok((interrupted, waiting))
     }
+}
+
+/// How a `waiting` record reads in its JSON (for [`Store::waiting_runs`]' first look).
+const WAITING: &[u8] = br#""status":"waiting""#;
+
+/// The questions a run's events leave open, in the order they were asked: each
+/// `StepWaiting` with no later `StepAnswered`, `StepFinished` or `StepRetrying` of the
+/// same step instance (a question withdrawn ends with its step or its attempt).
+pub fn open_questions(events: &[RunEvent]) -> Vec<Question> {
+    let mut open = OpenQuestions::default();
+    for e in events {
+        open.apply(&e.kind);
+    }
+    open.into_questions()
+}
+
+/// The open questions of a run as its events go by (what [`open_questions`] computes
+/// at once): the run waits while any is open.
+#[derive(Debug, Clone, Default)]
+pub struct OpenQuestions {
+    open: Vec<Question>,
+}
+
+impl OpenQuestions {
+    /// Takes one event; returns whether the run went from asking nothing to waiting
+    /// (`Some(true)`), or from waiting to asking nothing (`Some(false)`).
+    pub fn apply(&mut self, event: &EventKind) -> Option<bool> {
+        let before = self.open.is_empty();
+        match event {
+            EventKind::StepWaiting { question, .. } => self.open.push(question.clone()),
+            // The oldest question of that step instance: a call's questions come one at a time.
+            EventKind::StepAnswered { step, path, .. } => {
+                if let Some(at) = self.open.iter().position(|q| asks(q, step, path)) {
+                    self.open.remove(at);
+                }
+            }
+            // A step instance that ended (or starts another attempt) withdrew what it asked.
+            EventKind::StepFinished { step, path, .. }
+            | EventKind::StepRetrying { step, path, .. }
+            | EventKind::StepSkipped { step, path, .. } => {
+                self.open.retain(|q| !asks(q, step, path));
+            }
+            EventKind::RunFinished { .. } => self.open.clear(),
+            _ => {}
+        }
+        (before != self.open.is_empty()).then_some(before)
+    }
+
+    /// Whether any question is open.
+    pub fn is_waiting(&self) -> bool {
+        !self.open.is_empty()
+    }
+
+    /// The open questions, oldest first.
+    pub fn into_questions(self) -> Vec<Question> {
+        self.open
+    }
+}
+
+/// Whether `question` is asked by step instance `step` at `path`.
+fn asks(question: &Question, step: &str, path: &IterationPath) -> bool {
+    question.step == step && &question.path == path
 }

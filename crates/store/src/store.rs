@@ -34,6 +34,9 @@ pub struct Opened {
     pub store: Store,
     /// Runs that were left `running` by a process that died; they are now `interrupted`.
     pub interrupted: Vec<String>,
+    /// Runs left waiting for a person (a question open at the end of their events) by a
+    /// process that stopped or died; they are `waiting`, and answering one resumes it.
+    pub waiting: Vec<String>,
     /// The schema version the store was migrated from, if it was older.
     pub migrated_from: Option<u32>,
 }
@@ -41,18 +44,22 @@ pub struct Opened {
 impl Store {
     /// Opens (creating it if needed) the store in `dir`: takes sled's lock on the folder,
     /// checks and migrates the schema version, marks runs left `running` as
-    /// `interrupted` (their events stay), and flushes.
+    /// `interrupted` — or `waiting` when their events end with an open question — (their
+    /// events stay), and flushes.
     #[tracing::instrument(skip_all, fields(dir = %dir.display()), err)]
     pub fn open(dir: &Path) -> Result<Opened> {
         std::fs::create_dir_all(dir).map_err(|source| Error::Folder { path: dir.to_owned(), source })?;
         let db = open_db(dir)?;
         let (store, migrated_from) = Store::on(db, dir.to_owned())?;
-        let interrupted = store.interrupt_running()?;
+        let (interrupted, waiting) = store.interrupt_running()?;
         if !interrupted.is_empty() {
             tracing::warn!(runs = ?interrupted, "runs left running by an earlier process are now interrupted");
         }
+        if !waiting.is_empty() {
+            tracing::info!(runs = ?waiting, "runs an earlier process left waiting for a person still wait");
+        }
         store.sync()?;
-        Ok(Opened { store, interrupted, migrated_from })
+        Ok(Opened { store, interrupted, waiting, migrated_from })
     }
 
     /// A store in memory (sled's temporary mode), removed when the last clone is dropped.

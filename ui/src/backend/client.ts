@@ -8,6 +8,8 @@
 
 import {
   commands,
+  type AnswerDto,
+  type QuestionDto_Serialize,
   type AuthStatusDto_Serialize,
   type SignedOutDto_Serialize,
   type BlueprintInfo_Serialize,
@@ -50,6 +52,10 @@ export type RunStarted = RunStartedDto;
 export type RunAction = 'pause' | 'resume' | 'step' | 'cancel';
 export type RerunMode = 'step' | 'from_here';
 type EventChannel = Channel<EventBatch>;
+/** An open question of a run (as its `StepWaiting` event has it), with the run's id. */
+export type OpenQuestionInfo = QuestionDto_Serialize;
+/** A person's answer: `accept` with the form's content, `decline`, `cancel`. */
+export type AnswerInfo = AnswerDto;
 
 /** A command's error: a stable code, a message that says what to do, and diagnostics. */
 export class BackendError extends Error {
@@ -190,6 +196,13 @@ export const backend = {
   setBreakpoints: (runId: string, steps: string[]): Promise<null> => call(() => commands.setBreakpoints(runId, steps)),
   listRuns: (blueprint: string, limit: number): Promise<RunInfo[]> => call(() => commands.listRuns(blueprint, limit)),
   getRun: (runId: string): Promise<RunDetail> => call(() => commands.getRun(runId)),
+  /** The questions a run waits on (all runs' with `null`). */
+  questions: (runId: string | null): Promise<OpenQuestionInfo[]> => call(() => commands.questions(runId)),
+  /** Answers an open question; `QUESTION_NOT_OPEN`, or `BAD_REQUEST` field by field. */
+  answerQuestion: (runId: string, questionId: string, answer: AnswerInfo): Promise<null> =>
+    call(() => commands.answerQuestion(runId, questionId, answer)),
+  /** Opens the page of an open URL-mode question in the system browser (the URL is the server's, read in Rust). */
+  openQuestionUrl: (runId: string, questionId: string): Promise<null> => call(() => commands.openQuestionUrl(runId, questionId)),
 };
 
 export type Backend = typeof backend;

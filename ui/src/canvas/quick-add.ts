@@ -19,7 +19,7 @@ export const QUICK_MAX = 60;
 
 export function quickItems(offers: readonly ServerOffer[]): QuickItem[] {
   const out: QuickItem[] = KIND_ITEMS.map((k) => ({
-    key: `kind-${k.kind}`,
+    key: `kind-${k.key ?? k.kind}`,
     kind: k.kind,
     label: k.label,
     detail: k.description,

@@ -57,6 +57,8 @@ export interface ToolStep extends StepBase {
   server?: string;
   tool: string;
   args?: Json;
+  /** `destructive`: a call to a tool annotated `destructiveHint: true` waits for a person's approval first. */
+  confirm?: 'destructive' | (string & {});
 }
 export interface ResourceStep extends StepBase {
   kind: 'resource';
@@ -103,6 +105,24 @@ export interface WaitStep extends StepBase {
   ms: number;
 }
 
+/** What an `input` step's `timeout_ms` passing without an answer does. */
+export type OnTimeout = 'fail' | 'default';
+
+/**
+ * Asks a person for a value described by `schema` (a primitive or a flat object; default
+ * a string), or, with `approve: true`, for Approve / Reject (an approval gate).
+ */
+export interface InputStep extends StepBase {
+  kind: 'input';
+  /** What to ask; may hold templates. */
+  prompt: string;
+  schema?: Json;
+  /** The answer offered (pre-filled), and taken on timeout with `on_timeout: "default"`. */
+  default?: Json;
+  on_timeout?: OnTimeout;
+  approve?: boolean;
+}
+
 /** A step. Documents may hold kinds the studio does not know; those are shown as `unknown`. */
 export type Step =
   | ToolStep
@@ -112,7 +132,8 @@ export type Step =
   | SwitchStep
   | LoopStep
   | WorkflowStep
-  | WaitStep;
+  | WaitStep
+  | InputStep;
 export type StepKind = Step['kind'];
 export const STEP_KINDS: readonly StepKind[] = [
   'tool',
@@ -123,6 +144,7 @@ export const STEP_KINDS: readonly StepKind[] = [
   'loop',
   'workflow',
   'wait',
+  'input',
 ];
 
 /** Every field any kind has, all optional: the shape of `patchStep`. */
@@ -134,7 +156,8 @@ export type StepFields = Partial<
     Omit<SwitchStep, 'kind'> &
     Omit<LoopStep, 'kind'> &
     Omit<WorkflowStep, 'kind'> &
-    Omit<WaitStep, 'kind'>
+    Omit<WaitStep, 'kind'> &
+    Omit<InputStep, 'kind' | 'default'>
 > & { kind?: string };
 
 /** A patch: keys set to `undefined` are removed; other keys are replaced or added. */

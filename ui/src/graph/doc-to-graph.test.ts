@@ -22,6 +22,11 @@ describe('docToGraph', () => {
     ]);
   });
 
+  it("draws an `input` step as node type `ask`, never React Flow's styled built-in `input`", () => {
+    const doc = { blueprint: 1, id: 'x', steps: [{ id: 'gate', kind: 'input', prompt: 'Go?', approve: true }] } as Blueprint;
+    expect(docToGraph(doc).nodes.map((n) => n.type)).toEqual(['ask']);
+  });
+
   it('draws explicit and implicit `after` edges, marking the implicit ones', () => {
     const g = docToGraph(load('everything-tour'));
     expect(edgeIds(g.edges)).toEqual(

@@ -26,7 +26,13 @@ import { ARROW, IMPLICIT_ARROW, type FlowEdge, type FlowGraph, type FlowNode, ty
 
 const KNOWN = new Set<string>(STEP_KINDS);
 
+/**
+ * A step's node type: its kind, but `ask` for `input` (React Flow has a built-in node
+ * type `input` whose default styles — a black border, padding, a fixed width — would
+ * land on the card's wrapper), and `unknown` for kinds the studio does not know.
+ */
 export function nodeTypeOf(step: Step): FlowNodeType {
+  if (step.kind === 'input') return 'ask';
   return KNOWN.has(step.kind) ? (step.kind as FlowNodeType) : 'unknown';
 }
 

@@ -3,6 +3,7 @@
 
 import type { Edge, MarkerType, Node } from '@xyflow/react';
 import type {
+  InputStep,
   LoopStep,
   PromptStep,
   ResourceStep,
@@ -31,6 +32,8 @@ export type SwitchNode = Node<StepNodeData<SwitchStep>, 'switch'>;
 export type LoopNode = Node<StepNodeData<LoopStep>, 'loop'>;
 export type WorkflowNode = Node<StepNodeData<WorkflowStep>, 'workflow'>;
 export type WaitNode = Node<StepNodeData<WaitStep>, 'wait'>;
+/** `input` steps: the node type is `ask` (React Flow's own `input` type has default styles). */
+export type InputNode = Node<StepNodeData<InputStep>, 'ask'>;
 export type UnknownNode = Node<StepNodeData<Step>, 'unknown'>;
 
 export type FlowNode =
@@ -42,6 +45,7 @@ export type FlowNode =
   | LoopNode
   | WorkflowNode
   | WaitNode
+  | InputNode
   | UnknownNode;
 export type FlowNodeType = NonNullable<FlowNode['type']>;
 

@@ -164,6 +164,49 @@ export interface LogEvent extends EventBase {
   step?: string;
 }
 
+/** Who asks a person, and so how the question is shown (`crates/engine/src/people.rs`). */
+export type Asking = 'input' | 'approval' | 'elicitation' | 'elicitation_url';
+
+/** One question to a person. */
+export interface Question {
+  /** Unique in the run (`q1`, …): what an answer names. */
+  id: string;
+  /** The step that asks (a server's elicitation: the step whose call it came from). */
+  step: string;
+  path: IterationPath;
+  asking: Asking;
+  /** The server that asks, for an elicitation. */
+  server?: string;
+  /** What the person is asked (the step's prompt, the server's message). */
+  message: string;
+  /** The form: an object schema of flat fields. Absent in URL mode. */
+  schema?: Json;
+  /** The form's content offered (pre-filled). */
+  default?: Json;
+  /** URL mode: the page to visit (opened only when the person clicks). */
+  url?: string;
+}
+
+/** How a person answered (`accept` with the form's content, `decline`, `cancel`; `cancel` too when the question was withdrawn). */
+export type AnswerAction = 'accept' | 'decline' | 'cancel';
+
+/** A step waits for a person: an `input` step, an approval gate, or a server's question during a call. */
+export interface StepWaitingEvent extends EventBase {
+  type: 'StepWaiting';
+  step: string;
+  path: IterationPath;
+  question: Question;
+}
+
+/** The person answered (or the question was withdrawn: `cancel`). */
+export interface StepAnsweredEvent extends EventBase {
+  type: 'StepAnswered';
+  step: string;
+  path: IterationPath;
+  action: AnswerAction;
+  content?: Json;
+}
+
 export interface RunFinishedEvent extends EventBase {
   type: 'RunFinished';
   envelope: Envelope;
@@ -176,6 +219,8 @@ export type RunEvent =
   | StepProgressEvent
   | StepFinishedEvent
   | StepSkippedEvent
+  | StepWaitingEvent
+  | StepAnsweredEvent
   | RunPausedEvent
   | RunResumedEvent
   | LogEvent

@@ -25,7 +25,7 @@ const full = (f: Fixture) => replay(f.stepIds, f.events, Infinity, { parents: f.
 
 /** The aggregate a node inside loops shows for these instance states. */
 function aggregate(states: NodeState[]): NodeState {
-  for (const s of ['paused', 'running', 'retrying', 'failed', 'succeeded', 'skipped'] as const) {
+  for (const s of ['paused', 'waiting', 'running', 'retrying', 'failed', 'succeeded', 'skipped'] as const) {
     if (states.includes(s)) return s;
   }
   return 'queued';
@@ -104,7 +104,7 @@ describe('the view of a recorded run', () => {
     expect(loop.durationMs).toBe(finishedOf(f.events, 'each_message')!.duration_ms);
     const say = v.nodes.say!;
     expect(say.state).toBe('succeeded');
-    expect(say.counts).toEqual({ running: 0, retrying: 0, paused: 0, succeeded: n, failed: 0, skipped: 0 });
+    expect(say.counts).toEqual({ running: 0, retrying: 0, waiting: 0, paused: 0, succeeded: n, failed: 0, skipped: 0 });
     expect(Object.keys(say.instances!).sort()).toEqual(items.messages.map((_, i) => String(i)));
     for (let i = 0; i < n; i++) {
       const e = finishedOf(f.events, 'say', [i])!;

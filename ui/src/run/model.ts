@@ -19,12 +19,14 @@
 import type { Blueprint } from '../doc/types';
 import { allStepIds, locateStep } from '../doc/query';
 import type {
+  AnswerAction,
   Envelope,
   IterationPath,
   Json,
   LogLevel,
   PausePreview,
   PauseReason,
+  Question,
   RunEvent,
   RunStatus,
   SkipReason,
@@ -34,8 +36,19 @@ import type {
 // ---------------------------------------------------------------------------------
 // Types
 
-/** A step instance's state. `paused`: held at a breakpoint, not started yet. */
-export type NodeState = 'queued' | 'running' | 'retrying' | 'paused' | 'succeeded' | 'failed' | 'skipped';
+/**
+ * A step instance's state. `paused`: held at a breakpoint, not started yet. `waiting`:
+ * started, and waiting for a person to answer its `question` (an `input` step, an
+ * approval gate, a server's question during a call).
+ */
+export type NodeState = 'queued' | 'running' | 'retrying' | 'waiting' | 'paused' | 'succeeded' | 'failed' | 'skipped';
+
+/** The last answer a step instance got (from `StepAnswered`). */
+export interface AnswerView {
+  action: AnswerAction;
+  content: Json | undefined;
+  atMs: number;
+}
 
 /** `pending` until `RunStarted` arrives; `running`/`paused` while it runs; then the envelope's status. */
 export type RunViewStatus = 'pending' | 'running' | 'paused' | RunStatus;
@@ -92,6 +105,10 @@ export interface StepFields {
   /** The latest `StepProgress` (MCP progress of a call, or a loop's iterations). */
   progress: ProgressView | null;
   retry: RetryView | null;
+  /** The question it waits on (state `waiting`); `null` otherwise. */
+  question: Question | null;
+  /** The last answer it got, if it asked. */
+  answer: AnswerView | null;
   /** For loop steps; `null` otherwise. */
   loop: LoopView | null;
   /** The seq of the last event that changed this instance (0: none yet). */
@@ -106,6 +123,7 @@ export interface InstanceView extends StepFields {
 export interface InstanceCounts {
   running: number;
   retrying: number;
+  waiting: number;
   paused: number;
   succeeded: number;
   failed: number;
@@ -306,8 +324,9 @@ function isSorted(events: readonly RunEvent[]): boolean {
 
 const FINAL_STEP: ReadonlySet<NodeState> = new Set(['succeeded', 'failed', 'skipped']);
 
+/** Started and not settled: running, waiting to retry, or waiting for a person. */
 function isActive(s: NodeState): boolean {
-  return s === 'running' || s === 'retrying';
+  return s === 'running' || s === 'retrying' || s === 'waiting';
 }
 
 function emptyLoop(): LoopView {
@@ -329,6 +348,8 @@ function emptyFields(isLoop: boolean): StepFields {
     skipReason: null,
     progress: null,
     retry: null,
+    question: null,
+    answer: null,
     loop: isLoop ? emptyLoop() : null,
     seq: 0,
   };
@@ -351,13 +372,15 @@ function newInstance(path: IterationPath, isLoop: boolean): InstanceView {
     skipReason: null,
     progress: null,
     retry: null,
+    question: null,
+    answer: null,
     loop: isLoop ? emptyLoop() : null,
     seq: 0,
   };
 }
 
 function zeroCounts(): InstanceCounts {
-  return { running: 0, retrying: 0, paused: 0, succeeded: 0, failed: 0, skipped: 0 };
+  return { running: 0, retrying: 0, waiting: 0, paused: 0, succeeded: 0, failed: 0, skipped: 0 };
 }
 
 function newNode(id: string, isLoop: boolean, inLoop: boolean): NodeView {
@@ -383,6 +406,8 @@ const MIRRORED = [
   'skipReason',
   'progress',
   'retry',
+  'question',
+  'answer',
   'seq',
 ] as const;
 
@@ -526,6 +551,7 @@ class Draft {
         t.inst.raw = ev.raw;
         t.inst.recoveredBy = ev.recovered_by ?? null;
         t.inst.skipReason = null;
+        t.inst.question = null;
         t.inst.seq = ev.seq;
         this.trackIteration(t, before, ev.status === 'failed' && !ev.recovered_by, ev.seq);
         if (t.inst.loop) this.loopFinished(t);
@@ -539,6 +565,29 @@ class Draft {
         t.inst.skipReason = ev.reason ?? null;
         // A disabled step's output is `null` (what the steps after it see); other skips have none.
         if (ev.reason === 'disabled') t.inst.output = null;
+        t.inst.seq = ev.seq;
+        this.trackIteration(t, before, false, ev.seq);
+        break;
+      }
+      case 'StepWaiting': {
+        const t = this.target(ev.step, ev.path);
+        const before = t.inst.state;
+        this.setState(t, 'waiting');
+        t.inst.question = ev.question;
+        // Asked before any start was seen (a history cut short): it started then.
+        t.inst.startedAtMs ??= ev.at_ms;
+        if (t.key !== null) t.node.startedAtMs ??= ev.at_ms;
+        t.inst.seq = ev.seq;
+        this.trackIteration(t, before, false, ev.seq);
+        break;
+      }
+      case 'StepAnswered': {
+        const t = this.target(ev.step, ev.path);
+        const before = t.inst.state;
+        // Back to work (the call goes on, or the step settles with the answer next).
+        if (before === 'waiting') this.setState(t, 'running');
+        t.inst.question = null;
+        t.inst.answer = { action: ev.action, content: ev.content, atMs: ev.at_ms };
         t.inst.seq = ev.seq;
         this.trackIteration(t, before, false, ev.seq);
         break;
@@ -805,6 +854,7 @@ function isItemsArgs(args: Json | undefined): args is { items: number } {
 
 function aggregateState(c: InstanceCounts): NodeState {
   if (c.paused) return 'paused';
+  if (c.waiting) return 'waiting';
   if (c.running) return 'running';
   if (c.retrying) return 'retrying';
   if (c.failed) return 'failed';
@@ -818,12 +868,12 @@ function aggregateState(c: InstanceCounts): NodeState {
 
 const runningCache = new WeakMap<RunView, string[]>();
 
-/** Step ids with an instance running or retrying (the canvas animates edges into them). */
+/** Step ids with an instance running or retrying (the canvas animates edges into them; not into a step waiting for a person). */
 export function stepsRunning(view: RunView): string[] {
   let out = runningCache.get(view);
   if (!out) {
     out = Object.values(view.nodes)
-      .filter((n) => isActive(n.state) || (n.counts !== null && n.counts.running + n.counts.retrying > 0))
+      .filter((n) => n.state === 'running' || n.state === 'retrying' || (n.counts !== null && n.counts.running + n.counts.retrying > 0))
       .map((n) => n.id);
     runningCache.set(view, out);
   }
@@ -859,6 +909,36 @@ export function loopLabel(node: NodeView): string | null {
   return node.loop.total === null ? `${node.loop.done}` : `${node.loop.done}/${node.loop.total}`;
 }
 
+/** One open question of the run: the step instance that waits, and what it asks. */
+export interface OpenQuestion {
+  step: string;
+  path: IterationPath;
+  question: Question;
+}
+
+const questionsCache = new WeakMap<RunView, OpenQuestion[]>();
+
+/** Every question the run waits on, oldest first (the same array for the same view). */
+export function openQuestions(view: RunView): OpenQuestion[] {
+  let out = questionsCache.get(view);
+  if (!out) {
+    const found: { q: OpenQuestion; seq: number }[] = [];
+    for (const node of Object.values(view.nodes)) {
+      if (node.instances === null) {
+        if (node.question) found.push({ q: { step: node.id, path: [], question: node.question }, seq: node.seq });
+        continue;
+      }
+      if (!node.counts?.waiting) continue;
+      for (const inst of Object.values(node.instances)) {
+        if (inst.question) found.push({ q: { step: node.id, path: inst.path, question: inst.question }, seq: inst.seq });
+      }
+    }
+    out = found.sort((a, b) => a.seq - b.seq).map((f) => f.q);
+    questionsCache.set(view, out);
+  }
+  return out;
+}
+
 export function isFinished(view: RunView): boolean {
   return view.envelope !== null;
 }
@@ -884,6 +964,7 @@ export const STATE_LABELS: Record<ShownState, string> = {
   queued: 'queued',
   running: 'running',
   retrying: 'retrying',
+  waiting: 'waiting for input',
   paused: 'paused',
   succeeded: 'succeeded',
   failed: 'failed',

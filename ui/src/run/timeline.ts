@@ -28,6 +28,8 @@ function cut(text: string, max = 60): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
+const ANSWERED = { accept: 'answered', decline: 'declined', cancel: 'question cancelled' } as const;
+
 /** One event in words: `fetch finished`, `pick failed: TOOL_ERROR`, `paused before pick`. */
 export function eventText(ev: RunEvent, names: StepNames = NO_NAMES): string {
   if ('step' in ev && ev.step && names[ev.step]) ev = { ...ev, step: names[ev.step]! } as RunEvent;
@@ -46,6 +48,10 @@ export function eventText(ev: RunEvent, names: StepNames = NO_NAMES): string {
       return `${ev.step} ${ev.status === 'succeeded' ? 'finished' : ev.status}${where(ev.path)}${ev.recovered_by ? ` (by ${ev.recovered_by})` : ''}`;
     case 'StepSkipped':
       return `${ev.step} ${ev.reason === 'disabled' ? 'disabled, not run' : 'skipped'}${where(ev.path)}`;
+    case 'StepWaiting':
+      return `${ev.step} waits for ${ev.question.asking === 'approval' ? 'approval' : ev.question.server ? `an answer to ${ev.question.server}` : 'input'}${where(ev.path)}`;
+    case 'StepAnswered':
+      return `${ev.step} ${ANSWERED[ev.action]}${where(ev.path)}`;
     case 'RunPaused':
       if (!ev.step) return ev.reason === 'requested' ? 'paused on request' : 'paused';
       return ev.reason === 'stepped' ? `paused after stepping into ${ev.step}${where(ev.path)}` : `paused before ${ev.step}${where(ev.path)}`;

@@ -2,14 +2,28 @@
 //! people of its own asks here, and any front door answers by run and question id — the
 //! studio's form, `serve`'s `answer_run`, `mcpflow answer`. A question is open from its
 //! `StepWaiting` event until it is answered or its step ends (withdrawn).
+//!
+//! Runs that wait survive the process: while a question is open the run's record is
+//! `waiting`; a front door that stops leaves such a run waiting ([`App::park`]), and one
+//! that dies leaves it so too (the store keeps it `waiting` on the next open). Its
+//! questions are then listed from its events, and answering one resumes the run
+//! ([`App::answer`], [`App::answer_plan`]): the steps that finished keep their outputs,
+//! the step that asked runs again and gets the answer at once — exact for an `input`
+//! step; a tool whose server asked during its call is called again and its question
+//! answered with the same answer — and questions the run had answered before (in loop
+//! iterations that run again) get their earlier answers.
 
+use super::{StartRun, Target, Trigger};
 use crate::app::App;
 use crate::error::{AppError, Result};
 use futures::future::BoxFuture;
 use mcpflow_blueprint::ask::{self, Form};
 use mcpflow_engine::CallError;
+use mcpflow_engine::event::IterationPath;
 use mcpflow_engine::people::{Answer, Asking, People, Question};
-use std::collections::BTreeMap;
+use mcpflow_engine::{Envelope, ErrorEntry, EventKind, RunStatus};
+use mcpflow_store::{RecordStatus, open_questions};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -18,6 +32,8 @@ use tokio_util::sync::CancellationToken;
 #[derive(Default)]
 pub struct Questions {
     open: Mutex<BTreeMap<(String, String), Open>>,
+    /// Waiting runs of an earlier process being resumed now (answered once only).
+    resuming: Mutex<BTreeSet<String>>,
 }
 
 struct Open {
@@ -63,29 +79,53 @@ impl Questions {
                 format!("run `{run_id}` has no open question `{question_id}`; open: {}", ids.join(", "))
             }));
         };
-        if let Answer::Accept { content } = &answer {
-            let problems = match entry.question.asking {
-                Asking::ElicitationUrl => Vec::new(),
-                _ => {
-                    let form =
-                        Form { schema: entry.question.schema.clone().unwrap_or_else(ask::empty), wrapped: false };
-                    ask::check_answer(&form, content)
-                }
-            };
-            if !problems.is_empty() {
-                return Err(AppError::BadRequest(format!(
-                    "the answer to `{}` in step `{}` does not fit its form: {}",
-                    question_id,
-                    entry.question.step,
-                    problems.join("; ")
-                )));
-            }
-        }
+        check(&entry.question, &answer)?;
         let Some(entry) = open.remove(&key) else { return Ok(()) };
         // The run ended meanwhile: nobody hears the answer, which is fine.
         let _ = entry.answer.send(answer);
         Ok(())
     }
+
+    /// Whether run `run_id` has a question open here (its run is in flight in this process).
+    fn asks(&self, run_id: &str, question_id: &str) -> bool {
+        self.open().contains_key(&(run_id.to_owned(), question_id.to_owned()))
+    }
+
+    fn resuming(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
+        self.resuming.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Claims waiting run `run_id` for resuming; false when it is being resumed already.
+    fn claim(&self, run_id: &str) -> bool {
+        self.resuming().insert(run_id.to_owned())
+    }
+
+    /// The run resuming waiting run `run_id` started (or could not): the claim ends.
+    pub(crate) fn resumed(&self, run_id: &str) {
+        self.resuming().remove(run_id);
+    }
+}
+
+/// Checks an answer against its question's form: a wrong answer says what is wrong,
+/// field by field.
+fn check(question: &Question, answer: &Answer) -> Result<()> {
+    let Answer::Accept { content } = answer else { return Ok(()) };
+    let problems = match question.asking {
+        Asking::ElicitationUrl => Vec::new(),
+        _ => {
+            let form = Form { schema: question.schema.clone().unwrap_or_else(ask::empty), wrapped: false };
+            ask::check_answer(&form, content)
+        }
+    };
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(AppError::BadRequest(format!(
+        "the answer to `{}` in step `{}` does not fit its form: {}",
+        question.id,
+        question.step,
+        problems.join("; ")
+    )))
 }
 
 struct RunPeople {
@@ -116,14 +156,230 @@ impl People for RunPeople {
 }
 
 impl App {
-    /// The questions runs of this application wait on (of one run, or all).
+    /// The questions runs of this application wait on (of one run, or all): those of the
+    /// runs in flight here, then those of the runs an earlier process left `waiting`.
     pub fn questions(&self, run_id: Option<&str>) -> Vec<(String, Question)> {
-        self.inner.questions.list(run_id)
+        let mut list = self.inner.questions.list(run_id);
+        for (run, questions) in self.waiting_runs() {
+            if run_id.is_none_or(|r| r == run) {
+                list.extend(questions.into_iter().map(|q| (run.clone(), q)));
+            }
+        }
+        list
     }
 
     /// Answers a run's open question (`Accept` with the form's content, `Decline`,
-    /// `Cancel`): the run goes on.
+    /// `Cancel`): the run goes on. A run an earlier process left `waiting` is resumed
+    /// with the answer (see the module's notes), its questions after that asked here.
     pub fn answer(&self, run_id: &str, question_id: &str, answer: Answer) -> Result<()> {
-        self.inner.questions.answer(run_id, question_id, answer)
+        if self.inner.questions.asks(run_id, question_id) || self.active_runs().iter().any(|(id, _)| id == run_id) {
+            return self.inner.questions.answer(run_id, question_id, answer);
+        }
+        let Some(question) = self.stored_questions(run_id)?.into_iter().find(|q| q.id == question_id) else {
+            return self.inner.questions.answer(run_id, question_id, answer);
+        };
+        let spec = self.answer_plan(run_id, &question, answer, None, None)?;
+        self.start_run(spec).map(|started| {
+            tracing::info!(run = %run_id, by = %started.run_id, "a waiting run was answered and resumes");
+        })
     }
+
+    /// The open question of step `step` in run `run_id`, which an earlier process left
+    /// `waiting` (what `mcpflow answer RUN STEP` answers); the oldest when it asks more
+    /// than one (loop iterations).
+    pub fn waiting_question(&self, run_id: &str, step: &str) -> Result<Question> {
+        let questions = self.stored_questions(run_id)?;
+        if let Some(q) = questions.iter().find(|q| q.step == step) {
+            return Ok(q.clone());
+        }
+        let steps: Vec<String> = questions.iter().map(|q| format!("`{}`", q.step)).collect();
+        Err(AppError::QuestionNotOpen(format!(
+            "run `{run_id}` has no open question at step `{step}`; it waits at {}",
+            steps.join(", ")
+        )))
+    }
+
+    /// The run that resumes waiting run `run_id` with `answer` to its open `question`
+    /// (checked against the question's form): its finished steps pinned, the step that
+    /// asked run again and answered at once, the questions it had answered in steps that
+    /// run again answered as then; any other question goes to `people`, else waits here.
+    /// `target`: the blueprint, for a run of one given inline (see
+    /// [`App::resume_plan`]). Start it with [`App::start_run`]; the waiting run is then
+    /// settled (`interrupted`, resumed by the new run).
+    pub fn answer_plan(
+        &self,
+        run_id: &str,
+        question: &Question,
+        answer: Answer,
+        target: Option<Target>,
+        people: Option<Arc<dyn People>>,
+    ) -> Result<StartRun> {
+        check(question, &answer)?;
+        let record =
+            self.store().run(run_id)?.ok_or_else(|| AppError::NotFound { what: "run", id: run_id.to_owned() })?;
+        if record.status != RecordStatus::Waiting || self.active_runs().iter().any(|(id, _)| id == run_id) {
+            return Err(AppError::QuestionNotOpen(format!(
+                "run `{run_id}` is {} here, not left waiting by an earlier process",
+                if record.status == RecordStatus::Waiting { "in flight" } else { record.status.as_str() }
+            )));
+        }
+        if !self.inner.questions.claim(run_id) {
+            return Err(AppError::QuestionNotOpen(format!("run `{run_id}` is being resumed with an answer already")));
+        }
+        let planned = self.plan_resume(&record, target);
+        let mut spec = match planned {
+            Ok(spec) => spec,
+            Err(e) => {
+                self.inner.questions.resumed(run_id);
+                return Err(e);
+            }
+        };
+        let mut given = earlier_answers(&self.store().events(run_id)?);
+        given.entry((question.step.clone(), question.path.clone())).or_default().push_back(answer);
+        spec.people = Some(Arc::new(Replay { given: Mutex::new(given), then: people }));
+        // Started as the waiting run was (the studio, the scheduler…).
+        spec.trigger = match record.trigger.as_str() {
+            "studio" => Trigger::Studio,
+            "mcp" => Trigger::Mcp,
+            "schedule" => Trigger::Schedule,
+            _ => Trigger::Cli,
+        };
+        spec.wait = true;
+        Ok(spec)
+    }
+
+    /// The runs an earlier process left `waiting`, with their open questions (runs in
+    /// flight here, or being resumed, left out).
+    fn waiting_runs(&self) -> Vec<(String, Vec<Question>)> {
+        let records = match self.store().waiting_runs() {
+            Ok(records) => records,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not list the waiting runs");
+                return Vec::new();
+            }
+        };
+        let active: BTreeSet<String> = self.active_runs().into_iter().map(|(id, _)| id).collect();
+        let resuming = self.inner.questions.resuming().clone();
+        records
+            .into_iter()
+            .filter(|r| !active.contains(&r.id) && !resuming.contains(&r.id))
+            .filter_map(|r| {
+                let events = self.store().events(&r.id).ok()?;
+                Some((r.id, open_questions(&events)))
+            })
+            .collect()
+    }
+
+    /// The open questions of run `run_id`, left `waiting` by an earlier process.
+    fn stored_questions(&self, run_id: &str) -> Result<Vec<Question>> {
+        let record =
+            self.store().run(run_id)?.ok_or_else(|| AppError::NotFound { what: "run", id: run_id.to_owned() })?;
+        if record.status != RecordStatus::Waiting {
+            let by = self.store().resumed_by(run_id)?.map(|by| format!(" (answered: run `{by}` resumed it)"));
+            return Err(AppError::QuestionNotOpen(format!(
+                "run `{run_id}` is {}, not waiting for an answer{}",
+                record.status.as_str(),
+                by.unwrap_or_default()
+            )));
+        }
+        Ok(open_questions(&self.store().events(run_id)?))
+    }
+
+    /// One line per question of the runs an earlier process left waiting, saying how to
+    /// answer it: what a long-lived front door logs when it starts.
+    pub fn waiting_notes(&self) -> Vec<String> {
+        self.waiting_runs()
+            .into_iter()
+            .flat_map(|(run, questions)| {
+                questions.into_iter().map(move |q| {
+                    format!(
+                        "run {run} waits for an answer at step `{}`: {}; answer it with `mcpflow answer {run} {} --answers FILE` (or in the studio)",
+                        q.step, q.message, q.step
+                    )
+                })
+            })
+            .collect()
+    }
+}
+
+/// The answers a run's events record, by step instance, in order.
+fn earlier_answers(events: &[mcpflow_engine::RunEvent]) -> HashMap<(String, IterationPath), VecDeque<Answer>> {
+    let mut given: HashMap<(String, IterationPath), VecDeque<Answer>> = HashMap::new();
+    for e in events {
+        if let EventKind::StepAnswered { step, path, answer } = &e.kind {
+            given.entry((step.clone(), path.clone())).or_default().push_back(answer.clone());
+        }
+    }
+    given
+}
+
+/// The people of a run resuming a waiting one: the answers given already, by step
+/// instance, in order (one that does not fit the question asked now is not used); then
+/// `then`; then (the run's `wait`) the application's registry.
+struct Replay {
+    given: Mutex<HashMap<(String, IterationPath), VecDeque<Answer>>>,
+    then: Option<Arc<dyn People>>,
+}
+
+impl People for Replay {
+    fn ask(
+        &self,
+        question: Question,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, std::result::Result<Answer, CallError>> {
+        let key = (question.step.clone(), question.path.clone());
+        let found =
+            self.given.lock().unwrap_or_else(PoisonError::into_inner).get_mut(&key).and_then(VecDeque::pop_front);
+        // A server that asks something else this time is asked anew.
+        let found = found.filter(|answer| check(&question, answer).is_ok());
+        match (found, &self.then) {
+            (Some(answer), _) => Box::pin(async move { Ok(answer) }),
+            (None, Some(then)) => then.ask(question, cancel),
+            (None, None) => Box::pin(async move { Err(question.unanswerable("nobody is there to answer")) }),
+        }
+    }
+}
+
+/// `first`, and when it cannot answer (`INPUT_REQUIRED`) the question waits in `then`.
+pub(crate) fn then_wait(first: Arc<dyn People>, then: Arc<dyn People>) -> Arc<dyn People> {
+    Arc::new(ThenWait { first, then })
+}
+
+struct ThenWait {
+    first: Arc<dyn People>,
+    then: Arc<dyn People>,
+}
+
+impl People for ThenWait {
+    fn ask(
+        &self,
+        question: Question,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, std::result::Result<Answer, CallError>> {
+        let (first, then) = (self.first.clone(), self.then.clone());
+        Box::pin(async move {
+            match first.ask(question.clone(), cancel.clone()).await {
+                Err(e) if e.code == "INPUT_REQUIRED" => then.ask(question, cancel).await,
+                other => other,
+            }
+        })
+    }
+}
+
+/// The envelope of a run left waiting ([`App::park`]): not finished — its record stays
+/// `waiting` — and saying how to answer.
+pub(crate) fn left_waiting(envelope: &mut Envelope, open: &[Question]) {
+    envelope.status = RunStatus::Interrupted;
+    envelope.errors = open
+        .iter()
+        .map(|q| ErrorEntry {
+            step: q.step.clone(),
+            path: q.path.clone(),
+            code: "RUN_WAITING".to_owned(),
+            message: format!(
+                "the run is left waiting for an answer: {}; answer it with `mcpflow answer {} {} --answers FILE` (or in the studio), and it resumes",
+                q.message, envelope.run_id, q.step
+            ),
+        })
+        .collect();
 }

@@ -5,6 +5,9 @@
 //! that task again instead of calling its tool a second time (`RunConfig::resume_tasks`).
 //! The other steps run. The new run's record names the run it resumes.
 //!
+//! A run left `waiting` for a person (its process stopped or died while a question was
+//! open) resumes the same way once its question is answered (`runs/questions.rs`).
+//!
 //! Limits: a loop that had not finished runs again from its first iteration (only its
 //! task in flight, at its iteration path, is polled rather than called); a run is resumed
 //! once — a second resume of the same run is refused.
@@ -15,7 +18,7 @@ use crate::app::App;
 use crate::error::{AppError, Result};
 use mcpflow_engine::event::IterationPath;
 use mcpflow_engine::{EventKind, RunConfig, RunEvent, TaskHandle};
-use mcpflow_store::RecordStatus;
+use mcpflow_store::{RecordStatus, RunRecord};
 use std::collections::HashMap;
 
 impl App {
@@ -25,12 +28,24 @@ impl App {
     pub fn resume_plan(&self, run_id: &str, target: Option<Target>) -> Result<StartRun> {
         let record =
             self.store().run(run_id)?.ok_or_else(|| AppError::NotFound { what: "run", id: run_id.to_owned() })?;
+        if record.status == RecordStatus::Waiting {
+            return Err(AppError::BadRequest(format!(
+                "run `{run_id}` is waiting for an answer, not interrupted: answer it and it resumes (`mcpflow runs --waiting` shows its question; `mcpflow answer {run_id} STEP --answers FILE`)"
+            )));
+        }
         if record.status != RecordStatus::Interrupted {
             return Err(AppError::BadRequest(format!(
                 "run `{run_id}` is {}, not interrupted: only a run whose process died can be resumed; re-run it instead (`mcpflow rerun`)",
                 record.status.as_str()
             )));
         }
+        self.plan_resume(&record, target)
+    }
+
+    /// The resume of `record` (interrupted, or waiting for an answer): its finished
+    /// steps pinned, its tasks in flight polled again, the rest to run.
+    pub(super) fn plan_resume(&self, record: &RunRecord, target: Option<Target>) -> Result<StartRun> {
+        let run_id = record.id.as_str();
         if let Some(by) = self.store().resumed_by(run_id)? {
             return Err(AppError::BadRequest(format!(
                 "run `{run_id}` was already resumed by run `{by}`; resume that one if it was interrupted too"
@@ -40,8 +55,15 @@ impl App {
             Some(target) => target,
             None if record.blueprint_rev.is_some() => Target::Stored(record.blueprint.clone()),
             None => {
+                let how = if record.status == RecordStatus::Waiting {
+                    format!(
+                        "answer it with the same file (`mcpflow answer {run_id} STEP --answers ANSWERS --file FILE`)"
+                    )
+                } else {
+                    format!("resume it on the same file (`mcpflow resume {run_id} --file FILE`)")
+                };
                 return Err(AppError::BadRequest(format!(
-                    "run `{run_id}` ran blueprint `{}` as given (not from the store), so the run keeps no copy of it; resume it on the same file (`mcpflow resume {run_id} --file FILE`)",
+                    "run `{run_id}` ran blueprint `{}` as given (not from the store), so the run keeps no copy of it; {how}",
                     record.blueprint
                 )));
             }

@@ -295,6 +295,7 @@ impl Call<'_> {
             stack: self.stack.clone(),
             tasks: Default::default(),
             ask,
+            sample: None,
         };
         match self.app.pool().call(request).await {
             Ok(raw) => {
@@ -374,6 +375,8 @@ impl Call<'_> {
         };
         let mut spec = StartRun::new(target, inputs, Trigger::Mcp);
         spec.stack = self.stack.clone();
+        // Sampling (issue 17): the client answers its servers' sampling when it declared it.
+        spec.sampler = super::sampling::forwarding(self.context);
         let (envelope, events) = self.watch(spec).await?;
         let mut answer = json!(envelope);
         if steps_detail {
@@ -504,6 +507,8 @@ impl Call<'_> {
         })?;
         let mut spec = StartRun::new(Target::Inline(prepared.blueprint.clone()), json!({}), Trigger::Mcp);
         spec.stack = self.stack.clone();
+        // Sampling (issue 17): as in run_workflow.
+        spec.sampler = super::sampling::forwarding(self.context);
         let (envelope, events) = self.watch(spec).await?;
         Ok(json!(pipeline::report(&prepared.ids, &events, &envelope)))
     }

@@ -16,10 +16,12 @@ mod rerun;
 mod roots;
 mod roots_change;
 mod runs;
+mod sampling;
 mod schedule;
 mod serve;
 mod serve_people;
 mod servers;
+mod waiting;
 
 use mcpflow_app::headless::{self, HeadlessRun};
 use mcpflow_engine::{Envelope, EventKind, EventSink, RunEvent};

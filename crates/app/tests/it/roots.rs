@@ -66,6 +66,7 @@ async fn the_studio_and_serve_give_the_data_folders_files_and_a_servers_own_root
         stack: Vec::new(),
         tasks: Default::default(),
         ask: None,
+        sample: None,
     };
     let pool = app.pool();
     let default = pool.call(roots("everything")).await.unwrap();

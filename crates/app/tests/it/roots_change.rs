@@ -25,6 +25,7 @@ fn roots_call() -> CallRequest {
         stack: Vec::new(),
         tasks: Default::default(),
         ask: None,
+        sample: None,
     }
 }
 

@@ -51,6 +51,7 @@ pub(crate) async fn call(pool: &Pool, tool: &str, args: Value, progress: Option<
         stack: Vec::new(),
         tasks: Default::default(),
         ask: None,
+        sample: None,
     };
     pool.call(request).await.unwrap_or_else(|e| panic!("{tool}: {e}"))
 }

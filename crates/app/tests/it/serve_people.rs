@@ -48,6 +48,7 @@ async fn call(pool: &Pool, tool: &str, args: Value, asked: &Arc<Mutex<Vec<Questi
         stack: Vec::new(),
         tasks: Default::default(),
         ask: Some(mcpflow_engine::CallAsk { sink, confirm_destructive: false }),
+        sample: None,
     };
     pool.call(request).await.unwrap_or_else(|e| panic!("{tool}: {e}"))
 }

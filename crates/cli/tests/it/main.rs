@@ -19,12 +19,14 @@ mod people;
 mod reading;
 mod rerun;
 mod run;
+mod sampling;
 mod secrets;
 mod serve;
 mod servers;
 mod signals;
 mod tasks;
 mod validate;
+mod waiting;
 mod workflow_refs;
 
 use std::path::{Path, PathBuf};

@@ -116,6 +116,24 @@ impl Scheduler {
         self.emit(EventKind::StepAnswered { step, path, answer });
     }
 
+    pub(super) fn sampling(&mut self, inv: InvId, server: String, request: Value) {
+        let Some(&(frame, pos)) = self.invocations.get(&inv) else { return };
+        let step = self.step_name(frame, pos);
+        let path = self.frames[frame].path.clone();
+        self.emit(EventKind::StepSampling { step, path, server, request });
+    }
+
+    pub(super) fn sampled(&mut self, inv: InvId, server: String, outcome: Result<Box<Value>, CallError>) {
+        let Some(&(frame, pos)) = self.invocations.get(&inv) else { return };
+        let step = self.step_name(frame, pos);
+        let path = self.frames[frame].path.clone();
+        let (result, error) = match outcome {
+            Ok(result) => (Some(*result), None),
+            Err(e) => (None, Some(StepError { code: e.code, message: e.message, detail: e.detail, exhausted: None })),
+        };
+        self.emit(EventKind::StepSampled { step, path, server, result, error });
+    }
+
     pub(super) fn progress(&mut self, inv: InvId, p: Progress) {
         let Some(&(frame, pos)) = self.invocations.get(&inv) else { return };
         let step = self.step_name(frame, pos);

@@ -6,6 +6,7 @@
 
 mod input;
 mod rerun;
+mod sampling;
 mod scheduler;
 mod sim;
 mod until;

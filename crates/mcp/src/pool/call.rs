@@ -12,7 +12,7 @@ use super::tasks::{self, TaskCall};
 use super::{Context, Inner, Pool};
 use crate::error::{Error, Result};
 use mcpflow_engine::people::{Answer, Asking, Question};
-use mcpflow_engine::{AskSink, CallAsk, CallRequest, CallTarget, ProgressSink, TaskHooks, TaskSink};
+use mcpflow_engine::{AskSink, CallAsk, CallRequest, CallTarget, ProgressSink, SampleSink, TaskHooks, TaskSink};
 use rmcp::model::InputResponses;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest, CustomRequest,
@@ -57,7 +57,7 @@ impl Pool {
     /// `ReadResourceResult` or `GetPromptResult`) as JSON. A tool result with
     /// `isError: true` is a success here: the caller decides what it means.
     pub async fn call(&self, request: CallRequest) -> Result<Value> {
-        let CallRequest { target, timeout, cancel, progress, stack, tasks, ask } = request;
+        let CallRequest { target, timeout, cancel, progress, stack, tasks, ask, sample } = request;
         let inner = &*self.inner;
         // Resuming a task: the server that runs it, whatever the step names.
         let target = match (&tasks.resume, target) {
@@ -85,7 +85,7 @@ impl Pool {
             let timeout = timeout.or(server.timeout).unwrap_or(inner.cx.options.default_timeout);
             let call =
                 Call { inner, server: &server, connection: &connection, method: &method, timeout, cancel: &cancel };
-            execute(call, progress, tasks, ask.map(|a| a.sink)).await
+            execute(call, progress, tasks, ask.map(|a| a.sink), sample).await
         }
         .await;
         match outcome {
@@ -208,9 +208,25 @@ struct Call<'a> {
     cancel: &'a CancellationToken,
 }
 
+/// What a call waits on that is not the server: a person answering the server's question,
+/// the model its sampling request. While either is open (or was answered less than the
+/// call's timeout ago), the call's deadline waits.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Waits<'a> {
+    asked: Option<&'a super::asks::Asked>,
+    sampled: Option<&'a super::sampling::Sampling>,
+}
+
+impl Waits<'_> {
+    pub fn extends(&self, timeout: Duration) -> Option<Instant> {
+        self.asked.and_then(|a| a.extends(timeout)).or_else(|| self.sampled.and_then(|s| s.extends(timeout)))
+    }
+}
+
 impl Call<'_> {
-    fn task(&self, progress: Option<ProgressSink>, started: Option<TaskSink>) -> TaskCall<'_> {
+    fn task<'w>(&'w self, progress: Option<ProgressSink>, started: Option<TaskSink>, waits: Waits<'w>) -> TaskCall<'w> {
         TaskCall {
+            waits,
             server: self.server,
             connection: self.connection,
             method: self.method,
@@ -230,10 +246,14 @@ async fn execute(
     progress: Option<ProgressSink>,
     tasks: TaskHooks,
     ask: Option<AskSink>,
+    sample: Option<SampleSink>,
 ) -> Result<Value> {
     let Call { inner, server, connection, method, timeout, cancel } = call;
     // The server's questions during this call go to its step.
     let asking = ask.map(|sink| connection.asks.register(sink));
+    // So do its requests for a model completion.
+    let sampling = sample.map(|sink| connection.samples.register(sink));
+    let waits = Waits { asked: asking.as_ref().map(|a| &*a.asked), sampled: sampling.as_ref().map(|s| &*s.sampling) };
     let name = || server.name.clone();
     let deadline = inner.cx.deadlines.watch(Instant::now() + timeout);
     let _permit = tokio::select! {
@@ -245,12 +265,12 @@ async fn execute(
     drop(deadline);
     let TaskHooks { started, resume } = tasks;
     if let Some(handle) = &resume {
-        return call.task(progress, None).resume(handle).await;
+        return call.task(progress, None, waits).resume(handle).await;
     }
     if let Method::Tool { name: tool, .. } = method
         && connection.runs_as_task(tool)
     {
-        return call.task(progress, started).start().await;
+        return call.task(progress, started, waits).start().await;
     }
     // A 2026-07-28 server may answer `input_required` (multi round-trip): its questions
     // are answered on this step and the request is sent again with the answers and the
@@ -279,9 +299,9 @@ async fn execute(
                     return Err(Error::Cancelled { server: Some(name()) });
                 }
                 () = deadline.expired() => {
-                    // A person is answering the server's question (or just did): the time
-                    // left is counted from the answer.
-                    if let Some(until) = asking.as_ref().and_then(|a| a.asked.extends(timeout)) {
+                    // A person is answering the server's question, or the model its
+                    // sampling request (or just did): the time left is counted from the answer.
+                    if let Some(until) = waits.extends(timeout) {
                         deadline = inner.cx.deadlines.watch(until);
                         continue;
                     }
@@ -317,14 +337,14 @@ async fn execute(
             {
                 tracing::debug!(server = %server.name, tool, "the tool runs only as a task");
                 connection.set_runs_as_task(tool);
-                return call.task(progress, started).start().await;
+                return call.task(progress, started, waits).start().await;
             }
             // A server may run any call as a task (the 2026-07-28 extension): follow it.
             if let Method::Tool { .. } = method
                 && !matches!(result, ServerResult::CallToolResult(_))
                 && let Some(state) = to_json(&server.name, &result).ok().as_ref().and_then(tasks::read_task)
             {
-                return call.task(progress, started).created(state).await;
+                return call.task(progress, started, waits).created(state).await;
             }
             method.output(&server.name, result)
         }
@@ -340,7 +360,7 @@ async fn execute(
             {
                 tracing::debug!(server = %server.name, tool, message = %data.message, "the tool runs as a task");
                 connection.set_runs_as_task(tool);
-                return call.task(progress, started).start().await;
+                return call.task(progress, started, waits).start().await;
             }
             Err(Box::pin(service_error(&inner.cx, server, connection, error)).await)
         }

@@ -12,6 +12,7 @@ use super::notes::ServerNotes;
 use super::probe::{Probe, probe_wait};
 use super::process::{self, ChildProcess};
 use super::progress::{ProgressRoutes, TaskRoutes};
+use super::sampling::SampleRoutes;
 use super::{Context, http};
 use crate::config::launch::{self, TransportKind, transport_kind};
 use crate::config::roots;
@@ -35,6 +36,8 @@ pub(crate) struct Connection {
     pub asks: Arc<AskRoutes>,
     /// The roots this session answers `roots/list` with (also inside `input_required`).
     pub roots: Roots,
+    /// The calls in flight that take the server's sampling requests.
+    pub samples: Arc<SampleRoutes>,
     pub discovery: Arc<DiscoveryCell>,
     /// Compiled input schemas, to check a call's arguments before it is sent.
     pub args: super::args::ArgChecks,
@@ -66,6 +69,8 @@ impl Connection {
             discovery: Arc::new(DiscoveryCell::new(server)),
             roots,
             asks: Arc::new(AskRoutes::default()),
+            // The switch "may ask the model": off unless the entry says so.
+            samples: Arc::new(SampleRoutes::new(matches!(entry, ServerEntry::Config(c) if c.sampling))),
             server: Arc::from(server),
         };
         // Every message about this session goes through `notes.hide`: once the launch is
@@ -134,6 +139,7 @@ impl Connection {
             tasks: handler.tasks,
             asks: handler.asks,
             roots: handler.roots,
+            samples: handler.samples,
             discovery: handler.discovery,
             args: super::args::ArgChecks::default(),
             child: Mutex::new(child),

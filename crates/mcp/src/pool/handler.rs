@@ -1,7 +1,7 @@
 //! The pool's side of one MCP session (rmcp's `ClientHandler`): what it tells servers
 //! about itself (the roots capability, nothing it does not handle), the roots it answers
 //! `roots/list` with, their questions for a person (elicitation, to the call they belong
-//! to: `asks.rs`), and what it does with their notifications — progress goes to the
+//! to: `asks.rs`), their requests for a model completion (sampling: `sampling.rs`), and what it does with their notifications — progress goes to the
 //! call that asked, task status to the call following the task, `list_changed` lists
 //! again, log messages go to the log.
 
@@ -13,12 +13,14 @@ use super::asks::AskRoutes;
 use super::discovery::{DiscoveryCell, List};
 use super::notes::ServerNotes;
 use super::progress::{ProgressRoutes, TaskRoutes};
+use super::sampling::SampleRoutes;
 use crate::config::roots::Root;
 use rmcp::ClientHandler;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationCapability, ErrorData,
-    FormElicitationCapability, Implementation, ListRootsResult, LoggingMessageNotificationParam,
-    ProgressNotificationParam, ProtocolVersion, RootsCapabilities, UrlElicitationCapability,
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, ElicitationCapability, ErrorData, FormElicitationCapability, Implementation, ListRootsResult,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion, RootsCapabilities, SamplingCapability,
+    UrlElicitationCapability,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use std::sync::{Arc, PoisonError, RwLock};
@@ -69,7 +71,9 @@ impl Roots {
 /// What the pool declares: roots (which it answers, and says when they change) and
 /// elicitation, form and URL mode (each question goes to the step whose call it belongs
 /// to, and from there to the run's people — or fails that step with `INPUT_REQUIRED`
-/// when nobody can answer); sampling only once something handles it.
+/// when nobody can answer) and sampling (each request goes to the step whose call it
+/// belongs to, refused unless the server's entry says `"sampling": true`, and answered by
+/// the run's sampler — or fails that step with `SAMPLING_UNAVAILABLE`).
 pub(crate) fn capabilities() -> ClientCapabilities {
     let mut roots = RootsCapabilities::default();
     roots.list_changed = Some(true);
@@ -80,6 +84,7 @@ pub(crate) fn capabilities() -> ClientCapabilities {
             .with_form(FormElicitationCapability::new())
             .with_url(UrlElicitationCapability::new()),
     );
+    capabilities.sampling = Some(SamplingCapability::default());
     capabilities
 }
 
@@ -93,6 +98,8 @@ pub(crate) struct Handler {
     pub roots: Roots,
     /// The calls in flight that take the server's questions.
     pub asks: Arc<AskRoutes>,
+    /// The calls in flight that take the server's sampling requests, and its switch.
+    pub samples: Arc<SampleRoutes>,
     /// The configured server's name, for the questions it asks.
     pub server: Arc<str>,
 }
@@ -119,6 +126,14 @@ impl ClientHandler for Handler {
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         Ok(self.asks.elicit(&self.server, request).await)
+    }
+
+    async fn create_message(
+        &self,
+        request: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        self.samples.create_message(&self.server, request).await
     }
 
     async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {

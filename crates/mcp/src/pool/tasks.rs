@@ -2,7 +2,9 @@
 //! reported (and recorded by the run's journal) before anything relies on it, `tasks/get`
 //! polled at the server's `pollInterval` (clamped to 100 ms…30 s), each new status or
 //! status message passed on as progress, the result fetched with `tasks/result` (or read
-//! inline, as the 2026-07-28 extension gives it), `tasks/cancel` sent when the step is
+//! inline, as the 2026-07-28 extension gives it) — at once when the task is
+//! `input_required`: the server sends its elicitation or sampling request while that
+//! `tasks/result` is open, and answers it when the task ends —, `tasks/cancel` sent when the step is
 //! cancelled, and an interrupted run's task polled again instead of calling the tool twice.
 //!
 //! Spoken in the 2025-11-25 shape (`tools/call` with `task: {ttl}`, `CreateTaskResult`
@@ -90,6 +92,8 @@ fn now_rfc3339() -> String {
 
 /// One task-mode tool call on one session.
 pub(crate) struct TaskCall<'a> {
+    /// A person or the model answering the server (its `tasks/result` waits for them).
+    pub waits: super::call::Waits<'a>,
     pub server: &'a Server,
     pub connection: &'a Connection,
     pub method: &'a Method,
@@ -243,11 +247,16 @@ impl TaskCall<'_> {
                 "cancelled" => {
                     return Err(Error::TaskCancelled { server: self.name(), task_id: id, message: state.message });
                 }
-                // The task waits for an answer from this side (elicitation, sampling):
-                // the 2025-11-25 server delivers its queued requests while `tasks/result`
-                // is open, and they are answered as any request of this call (the step's
-                // people); the result ends the wait.
-                "input_required" => return self.result(state).await,
+                // The server waits for something of ours (an elicitation, a sampling
+                // request): 2025-11-25 sends it while `tasks/result` is open, which then
+                // answers once the task ends (the TypeScript SDK's `simpleTaskInteractive`).
+                "input_required" => {
+                    let result = self.result(state).await;
+                    if result.is_ok() {
+                        live.armed = false;
+                    }
+                    return result;
+                }
                 _ => {}
             }
             if let Some(suggested) = state.poll {
@@ -338,18 +347,28 @@ impl TaskCall<'_> {
         &self,
         request: ClientRequest,
     ) -> std::result::Result<ServerResult, std::result::Result<ServiceError, Error>> {
-        let deadline = self.deadlines.watch(Instant::now() + self.timeout);
+        let mut deadline = self.deadlines.watch(Instant::now() + self.timeout);
         let handle = self.connection.peer().send_request_with_option(request, PeerRequestOptions::no_options()).await;
-        let RequestHandle { rx, id, progress_token, .. } = handle.map_err(Ok)?;
+        let RequestHandle { mut rx, id, progress_token, .. } = handle.map_err(Ok)?;
         let _progress = self.progress.clone().map(|sink| self.connection.progress.register(progress_token, sink));
-        let stop = tokio::select! {
-            biased;
-            answer = rx => return match answer {
-                Ok(answer) => answer.map_err(Ok),
-                Err(_) => Err(Ok(ServiceError::TransportClosed)),
-            },
-            () = self.cancel.cancelled() => Stop::Cancelled,
-            () = deadline.expired() => Stop::TimedOut,
+        let stop = loop {
+            tokio::select! {
+                biased;
+                answer = &mut rx => return match answer {
+                    Ok(answer) => answer.map_err(Ok),
+                    Err(_) => Err(Ok(ServiceError::TransportClosed)),
+                },
+                () = self.cancel.cancelled() => break Stop::Cancelled,
+                () = deadline.expired() => {
+                    // A person or the model is answering the server (`tasks/result` is open
+                    // while they do): the time left is counted from the answer.
+                    if let Some(until) = self.waits.extends(self.timeout) {
+                        deadline = self.deadlines.watch(until);
+                        continue;
+                    }
+                    break Stop::TimedOut;
+                }
+            }
         };
         match stop {
             Stop::Cancelled => {

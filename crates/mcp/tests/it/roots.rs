@@ -86,7 +86,7 @@ head -n 1 > "$1""#;
 }
 
 #[tokio::test]
-async fn the_capabilities_sent_declare_roots_and_elicitation_and_not_sampling() {
+async fn the_capabilities_sent_declare_roots_elicitation_and_sampling() {
     let dir = tempfile::tempdir().unwrap();
     let (discover, initialize) = first_requests(dir.path()).await;
     assert_eq!(discover["method"], "server/discover", "{discover}");
@@ -98,9 +98,9 @@ async fn the_capabilities_sent_declare_roots_and_elicitation_and_not_sampling() 
         let capabilities = capabilities.as_object().unwrap_or_else(|| panic!("no capabilities in {sent}"));
         assert_eq!(capabilities.get("roots"), Some(&json!({"listChanged": true})), "{sent}");
         // Elicitation is answered (by the run's people, or refused with INPUT_REQUIRED);
-        // sampling is declared only where something answers it.
+        // sampling by the provider, the calling agent or a person, as the server's switch allows.
         assert_eq!(capabilities.get("elicitation"), Some(&json!({"form": {}, "url": {}})), "{sent}");
-        assert!(!capabilities.contains_key("sampling"), "{sent}");
+        assert_eq!(capabilities.get("sampling"), Some(&json!({})), "{sent}");
     }
 }
 

@@ -88,6 +88,7 @@ pub fn request(target: CallTarget) -> CallRequest {
         stack: Vec::new(),
         tasks: Default::default(),
         ask: None,
+        sample: None,
     }
 }
 

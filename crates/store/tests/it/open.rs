@@ -147,3 +147,113 @@ fn a_file_where_the_folder_should_be_is_a_clear_error() {
     assert_eq!(error.code(), "STORE_FOLDER");
     assert!(error.to_string().contains("MCPFLOW_HOME"), "{error}");
 }
+
+fn asked(seq: u64, step: &str, id: &str) -> mcpflow_engine::RunEvent {
+    use mcpflow_engine::people::{Asking, Question};
+    let question = Question {
+        id: id.to_owned(),
+        step: step.to_owned(),
+        path: vec![],
+        asking: Asking::Input,
+        server: None,
+        message: format!("{step}?"),
+        schema: Some(serde_json::json!({"type": "object", "properties": {"value": {"type": "string"}}})),
+        default: None,
+        url: None,
+        call: None,
+    };
+    mcpflow_engine::RunEvent {
+        seq,
+        at_ms: seq,
+        kind: mcpflow_engine::EventKind::StepWaiting { step: step.to_owned(), path: vec![], question },
+    }
+}
+
+fn answered(seq: u64, step: &str) -> mcpflow_engine::RunEvent {
+    use mcpflow_engine::people::Answer;
+    let answer = Answer::Accept { content: serde_json::json!({"value": "x"}) };
+    mcpflow_engine::RunEvent {
+        seq,
+        at_ms: seq,
+        kind: mcpflow_engine::EventKind::StepAnswered { step: step.to_owned(), path: vec![], answer },
+    }
+}
+
+/// A run whose events end with a question nobody answered stays `waiting` (unfinished,
+/// its question readable) across opens; one whose question was answered before the
+/// process died is `interrupted` like any other.
+#[test]
+fn a_run_left_with_an_open_question_is_waiting_on_the_next_open_and_keeps_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (asking, answered_run, parked) = (run_id(1), run_id(2), run_id(3));
+    let store = open(dir.path());
+    for id in [&asking, &answered_run, &parked] {
+        store.begin_run(&record(id, "inv")).unwrap();
+        store.append_event(id, &event(0)).unwrap();
+        store.append_event(id, &asked(1, "ask", "q1")).unwrap();
+    }
+    store.append_event(&answered_run, &answered(2, "ask")).unwrap();
+    // Set while it waited, as the application does when it records `StepWaiting`.
+    store.set_waiting(&parked, true).unwrap();
+    assert_eq!(store.run(&parked).unwrap().unwrap().status, RecordStatus::Waiting);
+    drop(store);
+
+    let opened = Store::open(dir.path()).unwrap();
+    assert_eq!(opened.interrupted, std::slice::from_ref(&answered_run));
+    assert_eq!(opened.waiting, [asking.clone(), parked.clone()]);
+    for id in [&asking, &parked] {
+        let record = opened.store.run(id).unwrap().unwrap();
+        assert_eq!((record.status, record.finished_at), (RecordStatus::Waiting, None));
+        let open = mcpflow_store::open_questions(&opened.store.events(id).unwrap());
+        assert_eq!(open.iter().map(|q| (q.step.as_str(), q.id.as_str())).collect::<Vec<_>>(), [("ask", "q1")]);
+    }
+    let listed: Vec<String> = opened.store.waiting_runs().unwrap().into_iter().map(|r| r.id).collect();
+    assert_eq!(listed, [asking.clone(), parked.clone()]);
+    // Answered by a resuming run: settled once, then no longer waiting.
+    assert!(opened.store.settle_waiting(&asking).unwrap());
+    assert!(!opened.store.settle_waiting(&asking).unwrap());
+    assert_eq!(opened.store.run(&asking).unwrap().unwrap().status, RecordStatus::Interrupted);
+    drop(opened);
+
+    let again = Store::open(dir.path()).unwrap();
+    assert_eq!(again.waiting, std::slice::from_ref(&parked), "still waiting after another open");
+    assert!(again.interrupted.is_empty());
+}
+
+#[test]
+fn a_question_withdrawn_by_its_step_ending_or_retrying_is_not_open() {
+    use mcpflow_engine::{EventKind, RunEvent, StepError, StepStatus};
+    let finished = RunEvent {
+        seq: 2,
+        at_ms: 2,
+        kind: EventKind::StepFinished {
+            step: "ask".into(),
+            path: vec![],
+            status: StepStatus::Failed,
+            output: None,
+            error: None,
+            attempts: 1,
+            duration_ms: 1,
+            raw: None,
+            recovered_by: None,
+        },
+    };
+    let retrying = RunEvent {
+        seq: 4,
+        at_ms: 4,
+        kind: EventKind::StepRetrying {
+            step: "call".into(),
+            path: vec![],
+            attempt: 2,
+            delay_ms: 0,
+            error: StepError { code: "X".into(), message: "x".into(), detail: None, exhausted: None },
+        },
+    };
+    let events = [asked(1, "ask", "q1"), finished, asked(3, "call", "q2"), retrying, asked(5, "other", "q3")];
+    let open = mcpflow_store::open_questions(&events);
+    assert_eq!(open.iter().map(|q| q.id.as_str()).collect::<Vec<_>>(), ["q3"]);
+    let mut tracker = mcpflow_store::OpenQuestions::default();
+    assert_eq!(tracker.apply(&events[0].kind), Some(true));
+    assert_eq!(tracker.apply(&answered(6, "other").kind), None);
+    assert_eq!(tracker.apply(&events[1].kind), Some(false));
+}

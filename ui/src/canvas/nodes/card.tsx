@@ -8,7 +8,7 @@ import { useDoc } from '../../doc/store';
 import type { Json, Step } from '../../doc/types';
 import type { StepNodeData } from '../../graph/types';
 import { KindIcon } from './icons';
-import { BreakpointToggle, RunStatus, useRunClass, useNodeRun } from './run';
+import { BreakpointToggle, QuestionBar, RunStatus, useRunClass, useNodeRun } from './run';
 import { StepTitle } from './title';
 
 /** Compact one-line text of a JSON value. */
@@ -144,6 +144,7 @@ export function StepCard({ id, kind, data, selected, subtitle, fields = [], chil
         </div>
       )}
       {run && <RunStatus id={id} node={run} />}
+      {run?.question && <QuestionBar id={id} node={run} />}
       {outHandle && <StepHandle id={id} handle="out" type="source" position={Position.Right} title="then…" />}
       <StepHandle id={id} handle="fallback" type="source" position={Position.Bottom} className="handle-fallback" title="on failure, run…" />
     </div>

@@ -39,6 +39,15 @@ const paths: Record<string, ReactElement> = {
       <path d="M12 7v5l3 2" />
     </>
   ),
+  // A raised hand: a person answers.
+  input: (
+    <>
+      <path d="M8 13V6.5a1.5 1.5 0 0 1 3 0V12" />
+      <path d="M11 11V4.5a1.5 1.5 0 0 1 3 0V11" />
+      <path d="M14 11V5.5a1.5 1.5 0 0 1 3 0V14" />
+      <path d="M8 12.5 6.6 11a1.6 1.6 0 0 0-2.4 2.1L8 18.5c1.2 1.6 2.7 2.5 5 2.5h.5a4.5 4.5 0 0 0 3.5-4.4V13" />
+    </>
+  ),
   unknown: (
     <>
       <circle cx="12" cy="12" r="8" />

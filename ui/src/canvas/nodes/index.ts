@@ -2,6 +2,7 @@
 //! never sees a new `nodeTypes` object).
 
 import type { NodeTypes } from '@xyflow/react';
+import { InputNode } from './input';
 import { LoopNode } from './loop';
 import { PromptNode } from './prompt';
 import { ResourceNode } from './resource';
@@ -21,5 +22,6 @@ export const nodeTypes = {
   loop: LoopNode,
   workflow: WorkflowNode,
   wait: WaitNode,
+  ask: InputNode,
   unknown: UnknownNode,
 } satisfies NodeTypes;

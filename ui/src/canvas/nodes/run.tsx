@@ -13,6 +13,7 @@ import { findStep } from '../../doc/query';
 import { findTool, inputSchemaOf, useOffers } from '../../panels/inspector/offers';
 import { useBreakpoints } from '../../panels/run/breakpoints';
 import { syncBreakpoints } from '../../panels/run/session';
+import { approve, useAnswers } from '../../panels/run/answers';
 import './run.css';
 
 /** The step's run view, or undefined when no run is shown. */
@@ -88,6 +89,7 @@ function countsText(node: NodeView): string | null {
   const c = node.counts;
   if (!c) return null;
   const parts = [
+    c.waiting ? `${c.waiting} waiting` : null,
     c.running + c.retrying ? `${c.running + c.retrying} running` : null,
     c.succeeded ? `${c.succeeded} ok` : null,
     c.failed ? `${c.failed} failed` : null,
@@ -184,6 +186,14 @@ export const RunStatus = memo(function RunStatus({ id, node }: { id: string; nod
       break;
     case 'paused':
       body = <span className="run-label">❚❚ paused before start</span>;
+      break;
+    case 'waiting':
+      body = (
+        <span className="run-label run-waiting" title={node.question ? `${node.question.message}\n\nAnswer in the inspector (select this step).` : undefined}>
+          <span className="run-waiting-dot" aria-hidden="true" />
+          {node.question?.asking === 'approval' ? 'waiting for approval' : 'waiting for input'}
+        </span>
+      );
       break;
     case 'succeeded':
       body = (
@@ -295,6 +305,72 @@ export const LoopRun = memo(function LoopRun({ id, node }: { id: string; node: N
           {keys.length > shown.length && <span className="iter-more">+{keys.length - shown.length}</span>}
         </div>
       )}
+    </div>
+  );
+});
+
+/**
+ * Under a card whose step waits for a person (live run, latest event): an approval
+ * gate's Approve / Reject, or for a form "Answer…" (selects the step: the form is in the
+ * inspector). Drawn below the card, out of its box: the card keeps its size, so nothing
+ * on the canvas moves when it comes or goes. Test hooks: `question-bar-<id>`,
+ * `node-approve-<id>`, `node-reject-<id>`, `node-answer-<id>`.
+ */
+export const QuestionBar = memo(function QuestionBar({ id, node }: { id: string; node: NodeView }) {
+  const live = useRunStore((s) => s.mode === 'live' && s.cursor === null && s.view.envelope === null);
+  const q = node.question;
+  const busy = useAnswers((s) => (q ? !!s.sending[q.id] || !!s.sent[q.id] : false));
+  const problem = useAnswers((s) => (q ? s.problems[q.id] : undefined));
+  if (!live || !q || node.state !== 'waiting') return null;
+  const stop = (e: { stopPropagation(): void }) => e.stopPropagation();
+  return (
+    <div className="question-bar nodrag nopan" data-testid={`question-bar-${id}`} onDoubleClick={stop} onPointerDown={stop}>
+      {q.asking === 'approval' ? (
+        <>
+          <button
+            type="button"
+            className="primary"
+            data-testid={`node-approve-${id}`}
+            disabled={busy}
+            onClick={(e) => {
+              e.stopPropagation();
+              void approve(q, true);
+            }}
+          >
+            ✓ Approve
+          </button>
+          <button
+            type="button"
+            className="danger"
+            data-testid={`node-reject-${id}`}
+            disabled={busy}
+            title="The step fails with INPUT_REJECTED"
+            onClick={(e) => {
+              e.stopPropagation();
+              void approve(q, false);
+            }}
+          >
+            ✕ Reject
+          </button>
+        </>
+      ) : (
+        <button
+          type="button"
+          data-testid={`node-answer-${id}`}
+          title={q.message}
+          onClick={(e) => {
+            e.stopPropagation();
+            docStore.getState().select([id], { reveal: true });
+          }}
+        >
+          Answer…
+        </button>
+      )}
+      {problem ? (
+        <span className="question-bar-problem" title={problem.message}>
+          {problem.code}
+        </span>
+      ) : null}
     </div>
   );
 });

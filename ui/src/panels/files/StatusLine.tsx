@@ -1,10 +1,12 @@
-//! The status (`data-testid="status"`) and the interrupted-runs notice, drawn as toasts
+//! The status (`data-testid="status"`), the interrupted-runs notice and the questions a
+//! run waits on (`QuestionToasts`), drawn as toasts
 //! over the top-right corner of the canvas: nothing in the toolbar moves when a message
 //! comes or goes, and the whole text is shown (wrapped, never cut). Errors and warnings
 //! stay until dismissed or replaced; the others fade after a while.
 
 import { memo, useEffect, useState } from 'react';
 import { clearStatus, statusStore, useStatus } from '../../backend';
+import { QuestionToasts } from '../run/QuestionToasts';
 
 export const FADE_MS = 10_000;
 
@@ -64,6 +66,7 @@ export function Toasts() {
   return (
     <div className="toasts" aria-label="Messages">
       <InterruptedNotice />
+      <QuestionToasts />
       <StatusLine />
     </div>
   );

@@ -16,6 +16,7 @@ import {
   type Blueprint,
   type Diagnostic,
   type EditResult,
+  type InputStep,
   type LoopStep,
   type PromptStep,
   type ResourceStep,
@@ -28,6 +29,7 @@ import {
   type WorkflowStep,
 } from '../../doc';
 import { NumberInput, RetryEditor, Row, Section, Select, TextInput } from './fields';
+import { InputFields } from './InputFields';
 import { LoopFields, PromptFields, ResourceFields, SwitchFields, ToolFields, TransformFields, WaitFields, WorkflowFields, type KindProps } from './kinds';
 
 function AfterRow({ doc, step, patch }: { doc: Blueprint; step: Step; patch(p: StepPatch): void }) {
@@ -138,6 +140,9 @@ export function StepForm({ step, diags }: StepFormProps) {
       break;
     case 'wait':
       fields = <WaitFields step={step as WaitStep} {...kindProps} />;
+      break;
+    case 'input':
+      fields = <InputFields step={step as InputStep} {...kindProps} />;
       break;
     default:
       fields = <div className="insp-hint">Unknown kind `{String((step as { kind?: unknown }).kind)}`: edit it in the Raw JSON tab.</div>;

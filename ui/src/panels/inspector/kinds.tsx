@@ -22,7 +22,7 @@ import {
 import { ArgsForm, argsErrors } from './ArgsForm';
 import { JsonField } from './CodeEditor';
 import { NumberInput, Row, Select, TextInput } from './fields';
-import { findPrompt, findTool, inputSchemaOf, knownServers, useOffers, type Offer } from './offers';
+import { findPrompt, findTool, inputSchemaOf, isDestructive, knownServers, useOffers, type Offer } from './offers';
 import { namesInScope } from './scope';
 import { TemplateField } from './TemplateInput';
 import { TemplateOrJson } from './TemplateOrJson';
@@ -77,6 +77,7 @@ export function ToolFields({ step, doc, patch, diags }: KindProps<ToolStep>) {
   const tools = serverOffer(offers, step.server).flatMap((o) => o.tools ?? []);
   return (
     <>
+      {isDestructive(tool) || step.confirm !== undefined ? <ConfirmNotice step={step} patch={patch} /> : null}
       <ServerRow value={step.server} doc={doc} optional onChange={(server) => patch({ server })} />
       <Row label="Tool" pointer="/tool" htmlFor={toolId} hint={tool?.description ?? undefined}>
         <TextInput id={toolId} data-testid="step-tool" value={step.tool} keepEmpty list={listId} onCommit={(t) => patch({ tool: t ?? '' })} />
@@ -114,6 +115,33 @@ export function ToolFields({ step, doc, patch, diags }: KindProps<ToolStep>) {
         )}
       </div>
     </>
+  );
+}
+
+/**
+ * A tool that says it may destroy data (`destructiveHint`): offers `"confirm":
+ * "destructive"`, so a run asks a person to approve each call first (with its arguments).
+ */
+function ConfirmNotice({ step, patch }: { step: ToolStep; patch(p: StepPatch): void }) {
+  const on = step.confirm === 'destructive';
+  return (
+    <div className={`insp-confirm${on ? ' is-on' : ''}`} data-testid="confirm-notice" data-pointer="/confirm">
+      {on ? (
+        <>
+          <span>Asks a person to approve each call first.</span>
+          <button type="button" className="mini-button" data-testid="confirm-off" onClick={() => patch({ confirm: undefined })}>
+            Don’t ask
+          </button>
+        </>
+      ) : (
+        <>
+          <span>This tool may destroy data (it says so: destructiveHint).</span>
+          <button type="button" className="mini-button" data-testid="confirm-on" title='Sets "confirm": "destructive": a run waits for your approval before each call' onClick={() => patch({ confirm: 'destructive' })}>
+            Ask before calling
+          </button>
+        </>
+      )}
+    </div>
   );
 }
 

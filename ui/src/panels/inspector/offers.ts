@@ -20,6 +20,8 @@ export interface OfferedTool {
   name: string;
   description?: string | null;
   input_schema: unknown;
+  /** The tool's MCP annotations as its server sent them (none: not destructive here). */
+  annotations?: { destructiveHint?: boolean | null; readOnlyHint?: boolean | null } | null;
 }
 export interface OfferedPrompt {
   server: string;
@@ -92,4 +94,10 @@ export function knownServers(offers: readonly Offer[], docServers: object | unde
   if (docServers && typeof docServers === 'object') for (const k of Object.keys(docServers)) names.add(k);
   if (extra) names.add(extra);
   return [...names].sort((a, b) => a.localeCompare(b));
+}
+
+/** Whether a tool says it may destroy data: `destructiveHint: true` and not `readOnlyHint: true`. */
+export function isDestructive(tool: OfferedTool | undefined): boolean {
+  const a = tool?.annotations;
+  return !!a && a.destructiveHint === true && a.readOnlyHint !== true;
 }

@@ -80,8 +80,8 @@ const KindSection = memo(function KindSection({ query }: { query: string }) {
       <ul className="palette-list">
         {items.map((k) => (
           <PaletteItem
-            key={k.kind}
-            testId={`palette-item-kind-${k.kind}`}
+            key={k.key ?? k.kind}
+            testId={`palette-item-kind-${k.key ?? k.kind}`}
             kind={k.kind}
             label={k.label}
             detail={k.description}

@@ -127,8 +127,10 @@ describe('kinds and search', () => {
       loop: ['steps'],
       workflow: ['workflow'],
       wait: ['ms'],
+      input: ['prompt'],
     };
-    expect(KIND_ITEMS.map((k) => k.kind).sort()).toEqual(Object.keys(required).sort());
+    expect([...new Set(KIND_ITEMS.map((k) => k.kind))].sort()).toEqual(Object.keys(required).sort());
+    expect(new Set(KIND_ITEMS.map((k) => k.key ?? k.kind)).size, 'palette keys are unique').toBe(KIND_ITEMS.length);
     for (const k of KIND_ITEMS) {
       expect(k.template.kind).toBe(k.kind);
       for (const f of required[k.kind]!) expect(k.template, `${k.kind}.${f}`).toHaveProperty(f);

@@ -119,6 +119,8 @@ export function promptTemplate(prompt: Pick<PromptInfo, 'server' | 'name' | 'arg
 
 export interface KindItem {
   kind: StepKind;
+  /** Tells apart items of one kind (`approval` is an `input`); the kind when absent. */
+  key?: string;
   label: string;
   description: string;
   template: StepTemplate;
@@ -151,6 +153,19 @@ export const KIND_ITEMS: readonly KindItem[] = [
     template: { kind: 'workflow', workflow: '', args: {} },
   },
   { kind: 'wait', label: 'Wait', description: 'Pause for a number of milliseconds', template: { kind: 'wait', ms: 1000 } },
+  {
+    kind: 'input',
+    label: 'Ask a person',
+    description: 'Wait for a person to type a value (a form in the studio, a prompt on a terminal)',
+    template: { kind: 'input', prompt: 'What value?', schema: { type: 'string' } },
+  },
+  {
+    kind: 'input',
+    key: 'approval',
+    label: 'Approval',
+    description: 'Wait for a person to approve (or reject) before the steps after it run',
+    template: { kind: 'input', prompt: 'Go ahead?', approve: true },
+  },
   {
     kind: 'tool',
     label: 'Tool call',

@@ -3,10 +3,10 @@
 //! when it applies — and the run's status in a fixed-width slot (with ✕ to close a
 //! finished run's view). Nothing moves when a run starts, pauses or ends. Test hooks:
 //! `run-start`, `run-debug`, `run-pause`, `run-continue`, `run-step`, `run-cancel`,
-//! `run-close`, `run-state` (`data-status`).
+//! `run-close`, `run-state` (`data-status`; `data-waiting` while a step waits for a person).
 
 import { inTauri } from '../../backend';
-import { useRunStore } from '../../run';
+import { openQuestions, useRunStore } from '../../run';
 import { closeRun, control, startRun, useSession } from './session';
 
 export function RunToolbar() {
@@ -15,6 +15,8 @@ export function RunToolbar() {
   const mode = useRunStore((s) => s.mode);
   const status = useRunStore((s) => s.live.status);
   const paused = useRunStore((s) => s.live.pause);
+  // A run going on that waits for a person somewhere says so (its status stays `running`).
+  const waiting = useRunStore((s) => s.mode === 'live' && s.live.status === 'running' && openQuestions(s.live).length > 0);
   const desktop = inTauri();
   const idle = !active && !starting;
   return (
@@ -63,10 +65,11 @@ export function RunToolbar() {
       <span className="run-chip-slot">
         {mode !== 'idle' && (
           <RunChip
-            text={`${mode === 'history' ? 'past run · ' : ''}${status}${
+            text={`${mode === 'history' ? 'past run · ' : ''}${waiting ? 'waiting for you' : status}${
               paused?.step ? (paused.reason === 'stepped' ? ` after ${paused.step}` : ` before ${paused.step}`) : ''
             }`}
             status={status}
+            waiting={waiting}
           />
         )}
         {mode !== 'idle' && idle && (
@@ -80,9 +83,15 @@ export function RunToolbar() {
 }
 
 /** The run's state in one line; a long step id is cut, the whole text is its tooltip. */
-function RunChip({ text, status }: { text: string; status: string }) {
+function RunChip({ text, status, waiting }: { text: string; status: string; waiting: boolean }) {
   return (
-    <span className={`run-chip run-chip-${status}`} data-testid="run-state" data-status={status} title={text}>
+    <span
+      className={`run-chip run-chip-${waiting ? 'waiting' : status}`}
+      data-testid="run-state"
+      data-status={status}
+      data-waiting={waiting ? 'true' : undefined}
+      title={waiting ? `${text}: a step waits for an answer (see the notifications)` : text}
+    >
       {text}
     </span>
   );

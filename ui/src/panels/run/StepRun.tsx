@@ -14,7 +14,8 @@
 //! Test hooks: `step-run` (`data-state`, `data-shown`), `step-run-args`,
 //! `step-run-output`, `step-run-error` (`data-code`), `step-run-arg-error` (one per
 //! argument, `data-pointer`), `step-run-error-why`, `step-run-server-said`,
-//! `step-run-disabled`, `step-run-pinned`, `step-run-raw`, `rerun-step`, `rerun-from`.
+//! `step-run-disabled`, `step-run-pinned`, `step-run-raw`, `rerun-step`, `rerun-from`,
+//! `step-run-answer` (`data-action`); a question waiting here is a `QuestionForm` (`question`).
 
 import { useMemo } from 'react';
 import { docStore, useDoc } from '../../doc/store';
@@ -28,6 +29,7 @@ import { findTool, inputSchemaOf, useOffers } from '../inspector/offers';
 import { JsonView } from './JsonView';
 import { openRun, startRun, useSession } from './session';
 import { PausePreview } from './PausePreview';
+import { QuestionForm } from './QuestionForm';
 import { AUTH_REQUIRED, authServer, RunSignIn } from '../servers';
 
 /** The step instance the run section shows (the picked iteration, else the step's latest). */
@@ -137,11 +139,28 @@ function Timing({ f }: { f: StepFields }) {
   return parts.length ? <p className="step-run-timing">{parts.join(' · ')}</p> : null;
 }
 
+const ANSWERED = { accept: 'answered', decline: 'declined', cancel: 'cancelled' } as const;
+
+/** The answer the step got, once answered. */
+function AnswerLine({ f }: { f: StepFields }) {
+  const a = f.answer!;
+  const content = a.content !== undefined && a.content !== null && !(typeof a.content === 'object' && !Array.isArray(a.content) && Object.keys(a.content).length === 0) ? a.content : undefined;
+  return (
+    <div className={`step-run-answer answer-${a.action}`} data-testid="step-run-answer" data-action={a.action}>
+      <span>
+        {ANSWERED[a.action]} at {formatMs(a.atMs)}
+      </span>
+      {content !== undefined && <JsonView value={content} title="answer" />}
+    </div>
+  );
+}
+
 export function StepRun({ id }: { id: string }) {
   const mode = useRunStore((s) => s.mode);
   const view = useRunStore((s) => s.view);
   const picked = useRunStore((s) => s.instancePath);
   const runId = useRunStore((s) => s.runId);
+  const cursor = useRunStore((s) => s.cursor);
   const active = useSession((s) => s.active);
   const topLevel = useDoc((s) => locateStep(s.doc, id)?.container === null);
   const problem = useArgumentProblem(id);
@@ -152,11 +171,15 @@ export function StepRun({ id }: { id: string }) {
   const path = inside && picked ? picked : [];
   const f = (inside && picked ? instanceAt(view, id, picked) : undefined) ?? node;
   const finished = isFinished(view) && !active;
+  // A question is answered only in the live run, at its latest event (not while scrubbing).
+  const isLive = mode === 'live' && cursor === null && !isFinished(view);
   const shown = shownState(view, id, f);
   return (
     <section className="step-run" data-testid="step-run" data-state={f.state} data-shown={shown}>
       <header className="step-run-head">
-        <span className={`run-chip run-chip-${f.state} run-chip-shown-${shown}`}>{STATE_LABELS[shown]}</span>
+        <span className={`run-chip run-chip-${f.state} run-chip-shown-${shown}`}>
+          {shown === 'waiting' && f.question?.asking === 'approval' ? 'waiting for approval' : STATE_LABELS[shown]}
+        </span>
         {inside && (
           <span className="step-run-instance">
             {picked ? `iteration ${pathKey(path)}` : `latest instance${node.latest ? ` (${node.latest})` : ''}`}
@@ -189,6 +212,8 @@ export function StepRun({ id }: { id: string }) {
       ) : (
         <Timing f={f} />
       )}
+      {f.question && (isLive ? <QuestionForm question={f.question} /> : <p className="step-run-note">It was waiting for an answer here: {f.question.message}</p>)}
+      {f.answer && !f.question && <AnswerLine f={f} />}
       {view.pause?.step === id && view.status === 'paused' && <PausePreview id={id} />}
       {f.retry && f.state === 'retrying' && (
         <div className="step-run-retry">
