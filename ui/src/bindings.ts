@@ -647,6 +647,8 @@ export type ToolDto_Deserialize = {
 	name: string,
 	description?: string | null,
 	input_schema: Json,
+	/**  The server's annotations of the tool (`destructiveHint`, `readOnlyHint`, …). */
+	annotations?: Json | null,
 };
 
 export type ToolDto_Serialize = {
@@ -654,6 +656,8 @@ export type ToolDto_Serialize = {
 	name: string,
 	description: string | null,
 	input_schema: Json,
+	/**  The server's annotations of the tool (`destructiveHint`, `readOnlyHint`, …). */
+	annotations: Json | null,
 };
 
 /**  What the UI gets back at start. */
