@@ -68,10 +68,10 @@ impl Question {
             .unwrap_or_default()
     }
 
-    /// `INPUT_REQUIRED`: nobody here can answer; names the step and the fields, and what
-    /// to do.
-    pub fn unanswerable(&self, why: &str) -> CallError {
-        let what = match self.asking {
+    /// What the question wants, in words: `to visit URL`, `an approval`, or `the field(s)
+    /// a (required), b`.
+    pub fn wanted(&self) -> String {
+        match self.asking {
             Asking::ElicitationUrl => format!("to visit {}", self.url.as_deref().unwrap_or("a URL")),
             Asking::Approval => "an approval".to_owned(),
             _ => {
@@ -89,7 +89,13 @@ impl Question {
                     .collect();
                 if fields.is_empty() { "an answer".to_owned() } else { format!("the field(s) {}", fields.join(", ")) }
             }
-        };
+        }
+    }
+
+    /// `INPUT_REQUIRED`: nobody here can answer; names the step and the fields, and what
+    /// to do.
+    pub fn unanswerable(&self, why: &str) -> CallError {
+        let what = self.wanted();
         let from = self.server.as_deref().map(|s| format!(" (server `{s}`)")).unwrap_or_default();
         let step = &self.step;
         let example = match (self.asking, self.fields().as_slice()) {

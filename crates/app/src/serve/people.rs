@@ -311,22 +311,11 @@ pub(super) fn describe(run_id: &str, question: &Question) -> Value {
 
 /// One line naming the question's fields, `(required)` marked, or its URL.
 pub(super) fn wanted(question: &Question) -> String {
-    if let Some(url) = &question.url {
-        return format!("a visit to {url}");
+    match question.asking {
+        // Said as a noun here: "waits for a visit to URL".
+        Asking::ElicitationUrl => format!("a visit to {}", question.url.as_deref().unwrap_or("a URL")),
+        _ => question.wanted(),
     }
-    let required: Vec<String> = question
-        .schema
-        .as_ref()
-        .and_then(|s| s.get("required"))
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).map(str::to_owned).collect())
-        .unwrap_or_default();
-    let fields: Vec<String> = question
-        .fields()
-        .into_iter()
-        .map(|f| if required.contains(&f) { format!("{f} (required)") } else { f })
-        .collect();
-    if fields.is_empty() { "an answer".to_owned() } else { format!("the field(s) {}", fields.join(", ")) }
 }
 
 #[cfg(test)]

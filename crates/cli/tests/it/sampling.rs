@@ -326,3 +326,35 @@ fn a_provider_that_cannot_be_reached_fails_sampling_failed_naming_its_endpoint()
     let message = error["message"].as_str().unwrap();
     assert!(message.contains(&format!("http://127.0.0.1:{closed}/v1/chat/completions")), "{message}");
 }
+
+/// The Python SDK 2.x server `ask_py.py` pinned to `era`, its switch on or off.
+fn python_servers(dir: &Path, era: &str, on: bool) -> PathBuf {
+    let script = repo().join("crates/mcp/tests/servers/ask_py.py");
+    let entry = json!({ "command": crate::venv_python(), "args": [script], "protocol": era, "sampling": on });
+    let path = dir.join(format!("py-{era}-{on}.json"));
+    std::fs::write(&path, json!({ "mcpServers": { "py": entry } }).to_string()).unwrap();
+    path
+}
+
+#[test]
+fn a_2026_07_28_input_required_sampling_request_is_answered_like_a_2025_11_25_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let endpoint = Endpoint::start(dir.path(), 0);
+    let home = home(dir.path(), Some(&endpoint));
+    let bp = blueprint(dir.path(), "py", "haiku", json!({ "topic": "rain" }));
+    for era in ["2026-07-28", "2025-11-25"] {
+        let before = endpoint.requests().len();
+        let (out, envelope, events) = run(dir.path(), &home, &python_servers(dir.path(), era, true), &bp);
+        assert_eq!(out.status.code(), Some(0), "{era}: {envelope}\n{}", crate::stderr(&out));
+        let said = envelope["output"]["result"].as_str().unwrap_or_default();
+        assert!(said.starts_with("loopback says:") && said.contains("Write a haiku about rain."), "{era}: {envelope}");
+        assert_eq!(endpoint.requests().len(), before + 1, "{era}: one completion");
+        assert!(events.iter().any(|e| e["type"] == "StepSampled" && e["step"] == "ask"), "{era}: on record");
+
+        // The server's switch off: refused, the endpoint never asked.
+        let before = endpoint.requests().len();
+        let (_, envelope, _) = run(dir.path(), &home, &python_servers(dir.path(), era, false), &bp);
+        assert_eq!(envelope["errors"][0]["code"], "SAMPLING_NOT_ALLOWED", "{era}: {envelope}");
+        assert_eq!(endpoint.requests().len(), before, "{era}: the provider was not called");
+    }
+}

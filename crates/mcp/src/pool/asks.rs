@@ -102,6 +102,7 @@ pub(crate) async fn fulfil(
     server: &crate::pool::server::Server,
     connection: &crate::pool::connection::Connection,
     asking: Option<&AskRegistration>,
+    sampling: Option<&crate::pool::sampling::SampleRegistration>,
     asked: InputRequiredResult,
 ) -> crate::error::Result<(InputResponses, Option<String>)> {
     let mut responses = InputResponses::new();
@@ -122,13 +123,28 @@ pub(crate) async fn fulfil(
                     roots.iter().map(|r| rmcp::model::Root::new(r.uri.clone()).with_name(r.name.clone())).collect(),
                 ))
             }
-            InputRequest::CreateMessage(_) => {
-                return Err(crate::error::Error::ProtocolError {
-                    server: server.name.clone(),
-                    message: "the server asked for a model completion (sampling) before it can answer; no sampling \
-                              provider answers here"
-                        .to_owned(),
-                });
+            // A model completion, answered as a standalone sampling request of this call
+            // would be (the server's switch, the run's sampler).
+            InputRequest::CreateMessage(request) => {
+                let answered = match sampling {
+                    Some(s) => connection.samples.answer(&s.sampling, &server.name, request.params).await,
+                    None => Err(rmcp::model::ErrorData::new(
+                        rmcp::model::ErrorCode::INVALID_REQUEST,
+                        "mcpflow answers sampling requests only during a workflow's call",
+                        None,
+                    )),
+                };
+                match answered {
+                    Ok(result) => serde_json::to_value(result),
+                    // Refused or failed: the call ends with why (the engine's sink said it).
+                    Err(error) => {
+                        return Err(crate::error::Error::ServerError {
+                            server: server.name.clone(),
+                            code: error.code.0,
+                            message: error.message.to_string(),
+                        });
+                    }
+                }
             }
             other => {
                 return Err(crate::error::Error::ProtocolError {

@@ -323,7 +323,7 @@ async fn execute(
                     });
                 }
                 drop(registration);
-                retry = Some(super::asks::fulfil(server, connection, asking.as_ref(), asked).await?);
+                retry = Some(super::asks::fulfil(server, connection, asking.as_ref(), sampling.as_ref(), asked).await?);
             }
             answer => break (answer, registration),
         }

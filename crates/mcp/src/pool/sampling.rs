@@ -85,6 +85,16 @@ impl SampleRoutes {
                 None,
             ));
         };
+        self.answer(&sampling, server, params).await
+    }
+
+    /// Asks `sampling`'s sampler (one call's): the server's switch applies.
+    pub async fn answer(
+        &self,
+        sampling: &Sampling,
+        server: &str,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, ErrorData> {
         let params = serde_json::to_value(&params).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let request = SampleRequest {
             step: String::new(),

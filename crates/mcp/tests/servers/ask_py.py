@@ -4,15 +4,19 @@ mcpflow's tests of both eras of elicitation: at 2026-07-28 the SDK answers the c
 echoed `requestState`); at 2025-11-25 it sends a standalone `elicitation/create` mid-call.
 
 Tools: `deploy(service)` asks "Which cluster?" (a form with `cluster` and `replicas`) and
-returns what was answered; `count_calls` says how many times `deploy`'s body ran to its end.
+returns what was answered; `count_calls` says how many times `deploy`'s body ran to its end;
+`haiku(topic)` asks the client's model for a haiku (sampling; at 2026-07-28 inside the
+`input_required` result) and returns its text.
 """
 
 from typing import Annotated
 
 from pydantic import BaseModel
 
+from mcp_types import CreateMessageResult, SamplingMessage, TextContent
+
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.resolve import Elicit, Resolve
+from mcp.server.mcpserver.resolve import Elicit, Resolve, Sample
 
 server = MCPServer("ask-py")
 finished = 0
@@ -33,6 +37,21 @@ def deploy(service: str, target: Annotated[Target, Resolve(ask_target)]) -> str:
     global finished
     finished += 1
     return f"deployed {service} to {target.cluster} x{target.replicas}"
+
+
+def ask_model(topic: str) -> Sample:
+    return Sample(
+        [SamplingMessage(role="user", content=TextContent(text=f"Write a haiku about {topic}."))],
+        max_tokens=60,
+        system_prompt="You are a poet.",
+    )
+
+
+@server.tool()
+def haiku(topic: str, poem: Annotated[CreateMessageResult, Resolve(ask_model)]) -> str:
+    """A haiku about the topic, from the client's model."""
+    content = poem.content
+    return content.text if isinstance(content, TextContent) else str(content)
 
 
 @server.tool()
