@@ -231,3 +231,28 @@ fn a_2026_07_28_input_required_result_and_a_2025_11_25_elicitation_are_answered_
         assert!(env["errors"][0]["message"].as_str().unwrap().contains("cluster (required)"), "{era}: {env}");
     }
 }
+
+#[test]
+fn a_2026_07_28_server_asking_more_than_16_things_at_once_is_refused_before_anyone_is_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = repo().join("crates/mcp/tests/servers/ask_py.py");
+    let bp = json!({ "blueprint": 1, "id": "survey",
+        "servers": { "ask": { "command": crate::venv_python().display().to_string(),
+                              "args": [script.display().to_string()], "protocol": "2026-07-28" } },
+        "steps": [ { "id": "survey", "kind": "tool", "server": "ask", "tool": "survey" } ] });
+    let path = dir.path().join("survey.blueprint.json");
+    std::fs::write(&path, bp.to_string()).unwrap();
+    let events = dir.path().join("events.ndjson");
+    // Answers for everything it could ask: still refused, and nobody was asked.
+    let out = run(
+        dir.path(),
+        &path.display().to_string(),
+        Some(json!({ "survey": { "value": "x" } })),
+        &["--events", &events.display().to_string()],
+    );
+    let env = envelope(&out);
+    assert_eq!(env["errors"][0]["code"], "PROTOCOL_ERROR", "{env}");
+    assert!(env["errors"][0]["message"].as_str().unwrap().contains("17 things at once"), "{env}");
+    let log = std::fs::read_to_string(&events).unwrap();
+    assert!(!log.contains("StepWaiting"), "no question reached a person: {log}");
+}

@@ -94,6 +94,10 @@ impl Asked {
     }
 }
 
+/// The most requests one `input_required` result may make: each may become a question to
+/// a person, and a server controls how many it sends.
+const MAX_INPUT_REQUESTS: usize = 16;
+
 /// Answers the questions of a 2026-07-28 `input_required` result on the call's step: each
 /// elicitation asked of its people (declined when the call has none), roots from the
 /// session. Returns the responses, keyed as the server keyed its requests, and the state to
@@ -105,8 +109,19 @@ pub(crate) async fn fulfil(
     sampling: Option<&crate::pool::sampling::SampleRegistration>,
     asked: InputRequiredResult,
 ) -> crate::error::Result<(InputResponses, Option<String>)> {
+    let requests = asked.input_requests.unwrap_or_default();
+    if requests.len() > MAX_INPUT_REQUESTS {
+        return Err(crate::error::Error::ProtocolError {
+            server: server.name.clone(),
+            message: format!(
+                "the server asked {} things at once in one `input_required` result (at most {MAX_INPUT_REQUESTS} are \
+                 answered); the call was given up",
+                requests.len()
+            ),
+        });
+    }
     let mut responses = InputResponses::new();
-    for (key, request) in asked.input_requests.unwrap_or_default() {
+    for (key, request) in requests {
         let response = match request {
             InputRequest::Elicitation(request) => {
                 let result = match asking {

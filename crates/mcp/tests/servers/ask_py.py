@@ -6,7 +6,7 @@ echoed `requestState`); at 2025-11-25 it sends a standalone `elicitation/create`
 Tools: `deploy(service)` asks "Which cluster?" (a form with `cluster` and `replicas`) and
 returns what was answered; `count_calls` says how many times `deploy`'s body ran to its end;
 `haiku(topic)` asks the client's model for a haiku (sampling; at 2026-07-28 inside the
-`input_required` result) and returns its text.
+`input_required` result) and returns its text; `survey` asks 17 questions at once.
 """
 
 from typing import Annotated
@@ -52,6 +52,25 @@ def haiku(topic: str, poem: Annotated[CreateMessageResult, Resolve(ask_model)]) 
     """A haiku about the topic, from the client's model."""
     content = poem.content
     return content.text if isinstance(content, TextContent) else str(content)
+
+
+class Answer(BaseModel):
+    value: str
+
+
+def _ask(n: int):
+    def ask() -> Elicit[Answer]:
+        return Elicit(f"Question {n}?", Answer)
+
+    return ask
+
+
+# `survey`: 17 questions at once (one `input_required` result with 17 requests at 2026-07-28),
+# more than a client should put to a person in one go.
+_params = ", ".join(f"a{n}: Annotated[Answer, Resolve(_ask({n}))]" for n in range(17))
+exec(f"def survey({_params}) -> str:\n    return 'answered'", globals())
+survey.__doc__ = "Asks 17 questions at once."
+server.tool()(survey)
 
 
 @server.tool()
