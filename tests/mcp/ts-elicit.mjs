@@ -6,7 +6,9 @@
 // 1. A client that declared elicitation (form and URL) answers the questions of a run:
 //    server-everything's `trigger-elicitation-request` (form) and `trigger-url-elicitation`
 //    (URL) reach it as elicitation/create with the server's message, schema and URL, and
-//    so does an `input` step of the blueprint; the answers reach the tools' output.
+//    so does an `input` step of the blueprint, and `trigger-elicitation-request-async`
+//    (which mcpflow's pool runs as a client-side task for the server, and forwards here as
+//    a plain elicitation); the answers reach the tools' output.
 // 2. A client that declared none gets INPUT_REQUIRED at once (the run waits), sees the
 //    question in get_run, and answer_run finishes the run.
 // Prints one line per check and exits 1 at the first failed one.
@@ -43,8 +45,9 @@ const blueprint = {
     { id: 'url', kind: 'tool', server: 'everything', tool: 'trigger-url-elicitation',
       args: { url: VERIFY_URL, message: 'Open the page to verify' } },
     { id: 'count', kind: 'input', prompt: 'How many copies?', schema: { type: 'integer' }, default: 2 },
+    { id: 'later', kind: 'tool', server: 'everything', tool: 'trigger-elicitation-request-async', args: {} },
   ],
-  output: { form: '{{ form }}', url: '{{ url }}', count: '{{ count }}' },
+  output: { form: '{{ form }}', url: '{{ url }}', count: '{{ count }}', later: '{{ later }}' },
 };
 
 const clients = [];
@@ -57,6 +60,9 @@ try {
     const p = request.params;
     asked.push(p);
     if (p.mode === 'url') return { action: 'accept' };
+    if (p.requestedSchema.properties.favoriteColor) {
+      return { action: 'accept', content: { name: 'Grace Hopper', favoriteColor: 'Green', agreeToTerms: true } };
+    }
     if (p.requestedSchema.properties.name) {
       return { action: 'accept', content: { name: 'Ada Lovelace', check: true } };
     }
@@ -73,9 +79,13 @@ try {
   assert.match(text(envelope.output.url), /User completed the URL elicitation flow/);
   assert.match(text(envelope.output.url), /verify-mcpflow/);
   assert.equal(envelope.output.count, 7);
+  assert.match(text(envelope.output.later), /\[COMPLETED\]/);
+  assert.match(text(envelope.output.later), /Task created:/);
+  assert.match(text(envelope.output.later), /Name: Grace Hopper/);
+  assert.match(text(envelope.output.later), /Favorite Color: Green/);
   check(`run_workflow: the client's answers reach the tools' output (${Date.now() - started} ms)`);
 
-  const form = asked.find((p) => p.mode !== 'url' && p.requestedSchema.properties.name);
+  const form = asked.find((p) => p.mode !== 'url' && p.requestedSchema.properties.check);
   assert.ok(form, `a form elicitation came: ${text(asked)}`);
   assert.equal(form.message, 'Please provide inputs for the following fields:');
   assert.deepEqual(form.requestedSchema.required, ['name']);
@@ -93,6 +103,11 @@ try {
   assert.equal(input.requestedSchema.properties.value.type, 'integer');
   assert.equal(input.requestedSchema.properties.value.default, 2);
   check('an input step is asked as a form elicitation with its default');
+  const async = asked.find((p) => p.mode !== 'url' && p.requestedSchema.properties.favoriteColor);
+  assert.ok(async, `the async elicitation came: ${text(asked)}`);
+  assert.match(async.message, /async task demo/);
+  assert.equal(async.task, undefined, 'forwarded as a plain elicitation');
+  check('trigger-elicitation-request-async: a task on mcpflow\'s side, a plain question to the client');
 
   // A trial call_tool is transparent too.
   asked.length = 0;

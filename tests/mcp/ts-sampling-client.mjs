@@ -80,13 +80,24 @@ try {
   assert.equal(asked.length, 2);
   check('simpleTaskInteractive write_haiku (a task) through serve: the client\'s model answered');
 
+  // server-everything's trigger-sampling-request-async: a client-side task on mcpflow's
+  // side, forwarded to the agent as a plain request.
+  const later = await run(agent.client, step('everything', 'trigger-sampling-request-async', { prompt: 'a river' }));
+  assert.notEqual(later.isError, true, JSON.stringify(later.structuredContent));
+  assert.match(later.structuredContent.output, /\[COMPLETED\] Async sampling completed!/);
+  assert.match(later.structuredContent.output, /Task created:/);
+  assert.match(later.structuredContent.output, /the agent says: Resource trigger-sampling-request-async context: a river/);
+  assert.equal(asked.length, 3);
+  assert.equal(asked[2].task, undefined, 'forwarded without the task');
+  check('trigger-sampling-request-async through serve: a task for the server, the client\'s model answered');
+
   // (c) A client that did not declare sampling, and no provider: SAMPLING_UNAVAILABLE.
   const none = await run(plain.client, step('everything', 'trigger-sampling-request', { prompt: 'x' }));
   assert.equal(none.isError, true);
   const unavailable = none.structuredContent.errors[0];
   assert.equal(unavailable.code, 'SAMPLING_UNAVAILABLE', JSON.stringify(none.structuredContent));
   assert.match(unavailable.message, /settings\.json/);
-  assert.equal(asked.length, 2, 'the sampling client was not asked for another client\'s run');
+  assert.equal(asked.length, 3, 'the sampling client was not asked for another client\'s run');
   check('a client without sampling and no provider: SAMPLING_UNAVAILABLE naming what to configure');
 
   console.log('all checks passed');

@@ -28,6 +28,7 @@ mod answers;
 mod args;
 mod asks;
 mod call;
+mod client_tasks;
 mod connection;
 mod deadlines;
 mod discovery;

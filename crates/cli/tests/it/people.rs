@@ -1,5 +1,6 @@
 //! People in the loop against servers nobody here wrote: `server-everything`'s
-//! elicitation tools (form and URL) and the TypeScript SDK's `simpleTaskInteractive`
+//! elicitation tools (form, URL, and the async one that runs on our side as a client-side
+//! task, polled by the server with `tasks/get` and fetched with `tasks/result`) and the TypeScript SDK's `simpleTaskInteractive`
 //! example (`confirm_delete`, an elicitation inside a task), answered
 //! (a) through `mcpflow serve` by the official TypeScript SDK client with an elicitation
 //!     handler — and, for a client without one, `INPUT_REQUIRED` then `answer_run`
@@ -26,14 +27,16 @@ fn everything_servers(dir: &Path) -> PathBuf {
     path
 }
 
-/// The blueprint asking through server-everything: a form, then a URL.
+/// The blueprint asking through server-everything: a form, then a URL, then a form as a
+/// client-side task.
 fn elicitations(dir: &Path) -> PathBuf {
     let path = dir.join("elicit.json");
     let doc = json!({ "blueprint": 1, "id": "elicit", "steps": [
         { "id": "form", "kind": "tool", "server": "everything", "tool": "trigger-elicitation-request", "args": {} },
         { "id": "url", "kind": "tool", "server": "everything", "tool": "trigger-url-elicitation",
-          "args": { "url": "https://example.com/verify-mcpflow", "message": "Open the page to verify" } }
-    ], "output": { "form": "{{ form }}", "url": "{{ url }}" } });
+          "args": { "url": "https://example.com/verify-mcpflow", "message": "Open the page to verify" } },
+        { "id": "later", "kind": "tool", "server": "everything", "tool": "trigger-elicitation-request-async", "args": {} }
+    ], "output": { "form": "{{ form }}", "url": "{{ url }}", "later": "{{ later }}" } });
     std::fs::write(&path, doc.to_string()).unwrap();
     path
 }
@@ -92,13 +95,17 @@ fn the_typescript_sdk_client_answers_a_runs_questions_through_serve_and_answer_r
 }
 
 #[test]
-fn headless_answers_from_a_file_reach_server_everythings_form_and_url_elicitations() {
+fn headless_answers_from_a_file_reach_server_everythings_form_url_and_async_elicitations() {
     let dir = tempfile::tempdir().unwrap();
     let servers = everything_servers(dir.path());
     let blueprint = elicitations(dir.path());
     let answers = dir.path().join("answers.json");
-    std::fs::write(&answers, json!({ "form": { "name": "Ada Lovelace", "check": true }, "url": true }).to_string())
-        .unwrap();
+    let given = json!({
+        "form": { "name": "Ada Lovelace", "check": true },
+        "url": true,
+        "later": { "name": "Grace Hopper", "favoriteColor": "Blue" }
+    });
+    std::fs::write(&answers, given.to_string()).unwrap();
     let (out, _) = run(&dir.path().join("home"), &servers, &blueprint, &["--answers", answers.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
     let env = envelope(&out);
@@ -106,14 +113,43 @@ fn headless_answers_from_a_file_reach_server_everythings_form_and_url_elicitatio
     assert!(form.contains("Name: Ada Lovelace") && form.contains("Agreed to terms: true"), "{form}");
     let url = env["output"]["url"].to_string();
     assert!(url.contains("User completed the URL elicitation flow") && url.contains("verify-mcpflow"), "{url}");
+    // The async tool got a task (not the plain answer it falls back to), polled it and
+    // fetched the answer with `tasks/result`.
+    let later = env["output"]["later"].to_string();
+    assert!(later.contains("[COMPLETED]") && later.contains("Task created:"), "{later}");
+    assert!(later.contains("Name: Grace Hopper") && later.contains("Favorite Color: Blue"), "{later}");
+    assert!(later.contains("io.modelcontextprotocol/related-task"), "{later}");
 
     // Said no: the server hears `decline` and says so in its output.
-    std::fs::write(&answers, json!({ "form": { "$action": "decline" }, "url": false }).to_string()).unwrap();
+    let given = json!({ "form": { "$action": "decline" }, "url": false, "later": { "$action": "decline" } });
+    std::fs::write(&answers, given.to_string()).unwrap();
     let (out, _) = run(&dir.path().join("home"), &servers, &blueprint, &["--answers", answers.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
     let env = envelope(&out);
     assert!(env["output"]["form"].to_string().contains("User declined"), "{env}");
     assert!(env["output"]["url"].to_string().contains("User declined to open the URL"), "{env}");
+    assert!(env["output"]["later"].to_string().contains("[DECLINED]"), "{env}");
+}
+
+#[test]
+fn an_async_elicitation_with_nobody_to_answer_fails_input_required_and_the_task_does_not_linger() {
+    let dir = tempfile::tempdir().unwrap();
+    let servers = everything_servers(dir.path());
+    let path = dir.path().join("later.json");
+    let doc = json!({ "blueprint": 1, "id": "later", "steps": [
+        { "id": "later", "kind": "tool", "server": "everything", "tool": "trigger-elicitation-request-async", "args": {} }
+    ]});
+    std::fs::write(&path, doc.to_string()).unwrap();
+    let (out, took) = run(&dir.path().join("home"), &servers, &path, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}\n{}", stdout(&out), stderr(&out));
+    // The server polls its task for up to 10 minutes; the step fails at once.
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    let env = envelope(&out);
+    let error = &env["errors"][0];
+    assert_eq!(error["code"], "INPUT_REQUIRED", "{env}");
+    assert_eq!(error["step"], "later", "{env}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("name (required)") && message.contains("favoriteColor"), "{message}");
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! Sampling (a server asks its client for a model completion), against servers nobody here
-//! wrote: server-everything's `trigger-sampling-request` and the TypeScript SDK's
+//! wrote: server-everything's `trigger-sampling-request` and `trigger-sampling-request-async`
+//! (run on our side as a client-side task, polled by the server) and the TypeScript SDK's
 //! `simpleTaskInteractive` example (`write_haiku`, a task). Headless, answered by the
 //! provider of the data folder's `settings.json` — a loopback OpenAI-compatible endpoint
 //! that records what it receives (`crates/cli/tests/fixtures/openai_endpoint.py`) —; refused
@@ -226,6 +227,39 @@ fn trigger_sampling_request_headless_is_answered_by_the_provider_and_recorded_in
 }
 
 #[test]
+fn trigger_sampling_request_async_runs_as_a_client_side_task_the_provider_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let endpoint = Endpoint::start(dir.path(), 0);
+    let provided = home(dir.path(), Some(&endpoint));
+    let servers = servers_file(dir.path(), None);
+    let args = json!({ "prompt": "name a river", "maxTokens": 30 });
+    let bp = blueprint(dir.path(), "everything", "trigger-sampling-request-async", args);
+    let (out, envelope, events) = run(dir.path(), &provided, &servers, &bp);
+    assert_eq!(out.status.code(), Some(0), "{envelope}\n{}", crate::stderr(&out));
+    let output = envelope["output"].as_str().unwrap();
+    // A task was made (the tool falls back to `[SYNC]` for a plain answer), polled, and its
+    // result fetched with `tasks/result`.
+    assert!(output.contains("[COMPLETED] Async sampling completed!") && output.contains("Task created:"), "{output}");
+    assert!(
+        output.contains("loopback says: Resource trigger-sampling-request-async context: name a river"),
+        "{output}"
+    );
+    assert!(output.contains("io.modelcontextprotocol/related-task"), "{output}");
+    let requests = endpoint.requests();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    assert_eq!(requests[0]["body"]["max_tokens"], 30);
+    assert!(events.iter().any(|e| e["type"] == "StepSampled" && e["result"]["model"] == "loopback-model"));
+
+    // No provider: SAMPLING_UNAVAILABLE, at once, though the server would poll for a minute.
+    let bare = home(&dir.path().join("bare"), None);
+    let started = Instant::now();
+    let (out, envelope, _) = run(dir.path(), &bare, &servers, &bp);
+    assert_eq!(out.status.code(), Some(1), "{envelope}");
+    assert_eq!(envelope["errors"][0]["code"], "SAMPLING_UNAVAILABLE", "{envelope}");
+    assert!(started.elapsed() < Duration::from_secs(15), "took {:?}", started.elapsed());
+}
+
+#[test]
 fn a_server_whose_switch_is_off_fails_sampling_not_allowed_and_the_provider_is_never_called() {
     let dir = tempfile::tempdir().unwrap();
     let endpoint = Endpoint::start(dir.path(), 0);
@@ -308,6 +342,7 @@ fn through_serve_the_typescript_sdk_clients_sampling_handler_answers() {
     assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
     assert!(stdout.contains("all checks passed"), "{stdout}");
     assert!(stdout.contains("ok - simpleTaskInteractive write_haiku"), "{stdout}");
+    assert!(stdout.contains("ok - trigger-sampling-request-async through serve"), "{stdout}");
 }
 
 #[test]

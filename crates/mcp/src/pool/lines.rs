@@ -22,6 +22,7 @@
 //! Memory per connection: one line buffer of at most the limit.
 
 use super::answers::ToolCalls;
+use super::client_tasks::{self, ClientTasks};
 use super::discovery::TaskTools;
 use super::notes::{ServerNotes, Throttle};
 use crate::error::Error;
@@ -66,6 +67,8 @@ pub(crate) struct LineTransport {
     writer: Arc<Mutex<Option<BoxWriter>>>,
     /// `tools/list` requests in flight, whose raw answers tell the task-only tools.
     tool_lists: Option<ToolLists>,
+    /// The server's requests run as tasks on this side (`client_tasks.rs`).
+    client_tasks: ClientTasks,
 }
 
 /// Ids remembered at most of `tools/list` requests not answered yet.
@@ -122,6 +125,7 @@ impl LineTransport {
             throttle: Throttle::default(),
             writer: Arc::new(Mutex::new(Some(Box::new(write)))),
             tool_lists: None,
+            client_tasks: ClientTasks::default(),
         }
     }
 
@@ -150,7 +154,11 @@ impl LineTransport {
                                     lists.read(message, line);
                                 }
                             }
-                            message
+                            message.and_then(|message| {
+                                let incoming = self.client_tasks.incoming(line, message);
+                                reply(&self.writer, incoming.replies);
+                                incoming.pass
+                            })
                         }
                     };
                     self.lines.done_with_line();
@@ -204,20 +212,16 @@ impl Transport<RoleClient> for LineTransport {
         if let Some(lists) = &mut self.tool_lists {
             lists.sent(&item);
         }
-        let line = serde_json::to_vec(&item).map(|mut line| {
-            line.push(b'\n');
-            line
-        });
+        let lines = match self.client_tasks.outgoing(&item) {
+            // The answer to a request run as a task: kept, and given to `tasks/result`.
+            Some(replies) => replies.iter().map(serde_json::to_vec).collect(),
+            None => match client_tasks::declare(&item) {
+                Some(initialize) => serde_json::to_vec(&initialize).map(|line| vec![line]),
+                None => serde_json::to_vec(&item).map(|line| vec![line]),
+            },
+        };
         let writer = self.writer.clone();
-        async move {
-            let line = line.map_err(io::Error::other)?;
-            let mut writer = writer.lock().await;
-            let Some(writer) = writer.as_mut() else {
-                return Err(io::Error::new(io::ErrorKind::NotConnected, "the transport is closed"));
-            };
-            writer.write_all(&line).await?;
-            writer.flush().await
-        }
+        async move { write_lines(writer, lines.map_err(io::Error::other)?).await }
     }
 
     fn receive(&mut self) -> impl Future<Output = Option<ServerJsonRpcMessage>> + Send {
@@ -232,6 +236,32 @@ impl Transport<RoleClient> for LineTransport {
         }
         Ok(())
     }
+}
+
+/// Writes `replies` to the server without waiting (the reader must not await between a
+/// read and its return); each goes whole, never interleaved with another line.
+fn reply(writer: &Arc<Mutex<Option<BoxWriter>>>, replies: Vec<Value>) {
+    if replies.is_empty() {
+        return;
+    }
+    let lines = replies.iter().filter_map(|reply| serde_json::to_vec(reply).ok()).collect();
+    tokio::spawn(write_lines(writer.clone(), lines));
+}
+
+/// Writes each of `lines` with its `\n`, holding the writer for all of them.
+async fn write_lines(writer: Arc<Mutex<Option<BoxWriter>>>, lines: Vec<Vec<u8>>) -> io::Result<()> {
+    if lines.is_empty() {
+        return Ok(());
+    }
+    let mut writer = writer.lock().await;
+    let Some(writer) = writer.as_mut() else {
+        return Err(io::Error::new(io::ErrorKind::NotConnected, "the transport is closed"));
+    };
+    for mut line in lines {
+        line.push(b'\n');
+        writer.write_all(&line).await?;
+    }
+    writer.flush().await
 }
 
 /// What one read produced.

@@ -86,7 +86,7 @@ head -n 1 > "$1""#;
 }
 
 #[tokio::test]
-async fn the_capabilities_sent_declare_roots_elicitation_and_sampling() {
+async fn the_capabilities_sent_declare_roots_elicitation_sampling_and_client_side_tasks() {
     let dir = tempfile::tempdir().unwrap();
     let (discover, initialize) = first_requests(dir.path()).await;
     assert_eq!(discover["method"], "server/discover", "{discover}");
@@ -102,6 +102,13 @@ async fn the_capabilities_sent_declare_roots_elicitation_and_sampling() {
         assert_eq!(capabilities.get("elicitation"), Some(&json!({"form": {}, "url": {}})), "{sent}");
         assert_eq!(capabilities.get("sampling"), Some(&json!({})), "{sent}");
     }
+    // 2025-11-25 over stdio: both may run as client-side tasks (`pool/client_tasks.rs`);
+    // 2026-07-28 has no server requests, so nothing to run as a task.
+    let tasks = &initialize["params"]["capabilities"]["tasks"];
+    assert_eq!(tasks["requests"]["elicitation"]["create"], json!({}), "{initialize}");
+    assert_eq!(tasks["requests"]["sampling"]["createMessage"], json!({}), "{initialize}");
+    assert_eq!((&tasks["list"], &tasks["cancel"]), (&json!({}), &json!({})), "{initialize}");
+    assert!(discover["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"].get("tasks").is_none());
 }
 
 #[tokio::test]
