@@ -24,6 +24,7 @@ mod secrets;
 mod serve;
 mod servers;
 mod signals;
+mod spawned;
 mod tasks;
 mod validate;
 mod waiting;

@@ -9,12 +9,11 @@
 //! (c) nobody to answer (no file, no terminal): `INPUT_REQUIRED` naming the step and the
 //!     required field, exit code 1, at once.
 
+use crate::spawned;
 use crate::{repo, stderr, stdout};
 use serde_json::{Value, json};
-use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// An `mcpServers` file in `dir` naming server-everything (stdio) as `everything`.
@@ -67,16 +66,7 @@ fn envelope(out: &Output) -> Value {
 fn the_typescript_sdk_client_answers_a_runs_questions_through_serve_and_answer_run_answers_for_one_that_cannot() {
     let dir = tempfile::tempdir().unwrap();
     let servers = everything_servers(dir.path());
-    let out = Command::new("node")
-        .arg(repo().join("tests/mcp/ts-elicit.mjs"))
-        .current_dir(repo())
-        .env("MCPFLOW_BIN", env!("CARGO_BIN_EXE_mcpflow"))
-        .env("MCPFLOW_HOME", dir.path().join("home"))
-        .env("SERVERS_FILE", &servers)
-        .output()
-        .expect("node runs (npm ci installs @modelcontextprotocol/sdk)");
-    let (out_text, err_text) = (stdout(&out), stderr(&out));
-    assert!(out.status.success(), "stdout:\n{out_text}\nstderr:\n{err_text}");
+    let (out_text, err_text) = spawned::serve_client("ts-elicit.mjs", &dir.path().join("home"), &servers);
     for line in [
         "ok - run_workflow: the client's answers reach the tools' output",
         "ok - the form elicitation carries the server's message and schema",
@@ -171,64 +161,10 @@ fn headless_with_nobody_to_answer_fails_input_required_naming_the_step_and_field
     assert!(stderr(&out).contains("INPUT_REQUIRED"), "{}", stderr(&out));
 }
 
-/// A server process killed when dropped, with the lines it printed.
-struct Server {
-    child: Child,
-    lines: Arc<Mutex<Vec<String>>>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    /// The SDK's `simpleTaskInteractive` example on a free loopback port.
-    fn interactive() -> (Server, u16) {
-        let script =
-            repo().join("node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleTaskInteractive.js");
-        assert!(script.is_file(), "{} is missing: run `npm ci`", script.display());
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let mut child = Command::new("node")
-            .arg(script)
-            .env("PORT", port.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("node runs");
-        let lines: Arc<Mutex<Vec<String>>> = Arc::default();
-        for stream in [
-            Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
-            Box::new(child.stderr.take().unwrap()),
-        ] {
-            let sink = lines.clone();
-            std::thread::spawn(move || {
-                for line in BufReader::new(stream).lines().map_while(Result::ok) {
-                    sink.lock().unwrap().push(line);
-                }
-            });
-        }
-        let server = Server { child, lines };
-        let start = Instant::now();
-        while !server.lines().iter().any(|l| l.contains("Starting server on")) {
-            assert!(start.elapsed() < Duration::from_secs(20), "the server did not start: {:?}", server.lines());
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        (server, port)
-    }
-
-    fn lines(&self) -> Vec<String> {
-        self.lines.lock().unwrap().clone()
-    }
-}
-
 #[test]
 fn headless_answers_confirm_delete_of_the_sdks_interactive_task_server() {
     let dir = tempfile::tempdir().unwrap();
-    let (server, port) = Server::interactive();
+    let (server, port) = spawned::simple_task_interactive();
     let servers = dir.path().join("servers.json");
     let url = format!("http://127.0.0.1:{port}/mcp");
     std::fs::write(&servers, json!({ "mcpServers": { "interactive": { "url": url } } }).to_string()).unwrap();
@@ -274,19 +210,11 @@ fn a_2026_07_28_client_answers_the_runs_questions_through_input_required_rounds(
     let python = crate::venv_python();
     let dir = tempfile::tempdir().unwrap();
     let servers = everything_servers(dir.path());
-    let out = Command::new(python)
-        .arg(repo().join("tests/mcp/py-elicit.py"))
-        .current_dir(repo())
-        .env("MCPFLOW_BIN", env!("CARGO_BIN_EXE_mcpflow"))
-        .env("MCPFLOW_HOME", dir.path().join("home"))
-        .env("SERVERS_FILE", &servers)
-        .output()
-        .unwrap();
-    let (out_text, err_text) = (stdout(&out), stderr(&out));
-    assert!(out.status.success(), "stdout:\n{out_text}\nstderr:\n{err_text}");
+    let mut client = Command::new(python);
+    client.arg(repo().join("tests/mcp/py-elicit.py"));
+    let (out_text, _) = spawned::serve_client_with(&mut client, &dir.path().join("home"), &servers);
     assert!(out_text.contains("ok - era: 2026-07-28"), "{out_text}");
     assert!(out_text.contains("ok - the form answer reached trigger-elicitation-request's output"), "{out_text}");
     assert!(out_text.contains("ok - three questions, one per round"), "{out_text}");
     assert!(out_text.contains("ok - answer_run finished the run"), "{out_text}");
-    assert!(out_text.contains("all checks passed"), "{out_text}");
 }

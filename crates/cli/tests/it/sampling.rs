@@ -9,22 +9,12 @@
 //! sampling handler (tests/mcp/ts-sampling-client.mjs).
 
 use crate::repo;
+use crate::spawned::{self, Killed, Spawned};
 use serde_json::{Value, json};
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-/// A child process killed when dropped.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// The loopback OpenAI-compatible endpoint, with the requests it received.
 struct Endpoint {
@@ -66,39 +56,14 @@ impl Endpoint {
 
 /// The TypeScript SDK's `simpleTaskInteractive` example (streamable HTTP), on a free port.
 struct Interactive {
-    _child: Killed,
+    _server: Spawned,
     port: u16,
 }
 
 impl Interactive {
     fn start() -> Interactive {
-        let script =
-            repo().join("node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleTaskInteractive.js");
-        assert!(script.is_file(), "{} is missing: run `npm ci`", script.display());
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let mut child = Command::new("node")
-            .arg(script)
-            .env("PORT", port.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("node runs");
-        let lines: Arc<Mutex<Vec<String>>> = Arc::default();
-        let sink = lines.clone();
-        let stdout = child.stdout.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                sink.lock().unwrap().push(line);
-            }
-        });
-        let child = Killed(child);
-        let start = Instant::now();
-        while !lines.lock().unwrap().iter().any(|l| l.contains("Starting server on")) {
-            assert!(start.elapsed() < Duration::from_secs(20), "simpleTaskInteractive did not start: {lines:?}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Interactive { _child: child, port }
+        let (server, port) = spawned::simple_task_interactive();
+        Interactive { _server: server, port }
     }
 }
 
@@ -329,18 +294,7 @@ fn through_serve_the_typescript_sdk_clients_sampling_handler_answers() {
     let dir = tempfile::tempdir().unwrap();
     let interactive = Interactive::start();
     let servers = servers_file(dir.path(), Some(&interactive));
-    let out = Command::new("node")
-        .arg(repo().join("tests/mcp/ts-sampling-client.mjs"))
-        .current_dir(repo())
-        .env("MCPFLOW_BIN", env!("CARGO_BIN_EXE_mcpflow"))
-        .env("MCPFLOW_HOME", dir.path().join("homes"))
-        .env("SERVERS_FILE", &servers)
-        .output()
-        .expect("node runs (npm ci installs @modelcontextprotocol/sdk)");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
-    assert!(stdout.contains("all checks passed"), "{stdout}");
+    let (stdout, _) = spawned::serve_client("ts-sampling-client.mjs", &dir.path().join("homes"), &servers);
     assert!(stdout.contains("ok - simpleTaskInteractive write_haiku"), "{stdout}");
     assert!(stdout.contains("ok - trigger-sampling-request-async through serve"), "{stdout}");
 }

@@ -177,39 +177,13 @@ fn header_values_are_never_printed() {
 }
 
 /// server-everything over streamable HTTP on a free port, killed on drop.
-struct HttpEverything(std::process::Child);
-
-impl Drop for HttpEverything {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn everything_over_http() -> (HttpEverything, u16) {
-    use std::io::BufRead as _;
+fn everything_over_http() -> (crate::spawned::Spawned, u16) {
+    use crate::spawned::{Logs, Spawned};
     let everything = repo().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let mut child = Command::new("node")
-        .arg(everything)
-        .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in lines.map_while(Result::ok) {
-            if line.contains("listening on port") {
-                let _ = tx.send(());
-            }
-        }
-    });
-    let server = HttpEverything(child);
-    rx.recv_timeout(std::time::Duration::from_secs(20)).expect("server-everything did not start listening");
+    let server =
+        Spawned::node_with_args(&everything, &["streamableHttp"], &[("PORT", &port.to_string())], Logs::Stderr);
+    server.wait_for_line("listening on port");
     (server, port)
 }
 

@@ -11,73 +11,23 @@
 //! raw: the refused plain call.
 
 use crate::repo;
+use crate::spawned::{Logs, Spawned, wait_for};
 use mcpflow_engine::EventKind;
 use mcpflow_store::Store;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// A server process killed when dropped, with the lines it wrote (stdout or stderr).
-struct Server {
-    child: Child,
-    lines: Arc<Mutex<Vec<String>>>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    /// Starts `node script args` and waits for a line containing `ready` (its port follows
-    /// the last space); `stdout`: the server logs there rather than on stderr.
-    fn start(script: &Path, env: &[(&str, &str)], stdout: bool, ready: &str) -> (Server, u16) {
-        let mut command = Command::new("node");
-        command.arg(script).envs(env.iter().copied()).stdin(Stdio::null());
-        if stdout {
-            command.stdout(Stdio::piped()).stderr(Stdio::null());
-        } else {
-            command.stdout(Stdio::null()).stderr(Stdio::piped());
-        }
-        let mut child = command.spawn().expect("node runs");
-        let lines: Arc<Mutex<Vec<String>>> = Arc::default();
-        let reader: Box<dyn std::io::Read + Send> =
-            if stdout { Box::new(child.stdout.take().unwrap()) } else { Box::new(child.stderr.take().unwrap()) };
-        let sink = lines.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(reader).lines().map_while(Result::ok) {
-                sink.lock().unwrap().push(line);
-            }
-        });
-        let server = Server { child, lines };
-        let port = wait_for(Duration::from_secs(20), || {
-            server.lines().iter().find(|l| l.contains(ready)).and_then(|l| l.rsplit(' ').next()?.trim().parse().ok())
-        })
-        .unwrap_or_else(|| panic!("the server did not say `{ready}`: {:?}", server.lines()));
-        (server, port)
-    }
-
-    fn lines(&self) -> Vec<String> {
-        self.lines.lock().unwrap().clone()
-    }
-}
-
-fn wait_for<T>(limit: Duration, mut found: impl FnMut() -> Option<T>) -> Option<T> {
-    let start = Instant::now();
-    loop {
-        if let Some(value) = found() {
-            return Some(value);
-        }
-        if start.elapsed() > limit {
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+/// Starts the node server `script` with `env`, logging on stdout or stderr, and waits for
+/// a line containing `ready`; its port follows the line's last space.
+fn start(script: &Path, env: &[(&str, &str)], logs: Logs, ready: &str) -> (Spawned, u16) {
+    let server = Spawned::node(script, env, logs);
+    let line = server.wait_for_line(ready);
+    let port = line.rsplit(' ').next().and_then(|p| p.trim().parse().ok()).unwrap_or(0);
+    (server, port)
 }
 
 /// Starts `mcpflow run --store` on `blueprint`, waits until the server runs `step` as a
@@ -142,7 +92,7 @@ fn a_run_killed_mid_task_resumes_by_polling_the_same_task_and_the_tool_runs_once
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     let script = repo().join("crates/cli/tests/servers/tasks_http.mjs");
-    let (server, port) = Server::start(&script, &[("PORT", "0")], false, "listening on");
+    let (server, port) = start(&script, &[("PORT", "0")], Logs::Stderr, "listening on");
     let servers = dir.path().join("servers.json");
     let url = format!("http://127.0.0.1:{port}/mcp");
     std::fs::write(&servers, json!({"mcpServers": {"counter": {"type": "http", "url": url}}}).to_string()).unwrap();
@@ -213,12 +163,11 @@ fn a_task_the_server_forgot_fails_with_task_lost_and_is_not_called_again() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     let script = repo().join("node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js");
-    assert!(script.is_file(), "{} is missing: run `npm ci`", script.display());
     let port = free_port();
-    let (server, _) = Server::start(
+    let (server, _) = start(
         &script,
         &[("MCP_PORT", &port.to_string())],
-        true,
+        Logs::Stdout,
         "MCP Streamable HTTP Server listening on port",
     );
     let servers = dir.path().join("servers.json");
@@ -251,7 +200,7 @@ fn free_port() -> u16 {
 fn a_task_steps_progress_is_in_the_events_and_its_timeout_cancels_the_task_on_the_server() {
     let dir = tempfile::tempdir().unwrap();
     let script = repo().join("crates/cli/tests/servers/tasks_http.mjs");
-    let (server, port) = Server::start(&script, &[("PORT", "0")], false, "listening on");
+    let (server, port) = start(&script, &[("PORT", "0")], Logs::Stderr, "listening on");
     let servers = dir.path().join("servers.json");
     let url = format!("http://127.0.0.1:{port}/mcp");
     std::fs::write(&servers, json!({"mcpServers": {"counter": {"type": "http", "url": url}}}).to_string()).unwrap();
@@ -291,7 +240,7 @@ fn a_task_only_tool_listed_in_a_json_body_is_learned_from_the_servers_refusal() 
     // (nothing ran) is the fallback, and the task runs once.
     let dir = tempfile::tempdir().unwrap();
     let script = repo().join("crates/cli/tests/servers/tasks_http.mjs");
-    let (server, port) = Server::start(&script, &[("PORT", "0"), ("JSON_RESPONSE", "1")], false, "listening on");
+    let (server, port) = start(&script, &[("PORT", "0"), ("JSON_RESPONSE", "1")], Logs::Stderr, "listening on");
     let servers = dir.path().join("servers.json");
     let url = format!("http://127.0.0.1:{port}/mcp");
     std::fs::write(&servers, json!({"mcpServers": {"counter": {"type": "http", "url": url}}}).to_string()).unwrap();
