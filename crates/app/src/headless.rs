@@ -168,6 +168,53 @@ fn run_authenticator(bp: &Blueprint, spec: &HeadlessRun) -> Arc<mcpflow_mcp::aut
     )
 }
 
+/// `SERVER_COMMAND_MISSING` warnings (the messages): a server the blueprint's steps call (its own entry,
+/// else the `--servers` files') starts a command given as an absolute path that does not
+/// exist on this machine — as a blueprint exported elsewhere may. Each names the server,
+/// the path and the steps calling it. Starts nothing; servers files that cannot be read
+/// are left to the run to report.
+pub fn missing_commands(checked: &Checked, spec: &HeadlessRun) -> Vec<String> {
+    let Ok(configs) = read_server_files(&spec.server_files).map(|c| c.with_blueprint(&checked.blueprint.servers))
+    else {
+        return Vec::new();
+    };
+    let doc = serde_json::to_value(&*checked.blueprint).unwrap_or(Value::Null);
+    let mut calls: Vec<(String, Vec<String>)> = Vec::new();
+    servers_by_step(doc.get("steps"), &mut calls);
+    calls
+        .into_iter()
+        .filter_map(|(server, steps)| {
+            let Some(mcpflow_mcp::ServerEntry::Config(config)) = configs.get(&server) else { return None };
+            let command = config.command.as_deref()?;
+            let path = std::path::Path::new(command);
+            (path.is_absolute() && !path.exists()).then(|| {
+                let steps: Vec<String> = steps.iter().map(|s| format!("`{s}`")).collect();
+                format!(
+                    "server `{server}` (step {}) starts {command}, which does not exist on \
+                     this machine; install it there, or change the server's `command` (in the blueprint's `servers` \
+                     or your --servers file)",
+                    steps.join(", ")
+                )
+            })
+        })
+        .collect()
+}
+
+/// Each server the steps call, with the ids of the steps calling it, in order.
+fn servers_by_step(steps: Option<&Value>, out: &mut Vec<(String, Vec<String>)>) {
+    for step in steps.and_then(Value::as_array).into_iter().flatten() {
+        if let (Some(server), Some(id)) =
+            (step.get("server").and_then(Value::as_str), step.get("id").and_then(Value::as_str))
+        {
+            match out.iter_mut().find(|(name, _)| name == server) {
+                Some((_, ids)) => ids.push(id.to_owned()),
+                None => out.push((server.to_owned(), vec![id.to_owned()])),
+            }
+        }
+        servers_by_step(step.get("steps"), out);
+    }
+}
+
 /// Runs a checked blueprint to the end. Every server process is reaped before this
 /// returns, whatever happened.
 pub async fn run(

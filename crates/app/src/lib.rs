@@ -26,6 +26,7 @@ pub mod home;
 mod logs;
 pub mod people;
 pub mod pipeline;
+pub mod portable;
 pub mod runs;
 pub mod sampling;
 pub mod schedule;

@@ -249,7 +249,7 @@ fn steps_naming(steps: Option<&Value>, pointer: &str, out: &mut Vec<(String, Str
 }
 
 /// The `server` of every step in `steps` (loop bodies included), each once.
-fn named_servers(steps: Option<&Value>, out: &mut Vec<String>) {
+pub(crate) fn named_servers(steps: Option<&Value>, out: &mut Vec<String>) {
     for step in steps.and_then(Value::as_array).into_iter().flatten() {
         if let Some(name) = step.get("server").and_then(Value::as_str)
             && !out.iter().any(|n| n == name)

@@ -38,3 +38,60 @@ pub fn import(file: &Path) -> anyhow::Result<ExitCode> {
     eprintln!("{report}");
     Ok(ExitCode::SUCCESS)
 }
+
+/// `mcpflow export-blueprint ID`: the stored document as it is (to stdout, or `--out`
+/// FILE), or with `--portable` a folder another machine runs it from (see
+/// `mcpflow_app::portable`): never overwriting a file that is there.
+#[allow(clippy::print_stderr)]
+pub fn export_blueprint(id: &str, portable: bool, out: Option<&Path>, args: &AppArgs) -> anyhow::Result<ExitCode> {
+    let app = open_app(args, None)?;
+    if !portable {
+        let doc = app.blueprint(id)?.json;
+        let text = serde_json::to_string_pretty(&doc)? + "\n";
+        match out {
+            None => std::io::stdout().lock().write_all(text.as_bytes()).context("writing the blueprint")?,
+            Some(path) => write_new(path, &text)?,
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let exported = app.portable_blueprint(id)?;
+    let folder = out.map_or_else(|| Path::new(id).to_owned(), Path::to_owned);
+    std::fs::create_dir_all(&folder).with_context(|| format!("cannot create {}", folder.display()))?;
+    let mut files: Vec<(String, String)> = Vec::new();
+    for (name, doc) in &exported.files {
+        files.push((name.clone(), serde_json::to_string_pretty(doc)? + "\n"));
+    }
+    files.push(("README.md".into(), exported.readme.clone()));
+    // Nothing is written when one would be overwritten.
+    if let Some((name, _)) = files.iter().find(|(name, _)| folder.join(name).exists()) {
+        anyhow::bail!(
+            "{} exists; export into another folder (`--out DIR`) or move it away",
+            folder.join(name).display()
+        );
+    }
+    for (name, text) in &files {
+        write_new(&folder.join(name), text)?;
+    }
+    eprintln!("wrote {} file(s) to {}:", files.len(), folder.display());
+    for (name, _) in &files {
+        eprintln!("  {name}");
+    }
+    for note in &exported.left_out {
+        eprintln!("note: {note}");
+    }
+    if !exported.env.is_empty() {
+        let names: Vec<&str> = exported.env.keys().map(String::as_str).collect();
+        eprintln!("set before running: {}", names.join(", "));
+    }
+    eprintln!("see {} for the command that runs it", folder.join("README.md").display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `text` to a file that must not exist yet.
+fn write_new(path: &Path, text: &str) -> anyhow::Result<()> {
+    let mut file =
+        std::fs::OpenOptions::new().write(true).create_new(true).open(path).with_context(|| {
+            format!("cannot create {} (it may exist already; choose another place)", path.display())
+        })?;
+    file.write_all(text.as_bytes()).with_context(|| format!("cannot write {}", path.display()))
+}

@@ -130,6 +130,23 @@ enum Command {
         #[arg(value_name = "FILE")]
         file: Option<PathBuf>,
     },
+    /// Write one stored blueprint: as it is stored (stdout, or `--out FILE`), or with
+    /// `--portable` into a folder another machine runs it from — the servers it uses
+    /// copied into it (secrets and environment values as `${env:NAME}`, never their
+    /// values), the blueprints it calls alongside, and a README with the variables to set
+    /// and the `mcpflow run` command.
+    ExportBlueprint {
+        #[arg(value_name = "ID")]
+        id: String,
+        #[arg(long)]
+        portable: bool,
+        /// The file (or with `--portable` the folder, default `./ID`) to write; never
+        /// overwrites a file.
+        #[arg(long, value_name = "PATH")]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        app: app::AppArgs,
+    },
     /// Import a blueprint file or a store backup into the store. Starts no server.
     Import {
         #[arg(value_name = "FILE")]
@@ -161,6 +178,9 @@ fn main() -> ExitCode {
         Command::Answer(args) => answer::run(args),
         Command::Show { run, events, json } => report(history::show(&run, events, json)),
         Command::Export { file } => report(backup::export(file.as_deref())),
+        Command::ExportBlueprint { id, portable, out, app } => {
+            report(backup::export_blueprint(&id, portable, out.as_deref(), &app))
+        }
         Command::Import { file } => with_runtime(async move { backup::import(&file) }),
         Command::Schema => {
             #[allow(clippy::print_stdout)]

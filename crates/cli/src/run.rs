@@ -265,6 +265,9 @@ async fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         // The provider of the data folder's settings.json, else SAMPLING_UNAVAILABLE.
         sampling: Some(mcpflow_app::sampling::Model::configured(&mcpflow_app::home::data_dir(), false)),
     };
+    for warning in headless::missing_commands(&checked, &spec) {
+        eprintln!("warning[SERVER_COMMAND_MISSING]: {warning}");
+    }
 
     let top_level = checked.plan.lists.first().map_or(0, |l| l.members.len()) as u64;
     let (sink, writer) = args.out.sink(top_level)?;

@@ -16,6 +16,7 @@ mod noise;
 mod oauth;
 mod paginate;
 mod people;
+mod portable;
 mod reading;
 mod rerun;
 mod run;
