@@ -33,6 +33,7 @@ pub mod schedule;
 pub mod serve;
 pub mod server_report;
 pub mod servers;
+pub mod setup;
 pub mod signals;
 
 pub use app::{App, AppOptions, Change};

@@ -17,6 +17,7 @@ mod resume;
 mod run;
 mod serve;
 mod servers;
+mod setup;
 mod validate;
 
 #[derive(Debug, Parser)]
@@ -147,6 +148,10 @@ enum Command {
         #[command(flatten)]
         app: app::AppArgs,
     },
+    /// Add mcpflow to an MCP host (`claude-desktop`, `cursor`, `vscode`): the entry that
+    /// launches `mcpflow serve`, written into the host's configuration file with the rest
+    /// of the file kept as it is (`--print` shows it and changes nothing).
+    Setup(setup::SetupArgs),
     /// Import a blueprint file or a store backup into the store. Starts no server.
     Import {
         #[arg(value_name = "FILE")]
@@ -181,6 +186,7 @@ fn main() -> ExitCode {
         Command::ExportBlueprint { id, portable, out, app } => {
             report(backup::export_blueprint(&id, portable, out.as_deref(), &app))
         }
+        Command::Setup(args) => report(setup::run(&args)),
         Command::Import { file } => with_runtime(async move { backup::import(&file) }),
         Command::Schema => {
             #[allow(clippy::print_stdout)]
