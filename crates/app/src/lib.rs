@@ -33,8 +33,11 @@ pub mod schedule;
 pub mod serve;
 pub mod server_report;
 pub mod servers;
+#[cfg(unix)]
+pub mod service;
 pub mod setup;
 pub mod signals;
 
 pub use app::{App, AppOptions, Change};
 pub use error::AppError;
+pub use mcpflow_store::{BlueprintMeta, RunRecord};

@@ -9,8 +9,10 @@ use std::process::ExitCode;
 
 #[allow(clippy::print_stdout)]
 pub fn list(json_out: bool) -> anyhow::Result<ExitCode> {
-    let app = open_app(&AppArgs::default(), None)?;
-    let list = app.blueprints()?;
+    let list: Vec<mcpflow_app::BlueprintMeta> = match through_service("blueprints/list", json!({}))? {
+        Some(list) => serde_json::from_value(list)?,
+        None => open_app(&AppArgs::default(), None)?.blueprints()?,
+    };
     if json_out {
         let list: Vec<_> = list
             .iter()
@@ -30,8 +32,11 @@ pub fn list(json_out: bool) -> anyhow::Result<ExitCode> {
 
 #[allow(clippy::print_stdout)]
 pub fn runs(blueprint: Option<&str>, limit: usize, json_out: bool) -> anyhow::Result<ExitCode> {
-    let app = open_app(&AppArgs::default(), None)?;
-    let runs = app.runs(blueprint, limit)?;
+    let runs: Vec<mcpflow_app::RunRecord> =
+        match through_service("runs/list", json!({ "blueprint": blueprint, "limit": limit }))? {
+            Some(runs) => serde_json::from_value(runs)?,
+            None => open_app(&AppArgs::default(), None)?.runs(blueprint, limit)?,
+        };
     if json_out {
         println!("{}", serde_json::to_string_pretty(&runs)?);
         return Ok(ExitCode::SUCCESS);
@@ -53,6 +58,31 @@ pub fn runs(blueprint: Option<&str>, limit: usize, json_out: bool) -> anyhow::Re
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The answer of the data folder's service to `method`, when a service holds the folder
+/// (its store is then locked to everyone else); `None` when none runs.
+fn through_service(method: &str, params: serde_json::Value) -> anyhow::Result<Option<serde_json::Value>> {
+    #[cfg(unix)]
+    {
+        let home = mcpflow_app::home::data_dir();
+        if !mcpflow_app::service::socket_path(&home).exists() {
+            return Ok(None);
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        runtime.block_on(async {
+            let failed = |e: mcpflow_app::service::WireError| anyhow::anyhow!("{} [{}]", e.message, e.code);
+            match mcpflow_app::service::Client::connect(&home, "cli").await.map_err(failed)? {
+                Some(mut client) => Ok(Some(client.call(method, params).await.map_err(failed)?)),
+                None => Ok(None),
+            }
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (method, params);
+        Ok(None)
+    }
 }
 
 /// `mcpflow runs --waiting`: the runs waiting for an answer, each question with its

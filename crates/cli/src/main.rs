@@ -17,6 +17,8 @@ mod resume;
 mod run;
 mod serve;
 mod servers;
+#[cfg(unix)]
+mod service;
 mod setup;
 mod validate;
 
@@ -79,6 +81,12 @@ enum Command {
     /// list_workflows, get_workflow, run_workflow, run_pipeline, get_run, and every
     /// stored blueprint with `"expose": true`.
     Serve(serve::ServeArgs),
+    /// The one owner of the data folder: its store, servers, runs and schedules, answering
+    /// the other front doors on a socket in the folder (mode 0600) — `mcpflow serve`
+    /// bridges MCP hosts to it, `list` and `runs` read through it. Exits when idle (no
+    /// connection, no run, no schedule) unless `--keep`.
+    #[cfg(unix)]
+    Service(service::ServiceArgs),
     /// Fire the runs that stored blueprints' `schedule` asks for, until Ctrl-C or SIGTERM (like
     /// `serve --schedule`, without serving MCP). A fire missed while mcpflow was not
     /// running fires once on start; runs of one blueprint never overlap.
@@ -176,6 +184,8 @@ fn main() -> ExitCode {
         Command::Serve(args) => with_runtime(serve::run(args)),
         Command::Servers(args) => with_runtime(servers::run(args)),
         Command::Auth(args) => with_runtime(auth::run(args)),
+        #[cfg(unix)]
+        Command::Service(args) => with_runtime(service::run(args)),
         Command::Daemon { app } => with_runtime(serve::daemon(app, None)),
         Command::List { json } => report(history::list(json)),
         Command::Runs { waiting: true, json, .. } => report(history::waiting(json)),

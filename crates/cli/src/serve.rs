@@ -46,6 +46,12 @@ pub struct ServeArgs {
 /// arrives; then cancels the runs in flight, reaps every server and exits 0 — or the
 /// signal's code (130, 143, 129).
 pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    #[cfg(unix)]
+    if args.http.is_none()
+        && let Some(code) = bridge(&args).await?
+    {
+        return Ok(code);
+    }
     let signals = cancel_on_signals()?;
     let app = crate::app::open_app_with_options(&args.app, args.max_runs, None, args.allow_blueprint_env)?;
     let stop = tokio_util::sync::CancellationToken::new();
@@ -56,6 +62,50 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     stop.cancel();
     app.shutdown().await;
     result
+}
+
+/// On stdio, with a service holding the data folder: the MCP session goes to it (any
+/// number of hosts share its engine and store). `None`: no service answers, serve here.
+#[cfg(unix)]
+#[allow(clippy::print_stderr)]
+async fn bridge(args: &ServeArgs) -> anyhow::Result<Option<ExitCode>> {
+    use mcpflow_app::service::{Hello, PROTOCOL, connect};
+    let home = mcpflow_app::home::data_dir();
+    let hello = Hello { mcpflow: PROTOCOL, session: "mcp".into(), client: "serve".into(), options: own_options(args) };
+    let (read, write, _welcome) = match connect(&home, &hello).await {
+        Ok(Some(connected)) => connected,
+        Ok(None) => return Ok(None),
+        Err(refused) => {
+            eprintln!("error[{}]: {}", refused.code, refused.message);
+            return Ok(Some(ExitCode::from(1)));
+        }
+    };
+    match mcpflow_app::service::bridge(tokio::io::stdin(), tokio::io::stdout(), read, write).await {
+        Ok(()) => Ok(Some(ExitCode::SUCCESS)),
+        Err(e) => {
+            eprintln!("error[SERVICE_UNAVAILABLE]: {e}");
+            Ok(Some(ExitCode::from(1)))
+        }
+    }
+}
+
+/// The options of this `serve` that only a process of its own could honour.
+#[cfg(unix)]
+fn own_options(args: &ServeArgs) -> Vec<String> {
+    let mut options = Vec::new();
+    if !args.app.servers.is_empty() {
+        options.push("--servers".to_owned());
+    }
+    if !args.app.allow.is_empty() {
+        options.push("--allow-server".to_owned());
+    }
+    if args.app.allow_all_servers {
+        options.push("--allow-all-servers".to_owned());
+    }
+    if args.allow_blueprint_env {
+        options.push("--allow-blueprint-env".to_owned());
+    }
+    options
 }
 
 /// Runs the scheduler alone until a stop signal (`mcpflow daemon`); runs in flight are

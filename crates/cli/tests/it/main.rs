@@ -24,6 +24,7 @@ mod sampling;
 mod secrets;
 mod serve;
 mod servers;
+mod service;
 mod setup;
 mod signals;
 mod spawned;

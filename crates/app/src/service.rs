@@ -1,0 +1,385 @@
+//! One engine per data folder: the process that holds a data folder's store (`mcpflow
+//! service`, or any front door that opened it) answers the other front doors on a local
+//! endpoint, so they use its engine instead of failing on the store's lock.
+//!
+//! **Where.** A Unix domain socket in the data folder, [`SOCKET_FILE`], mode 0600 (made
+//! under another name and renamed into place, so it is never reachable with wider
+//! permissions), bound only by the process holding the store's lock: the socket and the
+//! lock agree. A socket file nobody answers on is a leftover of a process that died, and
+//! is replaced.
+//!
+//! **What goes over it.** Newline-delimited JSON. A connection opens with one hello line
+//! ([`Hello`], at most [`MAX_HELLO`] bytes) saying which session it wants, answered by one
+//! line ([`Welcome`]):
+//!
+//! - `"mcp"`: from then on the connection is an MCP session (the stdio framing) with the
+//!   service's mediator — the same tools `mcpflow serve` offers, on the service's store,
+//!   servers and runs. `mcpflow serve` on stdio is then a bridge that copies bytes
+//!   (`mcpflow_app::service::bridge`), so any number of MCP hosts share one engine.
+//! - `"api"`: JSON-RPC 2.0 requests for the application's use cases ([`api`]), and
+//!   notifications of changes for a client that subscribed.
+//!
+//! Why JSON-RPC and not MCP for the API: the API is the application's own use cases —
+//! typed requests and answers between our own front doors — not tools a model chooses
+//! from; MCP's `tools/call` would wrap every answer in content blocks and every change in
+//! a tool-list notification. JSON-RPC 2.0 is the same framing MCP uses, so one reader
+//! and one writer serve both kinds of session.
+
+pub mod api;
+pub mod endpoint;
+
+use crate::app::App;
+use crate::serve::Mediator;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::net::UnixStream;
+use tokio_util::sync::CancellationToken;
+
+/// The endpoint's file in the data folder.
+pub const SOCKET_FILE: &str = "mcpflow.sock";
+/// The version of what goes over the endpoint.
+pub const PROTOCOL: u32 = 1;
+/// Longest hello or welcome line.
+pub const MAX_HELLO: u64 = 64 * 1024;
+/// How long a connection may take to say hello.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The endpoint of data folder `home`.
+pub fn socket_path(home: &Path) -> PathBuf {
+    home.join(SOCKET_FILE)
+}
+
+/// The first line a client sends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hello {
+    /// [`PROTOCOL`].
+    pub mcpflow: u32,
+    /// `mcp` or `api`.
+    pub session: String,
+    /// Which front door: `serve`, `cli`, `studio`.
+    pub client: String,
+    /// Options of the front door that the service would have to honour (a `serve` bridge
+    /// started with `--servers` or `--allow-server`): the service refuses a session with
+    /// any, since its servers and approvals are its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<String>,
+}
+
+/// The service's answer to a hello.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Welcome {
+    pub mcpflow: u32,
+    pub ok: bool,
+    /// The service's process id.
+    pub pid: u32,
+    pub version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<WireError>,
+}
+
+/// An error over the endpoint: a stable code and what to do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WireError {
+    pub code: String,
+    pub message: String,
+}
+
+/// Reads one line of at most [`MAX_HELLO`] bytes.
+async fn read_hello_line<R: AsyncRead + Unpin>(read: &mut BufReader<R>) -> std::io::Result<String> {
+    let mut line = String::new();
+    let n = (&mut *read).take(MAX_HELLO + 1).read_line(&mut line).await?;
+    if n == 0 {
+        return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "the connection closed before its hello"));
+    }
+    if line.len() as u64 > MAX_HELLO {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("the hello line is longer than {MAX_HELLO} bytes"),
+        ));
+    }
+    Ok(line)
+}
+
+/// Whether a stored blueprint has a schedule (the service stays up to fire it).
+pub fn has_schedules(app: &App) -> bool {
+    app.blueprints().unwrap_or_default().iter().any(|meta| {
+        matches!(app.store().blueprint(&meta.id), Ok(Some(stored)) if stored.json.get("schedule").is_some_and(|s| !s.is_null()))
+    })
+}
+
+/// What the service is doing, for its idle exit.
+#[derive(Debug, Default)]
+pub struct Activity {
+    connections: AtomicUsize,
+    last: std::sync::Mutex<Option<Instant>>,
+}
+
+impl Activity {
+    fn enter(self: &Arc<Self>) -> ActivityGuard {
+        self.connections.fetch_add(1, Ordering::AcqRel);
+        ActivityGuard(self.clone())
+    }
+
+    /// Open connections now.
+    pub fn connections(&self) -> usize {
+        self.connections.load(Ordering::Acquire)
+    }
+
+    /// How long since the last connection closed (or the service started).
+    pub fn idle_for(&self, started: Instant) -> Duration {
+        let last = *self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        last.unwrap_or(started).elapsed()
+    }
+}
+
+struct ActivityGuard(Arc<Activity>);
+
+impl Drop for ActivityGuard {
+    fn drop(&mut self) {
+        self.0.connections.fetch_sub(1, Ordering::AcqRel);
+        *self.0.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Instant::now());
+    }
+}
+
+/// Answers the endpoint of `app`'s data folder until `stop`: binds the socket (the app
+/// holds the store, so no other process can) and serves each connection on its own task.
+/// The socket file is removed when this returns.
+pub async fn host(app: App, home: PathBuf, activity: Arc<Activity>, stop: CancellationToken) -> std::io::Result<()> {
+    let listener = endpoint::bind(&home)?;
+    let mediator = Mediator::new(app.clone());
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => break,
+            accepted = listener.accept() => {
+                let stream = match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(error) => {
+                        tracing::warn!(%error, "accepting a connection on the service endpoint failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                let (app, mediator, guard) = (app.clone(), mediator.clone(), activity.enter());
+                let stop = stop.clone();
+                connections.spawn(async move {
+                    let _guard = guard;
+                    tokio::select! {
+                        () = stop.cancelled() => {}
+                        () = serve_connection(app, mediator, stream) => {}
+                    }
+                });
+            }
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+    connections.shutdown().await;
+    Ok(())
+}
+
+/// One connection: its hello, then its session.
+async fn serve_connection(app: App, mediator: Mediator, stream: UnixStream) {
+    let (read, mut write) = stream.into_split();
+    let mut read = BufReader::new(read);
+    let hello = match tokio::time::timeout(HELLO_TIMEOUT, read_hello_line(&mut read)).await {
+        Ok(Ok(line)) => serde_json::from_str::<Hello>(&line).map_err(|e| format!("its hello is not one: {e}")),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err(format!("it said no hello within {} s", HELLO_TIMEOUT.as_secs())),
+    };
+    let refusal = match &hello {
+        Err(why) => Some(WireError { code: "BAD_HELLO".into(), message: why.clone() }),
+        Ok(hello) if hello.mcpflow != PROTOCOL => Some(WireError {
+            code: "PROTOCOL_MISMATCH".into(),
+            message: format!(
+                "this mcpflow service speaks endpoint protocol {PROTOCOL}, the client {}; use the same mcpflow for both \
+                 (stop the service with `mcpflow service stop`, then start again)",
+                hello.mcpflow
+            ),
+        }),
+        Ok(hello) if !hello.options.is_empty() => Some(WireError {
+            code: "SERVICE_OPTIONS_DIFFER".into(),
+            message: format!(
+                "this data folder is held by a running mcpflow (pid {}), which uses its own servers and approvals; \
+                 {} cannot change them for one session. Configure the servers in the studio's Servers panel (or \
+                 `mcpflow import`), or use another data folder (MCPFLOW_HOME) for a `serve` with options of its own",
+                std::process::id(),
+                hello.options.join(", ")
+            ),
+        }),
+        Ok(hello) if hello.session != "mcp" && hello.session != "api" => Some(WireError {
+            code: "BAD_HELLO".into(),
+            message: format!("unknown session `{}`: `mcp` or `api`", hello.session),
+        }),
+        Ok(_) => None,
+    };
+    let welcome = Welcome {
+        mcpflow: PROTOCOL,
+        ok: refusal.is_none(),
+        pid: std::process::id(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        error: refusal,
+    };
+    let Ok(mut line) = serde_json::to_vec(&welcome) else { return };
+    line.push(b'\n');
+    if write.write_all(&line).await.is_err() || !welcome.ok {
+        return;
+    }
+    let Ok(hello) = hello else { return };
+    match hello.session.as_str() {
+        "mcp" => {
+            use rmcp::ServiceExt as _;
+            match mediator.serve((read, write)).await {
+                Ok(session) => {
+                    let _ = session.waiting().await;
+                }
+                Err(error) => tracing::debug!(%error, "an MCP session over the service endpoint did not start"),
+            }
+        }
+        _ => api::serve(app, read, write).await,
+    }
+}
+
+/// A connection to the service of data folder `home`, past its welcome: `Ok(None)` when
+/// no service answers there (no socket, or a leftover one).
+pub async fn connect(
+    home: &Path,
+    hello: &Hello,
+) -> Result<Option<(BufReader<tokio::net::unix::OwnedReadHalf>, tokio::net::unix::OwnedWriteHalf, Welcome)>, WireError>
+{
+    let Some(stream) = endpoint::connect(home).await else { return Ok(None) };
+    let (read, mut write) = stream.into_split();
+    let mut read = BufReader::new(read);
+    let lost = |e: std::io::Error| WireError {
+        code: "SERVICE_UNAVAILABLE".into(),
+        message: format!("the mcpflow service of {} did not answer: {e}", home.display()),
+    };
+    let mut line = serde_json::to_vec(hello).map_err(|e| lost(std::io::Error::other(e)))?;
+    line.push(b'\n');
+    write.write_all(&line).await.map_err(lost)?;
+    let answer = tokio::time::timeout(HELLO_TIMEOUT, read_hello_line(&mut read))
+        .await
+        .map_err(|_| lost(std::io::Error::new(std::io::ErrorKind::TimedOut, "no welcome")))?
+        .map_err(lost)?;
+    let welcome: Welcome =
+        serde_json::from_str(&answer).map_err(|e| lost(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
+    match &welcome.error {
+        Some(error) if !welcome.ok => Err(error.clone()),
+        _ => Ok(Some((read, write, welcome))),
+    }
+}
+
+/// `mcpflow serve` as a bridge: copies an MCP session between `input`/`output` (stdio)
+/// and the service's endpoint until either side ends.
+pub async fn bridge<R, W>(
+    mut input: R,
+    mut output: W,
+    mut service_read: BufReader<tokio::net::unix::OwnedReadHalf>,
+    mut service_write: tokio::net::unix::OwnedWriteHalf,
+) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: tokio::io::AsyncWrite + Unpin,
+{
+    let upstream = async {
+        let copied = tokio::io::copy(&mut input, &mut service_write).await;
+        let _ = service_write.shutdown().await;
+        copied
+    };
+    let downstream = async {
+        let copied = tokio::io::copy_buf(&mut service_read, &mut output).await;
+        let _ = output.flush().await;
+        copied
+    };
+    // The client closing its side ends the session once the service has answered what
+    // was sent; the service going away ends it at once.
+    tokio::pin!(upstream, downstream);
+    tokio::select! {
+        result = &mut upstream => {
+            result?;
+            downstream.await.map(drop)
+        }
+        result = &mut downstream => match result {
+            Ok(_) => Err(std::io::Error::new(
+                std::io::ErrorKind::ConnectionAborted,
+                "the mcpflow service closed the session (it stopped or restarted)",
+            )),
+            Err(e) => Err(e),
+        },
+    }
+}
+
+/// A front door's `api` session with the service.
+#[derive(Debug)]
+pub struct Client {
+    read: BufReader<tokio::net::unix::OwnedReadHalf>,
+    write: tokio::net::unix::OwnedWriteHalf,
+    next: u64,
+    /// The service's process id.
+    pub pid: u32,
+}
+
+impl Client {
+    /// An `api` session with the service of data folder `home`; `Ok(None)` when no
+    /// service answers there.
+    pub async fn connect(home: &Path, client: &str) -> Result<Option<Client>, WireError> {
+        let hello = Hello { mcpflow: PROTOCOL, session: "api".into(), client: client.into(), options: Vec::new() };
+        Ok(connect(home, &hello).await?.map(|(read, write, welcome)| Client { read, write, next: 0, pid: welcome.pid }))
+    }
+
+    /// Calls `method`; its result, or the service's error (`code` is the application's).
+    /// Notifications that arrive meanwhile are dropped.
+    pub async fn call(&mut self, method: &str, params: serde_json::Value) -> Result<serde_json::Value, WireError> {
+        self.next += 1;
+        let id = self.next;
+        let request = serde_json::json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        let mut line = serde_json::to_vec(&request).map_err(|e| lost(&e.to_string()))?;
+        line.push(b'\n');
+        self.write.write_all(&line).await.map_err(|e| lost(&e.to_string()))?;
+        loop {
+            let message = self.next_message().await?;
+            if message.get("id").and_then(serde_json::Value::as_u64) != Some(id) {
+                continue; // a notification
+            }
+            if let Some(error) = message.get("error") {
+                let code = error.pointer("/data/code").and_then(serde_json::Value::as_str).unwrap_or("SERVICE_ERROR");
+                let text = error.get("message").and_then(serde_json::Value::as_str).unwrap_or("failed");
+                return Err(WireError { code: code.into(), message: text.into() });
+            }
+            return Ok(message.get("result").cloned().unwrap_or(serde_json::Value::Null));
+        }
+    }
+
+    /// The next notification (after `subscribe`): `{method, params}`.
+    pub async fn notification(&mut self) -> Result<serde_json::Value, WireError> {
+        loop {
+            let message = self.next_message().await?;
+            if message.get("id").is_none() {
+                return Ok(message);
+            }
+        }
+    }
+
+    async fn next_message(&mut self) -> Result<serde_json::Value, WireError> {
+        let mut answer = String::new();
+        let n = (&mut self.read)
+            .take(api::MAX_ANSWER + 1)
+            .read_line(&mut answer)
+            .await
+            .map_err(|e| lost(&e.to_string()))?;
+        if n == 0 {
+            return Err(lost("it closed the connection (it stopped or restarted)"));
+        }
+        if answer.len() as u64 > api::MAX_ANSWER {
+            return Err(lost(&format!("an answer is longer than {} bytes", api::MAX_ANSWER)));
+        }
+        serde_json::from_str(&answer).map_err(|e| lost(&e.to_string()))
+    }
+}
+
+fn lost(why: &str) -> WireError {
+    WireError { code: "SERVICE_UNAVAILABLE".into(), message: format!("the mcpflow service: {why}") }
+}

@@ -1,0 +1,189 @@
+//! The `api` session: JSON-RPC 2.0 requests for the application's use cases, one per
+//! line, each at most [`MAX_REQUEST`] bytes, answered in order; and for a client that
+//! sent `subscribe`, `notifications/changed` lines when the stored blueprints or servers
+//! change.
+//!
+//! | method | params | result |
+//! |---|---|---|
+//! | `blueprints/list` | — | the stored blueprints' metadata (`BlueprintMeta`) |
+//! | `blueprints/get` | `id` | `{meta, json}` |
+//! | `runs/list` | `blueprint?`, `limit?` (20) | run records, newest first |
+//! | `runs/get` | `run_id` | `{record, events}` |
+//! | `runs/active` | — | `[{run_id, blueprint}]` of the runs in flight |
+//! | `subscribe` | — | `{}`; then `notifications/changed` `{what}` |
+//!
+//! Errors carry the application's stable codes in `error.data.code` and its words in
+//! `error.message`.
+
+use crate::app::{App, Change};
+use crate::error::AppError;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::broadcast::error::RecvError;
+
+/// Longest request line (a blueprint is at most 5 MB).
+pub const MAX_REQUEST: u64 = 8 * 1024 * 1024;
+/// Longest answer a client reads (a run's events may be long).
+pub const MAX_ANSWER: u64 = 256 * 1024 * 1024;
+/// Most runs one `runs/list` returns.
+const MAX_LIMIT: usize = 1000;
+
+/// One line read from the client: a request, or why the session ends.
+enum Line {
+    Request(String),
+    TooLong,
+}
+
+/// Serves one `api` session until the client goes away.
+pub(super) async fn serve(app: App, read: BufReader<OwnedReadHalf>, mut write: OwnedWriteHalf) {
+    // Lines are read on their own task, so waiting for a change never cuts a line short.
+    let (lines_tx, mut lines) = tokio::sync::mpsc::channel::<Line>(1);
+    let reader = tokio::spawn(read_lines(read, lines_tx));
+    let mut changes: Option<tokio::sync::broadcast::Receiver<Change>> = None;
+    loop {
+        let next = async {
+            match &mut changes {
+                Some(rx) => rx.recv().await,
+                None => std::future::pending().await,
+            }
+        };
+        let outgoing = tokio::select! {
+            line = lines.recv() => match line {
+                None => break,
+                Some(Line::TooLong) => {
+                    let message = format!("a request line is longer than {MAX_REQUEST} bytes; the session is closed");
+                    let _ = send(&mut write, &error_response(Value::Null, -32600, "REQUEST_TOO_LARGE", &message)).await;
+                    break;
+                }
+                Some(Line::Request(line)) => answer(&app, &line, &mut changes),
+            },
+            change = next => {
+                let what = match change {
+                    Ok(Change::Servers) => "servers",
+                    // Missed changes: the blueprints are the likelier; a client reads again.
+                    Ok(Change::Blueprints) | Err(RecvError::Lagged(_)) => "blueprints",
+                    Err(RecvError::Closed) => {
+                        changes = None;
+                        continue;
+                    }
+                };
+                json!({ "jsonrpc": "2.0", "method": "notifications/changed", "params": { "what": what } })
+            }
+        };
+        if send(&mut write, &outgoing).await.is_err() {
+            break;
+        }
+    }
+    reader.abort();
+}
+
+/// Reads request lines, each held to [`MAX_REQUEST`] while it is read, until the client
+/// closes, a line is too long, or the session stops listening.
+async fn read_lines(mut read: BufReader<OwnedReadHalf>, lines: tokio::sync::mpsc::Sender<Line>) {
+    loop {
+        let mut line = String::new();
+        let line = match (&mut read).take(MAX_REQUEST + 1).read_line(&mut line).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) if line.len() as u64 > MAX_REQUEST => Line::TooLong,
+            Ok(_) => Line::Request(line),
+        };
+        let last = matches!(line, Line::TooLong);
+        if lines.send(line).await.is_err() || last {
+            return;
+        }
+    }
+}
+
+async fn send(write: &mut OwnedWriteHalf, message: &Value) -> std::io::Result<()> {
+    let mut bytes = serde_json::to_vec(message).map_err(std::io::Error::other)?;
+    bytes.push(b'\n');
+    write.write_all(&bytes).await
+}
+
+/// The response to one request line.
+fn answer(app: &App, line: &str, changes: &mut Option<tokio::sync::broadcast::Receiver<Change>>) -> Value {
+    let request: Value = match serde_json::from_str(line) {
+        Ok(v) => v,
+        Err(e) => return error_response(Value::Null, -32700, "PARSE_ERROR", &format!("not JSON: {e}")),
+    };
+    let id = request.get("id").cloned().unwrap_or(Value::Null);
+    let Some(method) = request.get("method").and_then(Value::as_str) else {
+        return error_response(id, -32600, "BAD_REQUEST", "a request needs a `method`");
+    };
+    let params = request.get("params").cloned().unwrap_or(json!({}));
+    let result = call(app, method, &params, changes);
+    match result {
+        Ok(value) => json!({ "jsonrpc": "2.0", "id": id, "result": value }),
+        Err(Failure::Unknown) => error_response(
+            id,
+            -32601,
+            "METHOD_NOT_FOUND",
+            &format!(
+                "no method `{method}`: blueprints/list, blueprints/get, runs/list, runs/get, runs/active, subscribe"
+            ),
+        ),
+        Err(Failure::Params(message)) => error_response(id, -32602, "BAD_REQUEST", &format!("{method}: {message}")),
+        Err(Failure::App(e)) => error_response(id, -32000, e.code(), &e.to_string()),
+    }
+}
+
+enum Failure {
+    Unknown,
+    Params(String),
+    App(AppError),
+}
+
+impl From<AppError> for Failure {
+    fn from(e: AppError) -> Self {
+        Failure::App(e)
+    }
+}
+
+fn call(
+    app: &App,
+    method: &str,
+    params: &Value,
+    changes: &mut Option<tokio::sync::broadcast::Receiver<Change>>,
+) -> Result<Value, Failure> {
+    let text = |name: &str| -> Result<String, Failure> {
+        params
+            .get(name)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| Failure::Params(format!("`{name}` (a string) is required")))
+    };
+    let to_value = |v: Result<Value, serde_json::Error>| v.map_err(|e| Failure::Params(e.to_string()));
+    match method {
+        "blueprints/list" => to_value(serde_json::to_value(app.blueprints()?)),
+        "blueprints/get" => {
+            let stored = app.blueprint(&text("id")?)?;
+            Ok(json!({ "meta": serde_json::to_value(&stored.meta).unwrap_or(Value::Null), "json": stored.json }))
+        }
+        "runs/list" => {
+            let blueprint = params.get("blueprint").and_then(Value::as_str);
+            let limit = params.get("limit").and_then(Value::as_u64).map_or(20, |l| l as usize).min(MAX_LIMIT);
+            to_value(serde_json::to_value(app.runs(blueprint, limit)?))
+        }
+        "runs/get" => {
+            let detail = app.run_detail(&text("run_id")?)?;
+            Ok(json!({ "record": serde_json::to_value(&detail.record).unwrap_or(Value::Null),
+                       "events": serde_json::to_value(&detail.events).unwrap_or(Value::Null) }))
+        }
+        "runs/active" => Ok(Value::Array(
+            app.active_runs()
+                .into_iter()
+                .map(|(run_id, blueprint)| json!({ "run_id": run_id, "blueprint": blueprint }))
+                .collect(),
+        )),
+        "subscribe" => {
+            *changes = Some(app.subscribe_changes());
+            Ok(json!({}))
+        }
+        _ => Err(Failure::Unknown),
+    }
+}
+
+fn error_response(id: Value, code: i64, app_code: &str, message: &str) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message, "data": { "code": app_code } } })
+}

@@ -1,0 +1,159 @@
+//! One engine per data folder: `mcpflow service` holds the folder, and the other front
+//! doors go through it — the official TypeScript SDK client launches `mcpflow serve`
+//! twice at once (each a bridge to the service), `mcpflow runs` and `list` read through
+//! it, a subscriber hears the save. Killed with SIGKILL mid-run, its bridge says so and
+//! the run is `interrupted` for the next owner; idle, it exits by itself.
+
+use crate::spawned::{Killed, serve_client, wait_for};
+use crate::{repo, stderr, stdout};
+use mcpflow_app::service::{Client, socket_path};
+use serde_json::{Value, json};
+use std::io::{Read as _, Write as _};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+fn mcpflow_in(home: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+        .args(args)
+        .env("MCPFLOW_HOME", home)
+        .current_dir(repo())
+        .output()
+        .unwrap()
+}
+
+/// `mcpflow service` on `home` with the echo server, once its socket answers.
+fn service(home: &Path, servers: &Path, idle: &str) -> Child {
+    let child = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+        .args(["service", "--allow-all-servers", "--idle", idle, "--servers"])
+        .arg(servers)
+        .env("MCPFLOW_HOME", home)
+        .current_dir(repo())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let socket = socket_path(home);
+    let up = wait_for(Duration::from_secs(20), || std::os::unix::net::UnixStream::connect(&socket).ok());
+    assert!(up.is_some(), "the service did not answer at {}", socket.display());
+    child
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+}
+
+fn runs_json(home: &Path) -> Vec<Value> {
+    let out = mcpflow_in(home, &["runs", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).unwrap()
+}
+
+#[test]
+fn two_sdk_hosts_share_one_service_and_the_cli_reads_through_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let servers = crate::echo_servers(dir.path());
+    let _service = Killed(service(&home, &servers, "60"));
+    let rt = runtime();
+    let mut subscriber = rt.block_on(Client::connect(&home, "test")).unwrap().expect("the service answers");
+    rt.block_on(subscriber.call("subscribe", json!({}))).unwrap();
+
+    let (out, _) = serve_client("ts-service-client.mjs", &home, &servers);
+    assert!(out.contains("ok - a blueprint saved through one bridge is listed through the other"), "{out}");
+    assert!(out.contains("ok - both runs succeeded at the same time"), "{out}");
+    let ids: Vec<&str> = out.lines().find_map(|l| l.strip_prefix("runs: ")).unwrap().split(' ').collect();
+
+    // The save reached the subscriber as it happened.
+    let heard = rt
+        .block_on(async { tokio::time::timeout(Duration::from_secs(5), subscriber.notification()).await })
+        .expect("a notification within 5 s")
+        .unwrap();
+    assert_eq!(heard["method"], "notifications/changed");
+    assert_eq!(heard["params"]["what"], "blueprints");
+
+    // The store is the service's; `runs` and `list` read through it.
+    let runs = runs_json(&home);
+    for id in &ids {
+        let run = runs.iter().find(|r| r["id"] == *id).unwrap_or_else(|| panic!("{id} not in {runs:?}"));
+        assert_eq!(run["status"], "succeeded");
+    }
+    let list = mcpflow_in(&home, &["list"]);
+    assert!(stdout(&list).contains("from-host-a"), "{}", stdout(&list));
+
+    // A serve with options of its own cannot bend the service's: refused, saying why.
+    let refused = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+        .args(["serve", "--allow-all-servers"])
+        .env("MCPFLOW_HOME", &home)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(stderr(&refused).contains("error[SERVICE_OPTIONS_DIFFER]"), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("--allow-all-servers"), "{}", stderr(&refused));
+}
+
+#[test]
+fn a_service_killed_mid_run_is_reported_by_its_bridge_and_the_run_is_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let servers = crate::echo_servers(dir.path());
+    let mut owner = service(&home, &servers, "60");
+    let mut bridge = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+        .arg("serve")
+        .env("MCPFLOW_HOME", &home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let blueprint = json!({ "blueprint": 1, "id": "long", "steps": [
+        { "id": "wait", "kind": "tool", "server": "echo", "tool": "sleep", "args": { "ms": 30000 } } ] });
+    let mut stdin = bridge.stdin.take().unwrap();
+    for message in [
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_workflow","arguments":{"blueprint": blueprint}}}),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    // The run is in flight on the service.
+    let rt = runtime();
+    let mut client = rt.block_on(Client::connect(&home, "test")).unwrap().unwrap();
+    let active = wait_for(Duration::from_secs(20), || {
+        let active = rt.block_on(client.call("runs/active", json!({}))).unwrap();
+        active.as_array().filter(|a| !a.is_empty()).map(|a| a[0]["run_id"].as_str().unwrap().to_owned())
+    });
+    let run_id = active.expect("the run started on the service");
+    owner.kill().unwrap();
+    owner.wait().unwrap();
+
+    // The bridge says the service went away, and ends.
+    let ended = wait_for(Duration::from_secs(10), || bridge.try_wait().unwrap());
+    assert_eq!(ended.and_then(|s| s.code()), Some(1), "the bridge did not end with the service");
+    let mut said = String::new();
+    bridge.stderr.take().unwrap().read_to_string(&mut said).unwrap();
+    assert!(said.contains("error[SERVICE_UNAVAILABLE]") && said.contains("stopped or restarted"), "{said}");
+    drop(stdin);
+
+    // Nothing else is lost: the next owner of the folder finds the run interrupted.
+    assert!(!socket_path(&home).exists() || std::os::unix::net::UnixStream::connect(socket_path(&home)).is_err());
+    let runs = runs_json(&home);
+    let run = runs.iter().find(|r| r["id"] == run_id).unwrap_or_else(|| panic!("{run_id} not in {runs:?}"));
+    assert_eq!(run["status"], "interrupted", "{run}");
+}
+
+#[test]
+fn an_idle_service_exits_by_itself_and_removes_its_socket() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let servers = crate::echo_servers(dir.path());
+    let mut owner = service(&home, &servers, "1");
+    let ended = wait_for(Duration::from_secs(15), || owner.try_wait().unwrap());
+    assert_eq!(ended.and_then(|s| s.code()), Some(0), "the idle service did not exit");
+    let mut said = String::new();
+    owner.stderr.take().unwrap().read_to_string(&mut said).unwrap();
+    assert!(said.contains("idle for 1 s, exiting"), "{said}");
+    assert!(!socket_path(&home).exists());
+}
