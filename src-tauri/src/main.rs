@@ -55,6 +55,8 @@ fn builder() -> Builder<tauri::Wry> {
         runs::set_breakpoints,
         runs::list_runs,
         runs::get_run,
+        runs::waiting_runs,
+        runs::answer_and_follow,
         ui_state::get_ui_state,
         ui_state::set_ui_state,
     ])

@@ -1,13 +1,15 @@
 //! Runs from the studio: start one (Run or Debug) and stream its events to the window
 //! over a Tauri `Channel`, control it (pause, resume, step, cancel, breakpoints), and
-//! read the history (past runs of a blueprint, one run with all its events).
+//! read the history (past runs of a blueprint, one run with all its events). The runs
+//! waiting for a person — an earlier session's too, after a restart — are listed with
+//! their questions, and answering one streams the run that goes on (`answer_and_follow`).
 //!
 //! Events are sent in batches, one per frame at most: a burst of thousands of events a
 //! second becomes about sixty messages, each a JSON array in `seq` order. The window
 //! batches again before React sees them (`ui/src/run/batcher.ts`).
 
 use crate::commands::Studio;
-use crate::dto::{CommandError, Json, ServerDto};
+use crate::dto::{AnswerDto, CommandError, Json, QuestionDto, ServerDto};
 use mcpflow_app::runs::{Rerun, StartRun, Target, Trigger};
 use mcpflow_engine::{Control, RunEvent};
 use serde::{Deserialize, Serialize};
@@ -53,7 +55,8 @@ pub enum RunAction {
 pub struct RunInfo {
     pub id: String,
     pub blueprint: String,
-    /// `running`, `succeeded`, `partial`, `failed`, `cancelled` or `interrupted`.
+    /// `running`, `waiting` (a question to a person is open), `succeeded`, `partial`,
+    /// `failed`, `cancelled` or `interrupted`.
     pub status: String,
     /// `studio`, `cli`, `mcp` or `schedule`.
     pub trigger: String,
@@ -64,6 +67,8 @@ pub struct RunInfo {
     pub blueprint_rev: Option<u32>,
     /// The past run this one re-ran a step of, when it is a re-run.
     pub rerun_of: Option<RerunOfDto>,
+    /// The run this one resumes: a run left waiting that was answered, or an interrupted one.
+    pub resumed_from: Option<String>,
     /// Started with Debug (breakpoints, or paused before the first step).
     pub debug: bool,
     /// The time it sat paused (a finished run that paused); `duration_ms` less this is
@@ -93,6 +98,7 @@ impl From<mcpflow_store::RunRecord> for RunInfo {
             duration_ms,
             blueprint_rev: r.blueprint_rev,
             rerun_of: r.rerun_of.map(|o| RerunOfDto { run: o.run, step: o.step, mode: o.mode.into() }),
+            resumed_from: r.resumed_from,
             debug: r.debug,
             #[allow(clippy::cast_precision_loss, reason = "a duration in ms is far below 2^52")]
             paused_ms: r.paused_ms.map(|ms| ms as f64),
@@ -220,6 +226,57 @@ pub async fn control_run(studio: State<'_, Studio>, run_id: String, action: RunA
 #[specta::specta]
 pub async fn set_breakpoints(studio: State<'_, Studio>, run_id: String, steps: Vec<String>) -> Result<()> {
     Ok(studio.app.control(&run_id, Control::SetBreakpoints(steps))?)
+}
+
+/// A run waiting for a person: its record and open questions.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct WaitingRunDto {
+    pub run: RunInfo,
+    /// Oldest first.
+    pub questions: Vec<QuestionDto>,
+    /// In flight in this studio; else an earlier session (or another process) left it
+    /// waiting, and answering it resumes it as a new run.
+    pub in_flight: bool,
+}
+
+/// The runs waiting for a person: in flight here, and those an earlier session left
+/// waiting (what the studio shows at start).
+#[tauri::command]
+#[specta::specta]
+pub async fn waiting_runs(studio: State<'_, Studio>) -> Result<Vec<WaitingRunDto>> {
+    Ok(studio
+        .app
+        .waiting()
+        .into_iter()
+        .map(|w| {
+            let run_id = w.record.id.clone();
+            WaitingRunDto {
+                run: w.record.into(),
+                questions: w.questions.into_iter().map(|q| QuestionDto::new(run_id.clone(), q)).collect(),
+                in_flight: w.in_flight,
+            }
+        })
+        .collect())
+}
+
+/// Answers a run's open question and streams the run that goes on to `on_events`: the
+/// run itself when it is in flight here (its events from the answer on), or — a run an
+/// earlier session left waiting — the new run that resumes it on `doc` (the document on
+/// the canvas, as a re-run takes it), its finished steps pinned. Errors as
+/// `answer_question`'s, and the resume's (`BAD_REQUEST` when `doc` is another blueprint).
+#[tauri::command]
+#[specta::specta]
+pub async fn answer_and_follow(
+    studio: State<'_, Studio>,
+    doc: Json,
+    run_id: String,
+    question_id: String,
+    answer: AnswerDto,
+    on_events: Channel<EventBatch>,
+) -> Result<RunStarted> {
+    let answered = studio.app.answer_and_follow(&run_id, &question_id, answer.into(), Some(Target::Inline(doc.0)))?;
+    tauri::async_runtime::spawn(forward(answered.events, on_events));
+    Ok(RunStarted { run_id: answered.run_id, blueprint: answered.blueprint })
 }
 
 /// Past runs of a blueprint, newest first.

@@ -107,6 +107,19 @@ export const commands = {
 	listRuns: (blueprint: string, limit: number) => typedError<RunInfo_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("list_runs", { blueprint, limit })),
 	/**  One recorded run with all its events. */
 	getRun: (runId: string) => typedError<RunDetailDto_Serialize, CommandError_Serialize>(__TAURI_INVOKE("get_run", { runId })),
+	/**
+	 *  The runs waiting for a person: in flight here, and those an earlier session left
+	 *  waiting (what the studio shows at start).
+	 */
+	waitingRuns: () => typedError<WaitingRunDto_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("waiting_runs")),
+	/**
+	 *  Answers a run's open question and streams the run that goes on to `on_events`: the
+	 *  run itself when it is in flight here (its events from the answer on), or — a run an
+	 *  earlier session left waiting — the new run that resumes it on `doc` (the document on
+	 *  the canvas, as a re-run takes it), its finished steps pinned. Errors as
+	 *  `answer_question`'s, and the resume's (`BAD_REQUEST` when `doc` is another blueprint).
+	 */
+	answerAndFollow: (doc: Json, runId: string, questionId: string, answer: AnswerDto, onEvents: Channel<EventBatch>) => typedError<RunStarted, CommandError_Serialize>(__TAURI_INVOKE("answer_and_follow", { doc, runId, questionId, answer, onEvents })),
 	/**  The UI state stored in the data folder (`{}` at first). */
 	getUiState: () => typedError<UiState, CommandError_Serialize>(__TAURI_INVOKE("get_ui_state")),
 	/**  Replaces the UI state (a JSON object of at most 64 KiB). */
@@ -434,7 +447,10 @@ export type RunInfo = RunInfo_Serialize | RunInfo_Deserialize;
 export type RunInfo_Deserialize = {
 	id: string,
 	blueprint: string,
-	/**  `running`, `succeeded`, `partial`, `failed`, `cancelled` or `interrupted`. */
+	/**
+	 *  `running`, `waiting` (a question to a person is open), `succeeded`, `partial`,
+	 *  `failed`, `cancelled` or `interrupted`.
+	 */
 	status: string,
 	/**  `studio`, `cli`, `mcp` or `schedule`. */
 	trigger: string,
@@ -445,6 +461,8 @@ export type RunInfo_Deserialize = {
 	blueprint_rev?: number | null,
 	/**  The past run this one re-ran a step of, when it is a re-run. */
 	rerun_of?: RerunOfDto | null,
+	/**  The run this one resumes: a run left waiting that was answered, or an interrupted one. */
+	resumed_from?: string | null,
 	/**  Started with Debug (breakpoints, or paused before the first step). */
 	debug: boolean,
 	/**
@@ -458,7 +476,10 @@ export type RunInfo_Deserialize = {
 export type RunInfo_Serialize = {
 	id: string,
 	blueprint: string,
-	/**  `running`, `succeeded`, `partial`, `failed`, `cancelled` or `interrupted`. */
+	/**
+	 *  `running`, `waiting` (a question to a person is open), `succeeded`, `partial`,
+	 *  `failed`, `cancelled` or `interrupted`.
+	 */
 	status: string,
 	/**  `studio`, `cli`, `mcp` or `schedule`. */
 	trigger: string,
@@ -469,6 +490,8 @@ export type RunInfo_Serialize = {
 	blueprint_rev: number | null,
 	/**  The past run this one re-ran a step of, when it is a re-run. */
 	rerun_of: RerunOfDto | null,
+	/**  The run this one resumes: a run left waiting that was answered, or an interrupted one. */
+	resumed_from: string | null,
 	/**  Started with Debug (breakpoints, or paused before the first step). */
 	debug: boolean,
 	/**
@@ -666,6 +689,33 @@ export type UiState = {
 	state: Json,
 	/**  The first-start guide must not open by itself (the test harness asks so). */
 	guide_off: boolean,
+};
+
+/**  A run waiting for a person: its record and open questions. */
+export type WaitingRunDto = WaitingRunDto_Serialize | WaitingRunDto_Deserialize;
+
+/**  A run waiting for a person: its record and open questions. */
+export type WaitingRunDto_Deserialize = {
+	run: RunInfo_Deserialize,
+	/**  Oldest first. */
+	questions: QuestionDto_Deserialize[],
+	/**
+	 *  In flight in this studio; else an earlier session (or another process) left it
+	 *  waiting, and answering it resumes it as a new run.
+	 */
+	in_flight: boolean,
+};
+
+/**  A run waiting for a person: its record and open questions. */
+export type WaitingRunDto_Serialize = {
+	run: RunInfo_Serialize,
+	/**  Oldest first. */
+	questions: QuestionDto_Serialize[],
+	/**
+	 *  In flight in this studio; else an earlier session (or another process) left it
+	 *  waiting, and answering it resumes it as a new run.
+	 */
+	in_flight: boolean,
 };
 
 /* Tauri Specta runtime */

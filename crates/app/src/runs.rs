@@ -11,7 +11,7 @@ mod questions;
 mod rerun;
 mod resume;
 
-pub use questions::Questions;
+pub use questions::{Answered, Questions, WaitingRun};
 pub use rerun::Rerun;
 pub use resume::tasks_in_flight;
 

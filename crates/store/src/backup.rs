@@ -2,7 +2,7 @@
 //! document into a store ([`Store::import`], in `backup/import.rs`). The document:
 //!
 //! ```json
-//! { "mcpflow_store": 1, "schema_version": 1,
+//! { "mcpflow_store": 1, "schema_version": 2,
 //!   "blueprints": [ { "id": "…", "revisions": [ { "rev": 1, "saved_at": "…", "json": { … } } ] } ],
 //!   "runs": [ { "record": { …RunRecord }, "events": [ …RunEvent ] } ],
 //!   "saved": { "<blueprint>": { "<name>": … } },
@@ -10,6 +10,11 @@
 //!   "consents": [ { "hash": "sha256:…", "command": "…", "approved_at": "…" } ],
 //!   "schedules": { "<blueprint>": … } }
 //! ```
+//!
+//! `schema_version` is the store's ([`crate::SCHEMA_VERSION`]) when it was exported. A
+//! document of an older version imports as it is — every version so far only added values
+//! (version 2: the `waiting` status and its events), so what an older mcpflow wrote reads
+//! unchanged; one of a newer version is refused (`/schema_version`: upgrade mcpflow).
 
 mod import;
 

@@ -9,7 +9,12 @@ use sled::{Db, Tree};
 use std::path::Path;
 
 /// The store format this mcpflow writes and reads.
-pub const SCHEMA_VERSION: u32 = 1;
+///
+/// - 1: the first format.
+/// - 2: a run record may be `waiting` (a question to a person is open), and its events
+///   `StepWaiting` / `StepAnswered`. An mcpflow of version 1 cannot read those, so it must
+///   refuse such a store (it does: a newer version) rather than misread it.
+pub const SCHEMA_VERSION: u32 = 2;
 
 const VERSION_KEY: &[u8] = b"schema_version";
 
@@ -44,11 +49,15 @@ pub(crate) fn migrate(from: u32, db: &Db) -> Result<(), u32> {
     (from..SCHEMA_VERSION).try_for_each(|version| step(version, db))
 }
 
-/// Migrates from `version` to `version + 1`.
+/// Migrates from `version` to `version + 1`. A step that rewrites keys or values does it
+/// tree by tree (and bumps `keys::VERSION` if the key layout changes).
 fn step(version: u32, _db: &Db) -> Result<(), u32> {
-    // Only version 1 exists. When version 2 comes: `1 => v1_to_v2(db)` here, rewriting
-    // keys or values tree by tree (and bumping `keys::VERSION` if the key layout changes).
-    Err(version)
+    match version {
+        // Version 2 only adds values (the `waiting` status, two event kinds): every record
+        // and event of version 1 reads as it is, so nothing is rewritten.
+        1 => Ok(()),
+        _ => Err(version),
+    }
 }
 
 #[cfg(test)]
@@ -60,5 +69,12 @@ mod tests {
         let db = sled::Config::new().temporary(true).open().unwrap();
         assert_eq!(migrate(SCHEMA_VERSION, &db), Ok(()));
         assert_eq!(migrate(0, &db), Err(0));
+    }
+
+    #[test]
+    fn version_1_migrates_to_the_current_version() {
+        let db = sled::Config::new().temporary(true).open().unwrap();
+        assert_eq!(SCHEMA_VERSION, 2);
+        assert_eq!(migrate(1, &db), Ok(()));
     }
 }

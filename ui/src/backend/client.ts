@@ -26,6 +26,7 @@ import {
   type ServerTestDto_Serialize,
   type StudioInfo_Serialize,
   type ToolDto_Serialize,
+  type WaitingRunDto_Serialize,
 } from '../bindings';
 import type { Channel } from '@tauri-apps/api/core';
 import type { Blueprint, Diagnostic, Json } from '../doc/types';
@@ -56,6 +57,8 @@ type EventChannel = Channel<EventBatch>;
 export type OpenQuestionInfo = QuestionDto_Serialize;
 /** A person's answer: `accept` with the form's content, `decline`, `cancel`. */
 export type AnswerInfo = AnswerDto;
+/** A run waiting for a person (an earlier session's, or in flight here), with its open questions. */
+export type WaitingRunInfo = WaitingRunDto_Serialize;
 
 /** A command's error: a stable code, a message that says what to do, and diagnostics. */
 export class BackendError extends Error {
@@ -201,6 +204,15 @@ export const backend = {
   /** Answers an open question; `QUESTION_NOT_OPEN`, or `BAD_REQUEST` field by field. */
   answerQuestion: (runId: string, questionId: string, answer: AnswerInfo): Promise<null> =>
     call(() => commands.answerQuestion(runId, questionId, answer)),
+  /** The runs waiting for a person: in flight here, and those an earlier session left waiting. */
+  waitingRuns: (): Promise<WaitingRunInfo[]> => call(() => commands.waitingRuns()),
+  /**
+   * Answers an open question and streams the run that goes on to `events`: the same run
+   * (in flight here), or the new run that resumes one an earlier session left waiting, on
+   * `doc` (its finished steps pinned).
+   */
+  answerAndFollow: (doc: Blueprint, runId: string, questionId: string, answer: AnswerInfo, events: EventChannel): Promise<RunStarted> =>
+    call(() => commands.answerAndFollow(doc, runId, questionId, answer, events)),
   /** Opens the page of an open URL-mode question in the system browser (the URL is the server's, read in Rust). */
   openQuestionUrl: (runId: string, questionId: string): Promise<null> => call(() => commands.openQuestionUrl(runId, questionId)),
 };

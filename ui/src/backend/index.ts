@@ -31,6 +31,7 @@ export {
   type SignedOut,
   type StudioInfo,
   type ToolInfo,
+  type WaitingRunInfo,
 } from './client';
 export { clearStatus, report, statusStore, useStatus, type StatusLevel, type StatusState } from './status';
 export { startValidation, VALIDATE_DELAY_MS, type ValidationOptions } from './validation';

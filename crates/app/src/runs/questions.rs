@@ -12,6 +12,10 @@
 //! step; a tool whose server asked during its call is called again and its question
 //! answered with the same answer — and questions the run had answered before (in loop
 //! iterations that run again) get their earlier answers.
+//!
+//! A front door that shows runs follows the one that goes on after an answer
+//! ([`App::answer_and_follow`]: the studio's canvas plays the resuming run live), and
+//! lists every run waiting for a person with its record ([`App::waiting`]).
 
 use super::{StartRun, Target, Trigger};
 use crate::app::App;
@@ -21,12 +25,35 @@ use mcpflow_blueprint::ask::{self, Form};
 use mcpflow_engine::CallError;
 use mcpflow_engine::event::IterationPath;
 use mcpflow_engine::people::{Answer, Asking, People, Question};
-use mcpflow_engine::{Envelope, ErrorEntry, EventKind, RunStatus};
-use mcpflow_store::{RecordStatus, open_questions};
+use mcpflow_engine::{Envelope, ErrorEntry, EventKind, RunEvent, RunStatus};
+use mcpflow_store::{RecordStatus, RunRecord, open_questions};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
-use tokio::sync::oneshot;
+use tokio::sync::{broadcast, oneshot};
 use tokio_util::sync::CancellationToken;
+
+/// A run waiting for a person ([`App::waiting`]).
+#[derive(Debug, Clone)]
+pub struct WaitingRun {
+    pub record: RunRecord,
+    /// Its open questions, oldest first.
+    pub questions: Vec<Question>,
+    /// In flight in this process; else an earlier process left it waiting, and answering
+    /// it resumes it.
+    pub in_flight: bool,
+}
+
+/// The run that goes on after an answer ([`App::answer_and_follow`]).
+#[derive(Debug)]
+pub struct Answered {
+    /// The run asked (in flight here), or the run that resumes it.
+    pub run_id: String,
+    pub blueprint: String,
+    /// Its events: from the answer on, or (a resuming run) from its first.
+    pub events: broadcast::Receiver<Arc<RunEvent>>,
+    /// `run_id` is a new run, resuming one an earlier process left waiting.
+    pub resumed: bool,
+}
 
 /// Open questions, by run id and question id.
 #[derive(Default)]
@@ -172,16 +199,99 @@ impl App {
     /// `Cancel`): the run goes on. A run an earlier process left `waiting` is resumed
     /// with the answer (see the module's notes), its questions after that asked here.
     pub fn answer(&self, run_id: &str, question_id: &str, answer: Answer) -> Result<()> {
-        if self.inner.questions.asks(run_id, question_id) || self.active_runs().iter().any(|(id, _)| id == run_id) {
+        if self.in_flight(run_id, question_id) {
             return self.inner.questions.answer(run_id, question_id, answer);
         }
-        let Some(question) = self.stored_questions(run_id)?.into_iter().find(|q| q.id == question_id) else {
-            return self.inner.questions.answer(run_id, question_id, answer);
+        self.resume_answered(run_id, question_id, answer, None).map(drop)
+    }
+
+    /// Answers a run's open question as [`App::answer`] does, and returns the run that
+    /// goes on with its events, for a front door that shows it: the run asked, when it is
+    /// in flight here (its events from the answer on), or the run that resumes it, when
+    /// an earlier process left it `waiting` (all its events). `target`: the blueprint to
+    /// resume on, for a run of one given inline (the studio's canvas; see
+    /// [`App::answer_plan`]).
+    pub fn answer_and_follow(
+        &self,
+        run_id: &str,
+        question_id: &str,
+        answer: Answer,
+        target: Option<Target>,
+    ) -> Result<Answered> {
+        if self.in_flight(run_id, question_id) {
+            // Subscribed first: no event after the answer is missed.
+            let events = self.subscribe(run_id)?;
+            self.inner.questions.answer(run_id, question_id, answer)?;
+            let blueprint = self.active_runs().into_iter().find(|(id, _)| id == run_id).map(|(_, bp)| bp);
+            return Ok(Answered {
+                run_id: run_id.to_owned(),
+                blueprint: blueprint.unwrap_or_default(),
+                events,
+                resumed: false,
+            });
+        }
+        let started = self.resume_answered(run_id, question_id, answer, target)?;
+        Ok(Answered { run_id: started.run_id, blueprint: started.blueprint, events: started.events, resumed: true })
+    }
+
+    /// The runs waiting for a person here, oldest question first: those in flight and
+    /// those an earlier process left `waiting`, each with its record and open questions
+    /// (what a front door shows at start: "2 runs are waiting for you").
+    pub fn waiting(&self) -> Vec<WaitingRun> {
+        let active: BTreeSet<String> = self.active_runs().into_iter().map(|(id, _)| id).collect();
+        let mut runs: Vec<WaitingRun> = Vec::new();
+        for (run, question) in self.questions(None) {
+            if let Some(w) = runs.iter_mut().find(|w| w.record.id == run) {
+                w.questions.push(question);
+                continue;
+            }
+            match self.store().run(&run) {
+                Ok(Some(record)) => {
+                    let in_flight = active.contains(&run);
+                    runs.push(WaitingRun { record, questions: vec![question], in_flight });
+                }
+                Ok(None) => tracing::warn!(run = %run, "a run with an open question has no record"),
+                Err(e) => tracing::warn!(run = %run, error = %e, "could not read a waiting run's record"),
+            }
+        }
+        runs
+    }
+
+    /// Whether run `run_id` is in flight here (so its question is answered in the registry).
+    fn in_flight(&self, run_id: &str, question_id: &str) -> bool {
+        self.inner.questions.asks(run_id, question_id) || self.active_runs().iter().any(|(id, _)| id == run_id)
+    }
+
+    /// Resumes run `run_id`, which an earlier process left `waiting`, with `answer` to its
+    /// question `question_id` (see [`App::answer_plan`]).
+    fn resume_answered(
+        &self,
+        run_id: &str,
+        question_id: &str,
+        answer: Answer,
+        target: Option<Target>,
+    ) -> Result<super::Started> {
+        let questions = self.stored_questions(run_id)?;
+        let Some(question) = questions.iter().find(|q| q.id == question_id) else {
+            let open: Vec<String> = questions.iter().map(|q| format!("`{}` (step `{}`)", q.id, q.step)).collect();
+            return Err(AppError::QuestionNotOpen(if open.is_empty() {
+                format!("run `{run_id}` waits for no answer (it may have been answered already, or ended)")
+            } else {
+                format!("run `{run_id}` has no open question `{question_id}`; open: {}", open.join(", "))
+            }));
         };
-        let spec = self.answer_plan(run_id, &question, answer, None, None)?;
-        self.start_run(spec).map(|started| {
-            tracing::info!(run = %run_id, by = %started.run_id, "a waiting run was answered and resumes");
-        })
+        let spec = self.answer_plan(run_id, question, answer, target, None)?;
+        match self.start_run(spec) {
+            Ok(started) => {
+                tracing::info!(run = %run_id, by = %started.run_id, "a waiting run was answered and resumes");
+                Ok(started)
+            }
+            Err(e) => {
+                // It did not start: the run stays waiting, and may be answered again.
+                self.inner.questions.resumed(run_id);
+                Err(e)
+            }
+        }
     }
 
     /// The open question of step `step` in run `run_id`, which an earlier process left
@@ -303,7 +413,7 @@ impl App {
 }
 
 /// The answers a run's events record, by step instance, in order.
-fn earlier_answers(events: &[mcpflow_engine::RunEvent]) -> HashMap<(String, IterationPath), VecDeque<Answer>> {
+fn earlier_answers(events: &[RunEvent]) -> HashMap<(String, IterationPath), VecDeque<Answer>> {
     let mut given: HashMap<(String, IterationPath), VecDeque<Answer>> = HashMap::new();
     for e in events {
         if let EventKind::StepAnswered { step, path, answer } = &e.kind {

@@ -188,3 +188,131 @@ async fn questions_answered_before_in_a_loop_that_runs_again_get_their_earlier_a
     assert!(app.questions(None).is_empty(), "nobody was asked again");
     app.shutdown().await;
 }
+
+/// The studio's path after a restart: a run of a blueprint given inline (the canvas) is
+/// listed with its record, resumed on the document given again, and followed: the
+/// resuming run's events come from its first on, and `first` is not called again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_inline_run_is_listed_after_a_restart_and_followed_when_answered_on_its_document() {
+    let s = setup(json!({}));
+    let home = s.dir.path().join("home");
+    let file = s.dir.path().join("calls.txt");
+    let (run, doc) = {
+        let app = open(&s, &home);
+        save(&app);
+        let doc = app.blueprint("ask-app").unwrap().json;
+        let started = app
+            .start_run(StartRun::new(Target::Inline(doc.clone()), json!({ "file": file }), Trigger::Studio))
+            .unwrap();
+        let run = started.run_id.clone();
+        asked(&app, &run).await;
+        app.shutdown().await;
+        started.finish().await;
+        (run, doc)
+    };
+
+    let app = open(&s, &home);
+    let waiting = app.waiting();
+    assert_eq!(waiting.len(), 1, "{waiting:?}");
+    assert_eq!(
+        (waiting[0].record.id.as_str(), waiting[0].record.status, waiting[0].in_flight),
+        (run.as_str(), RecordStatus::Waiting, false)
+    );
+    let q = waiting[0].questions[0].clone();
+    assert_eq!(q.step, "ask");
+
+    // Without the document: the store has no copy of an inline blueprint; said so, and
+    // the run stays waiting (it can be answered again).
+    let answer = || Answer::Accept { content: json!({ "name": "db", "replicas": 1 }) };
+    let err = app.answer_and_follow(&run, &q.id, answer(), None).unwrap_err();
+    assert!(err.to_string().contains("not from the store"), "{err}");
+    // Another blueprint's document is refused, naming the right one.
+    let mut other = doc.clone();
+    other["id"] = json!("something-else");
+    let err = app.answer_and_follow(&run, &q.id, answer(), Some(Target::Inline(other))).unwrap_err();
+    assert!(err.to_string().contains("resume it on `ask-app`"), "{err}");
+    assert_eq!(app.waiting().len(), 1, "still waiting after refusals");
+
+    let mut answered = app.answer_and_follow(&run, &q.id, answer(), Some(Target::Inline(doc))).unwrap();
+    assert!(answered.resumed);
+    assert_ne!(answered.run_id, run);
+    assert_eq!(answered.blueprint, "ask-app");
+    let mut kinds = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let event =
+            tokio::time::timeout_at(deadline, answered.events.recv()).await.expect("the run to finish").unwrap();
+        let kind = serde_json::to_value(&event.kind).unwrap()["type"].as_str().unwrap().to_owned();
+        kinds.push(kind.clone());
+        if kind == "RunFinished" {
+            break;
+        }
+    }
+    assert_eq!(kinds.first().map(String::as_str), Some("RunStarted"), "followed from its first event: {kinds:?}");
+    assert_eq!(lines(&file), ["first", "second db x1"], "first was not called again");
+    assert!(app.waiting().is_empty());
+    app.shutdown().await;
+}
+
+/// A run in flight here: answering and following it gives the same run, its events from
+/// the answer on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_in_flight_is_followed_from_its_answer_on() {
+    let s = setup(json!({}));
+    let app = open(&s, &s.dir.path().join("home"));
+    save(&app);
+    let file = s.dir.path().join("calls.txt");
+    let started = app
+        .start_run(StartRun::new(Target::Stored("ask-app".into()), json!({ "file": file }), Trigger::Studio))
+        .unwrap();
+    let run = started.run_id.clone();
+    let q = asked(&app, &run).await;
+    let waiting = app.waiting();
+    assert_eq!((waiting.len(), waiting[0].in_flight), (1, true));
+    let mut answered = app
+        .answer_and_follow(&run, &q.id, Answer::Accept { content: json!({ "name": "web", "replicas": 2 }) }, None)
+        .unwrap();
+    assert_eq!((answered.run_id.as_str(), answered.resumed), (run.as_str(), false));
+    let first = tokio::time::timeout(Duration::from_secs(20), answered.events.recv()).await.unwrap().unwrap();
+    assert_eq!(serde_json::to_value(&first.kind).unwrap()["type"], "StepAnswered");
+    assert_eq!(started.finish().await.status, RunStatus::Succeeded);
+    assert_eq!(lines(&file), ["first", "second web x2"]);
+    app.shutdown().await;
+}
+
+/// A resume that cannot start (too many runs in flight) leaves the run waiting: listed,
+/// and answerable again — not stuck as "being resumed".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resume_that_cannot_start_leaves_the_run_waiting_and_answerable() {
+    let s = setup(json!({}));
+    let home = s.dir.path().join("home");
+    let file = s.dir.path().join("calls.txt");
+    let run = {
+        let app = open(&s, &home);
+        save(&app);
+        let started = app
+            .start_run(StartRun::new(Target::Stored("ask-app".into()), json!({ "file": file }), Trigger::Studio))
+            .unwrap();
+        let run = started.run_id.clone();
+        asked(&app, &run).await;
+        app.shutdown().await;
+        started.finish().await;
+        run
+    };
+    let options = AppOptions {
+        server_files: vec![s.servers.clone()],
+        allow_all: true,
+        max_runs: Some(0),
+        ..AppOptions::default()
+    };
+    let app = App::open(&home, options).unwrap();
+    let q = app.waiting_question(&run, "ask").unwrap();
+    let answer = || Answer::Accept { content: json!({ "name": "db" }) };
+    for _ in 0..2 {
+        let err = app.answer_and_follow(&run, &q.id, answer(), None).unwrap_err();
+        assert_eq!(err.code(), "RUNS_BUSY", "{err}");
+        assert_eq!(status(&app, &run), RecordStatus::Waiting);
+        assert_eq!(app.waiting().len(), 1, "still listed");
+    }
+    app.shutdown().await;
+}

@@ -294,6 +294,8 @@ pub(crate) fn parse(doc: &Value) -> Result<Doc> {
                 ),
             ));
         }
+        // An older document reads as it is: no version so far rewrote what an older one
+        // wrote (see `schema::step`); a version that does must convert the document here.
         Some(version) if version >= 1 => {}
         _ => return Err(invalid("/schema_version".into(), "expected the schema version, a positive integer")),
     }

@@ -98,6 +98,33 @@ fn a_duplicate_in_the_document_is_malformed() {
 }
 
 #[test]
+fn a_version_1_export_imports_into_the_current_store() {
+    // As mcpflow 0.1 exported it (schema version 1): records without the fields added since.
+    let id = run_id(1);
+    let doc = json!({"mcpflow_store": 1, "schema_version": 1,
+        "blueprints": [{"id": "inv", "revisions": [{"rev": 1, "saved_at": "2026-01-01T00:00:00.000Z", "json": blueprint("inv", None)}]}],
+        "runs": [{"record": {"id": id, "blueprint": "inv", "status": "succeeded", "trigger": "cli", "inputs": {},
+            "started_at": "2026-01-01T00:00:00.000Z", "finished_at": "2026-01-01T00:00:01.000Z", "envelope": null, "blueprint_rev": 1},
+            "events": [{"seq": 0, "at_ms": 0, "type": "Log", "level": "info", "message": "hi", "step": null}]}],
+        "saved": {}, "servers": {}, "consents": [], "schedules": {}});
+    let store = Store::open_temporary().unwrap();
+    let report = store.import(&doc).unwrap();
+    assert_eq!((report.blueprints.added, report.runs.added), (1, 1));
+    assert_eq!(store.run(&id).unwrap().unwrap().status, RecordStatus::Succeeded);
+    assert_eq!(store.events(&id).unwrap().len(), 1);
+    assert_eq!(store.export().unwrap()["schema_version"], mcpflow_store::SCHEMA_VERSION);
+}
+
+#[test]
+fn an_export_of_a_newer_schema_version_is_refused_with_what_to_do() {
+    let mut doc = filled().export().unwrap();
+    doc["schema_version"] = json!(mcpflow_store::SCHEMA_VERSION + 1);
+    let error = Store::open_temporary().unwrap().import(&doc).unwrap_err();
+    assert!(matches!(&error, Error::ImportInvalid { pointer, .. } if pointer == "/schema_version"), "{error:?}");
+    assert!(error.to_string().contains("upgrade mcpflow"), "{error}");
+}
+
+#[test]
 fn an_unknown_member_is_malformed_not_ignored() {
     let doc = json!({"mcpflow_store": 1, "schema_version": 1, "blueprint": []});
     let error = Store::open_temporary().unwrap().import(&doc).unwrap_err();

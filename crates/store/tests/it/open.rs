@@ -1,6 +1,6 @@
 //! Opening: creating, the schema version, interrupted runs, the folder lock.
 
-use crate::support::{envelope, event, open, raw, record, run_id};
+use crate::support::{damage, envelope, event, open, raw, record, run_id};
 use mcpflow_engine::RunStatus;
 use mcpflow_store::{Error, RecordStatus, SCHEMA_VERSION, Store};
 use std::io::{BufRead, BufReader, Write};
@@ -66,6 +66,65 @@ fn a_store_from_a_newer_mcpflow_is_refused_and_left_untouched() {
         assert_eq!(db.open_tree("meta").unwrap().get("schema_version").unwrap().unwrap(), newer.as_bytes());
         let run = db.open_tree("runs").unwrap().iter().values().next().unwrap().unwrap();
         assert!(String::from_utf8_lossy(&run).contains("\"running\""));
+    });
+}
+
+/// A run record as mcpflow 0.1 wrote it in a version-1 store: none of the fields added
+/// since (`rerun_of`, `resumed_from`, `debug`, `paused_ms`), a status version 1 knew.
+fn v1_record(id: &str, status: &str) -> String {
+    format!(
+        r#"{{"id":"{id}","blueprint":"inv","status":"{status}","trigger":"cli","inputs":{{"n":1}},"started_at":"2026-01-01T00:00:00.000Z","finished_at":null,"envelope":null,"blueprint_rev":1}}"#
+    )
+}
+
+#[test]
+fn a_version_1_store_migrates_to_the_current_version_and_reads_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let (done, crashed) = (run_id(1), run_id(2));
+    let store = open(dir.path());
+    store.save_blueprint("inv", &serde_json::json!({"blueprint": 1, "id": "inv", "steps": []})).unwrap();
+    for id in [&done, &crashed] {
+        store.begin_run(&record(id, "inv")).unwrap();
+        store.append_event(id, &event(0)).unwrap();
+    }
+    drop(store);
+    // What version 1 left on disk: its records, its version.
+    damage(dir.path(), "runs", &done, v1_record(&done, "cancelled").as_bytes());
+    damage(dir.path(), "runs", &crashed, v1_record(&crashed, "running").as_bytes());
+    raw(dir.path(), |db| {
+        db.open_tree("meta").unwrap().insert("schema_version", "1").unwrap();
+    });
+
+    let opened = Store::open(dir.path()).unwrap();
+    assert_eq!(opened.migrated_from, Some(1));
+    let record = opened.store.run(&done).unwrap().unwrap();
+    assert_eq!((record.status, record.resumed_from, record.debug), (RecordStatus::Cancelled, None, false));
+    // A run version 1 left running is swept as any other.
+    assert_eq!(opened.interrupted, std::slice::from_ref(&crashed));
+    assert_eq!(opened.store.events(&crashed).unwrap().len(), 1);
+    assert_eq!(opened.store.blueprint("inv").unwrap().unwrap().meta.rev, 1);
+    drop(opened);
+    raw(dir.path(), |db| {
+        let version = db.open_tree("meta").unwrap().get("schema_version").unwrap().unwrap();
+        assert_eq!(serde_json::from_slice::<u32>(&version).unwrap(), SCHEMA_VERSION);
+    });
+    assert_eq!(Store::open(dir.path()).unwrap().migrated_from, None, "migrated once");
+}
+
+#[test]
+fn a_store_that_records_a_waiting_run_says_a_version_above_1() {
+    // So an mcpflow of version 1, which cannot read `waiting`, refuses the store (its
+    // check of a newer version is the one tested above) rather than misreading the run.
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    store.begin_run(&record(&run_id(1), "inv")).unwrap();
+    store.set_waiting(&run_id(1), true).unwrap();
+    drop(store);
+    raw(dir.path(), |db| {
+        let version = db.open_tree("meta").unwrap().get("schema_version").unwrap().unwrap();
+        assert!(serde_json::from_slice::<u32>(&version).unwrap() > 1);
+        let run = db.open_tree("runs").unwrap().iter().values().next().unwrap().unwrap();
+        assert!(String::from_utf8_lossy(&run).contains(r#""status":"waiting""#));
     });
 }
 

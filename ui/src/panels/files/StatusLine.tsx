@@ -1,5 +1,6 @@
-//! The status (`data-testid="status"`), the interrupted-runs notice and the questions a
-//! run waits on (`QuestionToasts`), drawn as toasts
+//! The status (`data-testid="status"`), the interrupted-runs notice, the runs waiting for
+//! you (`WaitingNotice`) and the questions the run shown waits on (`QuestionToasts`),
+//! drawn as toasts
 //! over the top-right corner of the canvas: nothing in the toolbar moves when a message
 //! comes or goes, and the whole text is shown (wrapped, never cut). Errors and warnings
 //! stay until dismissed or replaced; the others fade after a while.
@@ -7,6 +8,7 @@
 import { memo, useEffect, useState } from 'react';
 import { clearStatus, statusStore, useStatus } from '../../backend';
 import { QuestionToasts } from '../run/QuestionToasts';
+import { WaitingNotice } from '../run/WaitingNotice';
 
 export const FADE_MS = 10_000;
 
@@ -66,6 +68,7 @@ export function Toasts() {
   return (
     <div className="toasts" aria-label="Messages">
       <InterruptedNotice />
+      <WaitingNotice />
       <QuestionToasts />
       <StatusLine />
     </div>

@@ -1,10 +1,11 @@
 //! Start-up: ask the backend what to open (`studio_info`), open it, and note what the
-//! store reported (interrupted runs). Outside the desktop app there is no backend:
+//! store reported (interrupted runs, runs waiting for an answer). Outside the desktop app there is no backend:
 //! the bundled demo opens, read-only as far as the backend is concerned.
 
 import { backend, errorMessage, inTauri, report, statusStore, type StudioInfo } from '../../backend';
 import { docStore } from '../../doc/store';
 import type { Blueprint } from '../../doc/types';
+import { refreshWaiting } from '../run/session';
 import { openStored } from './actions';
 import { newBlueprintDoc } from './documents';
 
@@ -37,5 +38,7 @@ export async function startStudio(opts: StartOptions = {}): Promise<StartResult>
   const opened = info.open_first ? await openStored(info.open_first) : false;
   if (!opened) docStore.getState().load(newBlueprintDoc(), {});
   if (opened && info.first_start) report('info', 'first start: the store holds the examples and demo servers; this is the demo');
+  // Runs an earlier session left waiting for an answer: the notice over the canvas lists them.
+  void refreshWaiting();
   return { mode: 'desktop', info };
 }

@@ -5,20 +5,23 @@
 //!   its value, and the log.
 //! - **History**: past runs of the blueprint (status, Debug or not, active time — the
 //!   time a Debug run sat paused is shown apart, from the run record's `paused_ms` —,
-//!   when); opening one replays it on the canvas, and the timeline moves through its
-//!   events, each labelled with its wall-clock time and what happened ("12:03:04.120 ·
-//!   fetch finished"), with markers for failures and pauses along the slider.
+//!   when; a run waiting for a person says what it waits for); opening one replays it on
+//!   the canvas — one that waits opens live, its question ready in the inspector, and
+//!   answering it resumes it —, and the timeline moves through its events, each
+//!   labelled with its wall-clock time and what happened ("12:03:04.120 · fetch
+//!   finished"), with markers for failures and pauses along the slider.
 //!
 //! Test hooks: `inputs-form`, `run-result`, `run-active-time`, `pause-info`,
 //! `pause-args`, `pause-preview`, `scope`, `scope-<name>`, `run-log`, `history`,
-//! `history-row` (`data-run`, `data-status`, `data-debug`), `history-duration`,
+//! `history-row` (`data-run`, `data-status`, `data-debug`), `history-waits` (under a
+//! waiting run's row: what it waits for), `resumes` / `resumed-by`, `history-duration`,
 //! `timeline` (a range input over the events), `timeline-at` (`data-index`,
 //! `data-count`, `data-at-ms` of the event shown), `timeline-marker`
 //! (`data-kind`, `data-seq`).
 
 import Form from '@rjsf/core/lib/components/Form.js';
 import type { RJSFSchema } from '@rjsf/utils';
-import { memo, useEffect, useMemo, useState } from 'react';
+import { Fragment, memo, useEffect, useMemo, useState } from 'react';
 import { useDoc } from '../../doc/store';
 import type { Blueprint, Json } from '../../doc/types';
 import { AUTH_REQUIRED, authServer, RunSignIn } from '../servers';
@@ -28,7 +31,7 @@ import { formatMs } from '../../canvas/nodes/run';
 import { evalFreeValidator } from '../inspector/validator';
 import { JsonView } from './JsonView';
 import type { RerunOf as RerunOfDto, RunInfo } from '../../backend';
-import { openRun, refreshHistory, setInputs, startRun, useSession } from './session';
+import { openRun, refreshHistory, refreshWaiting, setInputs, startRun, useSession } from './session';
 import { PausePreview } from './PausePreview';
 import './debug.css';
 
@@ -235,6 +238,54 @@ function RerunOf({ of, runs, disabled }: { of: RerunOfDto; runs: RunInfo[]; disa
   );
 }
 
+/** A resumed run's origin (a waiting run answered, or an interrupted one), or a run's resumer. */
+function Resumed({ id, runs, of, disabled }: { id: string; runs: RunInfo[]; of: boolean; disabled: boolean }) {
+  const other = runs.find((r) => r.id === id);
+  return (
+    <span className="rerun-of" data-testid={of ? 'resumes' : 'resumed-by'}>
+      {' '}
+      · {of ? 'resumes' : 'resumed by'}{' '}
+      <button
+        type="button"
+        className="link"
+        disabled={disabled}
+        title={other ? 'Open that run' : `Run ${id} (not in this list)`}
+        onClick={(e) => {
+          e.stopPropagation();
+          void openRun(id);
+        }}
+      >
+        {other ? when(other.started_at) : id.slice(0, 8)}
+      </button>
+    </span>
+  );
+}
+
+/** Under a History row of a run that waits: what it waits for, and how to answer. */
+function WaitsFor({ run, disabled }: { run: RunInfo; disabled: boolean }) {
+  const waiting = useSession((s) => s.waiting.find((w) => w.run.id === run.id));
+  const open = useRunStore((s) => s.mode === 'live' && s.runId === run.id);
+  const names = useStepNames();
+  const how = open ? 'answer it in the inspector' : 'open the run to answer it';
+  const q = waiting?.questions[0];
+  const more = (waiting?.questions.length ?? 0) - 1;
+  return (
+    <tr className="history-waits" data-testid="history-waits" data-run={run.id} onClick={() => void (disabled ? undefined : openRun(run.id))}>
+      <td colSpan={4}>
+        {q ? (
+          <>
+            waits at <b>{names[q.step] ?? q.step}</b>
+            {q.path.length ? ` (iteration ${q.path.join('.')})` : ''}: {q.message}
+            {more > 0 ? ` (+${more} more)` : ''} — {how}
+          </>
+        ) : (
+          `waits for an answer — ${how}`
+        )}
+      </td>
+    </tr>
+  );
+}
+
 /** The clock of the run shown: its recorded start (history), or when this window started it (live). */
 function useClockStart(): number | null {
   const startedAt = useRunStore((s) => s.options.startedAt ?? null);
@@ -337,7 +388,13 @@ export function HistoryPanel() {
   useEffect(() => {
     if (historyFor !== id) void refreshHistory();
   }, [id, historyFor]);
+  // Shown: what waits for an answer now (a run may have been answered elsewhere).
+  useEffect(() => {
+    void refreshWaiting();
+  }, []);
   const runs = historyFor === id ? history : [];
+  // The run that resumed each one (a waiting run answered, an interrupted one resumed).
+  const resumers = useMemo(() => new Map(runs.flatMap((r) => (r.resumed_from ? [[r.resumed_from, r.id] as const] : []))), [runs]);
   return (
     <section className="history-panel" data-testid="history" aria-label="History">
       <Timeline />
@@ -361,9 +418,9 @@ export function HistoryPanel() {
           </thead>
           <tbody>
             {runs.map((r) => (
+              <Fragment key={r.id}>
               <tr
-                key={r.id}
-                className={`history-row${shown === r.id ? ' is-shown' : ''}`}
+                className={`history-row${shown === r.id ? ' is-shown' : ''}${r.status === 'waiting' ? ' has-waits' : ''}`}
                 data-testid="history-row"
                 data-run={r.id}
                 data-status={r.status}
@@ -375,8 +432,8 @@ export function HistoryPanel() {
                 }}
                 title={active ? 'A run is in flight' : 'Open this run on the canvas'}
               >
-                <td className={`status-${r.status}`}>
-                  {r.status}
+                <td className={`status-${r.status}${resumers.has(r.id) ? ' is-resumed' : ''}`}>
+                  {r.status === 'waiting' ? <span className="history-waiting">waiting</span> : r.status}
                   {r.debug ? (
                     <span className="history-debug" title="Started with Debug (breakpoints)">
                       debug
@@ -390,8 +447,12 @@ export function HistoryPanel() {
                 <td>
                   {r.trigger}
                   {r.rerun_of && <RerunOf of={r.rerun_of} runs={runs} disabled={active !== null} />}
+                  {r.resumed_from && <Resumed id={r.resumed_from} runs={runs} of disabled={active !== null} />}
+                  {resumers.get(r.id) && <Resumed id={resumers.get(r.id)!} runs={runs} of={false} disabled={active !== null} />}
                 </td>
               </tr>
+              {r.status === 'waiting' && <WaitsFor run={r} disabled={active !== null} />}
+              </Fragment>
             ))}
           </tbody>
         </table>

@@ -2,12 +2,15 @@
 //! question's page) through the backend, and keeps, per question, whether an answer is
 //! on its way and what the backend said when it refused one (`QUESTION_NOT_OPEN`, or
 //! `BAD_REQUEST` with the fields that do not fit). The run's events say the rest: a
-//! `StepAnswered` closes the question everywhere it is shown.
+//! `StepAnswered` closes the question everywhere it is shown. A run this window did not
+//! start (an earlier session left it waiting) is answered through the session, which
+//! follows the run that goes on (`answerWaiting`).
 
 import { create } from 'zustand';
 import { backend, toBackendError, type AnswerInfo } from '../../backend';
 import type { Json } from '../../doc/types';
 import { runStore, type Question } from '../../run';
+import { answerWaiting, useSession } from './session';
 
 export interface AnswerProblem {
   code: string;
@@ -39,8 +42,10 @@ export async function sendAnswer(question: Question, answer: AnswerInfo): Promis
   if (!runId || useAnswers.getState().sending[id] || useAnswers.getState().sent[id]) return false;
   useAnswers.setState((s) => ({ sending: { ...s.sending, [id]: true }, problems: without(s.problems, id) }));
   try {
-    await backend.answerQuestion(runId, id, answer);
-    useAnswers.setState((s) => ({ sent: { ...s.sent, [id]: true } }));
+    if (useSession.getState().waitingRun === runId) await answerWaiting(runId, id, answer);
+    else await backend.answerQuestion(runId, id, answer);
+    // A resumed run is another run shown now: its questions are its own.
+    if (runStore.getState().runId === runId) useAnswers.setState((s) => ({ sent: { ...s.sent, [id]: true } }));
     return true;
   } catch (e) {
     const err = toBackendError(e);

@@ -2,6 +2,12 @@
 //! feeds their events into the run store through a per-frame batcher, controls them,
 //! and opens past runs from the history.
 //!
+//! A run waiting for a person that this window did not start — one an earlier session
+//! left waiting, after a restart — opens live (`waitingRun`): its node waits, its form
+//! is in the inspector, and answering it (`answerWaiting`) resumes it as a new run that
+//! plays live on the canvas, its finished steps pinned. The runs waiting are read at
+//! start, with the history, and when a run ends (`waiting`).
+//!
 //! Live events arrive over a Tauri `Channel` in batches (the backend sends at most one
 //! a frame); the batcher hands them to the store at most once a frame as well, so
 //! React sees ~60 updates a second however fast the run goes. When the window fell
@@ -10,10 +16,10 @@
 
 import { Channel } from '@tauri-apps/api/core';
 import { create } from 'zustand';
-import { backend, errorMessage, report, type RunInfo } from '../../backend';
+import { backend, BackendError, errorMessage, report, type AnswerInfo, type RunInfo, type WaitingRunInfo } from '../../backend';
 import { docStore } from '../../doc/store';
 import type { Blueprint, Json } from '../../doc/types';
-import { createBatcher, runShape, runStore, type Batcher, type RunEvent } from '../../run';
+import { createBatcher, openQuestions, runShape, runStore, type Batcher, type RunEvent } from '../../run';
 import { needsConsent, requestRunConsent } from '../servers';
 import { breakpointsOf } from './breakpoints';
 import { showTab } from './tabs';
@@ -36,6 +42,13 @@ export interface SessionState {
   /** Past runs of the blueprint on the canvas, newest first. */
   history: RunInfo[];
   historyFor: string | null;
+  /**
+   * The run shown live that waits for a person but is not in flight from this window (an
+   * earlier session left it waiting): answering it resumes it (`answerWaiting`).
+   */
+  waitingRun: string | null;
+  /** Every run waiting for a person (of any blueprint), as last read. */
+  waiting: WaitingRunInfo[];
   /** The last error starting or controlling a run. */
   error: string | null;
 }
@@ -47,6 +60,8 @@ export const useSession = create<SessionState>()(() => ({
   inputs: {},
   history: [],
   historyFor: null,
+  waitingRun: null,
+  waiting: [],
   error: null,
 }));
 
@@ -61,10 +76,18 @@ function asEvents(value: unknown): RunEvent[] {
 /** Shows the document's steps, all queued, for a run about to start (a re-run: pinned from `pinnedFrom`). */
 function beginLive(doc: Blueprint, pinnedFrom: string | null = null): void {
   const { stepIds, parents } = runShape(doc);
+  set({ waitingRun: null });
   runStore.getState().begin(null, stepIds, 'live', { parents, pinnedFrom, wallStartMs: Date.now() });
 }
 
 function connect(): Channel<EventBatch> {
+  const channel = new Channel<EventBatch>();
+  channel.onmessage = follow();
+  return channel;
+}
+
+/** Feeds a run's event batches into the run store, through a new per-frame batcher. */
+function follow(): (batch: EventBatch) => void {
   batcher?.close();
   const mine = createBatcher<RunEvent>((events) => {
     const store = runStore.getState();
@@ -78,8 +101,7 @@ function connect(): Channel<EventBatch> {
     }
   });
   batcher = mine;
-  const channel = new Channel<EventBatch>();
-  channel.onmessage = (batch) => {
+  return (batch) => {
     if (batcher !== mine) return;
     mine.push(asEvents(batch.events));
     if (batch.lagged > 0) void recover();
@@ -89,7 +111,6 @@ function connect(): Channel<EventBatch> {
       finished();
     }
   };
-  return channel;
 }
 
 /** The run ended: no run in flight, and the history has it. */
@@ -203,9 +224,10 @@ export async function syncBreakpoints(blueprint: string): Promise<void> {
   }
 }
 
-/** Reads the past runs of the blueprint on the canvas. */
+/** Reads the past runs of the blueprint on the canvas (and the runs waiting for a person). */
 export async function refreshHistory(): Promise<void> {
   const id = docStore.getState().doc.id;
+  void refreshWaiting();
   try {
     const history = await backend.listRuns(id, 100);
     if (docStore.getState().doc.id === id) set({ history, historyFor: id });
@@ -214,17 +236,80 @@ export async function refreshHistory(): Promise<void> {
   }
 }
 
-/** Opens a past run on the canvas: its events replay; the timeline moves through them. */
+/** Reads the runs waiting for a person (every blueprint's). */
+export async function refreshWaiting(): Promise<void> {
+  try {
+    set({ waiting: await backend.waitingRuns() });
+  } catch (e) {
+    report('error', `could not list the runs waiting for you: ${errorMessage(e)}`);
+  }
+}
+
+/**
+ * Opens a recorded run on the canvas: its events replay; the timeline moves through
+ * them. A run that waits for a person opens live, its question ready to answer (the
+ * step that asks is selected and brought into view).
+ */
 export async function openRun(runId: string): Promise<void> {
   if (useSession.getState().active) return;
   try {
     const detail = await backend.getRun(runId);
     const { stepIds, parents } = runShape(docStore.getState().doc);
     const store = runStore.getState();
-    store.begin(runId, stepIds, 'history', { parents, startedAt: detail.info.started_at, pinnedFrom: detail.info.rerun_of?.run ?? null });
+    const waits = detail.info.status === 'waiting';
+    store.begin(runId, stepIds, waits ? 'live' : 'history', {
+      parents,
+      startedAt: detail.info.started_at,
+      pinnedFrom: detail.info.rerun_of?.run ?? detail.info.resumed_from ?? null,
+    });
     store.receive(asEvents(detail.events));
+    set({ waitingRun: waits ? runId : null });
+    const first = waits ? openQuestions(runStore.getState().view)[0] : undefined;
+    if (first) docStore.getState().select([first.step], { reveal: true });
   } catch (e) {
     report('error', `could not open the run: ${errorMessage(e)}`);
+  }
+}
+
+/**
+ * Answers a question of the waiting run shown (`waitingRun`), which this window did not
+ * start, and follows the run that goes on: a run an earlier session left waiting resumes
+ * as a new run on the document on the canvas (asking consent for its servers first, as
+ * Run does), shown live with its finished steps pinned; one in flight here goes on in the
+ * same view. Throws what the backend refused (the view stays as it was).
+ */
+export async function answerWaiting(runId: string, questionId: string, answer: AnswerInfo): Promise<void> {
+  const s = useSession.getState();
+  if (s.active || s.starting) throw new BackendError('BUSY', 'a run is in flight: answer once it ends');
+  const doc = docStore.getState().doc;
+  set({ starting: true, error: null });
+  try {
+    if (!(await consentFirst(doc))) {
+      throw new BackendError('NOT_APPROVED', 'not answered: a server the run needs to go on is not approved');
+    }
+    // Events may come before the answer returns: held until it is known which view they feed.
+    const held: EventBatch[] = [];
+    let deliver: ((batch: EventBatch) => void) | null = null;
+    const channel = new Channel<EventBatch>();
+    channel.onmessage = (batch) => (deliver ? deliver(batch) : held.push(batch));
+    const started = await backend.answerAndFollow(doc, runId, questionId, answer, channel);
+    const resumed = started.run_id !== runId;
+    if (resumed) {
+      showTab('run');
+      beginLive(doc, runId);
+    }
+    const feed = follow();
+    deliver = feed;
+    for (const batch of held.splice(0)) feed(batch);
+    if (runStore.getState().runId === null) runStore.setState({ runId: started.run_id });
+    set({ waitingRun: null });
+    // The run may have ended already (its last batch was among those held).
+    if (batcher !== null) set({ active: started.run_id });
+    // The same run, followed from the answer on: what came between is read from the store.
+    if (!resumed) void recover();
+  } finally {
+    set({ starting: false });
+    void refreshWaiting();
   }
 }
 
@@ -233,6 +318,7 @@ export function closeRun(): void {
   if (useSession.getState().active) return;
   batcher?.close();
   batcher = null;
+  set({ waitingRun: null });
   runStore.getState().reset();
 }
 
