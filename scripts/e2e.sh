@@ -26,9 +26,10 @@ cargo clippy --locked -p mcpflow-studio --all-targets -- -D warnings
 step "UI build (ui/dist)"
 npm run ui:build
 
-step "the studio (UI embedded) and the fixture servers"
+step "the studio (UI embedded), the fixture servers and the CLI"
 cargo build --locked -p mcpflow-studio --features custom-protocol
 cargo build --locked -p mcpflow-testkit --bin mcpflow-testkit
+cargo build --locked -p mcpflow-cli --bin mcpflow
 
 step "TypeScript bindings are current (ui/src/bindings.ts)"
 fresh="$(mktemp --suffix=.ts)"

@@ -140,6 +140,22 @@ fn exit_on_signals(handle: tauri::AppHandle) {
     });
 }
 
+/// The studio holds the data folder's store, so it answers the folder's endpoint
+/// (`mcpflow_app::service`): an MCP host's `mcpflow serve` then bridges into this
+/// studio's engine instead of failing on the store's lock, and `mcpflow list` / `runs`
+/// read through it.
+#[cfg(unix)]
+fn host_the_endpoint(studio: &Studio) {
+    let (app, home) = (studio.app.clone(), PathBuf::from(&studio.info.home));
+    let activity = std::sync::Arc::new(mcpflow_app::service::Activity::default());
+    tauri::async_runtime::spawn(async move {
+        let stop = tokio_util::sync::CancellationToken::new();
+        if let Err(error) = mcpflow_app::service::host(app, home, activity, stop).await {
+            tracing::warn!(%error, "the data folder's endpoint is not answered: `mcpflow serve` cannot share this studio's engine");
+        }
+    });
+}
+
 fn main() {
     #[cfg(target_os = "linux")]
     choose_webkit_renderer();
@@ -165,6 +181,8 @@ fn main() {
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);
+            #[cfg(unix)]
+            host_the_endpoint(&studio);
             app.manage(studio);
             exit_on_signals(app.handle().clone());
             Ok(())
@@ -176,6 +194,11 @@ fn main() {
                     // Stop every server child before the process ends.
                     let studio = handle.state::<Studio>();
                     studio.logins.abort_all();
+                    // The endpoint goes with the store's lock.
+                    #[cfg(unix)]
+                    let _ = std::fs::remove_file(mcpflow_app::service::socket_path(std::path::Path::new(
+                        &studio.info.home,
+                    )));
                     tauri::async_runtime::block_on(studio.app.shutdown());
                 }
             });

@@ -41,6 +41,14 @@ pub struct AppOptions {
 pub enum Change {
     Blueprints,
     Servers,
+    /// A run started (from any front door: studio, CLI, an agent, a schedule); it is
+    /// recorded already, and [`App::subscribe`] follows its events.
+    RunStarted {
+        run_id: String,
+        blueprint: String,
+        trigger: String,
+        client: Option<String>,
+    },
 }
 
 /// The application. Cheap to clone; every clone is the same application.

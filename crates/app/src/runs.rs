@@ -106,6 +106,14 @@ pub struct StartRun {
     /// Who answers servers' sampling requests (`mcpflow serve`: the calling client); `None`:
     /// the application's provider (see [`crate::sampling`]).
     pub sampler: Option<Arc<dyn mcpflow_engine::Sampler>>,
+    /// The MCP client that asked for the run (`mcpflow serve`: its `clientInfo.name`);
+    /// recorded, cut to printable text.
+    pub client: Option<String>,
+}
+
+/// A client's name as recorded: printable characters only, at most 64 of them.
+fn client_name(name: &str) -> String {
+    name.chars().filter(|c| !c.is_control()).take(64).collect()
 }
 
 impl std::fmt::Debug for StartRun {
@@ -142,6 +150,7 @@ impl StartRun {
             people: None,
             wait: false,
             sampler: None,
+            client: None,
         }
     }
 }
@@ -274,6 +283,7 @@ impl App {
             blueprint: bp.id.clone(),
             status: RecordStatus::Running,
             trigger: spec.trigger.as_str().to_owned(),
+            client: spec.client.as_deref().map(client_name),
             inputs: config.inputs.clone(),
             started_at: config.started_at.clone(),
             finished_at: None,
@@ -300,6 +310,12 @@ impl App {
             self.forget(&run_id);
             return Err(e.into());
         }
+        self.changed(crate::app::Change::RunStarted {
+            run_id: run_id.clone(),
+            blueprint: record.blueprint.clone(),
+            trigger: record.trigger.clone(),
+            client: record.client.clone(),
+        });
         let sink: EventSink = {
             let store = store.clone();
             let run_id = run_id.clone();

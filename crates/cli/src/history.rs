@@ -47,12 +47,16 @@ pub fn runs(blueprint: Option<&str>, limit: usize, json_out: bool) -> anyhow::Re
     for r in runs {
         let duration = r.envelope.as_ref().map(|e| format!("{} ms", e.duration_ms)).unwrap_or_default();
         let rerun = r.rerun_of.as_ref().map(|o| format!("  re-run of {}", o.run)).unwrap_or_default();
+        let by = match &r.client {
+            Some(client) => format!("{} ({client})", r.trigger),
+            None => r.trigger.clone(),
+        };
         println!(
             "{}  {:<24} {:<11} {:<9} {}  {}{rerun}",
             r.id,
             r.blueprint,
             r.status.as_str(),
-            r.trigger,
+            by,
             r.started_at,
             duration
         );

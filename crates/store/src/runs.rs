@@ -69,6 +69,11 @@ pub struct RunRecord {
     pub status: RecordStatus,
     /// Who started it: `cli`, `studio`, `mcp` or `schedule`.
     pub trigger: String,
+    /// For an `mcp` run, the MCP client that asked for it (its `clientInfo.name`, e.g.
+    /// `claude-ai`, `cursor-vscode`); written by the client, so cut to 64 characters of
+    /// printable text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
     pub inputs: Value,
     /// RFC 3339, UTC.
     pub started_at: String,

@@ -219,6 +219,11 @@ pub(super) fn string_arg(args: &Value, name: &str) -> Result<String, Value> {
 }
 
 impl Call<'_> {
+    /// The calling client's name (`clientInfo.name`), recorded with the runs it starts.
+    fn client_name(&self) -> Option<String> {
+        self.context.peer.peer_info().map(|info| info.client_info.name.clone())
+    }
+
     pub(super) async fn dispatch(&self, name: &str, args: Value) -> Answer {
         match name {
             "list_servers" => self.list_servers(),
@@ -375,6 +380,7 @@ impl Call<'_> {
         };
         let mut spec = StartRun::new(target, inputs, Trigger::Mcp);
         spec.stack = self.stack.clone();
+        spec.client = self.client_name();
         // Sampling (issue 17): the client answers its servers' sampling when it declared it.
         spec.sampler = super::sampling::forwarding(self.context);
         let (envelope, events) = self.watch(spec).await?;
@@ -507,6 +513,7 @@ impl Call<'_> {
         })?;
         let mut spec = StartRun::new(Target::Inline(prepared.blueprint.clone()), json!({}), Trigger::Mcp);
         spec.stack = self.stack.clone();
+        spec.client = self.client_name();
         // Sampling (issue 17): as in run_workflow.
         spec.sampler = super::sampling::forwarding(self.context);
         let (envelope, events) = self.watch(spec).await?;

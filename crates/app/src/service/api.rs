@@ -10,7 +10,7 @@
 //! | `runs/list` | `blueprint?`, `limit?` (20) | run records, newest first |
 //! | `runs/get` | `run_id` | `{record, events}` |
 //! | `runs/active` | — | `[{run_id, blueprint}]` of the runs in flight |
-//! | `subscribe` | — | `{}`; then `notifications/changed` `{what}` |
+//! | `subscribe` | — | `{}`; then `notifications/changed`: `{what: "blueprints" \| "servers"}`, or `{what: "runs", run_id, blueprint, trigger, client}` as a run starts |
 //!
 //! Errors carry the application's stable codes in `error.data.code` and its words in
 //! `error.message`.
@@ -59,16 +59,19 @@ pub(super) async fn serve(app: App, read: BufReader<OwnedReadHalf>, mut write: O
                 Some(Line::Request(line)) => answer(&app, &line, &mut changes),
             },
             change = next => {
-                let what = match change {
-                    Ok(Change::Servers) => "servers",
+                let params = match change {
+                    Ok(Change::Servers) => json!({ "what": "servers" }),
+                    Ok(Change::RunStarted { run_id, blueprint, trigger, client }) => json!({
+                        "what": "runs", "run_id": run_id, "blueprint": blueprint, "trigger": trigger, "client": client
+                    }),
                     // Missed changes: the blueprints are the likelier; a client reads again.
-                    Ok(Change::Blueprints) | Err(RecvError::Lagged(_)) => "blueprints",
+                    Ok(Change::Blueprints) | Err(RecvError::Lagged(_)) => json!({ "what": "blueprints" }),
                     Err(RecvError::Closed) => {
                         changes = None;
                         continue;
                     }
                 };
-                json!({ "jsonrpc": "2.0", "method": "notifications/changed", "params": { "what": what } })
+                json!({ "jsonrpc": "2.0", "method": "notifications/changed", "params": params })
             }
         };
         if send(&mut write, &outgoing).await.is_err() {

@@ -65,19 +65,35 @@ fn two_sdk_hosts_share_one_service_and_the_cli_reads_through_it() {
     assert!(out.contains("ok - both runs succeeded at the same time"), "{out}");
     let ids: Vec<&str> = out.lines().find_map(|l| l.strip_prefix("runs: ")).unwrap().split(' ').collect();
 
-    // The save reached the subscriber as it happened.
-    let heard = rt
-        .block_on(async { tokio::time::timeout(Duration::from_secs(5), subscriber.notification()).await })
-        .expect("a notification within 5 s")
-        .unwrap();
-    assert_eq!(heard["method"], "notifications/changed");
-    assert_eq!(heard["params"]["what"], "blueprints");
+    // The save and both runs' starts reached the subscriber as they happened, each run
+    // with the MCP host that asked for it.
+    let mut heard = Vec::new();
+    while heard.len() < 3 {
+        let next = rt
+            .block_on(async { tokio::time::timeout(Duration::from_secs(5), subscriber.notification()).await })
+            .unwrap_or_else(|_| panic!("only {heard:?} within 5 s"))
+            .unwrap();
+        assert_eq!(next["method"], "notifications/changed");
+        heard.push(next["params"].clone());
+    }
+    assert_eq!(heard[0]["what"], "blueprints", "{heard:?}");
+    let mut started: Vec<(String, String)> = heard[1..]
+        .iter()
+        .map(|p| {
+            assert_eq!((&p["what"], &p["trigger"]), (&json!("runs"), &json!("mcp")), "{p}");
+            (p["run_id"].as_str().unwrap().to_owned(), p["client"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    started.sort_by(|a, b| a.1.cmp(&b.1));
+    assert_eq!(started.iter().map(|(_, c)| c.as_str()).collect::<Vec<_>>(), ["host-a", "host-b"]);
 
     // The store is the service's; `runs` and `list` read through it.
     let runs = runs_json(&home);
     for id in &ids {
         let run = runs.iter().find(|r| r["id"] == *id).unwrap_or_else(|| panic!("{id} not in {runs:?}"));
         assert_eq!(run["status"], "succeeded");
+        let client = run["client"].as_str().unwrap_or_default();
+        assert!(started.iter().any(|(r, c)| r == id && c == client), "{run} vs {started:?}");
     }
     let list = mcpflow_in(&home, &["list"]);
     assert!(stdout(&list).contains("from-host-a"), "{}", stdout(&list));

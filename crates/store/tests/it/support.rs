@@ -17,6 +17,7 @@ pub fn record(id: &str, blueprint: &str) -> RunRecord {
         blueprint: blueprint.to_owned(),
         status: RecordStatus::Running,
         trigger: "cli".to_owned(),
+        client: None,
         inputs: json!({"n": 1}),
         started_at: "2026-01-01T00:00:00.000Z".to_owned(),
         finished_at: None,

@@ -1,0 +1,50 @@
+// The studio and the agents on one engine: with the real app open on its data folder, the
+// official TypeScript SDK client launches `mcpflow serve` twice (as Claude Desktop or
+// Cursor would, no options) — each serve finds the studio answering the folder's endpoint
+// and bridges into it instead of failing on the store's lock. One host saves a blueprint,
+// both run at once on the studio's servers (echo, approved in the studio first); `mcpflow
+// runs` reads the history through the studio too. Screenshot of the studio afterwards.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { ROOT, approveAll, click, importDoc, openStudio, runStatus, sel, shown, until } from './harness.mjs';
+
+const CLI = join(ROOT, 'target/debug/mcpflow');
+
+test('shared: MCP hosts bridge into the open studio, and the CLI reads through it', async () => {
+  const studio = await openStudio('shared');
+  try {
+    const { browser, home } = studio;
+    await shown(browser, sel('step-namespaces'), 30_000);
+    // A person approves the echo server in the studio, by running it once.
+    await importDoc(studio, {
+      blueprint: 1, id: 'e2e-shared-approve', name: 'Approve echo',
+      steps: [{ id: 'hello', kind: 'tool', server: 'echo', tool: 'echo', args: { message: 'hi' } }],
+    });
+    await click(browser, sel('run-start'));
+    await approveAll(browser);
+    await until(async () => (await runStatus(browser)) === 'succeeded', 'the studio run to succeed', 60_000);
+
+    const env = { ...process.env, MCPFLOW_BIN: CLI, MCPFLOW_HOME: home };
+    const agents = spawnSync('node', [join(ROOT, 'tests/mcp/ts-service-client.mjs')], { env, encoding: 'utf8', timeout: 90_000 });
+    assert.equal(agents.status, 0, `${agents.stdout}\n${agents.stderr}`);
+    assert.match(agents.stdout, /ok - a blueprint saved through one bridge is listed through the other/);
+    assert.match(agents.stdout, /ok - both runs succeeded at the same time/);
+    const ids = agents.stdout.split('\n').find((l) => l.startsWith('runs: ')).slice(6).split(' ');
+
+    // The studio holds the store; the CLI reads the runs through it.
+    const runs = spawnSync(CLI, ['runs', '--json'], { env, encoding: 'utf8', timeout: 30_000 });
+    assert.equal(runs.status, 0, runs.stderr);
+    const listed = JSON.parse(runs.stdout);
+    for (const id of ids) {
+      const run = listed.find((r) => r.id === id);
+      assert.ok(run, `${id} is in the history: ${runs.stdout}`);
+      assert.equal(run.status, 'succeeded');
+      assert.equal(run.trigger, 'mcp');
+    }
+    await studio.shot('after-agents');
+  } finally {
+    await studio.close();
+  }
+});
