@@ -1,7 +1,8 @@
 //! Requests for the model (MCP sampling) in a run, readable: for each, which step and
 //! server asked and when, the conversation it sent (the system prompt and the messages, cut
 //! to a few lines each; the whole of each text on hover), and beside it the answer — the
-//! model and its text — or why there was none (the error's code and message). The Run tab
+//! model and its text — or why there was none (the error's code and the start of its
+//! message, all of it on hover: the step's own error says it whole). The Run tab
 //! lists every request of the run (`SamplesSection`); a step's run section in the inspector
 //! lists its own (`SampleList`).
 //!
@@ -11,7 +12,7 @@
 
 import { memo, useState } from 'react';
 import { useRunStore, type SampleExchange } from '../../run';
-import { modelAnswer, requestLines } from '../../run/sampling';
+import { cutText, modelAnswer, requestLines } from '../../run/sampling';
 import { formatMs } from '../../canvas/nodes/run';
 import './samples.css';
 
@@ -63,8 +64,8 @@ export const SampleItem = memo(function SampleItem({ x, finished, showStep = tru
               </p>
             )
           ) : x.answer?.error ? (
-            <p className="sample-error">
-              <code>{x.answer.error.code}</code> {x.answer.error.message}
+            <p className="sample-error" title={x.answer.error.message}>
+              <code>{x.answer.error.code}</code> {cutText(x.answer.error.message, 180)}
             </p>
           ) : (
             <>

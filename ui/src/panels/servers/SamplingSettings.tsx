@@ -32,19 +32,27 @@ export const SamplingSettingsSection = memo(function SamplingSettingsSection() {
   const loadError = useServers((s) => s.samplingError);
   const focus = useServers((s) => s.panelFocus);
   const [editing, setEditing] = useState(focus === 'sampling');
-  const box = useRef<HTMLElement>(null);
   useEffect(() => {
     if (focus !== 'sampling') return;
+    // The form scrolls itself into view when it opens.
     setEditing(true);
-    box.current?.scrollIntoView?.({ block: 'nearest' });
     serversStore.setState({ panelFocus: null });
   }, [focus]);
   const provider = settings?.provider ?? null;
   const keyUnset = !!provider?.api_key_env && !settings?.key_set;
   return (
-    <section ref={box} className="sampling-settings" data-testid="sampling-settings" aria-labelledby="sampling-settings-title">
+    <section className="sampling-settings" data-testid="sampling-settings" aria-labelledby="sampling-settings-title">
       <div className="sampling-head">
         <h3 id="sampling-settings-title">Model for sampling</h3>
+        {settings?.problem ? (
+          <span className="badge badge-warn">cannot be used</span>
+        ) : provider ? (
+          <span className="badge badge-ok">configured</span>
+        ) : settings ? (
+          <span className="badge" title="With no model, a server's request is shown to you as a question">
+            you answer
+          </span>
+        ) : null}
         {!editing ? (
           <button type="button" data-testid="sampling-edit" onClick={() => setEditing(true)} disabled={settings === null && !loadError}>
             {provider ? 'Edit' : 'Configure…'}
@@ -81,6 +89,11 @@ export const SamplingSettingsSection = memo(function SamplingSettingsSection() {
 
 function ProviderEditor({ initial, configured, onDone }: { initial: ProviderForm; configured: boolean; onDone: () => void }) {
   const [form, setForm] = useState(initial);
+  const formBox = useRef<HTMLFormElement>(null);
+  // Opened below the list: bring it into view (once, when it opens).
+  useEffect(() => {
+    formBox.current?.scrollIntoView?.({ block: 'nearest' });
+  }, []);
   const [problems, setProblems] = useState<FieldProblems>({});
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -143,6 +156,7 @@ function ProviderEditor({ initial, configured, onDone }: { initial: ProviderForm
   const listed = (Object.keys(problems) as ProviderField[]).filter((k) => problems[k]);
   return (
     <form
+      ref={formBox}
       className="server-editor sampling-form"
       data-testid="sampling-form"
       onSubmit={(e) => {
