@@ -8,7 +8,7 @@
 //! open blueprint also declares under the same name says so: the configured one is used
 //! (`SERVER_SHADOWED`).
 
-import { memo, useEffect, useMemo, useState } from 'react';
+import { memo, useEffect, useId, useMemo, useState } from 'react';
 import { useStore } from 'zustand';
 import { docStore } from '../../doc/store';
 import type { ServerInfo } from '../../backend';
@@ -180,7 +180,7 @@ const ServerRow = memo(function ServerRow({
 function SamplingSwitch({ server }: { server: ServerInfo }) {
   const busy = useServers((s) => !!s.switchBusy[server.name]);
   const error = useServers((s) => s.switchErrors[server.name]);
-  const hint = `sampling-hint-${server.name}`;
+  const hint = useId();
   return (
     <>
       <div className="server-sampling">
