@@ -455,6 +455,9 @@ pub struct SamplingSettingsDto {
     pub problem: Option<String>,
     /// The key's variable is set in the studio's environment (its value is never read out).
     pub key_set: bool,
+    /// The file can take the section (absent, or a JSON object): saving fixes a `problem`
+    /// with the section; one with the file must be fixed there.
+    pub writable: bool,
 }
 
 impl From<mcpflow_app::sampling::ProviderSettings> for SamplingSettingsDto {
@@ -471,6 +474,7 @@ impl From<mcpflow_app::sampling::ProviderSettings> for SamplingSettingsDto {
             }),
             problem: s.problem,
             key_set: s.key_set,
+            writable: s.writable,
         }
     }
 }

@@ -549,6 +549,11 @@ export type SamplingSettingsDto_Deserialize = {
 	problem?: string | null,
 	/**  The key's variable is set in the studio's environment (its value is never read out). */
 	key_set: boolean,
+	/**
+	 *  The file can take the section (absent, or a JSON object): saving fixes a `problem`
+	 *  with the section; one with the file must be fixed there.
+	 */
+	writable: boolean,
 };
 
 /**  What the data folder's `settings.json` says of the sampling provider. */
@@ -564,6 +569,11 @@ export type SamplingSettingsDto_Serialize = {
 	problem: string | null,
 	/**  The key's variable is set in the studio's environment (its value is never read out). */
 	key_set: boolean,
+	/**
+	 *  The file can take the section (absent, or a JSON object): saving fixes a `problem`
+	 *  with the section; one with the file must be fixed there.
+	 */
+	writable: boolean,
 };
 
 /**  What a save did: the new revision and the warnings (errors block a save). */

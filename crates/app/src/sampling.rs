@@ -124,16 +124,29 @@ pub struct ProviderSettings {
     /// Whether that variable is set in this process's environment (its value is never
     /// read out).
     pub key_set: bool,
+    /// The file is absent or a JSON object, so [`write_provider`] can write the section
+    /// (a `problem` with the section is fixed by writing it again; one with the file is
+    /// not).
+    pub writable: bool,
 }
 
 /// The `sampling` section of `settings.json` in data folder `home`, for the studio's
 /// form. Never fails: a file or section that cannot be used is described in `problem`.
 pub fn provider_settings(home: &Path) -> ProviderSettings {
     let path = settings_path(home);
-    let mut out =
-        ProviderSettings { path: path.clone(), provider: None, problem: None, key_variable: None, key_set: false };
+    let mut out = ProviderSettings {
+        path: path.clone(),
+        provider: None,
+        problem: None,
+        key_variable: None,
+        key_set: false,
+        writable: false,
+    };
     let root = match read_settings_bytes(&path) {
-        Ok(None) => return out,
+        Ok(None) => {
+            out.writable = true;
+            return out;
+        }
         Ok(Some(bytes)) => serde_json::from_slice::<Value>(&bytes),
         Err(problem) => {
             out.problem = Some(problem);
@@ -141,7 +154,10 @@ pub fn provider_settings(home: &Path) -> ProviderSettings {
         }
     };
     let section = match root {
-        Ok(Value::Object(mut root)) => root.shift_remove("sampling").filter(|s| !s.is_null()),
+        Ok(Value::Object(mut root)) => {
+            out.writable = true;
+            root.shift_remove("sampling").filter(|s| !s.is_null())
+        }
         Ok(_) => {
             out.problem = Some(format!("{}: not a JSON object; the settings are one object", path.display()));
             return out;
@@ -193,7 +209,7 @@ pub fn writable(config: &ProviderConfig) -> Result<ProviderConfig, String> {
     let example = "e.g. \"http://localhost:11434/v1\" (Ollama) or \"https://api.openai.com/v1\"";
     match reqwest::Url::parse(base_url) {
         Ok(url) if matches!(url.scheme(), "http" | "https") && url.host_str().is_some_and(|h| !h.is_empty()) => {}
-        Ok(url) if !matches!(url.scheme(), "http" | "https") => {
+        Ok(url) if !matches!(url.scheme(), "http" | "https") && base_url.contains("://") => {
             return Err(format!(
                 "`base_url` is {base_url:?}, a {} URL; give the endpoint's http(s) base, {example}",
                 url.scheme()
@@ -818,7 +834,7 @@ mod tests {
             assert!(!err.contains(key), "the key is not echoed: {err}");
         }
         let err = refused(provider("localhost:11434/v1", "m", None));
-        assert!(err.starts_with("`base_url`"), "{err}");
+        assert!(err.starts_with("`base_url` is \"localhost:11434/v1\", not an http(s) URL"), "{err}");
         let err = refused(provider("ftp://x/v1", "m", None));
         assert!(err.contains("a ftp URL"), "{err}");
         let err = refused(provider("", "m", None));
@@ -845,6 +861,7 @@ mod tests {
             assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
             let shown = provider_settings(home.path());
             assert!(shown.problem.unwrap().starts_with(&path.display().to_string()));
+            assert!(!shown.writable, "the file must be fixed first");
         }
         // A section the runs cannot use is shown as written, with why.
         std::fs::write(&path, r#"{"sampling": {"base_url": "http://x/v1", "model": "m", "api_key": "sk-123"}}"#)
@@ -852,5 +869,6 @@ mod tests {
         let shown = provider_settings(home.path());
         assert_eq!(shown.provider.unwrap().model, "m");
         assert!(shown.problem.unwrap().contains("`api_key` must be written as"));
+        assert!(shown.writable, "saving the form fixes the section");
     }
 }

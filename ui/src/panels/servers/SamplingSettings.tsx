@@ -73,7 +73,8 @@ export const SamplingSettingsSection = memo(function SamplingSettingsSection() {
       ) : null}
       {settings?.problem ? (
         <p className="inline-error" role="alert" data-testid="sampling-problem">
-          {settings.problem} — until it is fixed, servers that ask get SAMPLING_UNAVAILABLE. Save the form below to replace the section.
+          {settings.problem} — until it is fixed, servers that ask get SAMPLING_UNAVAILABLE.{' '}
+          {settings.writable ? 'Save the model here to write the section again.' : 'Fix or remove the file, then open this panel again.'}
         </p>
       ) : null}
       {keyUnset && !editing ? (

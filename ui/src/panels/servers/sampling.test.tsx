@@ -54,6 +54,7 @@ describe('the form of the model for sampling', () => {
       provider: { base_url: 'https://api.openai.com/v1', model: 'gpt-4o-mini', api_key_env: 'OPENAI_API_KEY', timeout_ms: 60000, max_tokens: null },
       problem: null,
       key_set: false,
+      writable: true,
     };
     expect(formOf(settings)).toEqual({ baseUrl: 'https://api.openai.com/v1', model: 'gpt-4o-mini', keyVar: 'OPENAI_API_KEY', timeoutMs: '60000', maxTokens: '' });
     expect(formOf(null)).toEqual(empty);
@@ -160,6 +161,22 @@ describe('the Servers panel', () => {
     expect(tid('sampling-form')).toBeNull();
     expect(tid('sampling-summary')!.textContent).toBe('loopback-model at http://127.0.0.1:5555/v1 · key from $LOOPBACK_KEY (not set)');
     expect(tid('sampling-key-unset')!.textContent).toContain('$LOOPBACK_KEY is not set');
+  });
+
+  it('says what is wrong with the settings file, and what to do about it', async () => {
+    const problem = '/h/settings.json: not valid JSON: EOF while parsing an object at line 1 column 10';
+    be.on('sampling_settings', () => ({ path: '/h/settings.json', provider: null, problem, key_set: false, writable: false }));
+    await open();
+    expect(tid('sampling-problem')!.textContent).toContain(problem);
+    expect(tid('sampling-problem')!.textContent).toContain('Fix or remove the file');
+    await act(async () => root.unmount());
+    root = createRoot(host);
+    const section = 'sampling: `api_key` must be written as "${env:NAME}"';
+    const provider = { base_url: 'http://x/v1', model: 'm', api_key_env: null, timeout_ms: null, max_tokens: null };
+    be.on('sampling_settings', () => ({ path: '/h/settings.json', provider, problem: section, key_set: false, writable: true }));
+    await open();
+    expect(tid('sampling-problem')!.textContent).toContain('Save the model here');
+    expect(tid('sampling-settings')!.querySelector('.badge-warn')!.textContent).toBe('cannot be used');
   });
 
   it('shows the backend’s refusal under the form and keeps the form open', async () => {
