@@ -22,7 +22,7 @@ import { approveAll, click, importDoc, openStudio, ROOT, runStatus, sel, shown, 
 const PYTHON = existsSync(join(ROOT, '.venv-test/bin/python')) ? join(ROOT, '.venv-test/bin/python') : 'python3';
 const ENDPOINT = join(ROOT, 'crates/cli/tests/fixtures/openai_endpoint.py');
 /** How long the loopback model takes to answer: long enough to see the node asking. */
-const DELAY_MS = 4000;
+const DELAY_MS = 6000;
 const KEY_VAR = 'E2E_SAMPLING_KEY';
 const KEY = 'e2e-key-not-a-secret';
 
@@ -107,6 +107,10 @@ test('sampling: the switch and the model set in the Servers panel; a run shows t
     const switchAt = await box(browser, sel('server-sampling-everything'));
     await setSwitch(browser, 'everything', true);
     assert.deepEqual(await box(browser, sel('server-sampling-everything')), switchAt, 'the switch did not move when flipped');
+    // Approved here, so the run starts at once (the node's wait for the model is watched from its start).
+    await click(browser, sel('server-approve-everything'));
+    await click(browser, sel('consent-approve'));
+    await shown(browser, sel('server-approved-everything'));
 
     // ---- The model for sampling: nothing yet (a person would answer).
     await reveal(browser, sel('sampling-settings'));
