@@ -7,7 +7,8 @@ use crate::auth::LOGIN_TIMEOUT;
 use crate::dialogs;
 use crate::dto::{
     AnswerDto, AskingDto, AuthStatusDto, BlueprintInfo, CommandError, DiagnosticDto, ImportedFile, Json,
-    OpenedBlueprint, QuestionDto, SaveResult, ServerDto, ServerOffer, ServerTestDto, SignedOutDto, StudioInfo,
+    OpenedBlueprint, QuestionDto, SamplingProviderDto, SamplingSettingsDto, SaveResult, ServerDto, ServerOffer,
+    ServerTestDto, SignedOutDto, StudioInfo,
 };
 use mcpflow_app::App;
 use serde_json::Value;
@@ -80,6 +81,33 @@ fn servers(studio: &Studio) -> Vec<ServerDto> {
 pub async fn put_server(studio: State<'_, Studio>, name: String, config: Json) -> Result<Vec<ServerDto>> {
     studio.app.put_server(&name, &config.0)?;
     Ok(servers(&studio))
+}
+
+/// Turns a server's switch "may ask the model" on or off (`"sampling"` on its entry).
+#[tauri::command]
+#[specta::specta]
+pub async fn set_server_sampling(studio: State<'_, Studio>, name: String, on: bool) -> Result<Vec<ServerDto>> {
+    studio.app.set_server_sampling(&name, on)?;
+    Ok(servers(&studio))
+}
+
+/// The sampling provider of the data folder's `settings.json`.
+#[tauri::command]
+#[specta::specta]
+pub async fn sampling_settings(studio: State<'_, Studio>) -> Result<SamplingSettingsDto> {
+    Ok(studio.app.sampling_settings().into())
+}
+
+/// Saves the sampling provider (`None` removes it), keeping the rest of `settings.json`;
+/// `BAD_REQUEST` names the field that does not pass.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_sampling_provider(
+    studio: State<'_, Studio>,
+    provider: Option<SamplingProviderDto>,
+) -> Result<SamplingSettingsDto> {
+    let config = provider.map(mcpflow_app::sampling::ProviderConfig::from);
+    Ok(studio.app.set_sampling_provider(config.as_ref())?.into())
 }
 
 #[tauri::command]

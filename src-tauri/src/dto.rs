@@ -124,6 +124,8 @@ pub struct ServerDto {
     pub approved: bool,
     /// The `mcpServers` entry as written (`${env:NAME}` unresolved).
     pub config: Json,
+    /// Its switch "may ask the model" (`"sampling": true` on its entry).
+    pub sampling: bool,
 }
 
 impl From<mcpflow_app::servers::ServerView> for ServerDto {
@@ -135,6 +137,7 @@ impl From<mcpflow_app::servers::ServerView> for ServerDto {
             url: s.url,
             approved: s.approved,
             config: Json(s.config),
+            sampling: s.sampling,
         }
     }
 }
@@ -408,6 +411,70 @@ impl From<AnswerDto> for mcpflow_engine::Answer {
             AnswerDto::Accept { content } => Answer::Accept { content: content.0 },
             AnswerDto::Decline => Answer::Decline,
             AnswerDto::Cancel => Answer::Cancel,
+        }
+    }
+}
+
+/// The sampling provider as the studio's form edits it (the `sampling` section of the data
+/// folder's `settings.json`): the key only as the name of the environment variable that
+/// holds it, never a key.
+#[derive(Debug, Clone, Serialize, Deserialize, Type)]
+pub struct SamplingProviderDto {
+    /// The part before `/chat/completions`: `http://localhost:11434/v1`.
+    pub base_url: String,
+    pub model: String,
+    /// The environment variable holding the API key (written `${env:NAME}`); none: no key.
+    pub api_key_env: Option<String>,
+    /// How long one request may take; none: 120000.
+    pub timeout_ms: Option<u32>,
+    /// A cap on the tokens a server may ask for; none: what it asks.
+    pub max_tokens: Option<u32>,
+}
+
+impl From<SamplingProviderDto> for mcpflow_app::sampling::ProviderConfig {
+    fn from(p: SamplingProviderDto) -> Self {
+        mcpflow_app::sampling::ProviderConfig {
+            base_url: p.base_url,
+            model: p.model,
+            api_key: p.api_key_env.filter(|n| !n.trim().is_empty()).map(|name| format!("${{env:{}}}", name.trim())),
+            timeout_ms: p.timeout_ms.map(u64::from),
+            max_tokens: p.max_tokens,
+        }
+    }
+}
+
+/// What the data folder's `settings.json` says of the sampling provider.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct SamplingSettingsDto {
+    /// The settings file.
+    pub path: String,
+    /// The provider as written (also one that cannot be used: see `problem`); none: no
+    /// provider, so in the studio a person answers.
+    pub provider: Option<SamplingProviderDto>,
+    /// What is wrong with the file or its `sampling` section (the file and field named).
+    pub problem: Option<String>,
+    /// The key's variable is set in the studio's environment (its value is never read out).
+    pub key_set: bool,
+    /// The file can take the section (absent, or a JSON object): saving fixes a `problem`
+    /// with the section; one with the file must be fixed there.
+    pub writable: bool,
+}
+
+impl From<mcpflow_app::sampling::ProviderSettings> for SamplingSettingsDto {
+    fn from(s: mcpflow_app::sampling::ProviderSettings) -> Self {
+        let api_key_env = s.key_variable;
+        SamplingSettingsDto {
+            path: s.path.display().to_string(),
+            provider: s.provider.map(|p| SamplingProviderDto {
+                base_url: p.base_url,
+                model: p.model,
+                api_key_env,
+                timeout_ms: p.timeout_ms.map(|ms| u32::try_from(ms).unwrap_or(u32::MAX)),
+                max_tokens: p.max_tokens,
+            }),
+            problem: s.problem,
+            key_set: s.key_set,
+            writable: s.writable,
         }
     }
 }

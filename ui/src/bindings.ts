@@ -18,6 +18,15 @@ export const commands = {
 	/**  Adds or replaces a server (an `mcpServers` entry). Starts nothing. */
 	putServer: (name: string, config: Json) => typedError<ServerDto_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("put_server", { name, config })),
 	deleteServer: (name: string) => typedError<ServerDto_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("delete_server", { name })),
+	/**  Turns a server's switch "may ask the model" on or off (`"sampling"` on its entry). */
+	setServerSampling: (name: string, on: boolean) => typedError<ServerDto_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("set_server_sampling", { name, on })),
+	/**  The sampling provider of the data folder's `settings.json`. */
+	samplingSettings: () => typedError<SamplingSettingsDto_Serialize, CommandError_Serialize>(__TAURI_INVOKE("sampling_settings")),
+	/**
+	 *  Saves the sampling provider (`None` removes it), keeping the rest of `settings.json`;
+	 *  `BAD_REQUEST` names the field that does not pass.
+	 */
+	setSamplingProvider: (provider: SamplingProviderDto_Deserialize | null) => typedError<SamplingSettingsDto_Serialize, CommandError_Serialize>(__TAURI_INVOKE("set_sampling_provider", { provider })),
 	/**  Approves the exact command line the server starts; returns that command line. */
 	approveServer: (name: string) => typedError<string, CommandError_Serialize>(__TAURI_INVOKE("approve_server", { name })),
 	/**
@@ -506,6 +515,90 @@ export type RunStarted = {
 	blueprint: string,
 };
 
+/**
+ *  The sampling provider as the studio's form edits it (the `sampling` section of the data
+ *  folder's `settings.json`): the key only as the name of the environment variable that
+ *  holds it, never a key.
+ */
+export type SamplingProviderDto = SamplingProviderDto_Serialize | SamplingProviderDto_Deserialize;
+
+/**
+ *  The sampling provider as the studio's form edits it (the `sampling` section of the data
+ *  folder's `settings.json`): the key only as the name of the environment variable that
+ *  holds it, never a key.
+ */
+export type SamplingProviderDto_Deserialize = {
+	/**  The part before `/chat/completions`: `http://localhost:11434/v1`. */
+	base_url: string,
+	model: string,
+	/**  The environment variable holding the API key (written `${env:NAME}`); none: no key. */
+	api_key_env?: string | null,
+	/**  How long one request may take; none: 120000. */
+	timeout_ms?: number | null,
+	/**  A cap on the tokens a server may ask for; none: what it asks. */
+	max_tokens?: number | null,
+};
+
+/**
+ *  The sampling provider as the studio's form edits it (the `sampling` section of the data
+ *  folder's `settings.json`): the key only as the name of the environment variable that
+ *  holds it, never a key.
+ */
+export type SamplingProviderDto_Serialize = {
+	/**  The part before `/chat/completions`: `http://localhost:11434/v1`. */
+	base_url: string,
+	model: string,
+	/**  The environment variable holding the API key (written `${env:NAME}`); none: no key. */
+	api_key_env: string | null,
+	/**  How long one request may take; none: 120000. */
+	timeout_ms: number | null,
+	/**  A cap on the tokens a server may ask for; none: what it asks. */
+	max_tokens: number | null,
+};
+
+/**  What the data folder's `settings.json` says of the sampling provider. */
+export type SamplingSettingsDto = SamplingSettingsDto_Serialize | SamplingSettingsDto_Deserialize;
+
+/**  What the data folder's `settings.json` says of the sampling provider. */
+export type SamplingSettingsDto_Deserialize = {
+	/**  The settings file. */
+	path: string,
+	/**
+	 *  The provider as written (also one that cannot be used: see `problem`); none: no
+	 *  provider, so in the studio a person answers.
+	 */
+	provider?: SamplingProviderDto_Deserialize | null,
+	/**  What is wrong with the file or its `sampling` section (the file and field named). */
+	problem?: string | null,
+	/**  The key's variable is set in the studio's environment (its value is never read out). */
+	key_set: boolean,
+	/**
+	 *  The file can take the section (absent, or a JSON object): saving fixes a `problem`
+	 *  with the section; one with the file must be fixed there.
+	 */
+	writable: boolean,
+};
+
+/**  What the data folder's `settings.json` says of the sampling provider. */
+export type SamplingSettingsDto_Serialize = {
+	/**  The settings file. */
+	path: string,
+	/**
+	 *  The provider as written (also one that cannot be used: see `problem`); none: no
+	 *  provider, so in the studio a person answers.
+	 */
+	provider: SamplingProviderDto_Serialize | null,
+	/**  What is wrong with the file or its `sampling` section (the file and field named). */
+	problem: string | null,
+	/**  The key's variable is set in the studio's environment (its value is never read out). */
+	key_set: boolean,
+	/**
+	 *  The file can take the section (absent, or a JSON object): saving fixes a `problem`
+	 *  with the section; one with the file must be fixed there.
+	 */
+	writable: boolean,
+};
+
 /**  What a save did: the new revision and the warnings (errors block a save). */
 export type SaveResult = SaveResult_Serialize | SaveResult_Deserialize;
 
@@ -536,6 +629,8 @@ export type ServerDto_Deserialize = {
 	approved: boolean,
 	/**  The `mcpServers` entry as written (`${env:NAME}` unresolved). */
 	config: Json,
+	/**  Its switch "may ask the model" (`"sampling": true` on its entry). */
+	sampling: boolean,
 };
 
 /**  A configured server. */
@@ -550,6 +645,8 @@ export type ServerDto_Serialize = {
 	approved: boolean,
 	/**  The `mcpServers` entry as written (`${env:NAME}` unresolved). */
 	config: Json,
+	/**  Its switch "may ask the model" (`"sampling": true` on its entry). */
+	sampling: boolean,
 };
 
 /**  What one server offers, or why it could not be listed. */

@@ -31,6 +31,9 @@ pub struct ServerView {
     pub approved: bool,
     /// The entry as written (with `${env:NAME}` unresolved); `null` for in-process ones.
     pub config: Value,
+    /// Its switch "may ask the model" (`"sampling": true` on its entry): whether its
+    /// sampling requests are answered.
+    pub sampling: bool,
 }
 
 /// A tool a server offers, for the palette and `list_tools`.
@@ -273,6 +276,7 @@ fn view(configs: &ServerConfigs, approvals: &mcpflow_mcp::Approvals, name: &str,
                 command: line.map(|l| l.to_string()),
                 url: config.url.clone(),
                 config: serde_json::to_value(config).unwrap_or(Value::Null),
+                sampling: config.sampling,
             }
         }
         ServerEntry::InProcess(_) => ServerView {
@@ -283,6 +287,7 @@ fn view(configs: &ServerConfigs, approvals: &mcpflow_mcp::Approvals, name: &str,
             url: None,
             approved: true,
             config: Value::Null,
+            sampling: false,
         },
     }
 }
@@ -295,6 +300,30 @@ impl App {
         ServerConfigs::parse(&doc.to_string(), "the new server")?;
         self.store().put_server(name, config)?;
         self.reload_servers()
+    }
+
+    /// Turns server `name`'s switch "may ask the model" on or off: writes `"sampling": on`
+    /// on its stored entry, the rest of the entry as written. Starts nothing; the next
+    /// call to the server has it. A server configured elsewhere (a `--servers` file, in
+    /// the process) is refused, saying where to change it.
+    pub fn set_server_sampling(&self, name: &str, on: bool) -> Result<()> {
+        let stored = self.store().servers()?.into_iter().find(|(n, _)| n == name);
+        let Some((_, mut entry)) = stored else {
+            if self.server_state().configs.get(name).is_some() {
+                return Err(AppError::BadRequest(format!(
+                    "server `{name}` is not kept in this data folder (it comes from a servers file given at start, \
+                     or is built in); write \"sampling\": {on} in its entry there"
+                )));
+            }
+            return Err(AppError::NotFound { what: "server", id: name.to_owned() });
+        };
+        let Some(fields) = entry.as_object_mut() else {
+            return Err(AppError::BadRequest(format!(
+                "server `{name}`'s stored entry is not a JSON object; edit it in the Servers panel"
+            )));
+        };
+        fields.insert("sampling".to_owned(), Value::Bool(on));
+        self.put_server(name, &entry)
     }
 
     pub fn delete_server(&self, name: &str) -> Result<()> {

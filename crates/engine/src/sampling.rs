@@ -56,8 +56,8 @@ impl SampleRequest {
             "SAMPLING_NOT_ALLOWED",
             format!(
                 "server `{}` asked the model (sampling/createMessage) during step `{}`, but it may not: its \
-                 switch (\"may ask the model\") is off. To let it, add \"sampling\": true to its entry (the \
-                 servers file, or its entry in the studio's Servers panel)",
+                 switch (\"may ask the model\") is off. To let it, turn on \"May ask the model\" on its row \
+                 in the studio's Servers panel, or add \"sampling\": true to its entry in the servers file",
                 self.server, self.step
             ),
             false,
@@ -214,5 +214,6 @@ mod tests {
         assert_eq!(e.code, "SAMPLING_NOT_ALLOWED");
         assert!(e.message.contains("`everything`") && e.message.contains("`ask`"));
         assert!(e.message.contains("\"sampling\": true"));
+        assert!(e.message.contains("\"May ask the model\" on its row in the studio's Servers panel"), "{}", e.message);
     }
 }

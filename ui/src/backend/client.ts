@@ -21,6 +21,8 @@ import {
   type RunDetailDto_Serialize,
   type RunInfo_Serialize,
   type RunStarted as RunStartedDto,
+  type SamplingProviderDto_Deserialize,
+  type SamplingSettingsDto_Serialize,
   type ServerDto_Serialize,
   type ServerOffer_Serialize,
   type ServerTestDto_Serialize,
@@ -46,6 +48,10 @@ export type SignedOut = SignedOutDto_Serialize;
 export type ResourceInfo = ResourceDto_Serialize;
 export type PromptInfo = PromptDto_Serialize;
 export type RunInfo = RunInfo_Serialize;
+/** What the data folder's `settings.json` says of the sampling provider (the model servers may ask). */
+export type SamplingSettings = SamplingSettingsDto_Serialize;
+/** The sampling provider as the form sends it: the key only as an environment variable's name. */
+export type SamplingProvider = SamplingProviderDto_Deserialize;
 /** A re-run's origin: the past run, the step it re-ran, and how much after it. */
 export type RerunOf = NonNullable<RunInfo['rerun_of']>;
 export type RunDetail = RunDetailDto_Serialize;
@@ -154,6 +160,12 @@ export const backend = {
   listServers: (): Promise<ServerInfo[]> => call(() => commands.listServers()),
   putServer: (name: string, config: unknown): Promise<ServerInfo[]> => call(() => commands.putServer(name, config)),
   deleteServer: (name: string): Promise<ServerInfo[]> => call(() => commands.deleteServer(name)),
+  /** Turns a server's switch "may ask the model" on or off; resolves to the new list. */
+  setServerSampling: (name: string, on: boolean): Promise<ServerInfo[]> => call(() => commands.setServerSampling(name, on)),
+  /** The sampling provider of the data folder's `settings.json`. */
+  samplingSettings: (): Promise<SamplingSettings> => call(() => commands.samplingSettings()),
+  /** Saves the sampling provider (`null` removes it); `BAD_REQUEST` names the field. */
+  setSamplingProvider: (provider: SamplingProvider | null): Promise<SamplingSettings> => call(() => commands.setSamplingProvider(provider)),
   /** Resolves to the command line that was approved. */
   approveServer: (name: string): Promise<string> => call(() => commands.approveServer(name)),
   testServer: (name: string): Promise<ServerTest> => call(() => commands.testServer(name)),

@@ -24,6 +24,8 @@ export {
   type RunDetail,
   type RunInfo,
   type RunStarted,
+  type SamplingProvider,
+  type SamplingSettings,
   type SavedBlueprint,
   type ServerInfo,
   type ServerOffer,

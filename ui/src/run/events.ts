@@ -207,6 +207,33 @@ export interface StepAnsweredEvent extends EventBase {
   content?: Json;
 }
 
+/**
+ * A server asked the model (MCP sampling) during the step's call: its
+ * `CreateMessageRequest.params` (`messages`, `systemPrompt`, `maxTokens`, …), long text
+ * and binary data cut by the engine.
+ */
+export interface StepSamplingEvent extends EventBase {
+  type: 'StepSampling';
+  step: string;
+  path: IterationPath;
+  server: string;
+  request: Json;
+}
+
+/**
+ * The model's answer (`CreateMessageResult`: `{role, content, model, stopReason}`, cut
+ * the same way), or why there was none (`SAMPLING_NOT_ALLOWED`, `SAMPLING_UNAVAILABLE`,
+ * `SAMPLING_FAILED`, `SAMPLING_DECLINED`).
+ */
+export interface StepSampledEvent extends EventBase {
+  type: 'StepSampled';
+  step: string;
+  path: IterationPath;
+  server: string;
+  result?: Json;
+  error?: StepError;
+}
+
 export interface RunFinishedEvent extends EventBase {
   type: 'RunFinished';
   envelope: Envelope;
@@ -221,6 +248,8 @@ export type RunEvent =
   | StepSkippedEvent
   | StepWaitingEvent
   | StepAnsweredEvent
+  | StepSamplingEvent
+  | StepSampledEvent
   | RunPausedEvent
   | RunResumedEvent
   | LogEvent

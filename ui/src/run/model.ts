@@ -8,6 +8,11 @@
 //! them (state, counts) and mirrors the latest instance to change. A loop's `NodeView`
 //! also carries `loop`: `done/total` iterations and the state of each iteration.
 //!
+//! A server's requests for the model during a step's call (MCP sampling: `StepSampling`,
+//! answered by `StepSampled`) show on the instance as `sampling` while one is open — the
+//! step is still `running`, shown as "asking the model" — and in the view's `samples`, each
+//! request with its answer, for the Run tab.
+//!
 //! Which loop a body step belongs to is not in the events: pass `parents` (from the
 //! document, see `runShape`) to `startView` and it is exact. Without it, the loop is
 //! guessed once per body step (the running step at the enclosing path that started
@@ -48,6 +53,29 @@ export interface AnswerView {
   action: AnswerAction;
   content: Json | undefined;
   atMs: number;
+}
+
+/** A server's request for the model that has no answer yet (from `StepSampling`). */
+export interface SamplingView {
+  server: string;
+  /** `CreateMessageRequest.params` as recorded (`messages`, `systemPrompt`, …). */
+  request: Json;
+  atMs: number;
+  /** Requests of this instance still open (a server may send several at once). */
+  open: number;
+}
+
+/** One request for the model during a run, and its answer once it came. */
+export interface SampleExchange {
+  /** The seq of its `StepSampling`. */
+  seq: number;
+  step: string;
+  path: IterationPath;
+  server: string;
+  request: Json;
+  atMs: number;
+  /** From `StepSampled`: the `CreateMessageResult`, or why there was none; `null` while open. */
+  answer: { result: Json | undefined; error: StepError | null; atMs: number } | null;
 }
 
 /** `pending` until `RunStarted` arrives; `running`/`paused` while it runs; then the envelope's status. */
@@ -109,6 +137,8 @@ export interface StepFields {
   question: Question | null;
   /** The last answer it got, if it asked. */
   answer: AnswerView | null;
+  /** A server's request for the model, open during its call (the step stays `running`). */
+  sampling: SamplingView | null;
   /** For loop steps; `null` otherwise. */
   loop: LoopView | null;
   /** The seq of the last event that changed this instance (0: none yet). */
@@ -198,6 +228,8 @@ export interface RunView {
   envelope: Envelope | null;
   /** The last `LOG_LIMIT` log events. */
   logs: LogEntry[];
+  /** The last `SAMPLE_LIMIT` requests for the model, oldest first, with their answers. */
+  samples: SampleExchange[];
   nodes: Record<string, NodeView>;
   /** Body step id → its loop's id (given to `startView`, or learned from the events). */
   parents: Record<string, string>;
@@ -228,6 +260,9 @@ export interface StartOptions {
 
 /** Logs kept in a view. */
 export const LOG_LIMIT = 500;
+
+/** Requests for the model kept in a view. */
+export const SAMPLE_LIMIT = 200;
 
 // ---------------------------------------------------------------------------------
 // Building views
@@ -272,6 +307,7 @@ export function startView(stepIds: readonly string[], opts: StartOptions = {}): 
     pause: null,
     envelope: null,
     logs: [],
+    samples: [],
     nodes,
     parents,
     tracks: {},
@@ -350,6 +386,7 @@ function emptyFields(isLoop: boolean): StepFields {
     retry: null,
     question: null,
     answer: null,
+    sampling: null,
     loop: isLoop ? emptyLoop() : null,
     seq: 0,
   };
@@ -374,6 +411,7 @@ function newInstance(path: IterationPath, isLoop: boolean): InstanceView {
     retry: null,
     question: null,
     answer: null,
+    sampling: null,
     loop: isLoop ? emptyLoop() : null,
     seq: 0,
   };
@@ -408,6 +446,7 @@ const MIRRORED = [
   'retry',
   'question',
   'answer',
+  'sampling',
   'seq',
 ] as const;
 
@@ -523,6 +562,7 @@ class Draft {
         const before = t.inst.state;
         this.setState(t, 'retrying');
         t.inst.retry = { attempt: ev.attempt, delayMs: ev.delay_ms, error: ev.error, atMs: ev.at_ms };
+        t.inst.sampling = null;
         t.inst.seq = ev.seq;
         this.trackIteration(t, before, false, ev.seq);
         break;
@@ -552,6 +592,7 @@ class Draft {
         t.inst.recoveredBy = ev.recovered_by ?? null;
         t.inst.skipReason = null;
         t.inst.question = null;
+        t.inst.sampling = null;
         t.inst.seq = ev.seq;
         this.trackIteration(t, before, ev.status === 'failed' && !ev.recovered_by, ev.seq);
         if (t.inst.loop) this.loopFinished(t);
@@ -590,6 +631,24 @@ class Draft {
         t.inst.answer = { action: ev.action, content: ev.content, atMs: ev.at_ms };
         t.inst.seq = ev.seq;
         this.trackIteration(t, before, false, ev.seq);
+        break;
+      }
+      case 'StepSampling': {
+        const t = this.target(ev.step, ev.path);
+        const open = t.inst.sampling?.open ?? 0;
+        t.inst.sampling = { server: ev.server, request: ev.request, atMs: ev.at_ms, open: open + 1 };
+        t.inst.startedAtMs ??= ev.at_ms;
+        if (t.key !== null) t.node.startedAtMs ??= ev.at_ms;
+        t.inst.seq = ev.seq;
+        this.pushSample({ seq: ev.seq, step: ev.step, path: ev.path, server: ev.server, request: ev.request, atMs: ev.at_ms, answer: null });
+        break;
+      }
+      case 'StepSampled': {
+        const t = this.target(ev.step, ev.path);
+        const s = t.inst.sampling;
+        t.inst.sampling = s && s.open > 1 ? { ...s, open: s.open - 1 } : null;
+        t.inst.seq = ev.seq;
+        this.answerSample(ev.step, ev.path, ev.server, { result: ev.result, error: ev.error ?? null, atMs: ev.at_ms });
         break;
       }
       case 'RunPaused': {
@@ -650,9 +709,33 @@ class Draft {
       const before = t.inst.state;
       this.setState(t, 'failed');
       t.inst.error = { code: e.code, message: e.message };
+      t.inst.sampling = null;
       t.inst.finishedAtMs = atMs;
       t.inst.seq = seq;
       this.trackIteration(t, before, true, seq);
+    }
+  }
+
+  // ----- requests for the model ----------------------------------------------------
+
+  private pushSample(x: SampleExchange): void {
+    const list = this.own(this.v.samples);
+    list.push(x);
+    if (list.length > SAMPLE_LIMIT) list.splice(0, list.length - SAMPLE_LIMIT);
+    this.v.samples = list;
+  }
+
+  /** Answers the latest open request of that instance and server. */
+  private answerSample(step: string, path: IterationPath, server: string, answer: NonNullable<SampleExchange['answer']>): void {
+    const key = pathKey(path);
+    const list = this.v.samples;
+    for (let i = list.length - 1; i >= 0; i--) {
+      const x = list[i]!;
+      if (x.answer !== null || x.step !== step || x.server !== server || pathKey(x.path) !== key) continue;
+      const owned = this.own(list);
+      owned[i] = { ...x, answer };
+      this.v.samples = owned;
+      return;
     }
   }
 
@@ -946,16 +1029,18 @@ export function isFinished(view: RunView): boolean {
 /**
  * What a step instance shows: its state, except `not-run` for one still queued when
  * the run is over (it never started: a failure upstream, a cancel, a loop cut short),
- * `pinned` for a top-level step of a re-run that kept its earlier output, and
- * `disabled` for one skipped because the document switched it off.
+ * `pinned` for a top-level step of a re-run that kept its earlier output,
+ * `disabled` for one skipped because the document switched it off, and `sampling` for
+ * one running while a server's request for the model is open during its call.
  */
-export type ShownState = NodeState | 'not-run' | 'pinned' | 'disabled';
+export type ShownState = NodeState | 'not-run' | 'pinned' | 'disabled' | 'sampling';
 
 export function shownState(view: RunView, step: string, f: StepFields | undefined): ShownState {
   if (!f) return 'queued';
   if (f.state === 'queued' && isFinished(view)) return 'not-run';
   if (f.state === 'skipped' && f.skipReason === 'disabled') return 'disabled';
   if (f.state === 'succeeded' && view.pinned[step] && f === view.nodes[step]) return 'pinned';
+  if (f.state === 'running' && f.sampling) return 'sampling';
   return f.state;
 }
 
@@ -972,6 +1057,7 @@ export const STATE_LABELS: Record<ShownState, string> = {
   'not-run': 'not run',
   pinned: 'pinned',
   disabled: 'disabled',
+  sampling: 'asking the model',
 };
 
 /**

@@ -52,6 +52,12 @@ export function eventText(ev: RunEvent, names: StepNames = NO_NAMES): string {
       return `${ev.step} waits for ${ev.question.asking === 'approval' ? 'approval' : ev.question.server ? `an answer to ${ev.question.server}` : 'input'}${where(ev.path)}`;
     case 'StepAnswered':
       return `${ev.step} ${ANSWERED[ev.action]}${where(ev.path)}`;
+    case 'StepSampling':
+      return `${ev.server} asks the model during ${ev.step}${where(ev.path)}`;
+    case 'StepSampled':
+      return ev.error
+        ? `${ev.step}: the model did not answer ${ev.server}${where(ev.path)}: ${ev.error.code}`
+        : `${ev.step}: the model answered ${ev.server}${where(ev.path)}`;
     case 'RunPaused':
       if (!ev.step) return ev.reason === 'requested' ? 'paused on request' : 'paused';
       return ev.reason === 'stepped' ? `paused after stepping into ${ev.step}${where(ev.path)}` : `paused before ${ev.step}${where(ev.path)}`;

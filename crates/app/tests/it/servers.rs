@@ -240,3 +240,32 @@ async fn a_connection_test_reports_the_era_each_server_spoke() {
     assert_eq!(app.offer("everything").await.unwrap().protocol_version.as_deref(), Some("2025-11-25"));
     app.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_switch_may_ask_the_model_is_written_on_the_stored_entry_and_keeps_the_rest_of_it() {
+    let bin = mcpflow_testkit::binary().display().to_string();
+    let app = App::with_store(Store::open_temporary().unwrap(), Vec::new(), AppOptions::default()).unwrap();
+    let entry = json!({ "command": bin, "args": ["echo"], "env": { "TOKEN": "${env:PATH}" }, "autoApprove": ["x"] });
+    app.put_server("echo", &entry).unwrap();
+    assert!(!app.servers()[0].sampling, "off by default");
+
+    app.set_server_sampling("echo", true).unwrap();
+    let stored = app.store().servers().unwrap()[0].1.clone();
+    let mut expected = entry.clone();
+    expected["sampling"] = json!(true);
+    assert_eq!(stored, expected, "the entry as written, with the switch on");
+    assert!(app.servers()[0].sampling, "the list shows it on");
+    assert_eq!(app.servers()[0].config["sampling"], json!(true));
+
+    app.set_server_sampling("echo", false).unwrap();
+    assert_eq!(app.store().servers().unwrap()[0].1["sampling"], json!(false));
+    assert!(!app.servers()[0].sampling);
+    // The command line did not change: no new approval is needed for the switch.
+    app.approve_server("echo").unwrap();
+    app.set_server_sampling("echo", true).unwrap();
+    assert!(app.servers()[0].approved, "the switch is not part of what consent approves");
+
+    let err = app.set_server_sampling("ghost", true).unwrap_err();
+    assert_eq!(err.code(), "SERVER_NOT_FOUND", "{err}");
+    app.shutdown().await;
+}

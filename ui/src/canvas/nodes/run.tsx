@@ -1,6 +1,7 @@
 //! What a node shows of the run on the canvas (live or opened from history): its
 //! state (a class on the card, `run-<shown state>`, and a status line — "not run" and
-//! "disabled" greyed, a failed call's arguments named first), the breakpoint toggle, and for loops
+//! "disabled" greyed, a failed call's arguments named first, "asking the model…" while a
+//! server's sampling request is open), the breakpoint toggle, and for loops
 //! `done/total` with a grid of iterations. Test hooks: `run-<id>` on the status line
 //! (`data-state`), `bp-<id>` on the breakpoint toggle (`aria-pressed`), `iters-<id>` on
 //! a loop's grid and `iter-<id>-<key>` on each cell (`data-state`).
@@ -14,6 +15,7 @@ import { findTool, inputSchemaOf, useOffers } from '../../panels/inspector/offer
 import { useBreakpoints } from '../../panels/run/breakpoints';
 import { syncBreakpoints } from '../../panels/run/session';
 import { approve, useAnswers } from '../../panels/run/answers';
+import { lastAsked } from '../../run/sampling';
 import './run.css';
 
 /** The step's run view, or undefined when no run is shown. */
@@ -69,8 +71,8 @@ export function formatMs(ms: number): string {
   return `${m} min ${Math.round((ms % 60_000) / 1000)} s`;
 }
 
-/** Time since the node started running, ticking while it runs in a live run. */
-function Elapsed({ node }: { node: NodeView }) {
+/** Time since the node started running (or since `fromMs`), ticking while it runs in a live run. */
+function Elapsed({ node, fromMs }: { node: NodeView; fromMs?: number }) {
   const live = useRunStore((s) => s.mode === 'live' && s.cursor === null);
   const atMs = useRunStore((s) => s.view.atMs);
   const [since] = useState(() => performance.now());
@@ -80,7 +82,8 @@ function Elapsed({ node }: { node: NodeView }) {
     const t = setInterval(() => tick((n) => n + 1), 200);
     return () => clearInterval(t);
   }, [live]);
-  const fromEvents = node.startedAtMs !== null ? Math.max(0, atMs - node.startedAtMs) : 0;
+  const start = fromMs ?? node.startedAtMs;
+  const fromEvents = start !== null ? Math.max(0, atMs - start) : 0;
   const ms = live ? Math.max(fromEvents, performance.now() - since) : fromEvents;
   return <span className="run-elapsed">{formatMs(ms)}</span>;
 }
@@ -187,6 +190,24 @@ export const RunStatus = memo(function RunStatus({ id, node }: { id: string; nod
     case 'paused':
       body = <span className="run-label">❚❚ paused before start</span>;
       break;
+    case 'sampling': {
+      const asked = lastAsked(node.sampling?.request);
+      body = (
+        <>
+          <span
+            className="run-label run-sampling"
+            title={`${node.sampling?.server ?? 'The server'} asks the model${asked ? `: “${asked}”` : ''}\n\nThe request and the answer are in the Run tab.`}
+          >
+            <span className="run-sampling-mark" aria-hidden="true">
+              ✦
+            </span>
+            asking the model…
+          </span>
+          <Elapsed key={`s${node.sampling?.atMs}`} node={node} fromMs={node.sampling?.atMs} />
+        </>
+      );
+      break;
+    }
     case 'waiting':
       body = (
         <span className="run-label run-waiting" title={node.question ? `${node.question.message}\n\nAnswer in the inspector (select this step).` : undefined}>

@@ -1,8 +1,9 @@
 //! The bottom panel's run tabs.
 //!
 //! - **Run**: the inputs form (from the blueprint's `inputs` schema), the run's result,
-//!   where it is paused with the step's resolved arguments, every name in scope with
-//!   its value, and the log.
+//!   where it is paused with the step's resolved arguments, the requests servers made for
+//!   the model with their answers (`Samples.tsx`), every name in scope with its value, and
+//!   the log.
 //! - **History**: past runs of the blueprint (status, Debug or not, active time — the
 //!   time a Debug run sat paused is shown apart, from the run record's `paused_ms` —,
 //!   when; a run waiting for a person says what it waits for); opening one replays it on
@@ -33,6 +34,7 @@ import { JsonView } from './JsonView';
 import type { RerunOf as RerunOfDto, RunInfo } from '../../backend';
 import { openRun, refreshHistory, refreshWaiting, setInputs, startRun, useSession } from './session';
 import { PausePreview } from './PausePreview';
+import { SamplesSection } from './Samples';
 import './debug.css';
 
 const EMPTY: Json = {};
@@ -199,6 +201,7 @@ export function RunPanel() {
           <>
             <Pause />
             <Result />
+            <SamplesSection />
             <Scope />
             <Log />
           </>

@@ -15,7 +15,8 @@
 //! `step-run-output`, `step-run-error` (`data-code`), `step-run-arg-error` (one per
 //! argument, `data-pointer`), `step-run-error-why`, `step-run-server-said`,
 //! `step-run-disabled`, `step-run-pinned`, `step-run-raw`, `rerun-step`, `rerun-from`,
-//! `step-run-answer` (`data-action`); a question waiting here is a `QuestionForm` (`question`).
+//! `step-run-answer` (`data-action`), `step-run-samples` (the instance's requests for the
+//! model, `Samples.tsx`); a question waiting here is a `QuestionForm` (`question`).
 
 import { useMemo } from 'react';
 import { docStore, useDoc } from '../../doc/store';
@@ -30,6 +31,7 @@ import { JsonView } from './JsonView';
 import { openRun, startRun, useSession } from './session';
 import { PausePreview } from './PausePreview';
 import { QuestionForm } from './QuestionForm';
+import { SampleList } from './Samples';
 import { AUTH_REQUIRED, authServer, RunSignIn } from '../servers';
 
 /** The step instance the run section shows (the picked iteration, else the step's latest). */
@@ -155,6 +157,19 @@ function AnswerLine({ f }: { f: StepFields }) {
   );
 }
 
+/** The requests for the model made during this step instance's call, with their answers. */
+function StepSamples({ id, pathKey: key, finished }: { id: string; pathKey: string; finished: boolean }) {
+  const all = useRunStore((s) => s.view.samples);
+  const mine = useMemo(() => all.filter((x) => x.step === id && pathKey(x.path) === key), [all, id, key]);
+  if (mine.length === 0) return null;
+  return (
+    <div className="step-run-samples" data-testid="step-run-samples">
+      <div className="step-run-samples-head">Requests for the model ({mine.length})</div>
+      <SampleList samples={mine} finished={finished} showStep={false} />
+    </div>
+  );
+}
+
 export function StepRun({ id }: { id: string }) {
   const mode = useRunStore((s) => s.mode);
   const view = useRunStore((s) => s.view);
@@ -214,6 +229,7 @@ export function StepRun({ id }: { id: string }) {
       )}
       {f.question && (isLive ? <QuestionForm question={f.question} /> : <p className="step-run-note">It was waiting for an answer here: {f.question.message}</p>)}
       {f.answer && !f.question && <AnswerLine f={f} />}
+      <StepSamples id={id} pathKey={inside ? (picked ? pathKey(picked) : (node.latest ?? '')) : ''} finished={isFinished(view)} />
       {view.pause?.step === id && view.status === 'paused' && <PausePreview id={id} />}
       {f.retry && f.state === 'retrying' && (
         <div className="step-run-retry">

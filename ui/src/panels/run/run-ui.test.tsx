@@ -4,7 +4,8 @@
 // workflows/loop-collect) streamed over the run's Tauri Channel in batches put every
 // node in its final state on the canvas, with the loop's done/total; a breakpoint pause
 // shows the step's resolved arguments; Debug sends the editor's breakpoints; the
-// history opens a past run and the timeline moves back to a running node.
+// history opens a past run and the timeline moves back to a running node; a step whose
+// server asks the model shows it on its card and in the Run tab, then the answer.
 
 import { act } from 'react';
 import { createRoot, type Root } from 'react-dom/client';
@@ -146,6 +147,60 @@ describe('runs in the studio', () => {
     // The run is over: Run is back, and the history was asked for.
     expect(tid('run-start')).not.toBeNull();
     expect(be.calls('list_runs').length).toBeGreaterThan(0);
+  });
+
+  it('a step whose server asks the model shows it on its card and in the Run tab, then the answer', async () => {
+    const doc = {
+      blueprint: 1,
+      id: 'asks',
+      steps: [{ id: 'haiku', kind: 'tool', server: 'everything', tool: 'trigger-sampling-request', args: { prompt: 'a haiku' } }],
+    } as unknown as typeof LOOP.blueprint;
+    let channel: ChannelLike | null = null;
+    be.on('start_run', (a) => {
+      channel = a.onEvents as ChannelLike;
+      return { run_id: 'r-s', blueprint: 'asks' };
+    });
+    await mountWith(doc);
+    await click(tid('run-start'));
+    const send = sender(channel!);
+    const request = { messages: [{ role: 'user', content: { type: 'text', text: 'Write a haiku about sled.' } }], systemPrompt: 'You are a poet.' };
+    const ev = (seq: number, e: Record<string, unknown>) => ({ seq, at_ms: seq * 100, ...e }) as unknown as RunEvent;
+    await send([
+      ev(1, { type: 'RunStarted', run_id: 'r-s', blueprint: 'asks', inputs: {} }),
+      ev(2, { type: 'StepStarted', step: 'haiku', path: [], attempt: 1 }),
+      ev(3, { type: 'StepSampling', step: 'haiku', path: [], server: 'everything', request }),
+    ]);
+    await settle();
+    const status = tid('run-haiku')!;
+    expect(status.dataset.state).toBe('running');
+    expect(status.dataset.shown).toBe('sampling');
+    expect(status.textContent).toContain('asking the model…');
+    expect(status.querySelector('.run-sampling')?.getAttribute('title')).toContain('everything asks the model: “Write a haiku about sled.”');
+    expect(tid('step-haiku')!.className).toMatch(/\brun-sampling\b/);
+    const open = q('[data-testid="run-samples"] [data-testid="run-sample"]')!;
+    expect(open.dataset.state).toBe('open');
+    expect(open.querySelector('[data-testid="sample-request"]')!.textContent).toContain('You are a poet.');
+    expect(open.querySelector('[data-testid="sample-answer"]')!.textContent).toContain('asking the model…');
+
+    const result = { role: 'assistant', content: { type: 'text', text: 'Sled glides on' }, model: 'llama3.2', stopReason: 'endTurn' };
+    await send(
+      [
+        ev(4, { type: 'StepSampled', step: 'haiku', path: [], server: 'everything', result }),
+        ev(5, { type: 'StepFinished', step: 'haiku', path: [], status: 'succeeded', output: 'Sled glides on', attempts: 1, duration_ms: 300 }),
+        ev(6, {
+          type: 'RunFinished',
+          envelope: { run_id: 'r-s', blueprint: 'asks', status: 'succeeded', output: null, summary: { steps: 1, succeeded: 1, failed: 0, skipped: 0, tool_calls: 1 }, errors: [], duration_ms: 600 },
+        }),
+      ],
+      true,
+    );
+    await settle();
+    expect(tid('run-haiku')!.dataset.shown).toBe('succeeded');
+    const answered = q('[data-testid="run-samples"] [data-testid="run-sample"]')!;
+    expect(answered.dataset.state).toBe('answered');
+    expect(answered.querySelector('[data-testid="sample-model"]')!.textContent).toBe('llama3.2');
+    expect(answered.querySelector('[data-testid="sample-answer"]')!.textContent).toContain('Sled glides on');
+    expect(answered.querySelector('[data-testid="sample-answer"]')!.textContent).toContain('answered in 100 ms');
   });
 
   it('Debug sends the breakpoints; a pause shows the resolved arguments; Step and Continue control the run', async () => {

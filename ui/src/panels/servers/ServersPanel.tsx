@@ -2,11 +2,13 @@
 //! server with what it starts and whether that is approved; add, edit, remove, import
 //! an `mcpServers` file, test a connection (listing the tools and showing the MCP
 //! revision it spoke: `2026-07-28` or the handshake era), approve, and for an HTTP server
-//! sign in with the browser (OAuth; `ServerAuth.tsx`). A server the
+//! sign in with the browser (OAuth; `ServerAuth.tsx`). Each server has its switch "May
+//! ask the model" (`"sampling": true` on its entry, saved at once), and the panel ends with
+//! the model that answers them (`SamplingSettings.tsx`). A server the
 //! open blueprint also declares under the same name says so: the configured one is used
 //! (`SERVER_SHADOWED`).
 
-import { memo, useEffect, useMemo, useState } from 'react';
+import { memo, useEffect, useId, useMemo, useState } from 'react';
 import { useStore } from 'zustand';
 import { docStore } from '../../doc/store';
 import type { ServerInfo } from '../../backend';
@@ -16,14 +18,17 @@ import { refreshLogins } from './auth';
 import { AUTH_REQUIRED } from './authtext';
 import { EraBadge, ServerAuthLine, SignInButton } from './ServerAuth';
 import { ServerEditor } from './ServerEditor';
+import { SamplingSettingsSection } from './SamplingSettings';
 import { shadowedServers } from './shadowed';
 import './servers.css';
 import {
   closeServersPanel,
   deleteServer,
   importServersFile,
+  refreshSampling,
   refreshServers,
   requestConsent,
+  setServerSampling,
   testOrAsk,
   useServers,
   type TestState,
@@ -47,6 +52,7 @@ function ServersPanelBody() {
   useEffect(() => {
     void refreshServers();
     void refreshLogins();
+    void refreshSampling();
   }, []);
 
   return (
@@ -91,6 +97,7 @@ function ServersPanelBody() {
           <ServerRow key={s.name} server={s} onEdit={setEditing} shadowed={shadowed.has(s.name)} />
         ))}
       </ul>
+      <SamplingSettingsSection />
     </Modal>
   );
 }
@@ -154,6 +161,7 @@ const ServerRow = memo(function ServerRow({
         </span>
       </div>
       <code className="server-target">{server.command ?? server.url ?? '(built in)'}</code>
+      {editable ? <SamplingSwitch server={server} /> : null}
       {shadowed ? (
         <p className="server-shadowed" data-testid={`server-shadowed-${server.name}`}>
           The open blueprint declares its own “{server.name}”. This configured one is used; its steps show why.
@@ -164,6 +172,43 @@ const ServerRow = memo(function ServerRow({
     </li>
   );
 });
+
+/**
+ * The server's switch "May ask the model" (`"sampling": true` on its entry), saved as
+ * soon as it is flipped. Off by default: a request of a server without it is refused.
+ */
+function SamplingSwitch({ server }: { server: ServerInfo }) {
+  const busy = useServers((s) => !!s.switchBusy[server.name]);
+  const error = useServers((s) => s.switchErrors[server.name]);
+  const hint = useId();
+  return (
+    <>
+      <div className="server-sampling">
+        <label className="switch-label">
+          <input
+            type="checkbox"
+            role="switch"
+            className="switch"
+            checked={server.sampling}
+            disabled={busy}
+            aria-describedby={hint}
+            data-testid={`server-sampling-${server.name}`}
+            onChange={(e) => void setServerSampling(server.name, e.target.checked)}
+          />
+          <span className="switch-name">May ask the model</span>
+        </label>
+        <span id={hint} className="muted switch-hint">
+          lets this server ask your configured model (or you) for completions during runs
+        </span>
+      </div>
+      {error ? (
+        <p className="inline-error" role="alert" data-testid={`server-sampling-error-${server.name}`}>
+          {error}
+        </p>
+      ) : null}
+    </>
+  );
+}
 
 function TestResult({ name, test }: { name: string; test: TestState }) {
   if (test.state === 'running') return <p className="muted">Connecting…</p>;

@@ -4,6 +4,8 @@
 export { ConsentDialog } from './ConsentDialog';
 export { NEW_SERVER_CONFIG, parseServerConfig, ServerEditor } from './ServerEditor';
 export { ServersPanel } from './ServersPanel';
+export { SamplingSettingsSection } from './SamplingSettings';
+export { checkProviderForm, formOf, providerSummary, variableName, type ProviderForm } from './sampling';
 export { EraBadge, RunSignIn, ServerAuthLine } from './ServerAuth';
 export { cancelSignIn, refreshLogins, signIn, signOut } from './auth';
 export { AUTH_REQUIRED, authServer, expiryText } from './authtext';
@@ -14,15 +16,19 @@ export {
   deleteServer,
   importServersFile,
   needsConsent,
+  openSamplingSettings,
   openServersPanel,
   putServer,
   refreshAll,
   refreshOffers,
+  refreshSampling,
   refreshServers,
   requestConsent,
   requestRunConsent,
   initialServersState,
+  saveSamplingProvider,
   serversStore,
+  setServerSampling,
   testOrAsk,
   testServer,
   useServers,

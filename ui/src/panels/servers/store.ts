@@ -14,6 +14,8 @@ import {
   report,
   toBackendError,
   type AuthStatus,
+  type SamplingProvider,
+  type SamplingSettings,
   type ServerInfo,
   type ServerOffer,
   type ToolInfo,
@@ -74,6 +76,15 @@ interface ServersBase {
   tests: Record<string, TestState>;
   consent: Consent | null;
   panelOpen: boolean;
+  /** Open the panel at its "Model for sampling" section, with the form open. */
+  panelFocus: 'sampling' | null;
+  /** The sampling provider of `settings.json` (`null` until read). */
+  sampling: SamplingSettings | null;
+  samplingError: string | null;
+  /** Servers whose switch "may ask the model" is being saved. */
+  switchBusy: Record<string, true>;
+  /** Why a server's switch could not be saved. */
+  switchErrors: Record<string, string>;
 }
 
 export type ServersState = ServersBase & AuthSlice;
@@ -91,6 +102,11 @@ export function initialServersState(): ServersState {
     tests: {},
     consent: null,
     panelOpen: false,
+    panelFocus: null,
+    sampling: null,
+    samplingError: null,
+    switchBusy: {},
+    switchErrors: {},
     ...initialAuthSlice(),
   };
 }
@@ -106,8 +122,10 @@ export function noteAuthNeeded(name: string, message: string): void {
   serversStore.setState((s) => ({ authNeeded: { ...s.authNeeded, [name]: authReason(message) } }));
 }
 
-export const openServersPanel = () => serversStore.setState({ panelOpen: true });
-export const closeServersPanel = () => serversStore.setState({ panelOpen: false });
+export const openServersPanel = () => serversStore.setState({ panelOpen: true, panelFocus: null });
+/** Opens the Servers panel at its "Model for sampling" section, the form open. */
+export const openSamplingSettings = () => serversStore.setState({ panelOpen: true, panelFocus: 'sampling' });
+export const closeServersPanel = () => serversStore.setState({ panelOpen: false, panelFocus: null });
 
 // Only the latest refresh of each kind lands (a slow answer must not overwrite a newer one).
 let serversSeq = 0;
@@ -315,5 +333,42 @@ export async function importServersFile(): Promise<void> {
     await refreshAll();
   } catch (e) {
     report('error', `could not import servers: ${errorMessage(e)}`);
+  }
+}
+
+/** Reads the sampling provider of the data folder's `settings.json`. */
+export async function refreshSampling(): Promise<void> {
+  if (!inTauri()) return;
+  try {
+    serversStore.setState({ sampling: await backend.samplingSettings(), samplingError: null });
+  } catch (e) {
+    serversStore.setState({ samplingError: errorMessage(e) });
+  }
+}
+
+/** Saves the sampling provider (`null` removes it). Throws the backend's error (it names the field). */
+export async function saveSamplingProvider(provider: SamplingProvider | null): Promise<SamplingSettings> {
+  const settings = await backend.setSamplingProvider(provider);
+  serversStore.setState({ sampling: settings, samplingError: null });
+  return settings;
+}
+
+/** Turns a server's switch "may ask the model" on or off; a failure is kept for its row. */
+export async function setServerSampling(name: string, on: boolean): Promise<void> {
+  serversStore.setState((s) => {
+    const switchErrors = { ...s.switchErrors };
+    delete switchErrors[name];
+    return { switchBusy: { ...s.switchBusy, [name]: true }, switchErrors };
+  });
+  try {
+    setServers(await backend.setServerSampling(name, on));
+  } catch (e) {
+    serversStore.setState((s) => ({ switchErrors: { ...s.switchErrors, [name]: errorMessage(e) } }));
+  } finally {
+    serversStore.setState((s) => {
+      const switchBusy = { ...s.switchBusy };
+      delete switchBusy[name];
+      return { switchBusy };
+    });
   }
 }
