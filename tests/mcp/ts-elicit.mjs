@@ -8,7 +8,8 @@
 //    (URL) reach it as elicitation/create with the server's message, schema and URL, and
 //    so does an `input` step of the blueprint, and `trigger-elicitation-request-async`
 //    (which mcpflow's pool runs as a client-side task for the server, and forwards here as
-//    a plain elicitation); the answers reach the tools' output.
+//    a plain elicitation); the answers reach the tools' output; and the TypeScript SDK's
+//    simpleTaskInteractive `confirm_delete` (a task that asks while it is input_required).
 // 2. A client that declared none gets INPUT_REQUIRED at once (the run waits), sees the
 //    question in get_run, and answer_run finishes the run.
 // Prints one line per check and exits 1 at the first failed one.
@@ -60,6 +61,7 @@ try {
     const p = request.params;
     asked.push(p);
     if (p.mode === 'url') return { action: 'accept' };
+    if (p.requestedSchema.properties.confirm) return { action: 'accept', content: { confirm: true } };
     if (p.requestedSchema.properties.favoriteColor) {
       return { action: 'accept', content: { name: 'Grace Hopper', favoriteColor: 'Green', agreeToTerms: true } };
     }
@@ -108,6 +110,19 @@ try {
   assert.match(async.message, /async task demo/);
   assert.equal(async.task, undefined, 'forwarded as a plain elicitation');
   check('trigger-elicitation-request-async: a task on mcpflow\'s side, a plain question to the client');
+
+  // The SDK's simpleTaskInteractive: confirm_delete asks from inside its task.
+  const confirm = data(await a.client.callTool({ name: 'run_workflow', arguments: { blueprint: {
+    blueprint: 1, id: 'confirm-through-serve',
+    steps: [{ id: 'confirm', kind: 'tool', server: 'interactive', tool: 'confirm_delete', args: { filename: 'notes.txt' } }],
+    output: '{{ confirm }}',
+  } } }, undefined, { timeout: 60_000 }));
+  assert.equal(confirm.status, 'succeeded', text(confirm));
+  assert.equal(confirm.output, "Deleted 'notes.txt'");
+  const asked_confirm = asked.find((p) => p.requestedSchema?.properties?.confirm);
+  assert.ok(asked_confirm, `confirm_delete's question came: ${text(asked)}`);
+  assert.match(asked_confirm.message, /notes\.txt/);
+  check('simpleTaskInteractive confirm_delete (a task asking) through serve: the client\'s answer deletes');
 
   // A trial call_tool is transparent too.
   asked.length = 0;

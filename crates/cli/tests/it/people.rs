@@ -66,8 +66,14 @@ fn envelope(out: &Output) -> Value {
 fn the_typescript_sdk_client_answers_a_runs_questions_through_serve_and_answer_run_answers_for_one_that_cannot() {
     let dir = tempfile::tempdir().unwrap();
     let servers = everything_servers(dir.path());
+    // And the SDK's simpleTaskInteractive (its confirm_delete asks from inside a task).
+    let (_interactive, port) = spawned::simple_task_interactive();
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&servers).unwrap()).unwrap();
+    doc["mcpServers"]["interactive"] = json!({ "url": format!("http://127.0.0.1:{port}/mcp") });
+    std::fs::write(&servers, doc.to_string()).unwrap();
     let (out_text, err_text) = spawned::serve_client("ts-elicit.mjs", &dir.path().join("home"), &servers);
     for line in [
+        "ok - simpleTaskInteractive confirm_delete (a task asking) through serve: the client's answer deletes",
         "ok - run_workflow: the client's answers reach the tools' output",
         "ok - the form elicitation carries the server's message and schema",
         "ok - the URL elicitation carries the server's URL and message",
