@@ -10,8 +10,10 @@ use std::path::Path;
 use std::process::ExitCode;
 
 pub fn export(file: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let app = open_app(&AppArgs::default(), None)?;
-    let doc = app.store().export()?;
+    let doc = match crate::history::through_service("store/export", serde_json::json!({}))? {
+        Some(doc) => doc,
+        None => open_app(&AppArgs::default(), None)?.store().export()?,
+    };
     let text = serde_json::to_string_pretty(&doc)?;
     match file {
         None => {
@@ -33,6 +35,30 @@ pub fn import(file: &Path) -> anyhow::Result<ExitCode> {
         Err(ReadError::Io(e)) => return Err(e).with_context(|| format!("cannot read {}", file.display())),
         Err(ReadError::Refused(d)) => return Ok(unread(&render(&file.display().to_string(), &d))),
     };
+    #[cfg(unix)]
+    if mcpflow_app::service::socket_path(&mcpflow_app::home::data_dir()).exists() {
+        let size = serde_json::to_vec(&doc).map_or(0, |b| b.len() as u64);
+        let limit = mcpflow_app::service::api::MAX_REQUEST - 1024;
+        // Too large to send: refused only when a service does answer (else the store is ours).
+        let answer = if size > limit {
+            crate::history::through_service("runs/active", serde_json::json!({}))?
+        } else {
+            crate::history::through_service("store/import", serde_json::json!({ "doc": doc }))
+                .with_context(|| format!("importing {} through the mcpflow service", file.display()))?
+        };
+        match answer {
+            Some(_) if size > limit => anyhow::bail!(
+                "{} is {size} bytes; while the mcpflow service (or the studio) holds the data folder, an import goes \
+                 through it and may be at most {limit} bytes: close the studio or stop the service, then import again",
+                file.display()
+            ),
+            Some(answer) => {
+                eprintln!("{}", answer["report"].as_str().unwrap_or_default());
+                return Ok(ExitCode::SUCCESS);
+            }
+            None => {}
+        }
+    }
     let app = open_app(&AppArgs::default(), None)?;
     let report = app.import(&doc).with_context(|| format!("importing {}", file.display()))?;
     eprintln!("{report}");

@@ -66,20 +66,28 @@ pub fn runs(blueprint: Option<&str>, limit: usize, json_out: bool) -> anyhow::Re
 
 /// The answer of the data folder's service to `method`, when a service holds the folder
 /// (its store is then locked to everyone else); `None` when none runs.
-fn through_service(method: &str, params: serde_json::Value) -> anyhow::Result<Option<serde_json::Value>> {
+pub(crate) fn through_service(method: &str, params: serde_json::Value) -> anyhow::Result<Option<serde_json::Value>> {
     #[cfg(unix)]
     {
         let home = mcpflow_app::home::data_dir();
         if !mcpflow_app::service::socket_path(&home).exists() {
             return Ok(None);
         }
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-        runtime.block_on(async {
-            let failed = |e: mcpflow_app::service::WireError| anyhow::anyhow!("{} [{}]", e.message, e.code);
-            match mcpflow_app::service::Client::connect(&home, "cli").await.map_err(failed)? {
-                Some(mut client) => Ok(Some(client.call(method, params).await.map_err(failed)?)),
-                None => Ok(None),
-            }
+        // On a thread of its own, so it works from inside a command's runtime too.
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+                    runtime.block_on(async {
+                        let failed = |e: mcpflow_app::service::WireError| anyhow::anyhow!("{} [{}]", e.message, e.code);
+                        match mcpflow_app::service::Client::connect(&home, "cli").await.map_err(failed)? {
+                            Some(mut client) => Ok(Some(client.call(method, params).await.map_err(failed)?)),
+                            None => Ok(None),
+                        }
+                    })
+                })
+                .join()
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("the service client thread failed")))
         })
     }
     #[cfg(not(unix))]
@@ -93,9 +101,12 @@ fn through_service(method: &str, params: serde_json::Value) -> anyhow::Result<Op
 /// fields and the command that answers it.
 #[allow(clippy::print_stdout)]
 pub fn waiting(json_out: bool) -> anyhow::Result<ExitCode> {
-    let app = open_app(&AppArgs::default(), None)?;
-    let questions = app.questions(None);
-    let blueprint_of = |run: &str| app.store().run(run).ok().flatten().map(|r| r.blueprint).unwrap_or_default();
+    let questions = open_questions(None)?;
+    let blueprint_of = |run: &str| {
+        questions.iter().find(|(r, _, _)| r == run).map(|(_, blueprint, _)| blueprint.clone()).unwrap_or_default()
+    };
+    let questions: Vec<(String, mcpflow_engine::Question)> =
+        questions.iter().map(|(run, _, q)| (run.clone(), q.clone())).collect();
     if json_out {
         let list: Vec<_> = questions
             .iter()
@@ -121,6 +132,25 @@ pub fn waiting(json_out: bool) -> anyhow::Result<ExitCode> {
         println!("    answer: mcpflow answer {run} {} --answers FILE", q.step);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The open questions (of one run, or of all), with each run's blueprint: through the
+/// service when one holds the data folder, else from the store.
+fn open_questions(run: Option<&str>) -> anyhow::Result<Vec<(String, String, mcpflow_engine::Question)>> {
+    if let Some(list) = through_service("questions/list", json!({ "run_id": run }))? {
+        let list: Vec<serde_json::Value> = serde_json::from_value(list)?;
+        return list
+            .into_iter()
+            .map(|item| {
+                let run = item["run_id"].as_str().unwrap_or_default().to_owned();
+                let blueprint = item["blueprint"].as_str().unwrap_or_default().to_owned();
+                Ok((run, blueprint, serde_json::from_value(item["question"].clone())?))
+            })
+            .collect();
+    }
+    let app = open_app(&AppArgs::default(), None)?;
+    let blueprint_of = |run: &str| app.store().run(run).ok().flatten().map(|r| r.blueprint).unwrap_or_default();
+    Ok(app.questions(run).into_iter().map(|(r, q)| (r.clone(), blueprint_of(&r), q)).collect())
 }
 
 /// A question's fields: `name (type, required)`, or what an approval wants.
@@ -153,8 +183,13 @@ fn fields(q: &mcpflow_engine::Question) -> String {
 
 #[allow(clippy::print_stdout)]
 pub fn show(run_id: &str, events: bool, json_out: bool) -> anyhow::Result<ExitCode> {
-    let app = open_app(&AppArgs::default(), None)?;
-    let detail = app.run_detail(run_id)?;
+    let detail = match through_service("runs/get", json!({ "run_id": run_id }))? {
+        Some(detail) => mcpflow_app::runs::RunDetail {
+            record: serde_json::from_value(detail["record"].clone())?,
+            events: serde_json::from_value(detail["events"].clone())?,
+        },
+        None => open_app(&AppArgs::default(), None)?.run_detail(run_id)?,
+    };
     if events {
         for e in &detail.events {
             println!("{}", serde_json::to_string(e)?);
@@ -189,7 +224,7 @@ pub fn show(run_id: &str, events: bool, json_out: bool) -> anyhow::Result<ExitCo
     if let Some(envelope) = &r.envelope {
         println!("{} events; output: {}", detail.events.len(), serde_json::to_string(&envelope.output)?);
     }
-    for (_, q) in app.questions(Some(run_id)) {
+    for (_, _, q) in open_questions(Some(run_id))? {
         println!(
             "waits at step `{}`: {} ({}); answer: mcpflow answer {run_id} {} --answers FILE",
             q.step,

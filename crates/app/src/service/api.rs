@@ -10,6 +10,9 @@
 //! | `runs/list` | `blueprint?`, `limit?` (20) | run records, newest first |
 //! | `runs/get` | `run_id` | `{record, events}` |
 //! | `runs/active` | — | `[{run_id, blueprint}]` of the runs in flight |
+//! | `questions/list` | `run_id?` | `[{run_id, blueprint, question}]`: the open questions of waiting runs |
+//! | `store/export` | — | the whole store as a backup document |
+//! | `store/import` | `doc`: a blueprint or a backup | `{report}`: what was added, in words |
 //! | `subscribe` | — | `{}`; then `notifications/changed`: `{what: "blueprints" \| "servers"}`, or `{what: "runs", run_id, blueprint, trigger, client}` as a run starts |
 //!
 //! Errors carry the application's stable codes in `error.data.code` and its words in
@@ -123,7 +126,8 @@ fn answer(app: &App, line: &str, changes: &mut Option<tokio::sync::broadcast::Re
             -32601,
             "METHOD_NOT_FOUND",
             &format!(
-                "no method `{method}`: blueprints/list, blueprints/get, runs/list, runs/get, runs/active, subscribe"
+                "no method `{method}`: blueprints/list, blueprints/get, runs/list, runs/get, runs/active, \
+                 questions/list, store/export, store/import, subscribe"
             ),
         ),
         Err(Failure::Params(message)) => error_response(id, -32602, "BAD_REQUEST", &format!("{method}: {message}")),
@@ -179,6 +183,23 @@ fn call(
                 .map(|(run_id, blueprint)| json!({ "run_id": run_id, "blueprint": blueprint }))
                 .collect(),
         )),
+        "questions/list" => {
+            let run = params.get("run_id").and_then(Value::as_str);
+            let blueprint_of = |run: &str| app.store().run(run).ok().flatten().map(|r| r.blueprint).unwrap_or_default();
+            Ok(Value::Array(
+                app.questions(run)
+                    .into_iter()
+                    .map(|(run, q)| json!({ "run_id": run, "blueprint": blueprint_of(&run), "question": q }))
+                    .collect(),
+            ))
+        }
+        "store/export" => Ok(app.store().export().map_err(AppError::from)?),
+        "store/import" => {
+            let doc = params
+                .get("doc")
+                .ok_or_else(|| Failure::Params("`doc` (a blueprint or a backup) is required".into()))?;
+            Ok(json!({ "report": app.import(doc)?.to_string() }))
+        }
         "subscribe" => {
             *changes = Some(app.subscribe_changes());
             Ok(json!({}))

@@ -97,6 +97,36 @@ fn two_sdk_hosts_share_one_service_and_the_cli_reads_through_it() {
     }
     let list = mcpflow_in(&home, &["list"]);
     assert!(stdout(&list).contains("from-host-a"), "{}", stdout(&list));
+    let shown = mcpflow_in(&home, &["show", ids[0], "--json"]);
+    assert_eq!(shown.status.code(), Some(0), "{}", stderr(&shown));
+    let shown: Value = serde_json::from_str(&stdout(&shown)).unwrap();
+    assert_eq!(shown["run"]["id"], ids[0]);
+    assert_eq!(shown["steps"].as_array().map(Vec::len), Some(2), "{shown}");
+    let waiting = mcpflow_in(&home, &["runs", "--waiting"]);
+    assert!(stdout(&waiting).contains("no run waits for an answer"), "{}", stdout(&waiting));
+    // Export and import go through it too: the import is saved by the service, which
+    // tells its subscribers.
+    let exported = mcpflow_in(&home, &["export"]);
+    assert_eq!(exported.status.code(), Some(0), "{}", stderr(&exported));
+    let backup: Value = serde_json::from_str(&stdout(&exported)).unwrap();
+    assert!(backup["blueprints"].to_string().contains("from-host-a"), "{backup}");
+    let file = dir.path().join("imported.json");
+    std::fs::write(
+        &file,
+        json!({ "blueprint": 1, "id": "imported-meanwhile", "steps": [
+        { "id": "t", "kind": "transform", "value": 1 } ] })
+        .to_string(),
+    )
+    .unwrap();
+    let imported = mcpflow_in(&home, &["import", file.to_str().unwrap()]);
+    assert_eq!(imported.status.code(), Some(0), "{}", stderr(&imported));
+    let list = mcpflow_in(&home, &["list"]);
+    assert!(stdout(&list).contains("imported-meanwhile"), "{}", stdout(&list));
+    let heard = rt
+        .block_on(async { tokio::time::timeout(Duration::from_secs(5), subscriber.notification()).await })
+        .expect("the import is heard")
+        .unwrap();
+    assert_eq!(heard["params"]["what"], "blueprints");
 
     // A serve with options of its own cannot bend the service's: refused, saying why.
     let refused = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
