@@ -25,8 +25,8 @@ ensure_debs python3 python3-venv
 [ -x .venv-test/bin/python ] || python3 -m venv .venv-test
 .venv-test/bin/pip install --quiet --disable-pip-version-check -r requirements-test.txt
 
-step "Debian packages (a real Secret Service for the OS-keyring tests: D-Bus, gnome-keyring, secret-tool)"
-ensure_debs dbus gnome-keyring libsecret-tools
+step "Debian packages (a real Secret Service for the OS-keyring tests: D-Bus, gnome-keyring, secret-tool; systemd-analyze for the user unit)"
+ensure_debs dbus gnome-keyring libsecret-tools systemd
 
 step "format"
 cargo fmt --all --check

@@ -27,6 +27,7 @@
 
 pub mod api;
 pub mod endpoint;
+pub mod install;
 
 use crate::app::App;
 use crate::serve::Mediator;

@@ -6,14 +6,19 @@
 
 use crate::app::{AppArgs, open_app};
 use crate::run::cancel_on_signals;
+use anyhow::Context as _;
 use clap::Args;
+use mcpflow_app::service::install::Flavour;
 use mcpflow_app::service::{Activity, has_schedules, host, socket_path};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Args)]
 pub struct ServiceArgs {
+    #[command(subcommand)]
+    action: Option<Action>,
     /// Never exit when idle (a user service, `systemd --user`).
     #[arg(long)]
     keep: bool,
@@ -27,8 +32,28 @@ pub struct ServiceArgs {
     app: AppArgs,
 }
 
+#[derive(Debug, clap::Subcommand)]
+enum Action {
+    /// Write a user service (a systemd user unit on Linux, a LaunchAgent on macOS) that
+    /// runs `mcpflow service --keep` from login, with this binary and data folder; says
+    /// the command that enables it. Starts nothing.
+    Install {
+        /// Show the file and where it goes; write nothing.
+        #[arg(long)]
+        print: bool,
+    },
+    /// Stop and disable the user service (`systemctl --user disable --now`, `launchctl
+    /// unload -w`), then remove the file `install` wrote.
+    Uninstall,
+}
+
 #[allow(clippy::print_stderr)]
 pub async fn run(args: ServiceArgs) -> anyhow::Result<ExitCode> {
+    match &args.action {
+        Some(Action::Install { print }) => return install(*print),
+        Some(Action::Uninstall) => return uninstall(),
+        None => {}
+    }
     let signals = cancel_on_signals()?;
     let home = mcpflow_app::home::data_dir();
     let app = open_app(&args.app, args.max_runs)?;
@@ -68,4 +93,71 @@ pub async fn run(args: ServiceArgs) -> anyhow::Result<ExitCode> {
     }
     app.shutdown().await;
     Ok(code)
+}
+
+/// Where this platform's user service file goes.
+fn service_file() -> anyhow::Result<(Flavour, PathBuf)> {
+    let flavour = Flavour::here().ok_or_else(|| {
+        anyhow::anyhow!(
+            "no user service for this platform: run `mcpflow service --keep` from your session's startup instead"
+        )
+    })?;
+    let (Some(home), Some(config)) = (dirs::home_dir(), dirs::config_dir()) else {
+        anyhow::bail!("no home folder to install the user service in");
+    };
+    Ok((flavour, flavour.file(&home, &config)))
+}
+
+#[allow(clippy::print_stdout, clippy::print_stderr)]
+fn install(print: bool) -> anyhow::Result<ExitCode> {
+    let (flavour, file) = service_file()?;
+    let binary = std::env::current_exe().context("cannot tell where this mcpflow binary is")?;
+    let data_folder = std::env::var_os("MCPFLOW_HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    let data_folder = data_folder.map(|f| std::path::absolute(&f).unwrap_or(f));
+    let text = flavour.render(&binary, data_folder.as_deref());
+    if print {
+        print!("{text}");
+        eprintln!("belongs in {}", file.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(folder) = file.parent() {
+        std::fs::create_dir_all(folder).with_context(|| format!("cannot create {}", folder.display()))?;
+    }
+    let before = std::fs::read_to_string(&file).ok();
+    std::fs::write(&file, &text).with_context(|| format!("cannot write {}", file.display()))?;
+    match before {
+        Some(old) if old == text => eprintln!("{} is already this service", file.display()),
+        Some(_) => eprintln!("replaced {}", file.display()),
+        None => eprintln!("wrote {}", file.display()),
+    }
+    eprintln!("start it now and at every login with:");
+    for command in flavour.enable_commands(&file) {
+        eprintln!("  {command}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[allow(clippy::print_stderr)]
+fn uninstall() -> anyhow::Result<ExitCode> {
+    let (flavour, file) = service_file()?;
+    if !file.exists() {
+        eprintln!("no user service at {}: nothing to remove", file.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    // Stopped and disabled first, while its file is there (the service manager needs it).
+    for command in flavour.disable_commands(&file) {
+        let words: Vec<&str> = command.split(' ').collect();
+        let ran = std::process::Command::new(words[0]).args(&words[1..]).stdin(std::process::Stdio::null()).output();
+        match ran {
+            Ok(out) if out.status.success() => eprintln!("ran `{command}`"),
+            Ok(out) => eprintln!(
+                "note: `{command}` failed ({}); if the service runs, stop it yourself",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+            Err(e) => eprintln!("note: could not run `{command}` ({e}); if the service runs, stop it yourself"),
+        }
+    }
+    std::fs::remove_file(&file).with_context(|| format!("cannot remove {}", file.display()))?;
+    eprintln!("removed {}", file.display());
+    Ok(ExitCode::SUCCESS)
 }

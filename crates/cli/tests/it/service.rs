@@ -203,3 +203,42 @@ fn an_idle_service_exits_by_itself_and_removes_its_socket() {
     assert!(said.contains("idle for 1 s, exiting"), "{said}");
     assert!(!socket_path(&home).exists());
 }
+
+#[test]
+fn service_install_writes_a_user_unit_that_systemd_accepts_and_uninstall_removes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path();
+    let data = home.join("data folder");
+    let install = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+            .arg("service")
+            .args(args)
+            .env("HOME", home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("MCPFLOW_HOME", &data)
+            .output()
+            .unwrap()
+    };
+    let unit = home.join(".config/systemd/user/mcpflow.service");
+    let printed = install(&["install", "--print"]);
+    assert_eq!(printed.status.code(), Some(0), "{}", stderr(&printed));
+    assert!(!unit.exists(), "--print writes nothing");
+    let out = install(&["install"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("systemctl --user enable --now mcpflow.service"), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&unit).unwrap();
+    assert_eq!(text, stdout(&printed));
+    let binary = std::fs::canonicalize(env!("CARGO_BIN_EXE_mcpflow")).unwrap();
+    assert!(text.contains(&format!("ExecStart={} service --keep", binary.display())), "{text}");
+    assert!(text.contains(&format!("Environment=\"MCPFLOW_HOME={}\"", data.display())), "{text}");
+    // systemd's own checker accepts it (it fails on unknown keys' units, missing binaries).
+    let verify = Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(&unit)
+        .output()
+        .expect("systemd-analyze runs (scripts/test.sh installs systemd)");
+    assert!(verify.status.success(), "{}{}", stdout(&verify), stderr(&verify));
+    let out = install(&["uninstall"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!unit.exists());
+}
