@@ -188,6 +188,77 @@ fn a_service_killed_mid_run_is_reported_by_its_bridge_and_the_run_is_interrupted
     let runs = runs_json(&home);
     let run = runs.iter().find(|r| r["id"] == run_id).unwrap_or_else(|| panic!("{run_id} not in {runs:?}"));
     assert_eq!(run["status"], "interrupted", "{run}");
+
+    // The next MCP host's `serve` starts a new service on demand and is answered by it.
+    let old_pid = owner.id();
+    let mut next = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+        .arg("serve")
+        .env("MCPFLOW_HOME", &home)
+        .env("MCPFLOW_SERVICE_IDLE", "2")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut input = next.stdin.take().unwrap();
+    writeln!(input, "{}", json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})).unwrap();
+    let mut answer = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(next.stdout.take().unwrap()), &mut answer).unwrap();
+    assert!(answer.contains("\"serverInfo\"") && answer.contains("mcpflow"), "{answer}");
+    let mut client = rt.block_on(Client::connect(&home, "test")).unwrap().expect("a new service answers");
+    assert_ne!(client.pid, old_pid, "a new service");
+    let runs = rt.block_on(client.call("runs/list", json!({}))).unwrap();
+    assert!(runs.to_string().contains(&run_id), "{runs}");
+    drop((input, client));
+    let _ = next.kill();
+    let _ = next.wait();
+}
+
+/// A data folder whose store configures and approves `echo` (what a person does once in
+/// the studio), so a service started without options can run it.
+fn home_with_echo(dir: &Path) -> std::path::PathBuf {
+    let home = dir.join("home");
+    let rt = runtime();
+    rt.block_on(async {
+        let app = mcpflow_app::App::open(&home, mcpflow_app::AppOptions::default()).unwrap();
+        let echo = json!({ "command": mcpflow_testkit::binary().display().to_string(), "args": ["echo"] });
+        app.put_server("echo", &echo).unwrap();
+        app.approve_server("echo").unwrap();
+        app.shutdown().await;
+    });
+    home
+}
+
+#[test]
+fn the_first_serve_starts_the_service_on_demand_the_next_shares_it_and_it_exits_when_idle() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = home_with_echo(dir.path());
+    // No service runs: the two serves of the script start one between them (a second
+    // started at the same moment loses the store's lock and exits).
+    let out = Command::new("node")
+        .arg(repo().join("tests/mcp/ts-service-client.mjs"))
+        .env("MCPFLOW_BIN", env!("CARGO_BIN_EXE_mcpflow"))
+        .env("MCPFLOW_HOME", &home)
+        .env("MCPFLOW_SERVICE_IDLE", "3")
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("ok - both runs succeeded at the same time"), "{}", stdout(&out));
+    // The service outlives the serves that started it, answering the CLI...
+    let rt = runtime();
+    let client = rt.block_on(Client::connect(&home, "test")).unwrap().expect("the service started on demand answers");
+    let pid = client.pid;
+    drop(client);
+    let runs = runs_json(&home);
+    assert_eq!(runs.iter().filter(|r| r["client"] == "host-a" || r["client"] == "host-b").count(), 2, "{runs:?}");
+    // ...then, with nothing to do, exits by itself.
+    let gone = wait_for(Duration::from_secs(20), || {
+        (!Path::new(&format!("/proc/{pid}")).exists() || !socket_path(&home).exists()).then_some(())
+    });
+    assert!(gone.is_some(), "the service started on demand (pid {pid}) did not exit when idle");
+    let log = std::fs::read_to_string(home.join("service.log")).unwrap_or_default();
+    assert!(log.contains("answers at"), "{log}");
 }
 
 #[test]
