@@ -174,7 +174,36 @@ fn main() {
         return;
     }
     // The app spawns tasks (server pools), so it opens inside Tauri's tokio runtime.
-    let studio = match tauri::async_runtime::block_on(async { open_studio() }) {
+    let studio = match tauri::async_runtime::block_on(async {
+        // An idle `mcpflow service` holding the folder (for MCP hosts) hands it over: the
+        // studio then answers the folder's socket itself, and their next `serve` bridges
+        // into it.
+        #[cfg(unix)]
+        match mcpflow_app::service::take_over(&mcpflow_app::home::data_dir()).await {
+            Err(refused) => {
+                return Err(format!(
+                    "the data folder {} is held by the mcpflow service, which did not hand it over: {} [{}]",
+                    mcpflow_app::home::data_dir().display(),
+                    refused.message,
+                    refused.code
+                ));
+            }
+            // Its process lets go of the store's lock a moment after its socket.
+            Ok(true) => {
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+                loop {
+                    match open_studio() {
+                        Err(_) if std::time::Instant::now() < deadline => {
+                            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                        }
+                        opened => return opened,
+                    }
+                }
+            }
+            Ok(false) => {}
+        }
+        open_studio()
+    }) {
         Ok(studio) => studio,
         Err(e) => fail(1, &format!("error: {e}")),
     };

@@ -6,7 +6,9 @@
 // runs` reads the history through the studio too. Screenshot of the studio afterwards.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, approveAll, click, importDoc, openStudio, runStatus, sel, shown, until } from './harness.mjs';
 
@@ -46,5 +48,29 @@ test('shared: MCP hosts bridge into the open studio, and the CLI reads through i
     await studio.shot('after-agents');
   } finally {
     await studio.close();
+  }
+});
+
+test('shared: an idle mcpflow service holding the folder hands it over to the studio', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'mcpflow-e2e-takeover-'));
+  const service = spawn(CLI, ['service', '--idle', '120'], { env: { ...process.env, MCPFLOW_HOME: home }, stdio: 'ignore' });
+  const exited = new Promise((resolve) => service.on('exit', (code) => resolve(code)));
+  try {
+    await until(async () => existsSync(join(home, 'mcpflow.sock')), 'the service to answer', 20_000);
+    const studio = await openStudio('shared-takeover', {}, { home });
+    try {
+      await shown(studio.browser, sel('step-namespaces'), 30_000);
+      assert.equal(await exited, 0, 'the service exited when asked');
+      // The studio answers the folder's socket now: the CLI reads through it.
+      const env = { ...process.env, MCPFLOW_HOME: home };
+      const list = spawnSync(CLI, ['list'], { env, encoding: 'utf8', timeout: 30_000 });
+      assert.equal(list.status, 0, list.stderr);
+      assert.match(list.stdout, /cmdb-sync/);
+      await studio.shot('took-over');
+    } finally {
+      await studio.close();
+    }
+  } finally {
+    service.kill('SIGKILL');
   }
 });

@@ -150,6 +150,19 @@ impl Drop for ActivityGuard {
 /// holds the store, so no other process can) and serves each connection on its own task.
 /// The socket file is removed when this returns.
 pub async fn host(app: App, home: PathBuf, activity: Arc<Activity>, stop: CancellationToken) -> std::io::Result<()> {
+    host_with(app, home, activity, stop, None).await
+}
+
+/// [`host`], and a client's `service/stop` cancels `stoppable` when no run is in flight
+/// (`mcpflow service`: the studio takes the folder over from an idle service). `None`:
+/// refused (a studio is a person's window, not to be closed by another process).
+pub async fn host_with(
+    app: App,
+    home: PathBuf,
+    activity: Arc<Activity>,
+    stop: CancellationToken,
+    stoppable: Option<CancellationToken>,
+) -> std::io::Result<()> {
     let listener = endpoint::bind(&home)?;
     let mediator = Mediator::new(app.clone());
     let mut connections = tokio::task::JoinSet::new();
@@ -166,12 +179,12 @@ pub async fn host(app: App, home: PathBuf, activity: Arc<Activity>, stop: Cancel
                     }
                 };
                 let (app, mediator, guard) = (app.clone(), mediator.clone(), activity.enter());
-                let stop = stop.clone();
+                let (stop, stoppable) = (stop.clone(), stoppable.clone());
                 connections.spawn(async move {
                     let _guard = guard;
                     tokio::select! {
                         () = stop.cancelled() => {}
-                        () = serve_connection(app, mediator, stream) => {}
+                        () = serve_connection(app, mediator, stream, stoppable) => {}
                     }
                 });
             }
@@ -183,7 +196,7 @@ pub async fn host(app: App, home: PathBuf, activity: Arc<Activity>, stop: Cancel
 }
 
 /// One connection: its hello, then its session.
-async fn serve_connection(app: App, mediator: Mediator, stream: UnixStream) {
+async fn serve_connection(app: App, mediator: Mediator, stream: UnixStream, stoppable: Option<CancellationToken>) {
     let (read, mut write) = stream.into_split();
     let mut read = BufReader::new(read);
     let hello = match tokio::time::timeout(HELLO_TIMEOUT, read_hello_line(&mut read)).await {
@@ -240,7 +253,7 @@ async fn serve_connection(app: App, mediator: Mediator, stream: UnixStream) {
                 Err(error) => tracing::debug!(%error, "an MCP session over the service endpoint did not start"),
             }
         }
-        _ => api::serve(app, read, write).await,
+        _ => api::serve(app, read, write, stoppable).await,
     }
 }
 
@@ -383,4 +396,28 @@ impl Client {
 
 fn lost(why: &str) -> WireError {
     WireError { code: "SERVICE_UNAVAILABLE".into(), message: format!("the mcpflow service: {why}") }
+}
+
+/// Frees data folder `home` from an idle service (`service/stop`), for a front door that
+/// must hold the store itself (the studio, for now): `Ok(false)` when no service answers,
+/// `Ok(true)` once the one that did stopped answering (its process may hold the store's
+/// lock a moment longer), the service's refusal otherwise (runs in flight, or the folder
+/// held by a studio).
+pub async fn take_over(home: &Path) -> Result<bool, WireError> {
+    let Some(mut client) = Client::connect(home, "studio").await? else { return Ok(false) };
+    client.call("service/stop", serde_json::json!({})).await?;
+    drop(client);
+    // Its socket goes first; the store's lock a moment later, with its process (a front
+    // door opening the store retries for a while).
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while endpoint::connect(home).await.is_some() {
+        if Instant::now() >= deadline {
+            return Err(WireError {
+                code: "SERVICE_UNAVAILABLE".into(),
+                message: format!("the mcpflow service of {} was asked to stop and is still there", home.display()),
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(true)
 }

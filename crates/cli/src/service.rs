@@ -9,7 +9,7 @@ use crate::run::cancel_on_signals;
 use anyhow::Context as _;
 use clap::Args;
 use mcpflow_app::service::install::Flavour;
-use mcpflow_app::service::{Activity, has_schedules, host, socket_path};
+use mcpflow_app::service::{Activity, has_schedules, host_with, socket_path};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -61,7 +61,10 @@ pub async fn run(args: ServiceArgs) -> anyhow::Result<ExitCode> {
     let scheduler = tokio::spawn(mcpflow_app::daemon::run_schedules(app.clone(), stop.clone()));
     let activity = Arc::new(Activity::default());
     let started = Instant::now();
-    let hosting = tokio::spawn(host(app.clone(), home.clone(), activity.clone(), stop.clone()));
+    // A client's `service/stop` (the studio taking the folder over) ends it like idleness.
+    let asked_to_stop = tokio_util::sync::CancellationToken::new();
+    let hosting =
+        tokio::spawn(host_with(app.clone(), home.clone(), activity.clone(), stop.clone(), Some(asked_to_stop.clone())));
     eprintln!(
         "mcpflow service (pid {}) for {} answers at {}",
         std::process::id(),
@@ -72,6 +75,10 @@ pub async fn run(args: ServiceArgs) -> anyhow::Result<ExitCode> {
     let code = loop {
         tokio::select! {
             signal = signals.received() => break ExitCode::from(signal.exit_code()),
+            () = asked_to_stop.cancelled() => {
+                eprintln!("mcpflow service: asked to stop by a client, exiting");
+                break ExitCode::SUCCESS;
+            }
             () = tokio::time::sleep(Duration::from_millis(500)) => {
                 if hosting.is_finished() {
                     break ExitCode::from(1);

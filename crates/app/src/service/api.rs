@@ -13,6 +13,7 @@
 //! | `questions/list` | `run_id?` | `[{run_id, blueprint, question}]`: the open questions of waiting runs |
 //! | `store/export` | — | the whole store as a backup document |
 //! | `store/import` | `doc`: a blueprint or a backup | `{report}`: what was added, in words |
+//! | `service/stop` | — | `{stopping, pid}`: the service exits (refused with runs in flight, and by a studio) |
 //! | `subscribe` | — | `{}`; then `notifications/changed`: `{what: "blueprints" \| "servers"}`, or `{what: "runs", run_id, blueprint, trigger, client}` as a run starts |
 //!
 //! Errors carry the application's stable codes in `error.data.code` and its words in
@@ -39,7 +40,12 @@ enum Line {
 }
 
 /// Serves one `api` session until the client goes away.
-pub(super) async fn serve(app: App, read: BufReader<OwnedReadHalf>, mut write: OwnedWriteHalf) {
+pub(super) async fn serve(
+    app: App,
+    read: BufReader<OwnedReadHalf>,
+    mut write: OwnedWriteHalf,
+    stoppable: Option<tokio_util::sync::CancellationToken>,
+) {
     // Lines are read on their own task, so waiting for a change never cuts a line short.
     let (lines_tx, mut lines) = tokio::sync::mpsc::channel::<Line>(1);
     let reader = tokio::spawn(read_lines(read, lines_tx));
@@ -59,7 +65,7 @@ pub(super) async fn serve(app: App, read: BufReader<OwnedReadHalf>, mut write: O
                     let _ = send(&mut write, &error_response(Value::Null, -32600, "REQUEST_TOO_LARGE", &message)).await;
                     break;
                 }
-                Some(Line::Request(line)) => answer(&app, &line, &mut changes),
+                Some(Line::Request(line)) => answer(&app, &line, &mut changes, stoppable.as_ref()),
             },
             change = next => {
                 let params = match change {
@@ -108,7 +114,12 @@ async fn send(write: &mut OwnedWriteHalf, message: &Value) -> std::io::Result<()
 }
 
 /// The response to one request line.
-fn answer(app: &App, line: &str, changes: &mut Option<tokio::sync::broadcast::Receiver<Change>>) -> Value {
+fn answer(
+    app: &App,
+    line: &str,
+    changes: &mut Option<tokio::sync::broadcast::Receiver<Change>>,
+    stoppable: Option<&tokio_util::sync::CancellationToken>,
+) -> Value {
     let request: Value = match serde_json::from_str(line) {
         Ok(v) => v,
         Err(e) => return error_response(Value::Null, -32700, "PARSE_ERROR", &format!("not JSON: {e}")),
@@ -118,7 +129,7 @@ fn answer(app: &App, line: &str, changes: &mut Option<tokio::sync::broadcast::Re
         return error_response(id, -32600, "BAD_REQUEST", "a request needs a `method`");
     };
     let params = request.get("params").cloned().unwrap_or(json!({}));
-    let result = call(app, method, &params, changes);
+    let result = call(app, method, &params, changes, stoppable);
     match result {
         Ok(value) => json!({ "jsonrpc": "2.0", "id": id, "result": value }),
         Err(Failure::Unknown) => error_response(
@@ -152,6 +163,7 @@ fn call(
     method: &str,
     params: &Value,
     changes: &mut Option<tokio::sync::broadcast::Receiver<Change>>,
+    stoppable: Option<&tokio_util::sync::CancellationToken>,
 ) -> Result<Value, Failure> {
     let text = |name: &str| -> Result<String, Failure> {
         params
@@ -199,6 +211,24 @@ fn call(
                 .get("doc")
                 .ok_or_else(|| Failure::Params("`doc` (a blueprint or a backup) is required".into()))?;
             Ok(json!({ "report": app.import(doc)?.to_string() }))
+        }
+        "service/stop" => {
+            let Some(stop) = stoppable else {
+                return Err(Failure::App(AppError::BadRequest(
+                    "the studio holds this data folder; close it to free the folder".into(),
+                )));
+            };
+            let active = app.active_runs().len();
+            if active > 0 {
+                return Err(Failure::App(AppError::BadRequest(format!(
+                    "the mcpflow service (pid {}) has {active} run(s) in flight; wait for them to finish, or stop \
+                     it with `kill {}` (its runs are then marked interrupted)",
+                    std::process::id(),
+                    std::process::id()
+                ))));
+            }
+            stop.cancel();
+            Ok(json!({ "stopping": true, "pid": std::process::id() }))
         }
         "subscribe" => {
             *changes = Some(app.subscribe_changes());

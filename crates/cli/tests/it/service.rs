@@ -313,3 +313,56 @@ fn service_install_writes_a_user_unit_that_systemd_accepts_and_uninstall_removes
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!unit.exists());
 }
+
+#[test]
+fn an_idle_service_hands_the_folder_over_and_a_busy_one_says_why_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let servers = crate::echo_servers(dir.path());
+    let mut owner = service(&home, &servers, "60");
+    let rt = runtime();
+    // Busy: a run in flight (an inline blueprint sleeping, through a bridge's MCP session).
+    let mut bridge = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+        .arg("serve")
+        .env("MCPFLOW_HOME", &home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = bridge.stdin.take().unwrap();
+    let blueprint = json!({ "blueprint": 1, "id": "long", "steps": [
+        { "id": "wait", "kind": "tool", "server": "echo", "tool": "sleep", "args": { "ms": 2000 } } ] });
+    for message in [
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_workflow","arguments":{"blueprint": blueprint}}}),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    let mut client = rt.block_on(Client::connect(&home, "test")).unwrap().unwrap();
+    let busy = wait_for(Duration::from_secs(20), || {
+        let active = rt.block_on(client.call("runs/active", json!({}))).unwrap();
+        active.as_array().is_some_and(|a| !a.is_empty()).then_some(())
+    });
+    assert!(busy.is_some(), "the run started");
+    let refused = rt.block_on(mcpflow_app::service::take_over(&home)).unwrap_err();
+    assert!(refused.message.contains("1 run(s) in flight") && refused.message.contains("kill"), "{refused:?}");
+    // Idle again: it hands the folder over and exits; the store opens here.
+    let idle = wait_for(Duration::from_secs(20), || {
+        rt.block_on(client.call("runs/active", json!({}))).unwrap().as_array().is_some_and(Vec::is_empty).then_some(())
+    });
+    assert!(idle.is_some(), "the run ended");
+    drop((stdin, client));
+    assert!(rt.block_on(mcpflow_app::service::take_over(&home)).unwrap());
+    assert!(!socket_path(&home).exists());
+    let ended = wait_for(Duration::from_secs(10), || owner.try_wait().unwrap());
+    assert_eq!(ended.and_then(|s| s.code()), Some(0));
+    rt.block_on(async {
+        let app = mcpflow_app::App::open(&home, mcpflow_app::AppOptions::default()).expect("the store is free");
+        assert_eq!(app.runs(None, 10).unwrap().len(), 1);
+        app.shutdown().await;
+    });
+    let _ = bridge.kill();
+    let _ = bridge.wait();
+}
