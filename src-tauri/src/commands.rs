@@ -6,7 +6,7 @@
 use crate::auth::LOGIN_TIMEOUT;
 use crate::dialogs;
 use crate::dto::{
-    AnswerDto, AskingDto, AuthStatusDto, BlueprintInfo, CommandError, DiagnosticDto, ImportedFile, Json,
+    AnswerDto, AskingDto, AuthStatusDto, BlueprintInfo, CommandError, DiagnosticDto, ExportedFiles, ImportedFile, Json,
     OpenedBlueprint, QuestionDto, SamplingProviderDto, SamplingSettingsDto, SaveResult, ServerDto, ServerOffer,
     ServerTestDto, SignedOutDto, StudioInfo,
 };
@@ -188,26 +188,69 @@ pub async fn import_blueprint(handle: AppHandle, studio: State<'_, Studio>) -> R
     Ok(Some(ImportedFile { path: path.display().to_string(), doc: Json(doc), diagnostics }))
 }
 
-/// Writes the document being edited to a file the user picks (pretty JSON, as is).
-/// Returns the path, or `None` when the user cancelled.
+/// Writes the document being edited (unsaved edits included) to a file the user picks,
+/// portable (`mcpflow_app::portable`): the configured servers it uses copied in with
+/// `${env:NAME}` for values, the stored blueprints it calls beside it (`ID.json`), and
+/// `NAME.README.md` with the variables and the `mcpflow run` command. A called
+/// blueprint's file already there with other content is not overwritten (`FILE_EXISTS`,
+/// nothing written). `None` when the user cancelled.
 #[tauri::command]
 #[specta::specta]
-pub async fn export_blueprint(handle: AppHandle, doc: Json) -> Result<Option<String>> {
-    let doc = doc.0;
-    let id = doc.get("id").and_then(Value::as_str).unwrap_or("blueprint");
-    let Some(path) = dialogs::pick_save(&handle, "Export the blueprint", &format!("{id}.blueprint.json")).await else {
+pub async fn export_blueprint(
+    handle: AppHandle,
+    studio: State<'_, Studio>,
+    doc: Json,
+) -> Result<Option<ExportedFiles>> {
+    let portable = studio.app.portable_document(doc.0)?;
+    let Some((first, _)) = portable.files.first() else {
+        return Err(CommandError::new("BAD_REQUEST", "nothing to export".to_owned()));
+    };
+    let Some(path) = dialogs::pick_save(&handle, "Export the blueprint", first).await else {
         return Ok(None);
     };
-    let mut text = serde_json::to_string_pretty(&doc)
-        .map_err(|e| CommandError::new("BAD_REQUEST", format!("the document is not JSON: {e}")))?;
-    text.push('\n');
-    std::fs::write(&path, text).map_err(|e| {
-        CommandError::new(
-            "FILE_ERROR",
-            format!("could not write {}: {e}; pick a folder you can write to", path.display()),
-        )
-    })?;
-    Ok(Some(path.display().to_string()))
+    let folder = path.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "blueprint".into());
+    let text = |value: &Value| {
+        serde_json::to_string_pretty(value)
+            .map(|t| t + "\n")
+            .map_err(|e| CommandError::new("BAD_REQUEST", format!("the document is not JSON: {e}")))
+    };
+    let mut beside = Vec::new();
+    for (name, sub) in portable.files.iter().skip(1) {
+        beside.push((folder.join(name), text(sub)?));
+    }
+    // The README goes with the file picked (replaced with it); a called blueprint's file
+    // that is there already must be the same.
+    let readme = folder.join(format!("{stem}.README.md"));
+    let differs = |p: &std::path::PathBuf, content: &String| {
+        *p != path && p.exists() && std::fs::read_to_string(p).ok().as_ref() != Some(content)
+    };
+    if let Some((taken, _)) = beside.iter().find(|(p, content)| differs(p, content)) {
+        return Err(CommandError::new(
+            "FILE_EXISTS",
+            format!("{} exists; export into another folder, or move it away (nothing was written)", taken.display()),
+        ));
+    }
+    let write = |target: &std::path::Path, content: &str| {
+        std::fs::write(target, content).map_err(|e| {
+            CommandError::new(
+                "FILE_ERROR",
+                format!("could not write {}: {e}; pick a folder you can write to", target.display()),
+            )
+        })
+    };
+    let main_file = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    beside.push((readme, portable.readme(&main_file)));
+    write(&path, &text(&portable.files[0].1)?)?;
+    for (target, content) in &beside {
+        write(target, content)?;
+    }
+    Ok(Some(ExportedFiles {
+        path: path.display().to_string(),
+        beside: beside.iter().map(|(p, _)| p.display().to_string()).collect(),
+        env: portable.env.keys().cloned().collect(),
+        left_out: portable.left_out,
+    }))
 }
 
 /// The login of every configured HTTP server (signed in or not; never a token).

@@ -274,6 +274,19 @@ pub struct ImportedFile {
     pub diagnostics: Vec<DiagnosticDto>,
 }
 
+/// What Export wrote: the blueprint, and what travels with it.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct ExportedFiles {
+    /// The blueprint's file (the path the user picked).
+    pub path: String,
+    /// The other files written beside it: the blueprints it calls, its README.
+    pub beside: Vec<String>,
+    /// The environment variables its servers read (to set where it runs).
+    pub env: Vec<String>,
+    /// Servers that could not be copied, and what to do.
+    pub left_out: Vec<String>,
+}
+
 /// The login one configured HTTP server holds. Never the token itself.
 #[derive(Debug, Clone, Serialize, Type)]
 pub struct AuthStatusDto {

@@ -124,6 +124,12 @@ test('design a blueprint: palette, connect, form, diagnostics (a tool typo too),
     assert.equal(echo.args.message, 'hello from {{ greet }}');
     assert.ok(echo.after.includes('greet'), `echo runs after greet: ${JSON.stringify(echo.after)}`);
     assert.ok(exported.layout?.echo, 'the new node position is saved in layout');
+    // Portable: the servers its steps use are copied in, and a README says how to run it.
+    for (const step of exported.steps.filter((s) => s.server)) {
+      assert.ok(exported.servers?.[step.server], `server ${step.server} travels with it: ${JSON.stringify(exported.servers)}`);
+    }
+    const readme = readFileSync(studio.dialogPath.replace(/\.json$/, '.README.md'), 'utf8');
+    assert.match(readme, /mcpflow run dialog-pick\.json/);
     const cli = join(ROOT, 'target/debug/mcpflow');
     const out = execFileSync(cli, ['validate', studio.dialogPath], { encoding: 'utf8' });
     assert.doesNotMatch(out, /error\[/, `mcpflow validate accepts the export: ${out}`);

@@ -368,14 +368,21 @@ describe('open, new, import, export', () => {
     expect(tid('status')!.textContent).toContain('not a blueprint');
   });
 
-  it('exports the document as it is and shows the path', async () => {
-    be.on('export_blueprint', () => '/tmp/pipeline-prev.blueprint.json');
+  it('exports the document as it is and says what was written and what to set', async () => {
+    be.on('export_blueprint', () => ({
+      path: '/tmp/pipeline-prev.json',
+      beside: ['/tmp/sub.json', '/tmp/pipeline-prev.README.md'],
+      env: ['API_KEY'],
+      left_out: [],
+    }));
     docStore.getState().load(JSON.parse(example('pipeline-prev')) as Blueprint);
     await mount();
     await act(async () => void s().setSettings({ name: 'unsaved edit' }));
     await click(tid('file-export'));
     expect((be.calls('export_blueprint')[0]!.doc as Blueprint).name).toBe('unsaved edit');
-    expect(tid('status')!.textContent).toContain('exported to /tmp/pipeline-prev.blueprint.json');
+    expect(tid('status')!.textContent).toContain(
+      'exported to /tmp/pipeline-prev.json with sub.json, pipeline-prev.README.md; set API_KEY where it runs',
+    );
   });
 });
 

@@ -70,10 +70,13 @@ export const commands = {
 	 */
 	importBlueprint: () => typedError<ImportedFile_Serialize | null, CommandError_Serialize>(__TAURI_INVOKE("import_blueprint")),
 	/**
-	 *  Writes the document being edited to a file the user picks (pretty JSON, as is).
-	 *  Returns the path, or `None` when the user cancelled.
+	 *  Writes the document being edited (unsaved edits included) to a file the user picks,
+	 *  portable (`mcpflow_app::portable`): the configured servers it uses copied in with
+	 *  `${env:NAME}` for values, the stored blueprints it calls beside it (`ID.json`), and
+	 *  `NAME.README.md` with the variables and the `mcpflow run` command. Nothing beside it
+	 *  is overwritten (`FILE_EXISTS`, nothing written). `None` when the user cancelled.
 	 */
-	exportBlueprint: (doc: Json) => typedError<string | null, CommandError_Serialize>(__TAURI_INVOKE("export_blueprint", { doc })),
+	exportBlueprint: (doc: Json) => typedError<ExportedFiles | null, CommandError_Serialize>(__TAURI_INVOKE("export_blueprint", { doc })),
 	/**
 	 *  The questions a run waits on (for a run opened after they were asked); all runs'
 	 *  when `run_id` is `None`.
@@ -274,6 +277,18 @@ export type EventBatch = {
 	lagged: number,
 	/**  The run ended: this is the last batch. */
 	done: boolean,
+};
+
+/**  What Export wrote: the blueprint, and what travels with it. */
+export type ExportedFiles = {
+	/**  The blueprint's file (the path the user picked). */
+	path: string,
+	/**  The other files written beside it: the blueprints it calls, its README. */
+	beside: string[],
+	/**  The environment variables its servers read (to set where it runs). */
+	env: string[],
+	/**  Servers that could not be copied, and what to do. */
+	left_out: string[],
 };
 
 /**  A blueprint read from a file the user picked. */

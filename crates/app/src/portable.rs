@@ -30,20 +30,36 @@ pub struct Portable {
     pub env: BTreeMap<String, String>,
     /// Servers that could not be copied, and why.
     pub left_out: Vec<String>,
-    /// `README.md`: what to set and what to run.
-    pub readme: String,
+    /// The copied servers that start a command (consent: `--allow-server`).
+    pub stdio: BTreeSet<String>,
+}
+
+impl Portable {
+    /// The README for the files, the blueprint written as `main_file`: what to set and
+    /// the `mcpflow run` command.
+    pub fn readme(&self, main_file: &str) -> String {
+        readme(main_file, self)
+    }
 }
 
 impl App {
     /// The portable form of stored blueprint `id` (see the module documentation).
     /// `NotFound` when `id`, or a blueprint it calls, is not in the store.
     pub fn portable_blueprint(&self, id: &str) -> Result<Portable> {
+        self.portable_document(self.blueprint(id)?.json)
+    }
+
+    /// The portable form of `doc` as it is (the studio's document, unsaved edits
+    /// included), with the stored blueprints it calls.
+    pub fn portable_document(&self, doc: Value) -> Result<Portable> {
+        let id = doc.get("id").and_then(Value::as_str).unwrap_or("blueprint").to_owned();
+        let id = id.as_str();
+        let mut first = Some(doc);
         let configs = self.server_state().configs;
         let mut queue = VecDeque::from([id.to_owned()]);
         let mut seen = BTreeSet::new();
         let mut portable =
-            Portable { files: Vec::new(), env: BTreeMap::new(), left_out: Vec::new(), readme: String::new() };
-        let mut stdio = BTreeSet::new();
+            Portable { files: Vec::new(), env: BTreeMap::new(), left_out: Vec::new(), stdio: BTreeSet::new() };
         while let Some(next) = queue.pop_front() {
             if !seen.insert(next.clone()) {
                 continue;
@@ -53,7 +69,10 @@ impl App {
                     "`{id}` calls more than {MAX_BLUEPRINTS} blueprints; export fewer at a time"
                 )));
             }
-            let mut doc = self.blueprint(&next)?.json;
+            let mut doc = match first.take() {
+                Some(doc) => doc,
+                None => self.blueprint(&next)?.json,
+            };
             let mut servers = Vec::new();
             crate::servers::named_servers(doc.get("steps"), &mut servers);
             let mut workflows = Vec::new();
@@ -83,7 +102,7 @@ impl App {
             }
             for (name, entry) in &copied {
                 if entry.get("command").is_some() {
-                    stdio.insert(name.clone());
+                    portable.stdio.insert(name.clone());
                 }
             }
             if !copied.is_empty()
@@ -93,7 +112,6 @@ impl App {
             }
             portable.files.push((format!("{next}.json"), doc));
         }
-        portable.readme = readme(id, &portable, &stdio);
         Ok(portable)
     }
 }
@@ -169,7 +187,9 @@ fn variable_name(text: &str) -> String {
     text.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect()
 }
 
-fn readme(id: &str, portable: &Portable, stdio: &BTreeSet<String>) -> String {
+fn readme(main_file: &str, portable: &Portable) -> String {
+    let stdio = &portable.stdio;
+    let id = portable.files.first().and_then(|(_, doc)| doc.get("id")).and_then(Value::as_str).unwrap_or("blueprint");
     let mut text = format!("# {id}: a portable mcpflow blueprint\n\n");
     text.push_str(&format!(
         "Exported from mcpflow {} with the servers it uses copied into it{}.\n\n",
@@ -177,7 +197,8 @@ fn readme(id: &str, portable: &Portable, stdio: &BTreeSet<String>) -> String {
         if portable.files.len() > 1 { " and the blueprints it calls alongside" } else { "" }
     ));
     text.push_str("## Files\n\n");
-    for (name, _) in &portable.files {
+    text.push_str(&format!("- `{main_file}`\n"));
+    for (name, _) in portable.files.iter().skip(1) {
         text.push_str(&format!("- `{name}`\n"));
     }
     text.push_str("\n## Environment\n\n");
@@ -194,7 +215,7 @@ fn readme(id: &str, portable: &Portable, stdio: &BTreeSet<String>) -> String {
         text.push_str(&format!("export {name}=…\n"));
     }
     let allow: String = stdio.iter().map(|name| format!(" --allow-server {name}")).collect();
-    text.push_str(&format!("mcpflow run {id}.json{allow}\n```\n\n"));
+    text.push_str(&format!("mcpflow run {main_file}{allow}\n```\n\n"));
     if !stdio.is_empty() {
         text.push_str(
             "`--allow-server` lets each command start without asking; leave it out to be asked \

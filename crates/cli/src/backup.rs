@@ -87,7 +87,8 @@ pub fn export_blueprint(id: &str, portable: bool, out: Option<&Path>, args: &App
     for (name, doc) in &exported.files {
         files.push((name.clone(), serde_json::to_string_pretty(doc)? + "\n"));
     }
-    files.push(("README.md".into(), exported.readme.clone()));
+    let readme = exported.readme(&files[0].0);
+    files.push(("README.md".into(), readme));
     // Nothing is written when one would be overwritten.
     if let Some((name, _)) = files.iter().find(|(name, _)| folder.join(name).exists()) {
         anyhow::bail!(

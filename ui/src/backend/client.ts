@@ -16,6 +16,7 @@ import {
   type CommandError_Serialize,
   type DiagnosticDto_Serialize,
   type EventBatch,
+  type ExportedFiles,
   type PromptDto_Serialize,
   type ResourceDto_Serialize,
   type RunDetailDto_Serialize,
@@ -190,7 +191,7 @@ export const backend = {
     return r ? { path: r.path, doc: r.doc, diagnostics: toDiagnostics(r.diagnostics) } : null;
   },
   /** The path written, or null when the user cancelled the file dialog. */
-  exportBlueprint: (doc: Blueprint): Promise<string | null> => call(() => commands.exportBlueprint(doc)),
+  exportBlueprint: (doc: Blueprint): Promise<ExportedFiles | null> => call(() => commands.exportBlueprint(doc)),
   /** Runs the document (saved or not); its events arrive on `events` in batches. */
   startRun: (doc: Blueprint, inputs: Json, paused: boolean, breakpoints: string[], events: EventChannel): Promise<RunStarted> =>
     call(() => commands.startRun(doc, inputs, paused, breakpoints, events)),

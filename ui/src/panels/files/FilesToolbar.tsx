@@ -57,7 +57,7 @@ export const FilesToolbar = memo(function FilesToolbar() {
           className="tb-io"
           disabled={!desktop}
           onClick={() => void exportFile()}
-          title={desktop ? 'Write the blueprint as it is to a JSON file' : OFF}
+          title={desktop ? 'Write the blueprint to run elsewhere: with the servers it uses and the blueprints it calls' : OFF}
         >
           Export…
         </button>

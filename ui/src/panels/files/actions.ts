@@ -218,12 +218,23 @@ export async function importFile(): Promise<boolean> {
   }
 }
 
-/** Writes the document as it is (unsaved edits included) to a file the user picks. */
+/** The file name of a path. */
+const baseName = (path: string) => path.split(/[\\/]/).pop() ?? path;
+
+/**
+ * Writes the document as it is (unsaved edits included) to a file the user picks, ready
+ * to run elsewhere: the servers it uses copied in (values as `${env:NAME}`), the stored
+ * blueprints it calls and a README beside it. Says what was written and what to set.
+ */
 export async function exportFile(): Promise<string | null> {
   try {
-    const path = await backend.exportBlueprint(docStore.getState().doc);
-    if (path) report('success', `exported to ${path}`);
-    return path;
+    const exported = await backend.exportBlueprint(docStore.getState().doc);
+    if (!exported) return null;
+    const beside = exported.beside.length ? ` with ${exported.beside.map(baseName).join(', ')}` : '';
+    const env = exported.env.length ? `; set ${exported.env.join(', ')} where it runs` : '';
+    report('success', `exported to ${exported.path}${beside}${env}`);
+    if (exported.left_out.length) report('warning', exported.left_out.join('; '));
+    return exported.path;
   } catch (e) {
     report('error', `could not export: ${errorMessage(e)}`);
     return null;
