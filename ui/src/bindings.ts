@@ -73,8 +73,9 @@ export const commands = {
 	 *  Writes the document being edited (unsaved edits included) to a file the user picks,
 	 *  portable (`mcpflow_app::portable`): the configured servers it uses copied in with
 	 *  `${env:NAME}` for values, the stored blueprints it calls beside it (`ID.json`), and
-	 *  `NAME.README.md` with the variables and the `mcpflow run` command. Nothing beside it
-	 *  is overwritten (`FILE_EXISTS`, nothing written). `None` when the user cancelled.
+	 *  `NAME.README.md` with the variables and the `mcpflow run` command. A called
+	 *  blueprint's file already there with other content is not overwritten (`FILE_EXISTS`,
+	 *  nothing written). `None` when the user cancelled.
 	 */
 	exportBlueprint: (doc: Json) => typedError<ExportedFiles | null, CommandError_Serialize>(__TAURI_INVOKE("export_blueprint", { doc })),
 	/**
