@@ -167,7 +167,7 @@ export const RunStatus = memo(function RunStatus({ id, node }: { id: string; nod
     case 'pinned':
       body = (
         <span className="run-label run-pinned" title={`Not run again: its output is the one from run ${pinnedFrom ?? '(earlier run)'}`}>
-          📌 pinned{pinnedFrom ? ` · from run ${pinnedFrom.slice(0, 8)}` : ' · earlier output'}
+          ◆ pinned{pinnedFrom ? ` · from run ${pinnedFrom.slice(0, 8)}` : ' · earlier output'}
         </span>
       );
       break;
