@@ -12,7 +12,7 @@
 //!   labelled with its wall-clock time and what happened ("12:03:04.120 · fetch
 //!   finished"), with markers for failures and pauses along the slider.
 //!
-//! Test hooks: `inputs-form`, `run-result`, `run-active-time`, `pause-info`,
+//! Test hooks: `inputs-form`, `run-by` (who started a run shown that this window did not), `run-result`, `run-active-time`, `pause-info`,
 //! `pause-args`, `pause-preview`, `scope`, `scope-<name>`, `run-log`, `history`,
 //! `history-row` (`data-run`, `data-status`, `data-debug`), `history-by`, `history-waits` (under a
 //! waiting run's row: what it waits for), `resumes` / `resumed-by`, `history-duration`,
@@ -186,6 +186,18 @@ const Log = memo(function Log() {
   );
 });
 
+/** Who started the run shown, when something else did (an agent, the CLI, a schedule). */
+function StartedBy() {
+  const shown = useRunStore((s) => s.runId);
+  const by = useSession((s) => (s.watching && s.watching.runId === shown ? s.watching.by : null));
+  if (!by) return null;
+  return (
+    <p className="run-by" data-testid="run-by">
+      Started by <strong>{by}</strong>, on this studio’s engine: it plays here as it runs.
+    </p>
+  );
+}
+
 export function RunPanel() {
   const mode = useRunStore((s) => s.mode);
   return (
@@ -199,6 +211,7 @@ export function RunPanel() {
           <p className="run-note">Run or Debug the blueprint to see it here; breakpoints are the dots on the nodes.</p>
         ) : (
           <>
+            <StartedBy />
             <Pause />
             <Result />
             <Scope />

@@ -97,7 +97,7 @@ function RunChip({ text, status, waiting, by }: { text: string; status: string; 
       data-by={by ?? undefined}
       title={waiting ? `${whole}: a step waits for an answer (see the notifications)` : whole}
     >
-      {by ? `${text} · ${by}` : text}
+      {text}
     </span>
   );
 }
