@@ -9,6 +9,7 @@
 
 mod auth;
 mod browse;
+mod changes;
 mod commands;
 mod dialogs;
 mod dto;
@@ -21,10 +22,10 @@ use commands::Studio;
 use mcpflow_app::{App, AppOptions};
 use std::path::PathBuf;
 use tauri::Manager;
-use tauri_specta::{Builder, collect_commands};
+use tauri_specta::{Builder, collect_commands, collect_events};
 
 fn builder() -> Builder<tauri::Wry> {
-    Builder::<tauri::Wry>::new().commands(collect_commands![
+    Builder::<tauri::Wry>::new().events(collect_events![changes::StoreChanged]).commands(collect_commands![
         commands::studio_info,
         commands::list_blueprints,
         commands::get_blueprint,
@@ -60,6 +61,7 @@ fn builder() -> Builder<tauri::Wry> {
         runs::get_run,
         runs::waiting_runs,
         runs::answer_and_follow,
+        runs::follow_run,
         ui_state::get_ui_state,
         ui_state::set_ui_state,
     ])
@@ -215,6 +217,7 @@ fn main() {
             builder.mount_events(app);
             #[cfg(unix)]
             host_the_endpoint(&studio);
+            changes::forward(app.handle().clone(), &studio.app);
             app.manage(studio);
             exit_on_signals(app.handle().clone());
             Ok(())

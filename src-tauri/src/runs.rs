@@ -60,6 +60,8 @@ pub struct RunInfo {
     pub status: String,
     /// `studio`, `cli`, `mcp` or `schedule`.
     pub trigger: String,
+    /// For an `mcp` run, the MCP client that asked for it (its `clientInfo` name).
+    pub client: Option<String>,
     /// RFC 3339, UTC.
     pub started_at: String,
     pub finished_at: Option<String>,
@@ -93,6 +95,7 @@ impl From<mcpflow_store::RunRecord> for RunInfo {
             blueprint: r.blueprint,
             status: r.status.as_str().to_owned(),
             trigger: r.trigger,
+            client: r.client,
             started_at: r.started_at,
             finished_at: r.finished_at,
             duration_ms,
@@ -277,6 +280,17 @@ pub async fn answer_and_follow(
     let answered = studio.app.answer_and_follow(&run_id, &question_id, answer.into(), Some(Target::Inline(doc.0)))?;
     tauri::async_runtime::spawn(forward(answered.events, on_events));
     Ok(RunStarted { run_id: answered.run_id, blueprint: answered.blueprint })
+}
+
+/// Follows a run in flight that something else started (an agent, the CLI, a schedule):
+/// its events from now on go to `on_events`, as a run started here does; what came before
+/// is read with `get_run`. `RUN_NOT_ACTIVE` when it has ended already.
+#[tauri::command]
+#[specta::specta]
+pub async fn follow_run(studio: State<'_, Studio>, run_id: String, on_events: Channel<EventBatch>) -> Result<()> {
+    let events = studio.app.subscribe(&run_id)?;
+    tauri::async_runtime::spawn(forward(events, on_events));
+    Ok(())
 }
 
 /// Past runs of a blueprint, newest first.

@@ -12,6 +12,7 @@ import { findStep } from './doc/query';
 import { docStore } from './doc/store';
 import type { Blueprint, ToolStep } from './doc/types';
 import { cancelAllAsks, filesStore, startStudio } from './panels/files';
+import { blueprintsChanged } from './panels/files/elsewhere';
 import { initialServersState, serversStore } from './panels/servers';
 import { Studio } from './Studio';
 import { example } from './testing/examples';
@@ -332,6 +333,27 @@ describe('open, new, import, export', () => {
     expect(s().doc).toEqual(b.doc);
     expect(s().meta).toMatchObject({ id: b.info.id, rev: 1 });
     expect(tid('dirty-mark')).toBeNull();
+  });
+
+  it('lists a blueprint saved elsewhere while the Open dialog is up, and shows the notice when the open one changed', async () => {
+    const a = stored('pipeline-prev', 3);
+    const b = stored('fan-out-fan-in', 1);
+    let list = [a.info];
+    be.on('list_blueprints', () => list);
+    be.on('get_blueprint', () => b);
+    docStore.getState().load(b.doc, { id: b.info.id, rev: 1 });
+    await mount();
+    await click(tid('file-open'));
+    expect(tid(`open-item-${b.info.id}`)).toBeNull();
+    // An agent saves revision 2 of the blueprint on the canvas.
+    const theirs = { ...b, info: { ...b.info, rev: 2 }, doc: { ...b.doc, description: 'changed by an agent' } };
+    list = [a.info, theirs.info];
+    be.on('get_blueprint', () => theirs);
+    await act(async () => void (await blueprintsChanged()));
+    await settle();
+    expect(tid(`open-item-${b.info.id}`)!.textContent).toContain('rev 2');
+    expect(tid('changed-notice')?.dataset.rev).toBe('2');
+    expect(tid('changed-field')?.dataset.field).toBe('description');
   });
 
   it('starts a new blueprint with a free id', async () => {

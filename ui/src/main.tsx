@@ -7,6 +7,7 @@ import './styles.css';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import type { Blueprint } from './doc/types';
+import { followStoreChanges } from './app/live';
 import { startStudio } from './panels/files';
 import { Studio } from './Studio';
 
@@ -17,6 +18,9 @@ void startStudio({
     doc: (await import('../../workflows/everything-tour.blueprint.json')).default as Blueprint,
     source: DEMO,
   }),
+}).then((started) => {
+  // Saves and runs by an agent, the CLI or a schedule show as they happen.
+  if (started.mode === 'desktop') void followStoreChanges();
 });
 
 const root = document.getElementById('root');

@@ -6,6 +6,7 @@ import { useEffect, useState } from 'react';
 import { backend, inTauri, type BlueprintInfo } from '../backend';
 import { useDoc } from '../doc/store';
 import { openBlueprint, showOpenDialog } from '../panels/files/actions';
+import { useElsewhere } from '../panels/files/elsewhere';
 
 const SHOWN = 4;
 
@@ -13,6 +14,8 @@ export function EmptyHint() {
   const empty = useDoc((s) => Array.isArray(s.doc.steps) && s.doc.steps.length === 0);
   const [examples, setExamples] = useState<BlueprintInfo[]>([]);
   const desktop = inTauri();
+  // Read again when blueprints are saved elsewhere (an agent, the CLI).
+  const generation = useElsewhere((s) => s.listGeneration);
   useEffect(() => {
     if (!empty || !desktop) return;
     let live = true;
@@ -23,7 +26,7 @@ export function EmptyHint() {
     return () => {
       live = false;
     };
-  }, [empty, desktop]);
+  }, [empty, desktop, generation]);
   if (!empty) return null;
   return (
     <div className="empty-hint" data-testid="empty-hint">

@@ -210,6 +210,8 @@ export const backend = {
   approveRunServer: (doc: Blueprint, name: string): Promise<string> => call(() => commands.approveRunServer(doc, name)),
   controlRun: (runId: string, action: RunAction): Promise<null> => call(() => commands.controlRun(runId, action)),
   setBreakpoints: (runId: string, steps: string[]): Promise<null> => call(() => commands.setBreakpoints(runId, steps)),
+  /** Follows a run in flight that this window did not start: its events from now on (RUN_NOT_ACTIVE: it ended). */
+  followRun: (runId: string, events: EventChannel): Promise<null> => call(() => commands.followRun(runId, events)),
   listRuns: (blueprint: string, limit: number): Promise<RunInfo[]> => call(() => commands.listRuns(blueprint, limit)),
   getRun: (runId: string): Promise<RunDetail> => call(() => commands.getRun(runId)),
   /** The questions a run waits on (all runs' with `null`). */

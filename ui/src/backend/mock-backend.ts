@@ -91,6 +91,10 @@ const DEFAULTS: Record<string, Handler> = {
   answer_and_follow: (a) => ({ run_id: String(a.runId), blueprint: 'bp' }),
   open_question_url: () => null,
   set_breakpoints: () => null,
+  // Nothing is in flight unless a test says so.
+  follow_run: (a) => {
+    throw commandError('RUN_NOT_ACTIVE', `run ${String(a.runId)} is not running`);
+  },
   list_runs: () => [],
   get_run: (a) => {
     throw commandError('RUN_NOT_FOUND', `no run ${String(a.runId)}`);

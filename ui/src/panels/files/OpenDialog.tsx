@@ -1,10 +1,13 @@
 //! The Open dialog: the stored blueprints (name, id, revision, when saved), searchable;
 //! Enter in the search box opens the first match. Opening over unsaved changes asks first.
+//! A blueprint saved elsewhere while the dialog is open (an agent, the CLI) is listed at
+//! once (`listGeneration`).
 
 import { memo, useDeferredValue, useEffect, useMemo, useState } from 'react';
 import { backend, errorMessage, type BlueprintInfo } from '../../backend';
 import { useDoc } from '../../doc/store';
 import { confirmDiscard, openStored, showOpenDialog, useFiles } from './actions';
+import { useElsewhere } from './elsewhere';
 import { Modal } from './Modal';
 
 export function formatSavedAt(iso: string): string {
@@ -31,6 +34,7 @@ function OpenDialogBody() {
   const [query, setQuery] = useState('');
   const deferred = useDeferredValue(query);
   const currentId = useDoc((s) => (typeof s.meta.id === 'string' ? s.meta.id : null));
+  const generation = useElsewhere((s) => s.listGeneration);
   const close = () => showOpenDialog(false);
 
   useEffect(() => {
@@ -42,7 +46,7 @@ function OpenDialogBody() {
     return () => {
       live = false;
     };
-  }, []);
+  }, [generation]);
 
   const shown = useMemo(
     () => (listing.state === 'ready' ? listing.list.filter((b) => matchesBlueprint(b, deferred)) : []),

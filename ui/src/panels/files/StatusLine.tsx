@@ -1,4 +1,5 @@
-//! The status (`data-testid="status"`), the interrupted-runs notice, the runs waiting for
+//! The status (`data-testid="status"`), the notice that the open blueprint was saved
+//! elsewhere (`ChangedNotice`), the interrupted-runs notice, the runs waiting for
 //! you (`WaitingNotice`) and the questions the run shown waits on (`QuestionToasts`),
 //! drawn as toasts
 //! over the top-right corner of the canvas: nothing in the toolbar moves when a message
@@ -8,6 +9,7 @@
 import { memo, useEffect, useState } from 'react';
 import { clearStatus, statusStore, useStatus } from '../../backend';
 import { QuestionToasts } from '../run/QuestionToasts';
+import { ChangedNotice } from './ChangedNotice';
 import { WaitingNotice } from '../run/WaitingNotice';
 
 export const FADE_MS = 10_000;
@@ -67,6 +69,7 @@ export const InterruptedNotice = memo(function InterruptedNotice() {
 export function Toasts() {
   return (
     <div className="toasts" aria-label="Messages">
+      <ChangedNotice />
       <InterruptedNotice />
       <WaitingNotice />
       <QuestionToasts />

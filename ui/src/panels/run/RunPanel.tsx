@@ -6,15 +6,16 @@
 //!   the log.
 //! - **History**: past runs of the blueprint (status, Debug or not, active time — the
 //!   time a Debug run sat paused is shown apart, from the run record's `paused_ms` —,
-//!   when; a run waiting for a person says what it waits for); opening one replays it on
+//!   when, and who started it: studio, CLI, schedule, or the MCP host's client name —
+//!   runs started elsewhere are listed as they start; a run waiting for a person says what it waits for); opening one replays it on
 //!   the canvas — one that waits opens live, its question ready in the inspector, and
 //!   answering it resumes it —, and the timeline moves through its events, each
 //!   labelled with its wall-clock time and what happened ("12:03:04.120 · fetch
 //!   finished"), with markers for failures and pauses along the slider.
 //!
-//! Test hooks: `inputs-form`, `run-result`, `run-active-time`, `pause-info`,
+//! Test hooks: `inputs-form`, `run-by` (who started a run shown that this window did not), `run-result`, `run-active-time`, `pause-info`,
 //! `pause-args`, `pause-preview`, `scope`, `scope-<name>`, `run-log`, `history`,
-//! `history-row` (`data-run`, `data-status`, `data-debug`), `history-waits` (under a
+//! `history-row` (`data-run`, `data-status`, `data-debug`), `history-by`, `history-waits` (under a
 //! waiting run's row: what it waits for), `resumes` / `resumed-by`, `history-duration`,
 //! `timeline` (a range input over the events), `timeline-at` (`data-index`,
 //! `data-count`, `data-at-ms` of the event shown), `timeline-marker`
@@ -35,6 +36,7 @@ import type { RerunOf as RerunOfDto, RunInfo } from '../../backend';
 import { openRun, refreshHistory, refreshWaiting, setInputs, startRun, useSession } from './session';
 import { PausePreview } from './PausePreview';
 import { SamplesSection } from './Samples';
+import { startedBy } from './started-by';
 import './debug.css';
 
 const EMPTY: Json = {};
@@ -186,6 +188,18 @@ const Log = memo(function Log() {
   );
 });
 
+/** Who started the run shown, when something else did (an agent, the CLI, a schedule). */
+function StartedBy() {
+  const shown = useRunStore((s) => s.runId);
+  const by = useSession((s) => (s.watching && s.watching.runId === shown ? s.watching.by : null));
+  if (!by) return null;
+  return (
+    <p className="run-by" data-testid="run-by">
+      Started by <strong>{by}</strong>, on this studio’s engine: it plays here as it runs.
+    </p>
+  );
+}
+
 export function RunPanel() {
   const mode = useRunStore((s) => s.mode);
   return (
@@ -199,6 +213,7 @@ export function RunPanel() {
           <p className="run-note">Run or Debug the blueprint to see it here; breakpoints are the dots on the nodes.</p>
         ) : (
           <>
+            <StartedBy />
             <Pause />
             <Result />
             <SamplesSection />
@@ -448,7 +463,9 @@ export function HistoryPanel() {
                   <Duration run={r} />
                 </td>
                 <td>
-                  {r.trigger}
+                  <span className="history-by" data-testid="history-by">
+                    {startedBy(r)}
+                  </span>
                   {r.rerun_of && <RerunOf of={r.rerun_of} runs={runs} disabled={active !== null} />}
                   {r.resumed_from && <Resumed id={r.resumed_from} runs={runs} of disabled={active !== null} />}
                   {resumers.get(r.id) && <Resumed id={resumers.get(r.id)!} runs={runs} of={false} disabled={active !== null} />}

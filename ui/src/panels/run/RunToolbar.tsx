@@ -12,6 +12,8 @@ import { closeRun, control, startRun, useSession } from './session';
 export function RunToolbar() {
   const active = useSession((s) => s.active);
   const starting = useSession((s) => s.starting);
+  const watching = useSession((s) => s.watching);
+  const shownRun = useRunStore((s) => s.runId);
   const mode = useRunStore((s) => s.mode);
   const status = useRunStore((s) => s.live.status);
   const paused = useRunStore((s) => s.live.pause);
@@ -70,6 +72,7 @@ export function RunToolbar() {
             }`}
             status={status}
             waiting={waiting}
+            by={watching && watching.runId === shownRun ? watching.by : null}
           />
         )}
         {mode !== 'idle' && idle && (
@@ -83,14 +86,16 @@ export function RunToolbar() {
 }
 
 /** The run's state in one line; a long step id is cut, the whole text is its tooltip. */
-function RunChip({ text, status, waiting }: { text: string; status: string; waiting: boolean }) {
+function RunChip({ text, status, waiting, by }: { text: string; status: string; waiting: boolean; by: string | null }) {
+  const whole = by ? `${text} · started by ${by}` : text;
   return (
     <span
       className={`run-chip run-chip-${waiting ? 'waiting' : status}`}
       data-testid="run-state"
       data-status={status}
       data-waiting={waiting ? 'true' : undefined}
-      title={waiting ? `${text}: a step waits for an answer (see the notifications)` : text}
+      data-by={by ?? undefined}
+      title={waiting ? `${whole}: a step waits for an answer (see the notifications)` : whole}
     >
       {text}
     </span>

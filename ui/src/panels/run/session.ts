@@ -8,6 +8,12 @@
 //! plays live on the canvas, its finished steps pinned. The runs waiting are read at
 //! start, with the history, and when a run ends (`waiting`).
 //!
+//! A run something else started — an agent through `mcpflow serve`, the CLI, a schedule —
+//! shows in History as it starts (`runStartedElsewhere`); when it runs the blueprint on
+//! the canvas, it plays there live (`followRun`, the same path as a run started here),
+//! unless the canvas is busy with a run of its own or one being looked at: then a notice
+//! says so, and its History row opens it live.
+//!
 //! Live events arrive over a Tauri `Channel` in batches (the backend sends at most one
 //! a frame); the batcher hands them to the store at most once a frame as well, so
 //! React sees ~60 updates a second however fast the run goes. When the window fell
@@ -22,6 +28,7 @@ import type { Blueprint, Json } from '../../doc/types';
 import { createBatcher, openQuestions, runShape, runStore, type Batcher, type RunEvent } from '../../run';
 import { needsConsent, requestRunConsent } from '../servers';
 import { breakpointsOf } from './breakpoints';
+import { startedBy } from './started-by';
 import { showTab } from './tabs';
 
 export interface EventBatch {
@@ -49,6 +56,8 @@ export interface SessionState {
   waitingRun: string | null;
   /** Every run waiting for a person (of any blueprint), as last read. */
   waiting: WaitingRunInfo[];
+  /** The run shown live that something else started, and who ("claude-ai (MCP)"). */
+  watching: { runId: string; by: string } | null;
   /** The last error starting or controlling a run. */
   error: string | null;
 }
@@ -62,6 +71,7 @@ export const useSession = create<SessionState>()(() => ({
   historyFor: null,
   waitingRun: null,
   waiting: [],
+  watching: null,
   error: null,
 }));
 
@@ -76,7 +86,7 @@ function asEvents(value: unknown): RunEvent[] {
 /** Shows the document's steps, all queued, for a run about to start (a re-run: pinned from `pinnedFrom`). */
 function beginLive(doc: Blueprint, pinnedFrom: string | null = null): void {
   const { stepIds, parents } = runShape(doc);
-  set({ waitingRun: null });
+  set({ waitingRun: null, watching: null });
   runStore.getState().begin(null, stepIds, 'live', { parents, pinnedFrom, wallStartMs: Date.now() });
 }
 
@@ -254,6 +264,8 @@ export async function openRun(runId: string): Promise<void> {
   if (useSession.getState().active) return;
   try {
     const detail = await backend.getRun(runId);
+    // Still going (started elsewhere): it plays live.
+    if (detail.info.status === 'running' && (await followRun(runId, startedBy(detail.info)))) return;
     const { stepIds, parents } = runShape(docStore.getState().doc);
     const store = runStore.getState();
     const waits = detail.info.status === 'waiting';
@@ -263,7 +275,7 @@ export async function openRun(runId: string): Promise<void> {
       pinnedFrom: detail.info.rerun_of?.run ?? detail.info.resumed_from ?? null,
     });
     store.receive(asEvents(detail.events));
-    set({ waitingRun: waits ? runId : null });
+    set({ waitingRun: waits ? runId : null, watching: null });
     const first = waits ? openQuestions(runStore.getState().view)[0] : undefined;
     if (first) docStore.getState().select([first.step], { reveal: true });
   } catch (e) {
@@ -318,7 +330,7 @@ export function closeRun(): void {
   if (useSession.getState().active) return;
   batcher?.close();
   batcher = null;
-  set({ waitingRun: null });
+  set({ waitingRun: null, watching: null });
   runStore.getState().reset();
 }
 
@@ -326,9 +338,108 @@ export function setInputs(blueprint: string, inputs: Json): void {
   set({ inputs: { ...useSession.getState().inputs, [blueprint]: inputs } });
 }
 
+/** The statuses of a run that goes on. */
+const GOING = new Set(['pending', 'running', 'paused']);
+
+/**
+ * The canvas is busy: a run of this window starts or goes on, a waiting run is shown to
+ * be answered, a run followed live goes on, or a past run is being scrubbed through.
+ */
+function canvasBusy(): boolean {
+  const s = useSession.getState();
+  const r = runStore.getState();
+  return (
+    s.active !== null ||
+    s.starting ||
+    s.waitingRun !== null ||
+    (r.mode === 'live' && GOING.has(r.live.status)) ||
+    (r.mode === 'history' && r.cursor !== null)
+  );
+}
+
+/**
+ * Plays a run in flight that this window did not start on the canvas, live: its events
+ * from now on over a channel (`follow_run`), what came before read from the store. False
+ * when it could not be followed — it has ended already: the caller shows it from the store.
+ */
+export async function followRun(runId: string, by: string): Promise<boolean> {
+  const doc = docStore.getState().doc;
+  const { stepIds, parents } = runShape(doc);
+  runStore.getState().begin(runId, stepIds, 'live', { parents, wallStartMs: Date.now() });
+  set({ waitingRun: null, watching: { runId, by } });
+  const channel = connect();
+  try {
+    await backend.followRun(runId, channel);
+  } catch (e) {
+    batcher?.close();
+    batcher = null;
+    set({ watching: null });
+    runStore.getState().reset();
+    if (!(e instanceof BackendError && e.code === 'RUN_NOT_ACTIVE')) report('error', `could not follow the run ${runId}: ${errorMessage(e)}`);
+    return false;
+  }
+  // Events from before the channel was there are in the store.
+  await recover();
+  return true;
+}
+
+/** Follows a run that is not shown until it ends, to show its end in History. */
+async function watchQuietly(runId: string): Promise<void> {
+  const channel = new Channel<EventBatch>();
+  channel.onmessage = (batch) => {
+    if (batch.done) void refreshHistory();
+  };
+  try {
+    await backend.followRun(runId, channel);
+  } catch {
+    // Ended already: the refresh below shows it.
+    void refreshHistory();
+  }
+}
+
+export interface RunStartedChange {
+  run_id: string;
+  blueprint: string;
+  trigger: string;
+  client?: string | null;
+}
+
+/**
+ * A run started somewhere (this window's own included): History lists it now. One that
+ * something else started on the blueprint on the canvas plays there live, unless the
+ * canvas is busy (`canvasBusy`): then a notice points to History, where it opens live.
+ */
+export async function runStartedElsewhere(change: RunStartedChange): Promise<void> {
+  if (change.blueprint !== docStore.getState().doc.id) return;
+  void refreshHistory();
+  if (change.trigger === 'studio') return;
+  const by = startedBy(change);
+  if (canvasBusy()) {
+    report('info', `${by} started a run of ${change.blueprint}: it is in History (open it there to watch it)`);
+    void watchQuietly(change.run_id);
+    return;
+  }
+  if (await followRun(change.run_id, by)) {
+    report('info', `${by} started a run of ${change.blueprint}: it plays on the canvas`);
+  } else {
+    void refreshHistory();
+  }
+}
+
 // A different blueprint on the canvas (New, Open, Import of another id): the run shown
 // belongs to the one before, so the canvas and the Run tab leave it (a live run stays
-// until it ends: `closeRun` keeps it).
+// until it ends: `closeRun` keeps it). The same blueprint loaded again (a reload of a
+// revision saved elsewhere) keeps the run shown, drawn on the new steps.
 docStore.subscribe((now, before) => {
-  if (now.generation !== before.generation && now.doc.id !== before.doc.id) closeRun();
+  if (now.generation === before.generation) return;
+  if (now.doc.id !== before.doc.id) {
+    closeRun();
+    return;
+  }
+  const r = runStore.getState();
+  if (r.mode === 'idle') return;
+  const { stepIds, parents } = runShape(now.doc);
+  const events = r.events;
+  r.begin(r.runId, stepIds, r.mode, { ...r.options, parents });
+  runStore.getState().receive(events);
 });

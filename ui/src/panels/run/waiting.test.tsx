@@ -35,6 +35,7 @@ const info = (id: string, status: string, extra: Partial<RunInfo> = {}): RunInfo
   blueprint: PEOPLE.blueprint.id,
   status,
   trigger: 'studio',
+  client: null,
   started_at: '2026-11-28T10:00:00.000Z',
   finished_at: null,
   duration_ms: null,
