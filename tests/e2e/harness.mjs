@@ -7,7 +7,7 @@
 // whole process group of tauri-driver (killing it alone leaves WebKitWebDriver up).
 
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import net from 'node:net';
@@ -294,4 +294,46 @@ export async function dragBy(browser, selector, dx, dy) {
     },
   ]);
   await browser.releaseActions();
+}
+
+/** The run state of a node (`data-state` of its status line); `null` when it shows none. */
+export async function nodeState(browser, id) {
+  const el = await browser.$(sel(`run-${id}`));
+  return (await el.isExisting()) ? el.getAttribute('data-state') : null;
+}
+
+/** Whether process `pid` exists and is not a zombie. */
+export function alive(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** The pid of the studio whose environment has MCPFLOW_HOME=home (started by the driver). */
+export function studioPid(home) {
+  const exe = realpathSync(APP);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (realpathSync(`/proc/${entry}/exe`) !== exe) continue;
+      const env = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
+      if (env.includes(`MCPFLOW_HOME=${home}`)) return Number(entry);
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return null;
+}
+
+/**
+ * Saves the window's 1400×900 at the top left of the X display to `file` (ImageMagick's
+ * `import`; WebDriver's screenshot when there is no display).
+ */
+export async function windowShot(browser, file) {
+  const x = process.env.DISPLAY ? spawnSync('import', ['-window', 'root', '-crop', '1400x900+0+0', '+repage', file], { timeout: 20_000 }) : null;
+  if (!x || x.status !== 0) await browser.saveScreenshot(file);
+  return file;
 }

@@ -8,26 +8,17 @@
 // `live-agent (MCP)`. Screenshots live-01.. of the window (1400×900).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { OUTPUT, ROOT, approveAll, click, importDoc, openStudio, runStatus, sel, shown, until, writeJson } from './harness.mjs';
+import { OUTPUT, ROOT, approveAll, click, importDoc, nodeState, openStudio, runStatus, sel, shown, until, windowShot, writeJson } from './harness.mjs';
 
 const CLI = join(ROOT, 'target/debug/mcpflow');
 
 let shots = 0;
-/** The window's 1400×900 at the top left of the X display. */
 async function shot(browser, label) {
   shots += 1;
   const file = join(OUTPUT, `live-${String(shots).padStart(2, '0')}-${label}.png`);
-  const x = process.env.DISPLAY ? spawnSync('import', ['-window', 'root', '-crop', '1400x900+0+0', '+repage', file], { timeout: 20_000 }) : null;
-  if (!x || x.status !== 0) await browser.saveScreenshot(file);
-  return file;
-}
-
-/** The run state of a node (`data-state` of its status line). */
-async function nodeState(browser, id) {
-  const el = await browser.$(sel(`run-${id}`));
-  return (await el.isExisting()) ? el.getAttribute('data-state') : null;
+  return windowShot(browser, file);
 }
 
 const mine = {

@@ -9,17 +9,11 @@
 // approval gate, the finished runs and the input step's inspector.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { approveAll, click, dragToCanvas, importDoc, openStudio, runStatus, sel, shown, until } from './harness.mjs';
+import { approveAll, click, dragToCanvas, importDoc, nodeState, openStudio, runStatus, sel, shown, until } from './harness.mjs';
 
 async function untilStatus(browser, wanted, timeout = 60_000) {
   await until(async () => wanted.includes(await runStatus(browser)), `the run to be ${wanted.join(' or ')}`, timeout);
   return runStatus(browser);
-}
-
-/** The run state of a node (`data-state` of its status line). */
-async function nodeState(browser, id) {
-  const el = await browser.$(sel(`run-${id}`));
-  return (await el.isExisting()) ? el.getAttribute('data-state') : null;
 }
 
 async function untilNode(browser, id, state, timeout = 60_000) {

@@ -4,38 +4,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { APP, ROOT, importDoc, openStudio, shown, until } from './harness.mjs';
+import { APP, ROOT, alive, importDoc, openStudio, shown, studioPid, until } from './harness.mjs';
 
 const sel = (id) => `[data-testid="${id}"]`;
-
-/** Whether process `pid` exists and is not a zombie. */
-function alive(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
-
-/** The pid of the studio whose environment has MCPFLOW_HOME=home (started by the driver). */
-function studioPid(home) {
-  const exe = realpathSync(APP);
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (realpathSync(`/proc/${entry}/exe`) !== exe) continue;
-      const env = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
-      if (env.includes(`MCPFLOW_HOME=${home}`)) return Number(entry);
-    } catch {
-      // gone, or not ours to read
-    }
-  }
-  return null;
-}
 
 test('signals: SIGTERM during a run cancels it, reaps the server and its grandchild', async () => {
   const studio = await openStudio('signals');

@@ -9,52 +9,16 @@
 // run before the kill, the notice after the restart, the form, and the finished run.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { APP, OUTPUT, click, importDoc, openStudio, runStatus, sel, shown, until } from './harness.mjs';
-
-/** Whether process `pid` exists and is not a zombie. */
-function alive(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
-
-/** The pid of the studio whose environment has MCPFLOW_HOME=home (started by the driver). */
-function studioPid(home) {
-  const exe = realpathSync(APP);
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (realpathSync(`/proc/${entry}/exe`) !== exe) continue;
-      const env = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
-      if (env.includes(`MCPFLOW_HOME=${home}`)) return Number(entry);
-    } catch {
-      // gone, or not ours to read
-    }
-  }
-  return null;
-}
+import { OUTPUT, alive, click, importDoc, nodeState, openStudio, runStatus, sel, shown, studioPid, until, windowShot } from './harness.mjs';
 
 /** Screenshots numbered across both sessions of the studio (the harness counts per session). */
 let shots = 0;
 async function shot(browser, label) {
   shots += 1;
   const file = join(OUTPUT, `waiting-restart-${String(shots).padStart(2, '0')}-${label}.png`);
-  // The window's 1400×900 at the top left of the X display.
-  const x = process.env.DISPLAY ? spawnSync('import', ['-window', 'root', '-crop', '1400x900+0+0', '+repage', file], { timeout: 20_000 }) : null;
-  if (!x || x.status !== 0) await browser.saveScreenshot(file);
-  return file;
-}
-
-/** The run state of a node (`data-state` of its status line). */
-async function nodeState(browser, id) {
-  const el = await browser.$(sel(`run-${id}`));
-  return (await el.isExisting()) ? el.getAttribute('data-state') : null;
+  return windowShot(browser, file);
 }
 
 const lines = (file) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
