@@ -15,22 +15,66 @@ pub const DEMO: &str = "cmdb-sync-sketch";
 
 const MARKER: &str = "seeded";
 
-/// Where the demo servers live: the repository this studio was built from, unless
-/// `MCPFLOW_DEMO_ROOT` says otherwise.
-fn demo_root() -> PathBuf {
+/// Where the demo servers are: the fixture servers' binary and the folder holding the
+/// npm reference servers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct DemoLayout {
+    testkit: PathBuf,
+    node_modules: PathBuf,
+}
+
+impl DemoLayout {
+    /// A repository (the one the studio was built from, or `MCPFLOW_DEMO_ROOT`): the
+    /// debug testkit, whatever the studio's profile (scripts/studio.sh builds it), and
+    /// the repository's `node_modules`.
+    fn repository(root: &Path) -> Self {
+        Self { testkit: root.join("target/debug/mcpflow-testkit"), node_modules: root.join("node_modules") }
+    }
+
+    /// An installed package (the .deb): `<lib>/mcpflow-testkit` and `<lib>/node_modules`.
+    fn installed(lib: &Path) -> Self {
+        Self { testkit: lib.join("mcpflow-testkit"), node_modules: lib.join("node_modules") }
+    }
+}
+
+/// Where the demo servers live: `MCPFLOW_DEMO_ROOT` (a repository) if set, else see
+/// [`choose_layout`].
+fn demo_layout() -> DemoLayout {
     if let Some(root) = std::env::var_os("MCPFLOW_DEMO_ROOT").filter(|r| !r.is_empty()) {
-        return PathBuf::from(root);
+        return DemoLayout::repository(Path::new(&root));
     }
     let built_in = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    built_in.canonicalize().unwrap_or(built_in)
+    let repository = built_in.canonicalize().unwrap_or(built_in);
+    // OUT_DIR is <target>/<profile>/build/<crate>-<hash>/out: four levels up is the
+    // target folder this studio was built into (or <target>/<triple>, inside it).
+    let target = Path::new(env!("OUT_DIR")).ancestors().nth(4).unwrap_or(Path::new(env!("OUT_DIR")));
+    let exe = std::env::current_exe().ok().map(|exe| exe.canonicalize().unwrap_or(exe));
+    choose_layout(exe.as_deref(), target, &repository, |dir| dir.is_dir())
+}
+
+/// The installed layout when the running executable is not a build in the repository
+/// or in the target folder it was built into, and a `lib/mcpflow` folder exists beside
+/// its `bin` (`/usr/bin/mcpflow-studio` → `/usr/lib/mcpflow`; also `/usr/local`, or a
+/// package extracted anywhere) or at `/usr/lib/mcpflow`. Otherwise the repository, as
+/// for a build started by `scripts/studio.sh` or the end-to-end tests.
+fn choose_layout(exe: Option<&Path>, target: &Path, repository: &Path, is_dir: impl Fn(&Path) -> bool) -> DemoLayout {
+    let built_here = exe.is_none_or(|exe| exe.starts_with(target) || exe.starts_with(repository));
+    if !built_here {
+        let beside = exe.and_then(Path::parent).and_then(Path::parent).map(|prefix| prefix.join("lib/mcpflow"));
+        let system = PathBuf::from("/usr/lib/mcpflow");
+        if let Some(lib) = beside.into_iter().chain([system]).find(|lib| is_dir(lib)) {
+            return DemoLayout::installed(&lib);
+        }
+    }
+    DemoLayout::repository(repository)
 }
 
 /// The demo servers as `mcpServers` entries with absolute paths.
 pub fn demo_servers(home: &Path) -> Vec<(&'static str, Value)> {
-    let root = demo_root();
-    let testkit = root.join("target/debug/mcpflow-testkit").display().to_string();
+    let layout = demo_layout();
+    let testkit = layout.testkit.display().to_string();
     let npm = |package: &str| {
-        root.join("node_modules/@modelcontextprotocol").join(package).join("dist/index.js").display().to_string()
+        layout.node_modules.join("@modelcontextprotocol").join(package).join("dist/index.js").display().to_string()
     };
     vec![
         ("cluster", json!({ "command": testkit, "args": ["cluster-sim"] })),
@@ -100,6 +144,53 @@ pub fn seed(app: &App, home: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const TARGET: &str = "/src/mcpflow/target";
+    const REPO: &str = "/src/mcpflow";
+
+    fn layout(exe: Option<&str>, dirs: &[&str]) -> DemoLayout {
+        choose_layout(exe.map(Path::new), Path::new(TARGET), Path::new(REPO), |dir| {
+            dirs.iter().any(|d| Path::new(d) == dir)
+        })
+    }
+
+    #[test]
+    fn an_installed_studio_uses_the_lib_folder_beside_its_bin() {
+        let chosen = layout(Some("/usr/bin/mcpflow-studio"), &["/usr/lib/mcpflow"]);
+        assert_eq!(chosen.testkit, Path::new("/usr/lib/mcpflow/mcpflow-testkit"));
+        assert_eq!(chosen.node_modules, Path::new("/usr/lib/mcpflow/node_modules"));
+        let extracted = layout(Some("/tmp/x/usr/bin/mcpflow-studio"), &["/tmp/x/usr/lib/mcpflow", "/usr/lib/mcpflow"]);
+        assert_eq!(extracted, DemoLayout::installed(Path::new("/tmp/x/usr/lib/mcpflow")), "beside the exe comes first");
+    }
+
+    #[test]
+    fn a_studio_elsewhere_without_a_lib_beside_it_uses_usr_lib_mcpflow() {
+        let chosen = layout(Some("/opt/tools/mcpflow-studio"), &["/usr/lib/mcpflow"]);
+        assert_eq!(chosen, DemoLayout::installed(Path::new("/usr/lib/mcpflow")));
+    }
+
+    #[test]
+    fn a_build_in_the_target_folder_uses_the_repository_even_when_a_package_is_installed() {
+        let installed = ["/usr/lib/mcpflow", "/src/mcpflow/target/lib/mcpflow"];
+        for exe in ["/src/mcpflow/target/debug/mcpflow-studio", "/src/mcpflow/target/release/mcpflow-studio"] {
+            let chosen = layout(Some(exe), &installed);
+            assert_eq!(chosen.testkit, Path::new("/src/mcpflow/target/debug/mcpflow-testkit"), "{exe}");
+            assert_eq!(chosen.node_modules, Path::new("/src/mcpflow/node_modules"), "{exe}");
+        }
+        let other_target = choose_layout(
+            Some(Path::new("/build/out/dist/mcpflow-studio")),
+            Path::new("/build/out"),
+            Path::new(REPO),
+            |_| true,
+        );
+        assert_eq!(other_target, DemoLayout::repository(Path::new(REPO)), "a CARGO_TARGET_DIR outside the repository");
+    }
+
+    #[test]
+    fn a_studio_with_no_installed_layout_or_no_known_exe_uses_the_repository() {
+        assert_eq!(layout(Some("/opt/tools/mcpflow-studio"), &[]), DemoLayout::repository(Path::new(REPO)));
+        assert_eq!(layout(None, &["/usr/lib/mcpflow"]), DemoLayout::repository(Path::new(REPO)));
+    }
 
     #[test]
     fn stored_examples_name_no_relative_path_and_use_the_seeded_servers_by_name() {
