@@ -40,17 +40,18 @@ check "depends on the WebKitGTK runtime" grep -q 'libwebkit2gtk-4.1-0' <<<"$(fie
 installed_kib=$(field Installed-Size)
 
 step "contents (dpkg-deb -c)"
-dpkg-deb -c "$deb" | awk '{ print $NF }' >"$tmp/contents"
+# Paths as /usr/…, whether the archive writes them ./usr/… or usr/….
+dpkg-deb -c "$deb" | awk '{ p = $NF; sub(/^\.?\//, "", p); print "/" p }' >"$tmp/contents"
 grep -v '/node_modules/' "$tmp/contents"
 echo "… and $(grep -c '/node_modules/.*[^/]$' "$tmp/contents") files under /usr/lib/mcpflow/node_modules"
-for path in ./usr/bin/mcpflow-studio ./usr/bin/mcpflow ./usr/lib/mcpflow/mcpflow-testkit \
-  ./usr/lib/mcpflow/node_modules/@modelcontextprotocol/server-memory/dist/index.js \
-  ./usr/lib/mcpflow/node_modules/@modelcontextprotocol/server-everything/dist/index.js \
-  ./usr/lib/mcpflow/node_modules/@modelcontextprotocol/sdk/package.json; do
+for path in /usr/bin/mcpflow-studio /usr/bin/mcpflow /usr/lib/mcpflow/mcpflow-testkit \
+  /usr/lib/mcpflow/node_modules/@modelcontextprotocol/server-memory/dist/index.js \
+  /usr/lib/mcpflow/node_modules/@modelcontextprotocol/server-everything/dist/index.js \
+  /usr/lib/mcpflow/node_modules/@modelcontextprotocol/sdk/package.json; do
   check "contains $path" grep -qx -- "$path" "$tmp/contents"
 done
-check "contains a desktop entry" grep -q '^\./usr/share/applications/.*\.desktop$' "$tmp/contents"
-check "contains an icon" grep -q '^\./usr/share/icons/hicolor/.*/apps/mcpflow-studio\.png$' "$tmp/contents"
+check "contains a desktop entry" grep -q '^/usr/share/applications/.*\.desktop$' "$tmp/contents"
+check "contains an icon" grep -q '^/usr/share/icons/hicolor/.*/apps/mcpflow-studio\.png$' "$tmp/contents"
 
 step "extract (dpkg-deb -x) into $tmp/root"
 dpkg-deb -x "$deb" "$tmp/root"
@@ -72,7 +73,8 @@ for key in 'Name=.' 'Icon=mcpflow-studio$' 'Categories=.'; do
 done
 
 step "the binaries"
-check "binaries are stripped" sh -c "file '$cli' '$testkit' '$root/usr/bin/mcpflow-studio' | tee /dev/stderr | grep -vq 'not stripped'"
+file "$cli" "$testkit" "$root/usr/bin/mcpflow-studio" | tee "$tmp/file"
+check "binaries are stripped" sh -c "! grep -q 'not stripped' '$tmp/file'"
 check "the studio's libraries all resolve" sh -c "! ldd '$root/usr/bin/mcpflow-studio' | grep 'not found'"
 version=$("$cli" --version)
 echo "$version"
