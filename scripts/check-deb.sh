@@ -3,7 +3,8 @@
 # metadata and contents, the desktop entry, then the payload extracted into a temporary
 # folder — the CLI runs a blueprint on the packaged echo server, the packaged
 # server-memory answers `servers test`, and the packaged studio, started once under Xvfb
-# with an empty data folder, seeds demo servers that point into the package and start.
+# with an empty data folder, seeds demo servers that point into the package and start,
+# and its demo blueprint (exported with --portable) runs on them.
 # Usage: bash scripts/check-deb.sh target/dist/bundle/deb/mcpflow_*.deb
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -133,6 +134,23 @@ check "the seeded cluster/echo servers run the packaged testkit" grep -q "$testk
 check "the seeded memory server runs the packaged server-memory" grep -q "$modules/server-memory/dist/index.js" "$tmp/seeded.json"
 check "the seeded cluster, memory and echo servers start" \
   "$cli" servers test --store --allow-all-servers cluster memory echo
+
+step "the seeded demo (cmdb-sync-sketch) runs on the packaged servers"
+# Exported as another machine would get it: the servers it uses copied into it.
+if "$cli" export-blueprint cmdb-sync-sketch --portable --out "$tmp/demo"; then
+  ls "$tmp/demo"
+  demo=$(grep -l '"id": *"cmdb-sync-sketch"' "$tmp/demo"/*.json | head -n 1)
+  if MEMORY_FILE_PATH="$tmp/demo-memory.json" "$cli" run --allow-all-servers --quiet --json "$demo" >"$tmp/demo.json"; then
+    grep -A6 '"summary"' "$tmp/demo.json"
+    check "the demo run succeeded" grep -q '"status": "succeeded"' "$tmp/demo.json"
+    check "the demo filled the packaged server-memory's graph" test -s "$tmp/demo-memory.json"
+  else
+    cat "$tmp/demo.json"
+    bad "the demo run exited $?"
+  fi
+else
+  bad "export-blueprint cmdb-sync-sketch --portable"
+fi
 if [ "$failed" != 0 ]; then
   echo "--- studio log"
   cat "$tmp/studio.log"
