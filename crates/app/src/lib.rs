@@ -21,6 +21,7 @@ pub mod backup;
 pub mod blueprints;
 pub mod daemon;
 pub mod error;
+mod files;
 pub mod headless;
 pub mod home;
 mod logs;

@@ -304,13 +304,7 @@ pub fn write_provider(home: &Path, provider: Option<&ProviderConfig>) -> Result<
     text.push('\n');
     let failed =
         |e: std::io::Error| format!("could not write {}: {e}; check that the data folder is writable", path.display());
-    std::fs::create_dir_all(home).map_err(failed)?;
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, text).map_err(failed)?;
-    std::fs::rename(&tmp, &path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        failed(e)
-    })
+    crate::files::write_whole(&path, &text).map_err(failed)
 }
 
 fn check(config: &ProviderConfig) -> Result<(), String> {

@@ -131,7 +131,8 @@ pub fn add_entry(host: Host, file: &Path, name: &str, entry: &Value) -> Result<A
         None => Added::Created,
     };
     let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())? + "\n";
-    write_whole(file, &text).map_err(|e| format!("cannot write {}: {e}; {}", file.display(), by_hand()))?;
+    crate::files::write_whole(file, &text)
+        .map_err(|e| format!("cannot write {}: {e}; {}", file.display(), by_hand()))?;
     Ok(added)
 }
 
@@ -165,23 +166,6 @@ fn read_config(file: &Path) -> Result<Option<Value>, String> {
                 ""
             }
         )
-    })
-}
-
-/// Replaces `file` with `text`: written beside it, then renamed over it.
-fn write_whole(file: &Path, text: &str) -> std::io::Result<()> {
-    if let Some(folder) = file.parent() {
-        std::fs::create_dir_all(folder)?;
-    }
-    let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let beside = file.with_file_name(format!(".{name}.mcpflow-{}", std::process::id()));
-    std::fs::write(&beside, text)?;
-    // The host's file may hold other secrets: keep its permissions when it had some.
-    if let Ok(meta) = std::fs::metadata(file) {
-        let _ = std::fs::set_permissions(&beside, meta.permissions());
-    }
-    std::fs::rename(&beside, file).inspect_err(|_| {
-        let _ = std::fs::remove_file(&beside);
     })
 }
 
