@@ -202,7 +202,7 @@ pub fn missing_commands(checked: &Checked, spec: &HeadlessRun) -> Vec<String> {
 
 /// Each server the steps call, with the ids of the steps calling it, in order.
 fn servers_by_step(steps: Option<&Value>, out: &mut Vec<(String, Vec<String>)>) {
-    for step in steps.and_then(Value::as_array).into_iter().flatten() {
+    crate::servers::each_step(steps, &mut |step| {
         if let (Some(server), Some(id)) =
             (step.get("server").and_then(Value::as_str), step.get("id").and_then(Value::as_str))
         {
@@ -211,8 +211,7 @@ fn servers_by_step(steps: Option<&Value>, out: &mut Vec<(String, Vec<String>)>) 
                 None => out.push((server.to_owned(), vec![id.to_owned()])),
             }
         }
-        servers_by_step(step.get("steps"), out);
-    }
+    });
 }
 
 /// Runs a checked blueprint to the end. Every server process is reaped before this

@@ -118,15 +118,14 @@ impl App {
 
 /// The blueprint ids `workflow` steps call, in order, each once.
 fn named_workflows(steps: Option<&Value>, out: &mut Vec<String>) {
-    for step in steps.and_then(Value::as_array).into_iter().flatten() {
+    crate::servers::each_step(steps, &mut |step| {
         if step.get("kind").and_then(Value::as_str) == Some("workflow")
             && let Some(id) = step.get("workflow").and_then(Value::as_str)
             && !out.iter().any(|n| n == id)
         {
             out.push(id.to_owned());
         }
-        named_workflows(step.get("steps"), out);
-    }
+    });
 }
 
 /// Writes every `env` value and header of a copied server entry as `${env:NAME}`: an

@@ -253,13 +253,20 @@ fn steps_naming(steps: Option<&Value>, pointer: &str, out: &mut Vec<(String, Str
 
 /// The `server` of every step in `steps` (loop bodies included), each once.
 pub(crate) fn named_servers(steps: Option<&Value>, out: &mut Vec<String>) {
-    for step in steps.and_then(Value::as_array).into_iter().flatten() {
+    each_step(steps, &mut |step| {
         if let Some(name) = step.get("server").and_then(Value::as_str)
             && !out.iter().any(|n| n == name)
         {
             out.push(name.to_owned());
         }
-        named_servers(step.get("steps"), out);
+    });
+}
+
+/// Calls `f` with every step of `steps`, loop bodies included, in document order.
+pub(crate) fn each_step(steps: Option<&Value>, f: &mut impl FnMut(&Value)) {
+    for step in steps.and_then(Value::as_array).into_iter().flatten() {
+        f(step);
+        each_step(step.get("steps"), f);
     }
 }
 
