@@ -89,20 +89,27 @@ pub struct WireError {
     pub message: String,
 }
 
-/// Reads one line of at most [`MAX_HELLO`] bytes.
-async fn read_hello_line<R: AsyncRead + Unpin>(read: &mut BufReader<R>) -> std::io::Result<String> {
+/// One line of at most `max` bytes, held to it while it is read: `Ok(None)` at the end of
+/// the stream, an `InvalidData` error for a longer line.
+pub(crate) async fn read_line_within<R: AsyncRead + Unpin>(
+    read: &mut BufReader<R>,
+    max: u64,
+) -> std::io::Result<Option<String>> {
     let mut line = String::new();
-    let n = (&mut *read).take(MAX_HELLO + 1).read_line(&mut line).await?;
-    if n == 0 {
-        return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "the connection closed before its hello"));
+    if (&mut *read).take(max + 1).read_line(&mut line).await? == 0 {
+        return Ok(None);
     }
-    if line.len() as u64 > MAX_HELLO {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("the hello line is longer than {MAX_HELLO} bytes"),
-        ));
+    if line.len() as u64 > max {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, format!("a line is longer than {max} bytes")));
     }
-    Ok(line)
+    Ok(Some(line))
+}
+
+/// Reads the hello (or welcome) line.
+async fn read_hello_line<R: AsyncRead + Unpin>(read: &mut BufReader<R>) -> std::io::Result<String> {
+    read_line_within(read, MAX_HELLO)
+        .await?
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "the connection closed before its hello"))
 }
 
 /// Whether a stored blueprint has a schedule (the service stays up to fire it).
@@ -378,18 +385,8 @@ impl Client {
     }
 
     async fn next_message(&mut self) -> Result<serde_json::Value, WireError> {
-        let mut answer = String::new();
-        let n = (&mut self.read)
-            .take(api::MAX_ANSWER + 1)
-            .read_line(&mut answer)
-            .await
-            .map_err(|e| lost(&e.to_string()))?;
-        if n == 0 {
-            return Err(lost("it closed the connection (it stopped or restarted)"));
-        }
-        if answer.len() as u64 > api::MAX_ANSWER {
-            return Err(lost(&format!("an answer is longer than {} bytes", api::MAX_ANSWER)));
-        }
+        let answer = read_line_within(&mut self.read, api::MAX_ANSWER).await.map_err(|e| lost(&e.to_string()))?;
+        let answer = answer.ok_or_else(|| lost("it closed the connection (it stopped or restarted)"))?;
         serde_json::from_str(&answer).map_err(|e| lost(&e.to_string()))
     }
 }

@@ -22,7 +22,7 @@
 use crate::app::{App, Change};
 use crate::error::AppError;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::io::{AsyncWriteExt as _, BufReader};
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::broadcast::error::RecvError;
 
@@ -94,11 +94,10 @@ pub(super) async fn serve(
 /// closes, a line is too long, or the session stops listening.
 async fn read_lines(mut read: BufReader<OwnedReadHalf>, lines: tokio::sync::mpsc::Sender<Line>) {
     loop {
-        let mut line = String::new();
-        let line = match (&mut read).take(MAX_REQUEST + 1).read_line(&mut line).await {
-            Ok(0) | Err(_) => return,
-            Ok(_) if line.len() as u64 > MAX_REQUEST => Line::TooLong,
-            Ok(_) => Line::Request(line),
+        let line = match super::read_line_within(&mut read, MAX_REQUEST).await {
+            Ok(Some(line)) => Line::Request(line),
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => Line::TooLong,
+            Ok(None) | Err(_) => return,
         };
         let last = matches!(line, Line::TooLong);
         if lines.send(line).await.is_err() || last {
