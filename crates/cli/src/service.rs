@@ -8,12 +8,14 @@ use crate::app::{AppArgs, open_app};
 use crate::run::cancel_on_signals;
 use anyhow::Context as _;
 use clap::Args;
+use mcpflow_app::Change;
 use mcpflow_app::service::install::Flavour;
 use mcpflow_app::service::{Activity, has_schedules, host_with, socket_path};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::sync::broadcast::error::RecvError;
 
 #[derive(Debug, Args)]
 pub struct ServiceArgs {
@@ -72,9 +74,18 @@ pub async fn run(args: ServiceArgs) -> anyhow::Result<ExitCode> {
         socket_path(&home).display()
     );
     let idle = Duration::from_secs(args.idle);
+    // Whether a stored blueprint has a schedule: read again when the blueprints change,
+    // not on every tick.
+    let mut changes = app.subscribe_changes();
+    let mut scheduled = has_schedules(&app);
     let code = loop {
         tokio::select! {
             signal = signals.received() => break ExitCode::from(signal.exit_code()),
+            change = changes.recv() => {
+                if matches!(change, Ok(Change::Blueprints) | Err(RecvError::Lagged(_))) {
+                    scheduled = has_schedules(&app);
+                }
+            }
             () = asked_to_stop.cancelled() => {
                 eprintln!("mcpflow service: asked to stop by a client, exiting");
                 break ExitCode::SUCCESS;
@@ -84,7 +95,7 @@ pub async fn run(args: ServiceArgs) -> anyhow::Result<ExitCode> {
                     break ExitCode::from(1);
                 }
                 let busy = activity.connections() > 0 || !app.active_runs().is_empty();
-                if !args.keep && !busy && activity.idle_for(started) >= idle && !has_schedules(&app) {
+                if !args.keep && !busy && activity.idle_for(started) >= idle && !scheduled {
                     eprintln!("mcpflow service: idle for {} s, exiting", args.idle);
                     break ExitCode::SUCCESS;
                 }
