@@ -3,7 +3,8 @@
 //! typed event `StoreChanged` (`events.storeChanged` in `ui/src/bindings.ts`), so the
 //! Open list, the open document and History follow without a manual refresh.
 
-use mcpflow_app::{App, Change};
+use mcpflow_app::Change;
+use mcpflow_app::api::Api;
 use serde::{Deserialize, Serialize};
 use specta::Type;
 use tauri_specta::Event;
@@ -30,9 +31,9 @@ pub enum StoreChanged {
     Missed,
 }
 
-/// Forwards the application's changes to the window until the application ends.
-pub fn forward(handle: tauri::AppHandle, app: &App) {
-    let mut changes = app.subscribe_changes();
+/// Forwards the data folder's changes to the window until the studio ends.
+pub fn forward(handle: tauri::AppHandle, api: &Api) {
+    let mut changes = api.subscribe_changes();
     tauri::async_runtime::spawn(async move {
         loop {
             let event = match changes.recv().await {

@@ -3,26 +3,24 @@
 //! async: Tauri runs those on its tokio runtime, which the app's use cases need (sync
 //! commands run on the main thread, outside it).
 
-use crate::auth::LOGIN_TIMEOUT;
 use crate::dialogs;
 use crate::dto::{
     AnswerDto, AskingDto, AuthStatusDto, BlueprintInfo, CommandError, DiagnosticDto, ExportedFiles, ImportedFile, Json,
     OpenedBlueprint, QuestionDto, SamplingProviderDto, SamplingSettingsDto, SaveResult, ServerDto, ServerOffer,
     ServerTestDto, SignedOutDto, StudioInfo,
 };
-use mcpflow_app::App;
+use mcpflow_app::api::Api;
 use serde_json::Value;
 use tauri::{AppHandle, State};
 
 type Result<T> = std::result::Result<T, CommandError>;
 
-/// The application and what the shell learnt at start.
+/// The studio's client interface (the service holding the data folder, or this process)
+/// and what the shell learnt at start.
 #[derive(Debug)]
 pub struct Studio {
-    pub app: App,
+    pub api: Api,
     pub info: StudioInfo,
-    /// The browser sign-ins waiting (`crate::auth`).
-    pub logins: crate::auth::Logins,
 }
 
 #[tauri::command]
@@ -34,68 +32,60 @@ pub async fn studio_info(studio: State<'_, Studio>) -> Result<StudioInfo> {
 #[tauri::command]
 #[specta::specta]
 pub async fn list_blueprints(studio: State<'_, Studio>) -> Result<Vec<BlueprintInfo>> {
-    Ok(studio.app.blueprints()?.into_iter().map(BlueprintInfo::from).collect())
+    studio.api.list_blueprints().await
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn get_blueprint(studio: State<'_, Studio>, id: String) -> Result<OpenedBlueprint> {
-    let stored = studio.app.blueprint(&id)?;
-    Ok(OpenedBlueprint { info: stored.meta.into(), doc: Json(stored.json) })
+    studio.api.get_blueprint(id).await
 }
 
 /// Every diagnostic of a document being edited (errors and warnings).
 #[tauri::command]
 #[specta::specta]
 pub async fn validate_blueprint(studio: State<'_, Studio>, doc: Json) -> Result<Vec<DiagnosticDto>> {
-    Ok(studio.app.validate(&doc.0).diagnostics.iter().map(DiagnosticDto::from).collect())
+    studio.api.validate_blueprint(doc).await
 }
 
 /// Saves a new revision; errors block (the error carries them), warnings come back.
 #[tauri::command]
 #[specta::specta]
 pub async fn save_blueprint(studio: State<'_, Studio>, doc: Json) -> Result<SaveResult> {
-    let saved = studio.app.save_blueprint(&doc.0)?;
-    Ok(SaveResult { info: saved.meta.into(), warnings: saved.warnings.iter().map(DiagnosticDto::from).collect() })
+    studio.api.save_blueprint(doc).await
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn delete_blueprint(studio: State<'_, Studio>, id: String) -> Result<()> {
-    Ok(studio.app.delete_blueprint(&id)?)
+    studio.api.delete_blueprint(id).await
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn list_servers(studio: State<'_, Studio>) -> Result<Vec<ServerDto>> {
-    Ok(servers(&studio))
-}
-
-fn servers(studio: &Studio) -> Vec<ServerDto> {
-    studio.app.servers().into_iter().map(ServerDto::from).collect()
+    studio.api.list_servers().await
 }
 
 /// Adds or replaces a server (an `mcpServers` entry). Starts nothing.
 #[tauri::command]
 #[specta::specta]
 pub async fn put_server(studio: State<'_, Studio>, name: String, config: Json) -> Result<Vec<ServerDto>> {
-    studio.app.put_server(&name, &config.0)?;
-    Ok(servers(&studio))
+    studio.api.put_server(name, config).await
 }
 
 /// Turns a server's switch "may ask the model" on or off (`"sampling"` on its entry).
 #[tauri::command]
 #[specta::specta]
 pub async fn set_server_sampling(studio: State<'_, Studio>, name: String, on: bool) -> Result<Vec<ServerDto>> {
-    studio.app.set_server_sampling(&name, on)?;
-    Ok(servers(&studio))
+    studio.api.set_server_sampling(name, on).await
 }
 
 /// The sampling provider of the data folder's `settings.json`.
 #[tauri::command]
 #[specta::specta]
 pub async fn sampling_settings(studio: State<'_, Studio>) -> Result<SamplingSettingsDto> {
-    Ok(studio.app.sampling_settings().into())
+    studio.api.sampling_settings().await
 }
 
 /// Saves the sampling provider (`None` removes it), keeping the rest of `settings.json`;
@@ -106,22 +96,20 @@ pub async fn set_sampling_provider(
     studio: State<'_, Studio>,
     provider: Option<SamplingProviderDto>,
 ) -> Result<SamplingSettingsDto> {
-    let config = provider.map(mcpflow_app::sampling::ProviderConfig::from);
-    Ok(studio.app.set_sampling_provider(config.as_ref())?.into())
+    studio.api.set_sampling_provider(provider).await
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn delete_server(studio: State<'_, Studio>, name: String) -> Result<Vec<ServerDto>> {
-    studio.app.delete_server(&name)?;
-    Ok(servers(&studio))
+    studio.api.delete_server(name).await
 }
 
 /// Approves the exact command line the server starts; returns that command line.
 #[tauri::command]
 #[specta::specta]
 pub async fn approve_server(studio: State<'_, Studio>, name: String) -> Result<String> {
-    Ok(studio.app.approve_server(&name)?)
+    studio.api.approve_server(name).await
 }
 
 /// Connects (starting the server if it is approved): the protocol revision it spoke
@@ -129,7 +117,7 @@ pub async fn approve_server(studio: State<'_, Studio>, name: String) -> Result<S
 #[tauri::command]
 #[specta::specta]
 pub async fn test_server(studio: State<'_, Studio>, name: String) -> Result<ServerTestDto> {
-    Ok(studio.app.test_connection(&name).await?.into())
+    studio.api.test_server(name).await
 }
 
 /// What every configured server offers, for the palette. Approved servers are started;
@@ -137,30 +125,7 @@ pub async fn test_server(studio: State<'_, Studio>, name: String) -> Result<Serv
 #[tauri::command]
 #[specta::specta]
 pub async fn server_offers(studio: State<'_, Studio>) -> Result<Vec<ServerOffer>> {
-    let app = studio.app.clone();
-    let servers = app.servers();
-    // Servers start concurrently; each answers within the pool's own timeouts.
-    let found = futures::future::join_all(servers.iter().map(|server| {
-        let app = app.clone();
-        let name = server.name.clone();
-        let approved = server.approved;
-        let command = server.command.clone().unwrap_or_default();
-        async move {
-            if !approved {
-                let error = CommandError::new(
-                    "SERVER_NOT_APPROVED",
-                    format!("`{name}` starts `{command}`, which nobody approved yet; approve it in the Servers panel"),
-                );
-                return ServerOffer::failed(&name, error);
-            }
-            match app.offer(&name).await {
-                Ok(offer) => ServerOffer::from_offer(&name, offer),
-                Err(e) => ServerOffer::failed(&name, e.into()),
-            }
-        }
-    }))
-    .await;
-    Ok(found)
+    studio.api.server_offers().await
 }
 
 /// Imports every entry of an `mcpServers` JSON file the user picks. Starts nothing and
@@ -172,7 +137,7 @@ pub async fn import_servers(handle: AppHandle, studio: State<'_, Studio>) -> Res
         return Ok(None);
     };
     let doc = mcpflow_app::blueprints::read_json_file(&path, "a servers file", "it should list servers only")?;
-    Ok(Some(studio.app.import_servers(&doc)?))
+    Ok(Some(studio.api.import_servers(Json(doc)).await?))
 }
 
 /// Reads a blueprint file the user picks, for the editor (not saved until Save).
@@ -183,9 +148,9 @@ pub async fn import_blueprint(handle: AppHandle, studio: State<'_, Studio>) -> R
     let Some(path) = dialogs::pick_open(&handle, "Import a blueprint").await else {
         return Ok(None);
     };
-    let doc = mcpflow_app::blueprints::read_blueprint_file(&path)?;
-    let diagnostics = studio.app.validate(&doc).diagnostics.iter().map(DiagnosticDto::from).collect();
-    Ok(Some(ImportedFile { path: path.display().to_string(), doc: Json(doc), diagnostics }))
+    let doc = Json(mcpflow_app::blueprints::read_blueprint_file(&path)?);
+    let diagnostics = studio.api.validate_blueprint(doc.clone()).await?;
+    Ok(Some(ImportedFile { path: path.display().to_string(), doc, diagnostics }))
 }
 
 /// Writes the document being edited (unsaved edits included) to a file the user picks,
@@ -201,7 +166,7 @@ pub async fn export_blueprint(
     studio: State<'_, Studio>,
     doc: Json,
 ) -> Result<Option<ExportedFiles>> {
-    let portable = studio.app.portable_document(doc.0)?;
+    let portable = studio.api.portable_document(doc).await?;
     let Some((first, _)) = portable.files.first() else {
         return Err(CommandError::new("BAD_REQUEST", "nothing to export".to_owned()));
     };
@@ -257,7 +222,7 @@ pub async fn export_blueprint(
 #[tauri::command]
 #[specta::specta]
 pub async fn auth_status(studio: State<'_, Studio>) -> Result<Vec<AuthStatusDto>> {
-    Ok(studio.app.auth_status().await?.into_iter().map(AuthStatusDto::from).collect())
+    studio.api.auth_status().await
 }
 
 /// Signs in to `server` through the system browser and waits (up to five minutes) for
@@ -268,12 +233,7 @@ pub async fn auth_status(studio: State<'_, Studio>) -> Result<Vec<AuthStatusDto>
 #[tauri::command]
 #[specta::specta]
 pub async fn auth_login(studio: State<'_, Studio>, server: String, doc: Option<Json>) -> Result<AuthStatusDto> {
-    let app = studio.app.clone();
-    let name = server.clone();
-    let options = mcpflow_app::auth::LoginOptions { timeout: LOGIN_TIMEOUT, ..Default::default() };
-    let login =
-        async move { app.auth_login(doc.as_ref().map(|d| &d.0), &name, options).await.map(AuthStatusDto::from) };
-    studio.logins.run(&server, login).await
+    studio.api.auth_login(server, doc).await
 }
 
 /// Stops waiting for the browser sign-in to `server` (its loopback listener closes, so a
@@ -281,7 +241,7 @@ pub async fn auth_login(studio: State<'_, Studio>, server: String, doc: Option<J
 #[tauri::command]
 #[specta::specta]
 pub async fn auth_cancel(studio: State<'_, Studio>, server: String) -> Result<bool> {
-    Ok(studio.logins.cancel(&server))
+    studio.api.auth_cancel(server).await
 }
 
 /// Forgets the login `server` holds (its tokens leave the vault), then asks the
@@ -289,7 +249,7 @@ pub async fn auth_cancel(studio: State<'_, Studio>, server: String) -> Result<bo
 #[tauri::command]
 #[specta::specta]
 pub async fn auth_logout(studio: State<'_, Studio>, server: String) -> Result<SignedOutDto> {
-    Ok(studio.app.auth_logout(&server).await?.into())
+    studio.api.auth_logout(server).await
 }
 
 /// The questions a run waits on (for a run opened after they were asked); all runs'
@@ -297,7 +257,7 @@ pub async fn auth_logout(studio: State<'_, Studio>, server: String) -> Result<Si
 #[tauri::command]
 #[specta::specta]
 pub async fn questions(studio: State<'_, Studio>, run_id: Option<String>) -> Result<Vec<QuestionDto>> {
-    Ok(studio.app.questions(run_id.as_deref()).into_iter().map(|(run, q)| QuestionDto::new(run, q)).collect())
+    studio.api.questions(run_id).await
 }
 
 /// Answers a run's open question; the run goes on. `QUESTION_NOT_OPEN` when it was
@@ -311,7 +271,7 @@ pub async fn answer_question(
     question_id: String,
     answer: AnswerDto,
 ) -> Result<()> {
-    Ok(studio.app.answer(&run_id, &question_id, answer.into())?)
+    studio.api.answer_question(run_id, question_id, answer).await
 }
 
 /// Opens the page of a run's open URL-mode question in the system browser. The URL is
@@ -320,14 +280,14 @@ pub async fn answer_question(
 #[tauri::command]
 #[specta::specta]
 pub async fn open_question_url(studio: State<'_, Studio>, run_id: String, question_id: String) -> Result<()> {
-    let open = studio.app.questions(Some(&run_id));
-    let Some((_, question)) = open.iter().find(|(_, q)| q.id == question_id) else {
+    let open = studio.api.questions(Some(run_id.clone())).await?;
+    let Some(question) = open.iter().find(|q| q.id == question_id) else {
         return Err(CommandError::new(
             "QUESTION_NOT_OPEN",
             format!("run `{run_id}` has no open question `{question_id}` (answered already, or its step ended)"),
         ));
     };
-    match (AskingDto::from(question.asking), question.url.as_deref()) {
+    match (question.asking, question.url.as_deref()) {
         (AskingDto::ElicitationUrl, Some(url)) => crate::browse::open(url),
         _ => Err(CommandError::new(
             "BAD_REQUEST",

@@ -4,7 +4,8 @@
 //! It starts nothing and approves nothing: the demo servers ask for consent on first use
 //! like any other.
 
-use mcpflow_app::App;
+use mcpflow_app::api::Api;
+use mcpflow_app::api::dto::Json;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -114,7 +115,7 @@ fn by_name(mut doc: Value, seeded: &[&str]) -> Value {
 /// Seeds the store if this data folder was never seeded. Returns whether it did.
 /// Examples that do not save (which would be a bug in an example) are reported and
 /// skipped; the studio opens either way.
-pub fn seed(app: &App, home: &Path) -> bool {
+pub async fn seed(api: &Api, home: &Path) -> bool {
     let marker = home.join(MARKER);
     if marker.exists() {
         return false;
@@ -122,15 +123,15 @@ pub fn seed(app: &App, home: &Path) -> bool {
     let servers = demo_servers(home);
     let seeded: Vec<&str> = servers.iter().map(|(name, _)| *name).collect();
     for (name, config) in &servers {
-        if let Err(e) = app.put_server(name, config) {
-            tracing::warn!("demo server `{name}` was not added: {e}");
+        if let Err(e) = api.put_server((*name).to_owned(), Json(config.clone())).await {
+            tracing::warn!("demo server `{name}` was not added: {} [{}]", e.message, e.code);
         }
     }
     for (file, text) in EXAMPLES {
-        let saved = serde_json::from_str::<Value>(text)
-            .map_err(|e| e.to_string())
-            .map(|doc| by_name(doc, &seeded))
-            .and_then(|doc| app.save_blueprint(&doc).map_err(|e| e.to_string()));
+        let saved = match serde_json::from_str::<Value>(text) {
+            Ok(doc) => api.save_blueprint(Json(by_name(doc, &seeded))).await.map(drop).map_err(|e| e.message),
+            Err(e) => Err(e.to_string()),
+        };
         if let Err(e) = saved {
             tracing::warn!("example {file} was not added: {e}");
         }

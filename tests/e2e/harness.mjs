@@ -9,12 +9,14 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import net from 'node:net';
 import { remote } from 'webdriverio';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const APP = process.env.MCPFLOW_STUDIO_BIN ?? join(ROOT, 'target/debug/mcpflow-studio');
+/** The CLI beside the studio: what the studio starts `mcpflow service` with. */
+export const CLI = join(dirname(APP), 'mcpflow');
 export const OUTPUT = join(ROOT, 'test-output/e2e');
 mkdirSync(OUTPUT, { recursive: true });
 
@@ -121,6 +123,8 @@ export async function openStudio(name, env = {}, { home: reuse, cwd, keep = reus
         // the window may already be gone
       }
       killDriver();
+      // The studio started (or joined) the data folder's service; it outlives the window.
+      await stopService(home);
       if (!keep) rmSync(home, { recursive: true, force: true });
     },
   };
@@ -312,20 +316,58 @@ export function alive(pid) {
   }
 }
 
-/** The pid of the studio whose environment has MCPFLOW_HOME=home (started by the driver). */
-export function studioPid(home) {
-  const exe = realpathSync(APP);
+/** The pid of the `mcpflow service` holding data folder `home`, or null. */
+export function servicePid(home) {
+  return processOf(CLI, home, (argv) => argv.includes('service'));
+}
+
+/**
+ * Stops the `mcpflow service` of data folder `home` (SIGTERM to its process group: its
+ * runs are cancelled and its servers reaped), waiting up to 10 s, then SIGKILL.
+ */
+export async function stopService(home) {
+  const pid = servicePid(home);
+  if (pid === null) return;
+  const signal = (name) => {
+    try {
+      process.kill(-pid, name);
+    } catch {
+      // gone already
+    }
+  };
+  signal('SIGTERM');
+  const until = Date.now() + 10_000;
+  while (Date.now() < until) {
+    if (!alive(pid)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  signal('SIGKILL');
+}
+
+function processOf(binary, home, argvFits = () => true) {
+  let exe;
+  try {
+    exe = realpathSync(binary);
+  } catch {
+    return null;
+  }
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       if (realpathSync(`/proc/${entry}/exe`) !== exe) continue;
       const env = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
-      if (env.includes(`MCPFLOW_HOME=${home}`)) return Number(entry);
+      const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (env.includes(`MCPFLOW_HOME=${home}`) && argvFits(argv)) return Number(entry);
     } catch {
       // gone, or not ours to read
     }
   }
   return null;
+}
+
+/** The pid of the studio whose environment has MCPFLOW_HOME=home (started by the driver). */
+export function studioPid(home) {
+  return processOf(APP, home);
 }
 
 /**

@@ -8,6 +8,8 @@ import * as __TAURI_EVENT from "@tauri-apps/api/event";
 /** Commands */
 export const commands = {
 	studioInfo: () => typedError<StudioInfo_Serialize, CommandError_Serialize>(__TAURI_INVOKE("studio_info")),
+	/**  Where the studio's use cases are answered now. */
+	serviceStatus: () => typedError<ServiceStatus_Serialize, CommandError_Serialize>(__TAURI_INVOKE("service_status")),
 	listBlueprints: () => typedError<BlueprintInfo_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("list_blueprints")),
 	getBlueprint: (id: string) => typedError<OpenedBlueprint_Serialize, CommandError_Serialize>(__TAURI_INVOKE("get_blueprint", { id })),
 	/**  Every diagnostic of a document being edited (errors and warnings). */
@@ -148,6 +150,7 @@ export const commands = {
 
 /** Events */
 export const events = {
+	serviceStatus: makeEvent<ServiceStatus_Serialize, ServiceStatus_Deserialize>("service-status"),
 	storeChanged: makeEvent<StoreChanged_Serialize, StoreChanged_Deserialize>("store-changed"),
 };
 
@@ -729,6 +732,35 @@ export type ServerTestDto_Serialize = {
 	 */
 	protocol_version: string | null,
 	tools: ToolDto_Serialize[],
+};
+
+export type ServiceState = 
+/**  The service answers (shared with the MCP hosts' `mcpflow serve` and the CLI). */
+"connected" | 
+/**  The service went away; one is being started again and reconnected to. */
+"reconnecting" | 
+/**  This studio holds the store itself (no service could be started). */
+"in_process";
+
+/**  The studio's connection to its engine. */
+export type ServiceStatus = ServiceStatus_Serialize | ServiceStatus_Deserialize;
+
+/**  The studio's connection to its engine. */
+export type ServiceStatus_Deserialize = {
+	state: ServiceState,
+	/**  The service's process id, when connected. */
+	pid?: number | null,
+	/**  What happened, while reconnecting. */
+	message?: string | null,
+};
+
+/**  The studio's connection to its engine. */
+export type ServiceStatus_Serialize = {
+	state: ServiceState,
+	/**  The service's process id, when connected. */
+	pid: number | null,
+	/**  What happened, while reconnecting. */
+	message: string | null,
 };
 
 /**

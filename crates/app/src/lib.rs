@@ -15,6 +15,7 @@
 #![forbid(unsafe_code)] // the workspace denies it; only the studio shell has one audited exception
 
 pub mod advice;
+pub mod api;
 pub mod app;
 pub mod auth;
 pub mod backup;

@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 const MAX_BLUEPRINTS: usize = 100;
 
 /// A blueprint and what travels with it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Portable {
     /// `id.json` and its document: the blueprint asked for first, then those it calls.
     pub files: Vec<(String, Value)>,

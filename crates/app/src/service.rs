@@ -42,6 +42,11 @@ use tokio_util::sync::CancellationToken;
 
 /// The endpoint's file in the data folder.
 pub const SOCKET_FILE: &str = "mcpflow.sock";
+
+/// The reading half of a connection to the endpoint.
+pub type ReadHalf = tokio::net::unix::OwnedReadHalf;
+/// The writing half of a connection to the endpoint.
+pub type WriteHalf = tokio::net::unix::OwnedWriteHalf;
 /// The version of what goes over the endpoint.
 pub const PROTOCOL: u32 = 1;
 /// Longest hello or welcome line.
@@ -172,6 +177,7 @@ pub async fn host_with(
 ) -> std::io::Result<()> {
     let listener = endpoint::bind(&home)?;
     let mediator = Mediator::new(app.clone());
+    let local = crate::api::Local::new(app.clone());
     let mut connections = tokio::task::JoinSet::new();
     loop {
         tokio::select! {
@@ -185,13 +191,13 @@ pub async fn host_with(
                         continue;
                     }
                 };
-                let (app, mediator, guard) = (app.clone(), mediator.clone(), activity.enter());
+                let (local, mediator, guard) = (local.clone(), mediator.clone(), activity.enter());
                 let (stop, stoppable) = (stop.clone(), stoppable.clone());
                 connections.spawn(async move {
                     let _guard = guard;
                     tokio::select! {
                         () = stop.cancelled() => {}
-                        () = serve_connection(app, mediator, stream, stoppable) => {}
+                        () = serve_connection(local, mediator, stream, stoppable) => {}
                     }
                 });
             }
@@ -203,7 +209,12 @@ pub async fn host_with(
 }
 
 /// One connection: its hello, then its session.
-async fn serve_connection(app: App, mediator: Mediator, stream: UnixStream, stoppable: Option<CancellationToken>) {
+async fn serve_connection(
+    local: crate::api::Local,
+    mediator: Mediator,
+    stream: UnixStream,
+    stoppable: Option<CancellationToken>,
+) {
     let (read, mut write) = stream.into_split();
     let mut read = BufReader::new(read);
     let hello = match tokio::time::timeout(HELLO_TIMEOUT, read_hello_line(&mut read)).await {
@@ -260,17 +271,16 @@ async fn serve_connection(app: App, mediator: Mediator, stream: UnixStream, stop
                 Err(error) => tracing::debug!(%error, "an MCP session over the service endpoint did not start"),
             }
         }
-        _ => api::serve(app, read, write, stoppable).await,
+        _ => api::serve(local, read, write, stoppable).await,
     }
 }
 
+/// A connection to the endpoint, past its welcome: its halves and the welcome.
+pub type Connected = (BufReader<ReadHalf>, WriteHalf, Welcome);
+
 /// A connection to the service of data folder `home`, past its welcome: `Ok(None)` when
 /// no service answers there (no socket, or a leftover one).
-pub async fn connect(
-    home: &Path,
-    hello: &Hello,
-) -> Result<Option<(BufReader<tokio::net::unix::OwnedReadHalf>, tokio::net::unix::OwnedWriteHalf, Welcome)>, WireError>
-{
+pub async fn connect(home: &Path, hello: &Hello) -> Result<Option<Connected>, WireError> {
     let Some(stream) = endpoint::connect(home).await else { return Ok(None) };
     let (read, mut write) = stream.into_split();
     let mut read = BufReader::new(read);
@@ -298,8 +308,8 @@ pub async fn connect(
 pub async fn bridge<R, W>(
     mut input: R,
     mut output: W,
-    mut service_read: BufReader<tokio::net::unix::OwnedReadHalf>,
-    mut service_write: tokio::net::unix::OwnedWriteHalf,
+    mut service_read: BufReader<ReadHalf>,
+    mut service_write: WriteHalf,
 ) -> std::io::Result<()>
 where
     R: AsyncRead + Unpin,
@@ -336,8 +346,8 @@ where
 /// A front door's `api` session with the service.
 #[derive(Debug)]
 pub struct Client {
-    read: BufReader<tokio::net::unix::OwnedReadHalf>,
-    write: tokio::net::unix::OwnedWriteHalf,
+    read: BufReader<ReadHalf>,
+    write: WriteHalf,
     next: u64,
     /// The service's process id.
     pub pid: u32,
@@ -417,4 +427,70 @@ pub async fn take_over(home: &Path) -> Result<bool, WireError> {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     Ok(true)
+}
+
+/// The service's log in the data folder; kept to one earlier file past this size.
+const SERVICE_LOG_LIMIT: u64 = 5 * 1024 * 1024;
+
+/// Starts `binary service` (`mcpflow service`) for data folder `home` in a process group
+/// of its own (a Ctrl-C to the front door that started it does not reach it), logging to
+/// `service.log` there; it exits after `--idle` seconds with nothing to do
+/// (`MCPFLOW_SERVICE_IDLE`, default 300). Two front doors starting one at once start two;
+/// the store's lock lets one win, the other exits.
+pub fn start_service(home: &Path, binary: &Path) -> Result<(), String> {
+    use std::os::unix::process::CommandExt as _;
+    std::fs::create_dir_all(home).map_err(|e| format!("cannot create {}: {e}", home.display()))?;
+    let log = home.join("service.log");
+    if std::fs::metadata(&log).is_ok_and(|m| m.len() > SERVICE_LOG_LIMIT) {
+        let _ = std::fs::rename(&log, home.join("service.log.1"));
+    }
+    let log_file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log)
+        .map_err(|e| format!("cannot open {}: {e}", log.display()))?;
+    let idle = std::env::var("MCPFLOW_SERVICE_IDLE").ok().filter(|v| v.parse::<u64>().is_ok());
+    let mut command = std::process::Command::new(binary);
+    command.arg("service").env("MCPFLOW_HOME", home);
+    if let Some(idle) = idle {
+        command.args(["--idle", &idle]);
+    }
+    let mut child = command
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(log_file)
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("cannot start `{} service`: {e}", binary.display()))?;
+    // Reaped when it exits, whether the front door that started it is still there or not.
+    std::thread::spawn(move || child.wait());
+    Ok(())
+}
+
+/// How long a front door waits for the service it started to answer.
+pub const START_WAIT: Duration = Duration::from_secs(10);
+
+/// Connects to the service just started, trying for up to [`START_WAIT`]; `Ok(None)`
+/// when it did not answer by then.
+pub async fn wait_for_service(home: &Path, hello: &Hello) -> Result<Option<Connected>, WireError> {
+    let deadline = tokio::time::Instant::now() + START_WAIT;
+    loop {
+        if let Some(connected) = connect(home, hello).await? {
+            return Ok(Some(connected));
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Ok(None);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The `mcpflow` CLI beside executable `exe` (an installed package, a build's target
+/// folder), or the first on `PATH`; `None` when there is none.
+pub fn cli_beside(exe: &Path) -> Option<PathBuf> {
+    let beside = exe.parent().map(|dir| dir.join("mcpflow")).filter(|p| p.is_file());
+    beside.or_else(|| {
+        std::env::var_os("PATH")
+            .and_then(|paths| std::env::split_paths(&paths).map(|dir| dir.join("mcpflow")).find(|p| p.is_file()))
+    })
 }

@@ -100,76 +100,31 @@ async fn bridge(args: &ServeArgs) -> anyhow::Result<Option<ExitCode>> {
     }
 }
 
-/// The service's log in the data folder; kept to one earlier file past this size.
-#[cfg(unix)]
-const SERVICE_LOG_LIMIT: u64 = 5 * 1024 * 1024;
-
-/// Starts `mcpflow service` for data folder `home` in a process group of its own (a
-/// Ctrl-C to this `serve` does not reach it), logging to `service.log` there; it exits
-/// after `--idle` seconds with nothing to do (`MCPFLOW_SERVICE_IDLE`, default 300). Two
-/// `serve`s starting at once start two; the store's lock lets one win, the other exits.
+/// Starts `mcpflow service` with this binary (see [`mcpflow_app::service::start_service`]).
 #[cfg(unix)]
 fn start_service(home: &std::path::Path) -> Result<(), String> {
-    use std::os::unix::process::CommandExt as _;
-    std::fs::create_dir_all(home).map_err(|e| format!("cannot create {}: {e}", home.display()))?;
-    let log = home.join("service.log");
-    if std::fs::metadata(&log).is_ok_and(|m| m.len() > SERVICE_LOG_LIMIT) {
-        let _ = std::fs::rename(&log, home.join("service.log.1"));
-    }
-    let log_file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log)
-        .map_err(|e| format!("cannot open {}: {e}", log.display()))?;
     let binary = std::env::current_exe().map_err(|e| format!("cannot tell where this binary is: {e}"))?;
-    let idle = std::env::var("MCPFLOW_SERVICE_IDLE").ok().filter(|v| v.parse::<u64>().is_ok());
-    let mut command = std::process::Command::new(binary);
-    command.arg("service").env("MCPFLOW_HOME", home);
-    if let Some(idle) = idle {
-        command.args(["--idle", &idle]);
-    }
-    let mut child = command
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(log_file)
-        .process_group(0)
-        .spawn()
-        .map_err(|e| format!("cannot start it: {e}"))?;
-    // Reaped when it exits, whether this `serve` is still there or not.
-    std::thread::spawn(move || child.wait());
-    Ok(())
+    mcpflow_app::service::start_service(home, &binary)
 }
 
-/// Connects to the service just started, for up to 10 s.
+/// Connects to the service just started, for up to 10 s; `None` (serve here) when it
+/// did not answer.
 #[cfg(unix)]
 async fn wait_for_service(
     home: &std::path::Path,
     hello: &mcpflow_app::service::Hello,
-) -> Result<
-    Option<(
-        tokio::io::BufReader<tokio::net::unix::OwnedReadHalf>,
-        tokio::net::unix::OwnedWriteHalf,
-        mcpflow_app::service::Welcome,
-    )>,
-    mcpflow_app::service::WireError,
-> {
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        if let Some(connected) = mcpflow_app::service::connect(home, hello).await? {
-            return Ok(Some(connected));
+) -> Result<Option<mcpflow_app::service::Connected>, mcpflow_app::service::WireError> {
+    let connected = mcpflow_app::service::wait_for_service(home, hello).await?;
+    if connected.is_none() {
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!(
+                "note: serving in this process: the mcpflow service did not answer within 10 s (see {})",
+                home.join("service.log").display()
+            );
         }
-        if tokio::time::Instant::now() >= deadline {
-            #[allow(clippy::print_stderr)]
-            {
-                eprintln!(
-                    "note: serving in this process: the mcpflow service did not answer within 10 s (see {})",
-                    home.join("service.log").display()
-                );
-            }
-            return Ok(None);
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+    Ok(connected)
 }
 
 /// The options of this `serve` that only a process of its own could honour.

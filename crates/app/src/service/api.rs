@@ -19,12 +19,15 @@
 //! Errors carry the application's stable codes in `error.data.code` and its words in
 //! `error.message`.
 
+use crate::api::dto::{CommandError, RunStarted};
+use crate::api::{EventStream, Local};
 use crate::app::{App, Change};
 use crate::error::AppError;
 use serde_json::{Value, json};
+use std::sync::Arc;
 use tokio::io::{AsyncWriteExt as _, BufReader};
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::{Semaphore, mpsc};
 
 /// Longest request line (a blueprint is at most 5 MB).
 pub const MAX_REQUEST: u64 = 8 * 1024 * 1024;
@@ -39,16 +42,38 @@ enum Line {
     TooLong,
 }
 
-/// Serves one `api` session until the client goes away.
+/// Requests of one session answered at once; past it, the session reads no further
+/// line until one is answered.
+const MAX_IN_FLIGHT: usize = 64;
+/// Runs one session follows at once (`start_run`, `follow_run`, …).
+const MAX_FOLLOWED: usize = 256;
+/// Messages queued for a client that reads slowly; past it, a run's events wait (and its
+/// broadcast counts what it loses) rather than memory growing.
+const OUTGOING: usize = 1024;
+
+/// Serves one `api` session until the client goes away. Requests are answered as they
+/// finish (a long one, a browser sign-in, does not hold up the others), matched by id.
 pub(super) async fn serve(
-    app: App,
-    read: BufReader<OwnedReadHalf>,
-    mut write: OwnedWriteHalf,
+    local: Local,
+    read: BufReader<super::ReadHalf>,
+    write: super::WriteHalf,
     stoppable: Option<tokio_util::sync::CancellationToken>,
 ) {
+    let (outgoing, mut queued) = mpsc::channel::<Value>(OUTGOING);
+    let writer = tokio::spawn(async move {
+        let mut write = write;
+        while let Some(message) = queued.recv().await {
+            if send(&mut write, &message).await.is_err() {
+                return;
+            }
+        }
+    });
     // Lines are read on their own task, so waiting for a change never cuts a line short.
-    let (lines_tx, mut lines) = tokio::sync::mpsc::channel::<Line>(1);
+    let (lines_tx, mut lines) = mpsc::channel::<Line>(1);
     let reader = tokio::spawn(read_lines(read, lines_tx));
+    let in_flight = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
+    let followed = Arc::new(Semaphore::new(MAX_FOLLOWED));
+    let mut tasks = tokio::task::JoinSet::new();
     let mut changes: Option<tokio::sync::broadcast::Receiver<Change>> = None;
     loop {
         let next = async {
@@ -57,15 +82,46 @@ pub(super) async fn serve(
                 None => std::future::pending().await,
             }
         };
-        let outgoing = tokio::select! {
+        tokio::select! {
             line = lines.recv() => match line {
                 None => break,
                 Some(Line::TooLong) => {
                     let message = format!("a request line is longer than {MAX_REQUEST} bytes; the session is closed");
-                    let _ = send(&mut write, &error_response(Value::Null, -32600, "REQUEST_TOO_LARGE", &message)).await;
+                    let _ = outgoing.send(error_response(Value::Null, -32600, "REQUEST_TOO_LARGE", &message)).await;
                     break;
                 }
-                Some(Line::Request(line)) => answer(&app, &line, &mut changes, stoppable.as_ref()),
+                Some(Line::Request(line)) => {
+                    let Ok(permit) = in_flight.clone().acquire_owned().await else { break };
+                    let request = match parse(&line) {
+                        Ok(request) => request,
+                        Err(refusal) => {
+                            drop(permit);
+                            if outgoing.send(refusal).await.is_err() { break }
+                            continue;
+                        }
+                    };
+                    let (local, outgoing, followed) = (local.clone(), outgoing.clone(), followed.clone());
+                    if let Some(answer) = answer_here(&local.app, &request, &mut changes, stoppable.as_ref()) {
+                        drop(permit);
+                        if outgoing.send(answer).await.is_err() { break }
+                        continue;
+                    }
+                    tasks.spawn(async move {
+                        let Request { id, method, params } = request;
+                        if let Some(started) = crate::api::dispatch_stream(&local, &method, params.clone()) {
+                            drop(permit);
+                            follow(id, &method, started, &outgoing, &followed).await;
+                            return;
+                        }
+                        let answer = match crate::api::dispatch_plain(&local, &method, params).await {
+                            Some(Ok(value)) => json!({ "jsonrpc": "2.0", "id": id, "result": value }),
+                            Some(Err(e)) => command_error(id, &e),
+                            None => unknown(id, &method),
+                        };
+                        drop(permit);
+                        let _ = outgoing.send(answer).await;
+                    });
+                }
             },
             change = next => {
                 let params = match change {
@@ -80,19 +136,60 @@ pub(super) async fn serve(
                         continue;
                     }
                 };
-                json!({ "jsonrpc": "2.0", "method": "notifications/changed", "params": params })
+                let notification = json!({ "jsonrpc": "2.0", "method": "notifications/changed", "params": params });
+                if outgoing.send(notification).await.is_err() { break }
             }
-        };
-        if send(&mut write, &outgoing).await.is_err() {
-            break;
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
         }
     }
+    tasks.shutdown().await;
     reader.abort();
+    drop(outgoing);
+    let _ = writer.await;
+}
+
+/// Answers a streaming call, then sends its run's batches as `run/events` until the run
+/// ends (or the client goes). At most [`MAX_FOLLOWED`] at once per session.
+async fn follow(
+    id: Value,
+    method: &str,
+    started: Result<(RunStarted, EventStream), CommandError>,
+    outgoing: &mpsc::Sender<Value>,
+    followed: &Arc<Semaphore>,
+) {
+    let (run, mut stream) = match started {
+        Ok(started) => started,
+        Err(e) => {
+            let _ = outgoing.send(command_error(id, &e)).await;
+            return;
+        }
+    };
+    let Ok(_slot) = followed.clone().try_acquire_owned() else {
+        let e = CommandError::new(
+            "RUNS_BUSY",
+            format!(
+                "{method}: this session follows {MAX_FOLLOWED} runs already; the run goes on, read it with get_run"
+            ),
+        );
+        let _ = outgoing.send(command_error(id, &e)).await;
+        return;
+    };
+    let Ok(result) = serde_json::to_value(&run) else { return };
+    if outgoing.send(json!({ "jsonrpc": "2.0", "id": id, "result": result })).await.is_err() {
+        return;
+    }
+    while let Some(batch) = stream.next_batch().await {
+        let Ok(batch) = serde_json::to_value(&batch) else { continue };
+        let params = json!({ "run_id": run.run_id, "batch": batch });
+        if outgoing.send(json!({ "jsonrpc": "2.0", "method": "run/events", "params": params })).await.is_err() {
+            return;
+        }
+    }
 }
 
 /// Reads request lines, each held to [`MAX_REQUEST`] while it is read, until the client
 /// closes, a line is too long, or the session stops listening.
-async fn read_lines(mut read: BufReader<OwnedReadHalf>, lines: tokio::sync::mpsc::Sender<Line>) {
+async fn read_lines(mut read: BufReader<super::ReadHalf>, lines: mpsc::Sender<Line>) {
     loop {
         let line = match super::read_line_within(&mut read, MAX_REQUEST).await {
             Ok(Some(line)) => Line::Request(line),
@@ -106,43 +203,68 @@ async fn read_lines(mut read: BufReader<OwnedReadHalf>, lines: tokio::sync::mpsc
     }
 }
 
-async fn send(write: &mut OwnedWriteHalf, message: &Value) -> std::io::Result<()> {
+async fn send(write: &mut super::WriteHalf, message: &Value) -> std::io::Result<()> {
     let mut bytes = serde_json::to_vec(message).map_err(std::io::Error::other)?;
     bytes.push(b'\n');
     write.write_all(&bytes).await
 }
 
-/// The response to one request line.
-fn answer(
-    app: &App,
-    line: &str,
-    changes: &mut Option<tokio::sync::broadcast::Receiver<Change>>,
-    stoppable: Option<&tokio_util::sync::CancellationToken>,
-) -> Value {
+struct Request {
+    id: Value,
+    method: String,
+    params: Value,
+}
+
+/// One request line, or the error response that refuses it.
+fn parse(line: &str) -> Result<Request, Value> {
     let request: Value = match serde_json::from_str(line) {
         Ok(v) => v,
-        Err(e) => return error_response(Value::Null, -32700, "PARSE_ERROR", &format!("not JSON: {e}")),
+        Err(e) => return Err(error_response(Value::Null, -32700, "PARSE_ERROR", &format!("not JSON: {e}"))),
     };
     let id = request.get("id").cloned().unwrap_or(Value::Null);
     let Some(method) = request.get("method").and_then(Value::as_str) else {
-        return error_response(id, -32600, "BAD_REQUEST", "a request needs a `method`");
+        return Err(error_response(id, -32600, "BAD_REQUEST", "a request needs a `method`"));
     };
     let params = request.get("params").cloned().unwrap_or(json!({}));
-    let result = call(app, method, &params, changes, stoppable);
-    match result {
-        Ok(value) => json!({ "jsonrpc": "2.0", "id": id, "result": value }),
-        Err(Failure::Unknown) => error_response(
-            id,
-            -32601,
-            "METHOD_NOT_FOUND",
-            &format!(
-                "no method `{method}`: blueprints/list, blueprints/get, runs/list, runs/get, runs/active, \
-                 questions/list, store/export, store/import, subscribe"
-            ),
-        ),
-        Err(Failure::Params(message)) => error_response(id, -32602, "BAD_REQUEST", &format!("{method}: {message}")),
-        Err(Failure::App(e)) => error_response(id, -32000, e.code(), &e.to_string()),
+    Ok(Request { id, method: method.to_owned(), params })
+}
+
+/// The response to a request this session answers itself (the CLI's reads, `subscribe`,
+/// `service/stop`); `None` for the use cases of [`crate::api`].
+fn answer_here(
+    app: &App,
+    request: &Request,
+    changes: &mut Option<tokio::sync::broadcast::Receiver<Change>>,
+    stoppable: Option<&tokio_util::sync::CancellationToken>,
+) -> Option<Value> {
+    let (id, method) = (request.id.clone(), request.method.as_str());
+    match call(app, method, &request.params, changes, stoppable) {
+        Ok(value) => Some(json!({ "jsonrpc": "2.0", "id": id, "result": value })),
+        Err(Failure::Unknown) => None,
+        Err(Failure::Params(message)) => {
+            Some(error_response(id, -32602, "BAD_REQUEST", &format!("{method}: {message}")))
+        }
+        Err(Failure::App(e)) => Some(command_error(id, &e.into())),
     }
+}
+
+fn unknown(id: Value, method: &str) -> Value {
+    error_response(
+        id,
+        -32601,
+        "METHOD_NOT_FOUND",
+        &format!(
+            "no method `{method}`: blueprints/list, blueprints/get, runs/list, runs/get, runs/active, questions/list, \
+             store/export, store/import, subscribe, service/stop, or a use case of the studio's (list_blueprints, \
+             start_run, …: crates/app/src/api)"
+        ),
+    )
+}
+
+/// An application error, whole (code, message, diagnostics) in `error.data`.
+fn command_error(id: Value, e: &CommandError) -> Value {
+    let data = serde_json::to_value(e).unwrap_or_else(|_| json!({ "code": e.code }));
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32000, "message": e.message, "data": data } })
 }
 
 enum Failure {

@@ -3,15 +3,11 @@
 //! server, so `auth_cancel` can abort it — its loopback redirect listener closes with
 //! it, and a late redirect finds nobody.
 
-use crate::dto::CommandError;
+use super::dto::CommandError;
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
-
-/// How long a sign-in waits for the browser before it gives up (`AUTH_TIMEOUT`).
-pub const LOGIN_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 
 type Waiting = HashMap<String, (u64, tokio::task::AbortHandle)>;
 

@@ -1,0 +1,357 @@
+//! The use cases as the studio calls them, answered in this process: each takes the
+//! window's arguments, calls the application and returns what the window sees
+//! ([`super::dto`]). The same code answers a remote studio's request in the service
+//! ([`super::dispatch`]), so both transports give the same answers.
+
+use super::dto::{
+    AnswerDto, AuthStatusDto, BlueprintInfo, CommandError, DiagnosticDto, EventBatch, Json, OpenedBlueprint,
+    QuestionDto, RerunMode, RunAction, RunDetailDto, RunInfo, RunStarted, SamplingProviderDto, SamplingSettingsDto,
+    SaveResult, ServerDto, ServerOffer, ServerTestDto, SignedOutDto, WaitingRunDto,
+};
+use super::logins::Logins;
+use crate::App;
+use crate::portable::Portable;
+use crate::runs::{StartRun, Target, Trigger};
+use mcpflow_engine::{Control, RunEvent};
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast::{self, error::RecvError};
+
+type Result<T> = std::result::Result<T, CommandError>;
+
+/// How long a browser sign-in waits for the redirect before it gives up (`AUTH_TIMEOUT`).
+pub const LOGIN_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+
+/// The application, and the browser sign-ins it is waiting on.
+#[derive(Debug, Clone)]
+pub struct Local {
+    pub app: App,
+    logins: Arc<Logins>,
+}
+
+impl Local {
+    pub fn new(app: App) -> Self {
+        Local { app, logins: Arc::new(Logins::default()) }
+    }
+
+    /// Stops every sign-in still waiting (the front door is closing).
+    pub fn abort_logins(&self) {
+        self.logins.abort_all();
+    }
+
+    pub async fn interrupted(&self) -> Result<Vec<String>> {
+        Ok(self.app.interrupted().to_vec())
+    }
+
+    pub async fn list_blueprints(&self) -> Result<Vec<BlueprintInfo>> {
+        Ok(self.app.blueprints()?.into_iter().map(BlueprintInfo::from).collect())
+    }
+
+    pub async fn get_blueprint(&self, id: String) -> Result<OpenedBlueprint> {
+        let stored = self.app.blueprint(&id)?;
+        Ok(OpenedBlueprint { info: stored.meta.into(), doc: Json(stored.json) })
+    }
+
+    pub async fn validate_blueprint(&self, doc: Json) -> Result<Vec<DiagnosticDto>> {
+        Ok(self.app.validate(&doc.0).diagnostics.iter().map(DiagnosticDto::from).collect())
+    }
+
+    pub async fn save_blueprint(&self, doc: Json) -> Result<SaveResult> {
+        let saved = self.app.save_blueprint(&doc.0)?;
+        Ok(SaveResult { info: saved.meta.into(), warnings: saved.warnings.iter().map(DiagnosticDto::from).collect() })
+    }
+
+    pub async fn delete_blueprint(&self, id: String) -> Result<()> {
+        Ok(self.app.delete_blueprint(&id)?)
+    }
+
+    pub async fn list_servers(&self) -> Result<Vec<ServerDto>> {
+        Ok(self.servers())
+    }
+
+    fn servers(&self) -> Vec<ServerDto> {
+        self.app.servers().into_iter().map(ServerDto::from).collect()
+    }
+
+    pub async fn put_server(&self, name: String, config: Json) -> Result<Vec<ServerDto>> {
+        self.app.put_server(&name, &config.0)?;
+        Ok(self.servers())
+    }
+
+    pub async fn set_server_sampling(&self, name: String, on: bool) -> Result<Vec<ServerDto>> {
+        self.app.set_server_sampling(&name, on)?;
+        Ok(self.servers())
+    }
+
+    pub async fn sampling_settings(&self) -> Result<SamplingSettingsDto> {
+        Ok(self.app.sampling_settings().into())
+    }
+
+    pub async fn set_sampling_provider(&self, provider: Option<SamplingProviderDto>) -> Result<SamplingSettingsDto> {
+        let config = provider.map(crate::sampling::ProviderConfig::from);
+        Ok(self.app.set_sampling_provider(config.as_ref())?.into())
+    }
+
+    pub async fn delete_server(&self, name: String) -> Result<Vec<ServerDto>> {
+        self.app.delete_server(&name)?;
+        Ok(self.servers())
+    }
+
+    pub async fn approve_server(&self, name: String) -> Result<String> {
+        Ok(self.app.approve_server(&name)?)
+    }
+
+    pub async fn test_server(&self, name: String) -> Result<ServerTestDto> {
+        Ok(self.app.test_connection(&name).await?.into())
+    }
+
+    pub async fn server_offers(&self) -> Result<Vec<ServerOffer>> {
+        let app = self.app.clone();
+        let servers = app.servers();
+        // Servers start concurrently; each answers within the pool's own timeouts.
+        let found = futures::future::join_all(servers.iter().map(|server| {
+            let app = app.clone();
+            let name = server.name.clone();
+            let approved = server.approved;
+            let command = server.command.clone().unwrap_or_default();
+            async move {
+                if !approved {
+                    let error = CommandError::new(
+                        "SERVER_NOT_APPROVED",
+                        format!(
+                            "`{name}` starts `{command}`, which nobody approved yet; approve it in the Servers panel"
+                        ),
+                    );
+                    return ServerOffer::failed(&name, error);
+                }
+                match app.offer(&name).await {
+                    Ok(offer) => ServerOffer::from_offer(&name, offer),
+                    Err(e) => ServerOffer::failed(&name, e.into()),
+                }
+            }
+        }))
+        .await;
+        Ok(found)
+    }
+
+    pub async fn import_servers(&self, doc: Json) -> Result<Vec<String>> {
+        Ok(self.app.import_servers(&doc.0)?)
+    }
+
+    pub async fn portable_document(&self, doc: Json) -> Result<Portable> {
+        Ok(self.app.portable_document(doc.0)?)
+    }
+
+    pub async fn auth_status(&self) -> Result<Vec<AuthStatusDto>> {
+        Ok(self.app.auth_status().await?.into_iter().map(AuthStatusDto::from).collect())
+    }
+
+    pub async fn auth_login(&self, server: String, doc: Option<Json>) -> Result<AuthStatusDto> {
+        let app = self.app.clone();
+        let name = server.clone();
+        let options = crate::auth::LoginOptions { timeout: LOGIN_TIMEOUT, ..Default::default() };
+        let login =
+            async move { app.auth_login(doc.as_ref().map(|d| &d.0), &name, options).await.map(AuthStatusDto::from) };
+        self.logins.run(&server, login).await
+    }
+
+    pub async fn auth_cancel(&self, server: String) -> Result<bool> {
+        Ok(self.logins.cancel(&server))
+    }
+
+    pub async fn auth_logout(&self, server: String) -> Result<SignedOutDto> {
+        Ok(self.app.auth_logout(&server).await?.into())
+    }
+
+    pub async fn questions(&self, run_id: Option<String>) -> Result<Vec<QuestionDto>> {
+        Ok(self.app.questions(run_id.as_deref()).into_iter().map(|(run, q)| QuestionDto::new(run, q)).collect())
+    }
+
+    pub async fn answer_question(&self, run_id: String, question_id: String, answer: AnswerDto) -> Result<()> {
+        Ok(self.app.answer(&run_id, &question_id, answer.into())?)
+    }
+
+    pub async fn run_servers(&self, doc: Json) -> Result<Vec<ServerDto>> {
+        Ok(self.app.run_servers(&doc.0)?.into_iter().map(ServerDto::from).collect())
+    }
+
+    pub async fn approve_run_server(&self, doc: Json, name: String) -> Result<String> {
+        Ok(self.app.approve_run_server(&doc.0, &name)?)
+    }
+
+    pub async fn control_run(&self, run_id: String, action: RunAction) -> Result<()> {
+        let control = match action {
+            RunAction::Pause => Control::Pause,
+            RunAction::Resume => Control::Resume,
+            RunAction::Step => Control::Step,
+            RunAction::Cancel => Control::Cancel,
+        };
+        Ok(self.app.control(&run_id, control)?)
+    }
+
+    pub async fn set_breakpoints(&self, run_id: String, steps: Vec<String>) -> Result<()> {
+        Ok(self.app.control(&run_id, Control::SetBreakpoints(steps))?)
+    }
+
+    pub async fn waiting_runs(&self) -> Result<Vec<WaitingRunDto>> {
+        Ok(self
+            .app
+            .waiting()
+            .into_iter()
+            .map(|w| {
+                let run_id = w.record.id.clone();
+                WaitingRunDto {
+                    run: w.record.into(),
+                    questions: w.questions.into_iter().map(|q| QuestionDto::new(run_id.clone(), q)).collect(),
+                    in_flight: w.in_flight,
+                }
+            })
+            .collect())
+    }
+
+    pub async fn list_runs(&self, blueprint: String, limit: u32) -> Result<Vec<RunInfo>> {
+        let limit = usize::try_from(limit).unwrap_or(usize::MAX).clamp(1, 1000);
+        Ok(self.app.runs(Some(&blueprint), limit)?.into_iter().map(RunInfo::from).collect())
+    }
+
+    pub async fn get_run(&self, run_id: String) -> Result<RunDetailDto> {
+        let detail = self.app.run_detail(&run_id)?;
+        let events = serde_json::to_value(&detail.events).map_err(|e| CommandError::new("INTERNAL", e.to_string()))?;
+        let envelope = detail.record.envelope.as_ref().and_then(|e| serde_json::to_value(e).ok()).map(Json);
+        let inputs = Json(detail.record.inputs.clone());
+        Ok(RunDetailDto { info: detail.record.into(), inputs, events: Json(events), envelope })
+    }
+
+    // Runs whose events stream back: each returns the run and its events from now on.
+
+    pub fn start_run(
+        &self,
+        doc: Json,
+        inputs: Json,
+        paused: bool,
+        breakpoints: Vec<String>,
+    ) -> Result<(RunStarted, EventStream)> {
+        let inputs = if inputs.0.is_null() { serde_json::json!({}) } else { inputs.0 };
+        let mut spec = StartRun::new(Target::Inline(doc.0), inputs, Trigger::Studio);
+        spec.paused = paused;
+        spec.breakpoints = breakpoints.into_iter().collect::<HashSet<_>>();
+        self.start(spec)
+    }
+
+    pub fn rerun_step(
+        &self,
+        doc: Json,
+        run_id: String,
+        step: String,
+        mode: RerunMode,
+        paused: bool,
+        breakpoints: Vec<String>,
+    ) -> Result<(RunStarted, EventStream)> {
+        let mut spec = self.app.rerun_plan_on(&run_id, Target::Inline(doc.0), &step, mode.into())?;
+        spec.trigger = Trigger::Studio;
+        spec.paused = paused;
+        spec.breakpoints = breakpoints.into_iter().collect();
+        self.start(spec)
+    }
+
+    fn start(&self, spec: StartRun) -> Result<(RunStarted, EventStream)> {
+        let started = self.app.start_run(spec)?;
+        let answer = RunStarted { run_id: started.run_id.clone(), blueprint: started.blueprint.clone() };
+        // The run goes on by itself; its end reaches the stream as the last batch.
+        drop(started.done);
+        Ok((answer, EventStream::local(started.events)))
+    }
+
+    pub fn answer_and_follow(
+        &self,
+        doc: Json,
+        run_id: String,
+        question_id: String,
+        answer: AnswerDto,
+    ) -> Result<(RunStarted, EventStream)> {
+        let answered = self.app.answer_and_follow(&run_id, &question_id, answer.into(), Some(Target::Inline(doc.0)))?;
+        Ok((RunStarted { run_id: answered.run_id, blueprint: answered.blueprint }, EventStream::local(answered.events)))
+    }
+
+    pub fn follow_run(&self, run_id: String) -> Result<(RunStarted, EventStream)> {
+        let events = self.app.subscribe(&run_id)?;
+        let blueprint = self
+            .app
+            .active_runs()
+            .into_iter()
+            .find(|(id, _)| *id == run_id)
+            .map(|(_, blueprint)| blueprint)
+            .unwrap_or_default();
+        Ok((RunStarted { run_id, blueprint }, EventStream::local(events)))
+    }
+}
+
+/// How long events gather before they go out as one batch: one frame.
+const FRAME: Duration = Duration::from_millis(16);
+/// A batch goes at once past this many events, frame or not.
+const MAX_BATCH: usize = 4096;
+
+/// A run's events in batches, one per frame at most, ending with the batch marked `done`
+/// (the run ended), or with `None` (the run's source went away: the service stopped).
+#[derive(Debug)]
+pub struct EventStream {
+    source: Source,
+    ended: bool,
+}
+
+#[derive(Debug)]
+enum Source {
+    Local(broadcast::Receiver<Arc<RunEvent>>),
+    Remote(tokio::sync::mpsc::Receiver<EventBatch>),
+}
+
+impl EventStream {
+    pub(crate) fn local(events: broadcast::Receiver<Arc<RunEvent>>) -> Self {
+        EventStream { source: Source::Local(events), ended: false }
+    }
+
+    #[cfg(unix)]
+    pub(crate) fn remote(batches: tokio::sync::mpsc::Receiver<EventBatch>) -> Self {
+        EventStream { source: Source::Remote(batches), ended: false }
+    }
+
+    /// The next batch; `None` after the last.
+    pub async fn next_batch(&mut self) -> Option<EventBatch> {
+        if self.ended {
+            return None;
+        }
+        let batch = match &mut self.source {
+            Source::Local(events) => Some(gather(events).await),
+            Source::Remote(batches) => batches.recv().await,
+        };
+        self.ended = batch.as_ref().is_none_or(|b| b.done);
+        batch
+    }
+}
+
+/// The events that arrive within a frame of the first (or until the run ends).
+async fn gather(events: &mut broadcast::Receiver<Arc<RunEvent>>) -> EventBatch {
+    let mut done = false;
+    let mut batch = Vec::new();
+    let mut lagged = 0u64;
+    match events.recv().await {
+        Ok(e) => batch.push(e),
+        Err(RecvError::Lagged(n)) => lagged += n,
+        Err(RecvError::Closed) => done = true,
+    }
+    let frame = tokio::time::Instant::now() + FRAME;
+    while !done && batch.len() < MAX_BATCH {
+        match tokio::time::timeout_at(frame, events.recv()).await {
+            Ok(Ok(e)) => batch.push(e),
+            Ok(Err(RecvError::Lagged(n))) => lagged += n,
+            Ok(Err(RecvError::Closed)) => done = true,
+            Err(_) => break,
+        }
+    }
+    let json = serde_json::to_value(&batch).unwrap_or_else(|e| {
+        tracing::error!("could not encode run events: {e}");
+        serde_json::Value::Array(Vec::new())
+    });
+    EventBatch { events: Json(json), lagged: u32::try_from(lagged).unwrap_or(u32::MAX), done }
+}
