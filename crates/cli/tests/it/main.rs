@@ -28,6 +28,7 @@ mod service;
 mod setup;
 mod signals;
 mod spawned;
+mod studio_client;
 mod tasks;
 mod validate;
 mod waiting;
