@@ -46,7 +46,6 @@ pub struct ServeArgs {
 /// arrives; then cancels the runs in flight, reaps every server and exits 0 — or the
 /// signal's code (130, 143, 129).
 pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    #[cfg(unix)]
     if args.http.is_none()
         && let Some(code) = bridge(&args).await?
     {
@@ -66,12 +65,17 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
 
 /// On stdio, with a service holding the data folder: the MCP session goes to it (any
 /// number of hosts share its engine and store). `None`: no service answers, serve here.
-#[cfg(unix)]
 #[allow(clippy::print_stderr)]
 async fn bridge(args: &ServeArgs) -> anyhow::Result<Option<ExitCode>> {
     use mcpflow_app::service::{Hello, PROTOCOL, connect};
     let home = mcpflow_app::home::data_dir();
-    let hello = Hello { mcpflow: PROTOCOL, session: "mcp".into(), client: "serve".into(), options: own_options(args) };
+    let hello = Hello {
+        mcpflow: PROTOCOL,
+        session: "mcp".into(),
+        client: "serve".into(),
+        options: own_options(args),
+        token: None,
+    };
     let connected = match connect(&home, &hello).await {
         // No service yet: a `serve` without options of its own starts one and shares it.
         Ok(None) if hello.options.is_empty() => match start_service(&home) {
@@ -101,16 +105,13 @@ async fn bridge(args: &ServeArgs) -> anyhow::Result<Option<ExitCode>> {
 }
 
 /// The service's log in the data folder; kept to one earlier file past this size.
-#[cfg(unix)]
 const SERVICE_LOG_LIMIT: u64 = 5 * 1024 * 1024;
 
 /// Starts `mcpflow service` for data folder `home` in a process group of its own (a
 /// Ctrl-C to this `serve` does not reach it), logging to `service.log` there; it exits
 /// after `--idle` seconds with nothing to do (`MCPFLOW_SERVICE_IDLE`, default 300). Two
 /// `serve`s starting at once start two; the store's lock lets one win, the other exits.
-#[cfg(unix)]
 fn start_service(home: &std::path::Path) -> Result<(), String> {
-    use std::os::unix::process::CommandExt as _;
     std::fs::create_dir_all(home).map_err(|e| format!("cannot create {}: {e}", home.display()))?;
     let log = home.join("service.log");
     if std::fs::metadata(&log).is_ok_and(|m| m.len() > SERVICE_LOG_LIMIT) {
@@ -128,27 +129,27 @@ fn start_service(home: &std::path::Path) -> Result<(), String> {
     if let Some(idle) = idle {
         command.args(["--idle", &idle]);
     }
-    let mut child = command
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(log_file)
-        .process_group(0)
-        .spawn()
-        .map_err(|e| format!("cannot start it: {e}"))?;
+    command.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null()).stderr(log_file);
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    // Windows: a process group of its own (CREATE_NEW_PROCESS_GROUP), and no console
+    // window (CREATE_NO_WINDOW).
+    #[cfg(windows)]
+    std::os::windows::process::CommandExt::creation_flags(&mut command, 0x0000_0200 | 0x0800_0000);
+    let mut child = command.spawn().map_err(|e| format!("cannot start it: {e}"))?;
     // Reaped when it exits, whether this `serve` is still there or not.
     std::thread::spawn(move || child.wait());
     Ok(())
 }
 
 /// Connects to the service just started, for up to 10 s.
-#[cfg(unix)]
 async fn wait_for_service(
     home: &std::path::Path,
     hello: &mcpflow_app::service::Hello,
 ) -> Result<
     Option<(
-        tokio::io::BufReader<tokio::net::unix::OwnedReadHalf>,
-        tokio::net::unix::OwnedWriteHalf,
+        tokio::io::BufReader<mcpflow_app::service::endpoint::ReadHalf>,
+        mcpflow_app::service::endpoint::WriteHalf,
         mcpflow_app::service::Welcome,
     )>,
     mcpflow_app::service::WireError,
@@ -173,7 +174,6 @@ async fn wait_for_service(
 }
 
 /// The options of this `serve` that only a process of its own could honour.
-#[cfg(unix)]
 fn own_options(args: &ServeArgs) -> Vec<String> {
     let mut options = Vec::new();
     if !args.app.servers.is_empty() {

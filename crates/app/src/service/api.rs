@@ -19,11 +19,11 @@
 //! Errors carry the application's stable codes in `error.data.code` and its words in
 //! `error.message`.
 
+use super::endpoint::{ReadHalf, WriteHalf};
 use crate::app::{App, Change};
 use crate::error::AppError;
 use serde_json::{Value, json};
 use tokio::io::{AsyncWriteExt as _, BufReader};
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::broadcast::error::RecvError;
 
 /// Longest request line (a blueprint is at most 5 MB).
@@ -42,8 +42,8 @@ enum Line {
 /// Serves one `api` session until the client goes away.
 pub(super) async fn serve(
     app: App,
-    read: BufReader<OwnedReadHalf>,
-    mut write: OwnedWriteHalf,
+    read: BufReader<ReadHalf>,
+    mut write: WriteHalf,
     stoppable: Option<tokio_util::sync::CancellationToken>,
 ) {
     // Lines are read on their own task, so waiting for a change never cuts a line short.
@@ -92,7 +92,7 @@ pub(super) async fn serve(
 
 /// Reads request lines, each held to [`MAX_REQUEST`] while it is read, until the client
 /// closes, a line is too long, or the session stops listening.
-async fn read_lines(mut read: BufReader<OwnedReadHalf>, lines: tokio::sync::mpsc::Sender<Line>) {
+async fn read_lines(mut read: BufReader<ReadHalf>, lines: tokio::sync::mpsc::Sender<Line>) {
     loop {
         let line = match super::read_line_within(&mut read, MAX_REQUEST).await {
             Ok(Some(line)) => Line::Request(line),
@@ -106,7 +106,7 @@ async fn read_lines(mut read: BufReader<OwnedReadHalf>, lines: tokio::sync::mpsc
     }
 }
 
-async fn send(write: &mut OwnedWriteHalf, message: &Value) -> std::io::Result<()> {
+async fn send(write: &mut WriteHalf, message: &Value) -> std::io::Result<()> {
     let mut bytes = serde_json::to_vec(message).map_err(std::io::Error::other)?;
     bytes.push(b'\n');
     write.write_all(&bytes).await
