@@ -3,9 +3,10 @@
 //! twice at once (each a bridge to the service), `mcpflow runs` and `list` read through
 //! it, a subscriber hears the save. Killed with SIGKILL mid-run, its bridge says so and
 //! the run is `interrupted` for the next owner; idle, it exits by itself. In a data
-//! folder too deep for a socket it answers on a loopback port with a token.
+//! folder too deep for a socket it answers on a loopback port with a token; with a
+//! schedule stored it stays up, alone, and fires it.
 
-use crate::spawned::{Killed, serve_client, wait_for};
+use crate::spawned::{Killed, serve_client, serve_client_with, wait_for};
 use crate::{repo, stderr, stdout};
 use mcpflow_app::service::{Client, endpoint, endpoint_file, socket_path};
 use serde_json::{Value, json};
@@ -50,6 +51,12 @@ fn started(command: &mut Command, home: &Path) -> Child {
     let up = wait_for(Duration::from_secs(20), || rt.block_on(endpoint::connect(home)));
     assert!(up.is_some(), "the service did not answer for {}", home.display());
     child
+}
+
+/// Whether process `pid` runs (is there and not a zombie).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| !stat.rsplit(')').next().unwrap_or_default().trim_start().starts_with('Z'))
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -462,4 +469,77 @@ fn mcpflow_endpoint_tcp_puts_the_service_on_loopback_and_another_value_is_refuse
     assert_eq!(runs_json(&home), Vec::<Value>::new());
     let client = runtime().block_on(Client::connect(&home, "test")).unwrap().expect("it answers");
     assert_eq!(client.pid, owner.0.id());
+}
+
+/// Kills process `pid` when dropped, if it is still there (a service a failed test
+/// would leave running).
+struct KilledPid(u32);
+
+impl Drop for KilledPid {
+    fn drop(&mut self) {
+        if alive(self.0) {
+            let _ = Command::new("kill").args(["-KILL", &self.0.to_string()]).status();
+        }
+    }
+}
+
+#[test]
+fn a_schedule_an_mcp_host_saved_fires_on_the_service_alone_and_its_runs_outlive_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let blueprint = json!({ "blueprint": 1, "id": "every-two-seconds", "schedule": { "every": "2s" },
+        "steps": [ { "id": "stamp", "kind": "transform", "value": "{{ run.id }}" } ] });
+    // No service runs: the host's `serve` starts one (idle after 1 s), saves through it,
+    // and leaves.
+    let (out, _) = serve_client_with(
+        Command::new("node")
+            .arg(repo().join("tests/mcp/ts-save-client.mjs"))
+            .env("BLUEPRINT", blueprint.to_string())
+            .env("MCPFLOW_SERVICE_IDLE", "1"),
+        &home,
+        Path::new("no-servers-file"),
+    );
+    assert!(out.contains("ok - saved every-two-seconds as revision 1"), "{out}");
+    let rt = runtime();
+    let pid = rt.block_on(Client::connect(&home, "test")).unwrap().expect("the service started on demand answers").pid;
+    let _reaped = KilledPid(pid);
+
+    // Nobody is connected from here on (that connection closed at once), no studio, no
+    // terminal: with a schedule due, the service stays past its idle time...
+    let watched = std::time::Instant::now();
+    while watched.elapsed() < Duration::from_secs(4) {
+        let after = watched.elapsed();
+        assert!(alive(pid), "the service (pid {pid}) exited with a schedule due, {after:?} after its last client");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // ...and fires it; `runs` reads through it.
+    let fired = wait_for(Duration::from_secs(20), || {
+        let runs: Vec<Value> = runs_json(&home).into_iter().filter(|r| r["blueprint"] == "every-two-seconds").collect();
+        runs.iter().any(|r| r["status"] == "succeeded").then_some(runs)
+    });
+    let fired = fired.unwrap_or_else(|| panic!("no scheduled run succeeded; service.log:\n{}", service_log(&home)));
+    for run in &fired {
+        assert_eq!(run["trigger"], "schedule", "{run}");
+    }
+
+    // Stopped (asked again while a fire is in flight), it leaves the store to the CLI,
+    // which reads the same runs from it.
+    let mut client = rt.block_on(Client::connect(&home, "test")).unwrap().expect("the same service answers");
+    assert_eq!(client.pid, pid);
+    let stopped = wait_for(Duration::from_secs(10), || rt.block_on(client.call("service/stop", json!({}))).ok());
+    assert!(stopped.is_some(), "the service would not stop");
+    drop(client);
+    let gone = wait_for(Duration::from_secs(20), || (!alive(pid)).then_some(()));
+    assert!(gone.is_some(), "the service (pid {pid}) did not exit when asked");
+    assert!(!endpoint::present(&home), "its endpoint went with it");
+    let stored = runs_json(&home);
+    for run in &fired {
+        let kept = stored.iter().find(|r| r["id"] == run["id"]).unwrap_or_else(|| panic!("{run} not in {stored:?}"));
+        assert_eq!(kept["trigger"], "schedule", "{kept}");
+    }
+}
+
+/// The log (stderr) of the service a `serve` started for data folder `home`.
+fn service_log(home: &Path) -> String {
+    std::fs::read_to_string(home.join("service.log")).unwrap_or_default()
 }
