@@ -37,12 +37,10 @@ pub enum ServiceState {
 pub fn status_of(api: &Api) -> ServiceStatus {
     match api {
         Api::Local(_) => ServiceStatus { state: ServiceState::InProcess, pid: None, message: None },
-        #[cfg(unix)]
         Api::Remote(remote) => from_remote(&remote.status().borrow()),
     }
 }
 
-#[cfg(unix)]
 fn from_remote(status: &mcpflow_app::api::Status) -> ServiceStatus {
     use mcpflow_app::api::Status;
     match status {
@@ -55,7 +53,6 @@ fn from_remote(status: &mcpflow_app::api::Status) -> ServiceStatus {
 
 /// Tells the window each change of the connection, until the studio ends.
 pub fn forward(handle: tauri::AppHandle, api: &Api) {
-    #[cfg(unix)]
     if let Api::Remote(remote) = api {
         let mut status = remote.status();
         tauri::async_runtime::spawn(async move {
@@ -72,8 +69,6 @@ pub fn forward(handle: tauri::AppHandle, api: &Api) {
             }
         });
     }
-    #[cfg(not(unix))]
-    let _ = (handle, api);
 }
 
 /// Where the studio's use cases are answered now.

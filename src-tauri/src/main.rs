@@ -85,7 +85,6 @@ fn export_bindings(path: &str) -> Result<(), String> {
 /// process, which then opens the store and answers the folder's endpoint itself.
 /// `MCPFLOW_STUDIO_IN_PROCESS=1` asks for this process.
 async fn connect(home: &std::path::Path) -> Result<Api, String> {
-    #[cfg(unix)]
     if std::env::var_os("MCPFLOW_STUDIO_IN_PROCESS").is_none_or(|v| v.is_empty() || v == "0") {
         let binary = std::env::current_exe().ok().and_then(|exe| mcpflow_app::service::cli_beside(&exe));
         match mcpflow_app::api::Remote::connect(home, "studio", binary).await {
@@ -183,7 +182,6 @@ fn exit_on_signals(handle: tauri::AppHandle) {
 /// the folder's endpoint (`mcpflow_app::service`): an MCP host's `mcpflow serve` then
 /// bridges into this studio's engine instead of failing on the store's lock, and
 /// `mcpflow list` / `runs` read through it.
-#[cfg(unix)]
 fn host_the_endpoint(studio: &Studio) {
     let Api::Local(local) = &studio.api else { return };
     let (app, home) = (local.app.clone(), PathBuf::from(&studio.info.home));
@@ -222,7 +220,6 @@ fn main() {
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);
-            #[cfg(unix)]
             host_the_endpoint(&studio);
             changes::forward(app.handle().clone(), &studio.api);
             connection::forward(app.handle().clone(), &studio.api);
@@ -240,7 +237,6 @@ fn main() {
                         Api::Local(local) => {
                             local.abort_logins();
                             // The endpoint goes with the store's lock.
-                            #[cfg(unix)]
                             let _ = std::fs::remove_file(mcpflow_app::service::socket_path(std::path::Path::new(
                                 &studio.info.home,
                             )));
@@ -248,7 +244,6 @@ fn main() {
                         }
                         // The service goes on for its other clients and its schedules, and
                         // exits when idle.
-                        #[cfg(unix)]
                         Api::Remote(remote) => remote.close(),
                     }
                 }

@@ -35,7 +35,6 @@ pub mod schedule;
 pub mod serve;
 pub mod server_report;
 pub mod servers;
-#[cfg(unix)]
 pub mod service;
 pub mod setup;
 pub mod signals;

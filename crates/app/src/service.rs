@@ -6,7 +6,10 @@
 //! under another name and renamed into place, so it is never reachable with wider
 //! permissions), bound only by the process holding the store's lock: the socket and the
 //! lock agree. A socket file nobody answers on is a leftover of a process that died, and
-//! is replaced.
+//! is replaced. Where there can be no socket (another platform, a path too long for one,
+//! `MCPFLOW_ENDPOINT=tcp`), a loopback port whose number and token are in
+//! [`ENDPOINT_FILE`], mode 0600, the same way; a hello over it must carry the token
+//! ([`endpoint`] says when which).
 //!
 //! **What goes over it.** Newline-delimited JSON. A connection opens with one hello line
 //! ([`Hello`], at most [`MAX_HELLO`] bytes) saying which session it wants, answered by one
@@ -31,22 +34,20 @@ pub mod install;
 
 use crate::app::App;
 use crate::serve::Mediator;
+use endpoint::{Connection, Token};
+pub use endpoint::{ReadHalf, WriteHalf};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
-use tokio::net::UnixStream;
 use tokio_util::sync::CancellationToken;
 
-/// The endpoint's file in the data folder.
+/// The endpoint's socket in the data folder.
 pub const SOCKET_FILE: &str = "mcpflow.sock";
-
-/// The reading half of a connection to the endpoint.
-pub type ReadHalf = tokio::net::unix::OwnedReadHalf;
-/// The writing half of a connection to the endpoint.
-pub type WriteHalf = tokio::net::unix::OwnedWriteHalf;
+/// Where the loopback port and its token are written, when the endpoint is one.
+pub const ENDPOINT_FILE: &str = "mcpflow.endpoint";
 /// The version of what goes over the endpoint.
 pub const PROTOCOL: u32 = 1;
 /// Longest hello or welcome line.
@@ -57,6 +58,11 @@ const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 /// The endpoint of data folder `home`.
 pub fn socket_path(home: &Path) -> PathBuf {
     home.join(SOCKET_FILE)
+}
+
+/// The loopback endpoint's file of data folder `home`.
+pub fn endpoint_file(home: &Path) -> PathBuf {
+    home.join(ENDPOINT_FILE)
 }
 
 /// The first line a client sends.
@@ -73,6 +79,10 @@ pub struct Hello {
     /// any, since its servers and approvals are its own.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub options: Vec<String>,
+    /// Over the loopback port, the token of [`ENDPOINT_FILE`] ([`connect`] adds it); not
+    /// needed over the socket.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<Token>,
 }
 
 /// The service's answer to a hello.
@@ -183,8 +193,8 @@ pub async fn host_with(
         tokio::select! {
             () = stop.cancelled() => break,
             accepted = listener.accept() => {
-                let stream = match accepted {
-                    Ok((stream, _)) => stream,
+                let connection = match accepted {
+                    Ok(connection) => connection,
                     Err(error) => {
                         tracing::warn!(%error, "accepting a connection on the service endpoint failed");
                         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -192,12 +202,12 @@ pub async fn host_with(
                     }
                 };
                 let (local, mediator, guard) = (local.clone(), mediator.clone(), activity.enter());
-                let (stop, stoppable) = (stop.clone(), stoppable.clone());
+                let (stop, stoppable, home) = (stop.clone(), stoppable.clone(), home.clone());
                 connections.spawn(async move {
                     let _guard = guard;
                     tokio::select! {
                         () = stop.cancelled() => {}
-                        () = serve_connection(local, mediator, stream, stoppable) => {}
+                        () = serve_connection(local, mediator, connection, &home, stoppable) => {}
                     }
                 });
             }
@@ -208,14 +218,17 @@ pub async fn host_with(
     Ok(())
 }
 
-/// One connection: its hello, then its session.
+/// One connection: its hello, then its session. Over the loopback port the hello's token
+/// is checked before anything else.
 async fn serve_connection(
     local: crate::api::Local,
     mediator: Mediator,
-    stream: UnixStream,
+    connection: Connection,
+    home: &Path,
     stoppable: Option<CancellationToken>,
 ) {
-    let (read, mut write) = stream.into_split();
+    let expected = connection.token().cloned();
+    let (read, mut write) = connection.split();
     let mut read = BufReader::new(read);
     let hello = match tokio::time::timeout(HELLO_TIMEOUT, read_hello_line(&mut read)).await {
         Ok(Ok(line)) => serde_json::from_str::<Hello>(&line).map_err(|e| format!("its hello is not one: {e}")),
@@ -224,6 +237,15 @@ async fn serve_connection(
     };
     let refusal = match &hello {
         Err(why) => Some(WireError { code: "BAD_HELLO".into(), message: why.clone() }),
+        Ok(hello) if expected.as_ref().is_some_and(|token| !token.admits(hello.token.as_ref())) => Some(WireError {
+            code: "BAD_TOKEN".into(),
+            message: format!(
+                "this mcpflow service answers on a loopback port and wants the token written in {}, which the \
+                 hello {}: use the mcpflow of the user who runs the service, which reads it from there",
+                endpoint_file(home).display(),
+                if hello.token.is_some() { "got wrong" } else { "did not carry" }
+            ),
+        }),
         Ok(hello) if hello.mcpflow != PROTOCOL => Some(WireError {
             code: "PROTOCOL_MISMATCH".into(),
             message: format!(
@@ -279,16 +301,21 @@ async fn serve_connection(
 pub type Connected = (BufReader<ReadHalf>, WriteHalf, Welcome);
 
 /// A connection to the service of data folder `home`, past its welcome: `Ok(None)` when
-/// no service answers there (no socket, or a leftover one).
+/// no service answers there (no endpoint, or a leftover one). Over the loopback port the
+/// hello carries the token of the endpoint file.
 pub async fn connect(home: &Path, hello: &Hello) -> Result<Option<Connected>, WireError> {
-    let Some(stream) = endpoint::connect(home).await else { return Ok(None) };
-    let (read, mut write) = stream.into_split();
+    let Some(connection) = endpoint::connect(home).await else { return Ok(None) };
+    let mut hello = hello.clone();
+    if let Some(token) = connection.token() {
+        hello.token = Some(token.clone());
+    }
+    let (read, mut write) = connection.split();
     let mut read = BufReader::new(read);
     let lost = |e: std::io::Error| WireError {
         code: "SERVICE_UNAVAILABLE".into(),
         message: format!("the mcpflow service of {} did not answer: {e}", home.display()),
     };
-    let mut line = serde_json::to_vec(hello).map_err(|e| lost(std::io::Error::other(e)))?;
+    let mut line = serde_json::to_vec(&hello).map_err(|e| lost(std::io::Error::other(e)))?;
     line.push(b'\n');
     write.write_all(&line).await.map_err(lost)?;
     let answer = tokio::time::timeout(HELLO_TIMEOUT, read_hello_line(&mut read))
@@ -344,7 +371,6 @@ where
 }
 
 /// A front door's `api` session with the service.
-#[derive(Debug)]
 pub struct Client {
     read: BufReader<ReadHalf>,
     write: WriteHalf,
@@ -353,11 +379,18 @@ pub struct Client {
     pub pid: u32,
 }
 
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client").field("pid", &self.pid).field("next", &self.next).finish_non_exhaustive()
+    }
+}
+
 impl Client {
     /// An `api` session with the service of data folder `home`; `Ok(None)` when no
     /// service answers there.
     pub async fn connect(home: &Path, client: &str) -> Result<Option<Client>, WireError> {
-        let hello = Hello { mcpflow: PROTOCOL, session: "api".into(), client: client.into(), options: Vec::new() };
+        let hello =
+            Hello { mcpflow: PROTOCOL, session: "api".into(), client: client.into(), options: Vec::new(), token: None };
         Ok(connect(home, &hello).await?.map(|(read, write, welcome)| Client { read, write, next: 0, pid: welcome.pid }))
     }
 
@@ -414,7 +447,7 @@ pub async fn take_over(home: &Path) -> Result<bool, WireError> {
     let Some(mut client) = Client::connect(home, "studio").await? else { return Ok(false) };
     client.call("service/stop", serde_json::json!({})).await?;
     drop(client);
-    // Its socket goes first; the store's lock a moment later, with its process (a front
+    // Its endpoint goes first; the store's lock a moment later, with its process (a front
     // door opening the store retries for a while).
     let deadline = Instant::now() + Duration::from_secs(15);
     while endpoint::connect(home).await.is_some() {
@@ -438,7 +471,6 @@ const SERVICE_LOG_LIMIT: u64 = 5 * 1024 * 1024;
 /// (`MCPFLOW_SERVICE_IDLE`, default 300). Two front doors starting one at once start two;
 /// the store's lock lets one win, the other exits.
 pub fn start_service(home: &Path, binary: &Path) -> Result<(), String> {
-    use std::os::unix::process::CommandExt as _;
     std::fs::create_dir_all(home).map_err(|e| format!("cannot create {}: {e}", home.display()))?;
     let log = home.join("service.log");
     if std::fs::metadata(&log).is_ok_and(|m| m.len() > SERVICE_LOG_LIMIT) {
@@ -455,13 +487,14 @@ pub fn start_service(home: &Path, binary: &Path) -> Result<(), String> {
     if let Some(idle) = idle {
         command.args(["--idle", &idle]);
     }
-    let mut child = command
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(log_file)
-        .process_group(0)
-        .spawn()
-        .map_err(|e| format!("cannot start `{} service`: {e}", binary.display()))?;
+    command.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null()).stderr(log_file);
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    // Windows: a process group of its own (CREATE_NEW_PROCESS_GROUP), and no console
+    // window (CREATE_NO_WINDOW).
+    #[cfg(windows)]
+    std::os::windows::process::CommandExt::creation_flags(&mut command, 0x0000_0200 | 0x0800_0000);
+    let mut child = command.spawn().map_err(|e| format!("cannot start `{} service`: {e}", binary.display()))?;
     // Reaped when it exits, whether the front door that started it is still there or not.
     std::thread::spawn(move || child.wait());
     Ok(())

@@ -67,34 +67,26 @@ pub fn runs(blueprint: Option<&str>, limit: usize, json_out: bool) -> anyhow::Re
 /// The answer of the data folder's service to `method`, when a service holds the folder
 /// (its store is then locked to everyone else); `None` when none runs.
 pub(crate) fn through_service(method: &str, params: serde_json::Value) -> anyhow::Result<Option<serde_json::Value>> {
-    #[cfg(unix)]
-    {
-        let home = mcpflow_app::home::data_dir();
-        if !mcpflow_app::service::socket_path(&home).exists() {
-            return Ok(None);
-        }
-        // On a thread of its own, so it works from inside a command's runtime too.
-        std::thread::scope(|scope| {
-            scope
-                .spawn(|| {
-                    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-                    runtime.block_on(async {
-                        let failed = |e: mcpflow_app::service::WireError| anyhow::anyhow!("{} [{}]", e.message, e.code);
-                        match mcpflow_app::service::Client::connect(&home, "cli").await.map_err(failed)? {
-                            Some(mut client) => Ok(Some(client.call(method, params).await.map_err(failed)?)),
-                            None => Ok(None),
-                        }
-                    })
+    let home = mcpflow_app::home::data_dir();
+    if !mcpflow_app::service::endpoint::present(&home) {
+        return Ok(None);
+    }
+    // On a thread of its own, so it works from inside a command's runtime too.
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+                runtime.block_on(async {
+                    let failed = |e: mcpflow_app::service::WireError| anyhow::anyhow!("{} [{}]", e.message, e.code);
+                    match mcpflow_app::service::Client::connect(&home, "cli").await.map_err(failed)? {
+                        Some(mut client) => Ok(Some(client.call(method, params).await.map_err(failed)?)),
+                        None => Ok(None),
+                    }
                 })
-                .join()
-                .unwrap_or_else(|_| Err(anyhow::anyhow!("the service client thread failed")))
-        })
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = (method, params);
-        Ok(None)
-    }
+            })
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("the service client thread failed")))
+    })
 }
 
 /// `mcpflow runs --waiting`: the runs waiting for an answer, each question with its

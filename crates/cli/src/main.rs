@@ -17,7 +17,6 @@ mod resume;
 mod run;
 mod serve;
 mod servers;
-#[cfg(unix)]
 mod service;
 mod setup;
 mod validate;
@@ -82,10 +81,10 @@ enum Command {
     /// stored blueprint with `"expose": true`.
     Serve(serve::ServeArgs),
     /// The one owner of the data folder: its store, servers, runs and schedules, answering
-    /// the other front doors on a socket in the folder (mode 0600) — `mcpflow serve`
-    /// bridges MCP hosts to it, `list` and `runs` read through it. Exits when idle (no
-    /// connection, no run, no schedule) unless `--keep`.
-    #[cfg(unix)]
+    /// the other front doors on a socket in the folder (mode 0600; else a loopback port
+    /// and a token file) — `mcpflow serve` bridges MCP hosts to it, `list` and `runs`
+    /// read through it. Exits when idle (no connection, no run, no schedule) unless
+    /// `--keep`.
     Service(service::ServiceArgs),
     /// Fire the runs that stored blueprints' `schedule` asks for, until Ctrl-C or SIGTERM (like
     /// `serve --schedule`, without serving MCP). A fire missed while mcpflow was not
@@ -184,7 +183,6 @@ fn main() -> ExitCode {
         Command::Serve(args) => with_runtime(serve::run(args)),
         Command::Servers(args) => with_runtime(servers::run(args)),
         Command::Auth(args) => with_runtime(auth::run(args)),
-        #[cfg(unix)]
         Command::Service(args) => with_runtime(service::run(args)),
         Command::Daemon { app } => with_runtime(serve::daemon(app, None)),
         Command::List { json } => report(history::list(json)),

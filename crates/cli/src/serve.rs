@@ -46,7 +46,6 @@ pub struct ServeArgs {
 /// arrives; then cancels the runs in flight, reaps every server and exits 0 — or the
 /// signal's code (130, 143, 129).
 pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    #[cfg(unix)]
     if args.http.is_none()
         && let Some(code) = bridge(&args).await?
     {
@@ -66,12 +65,17 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
 
 /// On stdio, with a service holding the data folder: the MCP session goes to it (any
 /// number of hosts share its engine and store). `None`: no service answers, serve here.
-#[cfg(unix)]
 #[allow(clippy::print_stderr)]
 async fn bridge(args: &ServeArgs) -> anyhow::Result<Option<ExitCode>> {
     use mcpflow_app::service::{Hello, PROTOCOL, connect};
     let home = mcpflow_app::home::data_dir();
-    let hello = Hello { mcpflow: PROTOCOL, session: "mcp".into(), client: "serve".into(), options: own_options(args) };
+    let hello = Hello {
+        mcpflow: PROTOCOL,
+        session: "mcp".into(),
+        client: "serve".into(),
+        options: own_options(args),
+        token: None,
+    };
     let connected = match connect(&home, &hello).await {
         // No service yet: a `serve` without options of its own starts one and shares it.
         Ok(None) if hello.options.is_empty() => match start_service(&home) {
@@ -101,7 +105,6 @@ async fn bridge(args: &ServeArgs) -> anyhow::Result<Option<ExitCode>> {
 }
 
 /// Starts `mcpflow service` with this binary (see [`mcpflow_app::service::start_service`]).
-#[cfg(unix)]
 fn start_service(home: &std::path::Path) -> Result<(), String> {
     let binary = std::env::current_exe().map_err(|e| format!("cannot tell where this binary is: {e}"))?;
     mcpflow_app::service::start_service(home, &binary)
@@ -109,7 +112,6 @@ fn start_service(home: &std::path::Path) -> Result<(), String> {
 
 /// Connects to the service just started, for up to 10 s; `None` (serve here) when it
 /// did not answer.
-#[cfg(unix)]
 async fn wait_for_service(
     home: &std::path::Path,
     hello: &mcpflow_app::service::Hello,
@@ -128,7 +130,6 @@ async fn wait_for_service(
 }
 
 /// The options of this `serve` that only a process of its own could honour.
-#[cfg(unix)]
 fn own_options(args: &ServeArgs) -> Vec<String> {
     let mut options = Vec::new();
     if !args.app.servers.is_empty() {

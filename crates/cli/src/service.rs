@@ -1,7 +1,8 @@
 //! `mcpflow service [--keep]`: the one owner of a data folder — its store, its servers,
 //! its runs and schedules — answering the other front doors on the folder's endpoint
-//! (`mcpflow_app::service`): `mcpflow serve` bridges MCP hosts to it, `mcpflow list` and
-//! `runs` read through it. It exits once idle — no connection, no run in flight, no
+//! (`mcpflow_app::service`; its socket, or a loopback port and token file where there can
+//! be no socket): `mcpflow serve` bridges MCP hosts to it, `mcpflow list` and `runs`
+//! read through it. It exits once idle — no connection, no run in flight, no
 //! scheduled blueprint — for `--idle` (default 5 minutes), unless `--keep`.
 
 use crate::app::{AppArgs, open_app};
@@ -9,8 +10,9 @@ use crate::run::cancel_on_signals;
 use anyhow::Context as _;
 use clap::Args;
 use mcpflow_app::Change;
+use mcpflow_app::service::endpoint::Transport;
 use mcpflow_app::service::install::Flavour;
-use mcpflow_app::service::{Activity, has_schedules, host_with, socket_path};
+use mcpflow_app::service::{Activity, endpoint_file, has_schedules, host_with, socket_path};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -58,6 +60,7 @@ pub async fn run(args: ServiceArgs) -> anyhow::Result<ExitCode> {
     }
     let signals = cancel_on_signals()?;
     let home = mcpflow_app::home::data_dir();
+    let transport = Transport::for_home(&home).context("choosing the service's endpoint")?;
     let app = open_app(&args.app, args.max_runs)?;
     let stop = tokio_util::sync::CancellationToken::new();
     let scheduler = tokio::spawn(mcpflow_app::daemon::run_schedules(app.clone(), stop.clone()));
@@ -67,12 +70,11 @@ pub async fn run(args: ServiceArgs) -> anyhow::Result<ExitCode> {
     let asked_to_stop = tokio_util::sync::CancellationToken::new();
     let hosting =
         tokio::spawn(host_with(app.clone(), home.clone(), activity.clone(), stop.clone(), Some(asked_to_stop.clone())));
-    eprintln!(
-        "mcpflow service (pid {}) for {} answers at {}",
-        std::process::id(),
-        home.display(),
-        socket_path(&home).display()
-    );
+    let at = match transport {
+        Transport::Unix => socket_path(&home).display().to_string(),
+        Transport::Tcp => format!("a loopback port (its number and token in {})", endpoint_file(&home).display()),
+    };
+    eprintln!("mcpflow service (pid {}) for {} answers at {at}", std::process::id(), home.display());
     let idle = Duration::from_secs(args.idle);
     // Whether a stored blueprint has a schedule: read again when the blueprints change,
     // not on every tick.

@@ -311,7 +311,6 @@ impl EventStream {
         EventStream { source: Source::Local(events), ended: false }
     }
 
-    #[cfg(unix)]
     pub(crate) fn remote(batches: tokio::sync::mpsc::Receiver<EventBatch>) -> Self {
         EventStream { source: Source::Remote(batches), ended: false }
     }

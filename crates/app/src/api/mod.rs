@@ -14,11 +14,9 @@
 pub mod dto;
 mod local;
 mod logins;
-#[cfg(unix)]
 mod remote;
 
 pub use local::{EventStream, LOGIN_TIMEOUT, Local};
-#[cfg(unix)]
 pub use remote::{Remote, Status};
 
 use crate::portable::Portable;
@@ -37,7 +35,6 @@ pub enum Api {
     /// In this process, which holds the store.
     Local(Local),
     /// By the service holding the data folder.
-    #[cfg(unix)]
     Remote(Remote),
 }
 
@@ -59,7 +56,6 @@ macro_rules! api {
                 pub async fn $name(&self, $($arg: $ty),*) -> Result<$ret> {
                     match self {
                         Api::Local(local) => local.$name($($arg),*).await,
-                        #[cfg(unix)]
                         Api::Remote(remote) => {
                             #[allow(unused_mut)]
                             let mut params = serde_json::Map::new();
@@ -162,7 +158,6 @@ impl Api {
     ) -> Result<(RunStarted, EventStream)> {
         match self {
             Api::Local(local) => local.start_run(doc, inputs, paused, breakpoints),
-            #[cfg(unix)]
             Api::Remote(remote) => {
                 let params =
                     serde_json::json!({ "doc": doc, "inputs": inputs, "paused": paused, "breakpoints": breakpoints });
@@ -184,7 +179,6 @@ impl Api {
     ) -> Result<(RunStarted, EventStream)> {
         match self {
             Api::Local(local) => local.rerun_step(doc, run_id, step, mode, paused, breakpoints),
-            #[cfg(unix)]
             Api::Remote(remote) => {
                 let params = serde_json::json!({ "doc": doc, "run_id": run_id, "step": step, "mode": mode,
                                                  "paused": paused, "breakpoints": breakpoints });
@@ -204,7 +198,6 @@ impl Api {
     ) -> Result<(RunStarted, EventStream)> {
         match self {
             Api::Local(local) => local.answer_and_follow(doc, run_id, question_id, answer),
-            #[cfg(unix)]
             Api::Remote(remote) => {
                 let params =
                     serde_json::json!({ "doc": doc, "run_id": run_id, "question_id": question_id, "answer": answer });
@@ -217,7 +210,6 @@ impl Api {
     pub async fn follow_run(&self, run_id: String) -> Result<(RunStarted, EventStream)> {
         match self {
             Api::Local(local) => local.follow_run(run_id),
-            #[cfg(unix)]
             Api::Remote(remote) => remote.stream("follow_run", serde_json::json!({ "run_id": run_id })).await,
         }
     }
@@ -227,7 +219,6 @@ impl Api {
     pub fn subscribe_changes(&self) -> tokio::sync::broadcast::Receiver<crate::Change> {
         match self {
             Api::Local(local) => local.app.subscribe_changes(),
-            #[cfg(unix)]
             Api::Remote(remote) => remote.subscribe_changes(),
         }
     }

@@ -212,7 +212,13 @@ async fn send(conn: &Conn, message: &Value) -> std::io::Result<()> {
 /// One attempt: connect (starting a service when none answers and a binary is known),
 /// read on a task of its own, subscribe to changes; then it is the current connection.
 async fn open(shared: &Arc<Shared>) -> Result<Arc<Conn>, WireError> {
-    let hello = Hello { mcpflow: PROTOCOL, session: "api".into(), client: shared.client.clone(), options: Vec::new() };
+    let hello = Hello {
+        mcpflow: PROTOCOL,
+        session: "api".into(),
+        client: shared.client.clone(),
+        options: Vec::new(),
+        token: None,
+    };
     let connected = match service::connect(&shared.home, &hello).await? {
         Some(connected) => Some(connected),
         None => match &shared.binary {

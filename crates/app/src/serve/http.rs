@@ -337,7 +337,9 @@ fn split_host(value: &str) -> (&str, Option<u16>) {
     }
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+/// Whether `a` and `b` are equal, in a time that does not depend on where they differ
+/// (their lengths are not secret).
+pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }

@@ -2,11 +2,13 @@
 //! doors go through it — the official TypeScript SDK client launches `mcpflow serve`
 //! twice at once (each a bridge to the service), `mcpflow runs` and `list` read through
 //! it, a subscriber hears the save. Killed with SIGKILL mid-run, its bridge says so and
-//! the run is `interrupted` for the next owner; idle, it exits by itself.
+//! the run is `interrupted` for the next owner; idle, it exits by itself. In a data
+//! folder too deep for a socket it answers on a loopback port with a token; with a
+//! schedule stored it stays up, alone, and fires it.
 
-use crate::spawned::{Killed, serve_client, wait_for};
+use crate::spawned::{Killed, serve_client, serve_client_with, wait_for};
 use crate::{repo, stderr, stdout};
-use mcpflow_app::service::{Client, socket_path};
+use mcpflow_app::service::{Client, endpoint, endpoint_file, socket_path};
 use serde_json::{Value, json};
 use std::io::{Read as _, Write as _};
 use std::path::Path;
@@ -22,22 +24,39 @@ fn mcpflow_in(home: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-/// `mcpflow service` on `home` with the echo server, once its socket answers.
+/// `mcpflow service` on `home` with the echo server, once its endpoint answers.
 fn service(home: &Path, servers: &Path, idle: &str) -> Child {
-    let child = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+    started(&mut service_command(home, servers, idle), home)
+}
+
+/// The command [`service`] runs.
+fn service_command(home: &Path, servers: &Path, idle: &str) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcpflow"));
+    command
         .args(["service", "--allow-all-servers", "--idle", idle, "--servers"])
         .arg(servers)
         .env("MCPFLOW_HOME", home)
         .current_dir(repo())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let socket = socket_path(home);
-    let up = wait_for(Duration::from_secs(20), || std::os::unix::net::UnixStream::connect(&socket).ok());
-    assert!(up.is_some(), "the service did not answer at {}", socket.display());
+        .stderr(Stdio::piped());
+    command
+}
+
+/// Starts a service `command` for `home`; its process once its endpoint (socket or port)
+/// answers.
+fn started(command: &mut Command, home: &Path) -> Child {
+    let child = command.spawn().unwrap();
+    let rt = runtime();
+    let up = wait_for(Duration::from_secs(20), || rt.block_on(endpoint::connect(home)));
+    assert!(up.is_some(), "the service did not answer for {}", home.display());
     child
+}
+
+/// Whether process `pid` runs (is there and not a zombie).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| !stat.rsplit(')').next().unwrap_or_default().trim_start().starts_with('Z'))
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -365,4 +384,162 @@ fn an_idle_service_hands_the_folder_over_and_a_busy_one_says_why_not() {
     });
     let _ = bridge.kill();
     let _ = bridge.wait();
+}
+
+/// A data folder in `dir` too deep for a socket: its socket's path is past `sun_path`
+/// (108 bytes on Linux).
+fn deep_home(dir: &Path) -> std::path::PathBuf {
+    let home = dir.join("a-data-folder-deep-enough-that-no-socket-fits-".repeat(3));
+    assert!(socket_path(&home).as_os_str().len() > 108, "{} is not deep enough", home.display());
+    home
+}
+
+/// Says `hello` over a new connection to loopback `port`: the welcome line, and the
+/// connection to read on.
+fn raw_hello(port: u16, hello: &Value) -> (String, std::io::BufReader<std::net::TcpStream>) {
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    writeln!(stream, "{hello}").unwrap();
+    let mut read = std::io::BufReader::new(stream);
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut read, &mut line).unwrap();
+    (line, read)
+}
+
+#[test]
+fn a_service_too_deep_for_a_socket_answers_on_loopback_and_refuses_a_hello_without_its_token() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let home = deep_home(dir.path());
+    let servers = crate::echo_servers(dir.path());
+    let _service = Killed(service(&home, &servers, "60"));
+    assert!(!socket_path(&home).exists(), "no socket where none fits");
+    let file = endpoint_file(&home);
+    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let port = u16::try_from(written["port"].as_u64().unwrap()).unwrap();
+    let token = written["token"].as_str().unwrap().to_owned();
+    assert_eq!(token.len(), 64, "{written}");
+
+    // Two MCP hosts' `serve`s bridge through the port (neither starts a service of its own:
+    // the store is this one's)...
+    let (out, _) = serve_client("ts-service-client.mjs", &home, &servers);
+    assert!(out.contains("ok - both runs succeeded at the same time"), "{out}");
+    let ids: Vec<&str> = out.lines().find_map(|l| l.strip_prefix("runs: ")).unwrap().split(' ').collect();
+    // ...and `runs` and `list` read through it.
+    let runs = runs_json(&home);
+    for id in &ids {
+        let run = runs.iter().find(|r| r["id"] == *id).unwrap_or_else(|| panic!("{id} not in {runs:?}"));
+        assert_eq!(run["status"], "succeeded", "{run}");
+    }
+    let list = mcpflow_in(&home, &["list"]);
+    assert!(stdout(&list).contains("from-host-a"), "{}{}", stdout(&list), stderr(&list));
+
+    // A hello without the token, or with another, is refused and closed, and never shown it.
+    let hello = json!({ "mcpflow": mcpflow_app::service::PROTOCOL, "session": "api", "client": "stranger" });
+    let mut wrong = hello.clone();
+    wrong["token"] = json!("0".repeat(64));
+    for refused in [&hello, &wrong] {
+        let (line, mut rest) = raw_hello(port, refused);
+        let welcome: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!((&welcome["ok"], &welcome["error"]["code"]), (&json!(false), &json!("BAD_TOKEN")), "{line}");
+        let message = welcome["error"]["message"].as_str().unwrap();
+        assert!(message.contains(&file.display().to_string()), "says where the token is: {message}");
+        assert!(!line.contains(&token), "{line}");
+        assert_eq!(rest.read_to_end(&mut Vec::new()).ok(), Some(0), "the refused connection is closed");
+    }
+    // The token from the file is let in.
+    let mut right = hello;
+    right["token"] = json!(token);
+    let (line, _) = raw_hello(port, &right);
+    assert!(line.contains(r#""ok":true"#), "{line}");
+}
+
+#[test]
+fn mcpflow_endpoint_tcp_puts_the_service_on_loopback_and_another_value_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let servers = crate::echo_servers(dir.path());
+    let refused = service_command(&home, &servers, "60").env("MCPFLOW_ENDPOINT", "udp").output().unwrap();
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("MCPFLOW_ENDPOINT is `udp`: set it to `tcp`"), "{}", stderr(&refused));
+
+    let owner = Killed(started(service_command(&home, &servers, "60").env("MCPFLOW_ENDPOINT", "tcp"), &home));
+    assert!(!socket_path(&home).exists() && endpoint_file(&home).exists());
+    assert_eq!(runs_json(&home), Vec::<Value>::new());
+    let client = runtime().block_on(Client::connect(&home, "test")).unwrap().expect("it answers");
+    assert_eq!(client.pid, owner.0.id());
+}
+
+/// Kills process `pid` when dropped, if it is still there (a service a failed test
+/// would leave running).
+struct KilledPid(u32);
+
+impl Drop for KilledPid {
+    fn drop(&mut self) {
+        if alive(self.0) {
+            let _ = Command::new("kill").args(["-KILL", &self.0.to_string()]).status();
+        }
+    }
+}
+
+#[test]
+fn a_schedule_an_mcp_host_saved_fires_on_the_service_alone_and_its_runs_outlive_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let blueprint = json!({ "blueprint": 1, "id": "every-two-seconds", "schedule": { "every": "2s" },
+        "steps": [ { "id": "stamp", "kind": "transform", "value": "{{ run.id }}" } ] });
+    // No service runs: the host's `serve` starts one (idle after 1 s), saves through it,
+    // and leaves.
+    let (out, _) = serve_client_with(
+        Command::new("node")
+            .arg(repo().join("tests/mcp/ts-save-client.mjs"))
+            .env("BLUEPRINT", blueprint.to_string())
+            .env("MCPFLOW_SERVICE_IDLE", "1"),
+        &home,
+        Path::new("no-servers-file"),
+    );
+    assert!(out.contains("ok - saved every-two-seconds as revision 1"), "{out}");
+    let rt = runtime();
+    let pid = rt.block_on(Client::connect(&home, "test")).unwrap().expect("the service started on demand answers").pid;
+    let _reaped = KilledPid(pid);
+
+    // Nobody is connected from here on (that connection closed at once), no studio, no
+    // terminal: with a schedule due, the service stays past its idle time...
+    let watched = std::time::Instant::now();
+    while watched.elapsed() < Duration::from_secs(4) {
+        let after = watched.elapsed();
+        assert!(alive(pid), "the service (pid {pid}) exited with a schedule due, {after:?} after its last client");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // ...and fires it; `runs` reads through it.
+    let fired = wait_for(Duration::from_secs(20), || {
+        let runs: Vec<Value> = runs_json(&home).into_iter().filter(|r| r["blueprint"] == "every-two-seconds").collect();
+        runs.iter().any(|r| r["status"] == "succeeded").then_some(runs)
+    });
+    let fired = fired.unwrap_or_else(|| panic!("no scheduled run succeeded; service.log:\n{}", service_log(&home)));
+    for run in &fired {
+        assert_eq!(run["trigger"], "schedule", "{run}");
+    }
+
+    // Stopped (asked again while a fire is in flight), it leaves the store to the CLI,
+    // which reads the same runs from it.
+    let mut client = rt.block_on(Client::connect(&home, "test")).unwrap().expect("the same service answers");
+    assert_eq!(client.pid, pid);
+    let stopped = wait_for(Duration::from_secs(10), || rt.block_on(client.call("service/stop", json!({}))).ok());
+    assert!(stopped.is_some(), "the service would not stop");
+    drop(client);
+    let gone = wait_for(Duration::from_secs(20), || (!alive(pid)).then_some(()));
+    assert!(gone.is_some(), "the service (pid {pid}) did not exit when asked");
+    assert!(!endpoint::present(&home), "its endpoint went with it");
+    let stored = runs_json(&home);
+    for run in &fired {
+        let kept = stored.iter().find(|r| r["id"] == run["id"]).unwrap_or_else(|| panic!("{run} not in {stored:?}"));
+        assert_eq!(kept["trigger"], "schedule", "{kept}");
+    }
+}
+
+/// The log (stderr) of the service a `serve` started for data folder `home`.
+fn service_log(home: &Path) -> String {
+    std::fs::read_to_string(home.join("service.log")).unwrap_or_default()
 }
