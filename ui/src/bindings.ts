@@ -8,6 +8,12 @@ import * as __TAURI_EVENT from "@tauri-apps/api/event";
 /** Commands */
 export const commands = {
 	studioInfo: () => typedError<StudioInfo_Serialize, CommandError_Serialize>(__TAURI_INVOKE("studio_info")),
+	/**
+	 *  How the studio reaches the data folder: through the `mcpflow service` that owns it
+	 *  (its pid), reconnecting to one, or holding the store itself. Changes come as the
+	 *  `ServiceStatus` event.
+	 */
+	serviceStatus: () => typedError<ServiceStatus_Serialize, CommandError_Serialize>(__TAURI_INVOKE("service_status")),
 	listBlueprints: () => typedError<BlueprintInfo_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("list_blueprints")),
 	getBlueprint: (id: string) => typedError<OpenedBlueprint_Serialize, CommandError_Serialize>(__TAURI_INVOKE("get_blueprint", { id })),
 	/**  Every diagnostic of a document being edited (errors and warnings). */
@@ -148,6 +154,7 @@ export const commands = {
 
 /** Events */
 export const events = {
+	serviceStatus: makeEvent<ServiceStatus_Serialize, ServiceStatus_Deserialize>("service-status"),
 	storeChanged: makeEvent<StoreChanged_Serialize, StoreChanged_Deserialize>("store-changed"),
 };
 
@@ -729,6 +736,35 @@ export type ServerTestDto_Serialize = {
 	 */
 	protocol_version: string | null,
 	tools: ToolDto_Serialize[],
+};
+
+/**
+ *  `connected`: the studio speaks to the `mcpflow service` of its data folder.
+ *  `reconnecting`: that connection was lost (the service stopped, crashed or restarted);
+ *  the studio is starting or reconnecting to one. `in_process`: the studio holds the
+ *  store itself.
+ */
+export type ServiceState = "connected" | "reconnecting" | "in_process";
+
+/**  How the studio reaches its data folder (`service_status`, and the event of each change). */
+export type ServiceStatus = ServiceStatus_Serialize | ServiceStatus_Deserialize;
+
+/**  How the studio reaches its data folder (`service_status`, and the event of each change). */
+export type ServiceStatus_Deserialize = {
+	state: ServiceState,
+	/**  The service's process, when connected. */
+	pid?: number | null,
+	/**  What happened, for a person (why it is reconnecting). */
+	message?: string | null,
+};
+
+/**  How the studio reaches its data folder (`service_status`, and the event of each change). */
+export type ServiceStatus_Serialize = {
+	state: ServiceState,
+	/**  The service's process, when connected. */
+	pid: number | null,
+	/**  What happened, for a person (why it is reconnecting). */
+	message: string | null,
 };
 
 /**
