@@ -15,6 +15,7 @@ import { cancelAllAsks, filesStore, startStudio } from './panels/files';
 import { blueprintsChanged } from './panels/files/elsewhere';
 import { initialServersState, serversStore } from './panels/servers';
 import { Studio } from './Studio';
+import { q, settling, tid } from './testing/dom';
 import { example } from './testing/examples';
 import { installLayoutStubs } from './testing/jsdom';
 
@@ -23,31 +24,10 @@ beforeAll(installLayoutStubs);
 let root: Root;
 let host: HTMLElement;
 let be: MockBackend;
-const q = (sel: string) => document.querySelector(sel) as HTMLElement | null;
 const qa = (sel: string) => [...document.querySelectorAll(sel)] as HTMLElement[];
-const tid = (id: string) => q(`[data-testid="${id}"]`);
 const s = () => docStore.getState();
-
-/** Lets promises and effects run (inside act). */
-const settle = () =>
-  act(async () => {
-    for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 0));
-  });
-const click = async (el: HTMLElement | null) => {
-  expect(el).not.toBeNull();
-  await act(async () => el!.click());
-  await settle();
-};
-const typeInto = async (el: HTMLElement | null, value: string) => {
-  expect(el).not.toBeNull();
-  const input = el as HTMLInputElement | HTMLTextAreaElement;
-  const proto = input instanceof HTMLTextAreaElement ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
-  await act(async () => {
-    Object.getOwnPropertyDescriptor(proto, 'value')!.set!.call(input, value);
-    input.dispatchEvent(new Event('input', { bubbles: true }));
-  });
-  await settle();
-};
+/** Lets promises and effects run: 5 turns, no timer waited for. */
+const { settle, click, typeInto } = settling(5, 0);
 
 const stored = (name: string, rev = 1) => {
   const doc = JSON.parse(example(name)) as Blueprint;

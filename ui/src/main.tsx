@@ -8,10 +8,14 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import type { Blueprint } from './doc/types';
 import { followStoreChanges } from './app/live';
+import { followService } from './app/service';
 import { startStudio } from './panels/files';
 import { Studio } from './Studio';
 
 const DEMO = 'workflows/everything-tour.blueprint.json';
+
+// How the studio reaches the data folder (the mcpflow service), from the start (desktop only).
+void followService();
 
 void startStudio({
   demo: async () => ({

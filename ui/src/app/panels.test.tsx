@@ -11,6 +11,7 @@ import { App } from '../App';
 import { docStore } from '../doc/store';
 import type { Blueprint } from '../doc/types';
 import { BottomTabs } from '../panels/run/BottomTabs';
+import { tid } from '../testing/dom';
 import { installLayoutStubs } from '../testing/jsdom';
 import { defaultLayout, LIMITS, useLayout } from './layout';
 
@@ -18,7 +19,6 @@ beforeAll(installLayoutStubs);
 
 let root: Root;
 let host: HTMLElement;
-const tid = (id: string) => document.querySelector(`[data-testid="${id}"]`) as HTMLElement | null;
 const L = () => useLayout.getState();
 const key = (init: KeyboardEventInit, target: EventTarget = window) =>
   act(async () => void target.dispatchEvent(new KeyboardEvent('keydown', { bubbles: true, cancelable: true, ...init })));

@@ -27,6 +27,7 @@ import {
   type ServerDto_Serialize,
   type ServerOffer_Serialize,
   type ServerTestDto_Serialize,
+  type ServiceStatus_Serialize,
   type StudioInfo_Serialize,
   type ToolDto_Serialize,
   type WaitingRunDto_Serialize,
@@ -66,6 +67,8 @@ export type OpenQuestionInfo = QuestionDto_Serialize;
 export type AnswerInfo = AnswerDto;
 /** A run waiting for a person (an earlier session's, or in flight here), with its open questions. */
 export type WaitingRunInfo = WaitingRunDto_Serialize;
+/** How the studio reaches its data folder: the `mcpflow service` (`connected`, its pid), `reconnecting`, or `in_process`. */
+export type ServiceStatus = ServiceStatus_Serialize;
 
 /** A command's error: a stable code, a message that says what to do, and diagnostics. */
 export class BackendError extends Error {
@@ -149,6 +152,8 @@ export interface ImportedBlueprint {
 /** The backend's commands, each resolving to its data or throwing a `BackendError`. */
 export const backend = {
   studioInfo: (): Promise<StudioInfo> => call(() => commands.studioInfo()),
+  /** How the studio reaches the data folder now (changes come as `events.serviceStatus`). */
+  serviceStatus: (): Promise<ServiceStatus> => call(() => commands.serviceStatus()),
   listBlueprints: (): Promise<BlueprintInfo[]> => call(() => commands.listBlueprints()),
   getBlueprint: (id: string): Promise<OpenedBlueprint> => call(() => commands.getBlueprint(id)),
   validateBlueprint: async (doc: Blueprint): Promise<Diagnostic[]> =>

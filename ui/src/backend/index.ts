@@ -1,5 +1,6 @@
 //! The desktop backend: typed commands (`backend`), errors (`BackendError`), whether
-//! there is a backend at all (`inTauri`), validation while editing, and the status line.
+//! there is a backend at all (`inTauri`), how it reaches the data folder (`serviceStore`),
+//! validation while editing, and the status line.
 
 export {
   backend,
@@ -30,10 +31,12 @@ export {
   type ServerInfo,
   type ServerOffer,
   type ServerTest,
+  type ServiceStatus,
   type SignedOut,
   type StudioInfo,
   type ToolInfo,
   type WaitingRunInfo,
 } from './client';
+export { reconnecting, serviceStore, useService, type ServiceConnection } from './service';
 export { clearStatus, report, statusStore, useStatus, type StatusLevel, type StatusState } from './status';
 export { startValidation, VALIDATE_DELAY_MS, type ValidationOptions } from './validation';

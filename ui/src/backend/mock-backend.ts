@@ -1,13 +1,16 @@
 //! A fake desktop backend for tests: answers the studio's commands through
 //! `mockIPC` (so the real `commands` of bindings.ts and `backend` run), records every
-//! call, and lets a test replace any answer. Test-only: nothing in the app imports it.
+//! call, lets a test replace any answer, and sends the backend's events to what listens
+//! (`events.*.listen`). Test-only: nothing in the app imports it.
 //!
 //! ```ts
 //! const be = mockBackend({ save_blueprint: () => { throw commandError('BLUEPRINT_INVALID', 'no', [d]) } });
 //! …
 //! expect(be.calls('save_blueprint')).toHaveLength(1);
+//! await be.emit('service-status', { state: 'reconnecting', pid: null, message: 'the service stopped' });
 //! ```
 
+import { emit } from '@tauri-apps/api/event';
 import { clearMocks, mockIPC } from '@tauri-apps/api/mocks';
 import type { CommandError_Serialize, DiagnosticDto_Serialize } from '../bindings';
 
@@ -20,6 +23,8 @@ export interface MockBackend {
   log: string[];
   /** Replaces the answer of a command. */
   on(cmd: string, handler: Handler): void;
+  /** Sends an event of the backend (its Tauri name: `service-status`, `store-changed`) to its listeners. */
+  emit(event: string, payload: unknown): Promise<void>;
   stop(): void;
 }
 
@@ -40,6 +45,8 @@ export function diag(
 
 const DEFAULTS: Record<string, Handler> = {
   studio_info: () => ({ version: '0.1.0', home: '/tmp/mcpflow', first_start: false, open_first: null, interrupted: [] }),
+  // A service that owns the data folder, as the studio finds it when it starts.
+  service_status: () => ({ state: 'connected', pid: 4242, message: null }),
   list_blueprints: () => [],
   get_blueprint: (a) => {
     throw commandError('BLUEPRINT_NOT_FOUND', `no blueprint ${String(a.id)}`);
@@ -104,13 +111,17 @@ const DEFAULTS: Record<string, Handler> = {
 export function mockBackend(handlers: Record<string, Handler> = {}): MockBackend {
   const table: Record<string, Handler> = { ...DEFAULTS, ...handlers };
   const recorded: { cmd: string; args: Record<string, unknown> }[] = [];
-  mockIPC((cmd, payload) => {
-    const args = (payload ?? {}) as Record<string, unknown>;
-    recorded.push({ cmd, args });
-    const h = table[cmd];
-    if (!h) throw commandError('UNKNOWN_COMMAND', `the mock has no ${cmd}`);
-    return h(args);
-  });
+  mockIPC(
+    (cmd, payload) => {
+      const args = (payload ?? {}) as Record<string, unknown>;
+      recorded.push({ cmd, args });
+      const h = table[cmd];
+      if (!h) throw commandError('UNKNOWN_COMMAND', `the mock has no ${cmd}`);
+      return h(args);
+    },
+    // `listen` and `emit` of @tauri-apps/api/event work among the window's listeners.
+    { shouldMockEvents: true },
+  );
   return {
     calls: (cmd) => recorded.filter((c) => cmd === undefined || c.cmd === cmd).map((c) => c.args),
     get log() {
@@ -119,6 +130,7 @@ export function mockBackend(handlers: Record<string, Handler> = {}): MockBackend
     on(cmd, handler) {
       table[cmd] = handler;
     },
+    emit: (event, payload) => emit(event, payload),
     stop() {
       clearMocks();
     },

@@ -1,12 +1,14 @@
-//! The status (`data-testid="status"`), the notice that the open blueprint was saved
-//! elsewhere (`ChangedNotice`), the interrupted-runs notice, the runs waiting for
-//! you (`WaitingNotice`) and the questions the run shown waits on (`QuestionToasts`),
-//! drawn as toasts
-//! over the top-right corner of the canvas: nothing in the toolbar moves when a message
-//! comes or goes, and the whole text is shown (wrapped, never cut). Errors and warnings
-//! stay until dismissed or replaced; the others fade after a while.
+//! Over the top-right corner of the canvas: the studio's connection to the mcpflow service
+//! (`ServiceIndicator`, always there, a fixed size, at the top), and under it, drawn as
+//! toasts, the status (`data-testid="status"`), the notice that the open blueprint was
+//! saved elsewhere (`ChangedNotice`), the interrupted-runs notice, the runs waiting for
+//! you (`WaitingNotice`) and the questions the run shown waits on (`QuestionToasts`).
+//! Nothing in the toolbar moves when a message comes or goes, and the whole text is shown
+//! (wrapped, never cut). Errors and warnings stay until dismissed or replaced; the others
+//! fade after a while.
 
 import { memo, useEffect, useState } from 'react';
+import { ServiceIndicator } from '../../app/ServiceIndicator';
 import { clearStatus, statusStore, useStatus } from '../../backend';
 import { QuestionToasts } from '../run/QuestionToasts';
 import { ChangedNotice } from './ChangedNotice';
@@ -65,10 +67,11 @@ export const InterruptedNotice = memo(function InterruptedNotice() {
   );
 });
 
-/** The toasts' place over the canvas. */
+/** The toasts' place over the canvas, under the service indicator. */
 export function Toasts() {
   return (
     <div className="toasts" aria-label="Messages">
+      <ServiceIndicator />
       <ChangedNotice />
       <InterruptedNotice />
       <WaitingNotice />

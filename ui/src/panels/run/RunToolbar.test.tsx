@@ -1,11 +1,13 @@
 // @vitest-environment jsdom
 // The run controls keep their places: the same buttons, in the same order, whether
 // nothing runs, a run is running or paused (Continue takes Pause's place), or it has
-// finished (✕ appears only inside the fixed status slot).
+// finished (✕ appears only inside the fixed status slot). Run and Debug wait while the
+// connection to the mcpflow service is lost, and say why.
 
 import { act } from 'react';
 import { createRoot, type Root } from 'react-dom/client';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { serviceStore } from '../../backend';
 import { mockBackend, type MockBackend } from '../../backend/mock-backend';
 import { runStore } from '../../run';
 import { installLayoutStubs } from '../../testing/jsdom';
@@ -31,6 +33,7 @@ afterEach(() => {
   be.stop();
   useSession.setState({ active: null, starting: false });
   runStore.setState({ mode: 'idle' });
+  serviceStore.setState({ status: null, problem: null });
 });
 
 /** The toolbar's buttons outside the status slot, in order, Continue counted as Pause's place. */
@@ -68,5 +71,19 @@ describe('RunToolbar', () => {
     });
     expect(places()).toEqual(idle);
     expect(host.querySelector('.run-chip-slot [data-testid="run-close"]')).not.toBeNull();
+  });
+
+  it('disables Run and Debug while the mcpflow service reconnects, saying why, and enables them when it is back', async () => {
+    const button = (id: string) => host.querySelector(`[data-testid="${id}"]`) as HTMLButtonElement;
+    await act(async () => root.render(<RunToolbar />));
+    await act(async () => serviceStore.setState({ status: { state: 'reconnecting', pid: null, message: 'the service stopped' } }));
+    for (const id of ['run-start', 'run-debug']) {
+      expect(button(id).disabled).toBe(true);
+      expect(button(id).title).toBe('The mcpflow service is reconnecting: runs can start once it is back');
+    }
+    await act(async () => serviceStore.setState({ status: { state: 'connected', pid: 7, message: null } }));
+    expect(button('run-start').disabled).toBe(false);
+    expect(button('run-start').title).toBe('Run the blueprint on the canvas (saved or not)');
+    expect(button('run-debug').disabled).toBe(false);
   });
 });

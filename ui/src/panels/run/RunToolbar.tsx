@@ -1,11 +1,12 @@
 //! Run controls in the toolbar, at fixed places: ▶ Run and ▷ Debug, then Pause (or
 //! Continue, in the same place), Step and Cancel — every button always there, enabled
 //! when it applies — and the run's status in a fixed-width slot (with ✕ to close a
-//! finished run's view). Nothing moves when a run starts, pauses or ends. Test hooks:
+//! finished run's view). Nothing moves when a run starts, pauses or ends. Run and Debug
+//! wait, disabled, while the connection to the mcpflow service is lost. Test hooks:
 //! `run-start`, `run-debug`, `run-pause`, `run-continue`, `run-step`, `run-cancel`,
 //! `run-close`, `run-state` (`data-status`; `data-waiting` while a step waits for a person).
 
-import { inTauri } from '../../backend';
+import { inTauri, reconnecting, useService } from '../../backend';
 import { openQuestions, useRunStore } from '../../run';
 import { closeRun, control, startRun, useSession } from './session';
 
@@ -20,14 +21,17 @@ export function RunToolbar() {
   // A run going on that waits for a person somewhere says so (its status stays `running`).
   const waiting = useRunStore((s) => s.mode === 'live' && s.live.status === 'running' && openQuestions(s.live).length > 0);
   const desktop = inTauri();
+  const away = useService(reconnecting);
   const idle = !active && !starting;
+  // Why Run and Debug cannot start, if they cannot (a run going on says so itself).
+  const cannot = !desktop ? 'Runs need the desktop app' : away ? 'The mcpflow service is reconnecting: runs can start once it is back' : null;
   return (
     <div className="run-toolbar" role="group" aria-label="Run">
       <button
         type="button"
         data-testid="run-start"
-        disabled={!desktop || !idle}
-        title={desktop ? 'Run the blueprint on the canvas (saved or not)' : 'Runs need the desktop app'}
+        disabled={cannot !== null || !idle}
+        title={cannot ?? 'Run the blueprint on the canvas (saved or not)'}
         onClick={() => void startRun({ debug: false })}
       >
         ▶ Run
@@ -35,8 +39,8 @@ export function RunToolbar() {
       <button
         type="button"
         data-testid="run-debug"
-        disabled={!desktop || !idle}
-        title={desktop ? 'Debug: start paused, stop at breakpoints, step through' : 'Runs need the desktop app'}
+        disabled={cannot !== null || !idle}
+        title={cannot ?? 'Debug: start paused, stop at breakpoints, step through'}
         onClick={() => void startRun({ debug: true })}
       >
         ▷ Debug

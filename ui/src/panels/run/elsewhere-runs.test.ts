@@ -12,31 +12,24 @@ import { mockBackend, type MockBackend } from '../../backend/mock-backend';
 import { docStore } from '../../doc/store';
 import { runStore } from '../../run';
 import { fixture } from '../../run/fixtures/load';
+import { channelSender, type ChannelLike } from '../../testing/dom';
 import { closeRun, runStartedElsewhere, useSession } from './session';
 
 const LOOP = fixture('loop-collect');
 const HALF = Math.floor(LOOP.events.length / 2);
 
 let be: MockBackend;
-let channel: { id: number } | null;
+let channel: ChannelLike | null;
 
 const wait = (ms = 60) => new Promise((r) => setTimeout(r, ms));
-
-/** Sends a batch on the channel given to `follow_run`, as Tauri would. */
-let index = 0;
-function send(events: unknown[], done = false): void {
-  const internals = (window as unknown as { __TAURI_INTERNALS__: { runCallback(id: number, data: unknown): void } }).__TAURI_INTERNALS__;
-  internals.runCallback(channel!.id, { index: index++, message: { events, lagged: 0, done } });
-}
 
 const started = (blueprint = LOOP.blueprint.id, trigger = 'mcp') => ({ run_id: 'agent-run', blueprint, trigger, client: 'claude-ai' });
 
 beforeEach(() => {
   channel = null;
-  index = 0;
   be = mockBackend({
     follow_run: (a) => {
-      channel = a.onEvents as { id: number };
+      channel = a.onEvents as ChannelLike;
       return null;
     },
     get_run: () => ({
@@ -69,7 +62,7 @@ describe('runs started elsewhere', () => {
     expect(s.events.map((e) => e.seq)).toEqual(LOOP.events.slice(0, HALF).map((e) => e.seq));
     expect(statusStore.getState().message).toBe(`claude-ai (MCP) started a run of ${LOOP.blueprint.id}: it plays on the canvas`);
 
-    send(LOOP.events.slice(HALF), true);
+    channelSender(channel!)(LOOP.events.slice(HALF), true);
     await wait();
     expect(runStore.getState().events).toHaveLength(LOOP.events.length);
     expect(runStore.getState().live.status).toBe('succeeded');
@@ -85,7 +78,7 @@ describe('runs started elsewhere', () => {
     expect(statusStore.getState().message).toMatch(/claude-ai \(MCP\) started a run of .*: it is in History/);
     // Followed out of sight, so History shows its end.
     expect(be.calls('follow_run')).toHaveLength(1);
-    send([], true);
+    channelSender(channel!)([], true);
     await wait();
     expect(be.calls('list_runs')).toHaveLength(2);
     expect(runStore.getState().runId).toBe('mine');

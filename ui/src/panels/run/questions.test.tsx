@@ -14,6 +14,7 @@ import { docStore } from '../../doc/store';
 import { runShape, runStore, type RunEvent } from '../../run';
 import { fixture } from '../../run/fixtures/load';
 import { Studio } from '../../Studio';
+import { click, q, settle, tid, typeInto } from '../../testing/dom';
 import { installLayoutStubs } from '../../testing/jsdom';
 import { initialServersState, serversStore } from '../servers';
 import { useAnswers } from './answers';
@@ -25,29 +26,6 @@ const PEOPLE = fixture('people');
 let root: Root;
 let host: HTMLElement;
 let be: MockBackend;
-const q = (sel: string) => document.querySelector(sel) as HTMLElement | null;
-const tid = (id: string) => q(`[data-testid="${id}"]`);
-
-const settle = () =>
-  act(async () => {
-    for (let i = 0; i < 8; i++) await new Promise((r) => setTimeout(r, 5));
-  });
-const click = async (el: HTMLElement | null) => {
-  expect(el).not.toBeNull();
-  await act(async () => el!.click());
-  await settle();
-};
-/** Types into a React-controlled input as a person would (the native setter, then `input`). */
-async function type(el: HTMLElement | null, text: string) {
-  expect(el).not.toBeNull();
-  const input = el as HTMLInputElement;
-  const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')!.set!;
-  await act(async () => {
-    setter.call(input, text);
-    input.dispatchEvent(new Event('input', { bubbles: true }));
-  });
-  await settle();
-}
 
 /** The live run of the people fixture, up to (and with) the event `upto`. */
 async function liveUpTo(upto: (e: RunEvent) => boolean, events: readonly RunEvent[] = PEOPLE.events) {
@@ -98,7 +76,7 @@ describe('a question of the live run', () => {
     const form = tid('question');
     expect(form!.dataset.asking).toBe('elicitation');
     expect(tid('question-message')!.textContent).toContain('Please provide inputs');
-    await type(q('#answer_name'), 'Ada Lovelace');
+    await typeInto(q('#answer_name'), 'Ada Lovelace');
     await click(tid('question-accept'));
     const sent = be.calls('answer_question');
     expect(sent).toHaveLength(1);

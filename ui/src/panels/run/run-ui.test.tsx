@@ -16,6 +16,7 @@ import { runStore, type RunEvent } from '../../run';
 import { expectedInstances } from '../../run/fixtures/oracle';
 import { extraFixture, fixture } from '../../run/fixtures/load';
 import { Studio } from '../../Studio';
+import { click, q, sender, settle, tid, type ChannelLike } from '../../testing/dom';
 import { installLayoutStubs } from '../../testing/jsdom';
 import { initialServersState, serversStore } from '../servers';
 import { useBreakpoints } from './breakpoints';
@@ -26,31 +27,6 @@ beforeAll(installLayoutStubs);
 let root: Root;
 let host: HTMLElement;
 let be: MockBackend;
-const q = (sel: string) => document.querySelector(sel) as HTMLElement | null;
-const tid = (id: string) => q(`[data-testid="${id}"]`);
-
-const settle = () =>
-  act(async () => {
-    for (let i = 0; i < 8; i++) await new Promise((r) => setTimeout(r, 5));
-  });
-const click = async (el: HTMLElement | null) => {
-  expect(el).not.toBeNull();
-  await act(async () => el!.click());
-  await settle();
-};
-
-interface ChannelLike {
-  id: number;
-}
-/** Sends batches on the channel the UI passed to start_run, in order, as Tauri would. */
-function sender(channel: ChannelLike) {
-  let index = 0;
-  const internals = (window as unknown as { __TAURI_INTERNALS__: { runCallback(id: number, data: unknown): void } }).__TAURI_INTERNALS__;
-  return (events: RunEvent[], done = false) =>
-    act(async () => {
-      internals.runCallback(channel.id, { index: index++, message: { events, lagged: 0, done } });
-    });
-}
 
 const LOOP = fixture('loop-collect');
 

@@ -16,6 +16,7 @@ import { docStore } from '../../doc/store';
 import { runStore, type RunEvent } from '../../run';
 import { fixture } from '../../run/fixtures/load';
 import { Studio } from '../../Studio';
+import { click, sender, settle, tid, type ChannelLike } from '../../testing/dom';
 import { installLayoutStubs } from '../../testing/jsdom';
 import { initialServersState, serversStore } from '../servers';
 import { useAnswers } from './answers';
@@ -56,30 +57,6 @@ const WAITING: WaitingRunInfo = {
 let root: Root;
 let host: HTMLElement;
 let be: MockBackend;
-const q = (sel: string) => document.querySelector(sel) as HTMLElement | null;
-const tid = (id: string) => q(`[data-testid="${id}"]`);
-
-const settle = () =>
-  act(async () => {
-    for (let i = 0; i < 8; i++) await new Promise((r) => setTimeout(r, 5));
-  });
-const click = async (el: HTMLElement | null) => {
-  expect(el).not.toBeNull();
-  await act(async () => el!.click());
-  await settle();
-};
-
-interface ChannelLike {
-  id: number;
-}
-function sender(channel: ChannelLike) {
-  let index = 0;
-  const internals = (window as unknown as { __TAURI_INTERNALS__: { runCallback(id: number, data: unknown): void } }).__TAURI_INTERNALS__;
-  return (events: RunEvent[], done = false) =>
-    act(async () => {
-      internals.runCallback(channel.id, { index: index++, message: { events, lagged: 0, done } });
-    });
-}
 
 beforeEach(async () => {
   host = document.createElement('div');

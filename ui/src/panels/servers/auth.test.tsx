@@ -14,6 +14,7 @@ import { docStore } from '../../doc/store';
 import type { Blueprint } from '../../doc/types';
 import { runStore, type RunEvent } from '../../run';
 import { Studio } from '../../Studio';
+import { q, settling, tid } from '../../testing/dom';
 import { installLayoutStubs } from '../../testing/jsdom';
 import { cancelAllAsks } from '../files';
 import { closeRun, useSession } from '../run/session';
@@ -26,17 +27,8 @@ beforeAll(installLayoutStubs);
 let root: Root;
 let host: HTMLElement;
 let be: MockBackend;
-const q = (sel: string) => document.querySelector(sel) as HTMLElement | null;
-const tid = (id: string) => q(`[data-testid="${id}"]`);
-const settle = () =>
-  act(async () => {
-    for (let i = 0; i < 6; i++) await new Promise((r) => setTimeout(r, 0));
-  });
-const click = async (el: HTMLElement | null) => {
-  expect(el).not.toBeNull();
-  await act(async () => el!.click());
-  await settle();
-};
+/** Lets promises and effects run: 6 turns, no timer waited for. */
+const { settle, click } = settling(6, 0);
 
 const URL = 'http://127.0.0.1:3000/mcp';
 const web = { name: 'web', transport: 'http', command: null, url: URL, approved: true, config: { url: URL } };

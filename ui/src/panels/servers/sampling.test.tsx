@@ -9,6 +9,7 @@ import { createRoot, type Root } from 'react-dom/client';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { statusStore, type SamplingSettings } from '../../backend';
 import { commandError, mockBackend, type MockBackend } from '../../backend/mock-backend';
+import { settling, tid } from '../../testing/dom';
 import { installLayoutStubs } from '../../testing/jsdom';
 import { cancelAllAsks } from '../files';
 import { checkProviderForm, formOf, looksLikeAKey, providerSummary, variableName, type ProviderForm } from './sampling';
@@ -69,11 +70,8 @@ beforeAll(installLayoutStubs);
 let root: Root;
 let host: HTMLElement;
 let be: MockBackend;
-const tid = (id: string) => document.querySelector(`[data-testid="${id}"]`) as HTMLElement | null;
-const settle = () =>
-  act(async () => {
-    for (let i = 0; i < 6; i++) await new Promise((r) => setTimeout(r, 0));
-  });
+/** Lets promises and effects run: 6 turns, no timer waited for. */
+const { settle } = settling(6, 0);
 const type = async (id: string, value: string) => {
   const input = tid(id) as HTMLInputElement;
   expect(input).not.toBeNull();

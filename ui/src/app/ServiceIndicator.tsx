@@ -1,0 +1,47 @@
+//! A quiet dot and a word at the top of the toasts over the canvas: how the studio
+//! reaches its data folder (`serviceStore`). Green "service" when it speaks to the `mcpflow
+//! service` (the pid on hover), amber "reconnecting…" while the connection is lost, grey
+//! "in-process" when the studio holds the store itself. Its box has a fixed size, so
+//! nothing moves when its text changes. Test hook: `service-status` (`data-state`).
+
+import { memo } from 'react';
+import { inTauri, useService, type ServiceStatus } from '../backend';
+
+interface Shown {
+  state: ServiceStatus['state'] | 'unknown' | 'none';
+  text: string;
+  title: string;
+}
+
+const SHARED = 'shared with your MCP hosts and the CLI';
+
+/** What the indicator shows for a status (`null`: not known yet, `problem` says why when it is known). */
+export function serviceShown(status: ServiceStatus | null, problem: string | null, desktop = inTauri()): Shown {
+  if (!desktop) return { state: 'none', text: 'no backend', title: 'browser preview: no desktop backend, so no mcpflow service' };
+  if (status === null) return { state: 'unknown', text: 'service', title: problem ?? 'asking the backend how it reaches the data folder…' };
+  const said = status.message ? `\n${status.message}` : '';
+  switch (status.state) {
+    case 'connected':
+      return { state: 'connected', text: 'service', title: `mcpflow service${status.pid === null ? '' : `, pid ${status.pid}`} — ${SHARED}${said}` };
+    case 'reconnecting':
+      return {
+        state: 'reconnecting',
+        text: 'reconnecting…',
+        title: `reconnecting to the mcpflow service: runs can start once it is back${said}`,
+      };
+    case 'in_process':
+      return { state: 'in_process', text: 'in-process', title: `the studio holds the data folder itself (no mcpflow service)${said}` };
+  }
+}
+
+export const ServiceIndicator = memo(function ServiceIndicator() {
+  const status = useService((s) => s.status);
+  const problem = useService((s) => s.problem);
+  const shown = serviceShown(status, problem);
+  return (
+    <div className={`service-status service-${shown.state}`} data-testid="service-status" data-state={shown.state} title={shown.title}>
+      <span className="service-dot" aria-hidden="true" />
+      <span className="service-text">{shown.text}</span>
+    </div>
+  );
+});
