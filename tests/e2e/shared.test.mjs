@@ -1,7 +1,7 @@
 // The studio and the agents on one engine: with the real app open on its data folder, the
 // official TypeScript SDK client launches `mcpflow serve` twice (as Claude Desktop or
-// Cursor would, no options) — each serve finds the studio answering the folder's endpoint
-// and bridges into it instead of failing on the store's lock. One host saves a blueprint,
+// Cursor would, no options) — each serve finds the service the studio started answering
+// the folder's endpoint and bridges into it instead of failing on the store's lock. One host saves a blueprint,
 // both run at once on the studio's servers (echo, approved in the studio first); `mcpflow
 // runs` reads the history through the studio too. Screenshot of the studio afterwards.
 import { test } from 'node:test';
@@ -10,7 +10,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, approveAll, click, importDoc, openStudio, runStatus, sel, shown, until } from './harness.mjs';
+import { ROOT, alive, approveAll, click, importDoc, openStudio, runStatus, sel, servicePid, shown, studioPid, until } from './harness.mjs';
 
 const CLI = join(ROOT, 'target/debug/mcpflow');
 
@@ -51,22 +51,33 @@ test('shared: MCP hosts bridge into the open studio, and the CLI reads through i
   }
 });
 
-test('shared: an idle mcpflow service holding the folder hands it over to the studio', async () => {
-  const home = mkdtempSync(join(tmpdir(), 'mcpflow-e2e-takeover-'));
+test('shared: a service already holding the folder is joined by the studio, and outlives it', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'mcpflow-e2e-join-'));
   const service = spawn(CLI, ['service', '--idle', '120'], { env: { ...process.env, MCPFLOW_HOME: home }, stdio: 'ignore' });
-  const exited = new Promise((resolve) => service.on('exit', (code) => resolve(code)));
   try {
     await until(async () => existsSync(join(home, 'mcpflow.sock')), 'the service to answer', 20_000);
-    const studio = await openStudio('shared-takeover', {}, { home });
+    const studio = await openStudio('shared-join', {}, { home });
     try {
-      await shown(studio.browser, sel('step-namespaces'), 30_000);
-      assert.equal(await exited, 0, 'the service exited when asked');
-      // The studio answers the folder's socket now: the CLI reads through it.
+      const { browser } = studio;
+      await shown(browser, sel('step-namespaces'), 30_000);
+      // The studio is that service's client: no second engine, the pid on the indicator.
+      const indicator = await browser.$(sel('service-status'));
+      await until(async () => (await indicator.getAttribute('data-state')) === 'connected', 'connected to the service');
+      assert.match(await indicator.getAttribute('title'), new RegExp(`pid ${service.pid}\\b`));
+      assert.equal(servicePid(home), service.pid, 'the service that was there');
+      // It seeded the folder through the service: the CLI reads the examples through it.
       const env = { ...process.env, MCPFLOW_HOME: home };
       const list = spawnSync(CLI, ['list'], { env, encoding: 'utf8', timeout: 30_000 });
       assert.equal(list.status, 0, list.stderr);
       assert.match(list.stdout, /cmdb-sync/);
-      await studio.shot('took-over');
+      await studio.shot('joined');
+      // Closing the studio leaves the service to its other clients.
+      await browser.deleteSession();
+      await until(() => studioPid(home) === null, 'the studio to exit', 20_000);
+      assert.ok(alive(service.pid), 'the service outlives the studio');
+      const again = spawnSync(CLI, ['list'], { env, encoding: 'utf8', timeout: 30_000 });
+      assert.equal(again.status, 0, again.stderr);
+      assert.match(again.stdout, /cmdb-sync/);
     } finally {
       await studio.close();
     }

@@ -1,13 +1,14 @@
-// SIGTERM and SIGHUP end the real studio as closing its window does: the run in flight is
-// cancelled, every server's process group is reaped (a grandchild the server left behind
-// included), and the process exits with the signal's code (143, 129).
+// SIGTERM and SIGHUP end the real studio as closing its window does: the run it started
+// is cancelled (in the data folder's service, which runs it), and the process exits with
+// the signal's code (143, 129). The servers belong to the service's shared pool: they are
+// reaped — a grandchild the server left behind included — when the service stops.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { APP, ROOT, alive, importDoc, openStudio, shown, studioPid, until } from './harness.mjs';
+import { APP, CLI, ROOT, alive, importDoc, openStudio, servicePid, shown, stopService, studioPid, until } from './harness.mjs';
 
 const sel = (id) => `[data-testid="${id}"]`;
 
@@ -41,6 +42,15 @@ test('signals: SIGTERM during a run cancels it, reaps the server and its grandch
     assert.ok(pid, 'the studio process is found');
     process.kill(pid, 'SIGTERM');
     await until(async () => !alive(pid), 'the studio to exit after SIGTERM', 15_000);
+    // Its run ends with it, cancelled, in the service that ran it.
+    const status = () => {
+      const out = spawnSync(CLI, ['runs', '--json'], { env: { ...process.env, MCPFLOW_HOME: home }, encoding: 'utf8' });
+      return JSON.parse(out.stdout || '[]').find((r) => r.blueprint === 'hangs')?.status;
+    };
+    await until(async () => status() === 'cancelled', 'the studio’s run to be cancelled', 15_000);
+    assert.ok(servicePid(home) !== null, 'the service stays for its other clients');
+    // The service stopping reaps the server's whole process group.
+    await stopService(home);
     await until(async () => !alive(grandchild), `the server's grandchild ${grandchild} to be reaped`, 10_000);
   } finally {
     await studio.close();
@@ -58,7 +68,7 @@ async function exitCodeAfter(signal) {
     const exited = new Promise((resolve) => child.on('exit', (code, sig) => resolve({ code, sig })));
     // The store is opened before the window; give the window's setup (where the signal
     // watcher starts) a moment after that.
-    await until(async () => existsSync(join(home, 'store')), 'the studio to open its store', 30_000);
+    await until(async () => existsSync(join(home, 'seeded')), 'the studio to seed its data folder', 30_000);
     await new Promise((r) => setTimeout(r, 3_000));
     child.kill(signal);
     const timeout = new Promise((resolve) => setTimeout(() => resolve(null), 15_000));
@@ -66,6 +76,7 @@ async function exitCodeAfter(signal) {
     if (result === null) child.kill('SIGKILL');
     return result;
   } finally {
+    await stopService(home);
     rmSync(home, { recursive: true, force: true });
   }
 }

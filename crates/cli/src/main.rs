@@ -19,6 +19,7 @@ mod serve;
 mod servers;
 mod service;
 mod setup;
+mod through;
 mod validate;
 
 #[derive(Debug, Parser)]

@@ -7,6 +7,8 @@ use crate::app::{AppArgs, open_app_with};
 use crate::run::{Watch, block_on, drive, folder_of};
 use crate::validate::{read_json_input, unread};
 use clap::Args;
+use mcpflow_app::api::dto::Json;
+use mcpflow_app::api::{Api, CliRerun};
 use mcpflow_app::runs::{Rerun, Target, Trigger};
 use mcpflow_blueprint::limits::BLUEPRINT_SIZE;
 use serde_json::Value;
@@ -52,6 +54,9 @@ async fn execute(args: &RerunArgs) -> anyhow::Result<ExitCode> {
         },
         None => None,
     };
+    if let Some(api) = crate::through::service().await {
+        return through_service(&api, args, doc).await;
+    }
     let app = open_app_with(&args.app, None, args.file.as_deref().and_then(folder_of))?;
     let mode = if args.from_here { Rerun::FromHere } else { Rerun::Step };
     let plan = match doc {
@@ -78,6 +83,46 @@ async fn execute(args: &RerunArgs) -> anyhow::Result<ExitCode> {
         Ok(envelope) => envelope,
         Err(e) => {
             eprintln!("error[{}]: {e}", e.code());
+            return Ok(ExitCode::from(2));
+        }
+    };
+    args.out.finish(&envelope, writer.as_ref(), stop.signal())
+}
+
+/// The re-run asked of the data folder's service, which holds the store.
+#[allow(clippy::print_stderr)]
+async fn through_service(api: &Api, args: &RerunArgs, doc: Option<Value>) -> anyhow::Result<ExitCode> {
+    if let Some(e) = crate::through::options_refused(&args.app) {
+        eprintln!("error[{}]: {}", e.code, e.message);
+        return Ok(ExitCode::from(2));
+    }
+    let total = match &doc {
+        Some(doc) => top_level(doc),
+        None => match api.get_run(args.run.clone()).await {
+            Ok(run) => api.get_blueprint(run.info.blueprint).await.map_or(0, |b| top_level(&b.doc.0)),
+            Err(_) => 0,
+        },
+    };
+    let request = CliRerun {
+        run_id: args.run.clone(),
+        step: args.step.clone(),
+        from_here: args.from_here,
+        doc: doc.map(Json),
+        timeout_ms: args.out.timeout_ms(),
+    };
+    let (started, events) = match api.rerun_cli(request).await {
+        Ok(started) => started,
+        Err(e) => {
+            eprintln!("error[{}]: {}", e.code, e.message);
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let (sink, writer) = args.out.sink(total)?;
+    let stop = crate::run::cancel_on_signals()?;
+    let envelope = match crate::through::watch(api, &started.run_id, events, &sink, stop.token()).await {
+        Ok(envelope) => envelope,
+        Err(e) => {
+            eprintln!("error[{}]: {}", e.code, e.message);
             return Ok(ExitCode::from(2));
         }
     };

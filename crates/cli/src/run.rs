@@ -311,6 +311,9 @@ async fn recorded(
 ) -> Result<mcpflow_engine::Envelope, (&'static str, String, bool)> {
     let app_args =
         AppArgs { servers: args.servers.clone(), allow: args.allow.clone(), allow_all_servers: args.allow_all_servers };
+    if let Some(api) = crate::through::service().await {
+        return through_service(&api, args, &app_args, bytes, checked, spec, sink, &cancel).await;
+    }
     let app = open_app_with(&app_args, None, spec.folder.clone()).map_err(|e| {
         // A servers file refused (LIMIT_SIZE, …) keeps its own code; the rest is the store.
         let code = e.downcast_ref::<mcpflow_app::AppError>().map_or("STORE_UNAVAILABLE", |a| a.code());
@@ -334,6 +337,46 @@ async fn recorded(
         _ => sink,
     };
     drive(&app, start, sink, cancel).await.map_err(|e| (e.code(), e.to_string(), true))
+}
+
+/// `--store` while the data folder's service holds the store: the run is the service's.
+#[allow(clippy::too_many_arguments, reason = "the same run as `recorded`, handed over whole")]
+async fn through_service(
+    api: &mcpflow_app::api::Api,
+    args: &RunArgs,
+    app_args: &AppArgs,
+    bytes: &[u8],
+    checked: &headless::Checked,
+    spec: &HeadlessRun,
+    sink: EventSink,
+    cancel: &CancellationToken,
+) -> Result<mcpflow_engine::Envelope, (&'static str, String, bool)> {
+    // The service's code as this command's (one string for the life of the process).
+    let refused = |e: mcpflow_app::api::dto::CommandError| (&*Box::leak(e.code.into_boxed_str()), e.message, true);
+    if let Some(e) = crate::through::options_refused(app_args) {
+        return Err(refused(e));
+    }
+    let inputs = headless::assemble_inputs(&checked.blueprint, spec).map_err(|e| (e.code(), e.to_string(), true))?;
+    let doc = mcpflow_blueprint::source::parse(bytes)
+        .map(|p| p.value)
+        .map_err(|d| ("BLUEPRINT_INVALID", d.to_string(), true))?;
+    let answers = match args.people.file() {
+        Some(path) => Some(
+            read_json_input(path, &mcpflow_blueprint::limits::ANSWERS_FILE_SIZE)
+                .map_err(|m| ("FILE_UNREADABLE", m, true))?,
+        ),
+        None => None,
+    };
+    let request = mcpflow_app::api::CliRun {
+        doc: mcpflow_app::api::dto::Json(doc),
+        inputs: mcpflow_app::api::dto::Json(inputs),
+        timeout_ms: spec.timeout_ms,
+        answers,
+        answers_file: args.people.file().map(|p| p.display().to_string()),
+        wait: args.wait,
+    };
+    let (started, events) = api.run_cli(request).await.map_err(refused)?;
+    crate::through::watch(api, &started.run_id, events, &sink, cancel).await.map_err(refused)
 }
 
 /// Starts a run through the application (recorded), shows its events on `sink`, and

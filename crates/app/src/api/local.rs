@@ -274,6 +274,37 @@ impl Local {
         Ok((RunStarted { run_id: answered.run_id, blueprint: answered.blueprint }, EventStream::local(answered.events)))
     }
 
+    /// `mcpflow run --store` through the service: the document run as the CLI's, with
+    /// the answers of its `--answers` file (`answers_file`: its path, for messages) and no
+    /// terminal; `wait` leaves a question nobody answers waiting instead of failing.
+    pub fn run_cli(&self, request: CliRun) -> Result<(RunStarted, EventStream)> {
+        let answers = match (request.answers, request.answers_file) {
+            (Some(value), file) => Some(
+                crate::people::Answers::from_value(std::path::Path::new(&file.unwrap_or_default()), value)
+                    .map_err(|m| CommandError::new("BAD_REQUEST", m))?,
+            ),
+            (None, _) => None,
+        };
+        let mut spec = StartRun::new(Target::Inline(request.doc.0), request.inputs.0, Trigger::Cli);
+        spec.timeout_ms = request.timeout_ms;
+        spec.people = Some(Arc::new(crate::people::Headless::new(answers)) as _);
+        spec.wait = request.wait;
+        self.start(spec)
+    }
+
+    /// `mcpflow rerun` through the service: `step` of past run `run_id` again, on `doc`
+    /// when given, else on the blueprint that run was of.
+    pub fn rerun_cli(&self, request: CliRerun) -> Result<(RunStarted, EventStream)> {
+        let mode = if request.from_here { crate::runs::Rerun::FromHere } else { crate::runs::Rerun::Step };
+        let mut spec = match request.doc {
+            Some(doc) => self.app.rerun_plan_on(&request.run_id, Target::Inline(doc.0), &request.step, mode)?,
+            None => self.app.rerun_plan(&request.run_id, &request.step, mode)?,
+        };
+        spec.trigger = Trigger::Cli;
+        spec.timeout_ms = request.timeout_ms;
+        self.start(spec)
+    }
+
     pub fn follow_run(&self, run_id: String) -> Result<(RunStarted, EventStream)> {
         let events = self.app.subscribe(&run_id)?;
         let blueprint = self
@@ -285,6 +316,30 @@ impl Local {
             .unwrap_or_default();
         Ok((RunStarted { run_id, blueprint }, EventStream::local(events)))
     }
+}
+
+/// A run the CLI asks the service for (`mcpflow run --store`).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct CliRun {
+    pub doc: Json,
+    pub inputs: Json,
+    pub timeout_ms: Option<u64>,
+    /// The `--answers` file's content, and its path.
+    pub answers: Option<serde_json::Value>,
+    pub answers_file: Option<String>,
+    #[serde(default)]
+    pub wait: bool,
+}
+
+/// A re-run the CLI asks the service for (`mcpflow rerun`).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct CliRerun {
+    pub run_id: String,
+    pub step: String,
+    #[serde(default)]
+    pub from_here: bool,
+    pub doc: Option<Json>,
+    pub timeout_ms: Option<u64>,
 }
 
 /// How long events gather before they go out as one batch: one frame.

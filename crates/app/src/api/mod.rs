@@ -16,7 +16,7 @@ mod local;
 mod logins;
 mod remote;
 
-pub use local::{EventStream, LOGIN_TIMEOUT, Local};
+pub use local::{CliRerun, CliRun, EventStream, LOGIN_TIMEOUT, Local};
 pub use remote::{Remote, Status};
 
 use crate::portable::Portable;
@@ -214,6 +214,22 @@ impl Api {
         }
     }
 
+    /// `mcpflow run --store` (see [`Local::run_cli`]).
+    pub async fn run_cli(&self, request: CliRun) -> Result<(RunStarted, EventStream)> {
+        match self {
+            Api::Local(local) => local.run_cli(request),
+            Api::Remote(remote) => remote.stream("run_cli", encode(&request)?).await,
+        }
+    }
+
+    /// `mcpflow rerun` (see [`Local::rerun_cli`]).
+    pub async fn rerun_cli(&self, request: CliRerun) -> Result<(RunStarted, EventStream)> {
+        match self {
+            Api::Local(local) => local.rerun_cli(request),
+            Api::Remote(remote) => remote.stream("rerun_cli", encode(&request)?).await,
+        }
+    }
+
     /// What changes in the data folder, whoever changes it. For a remote one, a
     /// reconnection reports `Blueprints` and `Servers` (things may have changed meanwhile).
     pub fn subscribe_changes(&self) -> tokio::sync::broadcast::Receiver<crate::Change> {
@@ -270,6 +286,8 @@ pub(crate) fn dispatch_stream(local: &Local, method: &str, params: Value) -> Opt
         "answer_and_follow" => decode::<AnswerFollow>(method, params)
             .and_then(|p| local.answer_and_follow(p.doc, p.run_id, p.question_id, p.answer)),
         "follow_run" => decode::<Follow>(method, params).and_then(|p| local.follow_run(p.run_id)),
+        "run_cli" => decode::<CliRun>(method, params).and_then(|p| local.run_cli(p)),
+        "rerun_cli" => decode::<CliRerun>(method, params).and_then(|p| local.rerun_cli(p)),
         _ => return None,
     };
     Some(started)

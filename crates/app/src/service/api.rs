@@ -75,6 +75,8 @@ pub(super) async fn serve(
     let followed = Arc::new(Semaphore::new(MAX_FOLLOWED));
     let mut tasks = tokio::task::JoinSet::new();
     let mut changes: Option<tokio::sync::broadcast::Receiver<Change>> = None;
+    // The runs this session started: they end with it (see `end_owned`).
+    let owned: Owned = Arc::default();
     loop {
         let next = async {
             match &mut changes {
@@ -101,6 +103,7 @@ pub(super) async fn serve(
                         }
                     };
                     let (local, outgoing, followed) = (local.clone(), outgoing.clone(), followed.clone());
+                    let owned = owned.clone();
                     if let Some(answer) = answer_here(&local.app, &request, &mut changes, stoppable.as_ref()) {
                         drop(permit);
                         if outgoing.send(answer).await.is_err() { break }
@@ -108,8 +111,16 @@ pub(super) async fn serve(
                     }
                     tasks.spawn(async move {
                         let Request { id, method, params } = request;
+                        let asked_for = params.get("run_id").and_then(Value::as_str).map(str::to_owned);
                         if let Some(started) = crate::api::dispatch_stream(&local, &method, params.clone()) {
                             drop(permit);
+                            // A run this session started (not one it follows or answered).
+                            if let Ok((run, _)) = &started
+                                && method != "follow_run"
+                                && asked_for.as_deref() != Some(run.run_id.as_str())
+                            {
+                                owned.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(run.run_id.clone());
+                            }
                             follow(id, &method, started, &outgoing, &followed).await;
                             return;
                         }
@@ -146,6 +157,24 @@ pub(super) async fn serve(
     reader.abort();
     drop(outgoing);
     let _ = writer.await;
+    end_owned(&local.app, &owned).await;
+}
+
+type Owned = Arc<std::sync::Mutex<Vec<String>>>;
+
+/// A front door's runs end with its session, as they did in its own process: closing
+/// the studio (or killing it, or Ctrl-C to `mcpflow run --store`) cancels the runs it
+/// started that are still in flight — a run paused at a breakpoint would otherwise keep
+/// the service busy for ever — except those waiting for a person, which are left
+/// waiting (answered later, they resume). Runs of other clients and schedules go on.
+async fn end_owned(app: &App, owned: &Owned) {
+    let ids = std::mem::take(&mut *owned.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+    let active: Vec<String> = app.active_runs().into_iter().map(|(id, _)| id).collect();
+    for id in ids.iter().filter(|id| active.contains(id)) {
+        if !app.park(id).await {
+            let _ = app.control(id, mcpflow_engine::Control::Cancel);
+        }
+    }
 }
 
 /// Answers a streaming call, then sends its run's batches as `run/events` until the run

@@ -543,3 +543,97 @@ fn a_schedule_an_mcp_host_saved_fires_on_the_service_alone_and_its_runs_outlive_
 fn service_log(home: &Path) -> String {
     std::fs::read_to_string(home.join("service.log")).unwrap_or_default()
 }
+
+/// `mcpflow service` on `home` as its store configures it (no options), once it answers.
+fn plain_service(home: &Path) -> Killed {
+    let child = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+        .args(["service", "--idle", "60"])
+        .env("MCPFLOW_HOME", home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let socket = socket_path(home);
+    let up = wait_for(Duration::from_secs(20), || std::os::unix::net::UnixStream::connect(&socket).ok());
+    assert!(up.is_some(), "the service did not answer at {}", socket.display());
+    Killed(child)
+}
+
+#[test]
+fn run_store_and_rerun_go_through_the_service_holding_the_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = home_with_echo(dir.path());
+    let service = plain_service(&home);
+    let file = dir.path().join("pair.json");
+    std::fs::write(
+        &file,
+        json!({ "blueprint": 1, "id": "pair", "steps": [
+            { "id": "hello", "kind": "tool", "server": "echo", "tool": "echo", "args": { "message": "hi" } },
+            { "id": "again", "kind": "tool", "server": "echo", "tool": "echo", "args": { "message": "{{ hello }}" } } ],
+            "output": "{{ again }}" })
+        .to_string(),
+    )
+    .unwrap();
+    let file_arg = file.to_str().unwrap();
+
+    // The store is the service's: the run is asked of it, and recorded by it as the CLI's.
+    let events = dir.path().join("events.ndjson");
+    let out = mcpflow_in(&home, &["run", "--store", "--json", "--events", events.to_str().unwrap(), file_arg]);
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
+    let envelope: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(envelope["output"], "hi", "{envelope}");
+    let text = std::fs::read_to_string(&events).unwrap();
+    assert!(text.contains("\"StepFinished\"") && text.contains("\"again\""), "the events reach this CLI: {text}");
+    let runs = runs_json(&home);
+    let run = runs.iter().find(|r| r["blueprint"] == "pair").unwrap_or_else(|| panic!("{runs:?}"));
+    assert_eq!((run["trigger"].as_str(), run["status"].as_str()), (Some("cli"), Some("succeeded")), "{run}");
+    let run_id = run["id"].as_str().unwrap().to_owned();
+
+    // A re-run of its second step, through the service too.
+    let out = mcpflow_in(&home, &["rerun", &run_id, "again", "--file", file_arg, "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
+    let envelope: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(envelope["status"], "succeeded", "{envelope}");
+    assert_eq!(envelope["summary"]["tool_calls"], 1, "the first step is pinned: {envelope}");
+    let runs = runs_json(&home);
+    let rerun = runs.iter().find(|r| r["id"] != run_id.as_str() && r["blueprint"] == "pair").unwrap();
+    assert_eq!(rerun["rerun_of"]["run"], run_id.as_str(), "{rerun}");
+    assert_eq!(rerun["trigger"], "cli");
+
+    // Options only a process of its own could honour are refused, saying why.
+    let servers = crate::echo_servers(dir.path());
+    let out = mcpflow_in(&home, &["run", "--store", "--servers", servers.to_str().unwrap(), file_arg]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("SERVICE_OPTIONS_DIFFER"), "{}", stderr(&out));
+
+    // Ctrl-C to the CLI cancels its run in the service.
+    let long = dir.path().join("long.json");
+    std::fs::write(
+        &long,
+        json!({ "blueprint": 1, "id": "long", "steps": [
+        { "id": "wait", "kind": "tool", "server": "echo", "tool": "sleep", "args": { "ms": 30000 } } ] })
+        .to_string(),
+    )
+    .unwrap();
+    let mut running = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+        .args(["run", "--store", long.to_str().unwrap()])
+        .env("MCPFLOW_HOME", &home)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = wait_for(Duration::from_secs(20), || {
+        runs_json(&home).into_iter().find(|r| r["blueprint"] == "long" && r["status"] == "running")
+    });
+    assert!(started.is_some(), "the long run started on the service");
+    let interrupt = Command::new("kill").args(["-INT", &running.id().to_string()]).status().unwrap();
+    assert!(interrupt.success());
+    let ended = wait_for(Duration::from_secs(20), || running.try_wait().unwrap());
+    assert_eq!(ended.and_then(|s| s.code()), Some(130), "the CLI exits as Ctrl-C says");
+    let cancelled = wait_for(Duration::from_secs(20), || {
+        runs_json(&home).into_iter().find(|r| r["blueprint"] == "long" && r["status"] == "cancelled")
+    });
+    assert!(cancelled.is_some(), "{:?}", runs_json(&home));
+    drop(service);
+}

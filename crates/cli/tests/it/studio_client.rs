@@ -87,7 +87,7 @@ async fn script(api: &Api) -> Value {
         "done": done,
         "status": detail.info.status,
         "trigger": detail.info.trigger,
-        "envelope_ok": detail.envelope.as_ref().map(|e| e.0["ok"].clone()),
+        "envelope": detail.envelope.as_ref().map(|e| (e.0["status"].clone(), e.0["output"].clone())),
         "history": history.iter().map(|r| r.id == run_id).collect::<Vec<_>>(),
         "not_running": not_running.err().map(code),
     })
@@ -120,6 +120,7 @@ fn through_the_service_the_studios_calls_answer_as_they_do_in_process() {
     let events = local["events"].as_array().unwrap();
     assert!(events.len() >= 6 && events.first() == Some(&json!("RunStarted")), "{local}");
     assert_eq!(local["history"], json!([true]));
+    assert_eq!(local["envelope"], json!(["succeeded", { "slept_ms": 10 }]), "{local}");
 }
 
 #[test]
