@@ -64,6 +64,9 @@ async fn execute(args: &AnswerArgs) -> anyhow::Result<ExitCode> {
         },
         None => None,
     };
+    if let Some(api) = crate::through::service().await {
+        return through_service(&api, args, file, doc).await;
+    }
     let app = open_app_with(&args.app, None, args.file.as_deref().and_then(folder_of))?;
     let refused = |e: mcpflow_app::AppError| {
         eprintln!("error[{}]: {e}", e.code());
@@ -116,6 +119,46 @@ async fn execute(args: &AnswerArgs) -> anyhow::Result<ExitCode> {
         Err(e) => return Ok(refused(e)),
     };
     args.out.finish(&envelope, writer.as_ref(), stop.signal())
+}
+
+/// The answer given to the data folder's service, where the run waits (in flight, or
+/// left waiting by an earlier process); its events are shown here until it ends.
+#[allow(clippy::print_stderr)]
+async fn through_service(
+    api: &mcpflow_app::api::Api,
+    args: &AnswerArgs,
+    file: &std::path::Path,
+    doc: Option<Value>,
+) -> anyhow::Result<ExitCode> {
+    let refused = |e: mcpflow_app::api::dto::CommandError| {
+        eprintln!("error[{}]: {}", e.code, e.message);
+        Ok(ExitCode::from(2))
+    };
+    if let Some(e) = crate::through::options_refused(&args.app) {
+        return refused(e);
+    }
+    let answers = match read_json_input(file, &mcpflow_blueprint::limits::ANSWERS_FILE_SIZE) {
+        Ok(answers) => answers,
+        Err(message) => return Ok(unread(&message)),
+    };
+    let total = doc.as_ref().map_or(0, top_level);
+    let request = mcpflow_app::api::CliAnswer {
+        run_id: args.run.clone(),
+        step: args.step.clone(),
+        answers,
+        answers_file: Some(file.display().to_string()),
+        doc: doc.map(mcpflow_app::api::dto::Json),
+    };
+    let (started, events) = match api.answer_cli(request).await {
+        Ok(started) => started,
+        Err(e) => return refused(e),
+    };
+    let (sink, writer) = args.out.sink(total)?;
+    let stop = crate::run::cancel_on_signals()?;
+    match crate::through::watch(api, &started.run_id, events, &sink, stop.token()).await {
+        Ok(envelope) => args.out.finish(&envelope, writer.as_ref(), stop.signal()),
+        Err(e) => refused(e),
+    }
 }
 
 fn top_level(doc: &Value) -> u64 {

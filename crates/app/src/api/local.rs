@@ -305,6 +305,32 @@ impl Local {
         self.start(spec)
     }
 
+    /// `mcpflow answer` through the service: the open question of `step` in run `run_id`
+    /// answered from the `--answers` file's entry for it; the run goes on — in flight
+    /// here, or resumed when it was left waiting (on `doc` when given).
+    pub fn answer_cli(&self, request: CliAnswer) -> Result<(RunStarted, EventStream)> {
+        let file = request.answers_file.unwrap_or_default();
+        let answers = crate::people::Answers::from_value(std::path::Path::new(&file), request.answers)
+            .map_err(|m| CommandError::new("BAD_REQUEST", m))?;
+        let question = self.app.waiting_question(&request.run_id, &request.step)?;
+        let answer = match answers.answer(&question) {
+            Some(Ok(answer)) => answer,
+            Some(Err(e)) => return Err(CommandError::new(&e.code, e.message)),
+            None => {
+                return Err(CommandError::new(
+                    "INPUT_REQUIRED",
+                    format!(
+                        "{file} has no answer for step `{}` ({}); add {{\"{}\": …}}",
+                        request.step, question.message, request.step
+                    ),
+                ));
+            }
+        };
+        let target = request.doc.map(|d| Target::Inline(d.0));
+        let answered = self.app.answer_and_follow(&request.run_id, &question.id, answer, target)?;
+        Ok((RunStarted { run_id: answered.run_id, blueprint: answered.blueprint }, EventStream::local(answered.events)))
+    }
+
     pub fn follow_run(&self, run_id: String) -> Result<(RunStarted, EventStream)> {
         let events = self.app.subscribe(&run_id)?;
         let blueprint = self
@@ -340,6 +366,17 @@ pub struct CliRerun {
     pub from_here: bool,
     pub doc: Option<Json>,
     pub timeout_ms: Option<u64>,
+}
+
+/// An answer the CLI gives through the service (`mcpflow answer`).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct CliAnswer {
+    pub run_id: String,
+    pub step: String,
+    /// The `--answers` file's content, and its path.
+    pub answers: serde_json::Value,
+    pub answers_file: Option<String>,
+    pub doc: Option<Json>,
 }
 
 /// How long events gather before they go out as one batch: one frame.

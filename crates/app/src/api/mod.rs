@@ -16,7 +16,7 @@ mod local;
 mod logins;
 mod remote;
 
-pub use local::{CliRerun, CliRun, EventStream, LOGIN_TIMEOUT, Local};
+pub use local::{CliAnswer, CliRerun, CliRun, EventStream, LOGIN_TIMEOUT, Local};
 pub use remote::{Remote, Status};
 
 use crate::portable::Portable;
@@ -222,6 +222,14 @@ impl Api {
         }
     }
 
+    /// `mcpflow answer` (see [`Local::answer_cli`]).
+    pub async fn answer_cli(&self, request: CliAnswer) -> Result<(RunStarted, EventStream)> {
+        match self {
+            Api::Local(local) => local.answer_cli(request),
+            Api::Remote(remote) => remote.stream("answer_cli", encode(&request)?).await,
+        }
+    }
+
     /// `mcpflow rerun` (see [`Local::rerun_cli`]).
     pub async fn rerun_cli(&self, request: CliRerun) -> Result<(RunStarted, EventStream)> {
         match self {
@@ -288,6 +296,7 @@ pub(crate) fn dispatch_stream(local: &Local, method: &str, params: Value) -> Opt
         "follow_run" => decode::<Follow>(method, params).and_then(|p| local.follow_run(p.run_id)),
         "run_cli" => decode::<CliRun>(method, params).and_then(|p| local.run_cli(p)),
         "rerun_cli" => decode::<CliRerun>(method, params).and_then(|p| local.rerun_cli(p)),
+        "answer_cli" => decode::<CliAnswer>(method, params).and_then(|p| local.answer_cli(p)),
         _ => return None,
     };
     Some(started)

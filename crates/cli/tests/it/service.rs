@@ -637,3 +637,56 @@ fn run_store_and_rerun_go_through_the_service_holding_the_folder() {
     assert!(cancelled.is_some(), "{:?}", runs_json(&home));
     drop(service);
 }
+
+#[test]
+fn a_run_waiting_in_the_service_is_answered_by_mcpflow_answer_through_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = home_with_echo(dir.path());
+    let service = plain_service(&home);
+    let file = dir.path().join("ask.json");
+    std::fs::write(
+        &file,
+        json!({ "blueprint": 1, "id": "ask", "steps": [
+            { "id": "name", "kind": "input", "prompt": "Whom to greet?", "schema": { "type": "string" } },
+            { "id": "greet", "kind": "tool", "server": "echo", "tool": "echo", "args": { "message": "hello {{ name }}" } } ],
+            "output": "{{ greet }}" })
+        .to_string(),
+    )
+    .unwrap();
+    // `run --store --wait` through the service: the question waits there.
+    let waiting = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+        .args(["run", "--store", "--wait", "--json", file.to_str().unwrap()])
+        .env("MCPFLOW_HOME", &home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let run = wait_for(Duration::from_secs(20), || {
+        runs_json(&home).into_iter().find(|r| r["blueprint"] == "ask" && r["status"] == "waiting")
+    })
+    .expect("the run waits in the service");
+    let run_id = run["id"].as_str().unwrap();
+
+    // Another terminal answers it, through the service.
+    let answers = dir.path().join("answers.json");
+    std::fs::write(&answers, json!({ "name": "Ada" }).to_string()).unwrap();
+    let out = mcpflow_in(&home, &["answer", run_id, "name", "--answers", answers.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
+    let envelope: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        (envelope["status"].as_str(), envelope["output"].as_str()),
+        (Some("succeeded"), Some("hello Ada")),
+        "{envelope}"
+    );
+    // The run goes on in flight: the `run --wait` that started it ends with the same result.
+    let first = waiting.wait_with_output().unwrap();
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let envelope: Value = serde_json::from_str(&stdout(&first)).unwrap();
+    assert_eq!(
+        (envelope["run_id"].as_str(), envelope["output"].as_str()),
+        (Some(run_id), Some("hello Ada")),
+        "{envelope}"
+    );
+    drop(service);
+}
