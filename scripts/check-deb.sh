@@ -12,16 +12,6 @@ source scripts/lib.sh
 
 deb=${1:?usage: bash scripts/check-deb.sh DEB}
 deb=$(realpath "$deb")
-passed=0
-failed=0
-ok() { echo "ok: $*"; passed=$((passed + 1)); }
-bad() { echo "FAILED: $*"; failed=$((failed + 1)); }
-check() { # check DESCRIPTION COMMAND...
-  local what=$1
-  shift
-  if "$@"; then ok "$what"; else bad "$what"; fi
-}
-
 ensure_debs desktop-file-utils xvfb xauth
 
 tmp=$(mktemp -d)
@@ -128,30 +118,11 @@ kill -- "-$studio_pid" 2>/dev/null || true
 wait "$studio_pid" 2>/dev/null || true
 studio_pid=""
 check "the studio started and seeded its data folder" [ -e "$MCPFLOW_HOME/seeded" ]
-"$cli" servers --store --json >"$tmp/seeded.json" || true
-cat "$tmp/seeded.json"
-check "the seeded cluster/echo servers run the packaged testkit" grep -q "$testkit" "$tmp/seeded.json"
-check "the seeded memory server runs the packaged server-memory" grep -q "$modules/server-memory/dist/index.js" "$tmp/seeded.json"
-check "the seeded cluster, memory and echo servers start" \
-  "$cli" servers test --store --allow-all-servers cluster memory echo
+check_seeded_servers "$cli" "$root/usr/lib/mcpflow" "$tmp"
 
 step "the seeded demo (cmdb-sync-sketch) runs on the packaged servers"
-# Exported as another machine would get it: the servers it uses copied into it.
-if "$cli" export-blueprint cmdb-sync-sketch --portable --out "$tmp/demo"; then
-  ls "$tmp/demo"
-  demo=$(grep -l '"id": *"cmdb-sync-sketch"' "$tmp/demo"/*.json | head -n 1)
-  if MEMORY_FILE_PATH="$tmp/demo-memory.json" "$cli" run --allow-all-servers --quiet --json "$demo" >"$tmp/demo.json"; then
-    grep -A6 '"summary"' "$tmp/demo.json"
-    check "the demo run succeeded" grep -q '"status": "succeeded"' "$tmp/demo.json"
-    check "the demo filled the packaged server-memory's graph" test -s "$tmp/demo-memory.json"
-  else
-    cat "$tmp/demo.json"
-    bad "the demo run exited $?"
-  fi
-else
-  bad "export-blueprint cmdb-sync-sketch --portable"
-fi
-if [ "$failed" != 0 ]; then
+check_portable_demo "$cli" "$tmp"
+if [ "$checks_failed" != 0 ]; then
   echo "--- studio log"
   cat "$tmp/studio.log"
 fi
@@ -160,6 +131,4 @@ step "sizes"
 echo "package: $(du -h "$deb" | cut -f1) ($(stat -c %s "$deb") bytes); installed: $installed_kib KiB"
 du -sh "$root/usr/bin/mcpflow-studio" "$cli" "$testkit" "$root/usr/lib/mcpflow/node_modules"
 
-echo
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+checks_done

@@ -13,9 +13,7 @@ step "system packages (WebKitGTK to build; Xvfb and WebKitWebDriver to run)"
 ensure_debs libwebkit2gtk-4.1-dev build-essential pkg-config xvfb xauth webkit2gtk-driver imagemagick
 
 step "tauri-driver (crates.io, 2.x)"
-if ! tauri-driver --help >/dev/null 2>&1; then
-  cargo install tauri-driver --version '^2' --locked
-fi
+ensure_tauri_driver
 
 step "npm packages"
 [ -d node_modules/webdriverio ] || npm ci --no-audit --no-fund

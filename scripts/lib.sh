@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the scripts: sourced, not run.
 
 step() { printf '\n== %s\n' "$*"; }
@@ -18,4 +19,85 @@ ensure_debs() {
   fi
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+}
+
+# tauri-driver (crates.io, 2.x: a plain install now gets the 3.0 alpha), for the
+# end-to-end tests of the studio.
+ensure_tauri_driver() {
+  tauri-driver --help >/dev/null 2>&1 || cargo install tauri-driver --version '^2' --locked
+}
+
+# ---- Checks that print one line each, `ok: …` or `FAILED: …` (scripts/check-deb*.sh);
+# the script ends with `checks_done`, which prints the counts and fails when one failed.
+checks_passed=0
+checks_failed=0
+ok() {
+  echo "ok: $*"
+  checks_passed=$((checks_passed + 1))
+}
+bad() {
+  echo "FAILED: $*"
+  checks_failed=$((checks_failed + 1))
+}
+check() { # check DESCRIPTION COMMAND...
+  local what=$1
+  shift
+  if "$@"; then ok "$what"; else bad "$what"; fi
+}
+checks_done() {
+  echo
+  echo "$checks_passed passed, $checks_failed failed"
+  [ "$checks_failed" = 0 ]
+}
+
+# The demo servers a studio seeded into its data folder (the one MCPFLOW_HOME, else
+# HOME, names) run the package's programs under LIB (…/usr/lib/mcpflow) and start.
+# Usage: check_seeded_servers CLI LIB SCRATCH_FOLDER
+check_seeded_servers() {
+  local cli=$1 lib=$2 tmp=$3
+  "$cli" servers --store --json >"$tmp/seeded.json" || true
+  cat "$tmp/seeded.json"
+  # One JSON object a line ({"name", "command", …}): as `name<TAB>command` lines.
+  local commands
+  commands=$(node -e 'for (const line of require("fs").readFileSync(process.argv[1], "utf8").split("\n"))
+                        if (line.trim()) { const s = JSON.parse(line); console.log(s.name + "\t" + (s.command ?? "")); }' \
+    "$tmp/seeded.json" || true)
+  local name command want
+  for name in cluster echo faulty memory everything; do
+    command=$(awk -F '\t' -v name="$name" '$1 == name { print $2 }' <<<"$commands")
+    case $name in
+      memory | everything) want="node $lib/node_modules/@modelcontextprotocol/server-$name/dist/index.js" ;;
+      *) want="$lib/mcpflow-testkit " ;;
+    esac
+    if grep -qF -- "$want" <<<"$command"; then
+      ok "the seeded $name server runs $command"
+    else
+      bad "the seeded $name server should run $want…; it runs ${command:-nothing (not seeded)}"
+    fi
+  done
+  check "the seeded cluster, memory and echo servers start (mcpflow servers test)" \
+    "$cli" servers test --store --allow-all-servers cluster memory echo
+}
+
+# The seeded demo, exported as another machine would get it (`export-blueprint
+# --portable`: the servers it uses copied into it), runs with CLI.
+# Usage: check_portable_demo CLI SCRATCH_FOLDER
+check_portable_demo() {
+  local cli=$1 tmp=$2 demo
+  if ! "$cli" export-blueprint cmdb-sync-sketch --portable --out "$tmp/demo"; then
+    bad "$cli export-blueprint cmdb-sync-sketch --portable (see the error above)"
+    return
+  fi
+  ls "$tmp/demo"
+  demo=$(grep -l '"id": *"cmdb-sync-sketch"' "$tmp/demo"/*.json | head -n 1)
+  # The export names the memory server's file as ${env:MEMORY_FILE_PATH}: set it.
+  if MEMORY_FILE_PATH="$tmp/demo-memory.json" "$cli" run --allow-all-servers --quiet --json "$demo" >"$tmp/demo.json"; then
+    grep -A6 '"summary"' "$tmp/demo.json"
+    check "$cli run of the portable demo succeeded" grep -q '"status": "succeeded"' "$tmp/demo.json"
+    check "the demo filled the packaged server-memory's graph" test -s "$tmp/demo-memory.json"
+  else
+    local code=$?
+    cat "$tmp/demo.json"
+    bad "$cli run of the portable demo $demo exited $code (its output is above)"
+  fi
 }

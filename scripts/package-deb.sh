@@ -7,6 +7,8 @@
 # target/package/, the UI build into ui/dist (ignored).
 # Usage: bash scripts/package-deb.sh        (then: sudo apt install ./mcpflow_*.deb)
 # Check the result with: bash scripts/check-deb.sh target/dist/bundle/deb/mcpflow_*.deb
+# (extracted), then sudo bash scripts/check-deb-installed.sh target/dist/bundle/deb/mcpflow_*.deb
+# (installed with dpkg -i, run from /usr/bin, removed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
