@@ -379,3 +379,38 @@ export async function windowShot(browser, file) {
   if (!x || x.status !== 0) await browser.saveScreenshot(file);
   return file;
 }
+
+/**
+ * One call of the studio's API on the data folder's service (the `api` session of
+ * `mcpflow.sock`, as the studio itself speaks it): resolves with the result, rejects with
+ * the error's message. For a test's set-up that the window would take long to click.
+ */
+export function apiCall(home, method, params = {}) {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(join(home, 'mcpflow.sock'));
+    let buffer = '';
+    let welcomed = false;
+    socket.setEncoding('utf8');
+    socket.on('connect', () => {
+      socket.write(`${JSON.stringify({ mcpflow: 1, session: 'api', client: 'e2e', options: [] })}\n`);
+    });
+    socket.on('data', (chunk) => {
+      buffer += chunk;
+      let at;
+      while ((at = buffer.indexOf('\n')) >= 0) {
+        const line = JSON.parse(buffer.slice(0, at));
+        buffer = buffer.slice(at + 1);
+        if (!welcomed) {
+          welcomed = true;
+          if (!line.ok) return reject(new Error(`the service refused: ${JSON.stringify(line.error)}`));
+          socket.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method, params })}\n`);
+        } else if (line.id === 1) {
+          socket.end();
+          if (line.error) reject(new Error(`${method}: ${line.error.message} [${line.error.data?.code}]`));
+          else resolve(line.result);
+        }
+      }
+    });
+    socket.on('error', reject);
+  });
+}

@@ -8,7 +8,9 @@
 //! machine's environment written as `${env:NAME}` — never resolved, never copied: an
 //! `env` variable keeps its name (`"API_KEY": "${env:API_KEY}"`), a header becomes
 //! `${env:SERVER_HEADER}`. The blueprints its `workflow` steps call come alongside (each
-//! portable too: `mcpflow run FILE` finds them by id in FILE's folder), and a README says
+//! portable too: `mcpflow run FILE` finds them by id in FILE's folder), their servers
+//! declared in FILE as well (a called blueprint's steps reach servers through the run
+//! that calls it), and a README says
 //! which variables to set and the exact command to run. In-process servers (built into
 //! this mcpflow) and names no server here answers to cannot travel: the README says so.
 
@@ -30,8 +32,10 @@ pub struct Portable {
     pub env: BTreeMap<String, String>,
     /// Servers that could not be copied, and why.
     pub left_out: Vec<String>,
-    /// The copied servers that start a command (consent: `--allow-server`).
-    pub stdio: BTreeSet<String>,
+    /// The copied servers that need consent where the blueprint runs, since they are
+    /// its own there: a command to start, or an HTTP endpoint that sends a variable or
+    /// leaves that machine (`--allow-server`).
+    pub needs_consent: BTreeSet<String>,
 }
 
 impl Portable {
@@ -59,7 +63,7 @@ impl App {
         let mut queue = VecDeque::from([id.to_owned()]);
         let mut seen = BTreeSet::new();
         let mut portable =
-            Portable { files: Vec::new(), env: BTreeMap::new(), left_out: Vec::new(), stdio: BTreeSet::new() };
+            Portable { files: Vec::new(), env: BTreeMap::new(), left_out: Vec::new(), needs_consent: BTreeSet::new() };
         while let Some(next) = queue.pop_front() {
             if !seen.insert(next.clone()) {
                 continue;
@@ -101,8 +105,10 @@ impl App {
                 }
             }
             for (name, entry) in &copied {
-                if entry.get("command").is_some() {
-                    portable.stdio.insert(name.clone());
+                let config = serde_json::from_value::<mcpflow_blueprint::ServerConfig>(entry.clone());
+                let declared = mcpflow_mcp::Origin::Blueprint;
+                if config.is_ok_and(|c| mcpflow_mcp::Consent::required(name, &c, declared).is_some()) {
+                    portable.needs_consent.insert(name.clone());
                 }
             }
             if !copied.is_empty()
@@ -112,7 +118,32 @@ impl App {
             }
             portable.files.push((format!("{next}.json"), doc));
         }
+        carry_called_servers(&mut portable.files);
         Ok(portable)
+    }
+}
+
+/// A `workflow` step's run reaches servers through the run that calls it (`mcpflow run
+/// main.json` starts the servers `main.json` declares), so the first file also declares
+/// every server the blueprints it calls use; each called file keeps its own too, to run
+/// alone. A name the first file declares already stays as it is.
+fn carry_called_servers(files: &mut [(String, Value)]) {
+    let Some(((_, first), called)) = files.split_first_mut() else { return };
+    let mut carried = serde_json::Map::new();
+    for (_, doc) in called.iter() {
+        for (name, entry) in doc.get("servers").and_then(Value::as_object).into_iter().flatten() {
+            carried.entry(name.clone()).or_insert_with(|| entry.clone());
+        }
+    }
+    let Some(object) = first.as_object_mut() else { return };
+    let servers = object.entry("servers").or_insert_with(|| Value::Object(serde_json::Map::new()));
+    if let Some(servers) = servers.as_object_mut() {
+        for (name, entry) in carried {
+            servers.entry(name).or_insert(entry);
+        }
+    }
+    if object.get("servers").and_then(Value::as_object).is_some_and(serde_json::Map::is_empty) {
+        object.remove("servers");
     }
 }
 
@@ -187,7 +218,7 @@ fn variable_name(text: &str) -> String {
 }
 
 fn readme(main_file: &str, portable: &Portable) -> String {
-    let stdio = &portable.stdio;
+    let stdio = &portable.needs_consent;
     let id = portable.files.first().and_then(|(_, doc)| doc.get("id")).and_then(Value::as_str).unwrap_or("blueprint");
     let mut text = format!("# {id}: a portable mcpflow blueprint\n\n");
     text.push_str(&format!(
@@ -217,9 +248,10 @@ fn readme(main_file: &str, portable: &Portable) -> String {
     text.push_str(&format!("mcpflow run {main_file}{allow}\n```\n\n"));
     if !stdio.is_empty() {
         text.push_str(
-            "`--allow-server` lets each command start without asking; leave it out to be asked \
-             on a terminal first. A command given as an absolute path must exist on this machine: \
-             `mcpflow run` warns about one that does not.\n",
+            "`--allow-server` lets each of these servers start (a command) or be reached (an HTTP \
+             server that sends a variable or is on another machine) without asking; leave it out to \
+             be asked on a terminal first. A command given as an absolute path must exist on this \
+             machine: `mcpflow run` warns about one that does not.\n",
         );
     }
     if !portable.left_out.is_empty() {
@@ -251,6 +283,24 @@ mod tests {
         assert_eq!(http["headers"]["Authorization"], "${env:MY_API_AUTHORIZATION}");
         assert_eq!(http["headers"]["X-Team"], "${env:TEAM}");
         assert!(!http.to_string().contains("abc"));
+    }
+
+    #[test]
+    fn the_first_file_also_declares_the_servers_of_the_blueprints_it_calls() {
+        let mut files = vec![
+            ("main.json".to_owned(), json!({ "id": "main", "servers": { "web": { "url": "http://a/mcp" } } })),
+            (
+                "sub.json".to_owned(),
+                json!({ "id": "sub", "servers": { "echo": { "command": "e" }, "web": { "url": "x" } } }),
+            ),
+            ("leaf.json".to_owned(), json!({ "id": "leaf" })),
+        ];
+        carry_called_servers(&mut files);
+        assert_eq!(files[0].1["servers"], json!({ "web": { "url": "http://a/mcp" }, "echo": { "command": "e" } }));
+        assert_eq!(files[1].1["servers"]["echo"], json!({ "command": "e" }), "a called file keeps its own");
+        let mut alone = vec![("only.json".to_owned(), json!({ "id": "only" }))];
+        carry_called_servers(&mut alone);
+        assert_eq!(alone[0].1, json!({ "id": "only" }), "no empty `servers` is added");
     }
 
     #[test]
