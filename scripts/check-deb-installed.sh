@@ -25,17 +25,11 @@ if [ "$(id -u)" != 0 ]; then
   echo "or check the package without installing it: bash scripts/check-deb.sh $deb" >&2
   exit 2
 fi
-if dpkg-query -W -f='${Status}' mcpflow 2>/dev/null | grep -q ' installed$'; then
-  echo "mcpflow $(dpkg-query -W -f='${Version}' mcpflow) is installed already; this check installs the package and removes it" >&2
-  echo "afterwards, so it would take yours away: remove it first (dpkg -r mcpflow), or check without installing: bash scripts/check-deb.sh $deb" >&2
+if ! why=$(deb_check_can_install); then
+  echo "$why" >&2
+  echo "(or check the package without installing it: bash scripts/check-deb.sh $deb)" >&2
   exit 2
 fi
-for path in /usr/bin/mcpflow /usr/bin/mcpflow-studio /usr/lib/mcpflow; do
-  if [ -e "$path" ]; then
-    echo "$path exists but belongs to no installed mcpflow package: move it away first (dpkg -i would overwrite it, dpkg -r remove it)" >&2
-    exit 2
-  fi
-done
 
 step "what the check needs (Xvfb, WebKitWebDriver, tauri-driver, ImageMagick, the npm packages)"
 ensure_debs xvfb xauth webkit2gtk-driver imagemagick desktop-file-utils

@@ -27,6 +27,78 @@ ensure_tauri_driver() {
   tauri-driver --help >/dev/null 2>&1 || cargo install tauri-driver --version '^2' --locked
 }
 
+# ---- The .deb: scripts/package-deb.sh bundles the dist build, scripts/check-deb-ci.sh
+# the debug build the tests ran; both with what these stage.
+
+# The Tauri CLI (npm @tauri-apps/cli) in DIR/node_modules/.bin/tauri, installed there
+# unless it is already: the version of the tauri crate in Cargo.lock (same minor), as
+# the Tauri docs ask. Prints its version.
+# Usage: ensure_tauri_cli DIR
+ensure_tauri_cli() {
+  local tools=$1 version
+  version=$(awk '/^name = "tauri"$/ { getline; gsub(/[^0-9.]/, ""); print; exit }' Cargo.lock)
+  if ! "$tools/node_modules/.bin/tauri" --version 2>/dev/null | grep -q "tauri-cli ${version%.*}\."; then
+    npm install --prefix "$tools" --no-save --no-package-lock --no-audit --no-fund "@tauri-apps/cli@~$version"
+  fi
+  "$tools/node_modules/.bin/tauri" --version
+}
+
+# The exact version package-lock.json pins for a top-level npm package.
+# Usage: npm_locked_version NAME
+npm_locked_version() {
+  node -e 'const l = require("./package-lock.json").packages["node_modules/" + process.argv[1]];
+           if (!l) { console.error("not in package-lock.json: " + process.argv[1]); process.exit(1); }
+           console.log(l.version)' "$1"
+}
+
+# The npm demo servers the package ships, server-memory and server-everything with their
+# dependencies (not the dev ones), at the versions package-lock.json pins, into
+# DIR/node_modules (DIR is emptied first).
+# Usage: stage_node_servers DIR
+stage_node_servers() {
+  local stage=$1 memory everything
+  memory="@modelcontextprotocol/server-memory@$(npm_locked_version @modelcontextprotocol/server-memory)"
+  everything="@modelcontextprotocol/server-everything@$(npm_locked_version @modelcontextprotocol/server-everything)"
+  rm -rf "$stage"
+  mkdir -p "$stage"
+  npm install --prefix "$stage" --no-save --no-package-lock --omit=dev --ignore-scripts --no-audit --no-fund \
+    "$memory" "$everything"
+  # .bin holds symlinks the package does not use (the studio runs dist/index.js with node).
+  rm -rf "$stage/node_modules/.bin"
+}
+
+# The newest .deb in DIR (the bundler writes mcpflow_VERSION_ARCH.deb there); fails when
+# there is none.
+# Usage: newest_deb DIR
+newest_deb() {
+  local deb
+  deb=$(find "$1" -maxdepth 1 -name '*.deb' -printf '%T@ %p\n' 2>/dev/null | sort -nr | head -n 1 | cut -d' ' -f2-)
+  if [ -z "$deb" ]; then
+    echo "no .deb in $1" >&2
+    return 1
+  fi
+  echo "$deb"
+}
+
+# Whether a package can be installed here for a check and removed again afterwards:
+# not while mcpflow is installed (the check would take it away), nor while its paths
+# exist without the package (dpkg -i would overwrite them, dpkg -r remove them). When
+# not, prints why and fails.
+# Usage: deb_check_can_install || …
+deb_check_can_install() {
+  local path
+  if dpkg-query -W -f='${Status}' mcpflow 2>/dev/null | grep -q ' installed$'; then
+    echo "mcpflow $(dpkg-query -W -f='${Version}' mcpflow) is installed already; this check installs the package and removes it afterwards, so it would take yours away: remove it first (dpkg -r mcpflow)"
+    return 1
+  fi
+  for path in /usr/bin/mcpflow /usr/bin/mcpflow-studio /usr/lib/mcpflow; do
+    if [ -e "$path" ]; then
+      echo "$path exists but belongs to no installed mcpflow package: move it away first (dpkg -i would overwrite it, dpkg -r remove it)"
+      return 1
+    fi
+  done
+}
+
 # ---- Checks that print one line each, `ok: …` or `FAILED: …` (scripts/check-deb*.sh);
 # the script ends with `checks_done`, which prints the counts and fails when one failed.
 checks_passed=0

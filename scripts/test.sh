@@ -53,5 +53,9 @@ cargo run -q --locked -p mcpflow-cli -- validate workflows/*.json
 step "the studio: lint, then end-to-end tests of the real app under Xvfb"
 bash scripts/e2e.sh
 
+step "the .deb of the tested build: bundled, installed with dpkg -i, checked, removed (needs root; skipped otherwise)"
+# The debug build e2e.sh made, bundled as a .deb and run from /usr/bin (scripts/check-deb-ci.sh).
+bash scripts/check-deb-ci.sh
+
 echo
 echo "all tests passed"
