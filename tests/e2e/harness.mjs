@@ -123,7 +123,9 @@ export async function openStudio(name, env = {}, { home: reuse, cwd, keep = reus
         // the window may already be gone
       }
       killDriver();
-      // The studio started (or joined) the data folder's service; it outlives the window.
+      // The studio started (or joined) the data folder's service, which outlives the
+      // window. The studio goes first: one still closing would start the service again.
+      await stopStudio(home);
       await stopService(home);
       if (!keep) rmSync(home, { recursive: true, force: true });
     },
@@ -313,6 +315,23 @@ export function alive(pid) {
     return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
   } catch {
     return false;
+  }
+}
+
+/** Waits up to 5 s for the studio of data folder `home` to exit, then SIGKILLs it. */
+async function stopStudio(home) {
+  const until = Date.now() + 5_000;
+  while (Date.now() < until) {
+    if (studioPid(home) === null) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const pid = studioPid(home);
+  if (pid !== null) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
   }
 }
 
