@@ -186,6 +186,9 @@ pub(crate) struct Active {
     pub(crate) control: mpsc::UnboundedSender<Control>,
     pub(crate) cancel: CancellationToken,
     pub(crate) events: broadcast::Sender<Arc<RunEvent>>,
+    /// Its record is on disk: from then on it is listed as in flight (before, a crash
+    /// would leave nothing to mark `interrupted`, so no one is told of it).
+    pub(crate) recorded: Arc<AtomicBool>,
 }
 
 /// A recorded run with its events.
@@ -259,6 +262,7 @@ impl App {
         let parked = Arc::new(AtomicBool::new(false));
         // The questions open in the run's events: the record is `waiting` while any is.
         let asking = Arc::new(std::sync::Mutex::new(OpenQuestions::default()));
+        let recorded = Arc::new(AtomicBool::new(false));
         {
             let mut active = self.inner.active.lock().map_err(|_| AppError::Store("run table poisoned".into()))?;
             let limit = self.inner.options.max_runs.unwrap_or(crate::app::DEFAULT_MAX_RUNS);
@@ -274,6 +278,7 @@ impl App {
                     control: control_tx,
                     cancel: cancel.clone(),
                     events: events_tx.clone(),
+                    recorded: recorded.clone(),
                 },
             );
         }
@@ -310,6 +315,7 @@ impl App {
             self.forget(&run_id);
             return Err(e.into());
         }
+        recorded.store(true, Ordering::Release);
         self.changed(crate::app::Change::RunStarted {
             run_id: run_id.clone(),
             blueprint: record.blueprint.clone(),
@@ -468,10 +474,15 @@ impl App {
         active.get(run_id).map(|a| a.events.subscribe()).ok_or_else(|| AppError::NotRunning(run_id.to_owned()))
     }
 
-    /// The ids of the runs in flight, with their blueprints.
+    /// The ids of the runs in flight, with their blueprints: those whose record is on
+    /// disk (a run is listed once a crash would leave it `interrupted`, not before).
     pub fn active_runs(&self) -> Vec<(String, String)> {
         match self.inner.active.lock() {
-            Ok(a) => a.iter().map(|(id, r)| (id.clone(), r.blueprint.clone())).collect(),
+            Ok(a) => a
+                .iter()
+                .filter(|(_, r)| r.recorded.load(Ordering::Acquire))
+                .map(|(id, r)| (id.clone(), r.blueprint.clone()))
+                .collect(),
             Err(_) => Vec::new(),
         }
     }
