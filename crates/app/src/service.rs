@@ -54,6 +54,10 @@ pub const PROTOCOL: u32 = 1;
 pub const MAX_HELLO: u64 = 64 * 1024;
 /// How long a connection may take to say hello.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+/// Connections served at once (MCP hosts, studios, CLI commands); past it a new one is
+/// closed at once, so nothing that can connect (over the loopback port, another local
+/// user too, until its hello fails) can make the service hold more.
+pub const MAX_CONNECTIONS: usize = 256;
 
 /// The endpoint of data folder `home`.
 pub fn socket_path(home: &Path) -> PathBuf {
@@ -201,6 +205,13 @@ pub async fn host_with(
                         continue;
                     }
                 };
+                if connections.len() >= MAX_CONNECTIONS {
+                    tracing::warn!(
+                        "{MAX_CONNECTIONS} connections are open on the service endpoint; a new one was closed"
+                    );
+                    drop(connection);
+                    continue;
+                }
                 let (local, mediator, guard) = (local.clone(), mediator.clone(), activity.enter());
                 let (stop, stoppable, home) = (stop.clone(), stoppable.clone(), home.clone());
                 connections.spawn(async move {

@@ -554,6 +554,46 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn connections_past_the_cap_are_closed_and_the_service_serves_again_when_they_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = home_of_length(dir.path(), 150);
+        let app = crate::App::open(&home, crate::AppOptions::default()).unwrap();
+        let stop = tokio_util::sync::CancellationToken::new();
+        let activity: std::sync::Arc<crate::service::Activity> = std::sync::Arc::default();
+        let hosting = tokio::spawn(crate::service::host(app.clone(), home.clone(), activity.clone(), stop.clone()));
+        let file = loop {
+            if let Ok(Some(file)) = read_endpoint_file(&endpoint_file(&home)) {
+                break file;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        // Connections that never say hello (anyone on the machine can open them).
+        let mut silent = Vec::new();
+        for _ in 0..crate::service::MAX_CONNECTIONS {
+            silent.push(tokio::net::TcpStream::connect(("127.0.0.1", file.port)).await.unwrap());
+        }
+        while activity.connections() < crate::service::MAX_CONNECTIONS {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        // One more is closed at once: the user's client is told the service did not answer.
+        let refused = crate::service::Client::connect(&home, "test").await;
+        assert!(refused.is_err(), "past the cap a connection is closed");
+        drop(silent);
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let client = loop {
+            match crate::service::Client::connect(&home, "test").await {
+                Ok(Some(client)) => break client,
+                _ if std::time::Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(50)).await,
+                other => panic!("the service did not serve again: {other:?}"),
+            }
+        };
+        drop(client);
+        stop.cancel();
+        hosting.await.unwrap().unwrap();
+        app.shutdown().await;
+    }
+
+    #[tokio::test]
     async fn the_service_on_the_port_refuses_a_hello_without_its_token() {
         let dir = tempfile::tempdir().unwrap();
         // Deep enough that no socket fits: the service answers on the port by itself.
