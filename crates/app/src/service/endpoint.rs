@@ -570,7 +570,7 @@ mod tests {
         // Connections that never say hello (anyone on the machine can open them).
         let mut silent = Vec::new();
         for _ in 0..crate::service::MAX_CONNECTIONS {
-            silent.push(tokio::net::TcpStream::connect(("127.0.0.1", file.port)).await.unwrap());
+            silent.push(TcpStream::connect(("127.0.0.1", file.port)).await.unwrap());
         }
         while activity.connections() < crate::service::MAX_CONNECTIONS {
             tokio::time::sleep(Duration::from_millis(10)).await;
