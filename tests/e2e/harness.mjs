@@ -411,7 +411,7 @@ export function apiCall(home, method, params = {}) {
     let welcomed = false;
     socket.setEncoding('utf8');
     socket.on('connect', () => {
-      socket.write(`${JSON.stringify({ mcpflow: 1, session: 'api', client: 'e2e', options: [] })}\n`);
+      socket.write(`${JSON.stringify({ mcpflow: 2, session: 'api', client: 'e2e', options: [] })}\n`);
     });
     socket.on('data', (chunk) => {
       buffer += chunk;

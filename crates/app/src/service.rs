@@ -48,8 +48,9 @@ use tokio_util::sync::CancellationToken;
 pub const SOCKET_FILE: &str = "mcpflow.sock";
 /// Where the loopback port and its token are written, when the endpoint is one.
 pub const ENDPOINT_FILE: &str = "mcpflow.endpoint";
-/// The version of what goes over the endpoint.
-pub const PROTOCOL: u32 = 1;
+/// The version of what goes over the endpoint. 2: the `api` session answers the
+/// studio's use cases, concurrently, with `run/events` notifications.
+pub const PROTOCOL: u32 = 2;
 /// Longest hello or welcome line.
 pub const MAX_HELLO: u64 = 64 * 1024;
 /// How long a connection may take to say hello.
@@ -260,9 +261,12 @@ async fn serve_connection(
         Ok(hello) if hello.mcpflow != PROTOCOL => Some(WireError {
             code: "PROTOCOL_MISMATCH".into(),
             message: format!(
-                "this mcpflow service speaks endpoint protocol {PROTOCOL}, the client {}; use the same mcpflow for both \
-                 (stop the service with `mcpflow service stop`, then start again)",
-                hello.mcpflow
+                "this mcpflow service (pid {}) speaks endpoint protocol {PROTOCOL}, the client {}: they are different \
+                 versions of mcpflow. Use the same mcpflow for both: the service exits by itself when idle, or stop it \
+                 with `kill {}` (its runs in flight are then marked interrupted), then start again",
+                std::process::id(),
+                hello.mcpflow,
+                std::process::id()
             ),
         }),
         Ok(hello) if !hello.options.is_empty() => Some(WireError {
