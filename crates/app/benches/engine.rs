@@ -109,7 +109,12 @@ async fn engine_loop(n: usize, concurrency: u32, latency_ms: u64) -> Duration {
     let sink: EventSink = Arc::new(|_| {});
     let start = Instant::now();
     let env = engine
-        .run(RunRequest { blueprint: bp, plan, config, stack: Vec::new() }, sink, None, CancellationToken::new())
+        .run(
+            RunRequest { blueprint: bp, plan, config, stack: Vec::new(), origin: Default::default() },
+            sink,
+            None,
+            CancellationToken::new(),
+        )
         .await;
     let took = start.elapsed();
     assert_eq!(env.status, RunStatus::Succeeded, "{:?}", env.errors);

@@ -241,11 +241,18 @@ pub async fn run(
         journal: None,
         people: spec.people.clone().map(|p| Arc::new(p) as _),
         sampler: spec.sampling.clone().map(|m| Arc::new(m) as _),
+        telemetry: None,
     };
     let result = async {
         let mut config = engine.config(bp, new_run_id(), inputs)?;
         config.timeout_ms = spec.timeout_ms;
-        let request = RunRequest { blueprint: bp.clone(), plan: checked.plan.clone(), config, stack: Vec::new() };
+        let request = RunRequest {
+            blueprint: bp.clone(),
+            plan: checked.plan.clone(),
+            config,
+            stack: Vec::new(),
+            origin: Default::default(),
+        };
         Ok(engine.run_with_logs(request, events, None, line_rx, cancel).await)
     }
     .await;

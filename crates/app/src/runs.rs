@@ -22,8 +22,8 @@ use mcpflow_engine::TaskHandle;
 use mcpflow_engine::driver::MAX_WORKFLOW_DEPTH;
 use mcpflow_engine::event::IterationPath;
 use mcpflow_engine::{
-    BlueprintSource, Control, Engine, Envelope, EventKind, EventSink, FolderSource, Journal, RunEvent, RunRequest,
-    Servers,
+    BlueprintSource, Control, Engine, Envelope, EventKind, EventSink, FolderSource, Journal, RunEvent, RunOrigin,
+    RunRequest, Servers,
 };
 use mcpflow_mcp::{Pool, PoolOptions};
 use mcpflow_store::{OpenQuestions, RecordStatus, RerunOf, RunRecord, Store};
@@ -243,6 +243,7 @@ impl App {
             }),
             // Read for each run: a provider set in the settings applies from the next run.
             sampler: Some(spec.sampler.clone().unwrap_or_else(|| Arc::new(self.sampling_model()))),
+            telemetry: None,
         };
         let mut config = engine.config(&bp, run_id.clone(), spec.inputs.clone()).map_err(|e| match e {
             mcpflow_engine::StartError::Inputs(list) => AppError::Inputs(list),
@@ -368,7 +369,8 @@ impl App {
         let blueprint = bp.id.clone();
         let steps = u32::try_from(bp.steps.len()).unwrap_or(u32::MAX);
         let logs = self.inner.logs.join(&run_id, crate::logs::Listen::of(&bp));
-        let request = RunRequest { blueprint: Arc::new(bp), plan: Arc::new(plan), config, stack: spec.stack };
+        let origin = RunOrigin { trigger: spec.trigger.as_str(), parent: None };
+        let request = RunRequest { blueprint: Arc::new(bp), plan: Arc::new(plan), config, stack: spec.stack, origin };
         let id = run_id.clone();
         tokio::spawn(async move {
             let mut envelope = engine.run_with_logs(request, sink, Some(control_rx), logs, cancel).await;

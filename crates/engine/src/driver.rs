@@ -8,6 +8,7 @@ use crate::sampling::{NoModel, SampleRequest, SampleSink, Sampler};
 use crate::scheduler::{Action, Control, Input, Invocation, Retired, RunConfig, Scheduler, TimerId};
 use crate::servers::{CallAsk, CallError, CallRequest, ProgressSink, Servers, TaskHandle, TaskHooks, TaskSink};
 use crate::source::{BlueprintSource, SavedValues};
+use crate::telemetry::RunOrigin;
 use futures::stream::FuturesUnordered;
 use futures::{FutureExt as _, StreamExt as _};
 use mcpflow_blueprint::inputs::prepare_inputs;
@@ -57,6 +58,8 @@ pub struct Engine {
     /// provider, the client of `mcpflow serve`; `None`: nobody, they fail with
     /// `SAMPLING_UNAVAILABLE`.
     pub sampler: Option<Arc<dyn Sampler>>,
+    /// Where the run's spans and measurements go; `None`: telemetry is off.
+    pub telemetry: Option<Arc<dyn crate::telemetry::Telemetry>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -74,6 +77,8 @@ pub struct RunRequest {
     /// The workflows that started this run from outside (through `mcpflow serve`),
     /// outermost first: a run that reaches one of them again is refused.
     pub stack: Vec<String>,
+    /// Who started the run and the caller's trace it joins, for its root span.
+    pub origin: RunOrigin,
 }
 
 /// Why a run could not start.
@@ -103,7 +108,7 @@ impl StartError {
 impl Engine {
     /// An engine with servers only: no sub-workflows, saved values or journal.
     pub fn new(servers: Arc<dyn Servers>) -> Self {
-        Engine { servers, source: None, saved: None, journal: None, people: None, sampler: None }
+        Engine { servers, source: None, saved: None, journal: None, people: None, sampler: None, telemetry: None }
     }
 
     /// Prepares a run config: inputs with defaults applied and validated, saved values loaded.
@@ -124,6 +129,7 @@ impl Engine {
             pinned: Default::default(),
             only: None,
             resume_tasks: Default::default(),
+            trace_id: None,
         })
     }
 
@@ -161,7 +167,7 @@ impl Engine {
         cancel: CancellationToken,
     ) -> futures::future::BoxFuture<'_, Envelope> {
         Box::pin(async move {
-            let RunRequest { blueprint, plan, config, mut stack } = request;
+            let RunRequest { blueprint, plan, config, mut stack, origin: _ } = request;
             stack.push(blueprint.id.clone());
             let bp_id = blueprint.id.clone();
             let mut sched = Scheduler::new(&blueprint, plan, config);
@@ -357,6 +363,7 @@ impl Engine {
                         confirm_destructive: confirm,
                     }),
                     sample: Some(self.sample_sink(inv, step, path, tx.clone(), cancel.clone(), unanswered)),
+                    trace: None,
                 };
                 // A question of the server's that nobody can answer ends the call at once
                 // with why (`INPUT_REQUIRED`), rather than with whatever the server makes of
@@ -501,7 +508,8 @@ impl Engine {
         };
         let run_id = format!("{}/{}", stack.last().map_or("", String::as_str), id);
         let config = self.config(&bp, run_id, inputs).map_err(|e| CallError::new(e.code(), e.to_string(), false))?;
-        let request = RunRequest { blueprint: Arc::new(bp), plan: Arc::new(plan), config, stack };
+        let origin = RunOrigin { trigger: "workflow", parent: None };
+        let request = RunRequest { blueprint: Arc::new(bp), plan: Arc::new(plan), config, stack, origin };
         let sink: EventSink = Arc::new(|_| {});
         let envelope = self.run_nested(request, sink, None, None, cancel).await;
         match envelope.status {

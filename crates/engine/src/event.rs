@@ -25,6 +25,9 @@ pub enum EventKind {
         run_id: String,
         blueprint: String,
         inputs: Value,
+        /// The run's trace id when telemetry is on.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        trace_id: Option<String>,
     },
     StepStarted {
         step: String,
@@ -275,6 +278,9 @@ pub struct Envelope {
     pub summary: Summary,
     pub errors: Vec<ErrorEntry>,
     pub duration_ms: u64,
+    /// The run's trace id (32 lower-case hex digits) when telemetry is on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
 }
 
 impl Envelope {
@@ -294,6 +300,7 @@ impl Envelope {
                 message: "the run ended without finishing (its task stopped)".to_owned(),
             }],
             duration_ms: 0,
+            trace_id: None,
         }
     }
 }

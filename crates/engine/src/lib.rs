@@ -8,6 +8,7 @@ pub mod results;
 pub mod sampling;
 pub mod servers;
 pub mod source;
+pub mod telemetry;
 
 pub use servers::{
     CallAsk, CallError, CallRequest, CallTarget, Progress, ProgressSink, Servers, TaskHandle, TaskHooks, TaskSink,
@@ -24,3 +25,7 @@ pub use people::{Answer, AskSink, Asking, NoOne, People, Question};
 pub use sampling::{NoModel, SampleRequest, SampleSink, Sampler};
 pub use scheduler::{Action, Control, Input, Invocation, RunConfig, Scheduler};
 pub use source::{BlueprintSource, FileSaved, FolderSource, SavedValues};
+pub use telemetry::{
+    Attr, CallTrace, InvalidTraceparent, Measure, OpenSpan, RunOrigin, SpanKind, SpanStart, SpanStatus, Telemetry,
+    TraceContext,
+};

@@ -89,6 +89,9 @@ pub struct CallRequest {
     /// Where the server's requests for a model completion (sampling) go; `None`: nobody
     /// answers (the pool then refuses them).
     pub sample: Option<crate::sampling::SampleSink>,
+    /// Where the call's client span goes and its parent (the step attempt's span); `None`:
+    /// telemetry is off, and nothing is traced or sent in `_meta`.
+    pub trace: Option<crate::telemetry::CallTrace>,
 }
 
 /// A call's way to a person.
@@ -117,6 +120,7 @@ impl fmt::Debug for CallRequest {
             .field("tasks", &self.tasks)
             .field("ask", &self.ask)
             .field("sample", &self.sample.is_some())
+            .field("trace", &self.trace)
             .finish_non_exhaustive()
     }
 }

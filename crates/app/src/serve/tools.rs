@@ -301,6 +301,7 @@ impl Call<'_> {
             tasks: Default::default(),
             ask,
             sample: None,
+            trace: None,
         };
         match self.app.pool().call(request).await {
             Ok(raw) => {

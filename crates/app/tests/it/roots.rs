@@ -67,6 +67,7 @@ async fn the_studio_and_serve_give_the_data_folders_files_and_a_servers_own_root
         tasks: Default::default(),
         ask: None,
         sample: None,
+        trace: None,
     };
     let pool = app.pool();
     let default = pool.call(roots("everything")).await.unwrap();

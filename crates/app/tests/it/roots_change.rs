@@ -26,6 +26,7 @@ fn roots_call() -> CallRequest {
         tasks: Default::default(),
         ask: None,
         sample: None,
+        trace: None,
     }
 }
 

@@ -52,6 +52,7 @@ pub(crate) async fn call(pool: &Pool, tool: &str, args: Value, progress: Option<
         tasks: Default::default(),
         ask: None,
         sample: None,
+        trace: None,
     };
     pool.call(request).await.unwrap_or_else(|e| panic!("{tool}: {e}"))
 }

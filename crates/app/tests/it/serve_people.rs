@@ -49,6 +49,7 @@ async fn call(pool: &Pool, tool: &str, args: Value, asked: &Arc<Mutex<Vec<Questi
         tasks: Default::default(),
         ask: Some(mcpflow_engine::CallAsk { sink, confirm_destructive: false }),
         sample: None,
+        trace: None,
     };
     pool.call(request).await.unwrap_or_else(|e| panic!("{tool}: {e}"))
 }

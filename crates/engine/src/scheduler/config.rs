@@ -35,6 +35,10 @@ pub struct RunConfig {
     /// Resuming an interrupted run: (step id, iteration path) → the task that step
     /// instance had in flight. Its first call polls that task instead of calling again.
     pub resume_tasks: HashMap<(String, IterationPath), TaskHandle>,
+    /// The run's trace id (32 lower-case hex digits) when telemetry is on: it goes into
+    /// `RunStarted` and the envelope. Chosen by the driver, so the scheduler stays
+    /// deterministic.
+    pub trace_id: Option<String>,
 }
 
 impl RunConfig {

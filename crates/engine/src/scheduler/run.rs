@@ -28,6 +28,7 @@ impl Scheduler {
             run_id: self.config.run_id.clone(),
             blueprint: self.bp_id.clone(),
             inputs: self.config.inputs.clone(),
+            trace_id: self.config.trace_id.clone(),
         });
         if let Some(refused) = self.selection.refused.take() {
             let step = match &refused {
@@ -147,6 +148,7 @@ impl Scheduler {
             summary,
             errors: self.errors.clone(),
             duration_ms: self.now.saturating_sub(self.started_at),
+            trace_id: self.config.trace_id.clone(),
         };
         self.emit(EventKind::RunFinished { envelope: envelope.clone() });
         self.out.push(Action::Finish(envelope));

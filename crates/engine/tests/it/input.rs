@@ -159,7 +159,13 @@ async fn run(doc: Value, people: Option<Arc<dyn People>>) -> (mcpflow_engine::En
     let config = engine.config(&bp, "r".into(), json!({})).unwrap();
     let events = Arc::new(Mutex::new(Vec::new()));
     let sink = events.clone();
-    let request = RunRequest { blueprint: Arc::new(bp), plan: Arc::new(plan), config, stack: Vec::new() };
+    let request = RunRequest {
+        blueprint: Arc::new(bp),
+        plan: Arc::new(plan),
+        config,
+        stack: Vec::new(),
+        origin: Default::default(),
+    };
     let env = engine
         .run(request, Arc::new(move |e| sink.lock().unwrap().push(e.kind.clone())), None, CancellationToken::new())
         .await;

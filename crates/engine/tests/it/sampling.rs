@@ -72,7 +72,13 @@ async fn run(server: Asking, sampler: Option<Arc<dyn Sampler>>) -> (mcpflow_engi
     let config = engine.config(&bp, "r".into(), json!({})).unwrap();
     let events = Arc::new(Mutex::new(Vec::new()));
     let sink = events.clone();
-    let request = RunRequest { blueprint: Arc::new(bp), plan: Arc::new(plan), config, stack: Vec::new() };
+    let request = RunRequest {
+        blueprint: Arc::new(bp),
+        plan: Arc::new(plan),
+        config,
+        stack: Vec::new(),
+        origin: Default::default(),
+    };
     let run = engine.run(
         request,
         Arc::new(move |e| sink.lock().unwrap().push(e.kind.clone())),

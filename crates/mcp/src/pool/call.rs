@@ -57,7 +57,8 @@ impl Pool {
     /// `ReadResourceResult` or `GetPromptResult`) as JSON. A tool result with
     /// `isError: true` is a success here: the caller decides what it means.
     pub async fn call(&self, request: CallRequest) -> Result<Value> {
-        let CallRequest { target, timeout, cancel, progress, stack, tasks, ask, sample } = request;
+        // `trace` is read once client spans are made here (issue 19, WP2).
+        let CallRequest { target, timeout, cancel, progress, stack, tasks, ask, sample, trace: _ } = request;
         let inner = &*self.inner;
         // Resuming a task: the server that runs it, whatever the step names.
         let target = match (&tasks.resume, target) {

@@ -89,6 +89,7 @@ pub fn request(target: CallTarget) -> CallRequest {
         tasks: Default::default(),
         ask: None,
         sample: None,
+        trace: None,
     }
 }
 

@@ -47,6 +47,7 @@ pub fn envelope(run_id: &str, blueprint: &str, status: RunStatus) -> Envelope {
         summary: Summary { steps: 2, succeeded: 2, ..Summary::default() },
         errors: vec![],
         duration_ms: 12,
+        trace_id: None,
     }
 }
 
