@@ -10,6 +10,8 @@
 //! child process: [`binary`] is the path of `mcpflow-testkit <echo|cluster-sim|faulty>`, which serves
 //! MCP over stdio ([`Fixture::args`] gives its arguments).
 //!
+//! [`otlp::Receiver`] is an OTLP/HTTP receiver on loopback that decodes spans with `opentelemetry-proto`.
+//!
 //! Tools whose result is an object return it both as `structuredContent` and as one text item with the
 //! same JSON; tool failures are results with `isError: true`.
 #![forbid(unsafe_code)] // the workspace denies it; only the studio shell has one audited exception
@@ -18,6 +20,7 @@ mod binary;
 mod cluster;
 mod echo;
 mod faulty;
+pub mod otlp;
 mod pace;
 pub mod procs;
 mod pump;

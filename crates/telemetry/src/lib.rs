@@ -1,0 +1,276 @@
+//! mcpflow's OpenTelemetry export. [`Otel`] implements the engine's
+//! [`Telemetry`](mcpflow_engine::Telemetry) over the OTel SDK: spans go through a bounded
+//! batch processor on its own thread to an OTLP exporter (HTTP/protobuf with the blocking
+//! reqwest client; gRPC behind the `otlp-grpc` feature), so a run never waits for a
+//! collector. [`Config::resolve`] decides whether it is on at all (`config.rs`); `gate.rs`
+//! bounds the queue and counts what is dropped.
+#![forbid(unsafe_code)]
+
+mod config;
+mod gate;
+
+pub use config::{Config, Flags, Protocol, Settings};
+pub use gate::Reporter;
+
+use gate::{Counted, Gate, Shared};
+use mcpflow_engine::telemetry::{Attr, Measure, OpenSpan, SpanKind, SpanStart, SpanStatus, Telemetry, TraceContext};
+use opentelemetry::trace::{
+    Span as _, SpanContext, TraceContextExt as _, TraceFlags, TraceState, Tracer as _, TracerProvider as _,
+};
+use opentelemetry::{Array, Context, Key, KeyValue, StringValue, Value};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, SdkTracer, SdkTracerProvider};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Telemetry's errors; each says what to change.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    #[error(
+        "the OTLP endpoint `{value}` (from {from}) is not an http:// or https:// URL with a host; give the collector's base URL, e.g. http://localhost:4318"
+    )]
+    EndpointInvalid { value: String, from: &'static str },
+    #[error("the OTLP protocol `{value}` (from {from}) is not supported; use `http/protobuf` or `grpc`")]
+    ProtocolUnknown { value: String, from: &'static str },
+    #[error("this build of mcpflow has no {protocol} exporter; use `http/protobuf` (OTEL_EXPORTER_OTLP_PROTOCOL)")]
+    ProtocolUnavailable { protocol: &'static str },
+    #[error(
+        "the telemetry header `{name}` in settings.json must be written as `${{env:NAME}}`, so that the secret stays out of the file; put the value in an environment variable"
+    )]
+    HeaderLiteral { name: String },
+    #[error(
+        "the telemetry header `{name}` reads the environment variable `{var}`, which is not set; set it or remove the header"
+    )]
+    HeaderEnvMissing { name: String, var: String },
+    #[error("{var}=`{value}` is not {expected}; fix or unset it")]
+    EnvInvalid { var: &'static str, value: String, expected: &'static str },
+    #[error(
+        "could not set up the OTLP exporter for {endpoint}: {message}; check the endpoint and the OTEL_EXPORTER_OTLP_* variables"
+    )]
+    Exporter { endpoint: String, message: String },
+}
+
+impl Error {
+    /// A stable code for each kind of error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::EndpointInvalid { .. } => "OTLP_ENDPOINT_INVALID",
+            Error::ProtocolUnknown { .. } => "OTLP_PROTOCOL_UNKNOWN",
+            Error::ProtocolUnavailable { .. } => "OTLP_PROTOCOL_UNAVAILABLE",
+            Error::HeaderLiteral { .. } => "OTLP_HEADER_LITERAL",
+            Error::HeaderEnvMissing { .. } => "OTLP_HEADER_ENV_MISSING",
+            Error::EnvInvalid { .. } => "OTEL_ENV_INVALID",
+            Error::Exporter { .. } => "OTLP_EXPORTER_FAILED",
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// How long [`Otel::shutdown`] waits for the last spans to be sent.
+pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// The OpenTelemetry SDK behind the engine's `Telemetry`. Build it outside any async
+/// runtime's worker or from one (the exporter's HTTP client is made on a thread of its
+/// own); call [`Otel::shutdown`] once, off the runtime, when the process is done.
+pub struct Otel {
+    provider: SdkTracerProvider,
+    tracer: SdkTracer,
+    shared: Arc<Shared>,
+    capture_payloads: bool,
+}
+
+impl fmt::Debug for Otel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Otel").field("shared", &self.shared).finish_non_exhaustive()
+    }
+}
+
+impl Otel {
+    /// Sets up the exporter, the bounded batch processor and the tracer. Nothing is sent
+    /// until spans end.
+    pub fn start(config: &Config, report: Reporter) -> Result<Otel> {
+        let shared = Shared::new(config.traces_endpoint.clone(), config.max_queue, report);
+        let exporter = exporter(config)?;
+        let batch = BatchConfigBuilder::default()
+            .with_max_queue_size(config.max_queue)
+            .with_scheduled_delay(config.scheduled_delay)
+            .build();
+        let processor = BatchSpanProcessor::builder(Counted { inner: exporter, shared: shared.clone() })
+            .with_batch_config(batch)
+            .build();
+        let resource = Resource::builder().with_service_name(config.service_name.clone()).build();
+        let provider = SdkTracerProvider::builder()
+            .with_span_processor(Gate { inner: processor, shared: shared.clone() })
+            .with_resource(resource)
+            .build();
+        let tracer = provider.tracer("mcpflow");
+        Ok(Otel { provider, tracer, shared, capture_payloads: config.capture_payloads })
+    }
+
+    /// Spans dropped so far because the queue was full.
+    pub fn dropped(&self) -> u64 {
+        self.shared.dropped()
+    }
+
+    /// Sends what is queued, waiting at most [`SHUTDOWN_TIMEOUT`], and reports the spans
+    /// dropped, if any. Blocking: call it off the async runtime.
+    pub fn shutdown(&self) {
+        // An error here is a collector that did not answer in time; the first failure was
+        // reported already, and the run's result does not depend on it.
+        let _ = self.provider.shutdown_with_timeout(SHUTDOWN_TIMEOUT);
+        let dropped = self.shared.dropped();
+        if dropped > 0 {
+            (self.shared.report)(&format!("telemetry: {dropped} spans dropped"));
+        }
+    }
+}
+
+#[cfg(feature = "otlp-http")]
+fn exporter(config: &Config) -> Result<opentelemetry_otlp::SpanExporter> {
+    use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
+    if config.protocol == Protocol::Grpc {
+        return grpc_exporter(config);
+    }
+    let mut builder = opentelemetry_otlp::SpanExporter::builder()
+        .with_http()
+        .with_endpoint(config.traces_endpoint.clone())
+        .with_timeout(config.timeout);
+    if !config.headers.is_empty() {
+        builder = builder.with_headers(config.headers.iter().cloned().collect());
+    }
+    if !config.retries {
+        builder = builder.with_retry_policy(opentelemetry_otlp::RetryPolicy::disabled());
+    }
+    builder.build().map_err(|e| Error::Exporter { endpoint: config.traces_endpoint.clone(), message: e.to_string() })
+}
+
+#[cfg(not(feature = "otlp-http"))]
+fn exporter(config: &Config) -> Result<opentelemetry_otlp::SpanExporter> {
+    match config.protocol {
+        Protocol::Grpc => grpc_exporter(config),
+        Protocol::HttpProtobuf => Err(Error::ProtocolUnavailable { protocol: "http/protobuf" }),
+    }
+}
+
+#[cfg(feature = "otlp-grpc")]
+fn grpc_exporter(config: &Config) -> Result<opentelemetry_otlp::SpanExporter> {
+    use opentelemetry_otlp::{WithExportConfig, WithTonicConfig};
+    let mut metadata = opentelemetry_otlp::tonic_types::metadata::MetadataMap::new();
+    for (name, value) in &config.headers {
+        let key = opentelemetry_otlp::tonic_types::metadata::MetadataKey::from_bytes(name.as_bytes());
+        let parsed = value.parse();
+        if let (Ok(key), Ok(value)) = (key, parsed) {
+            metadata.insert(key, value);
+        }
+    }
+    let mut builder = opentelemetry_otlp::SpanExporter::builder()
+        .with_tonic()
+        .with_endpoint(config.traces_endpoint.clone())
+        .with_timeout(config.timeout)
+        .with_metadata(metadata);
+    if !config.retries {
+        builder = builder.with_retry_policy(opentelemetry_otlp::RetryPolicy::disabled());
+    }
+    builder.build().map_err(|e| Error::Exporter { endpoint: config.traces_endpoint.clone(), message: e.to_string() })
+}
+
+#[cfg(not(feature = "otlp-grpc"))]
+fn grpc_exporter(_config: &Config) -> Result<opentelemetry_otlp::SpanExporter> {
+    Err(Error::ProtocolUnavailable { protocol: "gRPC" })
+}
+
+impl Telemetry for Otel {
+    fn start(&self, span: SpanStart<'_>) -> Box<dyn OpenSpan> {
+        let parent = match span.parent {
+            Some(p) => Context::new().with_remote_span_context(span_context(p)),
+            None => Context::new(),
+        };
+        let kind = match span.kind {
+            SpanKind::Internal => opentelemetry::trace::SpanKind::Internal,
+            SpanKind::Client => opentelemetry::trace::SpanKind::Client,
+            SpanKind::Server => opentelemetry::trace::SpanKind::Server,
+        };
+        let attrs = span.attrs.into_iter().map(|(k, v)| key_value(k, v)).collect::<Vec<_>>();
+        let sdk = self
+            .tracer
+            .span_builder(span.name)
+            .with_kind(kind)
+            .with_attributes(attrs)
+            .start_with_context(&self.tracer, &parent);
+        let context = trace_context(sdk.span_context(), span.parent);
+        Box::new(OtelSpan { sdk, context })
+    }
+
+    fn measure(&self, _measure: Measure) {
+        // Metrics are not exported yet (issue 19, item 4): the meter provider comes next.
+    }
+
+    fn capture_payloads(&self) -> bool {
+        self.capture_payloads
+    }
+}
+
+/// A started SDK span and its context in the engine's terms.
+struct OtelSpan {
+    sdk: opentelemetry_sdk::trace::Span,
+    context: TraceContext,
+}
+
+impl OpenSpan for OtelSpan {
+    fn context(&self) -> &TraceContext {
+        &self.context
+    }
+
+    fn set(&mut self, key: &'static str, value: Attr) {
+        self.sdk.set_attribute(key_value(key, value));
+    }
+
+    fn end(mut self: Box<Self>, status: SpanStatus) {
+        match status {
+            SpanStatus::Unset => {}
+            SpanStatus::Ok => self.sdk.set_status(opentelemetry::trace::Status::Ok),
+            SpanStatus::Error(message) => self.sdk.set_status(opentelemetry::trace::Status::error(message)),
+        }
+        self.sdk.end();
+    }
+}
+
+fn key_value(key: &'static str, value: Attr) -> KeyValue {
+    let value = match value {
+        Attr::Static(s) => Value::String(StringValue::from(s)),
+        Attr::Str(s) => Value::String(StringValue::from(s)),
+        Attr::Int(i) => Value::I64(i),
+        Attr::Bool(b) => Value::Bool(b),
+        Attr::F64(f) => Value::F64(f),
+        Attr::IntArray(a) => Value::Array(Array::I64(a.to_vec())),
+    };
+    KeyValue::new(Key::from_static_str(key), value)
+}
+
+/// The engine's context as the SDK's (a parent from elsewhere: remote).
+fn span_context(ctx: &TraceContext) -> SpanContext {
+    let flags = if ctx.sampled { TraceFlags::SAMPLED } else { TraceFlags::default() };
+    // A tracestate that the SDK's stricter rules refuse is left out rather than failing.
+    let state = ctx.state.as_deref().and_then(|s| s.parse::<TraceState>().ok()).unwrap_or_default();
+    SpanContext::new(
+        opentelemetry::trace::TraceId::from_bytes(ctx.trace_id),
+        opentelemetry::trace::SpanId::from_bytes(ctx.span_id),
+        flags,
+        ctx.remote,
+        state,
+    )
+}
+
+/// A started span's context in the engine's terms; the tracestate is the parent's.
+fn trace_context(sc: &SpanContext, parent: Option<&TraceContext>) -> TraceContext {
+    TraceContext {
+        trace_id: sc.trace_id().to_bytes(),
+        span_id: sc.span_id().to_bytes(),
+        sampled: sc.is_sampled(),
+        remote: false,
+        state: parent.and_then(|p| p.state.clone()),
+    }
+}

@@ -1,0 +1,143 @@
+use mcpflow_engine::telemetry::{Attr, SpanKind, SpanStart, SpanStatus, Telemetry, TraceContext};
+use mcpflow_telemetry::{Config, Otel, Protocol, Reporter};
+use mcpflow_testkit::otlp::Receiver;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+fn config(base: &str, max_queue: usize) -> Config {
+    Config {
+        traces_endpoint: format!("{base}/v1/traces"),
+        protocol: Protocol::HttpProtobuf,
+        headers: Vec::new(),
+        capture_payloads: false,
+        service_name: "mcpflow-test".into(),
+        timeout: Duration::from_secs(5),
+        max_queue,
+        scheduled_delay: Duration::from_millis(50),
+        retries: false,
+    }
+}
+
+fn reporter() -> (Reporter, Arc<Mutex<Vec<String>>>) {
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let sink = lines.clone();
+    (Arc::new(move |line: &str| sink.lock().unwrap().push(line.to_owned())), lines)
+}
+
+fn span<'a>(
+    name: &'static str,
+    kind: SpanKind,
+    parent: Option<&'a TraceContext>,
+    attrs: Vec<(&'static str, Attr)>,
+) -> SpanStart<'a> {
+    SpanStart { name: name.into(), kind, parent, attrs }
+}
+
+#[test]
+fn a_span_tree_arrives_with_its_parents_kinds_attributes_and_status() {
+    let receiver = Receiver::start(0).unwrap();
+    let (report, lines) = reporter();
+    let otel = Otel::start(&config(&receiver.url(), 2048), report).unwrap();
+
+    let root = otel.start(span("run bp", SpanKind::Internal, None, vec![("mcpflow.blueprint.id", "bp".into())]));
+    let mut step = otel.start(span(
+        "step fetch",
+        SpanKind::Internal,
+        Some(root.context()),
+        vec![("mcpflow.step.id", "fetch".into()), ("mcpflow.step.attempt", 1u32.into())],
+    ));
+    let call = otel.start(span(
+        "tools/call echo",
+        SpanKind::Client,
+        Some(step.context()),
+        vec![("mcp.method.name", "tools/call".into()), ("gen_ai.tool.name", Attr::Str("echo".into()))],
+    ));
+    assert_eq!(call.context().trace_id, root.context().trace_id);
+    let trace_id = root.context().trace_id_hex();
+    let (root_id, step_id, call_id) =
+        (root.context().span_id_hex(), step.context().span_id_hex(), call.context().span_id_hex());
+    call.end(SpanStatus::Error("CALL_TIMEOUT".into()));
+    step.set("mcpflow.step.path", Attr::IntArray(Arc::from([0i64, 2])));
+    step.end(SpanStatus::Unset);
+    root.end(SpanStatus::Ok);
+
+    // A run that continues a caller's trace: its root's parent is the caller's span.
+    let caller =
+        TraceContext::parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", Some("vendor=x")).unwrap();
+    let joined = otel.start(span("run callee", SpanKind::Internal, Some(&caller), Vec::new()));
+    assert_eq!(joined.context().trace_id_hex(), "4bf92f3577b34da6a3ce929d0e0e4736");
+    assert_eq!(joined.context().tracestate(), Some("vendor=x"));
+    joined.end(SpanStatus::Unset);
+
+    otel.shutdown();
+    let spans = receiver.wait_for(4, Duration::from_secs(10));
+    assert_eq!(spans.len(), 4, "{spans:#?}");
+    let by_name =
+        |name: &str| spans.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no span {name}: {spans:#?}"));
+
+    let run = by_name("run bp");
+    assert_eq!((run.trace_id.as_str(), run.span_id.as_str()), (trace_id.as_str(), root_id.as_str()));
+    assert_eq!(run.parent_span_id, None);
+    assert_eq!((run.kind, run.status), ("internal", "ok"));
+    assert_eq!(run.attrs["mcpflow.blueprint.id"], "bp");
+    assert_eq!(run.service, "mcpflow-test");
+
+    let step = by_name("step fetch");
+    assert_eq!(step.span_id, step_id);
+    assert_eq!(step.parent_span_id.as_deref(), Some(root_id.as_str()));
+    assert_eq!(step.attrs["mcpflow.step.attempt"], 1);
+    assert_eq!(step.attrs["mcpflow.step.path"], serde_json::json!([0, 2]));
+    assert_eq!(step.status, "unset");
+
+    let call = by_name("tools/call echo");
+    assert_eq!(call.span_id, call_id);
+    assert_eq!(call.parent_span_id.as_deref(), Some(step_id.as_str()));
+    assert_eq!(call.kind, "client");
+    assert_eq!(call.attrs["mcp.method.name"], "tools/call");
+    assert_eq!(call.attrs["gen_ai.tool.name"], "echo");
+    assert_eq!((call.status, call.status_message.as_str()), ("error", "CALL_TIMEOUT"));
+
+    let joined = by_name("run callee");
+    assert_eq!(joined.trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
+    assert_eq!(joined.parent_span_id.as_deref(), Some("00f067aa0ba902b7"));
+
+    assert_eq!(receiver.undecodable(), 0);
+    assert_eq!(otel.dropped(), 0);
+    assert!(lines.lock().unwrap().is_empty(), "{:?}", lines.lock().unwrap());
+}
+
+#[test]
+fn with_the_collector_down_spans_are_dropped_counted_and_told_once_without_blocking() {
+    // A port that was just free: nothing listens, connections are refused.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let (report, lines) = reporter();
+    let otel = Otel::start(&config(&format!("http://127.0.0.1:{port}"), 8), report).unwrap();
+
+    let started = Instant::now();
+    for i in 0..2_000i64 {
+        let root = otel.start(span("run bp", SpanKind::Internal, None, vec![("i", i.into())]));
+        let child = otel.start(span("step a", SpanKind::Internal, Some(root.context()), Vec::new()));
+        child.end(SpanStatus::Unset);
+        root.end(SpanStatus::Ok);
+    }
+    let spent = started.elapsed();
+    // A sanity bound, not a performance claim: 4,000 spans must not wait for a collector.
+    assert!(spent < Duration::from_secs(5), "starting and ending 4,000 spans took {spent:?}");
+    assert!(otel.dropped() > 0);
+
+    let started = Instant::now();
+    otel.shutdown();
+    let spent = started.elapsed();
+    assert!(spent < Duration::from_secs(5), "shutdown took {spent:?}");
+
+    let lines = lines.lock().unwrap();
+    let told = lines.iter().filter(|l| l.contains("spans are being dropped")).count();
+    assert_eq!(told, 1, "{lines:?}");
+    assert!(lines.iter().any(|l| l.contains(&format!("127.0.0.1:{port}/v1/traces"))), "{lines:?}");
+    assert_eq!(
+        lines.last().map(String::as_str),
+        Some(format!("telemetry: {} spans dropped", otel.dropped()).as_str()),
+        "{lines:?}"
+    );
+    assert!(lines.iter().filter(|l| l.contains("failed")).count() <= 1, "{lines:?}");
+}

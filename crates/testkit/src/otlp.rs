@@ -1,0 +1,345 @@
+//! An OTLP/HTTP receiver on loopback for tests: `POST /v1/traces` bodies are decoded with
+//! the official protobuf definitions (`opentelemetry-proto`) into flat [`SpanRec`]s; other
+//! signals are answered and counted. [`Receiver::stop`] closes the port, so a collector
+//! that is down can be simulated. Plain threads and blocking sockets: it works the same
+//! from a sync test and beside any async runtime.
+
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::{AnyValue, any_value};
+use prost::Message;
+use std::collections::BTreeMap;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Request heads larger than this are refused.
+const HEAD_MAX: usize = 64 * 1024;
+/// Request bodies larger than this are refused (the OTLP exporter's own cap).
+const BODY_MAX: usize = 64 * 1024 * 1024;
+
+/// One received span, ids in lower-case hex.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpanRec {
+    pub trace_id: String,
+    pub span_id: String,
+    /// `None` for a root.
+    pub parent_span_id: Option<String>,
+    pub name: String,
+    /// `internal`, `server`, `client`, `producer`, `consumer`, `unspecified`.
+    pub kind: &'static str,
+    pub attrs: BTreeMap<String, serde_json::Value>,
+    /// `unset`, `ok`, `error`.
+    pub status: &'static str,
+    pub status_message: String,
+    /// The resource's `service.name`.
+    pub service: String,
+}
+
+#[derive(Debug, Default)]
+struct Received {
+    spans: Vec<SpanRec>,
+    /// Requests to paths other than `/v1/traces`, by path.
+    other: BTreeMap<String, usize>,
+    /// Bodies that did not decode.
+    undecodable: usize,
+}
+
+/// A running receiver.
+#[derive(Debug)]
+pub struct Receiver {
+    addr: SocketAddr,
+    received: Arc<Mutex<Received>>,
+    stop: Arc<AtomicBool>,
+    accept: Option<JoinHandle<()>>,
+}
+
+impl Receiver {
+    /// Listens on `127.0.0.1:port` (0: any free port).
+    pub fn start(port: u16) -> io::Result<Receiver> {
+        let listener = TcpListener::bind(("127.0.0.1", port))?;
+        listener.set_nonblocking(true)?;
+        let addr = listener.local_addr()?;
+        let received = Arc::new(Mutex::new(Received::default()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (r, s) = (received.clone(), stop.clone());
+        let accept =
+            std::thread::Builder::new().name("otlp-receiver".into()).spawn(move || accept_loop(&listener, &r, &s))?;
+        Ok(Receiver { addr, received, stop, accept: Some(accept) })
+    }
+
+    /// The base URL to give an exporter (`http://127.0.0.1:PORT`).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Received> {
+        self.received.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The spans received so far, in arrival order.
+    pub fn spans(&self) -> Vec<SpanRec> {
+        self.lock().spans.clone()
+    }
+
+    /// Requests received on other paths (`/v1/metrics`, …), by path.
+    pub fn other_requests(&self) -> BTreeMap<String, usize> {
+        self.lock().other.clone()
+    }
+
+    /// Bodies that were not a valid `ExportTraceServiceRequest`.
+    pub fn undecodable(&self) -> usize {
+        self.lock().undecodable
+    }
+
+    /// Waits until at least `n` spans have arrived, or `timeout`; returns what arrived.
+    pub fn wait_for(&self, n: usize, timeout: Duration) -> Vec<SpanRec> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let spans = self.spans();
+            if spans.len() >= n || Instant::now() >= deadline {
+                return spans;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Closes the port and the open connections: from now on a client is refused.
+    pub fn stop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(accept) = self.accept.take() {
+            let _ = accept.join();
+        }
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn accept_loop(listener: &TcpListener, received: &Arc<Mutex<Received>>, stop: &Arc<AtomicBool>) {
+    let mut connections = Vec::new();
+    while !stop.load(Ordering::Acquire) {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                let (r, s) = (received.clone(), stop.clone());
+                if let Ok(handle) = std::thread::Builder::new().name("otlp-connection".into()).spawn(move || {
+                    let _ = serve_connection(stream, &r, &s);
+                }) {
+                    connections.push(handle);
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(5)),
+            Err(_) => std::thread::sleep(Duration::from_millis(5)),
+        }
+    }
+    for handle in connections {
+        let _ = handle.join();
+    }
+    // The listener is dropped by the caller's thread ending: the port then refuses.
+}
+
+/// Serves requests on one keep-alive connection until the client closes it or the
+/// receiver stops.
+fn serve_connection(stream: TcpStream, received: &Mutex<Received>, stop: &AtomicBool) -> io::Result<()> {
+    stream.set_nonblocking(false)?;
+    stream.set_read_timeout(Some(Duration::from_millis(50)))?;
+    let mut writer = stream.try_clone()?;
+    let mut reader = BufReader::new(stream);
+    loop {
+        let Some((path, length)) = read_head(&mut reader, stop)? else { return Ok(()) };
+        let Some(length) = length.filter(|n| *n <= BODY_MAX) else {
+            writer.write_all(b"HTTP/1.1 411 Length Required\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")?;
+            return Ok(());
+        };
+        let mut body = vec![0; length];
+        read_exact(&mut reader, &mut body, stop)?;
+        {
+            let mut received = received.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if path == "/v1/traces" {
+                match ExportTraceServiceRequest::decode(body.as_slice()) {
+                    Ok(request) => received.spans.extend(flatten(request)),
+                    Err(_) => received.undecodable += 1,
+                }
+            } else {
+                *received.other.entry(path).or_default() += 1;
+            }
+        }
+        // An empty body is an `Export…ServiceResponse` with nothing rejected.
+        writer.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n")?;
+        writer.flush()?;
+    }
+}
+
+/// Reads a request head: its path and `Content-Length`. `None`: the connection closed
+/// (or the receiver stopped) between requests.
+fn read_head(reader: &mut BufReader<TcpStream>, stop: &AtomicBool) -> io::Result<Option<(String, Option<usize>)>> {
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        if stop.load(Ordering::Acquire) || head.len() > HEAD_MAX {
+            return Ok(None);
+        }
+        match reader.read_until(b'\n', &mut head) {
+            Ok(0) => return Ok(None),
+            Ok(_) => {}
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let head = String::from_utf8_lossy(&head);
+    let mut lines = head.split("\r\n");
+    let path = lines.next().and_then(|l| l.split(' ').nth(1)).unwrap_or("").to_owned();
+    let length = lines
+        .filter_map(|l| l.split_once(':'))
+        .find(|(name, _)| name.trim().eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.trim().parse().ok());
+    Ok(Some((path, length)))
+}
+
+fn read_exact(reader: &mut BufReader<TcpStream>, buf: &mut [u8], stop: &AtomicBool) -> io::Result<()> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        if stop.load(Ordering::Acquire) {
+            return Err(io::Error::other("the receiver stopped"));
+        }
+        match reader.read(&mut buf[filled..]) {
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => filled += n,
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+fn flatten(request: ExportTraceServiceRequest) -> Vec<SpanRec> {
+    let mut out = Vec::new();
+    for resource_spans in request.resource_spans {
+        let service = resource_spans
+            .resource
+            .iter()
+            .flat_map(|r| &r.attributes)
+            .find(|kv| kv.key == "service.name")
+            .and_then(|kv| kv.value.as_ref())
+            .map(|v| match json(v) {
+                serde_json::Value::String(s) => s,
+                other => other.to_string(),
+            })
+            .unwrap_or_default();
+        for span in resource_spans.scope_spans.into_iter().flat_map(|s| s.spans) {
+            let status = span.status.unwrap_or_default();
+            out.push(SpanRec {
+                trace_id: hex(&span.trace_id),
+                span_id: hex(&span.span_id),
+                parent_span_id: (!span.parent_span_id.is_empty()).then(|| hex(&span.parent_span_id)),
+                name: span.name,
+                kind: match span.kind {
+                    1 => "internal",
+                    2 => "server",
+                    3 => "client",
+                    4 => "producer",
+                    5 => "consumer",
+                    _ => "unspecified",
+                },
+                attrs: span
+                    .attributes
+                    .iter()
+                    .map(|kv| (kv.key.clone(), kv.value.as_ref().map_or(serde_json::Value::Null, json)))
+                    .collect(),
+                status: match status.code {
+                    1 => "ok",
+                    2 => "error",
+                    _ => "unset",
+                },
+                status_message: status.message,
+                service: service.clone(),
+            });
+        }
+    }
+    out
+}
+
+fn json(value: &AnyValue) -> serde_json::Value {
+    match &value.value {
+        Some(any_value::Value::StringValue(s)) => s.clone().into(),
+        Some(any_value::Value::BoolValue(b)) => (*b).into(),
+        Some(any_value::Value::IntValue(i)) => (*i).into(),
+        Some(any_value::Value::DoubleValue(f)) => (*f).into(),
+        Some(any_value::Value::ArrayValue(a)) => a.values.iter().map(json).collect(),
+        Some(any_value::Value::KvlistValue(kv)) => kv
+            .values
+            .iter()
+            .map(|kv| (kv.key.clone(), kv.value.as_ref().map_or(serde_json::Value::Null, json)))
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
+        Some(any_value::Value::BytesValue(b)) => hex(b).into(),
+        _ => serde_json::Value::Null,
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opentelemetry_proto::tonic::common::v1::KeyValue;
+    use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
+
+    fn post(port: u16, path: &str, body: &[u8]) -> String {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        write!(s, "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len())
+            .unwrap();
+        s.write_all(body).unwrap();
+        let mut answer = String::new();
+        let mut buf = [0; 256];
+        let n = s.read(&mut buf).unwrap();
+        answer.push_str(&String::from_utf8_lossy(&buf[..n]));
+        answer
+    }
+
+    #[test]
+    fn a_posted_request_is_decoded_and_a_stopped_receiver_refuses() {
+        let mut receiver = Receiver::start(0).unwrap();
+        let span = Span {
+            trace_id: vec![1; 16],
+            span_id: vec![2; 8],
+            parent_span_id: vec![3; 8],
+            name: "step a".into(),
+            kind: 1,
+            attributes: vec![KeyValue {
+                key: "mcpflow.step.id".into(),
+                value: Some(AnyValue { value: Some(any_value::Value::StringValue("a".into())) }),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let request = ExportTraceServiceRequest {
+            resource_spans: vec![ResourceSpans {
+                scope_spans: vec![ScopeSpans { spans: vec![span], ..Default::default() }],
+                ..Default::default()
+            }],
+        };
+        assert!(post(receiver.port(), "/v1/traces", &request.encode_to_vec()).starts_with("HTTP/1.1 200"));
+        assert!(post(receiver.port(), "/v1/traces", b"\xff\xff not protobuf").starts_with("HTTP/1.1 200"));
+        let spans = receiver.wait_for(1, Duration::from_secs(5));
+        assert_eq!(spans.len(), 1);
+        assert_eq!(spans[0].trace_id, "01".repeat(16));
+        assert_eq!(spans[0].parent_span_id.as_deref(), Some("0303030303030303"));
+        assert_eq!((spans[0].name.as_str(), spans[0].kind), ("step a", "internal"));
+        assert_eq!(spans[0].attrs["mcpflow.step.id"], "a");
+        assert_eq!(receiver.undecodable(), 1);
+        let port = receiver.port();
+        receiver.stop();
+        assert!(TcpStream::connect(("127.0.0.1", port)).is_err());
+    }
+}
