@@ -34,7 +34,9 @@ pub enum Error {
     EndpointInvalid { value: String, from: &'static str },
     #[error("the OTLP protocol `{value}` (from {from}) is not supported; use `http/protobuf` or `grpc`")]
     ProtocolUnknown { value: String, from: &'static str },
-    #[error("this build of mcpflow has no {protocol} exporter; use `http/protobuf` (OTEL_EXPORTER_OTLP_PROTOCOL)")]
+    #[error(
+        "this build of mcpflow has no {protocol} exporter; choose the other OTLP protocol (OTEL_EXPORTER_OTLP_PROTOCOL, or `protocol` in settings), or use a build with the `otlp-http`/`otlp-grpc` feature"
+    )]
     ProtocolUnavailable { protocol: &'static str },
     #[error(
         "the telemetry header `{name}` in settings.json must be written as `${{env:NAME}}`, so that the secret stays out of the file; put the value in an environment variable"
@@ -147,7 +149,7 @@ fn exporter(config: &Config) -> Result<opentelemetry_otlp::SpanExporter> {
     builder.build().map_err(|e| Error::Exporter { endpoint: config.traces_endpoint.clone(), message: e.to_string() })
 }
 
-#[cfg(not(feature = "otlp-http"))]
+#[cfg(all(not(feature = "otlp-http"), feature = "otlp-grpc"))]
 fn exporter(config: &Config) -> Result<opentelemetry_otlp::SpanExporter> {
     match config.protocol {
         Protocol::Grpc => grpc_exporter(config),
@@ -157,15 +159,19 @@ fn exporter(config: &Config) -> Result<opentelemetry_otlp::SpanExporter> {
 
 #[cfg(feature = "otlp-grpc")]
 fn grpc_exporter(config: &Config) -> Result<opentelemetry_otlp::SpanExporter> {
+    use opentelemetry_otlp::tonic_types::metadata::MetadataMap;
     use opentelemetry_otlp::{WithExportConfig, WithTonicConfig};
-    let mut metadata = opentelemetry_otlp::tonic_types::metadata::MetadataMap::new();
+    let invalid = |name: &str| Error::Exporter {
+        endpoint: config.traces_endpoint.clone(),
+        message: format!("the header `{name}` is not a valid gRPC metadata name and value"),
+    };
+    let mut headers = http::HeaderMap::new();
     for (name, value) in &config.headers {
-        let key = opentelemetry_otlp::tonic_types::metadata::MetadataKey::from_bytes(name.as_bytes());
-        let parsed = value.parse();
-        if let (Ok(key), Ok(value)) = (key, parsed) {
-            metadata.insert(key, value);
-        }
+        let key = http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid(name))?;
+        let value = http::HeaderValue::from_str(value).map_err(|_| invalid(name))?;
+        headers.insert(key, value);
     }
+    let metadata = MetadataMap::from_headers(headers);
     let mut builder = opentelemetry_otlp::SpanExporter::builder()
         .with_tonic()
         .with_endpoint(config.traces_endpoint.clone())
@@ -177,9 +183,26 @@ fn grpc_exporter(config: &Config) -> Result<opentelemetry_otlp::SpanExporter> {
     builder.build().map_err(|e| Error::Exporter { endpoint: config.traces_endpoint.clone(), message: e.to_string() })
 }
 
-#[cfg(not(feature = "otlp-grpc"))]
+#[cfg(all(feature = "otlp-http", not(feature = "otlp-grpc")))]
 fn grpc_exporter(_config: &Config) -> Result<opentelemetry_otlp::SpanExporter> {
     Err(Error::ProtocolUnavailable { protocol: "gRPC" })
+}
+
+/// A build without exporters: nothing can be sent, so nothing is started.
+#[cfg(not(any(feature = "otlp-http", feature = "otlp-grpc")))]
+fn exporter(config: &Config) -> Result<NoExporter> {
+    Err(Error::ProtocolUnavailable { protocol: config.protocol.as_str() })
+}
+
+#[cfg(not(any(feature = "otlp-http", feature = "otlp-grpc")))]
+#[derive(Debug)]
+enum NoExporter {}
+
+#[cfg(not(any(feature = "otlp-http", feature = "otlp-grpc")))]
+impl opentelemetry_sdk::trace::SpanExporter for NoExporter {
+    async fn export(&self, _batch: Vec<opentelemetry_sdk::trace::SpanData>) -> opentelemetry_sdk::error::OTelSdkResult {
+        match *self {}
+    }
 }
 
 impl Telemetry for Otel {
