@@ -52,6 +52,8 @@ pub struct HeadlessRun {
     /// `settings.json` (`crate::sampling::Model::configured`); `None`: nobody
     /// (`SAMPLING_UNAVAILABLE`).
     pub sampling: Option<crate::sampling::Model>,
+    /// Where the run's spans go (`--otlp`, settings, `OTEL_*`); `None`: telemetry is off.
+    pub telemetry: Option<Arc<dyn mcpflow_engine::Telemetry>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -241,7 +243,7 @@ pub async fn run(
         journal: None,
         people: spec.people.clone().map(|p| Arc::new(p) as _),
         sampler: spec.sampling.clone().map(|m| Arc::new(m) as _),
-        telemetry: None,
+        telemetry: spec.telemetry.clone(),
     };
     let result = async {
         let mut config = engine.config(bp, new_run_id(), inputs)?;

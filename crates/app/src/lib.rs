@@ -38,6 +38,7 @@ pub mod servers;
 pub mod service;
 pub mod setup;
 pub mod signals;
+pub mod telemetry;
 
 pub use app::{App, AppOptions, Change};
 pub use error::AppError;

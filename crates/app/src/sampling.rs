@@ -79,7 +79,7 @@ pub fn settings_path(home: &Path) -> PathBuf {
 
 /// The bytes of the settings file at `path`: `Ok(None)` when there is none, `Err` naming
 /// the file when it cannot be read or is larger than [`SETTINGS_SIZE`].
-fn read_settings_bytes(path: &Path) -> Result<Option<Vec<u8>>, String> {
+pub(crate) fn read_settings_bytes(path: &Path) -> Result<Option<Vec<u8>>, String> {
     match std::fs::File::open(path) {
         Ok(file) => {
             use std::io::Read as _;

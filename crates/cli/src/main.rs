@@ -19,6 +19,7 @@ mod serve;
 mod servers;
 mod service;
 mod setup;
+mod telemetry;
 mod through;
 mod validate;
 

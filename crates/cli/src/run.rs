@@ -2,6 +2,7 @@
 
 use crate::app::{AppArgs, open_app_with};
 use crate::progress::Progress;
+use crate::telemetry::TelemetryArgs;
 use crate::validate::{read_input, read_json_input, render, unread};
 use anyhow::Context as _;
 use clap::Args;
@@ -18,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 /// Exit codes (also in the README).
 const EXIT_FAILED: u8 = 1;
-const EXIT_USAGE: u8 = 2;
+pub(crate) const EXIT_USAGE: u8 = 2;
 const EXIT_PARTIAL: u8 = 3;
 const EXIT_CANCELLED: u8 = 130;
 
@@ -58,6 +59,8 @@ pub struct RunArgs {
     /// `mcpflow answer RUN STEP --answers FILE` answers it later and resumes it.
     #[arg(long, requires = "store")]
     wait: bool,
+    #[command(flatten)]
+    telemetry: TelemetryArgs,
 }
 
 /// Who answers a run's questions (`input` steps, servers' elicitations).
@@ -176,7 +179,17 @@ pub fn run(args: RunArgs) -> ExitCode {
     if let Some(code) = args.out.conflict() {
         return code;
     }
-    block_on(execute(args))
+    let telemetry = match args.telemetry.start(true) {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
+    let exit = block_on(execute(args, telemetry.clone().map(|t| t as _)));
+    // Off the runtime, once the run and its servers are done: the last spans are sent
+    // within the shutdown's cap.
+    if let Some(otel) = telemetry {
+        otel.shutdown();
+    }
+    exit
 }
 
 /// Runs a command's future on a fresh runtime; an error exits 2 (usage).
@@ -220,7 +233,7 @@ pub(crate) fn cancel_on_signals() -> anyhow::Result<Stop> {
 }
 
 #[allow(clippy::print_stdout, clippy::print_stderr)]
-async fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
+async fn execute(args: RunArgs, telemetry: Option<Arc<dyn mcpflow_engine::Telemetry>>) -> anyhow::Result<ExitCode> {
     let shown = args.file.display().to_string();
     let bytes = match read_input(&args.file, &BLUEPRINT_SIZE) {
         Ok(bytes) => bytes,
@@ -264,6 +277,7 @@ async fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         file: Some(args.file.clone()).filter(|f| f.as_os_str() != "-"),
         // The provider of the data folder's settings.json, else SAMPLING_UNAVAILABLE.
         sampling: Some(mcpflow_app::sampling::Model::configured(&mcpflow_app::home::data_dir(), false)),
+        telemetry,
     };
     for warning in headless::missing_commands(&checked, &spec) {
         eprintln!("warning[SERVER_COMMAND_MISSING]: {warning}");
@@ -275,6 +289,9 @@ async fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     let cancel = stop.token().clone();
 
     let outcome = if args.store {
+        if spec.telemetry.is_some() {
+            eprintln!("warning: telemetry does not apply to `run --store` yet; this run is not traced");
+        }
         recorded(&args, &bytes, &checked, &spec, sink, cancel).await
     } else {
         headless::run(&checked, &spec, sink, cancel).await.map_err(|e| (e.code(), e.to_string(), usage_error(&e)))

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 /// Records spans and measurements. Implementations must not block the caller: a span's
 /// start and end, and a measurement, are at most a queue push.
-pub trait Telemetry: Send + Sync {
+pub trait Telemetry: Send + Sync + fmt::Debug {
     /// Starts a span now. It is exported when [`OpenSpan::end`] is called; a span dropped
     /// without `end` is ended by the implementation (status unset).
     fn start(&self, span: SpanStart<'_>) -> Box<dyn OpenSpan>;

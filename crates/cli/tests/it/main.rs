@@ -30,6 +30,7 @@ mod signals;
 mod spawned;
 mod studio_client;
 mod tasks;
+mod telemetry;
 mod validate;
 mod waiting;
 mod workflow_refs;

@@ -1,0 +1,85 @@
+//! `mcpflow run --otlp`: the telemetry configuration is checked before anything runs, and
+//! a collector that is down does not change the run.
+
+use crate::{repo, stderr};
+use serde_json::{Value, json};
+use std::process::{Command, Output};
+
+struct Dir {
+    dir: tempfile::TempDir,
+}
+
+impl Dir {
+    fn new() -> Dir {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = mcpflow_testkit::binary().display().to_string();
+        let servers = json!({ "mcpServers": { "echo": { "command": bin, "args": ["echo"] } } });
+        std::fs::write(dir.path().join("servers.json"), servers.to_string()).unwrap();
+        let bp = json!({ "blueprint": 1, "id": "hello", "steps": [
+            { "id": "greet", "kind": "tool", "server": "echo", "tool": "echo", "args": { "message": "hi" } }
+        ] });
+        std::fs::write(dir.path().join("hello.json"), bp.to_string()).unwrap();
+        std::fs::create_dir_all(dir.path().join("home")).unwrap();
+        Dir { dir }
+    }
+
+    fn settings(&self, settings: &Value) {
+        std::fs::write(self.dir.path().join("home/settings.json"), settings.to_string()).unwrap();
+    }
+
+    fn run(&self, extra: &[&str], env: &[(&str, &str)]) -> Output {
+        let file = self.dir.path().join("hello.json").display().to_string();
+        let servers = self.dir.path().join("servers.json").display().to_string();
+        let mut c = Command::new(env!("CARGO_BIN_EXE_mcpflow"));
+        c.args(["run", &file, "--servers", &servers, "--allow-server", "echo", "--json"])
+            .args(extra)
+            .current_dir(repo())
+            .env("MCPFLOW_HOME", self.dir.path().join("home"));
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    }
+}
+
+#[test]
+fn an_otlp_url_that_is_not_http_is_refused_before_anything_runs() {
+    let d = Dir::new();
+    let out = d.run(&["--otlp", "localhost:4318"], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("error[OTLP_ENDPOINT_INVALID]") && err.contains("--otlp"), "{err}");
+    assert!(out.stdout.is_empty(), "nothing ran");
+}
+
+#[test]
+fn otel_sdk_disabled_turns_telemetry_off_even_with_the_flag() {
+    let d = Dir::new();
+    let out = d.run(&["--otlp", "localhost:4318"], &[("OTEL_SDK_DISABLED", "true")]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn a_run_with_the_collector_down_succeeds_and_says_nothing_about_it_when_nothing_was_lost() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let d = Dir::new();
+    let out = d.run(&["--otlp", &format!("http://127.0.0.1:{port}")], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(envelope["status"], "succeeded");
+    assert!(!stderr(&out).contains("dropped"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_settings_header_written_as_a_literal_is_refused_without_showing_it() {
+    let d = Dir::new();
+    d.settings(&json!({ "telemetry": {
+        "endpoint": "https://api.honeycomb.io",
+        "headers": { "x-honeycomb-team": "the-secret-key" }
+    } }));
+    let out = d.run(&[], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("error[OTLP_HEADER_LITERAL]") && err.contains("${env:NAME}"), "{err}");
+    assert!(!err.contains("the-secret-key"), "{err}");
+}
