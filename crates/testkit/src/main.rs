@@ -1,4 +1,6 @@
 //! `mcpflow-testkit <echo|cluster-sim|faulty>`: serves one fixture MCP server over stdio; logs go to stderr.
+//! `mcpflow-testkit otlp [--port P] [--tree]`: an OTLP/HTTP receiver on loopback that prints the spans it
+//! receives (NDJSON, or as trees).
 #![forbid(unsafe_code)] // the workspace denies it; only the studio shell has one audited exception
 
 use std::time::Duration;
@@ -25,6 +27,12 @@ struct Cli {
     /// cluster-sim: multiplier for the workloads in team namespaces.
     #[arg(long, default_value_t = ClusterConfig::default().scale)]
     scale: f64,
+    /// otlp: the loopback port to listen on (0: any free port, printed first).
+    #[arg(long, default_value_t = 4318)]
+    port: u16,
+    /// otlp: print the received spans as trees (reprinted as more arrive) instead of NDJSON.
+    #[arg(long)]
+    tree: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -32,6 +40,8 @@ enum Name {
     Echo,
     ClusterSim,
     Faulty,
+    /// An OTLP/HTTP receiver (not MCP): prints the spans sent to it.
+    Otlp,
 }
 
 #[tokio::main]
@@ -48,7 +58,32 @@ async fn main() -> anyhow::Result<()> {
             latency: Duration::from_millis(cli.latency_ms),
         }),
         Name::Faulty => Fixture::Faulty,
+        Name::Otlp => return receive(cli.port, cli.tree).await,
     };
     let name = fixture.name();
     mcpflow_testkit::serve_stdio(fixture).await.with_context(|| format!("serving the {name} fixture over stdio"))
+}
+
+/// Runs the OTLP receiver until the process is stopped, printing what arrives.
+#[allow(clippy::print_stdout)]
+async fn receive(port: u16, tree: bool) -> anyhow::Result<()> {
+    let receiver = mcpflow_testkit::otlp::Receiver::start(port)
+        .with_context(|| format!("listening on 127.0.0.1:{port} (is another collector there? try --port 0)"))?;
+    println!("listening on {} (POST /v1/traces)", receiver.url());
+    let mut shown = 0;
+    loop {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let spans = receiver.spans();
+        if spans.len() == shown {
+            continue;
+        }
+        if tree {
+            println!("{}", mcpflow_testkit::otlp::tree(&spans));
+        } else {
+            for span in &spans[shown..] {
+                println!("{}", serde_json::to_string(span).context("writing a span as JSON")?);
+            }
+        }
+        shown = spans.len();
+    }
 }

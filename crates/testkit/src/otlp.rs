@@ -21,7 +21,7 @@ const HEAD_MAX: usize = 64 * 1024;
 const BODY_MAX: usize = 64 * 1024 * 1024;
 
 /// One received span, ids in lower-case hex.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SpanRec {
     pub trace_id: String,
     pub span_id: String,
@@ -122,6 +122,51 @@ impl Receiver {
 impl Drop for Receiver {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// The spans as indented trees, one per trace, children under their parent in arrival
+/// order; a span whose parent did not arrive is shown as a root with its parent id.
+pub fn tree(spans: &[SpanRec]) -> String {
+    let ids: std::collections::HashSet<(&str, &str)> =
+        spans.iter().map(|s| (s.trace_id.as_str(), s.span_id.as_str())).collect();
+    let mut traces: Vec<&str> = Vec::new();
+    for s in spans {
+        if !traces.contains(&s.trace_id.as_str()) {
+            traces.push(&s.trace_id);
+        }
+    }
+    let mut out = String::new();
+    for trace in traces {
+        out.push_str(&format!("trace {trace}\n"));
+        let roots = spans
+            .iter()
+            .filter(|s| s.trace_id == trace && s.parent_span_id.as_deref().is_none_or(|p| !ids.contains(&(trace, p))));
+        for root in roots {
+            write_span(&mut out, spans, root, 1);
+        }
+    }
+    out
+}
+
+fn write_span(out: &mut String, spans: &[SpanRec], span: &SpanRec, depth: usize) {
+    let indent = "  ".repeat(depth);
+    let status = match span.status {
+        "error" if span.status_message.is_empty() => " ERROR".to_owned(),
+        "error" => format!(" ERROR {}", span.status_message),
+        _ => String::new(),
+    };
+    let attrs = span.attrs.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ");
+    let line = format!("{indent}{} [{}]{status} {attrs}", span.name, span.kind);
+    out.push_str(line.trim_end());
+    out.push('\n');
+    if depth > 64 {
+        return; // a cycle of ids cannot make it loop forever
+    }
+    for child in
+        spans.iter().filter(|s| s.trace_id == span.trace_id && s.parent_span_id.as_deref() == Some(&span.span_id))
+    {
+        write_span(out, spans, child, depth + 1);
     }
 }
 
@@ -305,6 +350,39 @@ mod tests {
         let n = s.read(&mut buf).unwrap();
         answer.push_str(&String::from_utf8_lossy(&buf[..n]));
         answer
+    }
+
+    fn rec(span: &str, parent: Option<&str>, name: &str) -> SpanRec {
+        SpanRec {
+            trace_id: "t".into(),
+            span_id: span.into(),
+            parent_span_id: parent.map(Into::into),
+            name: name.into(),
+            kind: "internal",
+            attrs: BTreeMap::new(),
+            status: "unset",
+            status_message: String::new(),
+            service: "mcpflow".into(),
+        }
+    }
+
+    #[test]
+    fn the_tree_puts_children_under_their_parents_in_arrival_order() {
+        let spans = [
+            rec("c", Some("b"), "tools/call echo"),
+            rec("b", Some("a"), "step x"),
+            rec("d", Some("a"), "step y"),
+            rec("a", None, "run bp"),
+            rec("e", Some("gone"), "orphan"),
+        ];
+        let expected = "trace t
+  run bp [internal]
+    step x [internal]
+      tools/call echo [internal]
+    step y [internal]
+  orphan [internal]
+";
+        assert_eq!(tree(&spans), expected);
     }
 
     #[test]
