@@ -60,8 +60,15 @@ pub struct Flags {
 /// A resolved configuration: telemetry is on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
-    /// Where spans are sent, used as is (`…/v1/traces` over HTTP).
-    pub traces_endpoint: String,
+    /// Where spans are sent, used as is (`…/v1/traces` over HTTP); `None`: spans are
+    /// made (their ids still propagate) but not sent (`OTEL_TRACES_EXPORTER=none`).
+    pub traces_endpoint: Option<String>,
+    /// Where metrics are sent (`…/v1/metrics`); `None`: no metrics
+    /// (`OTEL_METRICS_EXPORTER=none`).
+    pub metrics_endpoint: Option<String>,
+    /// How often metrics are sent (`OTEL_METRIC_EXPORT_INTERVAL`, 60 s); they are also
+    /// sent at shutdown.
+    pub metric_interval: Duration,
     pub protocol: Protocol,
     /// Extra headers (from the settings, resolved); `OTEL_EXPORTER_OTLP_HEADERS` is read by
     /// the exporter itself.
@@ -86,7 +93,10 @@ const SETTINGS: &str = "the `telemetry` section of settings.json";
 
 impl Config {
     /// Resolves the configuration; `Ok(None)`: telemetry is off (nothing configured, or
-    /// `OTEL_SDK_DISABLED=true`, or `OTEL_TRACES_EXPORTER=none`). `env` reads a variable
+    /// `OTEL_SDK_DISABLED=true`, or both `OTEL_TRACES_EXPORTER` and
+    /// `OTEL_METRICS_EXPORTER` are `none`). Per signal: the flag, then the settings, then
+    /// `OTEL_EXPORTER_OTLP_{TRACES,METRICS}_ENDPOINT` (as is), then
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT`. One protocol serves both signals. `env` reads a variable
     /// (`|k| std::env::var(k).ok()` in the binaries; a map in tests).
     pub fn resolve(
         flags: &Flags,
@@ -97,9 +107,7 @@ impl Config {
         if env("OTEL_SDK_DISABLED").is_some_and(|v| v.trim().eq_ignore_ascii_case("true")) {
             return Ok(None);
         }
-        if env("OTEL_TRACES_EXPORTER").is_some_and(|v| v.trim().eq_ignore_ascii_case("none")) {
-            return Ok(None);
-        }
+        let off = |var: &str| env(var).is_some_and(|v| v.trim().eq_ignore_ascii_case("none"));
         let protocol = match (settings.and_then(|s| s.protocol), env("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")) {
             (Some(p), _) => p,
             (None, Some(v)) => Protocol::parse(&v, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")?,
@@ -109,23 +117,36 @@ impl Config {
             },
         };
         // A base URL gets the signal's path over HTTP; gRPC takes the base as it is.
-        let signal = |base: &str| match protocol {
-            Protocol::HttpProtobuf => format!("{}/v1/traces", base.trim().trim_end_matches('/')),
+        let signal = |base: &str, path: &str| match protocol {
+            Protocol::HttpProtobuf => format!("{}/v1/{path}", base.trim().trim_end_matches('/')),
             Protocol::Grpc => base.trim().to_owned(),
         };
         let settings_endpoint = settings.and_then(|s| s.endpoint.as_deref()).filter(|e| !e.trim().is_empty());
-        let (traces_endpoint, from) = if let Some(url) = flags.otlp.as_deref().filter(|u| !u.trim().is_empty()) {
-            (signal(url), FLAG)
-        } else if let Some(url) = settings_endpoint {
-            (signal(url), SETTINGS)
-        } else if let Some(url) = env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") {
-            (url.trim().to_owned(), "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-        } else if let Some(url) = env("OTEL_EXPORTER_OTLP_ENDPOINT") {
-            (signal(&url), "OTEL_EXPORTER_OTLP_ENDPOINT")
-        } else {
-            return Ok(None);
+        let base = match flags.otlp.as_deref().filter(|u| !u.trim().is_empty()) {
+            Some(url) => Some((url, FLAG)),
+            None => settings_endpoint.map(|url| (url, SETTINGS)),
         };
-        check_endpoint(&traces_endpoint, from)?;
+        let endpoint = |exporter_var: &str, signal_var: &'static str, path: &str| -> Result<Option<String>> {
+            if off(exporter_var) {
+                return Ok(None);
+            }
+            let (url, from) = if let Some((url, from)) = base {
+                (signal(url, path), from)
+            } else if let Some(url) = env(signal_var) {
+                (url.trim().to_owned(), signal_var)
+            } else if let Some(url) = env("OTEL_EXPORTER_OTLP_ENDPOINT") {
+                (signal(&url, path), "OTEL_EXPORTER_OTLP_ENDPOINT")
+            } else {
+                return Ok(None);
+            };
+            check_endpoint(&url, from)?;
+            Ok(Some(url))
+        };
+        let traces_endpoint = endpoint("OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "traces")?;
+        let metrics_endpoint = endpoint("OTEL_METRICS_EXPORTER", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "metrics")?;
+        if traces_endpoint.is_none() && metrics_endpoint.is_none() {
+            return Ok(None);
+        }
         let mut headers = Vec::new();
         for (name, value) in settings.map(|s| &s.headers).into_iter().flatten() {
             headers.push((name.clone(), header_value(name, value, &env)?));
@@ -154,8 +175,14 @@ impl Config {
             Some(v) => millis(&v, "OTEL_BSP_SCHEDULE_DELAY")?,
             None => Duration::from_secs(5),
         };
+        let metric_interval = match env("OTEL_METRIC_EXPORT_INTERVAL") {
+            Some(v) => millis(&v, "OTEL_METRIC_EXPORT_INTERVAL")?,
+            None => Duration::from_secs(60),
+        };
         Ok(Some(Config {
             traces_endpoint,
+            metrics_endpoint,
+            metric_interval,
             protocol,
             headers,
             capture_payloads: flags.capture_payloads || settings.is_some_and(|s| s.capture_payloads),
@@ -226,11 +253,12 @@ mod tests {
         let settings = Settings { endpoint: Some("http://settings:4318/".into()), ..Settings::default() };
         let e = env(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://env:4318")]);
         let c = Config::resolve(&flag("http://flag:4318"), Some(&settings), &e).unwrap().unwrap();
-        assert_eq!(c.traces_endpoint, "http://flag:4318/v1/traces");
+        assert_eq!(c.traces_endpoint.as_deref(), Some("http://flag:4318/v1/traces"));
+        assert_eq!(c.metrics_endpoint.as_deref(), Some("http://flag:4318/v1/metrics"));
         let c = Config::resolve(&Flags::default(), Some(&settings), &e).unwrap().unwrap();
-        assert_eq!(c.traces_endpoint, "http://settings:4318/v1/traces");
+        assert_eq!(c.traces_endpoint.as_deref(), Some("http://settings:4318/v1/traces"));
         let c = Config::resolve(&Flags::default(), None, &e).unwrap().unwrap();
-        assert_eq!(c.traces_endpoint, "http://env:4318/v1/traces");
+        assert_eq!(c.traces_endpoint.as_deref(), Some("http://env:4318/v1/traces"));
         assert_eq!(c.service_name, "mcpflow");
         assert_eq!(
             (c.max_queue, c.scheduled_delay, c.timeout),
@@ -245,14 +273,23 @@ mod tests {
             ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://traces:9999/custom"),
         ]);
         let c = Config::resolve(&Flags::default(), None, e).unwrap().unwrap();
-        assert_eq!(c.traces_endpoint, "http://traces:9999/custom");
+        assert_eq!(c.traces_endpoint.as_deref(), Some("http://traces:9999/custom"));
+        assert_eq!(c.metrics_endpoint.as_deref(), Some("http://env:4318/v1/metrics"));
     }
 
     #[test]
-    fn sdk_disabled_or_traces_exporter_none_turn_even_the_flag_off() {
-        for pair in [("OTEL_SDK_DISABLED", "true"), ("OTEL_SDK_DISABLED", "TRUE"), ("OTEL_TRACES_EXPORTER", "none")] {
+    fn sdk_disabled_or_both_exporters_none_turn_even_the_flag_off() {
+        for pair in [("OTEL_SDK_DISABLED", "true"), ("OTEL_SDK_DISABLED", "TRUE")] {
             assert_eq!(Config::resolve(&flag("http://flag:4318"), None, env(&[pair])).unwrap(), None, "{pair:?}");
         }
+        let both = env(&[("OTEL_TRACES_EXPORTER", "none"), ("OTEL_METRICS_EXPORTER", "none")]);
+        assert_eq!(Config::resolve(&flag("http://flag:4318"), None, both).unwrap(), None);
+        let c =
+            Config::resolve(&flag("http://f:4318"), None, env(&[("OTEL_TRACES_EXPORTER", "none")])).unwrap().unwrap();
+        assert_eq!((c.traces_endpoint, c.metrics_endpoint.as_deref()), (None, Some("http://f:4318/v1/metrics")));
+        let c =
+            Config::resolve(&flag("http://f:4318"), None, env(&[("OTEL_METRICS_EXPORTER", "none")])).unwrap().unwrap();
+        assert_eq!((c.traces_endpoint.as_deref(), c.metrics_endpoint), (Some("http://f:4318/v1/traces"), None));
         let c = Config::resolve(&flag("http://flag:4318"), None, env(&[("OTEL_SDK_DISABLED", "false")])).unwrap();
         assert!(c.is_some());
     }
@@ -266,14 +303,17 @@ mod tests {
             ("OTEL_BSP_SCHEDULE_DELAY", "50"),
             ("OTEL_EXPORTER_OTLP_TIMEOUT", "1500"),
             ("OTEL_SERVICE_NAME", "agent-flows"),
+            ("OTEL_METRIC_EXPORT_INTERVAL", "250"),
         ]);
         let c = Config::resolve(&Flags::default(), None, e).unwrap().unwrap();
         assert_eq!(c.protocol, Protocol::Grpc);
-        assert_eq!(c.traces_endpoint, "http://env:4317");
+        assert_eq!(c.traces_endpoint.as_deref(), Some("http://env:4317"));
+        assert_eq!(c.metrics_endpoint.as_deref(), Some("http://env:4317"));
         assert_eq!(c.max_queue, 8);
         assert_eq!(c.scheduled_delay, Duration::from_millis(50));
         assert_eq!(c.timeout, Duration::from_millis(1500));
         assert_eq!(c.service_name, "agent-flows");
+        assert_eq!(c.metric_interval, Duration::from_millis(250));
     }
 
     #[test]

@@ -2,12 +2,15 @@
 //! the SDK's batch processor: past `max_queue` spans pending (queued or being exported) a
 //! new span is dropped and counted, never waited for. [`Counted`] wraps the exporter and
 //! gives the pending spans back when a batch is done, sent or not. The first drop and the
-//! first failed export are reported once each, in words, through the front door's
+//! first failed export (spans or metrics, [`Told`]) are reported once each, in words, through the front door's
 //! [`Reporter`] (the SDK keeps its own drop count private and prints nothing here).
 
 use opentelemetry::Context;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::OTelSdkResult;
+use opentelemetry_sdk::metrics::Temporality;
+use opentelemetry_sdk::metrics::data::ResourceMetrics;
+use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
 use opentelemetry_sdk::trace::{Span, SpanData, SpanExporter, SpanProcessor};
 use std::fmt;
 use std::sync::Arc;
@@ -69,11 +72,11 @@ impl Shared {
         let _ = self.pending.fetch_update(Ordering::AcqRel, Ordering::Acquire, |p| Some(p.saturating_sub(n)));
     }
 
-    fn failed(&self, error: &dyn fmt::Display) {
+    /// An export failed: the first failure (of spans or metrics) is told.
+    fn failed(&self, what: &str, endpoint: &str, error: &dyn fmt::Display) {
         if !self.told_failure.swap(true, Ordering::AcqRel) {
             (self.report)(&format!(
-                "telemetry: sending spans to {} failed ({error}); check that an OTLP collector listens there (runs are not affected)",
-                self.endpoint
+                "telemetry: sending {what} to {endpoint} failed ({error}); check that an OTLP collector listens there (runs are not affected)"
             ));
         }
     }
@@ -136,7 +139,7 @@ impl<E: SpanExporter> SpanExporter for Counted<E> {
             let result = sent.await;
             self.shared.release(n);
             if let Err(e) = &result {
-                self.shared.failed(e);
+                self.shared.failed("spans", &self.shared.endpoint, e);
             }
             result
         }
@@ -152,6 +155,39 @@ impl<E: SpanExporter> SpanExporter for Counted<E> {
 
     fn set_resource(&mut self, resource: &Resource) {
         self.inner.set_resource(resource);
+    }
+}
+
+/// A metric exporter that tells its first failure like [`Counted`] does.
+#[derive(Debug)]
+pub(crate) struct Told<E> {
+    pub(crate) inner: E,
+    pub(crate) endpoint: String,
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl<E: PushMetricExporter> PushMetricExporter for Told<E> {
+    fn export(&self, metrics: &ResourceMetrics) -> impl Future<Output = OTelSdkResult> + Send {
+        let sent = self.inner.export(metrics);
+        async move {
+            let result = sent.await;
+            if let Err(e) = &result {
+                self.shared.failed("metrics", &self.endpoint, e);
+            }
+            result
+        }
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        self.inner.force_flush()
+    }
+
+    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+        self.inner.shutdown_with_timeout(timeout)
+    }
+
+    fn temporality(&self) -> Temporality {
+        self.inner.temporality()
     }
 }
 
@@ -192,8 +228,8 @@ mod tests {
     fn only_the_first_failure_is_told() {
         let (report, lines) = recorder();
         let shared = Shared::new("http://c:4318/v1/traces".into(), 2, report);
-        shared.failed(&"connection refused");
-        shared.failed(&"connection refused");
+        shared.failed("spans", "http://c:4318/v1/traces", &"connection refused");
+        shared.failed("metrics", "http://c:4318/v1/metrics", &"connection refused");
         let lines = lines.lock().unwrap();
         assert_eq!(lines.len(), 1);
         assert!(lines[0].contains("connection refused") && lines[0].contains("check that"), "{lines:?}");

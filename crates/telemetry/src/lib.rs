@@ -7,18 +7,22 @@
 #![forbid(unsafe_code)]
 
 mod config;
+mod export;
 mod gate;
+mod metrics;
 
 pub use config::{Config, Flags, Protocol, Settings};
 pub use gate::Reporter;
 
-use gate::{Counted, Gate, Shared};
+use gate::{Counted, Gate, Shared, Told};
 use mcpflow_engine::telemetry::{Attr, Measure, OpenSpan, SpanKind, SpanStart, SpanStatus, Telemetry, TraceContext};
+use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry::trace::{
     Span as _, SpanContext, TraceContextExt as _, TraceFlags, TraceState, Tracer as _, TracerProvider as _,
 };
 use opentelemetry::{Array, Context, Key, KeyValue, StringValue, Value};
 use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, SdkTracer, SdkTracerProvider};
 use std::fmt;
 use std::sync::Arc;
@@ -71,8 +75,8 @@ impl Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// How long [`Otel::shutdown`] waits for the last spans to be sent.
-pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long [`Otel::shutdown`] waits for the last spans and metrics to be sent, in all.
+pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The OpenTelemetry SDK behind the engine's `Telemetry`. Build it outside any async
 /// runtime's worker or from one (the exporter's HTTP client is made on a thread of its
@@ -80,6 +84,8 @@ pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(1);
 pub struct Otel {
     provider: SdkTracerProvider,
     tracer: SdkTracer,
+    /// `None`: metrics are off (`OTEL_METRICS_EXPORTER=none`).
+    meters: Option<(SdkMeterProvider, metrics::Instruments)>,
     shared: Arc<Shared>,
     capture_payloads: bool,
 }
@@ -94,22 +100,39 @@ impl Otel {
     /// Sets up the exporter, the bounded batch processor and the tracer. Nothing is sent
     /// until spans end.
     pub fn start(config: &Config, report: Reporter) -> Result<Otel> {
-        let shared = Shared::new(config.traces_endpoint.clone(), config.max_queue, report);
-        let exporter = exporter(config)?;
-        let batch = BatchConfigBuilder::default()
-            .with_max_queue_size(config.max_queue)
-            .with_scheduled_delay(config.scheduled_delay)
-            .build();
-        let processor = BatchSpanProcessor::builder(Counted { inner: exporter, shared: shared.clone() })
-            .with_batch_config(batch)
-            .build();
+        let endpoint = config.traces_endpoint.clone().unwrap_or_default();
+        let shared = Shared::new(endpoint, config.max_queue, report);
         let resource = Resource::builder().with_service_name(config.service_name.clone()).build();
-        let provider = SdkTracerProvider::builder()
-            .with_span_processor(Gate { inner: processor, shared: shared.clone() })
-            .with_resource(resource)
-            .build();
+        // Without a traces endpoint spans are still made, so that ids propagate, and go nowhere.
+        let mut builder = SdkTracerProvider::builder().with_resource(resource.clone());
+        if let Some(endpoint) = &config.traces_endpoint {
+            let exporter = export::spans(config, endpoint)?;
+            let batch = BatchConfigBuilder::default()
+                .with_max_queue_size(config.max_queue)
+                .with_scheduled_delay(config.scheduled_delay)
+                .build();
+            let processor = BatchSpanProcessor::builder(Counted { inner: exporter, shared: shared.clone() })
+                .with_batch_config(batch)
+                .build();
+            builder = builder.with_span_processor(Gate { inner: processor, shared: shared.clone() });
+        }
+        let provider = builder.build();
         let tracer = provider.tracer("mcpflow");
-        Ok(Otel { provider, tracer, shared, capture_payloads: config.capture_payloads })
+        let meters = match &config.metrics_endpoint {
+            Some(endpoint) => {
+                let exporter = Told {
+                    inner: export::metrics(config, endpoint)?,
+                    endpoint: endpoint.clone(),
+                    shared: shared.clone(),
+                };
+                let reader = PeriodicReader::builder(exporter).with_interval(config.metric_interval).build();
+                let meter_provider = SdkMeterProvider::builder().with_reader(reader).with_resource(resource).build();
+                let instruments = metrics::Instruments::new(&meter_provider.meter("mcpflow"), shared.clone());
+                Some((meter_provider, instruments))
+            }
+            None => None,
+        };
+        Ok(Otel { provider, tracer, meters, shared, capture_payloads: config.capture_payloads })
     }
 
     /// Spans dropped so far because the queue was full.
@@ -117,91 +140,30 @@ impl Otel {
         self.shared.dropped()
     }
 
-    /// Sends what is queued, waiting at most [`SHUTDOWN_TIMEOUT`], and reports the spans
-    /// dropped, if any. Blocking: call it off the async runtime.
+    /// Sends what is queued, waiting at most [`SHUTDOWN_TIMEOUT`] in all, and reports the
+    /// spans dropped, if any. Blocking: call it off the async runtime. The SDK's meter
+    /// provider does not bound its own shutdown, so both run on a thread of their own and
+    /// are left behind when the cap passes (the process is about to exit).
     pub fn shutdown(&self) {
-        // An error here is a collector that did not answer in time; the first failure was
-        // reported already, and the run's result does not depend on it.
-        let _ = self.provider.shutdown_with_timeout(SHUTDOWN_TIMEOUT);
+        let provider = self.provider.clone();
+        let meter_provider = self.meters.as_ref().map(|(m, _)| m.clone());
+        let (done, finished) = std::sync::mpsc::channel();
+        let spawned = std::thread::Builder::new().name("otel-shutdown".into()).spawn(move || {
+            // Errors here are a collector that did not answer in time; the first failed
+            // export was reported already, and no run's result depends on it.
+            let _ = provider.shutdown_with_timeout(SHUTDOWN_TIMEOUT / 2);
+            if let Some(meter_provider) = meter_provider {
+                let _ = meter_provider.shutdown_with_timeout(SHUTDOWN_TIMEOUT / 2);
+            }
+            let _ = done.send(());
+        });
+        if spawned.is_ok() {
+            let _ = finished.recv_timeout(SHUTDOWN_TIMEOUT);
+        }
         let dropped = self.shared.dropped();
         if dropped > 0 {
             (self.shared.report)(&format!("telemetry: {dropped} spans dropped"));
         }
-    }
-}
-
-#[cfg(feature = "otlp-http")]
-fn exporter(config: &Config) -> Result<opentelemetry_otlp::SpanExporter> {
-    use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
-    if config.protocol == Protocol::Grpc {
-        return grpc_exporter(config);
-    }
-    let mut builder = opentelemetry_otlp::SpanExporter::builder()
-        .with_http()
-        .with_endpoint(config.traces_endpoint.clone())
-        .with_timeout(config.timeout);
-    if !config.headers.is_empty() {
-        builder = builder.with_headers(config.headers.iter().cloned().collect());
-    }
-    if !config.retries {
-        builder = builder.with_retry_policy(opentelemetry_otlp::RetryPolicy::disabled());
-    }
-    builder.build().map_err(|e| Error::Exporter { endpoint: config.traces_endpoint.clone(), message: e.to_string() })
-}
-
-#[cfg(all(not(feature = "otlp-http"), feature = "otlp-grpc"))]
-fn exporter(config: &Config) -> Result<opentelemetry_otlp::SpanExporter> {
-    match config.protocol {
-        Protocol::Grpc => grpc_exporter(config),
-        Protocol::HttpProtobuf => Err(Error::ProtocolUnavailable { protocol: "http/protobuf" }),
-    }
-}
-
-#[cfg(feature = "otlp-grpc")]
-fn grpc_exporter(config: &Config) -> Result<opentelemetry_otlp::SpanExporter> {
-    use opentelemetry_otlp::tonic_types::metadata::MetadataMap;
-    use opentelemetry_otlp::{WithExportConfig, WithTonicConfig};
-    let invalid = |name: &str| Error::Exporter {
-        endpoint: config.traces_endpoint.clone(),
-        message: format!("the header `{name}` is not a valid gRPC metadata name and value"),
-    };
-    let mut headers = http::HeaderMap::new();
-    for (name, value) in &config.headers {
-        let key = http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid(name))?;
-        let value = http::HeaderValue::from_str(value).map_err(|_| invalid(name))?;
-        headers.insert(key, value);
-    }
-    let metadata = MetadataMap::from_headers(headers);
-    let mut builder = opentelemetry_otlp::SpanExporter::builder()
-        .with_tonic()
-        .with_endpoint(config.traces_endpoint.clone())
-        .with_timeout(config.timeout)
-        .with_metadata(metadata);
-    if !config.retries {
-        builder = builder.with_retry_policy(opentelemetry_otlp::RetryPolicy::disabled());
-    }
-    builder.build().map_err(|e| Error::Exporter { endpoint: config.traces_endpoint.clone(), message: e.to_string() })
-}
-
-#[cfg(all(feature = "otlp-http", not(feature = "otlp-grpc")))]
-fn grpc_exporter(_config: &Config) -> Result<opentelemetry_otlp::SpanExporter> {
-    Err(Error::ProtocolUnavailable { protocol: "gRPC" })
-}
-
-/// A build without exporters: nothing can be sent, so nothing is started.
-#[cfg(not(any(feature = "otlp-http", feature = "otlp-grpc")))]
-fn exporter(config: &Config) -> Result<NoExporter> {
-    Err(Error::ProtocolUnavailable { protocol: config.protocol.as_str() })
-}
-
-#[cfg(not(any(feature = "otlp-http", feature = "otlp-grpc")))]
-#[derive(Debug)]
-enum NoExporter {}
-
-#[cfg(not(any(feature = "otlp-http", feature = "otlp-grpc")))]
-impl opentelemetry_sdk::trace::SpanExporter for NoExporter {
-    async fn export(&self, _batch: Vec<opentelemetry_sdk::trace::SpanData>) -> opentelemetry_sdk::error::OTelSdkResult {
-        match *self {}
     }
 }
 
@@ -227,8 +189,10 @@ impl Telemetry for Otel {
         Box::new(OtelSpan { sdk, context })
     }
 
-    fn measure(&self, _measure: Measure) {
-        // Metrics are not exported yet (issue 19, item 4): the meter provider comes next.
+    fn measure(&self, measure: Measure) {
+        if let Some((_, instruments)) = &self.meters {
+            instruments.record(measure);
+        }
     }
 
     fn capture_payloads(&self) -> bool {
@@ -261,7 +225,7 @@ impl OpenSpan for OtelSpan {
     }
 }
 
-fn key_value(key: &'static str, value: Attr) -> KeyValue {
+pub(crate) fn key_value(key: &'static str, value: Attr) -> KeyValue {
     let value = match value {
         Attr::Static(s) => Value::String(StringValue::from(s)),
         Attr::Str(s) => Value::String(StringValue::from(s)),

@@ -4,8 +4,10 @@
 //! that is down can be simulated. Plain threads and blocking sockets: it works the same
 //! from a sync test and beside any async runtime.
 
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{AnyValue, any_value};
+use opentelemetry_proto::tonic::metrics::v1::{metric, number_data_point};
 use prost::Message;
 use std::collections::BTreeMap;
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -38,9 +40,30 @@ pub struct SpanRec {
     pub service: String,
 }
 
+/// One data point of a received metric (the last export's, as sent).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PointRec {
+    /// `counter`/`up_down_counter` (sums), `gauge`, `histogram`, `other`.
+    pub kind: &'static str,
+    pub attrs: BTreeMap<String, serde_json::Value>,
+    /// A sum's or gauge's value, a histogram's sum.
+    pub value: f64,
+    /// A histogram's count (0 otherwise).
+    pub count: u64,
+}
+
+/// A metric as received, with its unit.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct MetricRec {
+    pub name: String,
+    pub unit: String,
+    pub points: Vec<PointRec>,
+}
+
 #[derive(Debug, Default)]
 struct Received {
     spans: Vec<SpanRec>,
+    metrics: Vec<MetricRec>,
     /// Requests to paths other than `/v1/traces`, by path.
     other: BTreeMap<String, usize>,
     /// Bodies that did not decode.
@@ -86,6 +109,12 @@ impl Receiver {
     /// The spans received so far, in arrival order.
     pub fn spans(&self) -> Vec<SpanRec> {
         self.lock().spans.clone()
+    }
+
+    /// The metrics received so far, every export's in arrival order (a cumulative
+    /// counter appears once per export).
+    pub fn metrics(&self) -> Vec<MetricRec> {
+        self.lock().metrics.clone()
     }
 
     /// Requests received on other paths (`/v1/metrics`, …), by path.
@@ -214,6 +243,11 @@ fn serve_connection(stream: TcpStream, received: &Mutex<Received>, stop: &Atomic
                     Ok(request) => received.spans.extend(flatten(request)),
                     Err(_) => received.undecodable += 1,
                 }
+            } else if path == "/v1/metrics" {
+                match ExportMetricsServiceRequest::decode(body.as_slice()) {
+                    Ok(request) => received.metrics.extend(flatten_metrics(request)),
+                    Err(_) => received.undecodable += 1,
+                }
             } else {
                 *received.other.entry(path).or_default() += 1;
             }
@@ -308,6 +342,48 @@ fn flatten(request: ExportTraceServiceRequest) -> Vec<SpanRec> {
                 service: service.clone(),
             });
         }
+    }
+    out
+}
+
+fn flatten_metrics(request: ExportMetricsServiceRequest) -> Vec<MetricRec> {
+    let attrs = |kvs: &[opentelemetry_proto::tonic::common::v1::KeyValue]| {
+        kvs.iter().map(|kv| (kv.key.clone(), kv.value.as_ref().map_or(serde_json::Value::Null, json))).collect()
+    };
+    let number = |v: Option<number_data_point::Value>| match v {
+        Some(number_data_point::Value::AsDouble(f)) => f,
+        #[allow(clippy::cast_precision_loss)] // test values are small
+        Some(number_data_point::Value::AsInt(i)) => i as f64,
+        None => 0.0,
+    };
+    let mut out = Vec::new();
+    for metric in request.resource_metrics.into_iter().flat_map(|r| r.scope_metrics).flat_map(|s| s.metrics) {
+        let points = match &metric.data {
+            Some(metric::Data::Sum(sum)) => {
+                let kind = if sum.is_monotonic { "counter" } else { "up_down_counter" };
+                sum.data_points
+                    .iter()
+                    .map(|p| PointRec { kind, attrs: attrs(&p.attributes), value: number(p.value), count: 0 })
+                    .collect()
+            }
+            Some(metric::Data::Gauge(gauge)) => gauge
+                .data_points
+                .iter()
+                .map(|p| PointRec { kind: "gauge", attrs: attrs(&p.attributes), value: number(p.value), count: 0 })
+                .collect(),
+            Some(metric::Data::Histogram(h)) => h
+                .data_points
+                .iter()
+                .map(|p| PointRec {
+                    kind: "histogram",
+                    attrs: attrs(&p.attributes),
+                    value: p.sum.unwrap_or_default(),
+                    count: p.count,
+                })
+                .collect(),
+            _ => vec![PointRec { kind: "other", attrs: BTreeMap::new(), value: 0.0, count: 0 }],
+        };
+        out.push(MetricRec { name: metric.name, unit: metric.unit, points });
     }
     out
 }

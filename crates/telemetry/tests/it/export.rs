@@ -1,4 +1,5 @@
-use mcpflow_engine::telemetry::{Attr, SpanKind, SpanStart, SpanStatus, Telemetry, TraceContext};
+use mcpflow_engine::RunStatus;
+use mcpflow_engine::telemetry::{Attr, Measure, SpanKind, SpanStart, SpanStatus, Telemetry, TraceContext};
 use mcpflow_telemetry::{Config, Otel, Protocol, Reporter};
 use mcpflow_testkit::otlp::Receiver;
 use std::sync::{Arc, Mutex};
@@ -6,7 +7,9 @@ use std::time::{Duration, Instant};
 
 fn config(base: &str, max_queue: usize) -> Config {
     Config {
-        traces_endpoint: format!("{base}/v1/traces"),
+        traces_endpoint: Some(format!("{base}/v1/traces")),
+        metrics_endpoint: Some(format!("{base}/v1/metrics")),
+        metric_interval: Duration::from_secs(60),
         protocol: Protocol::HttpProtobuf,
         headers: Vec::new(),
         capture_payloads: false,
@@ -140,4 +143,64 @@ fn with_the_collector_down_spans_are_dropped_counted_and_told_once_without_block
         "{lines:?}"
     );
     assert!(lines.iter().filter(|l| l.contains("failed")).count() <= 1, "{lines:?}");
+}
+
+#[test]
+fn measures_arrive_as_the_metrics_with_their_units_and_attributes() {
+    let receiver = Receiver::start(0).unwrap();
+    let (report, _) = reporter();
+    let otel = Otel::start(&config(&receiver.url(), 2048), report).unwrap();
+    let bp: Arc<str> = Arc::from("bp");
+    otel.measure(Measure::RunEnded {
+        blueprint: bp.clone(),
+        trigger: "cli",
+        status: RunStatus::Succeeded,
+        duration: Duration::from_millis(1500),
+    });
+    otel.measure(Measure::StepEnded {
+        blueprint: bp.clone(),
+        step: Arc::from("fetch"),
+        kind: "tool",
+        outcome: "failed",
+        error: Some(Arc::from("CALL_TIMEOUT")),
+        duration: Duration::from_millis(20),
+    });
+    otel.measure(Measure::Retry { blueprint: bp, kind: "tool", error: Arc::from("CALL_TIMEOUT") });
+    otel.measure(Measure::McpCall {
+        duration: Duration::from_millis(3),
+        attrs: vec![("mcp.method.name", "tools/call".into()), ("gen_ai.tool.name", Attr::Str("echo".into()))],
+    });
+    otel.measure(Measure::InFlight { method: "tools/call", server: Arc::from("echo"), delta: 1 });
+    otel.measure(Measure::InFlight { method: "tools/call", server: Arc::from("echo"), delta: -1 });
+    // The interval is a minute: what arrives is the final collection at shutdown.
+    otel.shutdown();
+
+    let metrics = receiver.metrics();
+    let point = |name: &str| {
+        let m = metrics.iter().find(|m| m.name == name).unwrap_or_else(|| panic!("no metric {name}: {metrics:#?}"));
+        assert_eq!(m.points.len(), 1, "{m:#?}");
+        (m.unit.clone(), m.points[0].clone())
+    };
+    let (unit, runs) = point("mcpflow.runs");
+    assert_eq!((unit.as_str(), runs.kind, runs.value), ("{run}", "counter", 1.0));
+    assert_eq!(runs.attrs["mcpflow.run.status"], "succeeded");
+    assert_eq!(runs.attrs["mcpflow.run.trigger"], "cli");
+    assert_eq!(runs.attrs["mcpflow.blueprint.id"], "bp");
+    let (unit, run) = point("mcpflow.run.duration");
+    assert_eq!((unit.as_str(), run.kind, run.count, run.value), ("s", "histogram", 1, 1.5));
+    let (_, step) = point("mcpflow.step.duration");
+    assert_eq!(
+        (step.attrs["error.type"].as_str(), step.attrs["mcpflow.step.outcome"].as_str()),
+        (Some("CALL_TIMEOUT"), Some("failed"))
+    );
+    let (_, retries) = point("mcpflow.step.retries");
+    assert_eq!(retries.value, 1.0);
+    let (unit, call) = point("mcp.client.operation.duration");
+    assert_eq!((unit.as_str(), call.kind, call.count), ("s", "histogram", 1));
+    assert_eq!(call.attrs["gen_ai.tool.name"], "echo");
+    let (_, active) = point("mcpflow.client.active_requests");
+    assert_eq!((active.kind, active.value), ("up_down_counter", 0.0));
+    let (_, dropped) = point("mcpflow.telemetry.spans.dropped");
+    assert_eq!(dropped.value, 0.0);
+    assert_eq!(receiver.undecodable(), 0);
 }

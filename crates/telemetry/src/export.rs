@@ -1,0 +1,128 @@
+//! The OTLP exporters for spans and metrics: HTTP/protobuf through the blocking reqwest
+//! client (feature `otlp-http`), gRPC through tonic (feature `otlp-grpc`). A protocol
+//! this build lacks is refused with `OTLP_PROTOCOL_UNAVAILABLE`.
+
+#[cfg(any(feature = "otlp-http", feature = "otlp-grpc"))]
+use crate::Protocol;
+use crate::{Config, Error, Result};
+
+#[cfg(any(feature = "otlp-http", feature = "otlp-grpc"))]
+pub(crate) type Spans = opentelemetry_otlp::SpanExporter;
+#[cfg(any(feature = "otlp-http", feature = "otlp-grpc"))]
+pub(crate) type Metrics = opentelemetry_otlp::MetricExporter;
+#[cfg(not(any(feature = "otlp-http", feature = "otlp-grpc")))]
+pub(crate) type Spans = none::NoExporter;
+#[cfg(not(any(feature = "otlp-http", feature = "otlp-grpc")))]
+pub(crate) type Metrics = none::NoExporter;
+
+#[cfg(any(feature = "otlp-http", feature = "otlp-grpc"))]
+fn failed(endpoint: &str, e: impl std::fmt::Display) -> Error {
+    Error::Exporter { endpoint: endpoint.to_owned(), message: e.to_string() }
+}
+
+/// Builds one exporter over the configured protocol; `$builder` is the signal's
+/// `…Exporter::builder()`.
+#[cfg(any(feature = "otlp-http", feature = "otlp-grpc"))]
+macro_rules! build {
+    ($config:expr, $endpoint:expr, $builder:expr) => {{
+        let (config, endpoint): (&Config, &str) = ($config, $endpoint);
+        match config.protocol {
+            #[cfg(feature = "otlp-http")]
+            Protocol::HttpProtobuf => {
+                use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
+                let mut builder = $builder.with_http().with_endpoint(endpoint.to_owned()).with_timeout(config.timeout);
+                if !config.headers.is_empty() {
+                    builder = builder.with_headers(config.headers.iter().cloned().collect());
+                }
+                if !config.retries {
+                    builder = builder.with_retry_policy(opentelemetry_otlp::RetryPolicy::disabled());
+                }
+                builder.build().map_err(|e| failed(endpoint, e))
+            }
+            #[cfg(feature = "otlp-grpc")]
+            Protocol::Grpc => {
+                use opentelemetry_otlp::{WithExportConfig, WithTonicConfig};
+                let mut builder = $builder
+                    .with_tonic()
+                    .with_endpoint(endpoint.to_owned())
+                    .with_timeout(config.timeout)
+                    .with_metadata(grpc_metadata(config, endpoint)?);
+                if !config.retries {
+                    builder = builder.with_retry_policy(opentelemetry_otlp::RetryPolicy::disabled());
+                }
+                builder.build().map_err(|e| failed(endpoint, e))
+            }
+            #[allow(unreachable_patterns)] // with both features every protocol has an arm
+            other => Err(Error::ProtocolUnavailable { protocol: other.as_str() }),
+        }
+    }};
+}
+
+#[cfg(any(feature = "otlp-http", feature = "otlp-grpc"))]
+pub(crate) fn spans(config: &Config, endpoint: &str) -> Result<Spans> {
+    build!(config, endpoint, opentelemetry_otlp::SpanExporter::builder())
+}
+
+#[cfg(any(feature = "otlp-http", feature = "otlp-grpc"))]
+pub(crate) fn metrics(config: &Config, endpoint: &str) -> Result<Metrics> {
+    build!(config, endpoint, opentelemetry_otlp::MetricExporter::builder())
+}
+
+#[cfg(not(any(feature = "otlp-http", feature = "otlp-grpc")))]
+pub(crate) fn spans(config: &Config, _endpoint: &str) -> Result<Spans> {
+    Err(Error::ProtocolUnavailable { protocol: config.protocol.as_str() })
+}
+
+#[cfg(not(any(feature = "otlp-http", feature = "otlp-grpc")))]
+pub(crate) fn metrics(config: &Config, _endpoint: &str) -> Result<Metrics> {
+    Err(Error::ProtocolUnavailable { protocol: config.protocol.as_str() })
+}
+
+/// The settings' headers as gRPC metadata; an invalid one is named.
+#[cfg(feature = "otlp-grpc")]
+fn grpc_metadata(config: &Config, endpoint: &str) -> Result<opentelemetry_otlp::tonic_types::metadata::MetadataMap> {
+    let invalid =
+        |name: &str| failed(endpoint, format!("the header `{name}` is not a valid gRPC metadata name and value"));
+    let mut headers = http::HeaderMap::new();
+    for (name, value) in &config.headers {
+        let key = http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid(name))?;
+        let value = http::HeaderValue::from_str(value).map_err(|_| invalid(name))?;
+        headers.insert(key, value);
+    }
+    Ok(opentelemetry_otlp::tonic_types::metadata::MetadataMap::from_headers(headers))
+}
+
+/// A build without exporters: the types exist, no value of them does.
+#[cfg(not(any(feature = "otlp-http", feature = "otlp-grpc")))]
+mod none {
+    use opentelemetry_sdk::error::OTelSdkResult;
+    use opentelemetry_sdk::metrics::Temporality;
+    use opentelemetry_sdk::metrics::data::ResourceMetrics;
+    use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
+    use opentelemetry_sdk::trace::{SpanData, SpanExporter};
+    use std::time::Duration;
+
+    #[derive(Debug)]
+    pub(crate) enum NoExporter {}
+
+    impl SpanExporter for NoExporter {
+        async fn export(&self, _batch: Vec<SpanData>) -> OTelSdkResult {
+            match *self {}
+        }
+    }
+
+    impl PushMetricExporter for NoExporter {
+        async fn export(&self, _metrics: &ResourceMetrics) -> OTelSdkResult {
+            match *self {}
+        }
+        fn force_flush(&self) -> OTelSdkResult {
+            match *self {}
+        }
+        fn shutdown_with_timeout(&self, _timeout: Duration) -> OTelSdkResult {
+            match *self {}
+        }
+        fn temporality(&self) -> Temporality {
+            match *self {}
+        }
+    }
+}
