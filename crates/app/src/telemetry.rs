@@ -8,6 +8,7 @@ use serde::Deserialize;
 use std::path::Path;
 use std::sync::Arc;
 
+pub use mcpflow_telemetry::log::{LogFormat, init as init_log};
 pub use mcpflow_telemetry::{Config, Flags, Otel, Reporter, Settings};
 
 /// Why telemetry could not start; the run does not start either, so the person fixes

@@ -27,8 +27,18 @@ mod validate;
 #[command(name = "mcpflow", version, about = "Design, validate and run MCP workflow blueprints", long_about = None)]
 #[command(propagate_version = true, arg_required_else_help = true)]
 struct Cli {
+    /// Log on stderr as plain lines or as JSON objects (with the run's trace id when
+    /// telemetry is on). Without it nothing is logged beyond the command's own output.
+    #[arg(long, global = true, value_name = "FORMAT")]
+    log_format: Option<LogFormatArg>,
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum LogFormatArg {
+    Text,
+    Json,
 }
 
 #[derive(Debug, Subcommand)]
@@ -170,6 +180,12 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(format) = cli.log_format {
+        mcpflow_app::telemetry::init_log(match format {
+            LogFormatArg::Text => mcpflow_app::telemetry::LogFormat::Text,
+            LogFormatArg::Json => mcpflow_app::telemetry::LogFormat::Json,
+        });
+    }
     match cli.command {
         Command::Validate { files, json, catalog, servers, allow, allow_all_servers } => {
             let source = match (catalog, servers.is_empty()) {

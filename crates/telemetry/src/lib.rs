@@ -9,6 +9,7 @@
 mod config;
 mod export;
 mod gate;
+pub mod log;
 mod metrics;
 
 pub use config::{Config, Flags, Protocol, Settings};
