@@ -35,6 +35,10 @@ impl Dir {
             .args(extra)
             .current_dir(repo())
             .env("MCPFLOW_HOME", self.dir.path().join("home"));
+        // Only what the test sets: the machine's own OTEL_* must not change the outcome.
+        for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("OTEL_")) {
+            c.env_remove(k);
+        }
         for (k, v) in env {
             c.env(k, v);
         }
@@ -82,4 +86,23 @@ fn a_settings_header_written_as_a_literal_is_refused_without_showing_it() {
     let err = stderr(&out);
     assert!(err.contains("error[OTLP_HEADER_LITERAL]") && err.contains("${env:NAME}"), "{err}");
     assert!(!err.contains("the-secret-key"), "{err}");
+}
+
+#[test]
+fn the_standard_environment_turns_telemetry_on_and_without_configuration_nothing_is_sent() {
+    let receiver = mcpflow_testkit::otlp::Receiver::start(0).unwrap();
+    let d = Dir::new();
+    let out = d.run(&[], &[("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.url()), ("OTEL_SERVICE_NAME", "cli-test")]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The engine opens no spans yet; the metrics' final collection is sent at exit.
+    let names: Vec<String> = receiver.metrics().into_iter().map(|m| m.name).collect();
+    assert!(names.iter().any(|n| n == "mcpflow.telemetry.spans.dropped"), "{names:?}");
+
+    // Nothing configured: the SDK's default endpoint (localhost:4318) is never used.
+    let Ok(default_port) = mcpflow_testkit::otlp::Receiver::start(4318) else { return };
+    let out = d.run(&[], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(default_port.metrics().is_empty() && default_port.spans().is_empty());
+    assert!(default_port.other_requests().is_empty());
 }
