@@ -11,22 +11,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import net from 'node:net';
-import { CLI, OUTPUT, ROOT, apiCall, click, openStudio, sel, shown, until, windowShot } from './harness.mjs';
+import { CLI, OUTPUT, ROOT, apiCall, click, freePort, openStudio, sel, shown, until, windowShot } from './harness.mjs';
 
 const STDIO_SECRET = 'stdio-secret-3f9a1c';
 const HTTP_SECRET = 'http-secret-77b2d0';
-
-function freePort() {
-  return new Promise((ok, fail) => {
-    const server = net.createServer();
-    server.on('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => ok(port));
-    });
-  });
-}
 
 const sub = {
   blueprint: 1,

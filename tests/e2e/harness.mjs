@@ -20,7 +20,8 @@ export const CLI = join(dirname(APP), 'mcpflow');
 export const OUTPUT = join(ROOT, 'test-output/e2e');
 mkdirSync(OUTPUT, { recursive: true });
 
-function freePort() {
+/** A loopback port nothing listens on now. */
+export function freePort() {
   return new Promise((ok, fail) => {
     const server = net.createServer();
     server.on('error', fail);

@@ -11,25 +11,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, importDoc, openStudio, runStatus, sel, shown, until, writeJson } from './harness.mjs';
+import { ROOT, freePort, importDoc, openStudio, runStatus, sel, shown, until, writeJson } from './harness.mjs';
 
 const EXAMPLE = join(ROOT, 'node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js');
 const BROWSER = join(ROOT, 'tests/e2e/follow-redirects.mjs');
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** The SDK's example server with its demo authorization server, once both listen. */
 async function startExample() {

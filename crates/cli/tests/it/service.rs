@@ -546,18 +546,14 @@ fn service_log(home: &Path) -> String {
 
 /// `mcpflow service` on `home` as its store configures it (no options), once it answers.
 fn plain_service(home: &Path) -> Killed {
-    let child = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcpflow"));
+    command
         .args(["service", "--idle", "60"])
         .env("MCPFLOW_HOME", home)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let socket = socket_path(home);
-    let up = wait_for(Duration::from_secs(20), || std::os::unix::net::UnixStream::connect(&socket).ok());
-    assert!(up.is_some(), "the service did not answer at {}", socket.display());
-    Killed(child)
+        .stderr(Stdio::null());
+    Killed(started(&mut command, home))
 }
 
 #[test]
