@@ -368,6 +368,117 @@ fn valid_value(value: &str) -> bool {
         && b.iter().all(|c| (0x20..=0x7e).contains(c) && *c != b',' && *c != b'=')
 }
 
+/// A [`Telemetry`] that keeps every span and measurement in memory, with ids counted
+/// from 1: the fake that the engine's, the pool's and the app's tests check their spans
+/// against (the OpenTelemetry adapter is tested against a real receiver instead).
+#[derive(Debug, Default)]
+pub struct Recorder {
+    state: Arc<std::sync::Mutex<Recorded>>,
+    capture_payloads: bool,
+}
+
+/// What a [`Recorder`] holds.
+#[derive(Debug, Default, Clone)]
+pub struct Recorded {
+    /// In the order they started.
+    pub spans: Vec<RecordedSpan>,
+    pub measures: Vec<Measure>,
+}
+
+/// One span a [`Recorder`] saw.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedSpan {
+    pub name: String,
+    pub kind: SpanKind,
+    pub trace_id: [u8; 16],
+    pub span_id: [u8; 8],
+    /// The parent's span id; `None` for a root.
+    pub parent: Option<[u8; 8]>,
+    /// The attributes it started with, then those set, in order (a key set twice appears twice).
+    pub attrs: Vec<(&'static str, Attr)>,
+    /// `None` while it is open, and for a span dropped without being ended (a leak the
+    /// tests look for).
+    pub status: Option<SpanStatus>,
+}
+
+impl RecordedSpan {
+    /// The last value given to `key`.
+    pub fn attr(&self, key: &str) -> Option<&Attr> {
+        self.attrs.iter().rev().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+}
+
+impl Recorder {
+    /// A recorder whose `capture_payloads` answers `capture`.
+    pub fn new(capture: bool) -> Self {
+        Recorder { state: Arc::default(), capture_payloads: capture }
+    }
+
+    /// A copy of what was recorded so far.
+    pub fn recorded(&self) -> Recorded {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+}
+
+impl Telemetry for Recorder {
+    fn start(&self, span: SpanStart<'_>) -> Box<dyn OpenSpan> {
+        let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let n = state.spans.len() as u64 + 1;
+        let span_id = n.to_be_bytes();
+        let trace_id = match span.parent {
+            Some(p) => p.trace_id,
+            None => u128::from(n).to_be_bytes(),
+        };
+        let context = TraceContext {
+            trace_id,
+            span_id,
+            sampled: span.parent.is_none_or(|p| p.sampled),
+            remote: false,
+            state: span.parent.and_then(|p| p.state.clone()),
+        };
+        state.spans.push(RecordedSpan {
+            name: span.name.into_owned(),
+            kind: span.kind,
+            trace_id,
+            span_id,
+            parent: span.parent.map(|p| p.span_id),
+            attrs: span.attrs,
+            status: None,
+        });
+        Box::new(RecordingSpan { state: self.state.clone(), index: state.spans.len() - 1, context })
+    }
+
+    fn measure(&self, measure: Measure) {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner).measures.push(measure);
+    }
+
+    fn capture_payloads(&self) -> bool {
+        self.capture_payloads
+    }
+}
+
+struct RecordingSpan {
+    state: Arc<std::sync::Mutex<Recorded>>,
+    index: usize,
+    context: TraceContext,
+}
+
+impl OpenSpan for RecordingSpan {
+    fn context(&self) -> &TraceContext {
+        &self.context
+    }
+
+    fn set(&mut self, key: &'static str, value: Attr) {
+        let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        state.spans[self.index].attrs.push((key, value));
+    }
+
+    fn end(self: Box<Self>, status: SpanStatus) {
+        let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        state.spans[self.index].status = Some(status);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
