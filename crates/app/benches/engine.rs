@@ -4,7 +4,10 @@
 //!     2,000 calls to a cluster-sim process (target ≤ 1.05);
 //! (b) 1,000 calls with 10 ms server latency at concurrency 16 ÷ the ideal 625 ms
 //!     (target ≤ 1.2);
-//! (c) the cmdb-sync example against cluster-sim + server-memory (wall time).
+//! (c) the cmdb-sync example against cluster-sim + server-memory (wall time);
+//! (d) (a)'s 2,000 calls through the engine with OpenTelemetry off, on with the
+//!     collector down (its port refuses; target ≤ 1.05 of off) and on with a receiver
+//!     taking every export (target ≤ 1.10 of off).
 //!
 //! `cargo bench -p mcpflow-app --bench engine` (set `MCPFLOW_BENCH_REPS`, default 7;
 //! `MCPFLOW_BENCH_RUNTIME=current` runs it on tokio's current-thread runtime, as
@@ -17,8 +20,10 @@
 
 use mcpflow_app::headless::{self, HeadlessRun};
 use mcpflow_blueprint::{Options, check_value};
-use mcpflow_engine::{Engine, EventSink, RunConfig, RunRequest, RunStatus};
+use mcpflow_engine::{Engine, EventSink, RunConfig, RunRequest, RunStatus, Telemetry};
 use mcpflow_mcp::{Approvals, Pool, PoolOptions, ServerConfigs};
+use mcpflow_telemetry::{Config as TelemetryConfig, Otel, Protocol};
+use mcpflow_testkit::otlp::Receiver;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::TokioChildProcess;
@@ -88,13 +93,56 @@ fn loop_blueprint(n: usize, concurrency: u32) -> (Arc<mcpflow_blueprint::Bluepri
 }
 
 async fn engine_loop(n: usize, concurrency: u32, latency_ms: u64) -> Duration {
+    engine_loop_traced(n, concurrency, latency_ms, None).await
+}
+
+/// The three telemetry modes of case (d).
+#[derive(Clone, Copy, Debug)]
+enum Otlp {
+    Off,
+    /// The collector's port refuses connections.
+    Down,
+    /// A receiver on loopback takes every export.
+    Up,
+}
+
+/// An exporter for `mode` (`None` for `Off`), with the default queue and batching.
+fn telemetry(mode: Otlp, up: &str, down: &str) -> Option<Arc<Otel>> {
+    let base = match mode {
+        Otlp::Off => return None,
+        Otlp::Down => down,
+        Otlp::Up => up,
+    };
+    let config = TelemetryConfig {
+        traces_endpoint: Some(format!("{base}/v1/traces")),
+        metrics_endpoint: Some(format!("{base}/v1/metrics")),
+        metric_interval: Duration::from_secs(60),
+        protocol: Protocol::HttpProtobuf,
+        headers: Vec::new(),
+        capture_payloads: false,
+        service_name: "mcpflow-bench".into(),
+        timeout: Duration::from_secs(5),
+        max_queue: 2048,
+        scheduled_delay: Duration::from_secs(5),
+        retries: false,
+    };
+    Some(Arc::new(Otel::start(&config, Arc::new(|_: &str| {})).unwrap()))
+}
+
+async fn engine_loop_traced(
+    n: usize,
+    concurrency: u32,
+    latency_ms: u64,
+    telemetry: Option<Arc<dyn Telemetry>>,
+) -> Duration {
     let mut configs = ServerConfigs::new();
     let bin = mcpflow_testkit::binary().display().to_string();
     let cfg = json!({ "mcpServers": { "cluster": { "command": bin, "args": ["cluster-sim", "--latency-ms", latency_ms.to_string()] } } });
     configs.merge(ServerConfigs::parse(&cfg.to_string(), "bench").unwrap());
     let pool = Arc::new(Pool::new(configs, Approvals::allow_all(), PoolOptions::default()));
     pool.discover("cluster").await.unwrap();
-    let engine = Engine::new(pool.clone());
+    let mut engine = Engine::new(pool.clone());
+    engine.telemetry = telemetry;
     let (bp, plan) = loop_blueprint(n, concurrency);
     let config = RunConfig {
         run_id: "bench".into(),
@@ -196,6 +244,41 @@ fn main() {
             ideal * 1e3,
             l.as_secs_f64() / ideal
         );
+
+        // (d) telemetry: off, collector down, collector up; alternating per rep so that
+        // the machine's drift falls on all three alike. Each traced run makes its own
+        // exporter (as a `mcpflow run` does) and shuts it down outside the timing.
+        let mut receiver = Receiver::start(0).unwrap();
+        let up = receiver.url();
+        let mut closed = Receiver::start(0).unwrap();
+        let down = closed.url();
+        closed.stop();
+        let mut times: [Vec<Duration>; 3] = Default::default();
+        for _ in 0..reps {
+            for (i, mode) in [Otlp::Off, Otlp::Down, Otlp::Up].into_iter().enumerate() {
+                let otel = telemetry(mode, &up, &down);
+                times[i].push(engine_loop_traced(calls, 1, 0, otel.clone().map(|t| t as _)).await);
+                if let Some(otel) = otel {
+                    tokio::task::spawn_blocking(move || otel.shutdown()).await.unwrap();
+                }
+            }
+        }
+        let [off, down_t, up_t] = times.map(median);
+        let received = receiver.spans().len();
+        receiver.stop();
+        println!("(d) {calls} sequential calls with telemetry, median of {reps} (alternating):");
+        println!("    off               {:>9.1} ms", off.as_secs_f64() * 1e3);
+        println!(
+            "    collector down    {:>9.1} ms;  ratio down/off {:.3}   (target ≤ 1.05)",
+            down_t.as_secs_f64() * 1e3,
+            down_t.as_secs_f64() / off.as_secs_f64()
+        );
+        println!(
+            "    collector up      {:>9.1} ms;  ratio up/off   {:.3}   (target ≤ 1.10; {received} spans received)",
+            up_t.as_secs_f64() * 1e3,
+            up_t.as_secs_f64() / off.as_secs_f64()
+        );
+        assert!(received > 0 || calls == 0, "the receiver got no spans: telemetry did not reach it");
 
         if !measuring {
             println!("smoke run done (pass --bench, i.e. `cargo bench`, to measure)");

@@ -23,7 +23,7 @@ use mcpflow_engine::driver::MAX_WORKFLOW_DEPTH;
 use mcpflow_engine::event::IterationPath;
 use mcpflow_engine::{
     BlueprintSource, Control, Engine, Envelope, EventKind, EventSink, FolderSource, Journal, RunEvent, RunOrigin,
-    RunRequest, Servers,
+    RunRequest, Servers, TraceContext,
 };
 use mcpflow_mcp::{Pool, PoolOptions};
 use mcpflow_store::{OpenQuestions, RecordStatus, RerunOf, RunRecord, Store};
@@ -79,6 +79,10 @@ pub struct StartRun {
     /// The workflows that started this one from outside (an `mcpflow serve` call's
     /// `_meta["mcpflow/stack"]`), outermost first.
     pub stack: Vec<String>,
+    /// The caller's span (`mcpflow serve`'s span for the `tools/call` that asked for this
+    /// run, itself a child of the agent's `traceparent`): the run's trace continues it.
+    /// `None`: the run starts a trace of its own (when telemetry is on).
+    pub parent: Option<TraceContext>,
     pub breakpoints: HashSet<String>,
     /// Start paused (Debug): the first step waits for `step` or `resume`.
     pub paused: bool,
@@ -138,6 +142,7 @@ impl StartRun {
             inputs,
             trigger,
             stack: Vec::new(),
+            parent: None,
             breakpoints: HashSet::new(),
             paused: false,
             timeout_ms: None,
@@ -196,6 +201,20 @@ pub(crate) struct Active {
 pub struct RunDetail {
     pub record: RunRecord,
     pub events: Vec<RunEvent>,
+}
+
+impl RunDetail {
+    /// The run's trace id (32 hex digits) when it ran with telemetry on: from its
+    /// envelope once it has ended, else from its `RunStarted` event (a run still going,
+    /// or one interrupted).
+    pub fn trace_id(&self) -> Option<&str> {
+        self.record.envelope.as_ref().and_then(|e| e.trace_id.as_deref()).or_else(|| {
+            self.events.iter().find_map(|e| match &e.kind {
+                EventKind::RunStarted { trace_id, .. } => trace_id.as_deref(),
+                _ => None,
+            })
+        })
+    }
 }
 
 impl App {
@@ -369,7 +388,7 @@ impl App {
         let blueprint = bp.id.clone();
         let steps = u32::try_from(bp.steps.len()).unwrap_or(u32::MAX);
         let logs = self.inner.logs.join(&run_id, crate::logs::Listen::of(&bp));
-        let origin = RunOrigin { trigger: spec.trigger.as_str(), parent: None };
+        let origin = RunOrigin { trigger: spec.trigger.as_str(), parent: spec.parent.clone() };
         let request = RunRequest { blueprint: Arc::new(bp), plan: Arc::new(plan), config, stack: spec.stack, origin };
         let id = run_id.clone();
         tokio::spawn(async move {

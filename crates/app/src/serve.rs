@@ -8,6 +8,7 @@ pub mod http;
 mod people;
 mod sampling;
 mod tools;
+mod trace;
 mod waiting;
 
 use crate::app::{App, Change};
@@ -116,21 +117,35 @@ impl ServerHandler for Mediator {
     ) -> Result<CallToolResponse, McpError> {
         let args = Value::Object(request.arguments.clone().unwrap_or_default());
         let stack = incoming_stack(&request, &context);
+        let telemetry = self.app.telemetry();
+        let caller = trace::incoming(&request, &context);
+        let span = trace::ServerSpan::start(telemetry.as_ref(), &request.name, caller.as_ref(), &context);
+        let parent = span.context().cloned().or(caller);
         let retry = match waiting::retry_of(&request) {
             Ok(retry) => retry,
-            Err(error) => return Ok(CallToolResult::structured_error(error).into()),
+            Err(error) => {
+                span.end(error["error"]["code"].as_str());
+                return Ok(CallToolResult::structured_error(error).into());
+            }
         };
         let call = tools::Call {
             app: &self.app,
             context: &context,
             stack,
+            trace: tools::CallerTrace { telemetry, parent },
             parked: &self.parked,
             retry,
             input_required: std::sync::OnceLock::new(),
         };
         let result: CallToolResult = match call.dispatch(&request.name, args).await {
-            Ok(value) => CallToolResult::structured(value),
-            Err(error) => CallToolResult::structured_error(error),
+            Ok(value) => {
+                span.end(None);
+                CallToolResult::structured(value)
+            }
+            Err(error) => {
+                span.end(Some(error["error"]["code"].as_str().unwrap_or("tool_error")));
+                CallToolResult::structured_error(error)
+            }
         };
         // A 2026-07-28 client that can answer the run's questions gets them to answer.
         if let Some(input) = call.input_required.into_inner() {

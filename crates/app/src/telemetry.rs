@@ -76,6 +76,15 @@ pub fn start(
     Ok(Some(Arc::new(Otel::start(&config, report)?)))
 }
 
+impl crate::App {
+    /// Where this application's runs and `mcpflow serve` calls send their spans; `None`:
+    /// telemetry is off. (Interim: the App's own telemetry state is being wired; until
+    /// then only headless runs trace.)
+    pub fn telemetry(&self) -> Option<Arc<dyn mcpflow_engine::Telemetry>> {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -190,12 +190,16 @@ pub fn show(run_id: &str, events: bool, json_out: bool) -> anyhow::Result<ExitCo
     }
     let steps = step_records(&detail.events);
     if json_out {
-        println!("{}", serde_json::to_string_pretty(&json!({ "run": detail.record, "steps": steps }))?);
+        let doc = json!({ "run": detail.record, "trace_id": detail.trace_id(), "steps": steps });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(ExitCode::SUCCESS);
     }
     let r = &detail.record;
     println!("run {}  blueprint {}  {}  ({})", r.id, r.blueprint, r.status.as_str(), r.trigger);
     println!("started {}  finished {}", r.started_at, r.finished_at.as_deref().unwrap_or("-"));
+    if let Some(trace) = detail.trace_id() {
+        println!("trace {trace}");
+    }
     if let Some(o) = &r.rerun_of {
         let what = match o.mode {
             Rerun::Step => "alone",

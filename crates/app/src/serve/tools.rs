@@ -183,11 +183,27 @@ pub(super) fn exposed_tool(e: Exposed) -> Tool {
     Tool::new(e.id, e.description, Arc::new(schema))
 }
 
+/// The trace an incoming call continues (see `trace.rs`).
+pub(super) struct CallerTrace {
+    /// Where spans go; `None`: telemetry is off.
+    pub(super) telemetry: Option<Arc<dyn mcpflow_engine::Telemetry>>,
+    /// The call's SERVER span, else the caller's span: the parent of what it starts.
+    pub(super) parent: Option<mcpflow_engine::TraceContext>,
+}
+
+impl CallerTrace {
+    /// What a direct call to a server takes along (a client span under this call's).
+    fn call_trace(&self) -> Option<mcpflow_engine::CallTrace> {
+        Some(mcpflow_engine::CallTrace { telemetry: self.telemetry.clone()?, parent: self.parent.clone()? })
+    }
+}
+
 /// One incoming call.
 pub(super) struct Call<'a> {
     pub(super) app: &'a App,
     pub(super) context: &'a RequestContext<RoleServer>,
     pub(super) stack: Vec<String>,
+    pub(super) trace: CallerTrace,
     /// The runs whose questions wait for `answer_run`, announced by run id.
     pub(super) parked: &'a broadcast::Sender<String>,
     /// This call is a 2026-07-28 client's retry after `input_required`.
@@ -301,7 +317,7 @@ impl Call<'_> {
             tasks: Default::default(),
             ask,
             sample: None,
-            trace: None,
+            trace: self.trace.call_trace(),
         };
         match self.app.pool().call(request).await {
             Ok(raw) => {
@@ -381,6 +397,7 @@ impl Call<'_> {
         };
         let mut spec = StartRun::new(target, inputs, Trigger::Mcp);
         spec.stack = self.stack.clone();
+        spec.parent = self.trace.parent.clone();
         spec.client = self.client_name();
         // Sampling (issue 17): the client answers its servers' sampling when it declared it.
         spec.sampler = super::sampling::forwarding(self.context);
@@ -514,6 +531,7 @@ impl Call<'_> {
         })?;
         let mut spec = StartRun::new(Target::Inline(prepared.blueprint.clone()), json!({}), Trigger::Mcp);
         spec.stack = self.stack.clone();
+        spec.parent = self.trace.parent.clone();
         spec.client = self.client_name();
         // Sampling (issue 17): as in run_workflow.
         spec.sampler = super::sampling::forwarding(self.context);
