@@ -316,11 +316,7 @@ impl RunTrace {
         };
         let info = step_info(&mut self.steps, &self.plan, owner);
         let name = info.iteration_name.clone().unwrap_or_else(|| format!("iteration {}", info.id));
-        let mut attrs = Vec::with_capacity(2);
-        attrs.push((key::STEP_ID, Attr::Str(info.id.clone())));
-        if let Some(&index) = path.last() {
-            attrs.push((key::LOOP_INDEX, Attr::from(index)));
-        }
+        let attrs = path.last().map(|&index| (key::LOOP_INDEX, Attr::from(index))).into_iter().collect();
         let span = self.telemetry.start(SpanStart {
             name: Cow::Owned(name),
             kind: SpanKind::Internal,

@@ -385,6 +385,12 @@ async fn a_failed_run_ends_every_span_with_the_first_errors_code() {
     assert_eq!(text(each, "mcpflow.step.outcome"), Some("failed"));
     assert_eq!(text(each, "error.type"), Some("BOOM"));
     assert!(named(&spans, "step boom").iter().all(|s| matches!(s.status, Some(SpanStatus::Error(_)))));
+    let iterations = named(&spans, "iteration each");
+    assert_eq!(iterations.len(), 3);
+    assert!(
+        iterations.iter().all(|i| i.status == Some(SpanStatus::Unset)),
+        "the failed iteration and the siblings it cancelled are closed by the scheduler"
+    );
 }
 
 #[tokio::test]
