@@ -415,3 +415,88 @@ fn step_info<'a>(steps: &'a mut [Option<StepInfo>], plan: &Plan, idx: StepIdx) -
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{StepError, StepStatus};
+    use crate::telemetry::Recorder;
+    use serde_json::json;
+
+    fn plan() -> Arc<Plan> {
+        let doc = json!({ "blueprint": 1, "id": "t", "steps": [
+            { "id": "l", "kind": "loop", "for_each": "{{ inputs.items }}",
+              "steps": [ { "id": "w", "kind": "tool", "server": "s", "tool": "w" } ] }
+        ] });
+        let report = mcpflow_blueprint::check_value(doc, &mcpflow_blueprint::Options::default());
+        Arc::new(report.plan.unwrap_or_else(|| panic!("{:?}", report.diagnostics)))
+    }
+
+    fn event(kind: EventKind) -> RunEvent {
+        RunEvent { seq: 0, at_ms: 0, kind }
+    }
+
+    fn started(step: &str, path: Vec<u32>, attempt: u32) -> RunEvent {
+        event(EventKind::StepStarted { step: step.into(), path, attempt, args: None })
+    }
+
+    fn finished(step: &str, path: Vec<u32>, error: Option<&str>) -> RunEvent {
+        event(EventKind::StepFinished {
+            step: step.into(),
+            path,
+            status: if error.is_some() { StepStatus::Failed } else { StepStatus::Succeeded },
+            output: None,
+            error: error.map(|code| StepError {
+                code: code.into(),
+                message: "m".into(),
+                detail: None,
+                exhausted: None,
+            }),
+            attempts: 1,
+            duration_ms: 0,
+            raw: None,
+            recovered_by: None,
+        })
+    }
+
+    #[test]
+    fn a_loop_that_ends_with_iterations_still_open_ends_them_and_unknown_steps_are_ignored() {
+        let recorder = Arc::new(Recorder::new(false));
+        let mut trace = RunTrace::start(recorder.clone(), plan(), "t", "r", &RunOrigin::default());
+        trace.on_event(&started("l", vec![], 1));
+        trace.on_event(&started("w", vec![0], 1));
+        trace.on_event(&finished("w", vec![0], None));
+        // No IterationClosed arrives (as for a loop kind that had none): the loop's end
+        // ends its iteration.
+        trace.on_event(&finished("l", vec![], Some("LOOP_FAILED")));
+        trace.on_event(&started("nosuchstep", vec![], 1));
+        trace.iteration_closed("nosuchstep", &[0]);
+        trace.on_event(&finished("nosuchstep", vec![], None));
+        let spans = recorder.recorded().spans;
+        let names: Vec<_> = spans.iter().map(|s| (s.name.as_str(), s.status.clone())).collect();
+        assert_eq!(
+            names,
+            [
+                ("run t", None),
+                ("step l", Some(SpanStatus::Error("LOOP_FAILED".into()))),
+                ("iteration l", Some(SpanStatus::Error(ENDED_WITH_THE_RUN.into()))),
+                ("step w", Some(SpanStatus::Ok)),
+            ]
+        );
+        drop(trace);
+        assert!(recorder.recorded().spans.iter().all(|s| s.status.is_some()), "dropping ends the root");
+    }
+
+    #[test]
+    fn an_attempt_started_again_without_an_end_ends_the_first_rather_than_leaking_it() {
+        let recorder = Arc::new(Recorder::new(false));
+        let mut trace = RunTrace::start(recorder.clone(), plan(), "t", "r", &RunOrigin::default());
+        trace.on_event(&started("l", vec![], 1));
+        trace.on_event(&started("l", vec![], 2));
+        let parent = trace.parent_for("l", &[]);
+        let spans = recorder.recorded().spans;
+        assert_eq!(spans[1].status, Some(SpanStatus::Error(ENDED_WITH_THE_RUN.into())));
+        assert_eq!(parent.span_id, spans[2].span_id, "calls go under the attempt that is open");
+        assert_eq!(trace.parent_for("w", &[7]).span_id, spans[0].span_id, "no attempt open: the root");
+    }
+}
