@@ -4,11 +4,12 @@
 
 use crate::event::{Envelope, IterationPath, RunEvent, RunStatus};
 use crate::people::{AskSink, NoOne, People, Question};
+use crate::run_trace::RunTrace;
 use crate::sampling::{NoModel, SampleRequest, SampleSink, Sampler};
 use crate::scheduler::{Action, Control, Input, Invocation, Retired, RunConfig, Scheduler, TimerId};
 use crate::servers::{CallAsk, CallError, CallRequest, ProgressSink, Servers, TaskHandle, TaskHooks, TaskSink};
 use crate::source::{BlueprintSource, SavedValues};
-use crate::telemetry::RunOrigin;
+use crate::telemetry::{CallTrace, RunOrigin, TraceContext};
 use futures::stream::FuturesUnordered;
 use futures::{FutureExt as _, StreamExt as _};
 use mcpflow_blueprint::inputs::prepare_inputs;
@@ -20,6 +21,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 /// Numbers questions: unique in the process, so within every run.
 static QUESTIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -166,8 +168,22 @@ impl Engine {
         mut logs: Option<mpsc::Receiver<(String, String)>>,
         cancel: CancellationToken,
     ) -> futures::future::BoxFuture<'_, Envelope> {
-        Box::pin(async move {
-            let RunRequest { blueprint, plan, config, mut stack, origin: _ } = request;
+        let RunRequest { blueprint, plan, mut config, mut stack, origin } = request;
+        // Traced: the root span opens now, and its trace id goes into the config, from
+        // which the scheduler writes it into `RunStarted` and the envelope (the id is an
+        // input: the scheduler stays deterministic).
+        let mut trace = self
+            .telemetry
+            .as_ref()
+            .map(|telemetry| RunTrace::start(telemetry.clone(), plan.clone(), &blueprint.id, &config.run_id, &origin));
+        // Log lines written during the run carry its ids (`--log-format json`).
+        let log_span = trace.as_ref().map(|t| {
+            let trace_id = t.trace_id_hex();
+            let span = tracing::info_span!("run", run_id = %config.run_id, trace_id = %trace_id);
+            config.trace_id = Some(trace_id);
+            span
+        });
+        let run = Box::pin(async move {
             stack.push(blueprint.id.clone());
             let bp_id = blueprint.id.clone();
             let mut sched = Scheduler::new(&blueprint, plan, config);
@@ -196,6 +212,10 @@ impl Engine {
                 for action in actions.drain(..) {
                     match action {
                         Action::Emit(e) => {
+                            // Before the sink: a sub-workflow's sink is a no-op.
+                            if let Some(trace) = &mut trace {
+                                trace.on_event(&e);
+                            }
                             events(&e);
                             garbage.events.push(e);
                         }
@@ -209,21 +229,32 @@ impl Engine {
                             let tx = tx.clone();
                             let task_tx = task_tx.clone();
                             let stack = stack.clone();
-                            inflight.push(async move {
-                                let call = Call {
-                                    inv,
-                                    step,
-                                    path,
-                                    cancel: token,
-                                    tx: &tx,
-                                    tasks: task_tx,
-                                    resume,
-                                    stack,
-                                    confirm,
-                                };
-                                let result = self.invoke(invocation, call).await;
-                                (inv, result)
-                            });
+                            // The call's span parent: its step's attempt. Its log lines
+                            // carry the attempt's span id.
+                            let parent = trace.as_ref().map(|t| t.parent_for(&step, &path));
+                            let log_span = match &parent {
+                                Some(p) => tracing::info_span!("step", step = %step, span_id = %p.span_id_hex()),
+                                None => tracing::Span::none(),
+                            };
+                            inflight.push(
+                                async move {
+                                    let call = Call {
+                                        inv,
+                                        step,
+                                        path,
+                                        cancel: token,
+                                        tx: &tx,
+                                        tasks: task_tx,
+                                        resume,
+                                        stack,
+                                        confirm,
+                                        trace: parent,
+                                    };
+                                    let result = self.invoke(invocation, call).await;
+                                    (inv, result)
+                                }
+                                .instrument(log_span),
+                            );
                         }
                         Action::Cancel { inv } => {
                             if let Some(t) = calls.remove(&inv) {
@@ -246,13 +277,23 @@ impl Engine {
                                 tracing::warn!(blueprint = %bp_id, name, error = %e, "could not save a value");
                             }
                         }
+                        Action::IterationClosed { step, path } => {
+                            if let Some(trace) = &mut trace {
+                                trace.iteration_closed(&step, &path);
+                            }
+                        }
                         Action::Finish(envelope) => {
                             for (_, t) in calls.drain() {
                                 t.cancel();
                             }
+                            // Sub-workflows still running end their spans here, before
+                            // this run's root.
                             drop(inflight);
                             for (_, h) in timers.drain() {
                                 h.abort();
+                            }
+                            if let Some(trace) = trace.take() {
+                                trace.finish(&envelope);
                             }
                             return envelope;
                         }
@@ -316,11 +357,15 @@ impl Engine {
                 }
                 actions.extend(sched.apply(now(), input));
             }
-        })
+        });
+        match log_span {
+            Some(span) => Box::pin(run.instrument(span)),
+            None => run,
+        }
     }
 
     async fn invoke(&self, invocation: Invocation, call: Call<'_>) -> Result<Value, CallError> {
-        let Call { inv, step, path, cancel, tx, tasks, resume, stack, confirm } = call;
+        let Call { inv, step, path, cancel, tx, tasks, resume, stack, confirm, trace } = call;
         match invocation {
             Invocation::Ask(question) => {
                 let (unanswered, _) = mpsc::channel(1);
@@ -363,7 +408,7 @@ impl Engine {
                         confirm_destructive: confirm,
                     }),
                     sample: Some(self.sample_sink(inv, step, path, tx.clone(), cancel.clone(), unanswered)),
-                    trace: None,
+                    trace: trace.zip(self.telemetry.clone()).map(|(parent, telemetry)| CallTrace { telemetry, parent }),
                 };
                 // A question of the server's that nobody can answer ends the call at once
                 // with why (`INPUT_REQUIRED`), rather than with whatever the server makes of
@@ -381,7 +426,7 @@ impl Engine {
                 }
             }
             // Boxed: a sub-workflow's future is large and most calls are not one.
-            Invocation::Workflow { id, inputs } => Box::pin(self.sub_workflow(&id, inputs, cancel, stack)).await,
+            Invocation::Workflow { id, inputs } => Box::pin(self.sub_workflow(&id, inputs, cancel, stack, trace)).await,
         }
     }
 
@@ -480,6 +525,7 @@ impl Engine {
         inputs: Value,
         cancel: CancellationToken,
         stack: Vec<String>,
+        parent: Option<TraceContext>,
     ) -> Result<Value, CallError> {
         if stack.iter().any(|s| s == id) {
             let chain = stack.iter().map(String::as_str).chain([id]).collect::<Vec<_>>().join(" → ");
@@ -508,7 +554,8 @@ impl Engine {
         };
         let run_id = format!("{}/{}", stack.last().map_or("", String::as_str), id);
         let config = self.config(&bp, run_id, inputs).map_err(|e| CallError::new(e.code(), e.to_string(), false))?;
-        let origin = RunOrigin { trigger: "workflow", parent: None };
+        // Traced: the callee's root span is a child of the calling step's attempt.
+        let origin = RunOrigin { trigger: "workflow", parent };
         let request = RunRequest { blueprint: Arc::new(bp), plan: Arc::new(plan), config, stack, origin };
         let sink: EventSink = Arc::new(|_| {});
         let envelope = self.run_nested(request, sink, None, None, cancel).await;
@@ -540,6 +587,8 @@ struct Call<'a> {
     resume: Option<TaskHandle>,
     stack: Vec<String>,
     confirm: bool,
+    /// The span the call belongs to (its step's attempt), when the run is traced.
+    trace: Option<TraceContext>,
 }
 
 /// A call became a task: its handle, and who waits for it to be on disk.

@@ -5,6 +5,7 @@
 
 pub mod people;
 pub mod results;
+pub mod run_trace;
 pub mod sampling;
 pub mod servers;
 pub mod source;
@@ -22,6 +23,7 @@ pub use event::{
     Envelope, ErrorEntry, EventKind, RunEvent, RunStatus, SkipReason, StepError, StepStatus, Summary, UntilExhausted,
 };
 pub use people::{Answer, AskSink, Asking, NoOne, People, Question};
+pub use run_trace::RunTrace;
 pub use sampling::{NoModel, SampleRequest, SampleSink, Sampler};
 pub use scheduler::{Action, Control, Input, Invocation, RunConfig, Scheduler};
 pub use source::{BlueprintSource, FileSaved, FolderSource, SavedValues};

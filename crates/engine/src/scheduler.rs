@@ -111,6 +111,13 @@ pub enum Action {
         name: String,
         value: Value,
     },
+    /// An iteration of loop `step` ended (finished, failed or cancelled); `path` is its
+    /// path, its own index last. Only when the run is traced ([`RunConfig::trace_id`]),
+    /// so that the driver ends the iteration's span as it ends rather than with its loop.
+    IterationClosed {
+        step: String,
+        path: IterationPath,
+    },
     Finish(Envelope),
 }
 

@@ -199,16 +199,38 @@ impl Scheduler {
         if frame == 0 {
             self.finish_run();
         } else {
+            // Before the loop hears of it: the loop may finish now, and its iteration
+            // ends first.
+            self.iteration_closed(frame);
             self.iteration_done(frame);
         }
     }
 
     pub(super) fn close_frame(&mut self, frame: FrameId) {
+        let was_open = !self.frames[frame].closed;
         self.frames[frame].closed = true;
+        if was_open {
+            self.iteration_closed(frame);
+        }
+    }
+
+    /// A traced run: tells the driver that iteration `frame` is over, once per iteration
+    /// (each iteration frame is closed once: completed, or cancelled). Untraced runs get
+    /// no such action, so their actions are what they were without tracing.
+    fn iteration_closed(&mut self, frame: FrameId) {
+        if frame == 0 || self.config.trace_id.is_none() {
+            return;
+        }
+        let list = self.frames[frame].list;
+        let Some(owner) = self.plan.lists[list].owner else { return };
+        let step = self.plan.steps[owner].step.id().to_owned();
+        let path = self.frames[frame].path.clone();
+        self.out.push(Action::IterationClosed { step, path });
     }
 
     /// Cancels everything still running or pending in a frame (and its iterations).
     pub(super) fn cancel_frame(&mut self, frame: FrameId) {
+        let was_open = !self.frames[frame].closed;
         self.frames[frame].closed = true;
         for pos in 0..self.frames[frame].slots.len() {
             let state = std::mem::take(&mut self.frames[frame].slots[pos].state);
@@ -243,6 +265,10 @@ impl Scheduler {
                     self.frames[frame].slots[pos].state = State::Done(StepStatus::Skipped);
                 }
             }
+        }
+        // After its steps' ends: an iteration span ends after the spans inside it.
+        if was_open {
+            self.iteration_closed(frame);
         }
     }
 

@@ -9,4 +9,5 @@ mod rerun;
 mod sampling;
 mod scheduler;
 mod sim;
+mod telemetry;
 mod until;

@@ -23,6 +23,8 @@ pub struct Sim {
     pub invokes: Vec<(u64, String, Vec<u32>)>,
     /// The invocations that resume a task: (step, path, task id).
     pub resumed: Vec<(String, Vec<u32>, String)>,
+    /// `Action::IterationClosed` (traced runs only): (loop step, iteration path).
+    pub iterations_closed: Vec<(String, Vec<u32>)>,
 }
 
 /// A blueprint `t` of `steps`.
@@ -65,6 +67,7 @@ impl Sim {
             envelope: None,
             invokes: Vec::new(),
             resumed: Vec::new(),
+            iterations_closed: Vec::new(),
         }
     }
 
@@ -96,6 +99,7 @@ impl Sim {
                     self.timers.insert((at_ms, timer), ());
                 }
                 Action::Save { name, value } => self.saves.push((name, value)),
+                Action::IterationClosed { step, path } => self.iterations_closed.push((step, path)),
                 Action::Finish(e) => self.envelope = Some(e),
             }
         }
