@@ -69,6 +69,9 @@ mod tests {
         assert!(!text.contains("S3CRET-TOKEN"), "the log shows rmcp's line with the secret: {text}");
         assert!(text.contains("server `docs` stopped"), "our own warnings stay: {text}");
         assert!(!text.contains("a debug line of ours"), "the level stays at info: {text}");
-        assert!(!text.contains("ExportError") && !text.contains("OTLP export"), "OpenTelemetry's own lines stay out: {text}");
+        assert!(
+            !text.contains("ExportError") && !text.contains("OTLP export"),
+            "OpenTelemetry's own lines stay out: {text}"
+        );
     }
 }

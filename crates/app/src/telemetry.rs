@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-pub use mcpflow_telemetry::log::{LogFormat, init as init_log};
+pub use mcpflow_telemetry::log::{LogFormat, filter as log_filter, init as init_log};
 pub use mcpflow_telemetry::{Config, Flags, Otel, Protocol, Reporter, Settings};
 
 /// Why telemetry could not start; the run does not start either, so the person fixes

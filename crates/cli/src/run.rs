@@ -332,11 +332,12 @@ async fn recorded(
         args.telemetry.warn_service_running(None, &mcpflow_app::home::data_dir());
         return through_service(&api, args, &app_args, bytes, checked, spec, sink, &cancel).await;
     }
-    let app = open_app_with_options(&app_args, None, spec.folder.clone(), false, Some(&args.telemetry)).map_err(|e| {
-        // A servers file refused (LIMIT_SIZE, …) keeps its own code; the rest is the store.
-        let code = e.downcast_ref::<mcpflow_app::AppError>().map_or("STORE_UNAVAILABLE", |a| a.code());
-        (code, format!("{e:#}"), true)
-    })?;
+    let app =
+        open_app_with_options(&app_args, None, spec.folder.clone(), false, Some(&args.telemetry)).map_err(|e| {
+            // A servers file refused (LIMIT_SIZE, …) keeps its own code; the rest is the store.
+            let code = e.downcast_ref::<mcpflow_app::AppError>().map_or("STORE_UNAVAILABLE", |a| a.code());
+            (code, format!("{e:#}"), true)
+        })?;
     let inputs = headless::assemble_inputs(&checked.blueprint, spec).map_err(|e| (e.code(), e.to_string(), true))?;
     // The strict reader again (these bytes passed it in `check`), never serde's last-key-wins.
     let doc = mcpflow_blueprint::source::parse(bytes)

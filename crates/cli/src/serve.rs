@@ -58,8 +58,13 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         return Ok(code);
     }
     let signals = cancel_on_signals()?;
-    let app =
-        crate::app::open_app_with_options(&args.app, args.max_runs, None, args.allow_blueprint_env, Some(&args.telemetry))?;
+    let app = crate::app::open_app_with_options(
+        &args.app,
+        args.max_runs,
+        None,
+        args.allow_blueprint_env,
+        Some(&args.telemetry),
+    )?;
     let stop = tokio_util::sync::CancellationToken::new();
     if args.schedule {
         tokio::spawn(mcpflow_app::daemon::run_schedules(app.clone(), stop.clone()));

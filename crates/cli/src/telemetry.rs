@@ -94,15 +94,17 @@ impl TelemetryArgs {
         if !self.given() {
             return;
         }
-        let named: Vec<&str> = [self.otlp.is_some().then_some("--otlp"), self.otlp_capture_payloads.then_some("--otlp-capture-payloads")]
-            .into_iter()
-            .flatten()
-            .collect();
+        let named: Vec<&str> =
+            [self.otlp.is_some().then_some("--otlp"), self.otlp_capture_payloads.then_some("--otlp-capture-payloads")]
+                .into_iter()
+                .flatten()
+                .collect();
         let flags = match named.as_slice() {
             [one] => format!("{one} does"),
             many => format!("{} do", many.join(" and ")),
         };
-        let who = pid.map_or_else(|| "the mcpflow service".to_owned(), |pid| format!("the mcpflow service (pid {pid})"));
+        let who =
+            pid.map_or_else(|| "the mcpflow service".to_owned(), |pid| format!("the mcpflow service (pid {pid})"));
         let stop = pid.map_or_else(String::new, |pid| format!(" (`kill {pid}`; it also exits when idle)"));
         eprintln!(
             "warning: {flags} not apply: {who} already holds {} and traces with its own configuration. To use \

@@ -6,7 +6,8 @@
 use super::dto::{
     AnswerDto, AuthStatusDto, BlueprintInfo, CommandError, DiagnosticDto, EventBatch, Json, OpenedBlueprint,
     QuestionDto, RerunMode, RunAction, RunDetailDto, RunInfo, RunStarted, SamplingProviderDto, SamplingSettingsDto,
-    SaveResult, ServerDto, ServerOffer, ServerTestDto, SignedOutDto, TelemetryConfigDto, TelemetrySettingsDto, WaitingRunDto,
+    SaveResult, ServerDto, ServerOffer, ServerTestDto, SignedOutDto, TelemetryConfigDto, TelemetrySettingsDto,
+    WaitingRunDto,
 };
 use super::logins::Logins;
 use crate::App;

@@ -137,9 +137,8 @@ fn serve_starts_the_service_with_its_otlp_flag_and_the_service_sends_when_it_exi
     std::fs::create_dir_all(&home).unwrap();
     // No service runs: this serve starts one, with its --otlp; stdin closes, the bridge
     // ends, and the service, idle, exits and sends its last metrics there.
-    let out = mcpflow_on(&home, &["serve", "--otlp", &receiver.url()], &[("MCPFLOW_SERVICE_IDLE", "1")])
-        .output()
-        .unwrap();
+    let out =
+        mcpflow_on(&home, &["serve", "--otlp", &receiver.url()], &[("MCPFLOW_SERVICE_IDLE", "1")]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
     assert!(final_metrics_arrive(&receiver), "the service started by serve did not get --otlp");
@@ -161,9 +160,8 @@ fn a_service_applies_its_otlp_flag_and_serve_flags_it_cannot_apply_are_told_once
         rt.block_on(mcpflow_app::service::endpoint::connect(&home))
     });
     assert!(up.is_some(), "the service did not answer");
-    let out = mcpflow_on(&home, &["serve", "--otlp", "http://127.0.0.1:9", "--otlp-capture-payloads"], &[])
-        .output()
-        .unwrap();
+    let out =
+        mcpflow_on(&home, &["serve", "--otlp", "http://127.0.0.1:9", "--otlp-capture-payloads"], &[]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "the serve goes on through the service: {}", stderr(&out));
     let err = stderr(&out);
     assert_eq!(err.matches("warning:").count(), 1, "{err}");
@@ -185,7 +183,9 @@ fn a_service_applies_its_otlp_flag_and_serve_flags_it_cannot_apply_are_told_once
 #[test]
 fn serve_daemon_and_service_refuse_an_otlp_url_that_is_not_http() {
     let dir = tempfile::tempdir().unwrap();
-    for args in [&["serve", "--otlp", "localhost:4318"][..], &["daemon", "--otlp", "x"], &["service", "--otlp", "ftp://h"]] {
+    for args in
+        [&["serve", "--otlp", "localhost:4318"][..], &["daemon", "--otlp", "x"], &["service", "--otlp", "ftp://h"]]
+    {
         let out = mcpflow_on(dir.path(), args, &[]).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         assert!(stderr(&out).contains("error[OTLP_ENDPOINT_INVALID]"), "{args:?}: {}", stderr(&out));
