@@ -7,7 +7,7 @@ use crate::dialogs;
 use crate::dto::{
     AnswerDto, AskingDto, AuthStatusDto, BlueprintInfo, CommandError, DiagnosticDto, ExportedFiles, ImportedFile, Json,
     OpenedBlueprint, QuestionDto, SamplingProviderDto, SamplingSettingsDto, SaveResult, ServerDto, ServerOffer,
-    ServerTestDto, SignedOutDto, StudioInfo,
+    ServerTestDto, SignedOutDto, StudioInfo, TelemetryConfigDto, TelemetrySettingsDto,
 };
 use mcpflow_app::api::Api;
 use serde_json::Value;
@@ -97,6 +97,24 @@ pub async fn set_sampling_provider(
     provider: Option<SamplingProviderDto>,
 ) -> Result<SamplingSettingsDto> {
     studio.api.set_sampling_provider(provider).await
+}
+
+/// The telemetry section of the data folder's `settings.json`, and where spans go now.
+#[tauri::command]
+#[specta::specta]
+pub async fn telemetry_settings(studio: State<'_, Studio>) -> Result<TelemetrySettingsDto> {
+    studio.api.telemetry_settings().await
+}
+
+/// Saves the telemetry section (`None` removes it), keeping the rest of `settings.json`;
+/// the runs that start from now on use it. `BAD_REQUEST` names the field that does not pass.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_telemetry_settings(
+    studio: State<'_, Studio>,
+    config: Option<TelemetryConfigDto>,
+) -> Result<TelemetrySettingsDto> {
+    studio.api.set_telemetry_settings(config).await
 }
 
 #[tauri::command]

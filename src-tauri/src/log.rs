@@ -7,13 +7,15 @@
 //! errors too: rmcp's error-level lines ("…, max retry times reached", "worker quit with
 //! fatal: …") carry the same reqwest text.
 
-use tracing_subscriber::filter::{LevelFilter, Targets};
+use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
-/// Our events at `info` and above; none of rmcp's.
+/// Our events at `info` and above; none of rmcp's, none of OpenTelemetry's own (a
+/// collector that is down is told once, in our words, by the application's telemetry):
+/// the same filter as the CLI's `--log-format` (`mcpflow_telemetry::log::filter`).
 pub fn filter() -> Targets {
-    Targets::new().with_default(LevelFilter::INFO).with_target("rmcp", LevelFilter::OFF)
+    mcpflow_app::telemetry::log_filter()
 }
 
 /// Installs the studio's log: [`filter`] over plain lines on stderr.
@@ -60,10 +62,16 @@ mod tests {
             );
             tracing::warn!(target: "mcpflow_mcp::pool", "server `docs` stopped; it starts again on next use");
             tracing::debug!(target: "mcpflow_app::runs", "a debug line of ours");
+            tracing::warn!(target: "opentelemetry_sdk", "BatchSpanProcessor.ExportError http://collector/v1/traces");
+            tracing::warn!(target: "opentelemetry_otlp::exporter", "an OTLP export line");
         });
         let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
         assert!(!text.contains("S3CRET-TOKEN"), "the log shows rmcp's line with the secret: {text}");
         assert!(text.contains("server `docs` stopped"), "our own warnings stay: {text}");
         assert!(!text.contains("a debug line of ours"), "the level stays at info: {text}");
+        assert!(
+            !text.contains("ExportError") && !text.contains("OTLP export"),
+            "OpenTelemetry's own lines stay out: {text}"
+        );
     }
 }

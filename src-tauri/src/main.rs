@@ -43,6 +43,8 @@ fn builder() -> Builder<tauri::Wry> {
             commands::set_server_sampling,
             commands::sampling_settings,
             commands::set_sampling_provider,
+            commands::telemetry_settings,
+            commands::set_telemetry_settings,
             commands::approve_server,
             commands::test_server,
             commands::server_offers,

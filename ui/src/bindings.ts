@@ -30,6 +30,13 @@ export const commands = {
 	 *  `BAD_REQUEST` names the field that does not pass.
 	 */
 	setSamplingProvider: (provider: SamplingProviderDto_Deserialize | null) => typedError<SamplingSettingsDto_Serialize, CommandError_Serialize>(__TAURI_INVOKE("set_sampling_provider", { provider })),
+	/**  The telemetry section of the data folder's `settings.json`, and where spans go now. */
+	telemetrySettings: () => typedError<TelemetrySettingsDto_Serialize, CommandError_Serialize>(__TAURI_INVOKE("telemetry_settings")),
+	/**
+	 *  Saves the telemetry section (`None` removes it), keeping the rest of `settings.json`;
+	 *  the runs that start from now on use it. `BAD_REQUEST` names the field that does not pass.
+	 */
+	setTelemetrySettings: (config: TelemetryConfigDto_Deserialize | null) => typedError<TelemetrySettingsDto_Serialize, CommandError_Serialize>(__TAURI_INVOKE("set_telemetry_settings", { config })),
 	/**  Approves the exact command line the server starts; returns that command line. */
 	approveServer: (name: string) => typedError<string, CommandError_Serialize>(__TAURI_INVOKE("approve_server", { name })),
 	/**
@@ -855,6 +862,106 @@ export type StudioInfo_Serialize = {
 	open_first: string | null,
 	/**  Runs a previous session left running, now marked `interrupted`. */
 	interrupted: string[],
+};
+
+/**
+ *  The `telemetry` section of the data folder's `settings.json` as the studio's form
+ *  edits it.
+ */
+export type TelemetryConfigDto = TelemetryConfigDto_Serialize | TelemetryConfigDto_Deserialize;
+
+/**
+ *  The `telemetry` section of the data folder's `settings.json` as the studio's form
+ *  edits it.
+ */
+export type TelemetryConfigDto_Deserialize = {
+	/**
+	 *  The collector's base URL (`http://localhost:4318`); none: the environment's
+	 *  `OTEL_EXPORTER_OTLP_ENDPOINT`, if any.
+	 */
+	endpoint?: string | null,
+	/**  None: the environment's, else `http/protobuf`. */
+	protocol?: TelemetryProtocolDto | null,
+	headers: TelemetryHeaderDto[],
+	/**  Tool arguments and results go on the spans. */
+	capture_payloads: boolean,
+};
+
+/**
+ *  The `telemetry` section of the data folder's `settings.json` as the studio's form
+ *  edits it.
+ */
+export type TelemetryConfigDto_Serialize = {
+	/**
+	 *  The collector's base URL (`http://localhost:4318`); none: the environment's
+	 *  `OTEL_EXPORTER_OTLP_ENDPOINT`, if any.
+	 */
+	endpoint: string | null,
+	/**  None: the environment's, else `http/protobuf`. */
+	protocol: TelemetryProtocolDto | null,
+	headers: TelemetryHeaderDto[],
+	/**  Tool arguments and results go on the spans. */
+	capture_payloads: boolean,
+};
+
+/**
+ *  A header sent to the collector: its value only as the name of the environment variable
+ *  that holds it (written `${env:NAME}`), never a value.
+ */
+export type TelemetryHeaderDto = {
+	name: string,
+	/**  The environment variable holding the value. */
+	env: string,
+};
+
+/**  The OTLP transport the studio's form offers. */
+export type TelemetryProtocolDto = "http/protobuf" | "grpc";
+
+/**  What the data folder's `settings.json` says of telemetry, and what is in effect. */
+export type TelemetrySettingsDto = TelemetrySettingsDto_Serialize | TelemetrySettingsDto_Deserialize;
+
+/**  What the data folder's `settings.json` says of telemetry, and what is in effect. */
+export type TelemetrySettingsDto_Deserialize = {
+	/**  The settings file. */
+	path: string,
+	/**  The section as written (also one that cannot be used: see `problem`); none: no section. */
+	config?: TelemetryConfigDto_Deserialize | null,
+	/**  What is wrong with the file or its `telemetry` section (the file and field named). */
+	problem?: string | null,
+	/**  The file can take the section (absent, or a JSON object). */
+	writable: boolean,
+	/**  Variables the headers read that are not set where the runs run. */
+	missing_vars: string[],
+	/**  Where spans go now (`…/v1/traces`); none: telemetry is off. */
+	sending_to?: string | null,
+	/**  Why telemetry could not start with what is configured (it is off meanwhile). */
+	start_problem?: string | null,
+	/**  The `--otlp` the engine's process was started with: it wins over the settings. */
+	flag_endpoint?: string | null,
+	/**  The engine's `OTEL_EXPORTER_OTLP_ENDPOINT`: used when the settings name no endpoint. */
+	env_endpoint?: string | null,
+};
+
+/**  What the data folder's `settings.json` says of telemetry, and what is in effect. */
+export type TelemetrySettingsDto_Serialize = {
+	/**  The settings file. */
+	path: string,
+	/**  The section as written (also one that cannot be used: see `problem`); none: no section. */
+	config: TelemetryConfigDto_Serialize | null,
+	/**  What is wrong with the file or its `telemetry` section (the file and field named). */
+	problem: string | null,
+	/**  The file can take the section (absent, or a JSON object). */
+	writable: boolean,
+	/**  Variables the headers read that are not set where the runs run. */
+	missing_vars: string[],
+	/**  Where spans go now (`…/v1/traces`); none: telemetry is off. */
+	sending_to: string | null,
+	/**  Why telemetry could not start with what is configured (it is off meanwhile). */
+	start_problem: string | null,
+	/**  The `--otlp` the engine's process was started with: it wins over the settings. */
+	flag_endpoint: string | null,
+	/**  The engine's `OTEL_EXPORTER_OTLP_ENDPOINT`: used when the settings name no endpoint. */
+	env_endpoint: string | null,
 };
 
 export type ToolDto = ToolDto_Serialize | ToolDto_Deserialize;

@@ -33,6 +33,9 @@ pub struct AppOptions {
     pub allow_blueprint_env: bool,
     /// Whose words advice is given in: the studio's (the default) or the command line's.
     pub front: crate::advice::Front,
+    /// This process's telemetry flags (`--otlp`), over the data folder's settings and the
+    /// `OTEL_*` environment ([`App::telemetry`]).
+    pub telemetry: crate::telemetry::TelemetryOptions,
 }
 
 /// What changed, for subscribers (e.g. `tools/list_changed` for exposed blueprints).
@@ -84,6 +87,8 @@ pub(crate) struct Inner {
     pub(crate) questions: Arc<crate::runs::Questions>,
     /// The data folder whose `settings.json` names the sampling provider.
     pub(crate) home: PathBuf,
+    /// The exporter runs use, replaced when the studio changes the settings.
+    pub(crate) telemetry: RwLock<crate::telemetry::TelemetryState>,
 }
 
 #[derive(Clone)]
@@ -132,6 +137,7 @@ impl App {
         let logs = crate::logs::LogRouter::new();
         let state = build_servers(&store, &files, &options, &logs, &roots, &auth)?;
         let (changes, _) = broadcast::channel(64);
+        let telemetry = crate::telemetry::start_state(&options.telemetry, &home);
         Ok(App {
             inner: Arc::new(Inner {
                 store,
@@ -146,6 +152,7 @@ impl App {
                 auth,
                 questions: Arc::default(),
                 home,
+                telemetry: RwLock::new(telemetry),
             }),
         })
     }
@@ -198,7 +205,7 @@ impl App {
     }
 
     /// Ends every run in flight — a run waiting for a person is left waiting ([`App::park`]) —
-    /// and reaps every server process.
+    /// reaps every server process, and sends the last spans (telemetry is off after).
     pub async fn shutdown(&self) {
         // Runs waiting for a person are left waiting, to be answered after a restart.
         self.park_waiting().await;
@@ -211,6 +218,7 @@ impl App {
         }
         crate::runs::wait_idle(self).await;
         self.pool().shutdown().await;
+        self.shutdown_telemetry().await;
     }
 }
 

@@ -262,7 +262,8 @@ impl App {
             }),
             // Read for each run: a provider set in the settings applies from the next run.
             sampler: Some(spec.sampler.clone().unwrap_or_else(|| Arc::new(self.sampling_model()))),
-            telemetry: None,
+            // Read for each run, like the sampler: a settings change applies from the next run.
+            telemetry: self.telemetry(),
         };
         let mut config = engine.config(&bp, run_id.clone(), spec.inputs.clone()).map_err(|e| match e {
             mcpflow_engine::StartError::Inputs(list) => AppError::Inputs(list),

@@ -270,6 +270,15 @@ pub fn write_provider(home: &Path, provider: Option<&ProviderConfig>) -> Result<
         Some(config) => Some(serde_json::to_value(writable(config)?).map_err(|e| e.to_string())?),
         None => None,
     };
+    write_section(home, "sampling", section)
+}
+
+/// Writes section `key` of `settings.json` in data folder `home` — `None` removes it —
+/// keeping every other key of the file as it was, in its place. Nothing is written when
+/// the file is not a JSON object (the error names the file and what to do). The file is
+/// replaced whole (a temporary file, then a rename): a crash leaves the old one or the
+/// new one. One write at a time in this process, whichever section.
+pub(crate) fn write_section(home: &Path, key: &str, section: Option<Value>) -> Result<(), String> {
     let _one = WRITING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let path = settings_path(home);
     let mut root = match read_settings_bytes(&path)? {
@@ -278,8 +287,8 @@ pub fn write_provider(home: &Path, provider: Option<&ProviderConfig>) -> Result<
             Ok(Value::Object(root)) => root,
             Ok(_) => {
                 return Err(format!(
-                    "{}: not a JSON object, so the sampling section cannot be added to it; make it an object \
-                     ({{\"sampling\": {{…}}}}) or remove it (nothing was written)",
+                    "{}: not a JSON object, so the {key} section cannot be added to it; make it an object \
+                     ({{\"{key}\": {{…}}}}) or remove it (nothing was written)",
                     path.display()
                 ));
             }
@@ -294,10 +303,10 @@ pub fn write_provider(home: &Path, provider: Option<&ProviderConfig>) -> Result<
     match section {
         // An existing key keeps its place.
         Some(section) => {
-            root.insert("sampling".to_owned(), section);
+            root.insert(key.to_owned(), section);
         }
         None => {
-            root.shift_remove("sampling");
+            root.shift_remove(key);
         }
     }
     let mut text = serde_json::to_string_pretty(&Value::Object(root)).map_err(|e| e.to_string())?;

@@ -486,6 +486,12 @@ const SERVICE_LOG_LIMIT: u64 = 5 * 1024 * 1024;
 /// (`MCPFLOW_SERVICE_IDLE`, default 300). Two front doors starting one at once start two;
 /// the store's lock lets one win, the other exits.
 pub fn start_service(home: &Path, binary: &Path) -> Result<(), String> {
+    start_service_with(home, binary, &[])
+}
+
+/// [`start_service`] with more arguments for `mcpflow service` (the telemetry flags of
+/// the `mcpflow serve` that starts it: `--otlp URL`).
+pub fn start_service_with(home: &Path, binary: &Path, args: &[String]) -> Result<(), String> {
     std::fs::create_dir_all(home).map_err(|e| format!("cannot create {}: {e}", home.display()))?;
     let log = home.join("service.log");
     if std::fs::metadata(&log).is_ok_and(|m| m.len() > SERVICE_LOG_LIMIT) {
@@ -502,6 +508,7 @@ pub fn start_service(home: &Path, binary: &Path) -> Result<(), String> {
     if let Some(idle) = idle {
         command.args(["--idle", &idle]);
     }
+    command.args(args);
     command.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null()).stderr(log_file);
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut command, 0);

@@ -28,16 +28,18 @@ pub fn open_app(args: &AppArgs, max_runs: Option<usize>) -> anyhow::Result<App> 
 }
 
 pub fn open_app_with(args: &AppArgs, max_runs: Option<usize>, folder: Option<PathBuf>) -> anyhow::Result<App> {
-    open_app_with_options(args, max_runs, folder, false)
+    open_app_with_options(args, max_runs, folder, false, None)
 }
 
-/// [`open_app_with`], and whether blueprints from clients may declare servers that use
-/// `${env:NAME}` (`serve --allow-blueprint-env`).
+/// [`open_app_with`], whether blueprints from clients may declare servers that use
+/// `${env:NAME}` (`serve --allow-blueprint-env`), and the telemetry flags of a front door
+/// that has them (`--otlp`; without them the settings and the `OTEL_*` environment).
 pub fn open_app_with_options(
     args: &AppArgs,
     max_runs: Option<usize>,
     folder: Option<PathBuf>,
     allow_blueprint_env: bool,
+    telemetry: Option<&crate::telemetry::TelemetryArgs>,
 ) -> anyhow::Result<App> {
     let home = mcpflow_app::home::data_dir();
     let options = AppOptions {
@@ -48,6 +50,7 @@ pub fn open_app_with_options(
         folder,
         allow_blueprint_env,
         front: mcpflow_app::advice::Front::Cli,
+        telemetry: telemetry.cloned().unwrap_or_default().options(),
     };
     App::open(&home, options).with_context(|| format!("starting mcpflow (data folder {})", home.display()))
 }

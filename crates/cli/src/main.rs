@@ -104,6 +104,8 @@ enum Command {
     Daemon {
         #[command(flatten)]
         app: app::AppArgs,
+        #[command(flatten)]
+        telemetry: telemetry::TelemetryArgs,
     },
     /// List the configured servers: how each is reached, whether it may start, its auth.
     /// Starts nothing. `servers test [NAME]...` connects to each and says what it
@@ -202,7 +204,7 @@ fn main() -> ExitCode {
         Command::Servers(args) => with_runtime(servers::run(args)),
         Command::Auth(args) => with_runtime(auth::run(args)),
         Command::Service(args) => with_runtime(service::run(args)),
-        Command::Daemon { app } => with_runtime(serve::daemon(app, None)),
+        Command::Daemon { app, telemetry } => with_runtime(serve::daemon(app, None, telemetry)),
         Command::List { json } => report(history::list(json)),
         Command::Runs { waiting: true, json, .. } => report(history::waiting(json)),
         Command::Runs { blueprint, limit, json, .. } => report(history::runs(blueprint.as_deref(), limit, json)),

@@ -1,6 +1,6 @@
 //! `mcpflow run FILE`: run a blueprint headless and report how it went.
 
-use crate::app::{AppArgs, open_app_with};
+use crate::app::{AppArgs, open_app_with_options};
 use crate::progress::Progress;
 use crate::telemetry::TelemetryArgs;
 use crate::validate::{read_input, read_json_input, render, unread};
@@ -179,7 +179,10 @@ pub fn run(args: RunArgs) -> ExitCode {
     if let Some(code) = args.out.conflict() {
         return code;
     }
-    let telemetry = match args.telemetry.start(true) {
+    // `--store` runs in the application, which starts its own exporter from the same
+    // flags (or in the service, which has its own).
+    let started = if args.store { args.telemetry.check().map(|()| None) } else { args.telemetry.start(true) };
+    let telemetry = match started {
         Ok(t) => t,
         Err(code) => return code,
     };
@@ -289,9 +292,6 @@ async fn execute(args: RunArgs, telemetry: Option<Arc<dyn mcpflow_engine::Teleme
     let cancel = stop.token().clone();
 
     let outcome = if args.store {
-        if spec.telemetry.is_some() {
-            eprintln!("warning: telemetry does not apply to `run --store` yet; this run is not traced");
-        }
         recorded(&args, &bytes, &checked, &spec, sink, cancel).await
     } else {
         headless::run(&checked, &spec, sink, cancel).await.map_err(|e| (e.code(), e.to_string(), usage_error(&e)))
@@ -329,13 +329,15 @@ async fn recorded(
     let app_args =
         AppArgs { servers: args.servers.clone(), allow: args.allow.clone(), allow_all_servers: args.allow_all_servers };
     if let Some(api) = crate::through::service().await {
+        args.telemetry.warn_service_running(None, &mcpflow_app::home::data_dir());
         return through_service(&api, args, &app_args, bytes, checked, spec, sink, &cancel).await;
     }
-    let app = open_app_with(&app_args, None, spec.folder.clone()).map_err(|e| {
-        // A servers file refused (LIMIT_SIZE, …) keeps its own code; the rest is the store.
-        let code = e.downcast_ref::<mcpflow_app::AppError>().map_or("STORE_UNAVAILABLE", |a| a.code());
-        (code, format!("{e:#}"), true)
-    })?;
+    let app =
+        open_app_with_options(&app_args, None, spec.folder.clone(), false, Some(&args.telemetry)).map_err(|e| {
+            // A servers file refused (LIMIT_SIZE, …) keeps its own code; the rest is the store.
+            let code = e.downcast_ref::<mcpflow_app::AppError>().map_or("STORE_UNAVAILABLE", |a| a.code());
+            (code, format!("{e:#}"), true)
+        })?;
     let inputs = headless::assemble_inputs(&checked.blueprint, spec).map_err(|e| (e.code(), e.to_string(), true))?;
     // The strict reader again (these bytes passed it in `check`), never serde's last-key-wins.
     let doc = mcpflow_blueprint::source::parse(bytes)

@@ -1,7 +1,8 @@
 //! `mcpflow serve`: the MCP mediator over stdio, or over streamable HTTP with `--http`.
 
-use crate::app::{AppArgs, open_app};
+use crate::app::AppArgs;
 use crate::run::cancel_on_signals;
+use crate::telemetry::TelemetryArgs;
 use anyhow::{Context as _, bail};
 use clap::Args;
 use mcpflow_app::serve::http::{HttpLimits, HttpOptions, new_token, serve_http};
@@ -40,19 +41,30 @@ pub struct ServeArgs {
     allow_blueprint_env: bool,
     #[command(flatten)]
     app: AppArgs,
+    #[command(flatten)]
+    telemetry: TelemetryArgs,
 }
 
 /// Serves until the client goes away (stdio) or a stop signal (Ctrl-C, SIGTERM, SIGHUP)
 /// arrives; then cancels the runs in flight, reaps every server and exits 0 — or the
 /// signal's code (130, 143, 129).
 pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    if let Err(code) = args.telemetry.check() {
+        return Ok(code);
+    }
     if args.http.is_none()
         && let Some(code) = bridge(&args).await?
     {
         return Ok(code);
     }
     let signals = cancel_on_signals()?;
-    let app = crate::app::open_app_with_options(&args.app, args.max_runs, None, args.allow_blueprint_env)?;
+    let app = crate::app::open_app_with_options(
+        &args.app,
+        args.max_runs,
+        None,
+        args.allow_blueprint_env,
+        Some(&args.telemetry),
+    )?;
     let stop = tokio_util::sync::CancellationToken::new();
     if args.schedule {
         tokio::spawn(mcpflow_app::daemon::run_schedules(app.clone(), stop.clone()));
@@ -77,14 +89,20 @@ async fn bridge(args: &ServeArgs) -> anyhow::Result<Option<ExitCode>> {
         token: None,
     };
     let connected = match connect(&home, &hello).await {
-        // No service yet: a `serve` without options of its own starts one and shares it.
-        Ok(None) if hello.options.is_empty() => match start_service(&home) {
+        // No service yet: a `serve` without options of its own starts one, with its
+        // telemetry flags, and shares it.
+        Ok(None) if hello.options.is_empty() => match start_service(&home, &args.telemetry) {
             Ok(()) => wait_for_service(&home, &hello).await,
             Err(why) => {
                 eprintln!("note: serving in this process: the mcpflow service could not start ({why})");
                 Ok(None)
             }
         },
+        // A service was there already: it traces as it was configured.
+        Ok(Some(connected)) => {
+            args.telemetry.warn_service_running(Some(connected.2.pid), &home);
+            Ok(Some(connected))
+        }
         other => other,
     };
     let (read, write, _welcome) = match connected {
@@ -104,10 +122,11 @@ async fn bridge(args: &ServeArgs) -> anyhow::Result<Option<ExitCode>> {
     }
 }
 
-/// Starts `mcpflow service` with this binary (see [`mcpflow_app::service::start_service`]).
-fn start_service(home: &std::path::Path) -> Result<(), String> {
+/// Starts `mcpflow service` with this binary and `telemetry`'s flags (see
+/// [`mcpflow_app::service::start_service`]).
+fn start_service(home: &std::path::Path, telemetry: &TelemetryArgs) -> Result<(), String> {
     let binary = std::env::current_exe().map_err(|e| format!("cannot tell where this binary is: {e}"))?;
-    mcpflow_app::service::start_service(home, &binary)
+    mcpflow_app::service::start_service_with(home, &binary, &telemetry.service_args())
 }
 
 /// Connects to the service just started, for up to 10 s; `None` (serve here) when it
@@ -151,9 +170,12 @@ fn own_options(args: &ServeArgs) -> Vec<String> {
 /// cancelled — those waiting for a person are left waiting — and their servers reaped,
 /// then it exits with the signal's code. Says on start which runs wait for an answer.
 #[allow(clippy::print_stderr)]
-pub async fn daemon(app_args: AppArgs, max_runs: Option<usize>) -> anyhow::Result<ExitCode> {
+pub async fn daemon(app_args: AppArgs, max_runs: Option<usize>, telemetry: TelemetryArgs) -> anyhow::Result<ExitCode> {
+    if let Err(code) = telemetry.check() {
+        return Ok(code);
+    }
     let signals = cancel_on_signals()?;
-    let app = open_app(&app_args, max_runs)?;
+    let app = crate::app::open_app_with_options(&app_args, max_runs, None, false, Some(&telemetry))?;
     let stop = tokio_util::sync::CancellationToken::new();
     let scheduler = tokio::spawn(mcpflow_app::daemon::run_schedules(app.clone(), stop.clone()));
     eprintln!("mcpflow fires scheduled runs (Ctrl-C or SIGTERM stops)");

@@ -5,7 +5,7 @@
 //! read through it. It exits once idle — no connection, no run in flight, no
 //! scheduled blueprint — for `--idle` (default 5 minutes), unless `--keep`.
 
-use crate::app::{AppArgs, open_app};
+use crate::app::AppArgs;
 use crate::run::cancel_on_signals;
 use anyhow::Context as _;
 use clap::Args;
@@ -34,6 +34,8 @@ pub struct ServiceArgs {
     max_runs: Option<usize>,
     #[command(flatten)]
     app: AppArgs,
+    #[command(flatten)]
+    telemetry: crate::telemetry::TelemetryArgs,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -58,10 +60,13 @@ pub async fn run(args: ServiceArgs) -> anyhow::Result<ExitCode> {
         Some(Action::Uninstall) => return uninstall(),
         None => {}
     }
+    if let Err(code) = args.telemetry.check() {
+        return Ok(code);
+    }
     let signals = cancel_on_signals()?;
     let home = mcpflow_app::home::data_dir();
     let transport = Transport::for_home(&home).context("choosing the service's endpoint")?;
-    let app = open_app(&args.app, args.max_runs)?;
+    let app = crate::app::open_app_with_options(&args.app, args.max_runs, None, false, Some(&args.telemetry))?;
     let stop = tokio_util::sync::CancellationToken::new();
     let scheduler = tokio::spawn(mcpflow_app::daemon::run_schedules(app.clone(), stop.clone()));
     let activity = Arc::new(Activity::default());

@@ -50,6 +50,32 @@ pub struct Settings {
     pub capture_payloads: bool,
 }
 
+impl Settings {
+    /// Whether the section can be written as it is: its endpoint (when given) an
+    /// `http://` or `https://` URL with a host, each header a valid HTTP header name whose
+    /// value is `${env:NAME}`. The variables are not read here: the process that exports
+    /// reads them when telemetry starts.
+    pub fn check(&self) -> Result<()> {
+        if let Some(endpoint) = self.endpoint.as_deref().filter(|e| !e.trim().is_empty()) {
+            check_endpoint(endpoint.trim(), SETTINGS)?;
+        }
+        for (name, value) in &self.headers {
+            if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+                return Err(Error::HeaderNameInvalid { name: name.clone() });
+            }
+            if env_reference(value).is_none() {
+                return Err(Error::HeaderLiteral { name: name.clone() });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `NAME` of a value written `${env:NAME}`.
+pub fn env_reference(value: &str) -> Option<&str> {
+    value.trim().strip_prefix("${env:").and_then(|v| v.strip_suffix('}')).filter(|v| !v.is_empty())
+}
+
 /// What the command line says (`--otlp URL`, `--otlp-capture-payloads`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Flags {
@@ -208,8 +234,7 @@ fn check_endpoint(url: &str, from: &'static str) -> Result<()> {
 
 /// A header value from the settings: only `${env:NAME}`, read now.
 fn header_value(name: &str, value: &str, env: &impl Fn(&str) -> Option<String>) -> Result<String> {
-    let var = value.trim().strip_prefix("${env:").and_then(|v| v.strip_suffix('}'));
-    let Some(var) = var.filter(|v| !v.is_empty()) else {
+    let Some(var) = env_reference(value) else {
         return Err(Error::HeaderLiteral { name: name.to_owned() });
     };
     env(var).ok_or_else(|| Error::HeaderEnvMissing { name: name.to_owned(), var: var.to_owned() })
@@ -345,6 +370,27 @@ mod tests {
         let err = Config::resolve(&Flags::default(), Some(&settings), env(&[])).unwrap_err();
         assert_eq!(err.code(), "OTLP_HEADER_LITERAL");
         assert!(!err.to_string().contains("the-key-itself"), "{err}");
+    }
+
+    #[test]
+    fn settings_are_checked_before_they_are_written() {
+        assert!(Settings::default().check().is_ok());
+        let mut s = Settings { endpoint: Some("http://localhost:4318".into()), ..Settings::default() };
+        s.headers.insert("x-honeycomb-team".into(), "${env:HONEYCOMB_KEY}".into());
+        // The variable need not be set here: the exporting process reads it.
+        assert!(s.check().is_ok());
+        s.headers.insert("x-honeycomb-team".into(), "the-key".into());
+        let err = s.check().unwrap_err();
+        assert_eq!(err.code(), "OTLP_HEADER_LITERAL");
+        assert!(!err.to_string().contains("the-key"), "{err}");
+        s.headers.clear();
+        s.headers.insert("bad header".into(), "${env:X}".into());
+        assert_eq!(s.check().unwrap_err().code(), "OTLP_HEADER_NAME_INVALID");
+        s.headers.clear();
+        s.endpoint = Some("localhost:4318".into());
+        let err = s.check().unwrap_err();
+        assert_eq!(err.code(), "OTLP_ENDPOINT_INVALID");
+        assert!(err.to_string().contains("settings.json"), "{err}");
     }
 
     #[test]

@@ -12,7 +12,7 @@ mod gate;
 pub mod log;
 mod metrics;
 
-pub use config::{Config, Flags, Protocol, Settings};
+pub use config::{Config, Flags, Protocol, Settings, env_reference};
 pub use gate::Reporter;
 
 use gate::{Counted, Gate, Shared, Told};
@@ -48,6 +48,10 @@ pub enum Error {
     )]
     HeaderLiteral { name: String },
     #[error(
+        "the telemetry header name `{name}` is not a valid HTTP header name; use letters, digits and `-` (e.g. x-honeycomb-team)"
+    )]
+    HeaderNameInvalid { name: String },
+    #[error(
         "the telemetry header `{name}` reads the environment variable `{var}`, which is not set; set it or remove the header"
     )]
     HeaderEnvMissing { name: String, var: String },
@@ -67,6 +71,7 @@ impl Error {
             Error::ProtocolUnknown { .. } => "OTLP_PROTOCOL_UNKNOWN",
             Error::ProtocolUnavailable { .. } => "OTLP_PROTOCOL_UNAVAILABLE",
             Error::HeaderLiteral { .. } => "OTLP_HEADER_LITERAL",
+            Error::HeaderNameInvalid { .. } => "OTLP_HEADER_NAME_INVALID",
             Error::HeaderEnvMissing { .. } => "OTLP_HEADER_ENV_MISSING",
             Error::EnvInvalid { .. } => "OTEL_ENV_INVALID",
             Error::Exporter { .. } => "OTLP_EXPORTER_FAILED",
@@ -146,25 +151,59 @@ impl Otel {
     /// provider does not bound its own shutdown, so both run on a thread of their own and
     /// are left behind when the cap passes (the process is about to exit).
     pub fn shutdown(&self) {
-        let provider = self.provider.clone();
-        let meter_provider = self.meters.as_ref().map(|(m, _)| m.clone());
         let (done, finished) = std::sync::mpsc::channel();
-        let spawned = std::thread::Builder::new().name("otel-shutdown".into()).spawn(move || {
-            // Errors here are a collector that did not answer in time; the first failed
-            // export was reported already, and no run's result depends on it.
-            let _ = provider.shutdown_with_timeout(SHUTDOWN_TIMEOUT / 2);
-            if let Some(meter_provider) = meter_provider {
-                let _ = meter_provider.shutdown_with_timeout(SHUTDOWN_TIMEOUT / 2);
-            }
-            let _ = done.send(());
-        });
-        if spawned.is_ok() {
+        if self.shutdown_on_a_thread(done) {
             let _ = finished.recv_timeout(SHUTDOWN_TIMEOUT);
         }
-        let dropped = self.shared.dropped();
-        if dropped > 0 {
-            (self.shared.report)(&format!("telemetry: {dropped} spans dropped"));
+        self.tell_dropped();
+    }
+
+    /// [`Otel::shutdown`] without waiting: the last spans are sent on a thread of its own,
+    /// which then reports the spans dropped. For a process that goes on (the studio's
+    /// service replacing its exporter after a settings change); never blocks the caller.
+    pub fn shutdown_detached(&self) {
+        let (done, finished) = std::sync::mpsc::channel();
+        if self.shutdown_on_a_thread(done) {
+            let shared = self.shared.clone();
+            let waiter = std::thread::Builder::new().name("otel-shutdown-wait".into()).spawn(move || {
+                let _ = finished.recv_timeout(SHUTDOWN_TIMEOUT);
+                tell_dropped(&shared);
+            });
+            if waiter.is_ok() {
+                return;
+            }
         }
+        self.tell_dropped();
+    }
+
+    /// Shuts both providers down on a thread of its own, each within half the cap; false
+    /// when no thread could be made.
+    fn shutdown_on_a_thread(&self, done: std::sync::mpsc::Sender<()>) -> bool {
+        let provider = self.provider.clone();
+        let meter_provider = self.meters.as_ref().map(|(m, _)| m.clone());
+        std::thread::Builder::new()
+            .name("otel-shutdown".into())
+            .spawn(move || {
+                // Errors here are a collector that did not answer in time; the first failed
+                // export was reported already, and no run's result depends on it.
+                let _ = provider.shutdown_with_timeout(SHUTDOWN_TIMEOUT / 2);
+                if let Some(meter_provider) = meter_provider {
+                    let _ = meter_provider.shutdown_with_timeout(SHUTDOWN_TIMEOUT / 2);
+                }
+                let _ = done.send(());
+            })
+            .is_ok()
+    }
+
+    fn tell_dropped(&self) {
+        tell_dropped(&self.shared);
+    }
+}
+
+fn tell_dropped(shared: &Shared) {
+    let dropped = shared.dropped();
+    if dropped > 0 {
+        (shared.report)(&format!("telemetry: {dropped} spans dropped"));
     }
 }
 

@@ -10,7 +10,7 @@ import { memo, type ReactNode } from 'react';
 import { useCanvasCommands } from '../canvas/commands';
 import { docStore, useDoc } from '../doc/store';
 import { exportFile, importFile, newBlueprint, save, showOpenDialog } from '../panels/files/actions';
-import { openSamplingSettings, openServersPanel } from '../panels/servers/store';
+import { openSamplingSettings, openServersPanel, openTelemetrySettings } from '../panels/servers/store';
 import { usePrefs } from '../prefs';
 import { inTauri } from '../backend';
 import { HelpMenu } from './Help';
@@ -93,6 +93,7 @@ function OverflowMenu() {
     { label: 'Export…', testId: 'more-export', disabled: !desktop, onSelect: () => void exportFile() },
     { label: 'Servers…', testId: 'more-servers', disabled: !desktop, onSelect: openServersPanel },
     { label: 'Model for sampling…', testId: 'more-sampling', disabled: !desktop, onSelect: openSamplingSettings },
+    { label: 'Telemetry (OpenTelemetry)…', testId: 'more-telemetry', disabled: !desktop, onSelect: openTelemetrySettings },
     'Edit',
     { label: `Undo (${mod}Z)`, testId: 'more-undo', onSelect: () => s().undo() },
     { label: `Redo (${mod}Shift+Z)`, testId: 'more-redo', onSelect: () => s().redo() },

@@ -29,6 +29,8 @@ import {
   type ServerTestDto_Serialize,
   type ServiceStatus_Serialize,
   type StudioInfo_Serialize,
+  type TelemetryConfigDto_Deserialize,
+  type TelemetrySettingsDto_Serialize,
   type ToolDto_Serialize,
   type WaitingRunDto_Serialize,
 } from '../bindings';
@@ -54,6 +56,10 @@ export type RunInfo = RunInfo_Serialize;
 export type SamplingSettings = SamplingSettingsDto_Serialize;
 /** The sampling provider as the form sends it: the key only as an environment variable's name. */
 export type SamplingProvider = SamplingProviderDto_Deserialize;
+/** What the data folder's `settings.json` says of telemetry (OpenTelemetry), and where spans go now. */
+export type TelemetrySettings = TelemetrySettingsDto_Serialize;
+/** The telemetry section as the form sends it: header values only as environment variables' names. */
+export type TelemetryConfig = TelemetryConfigDto_Deserialize;
 /** A re-run's origin: the past run, the step it re-ran, and how much after it. */
 export type RerunOf = NonNullable<RunInfo['rerun_of']>;
 export type RunDetail = RunDetailDto_Serialize;
@@ -172,6 +178,10 @@ export const backend = {
   samplingSettings: (): Promise<SamplingSettings> => call(() => commands.samplingSettings()),
   /** Saves the sampling provider (`null` removes it); `BAD_REQUEST` names the field. */
   setSamplingProvider: (provider: SamplingProvider | null): Promise<SamplingSettings> => call(() => commands.setSamplingProvider(provider)),
+  /** The telemetry section of the data folder's `settings.json`, and where spans go now. */
+  telemetrySettings: (): Promise<TelemetrySettings> => call(() => commands.telemetrySettings()),
+  /** Saves the telemetry section (`null` removes it); `BAD_REQUEST` names the field. */
+  setTelemetrySettings: (config: TelemetryConfig | null): Promise<TelemetrySettings> => call(() => commands.setTelemetrySettings(config)),
   /** Resolves to the command line that was approved. */
   approveServer: (name: string): Promise<string> => call(() => commands.approveServer(name)),
   testServer: (name: string): Promise<ServerTest> => call(() => commands.testServer(name)),

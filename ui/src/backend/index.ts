@@ -34,6 +34,8 @@ export {
   type ServiceStatus,
   type SignedOut,
   type StudioInfo,
+  type TelemetryConfig,
+  type TelemetrySettings,
   type ToolInfo,
   type WaitingRunInfo,
 } from './client';

@@ -69,6 +69,31 @@ const DEFAULTS: Record<string, Handler> = {
     key_set: false,
     writable: true,
   }),
+  telemetry_settings: () => ({
+    path: '/tmp/mcpflow/settings.json',
+    config: null,
+    problem: null,
+    writable: true,
+    missing_vars: [],
+    sending_to: null,
+    start_problem: null,
+    flag_endpoint: null,
+    env_endpoint: null,
+  }),
+  set_telemetry_settings: (a) => {
+    const config = a.config as { endpoint?: string | null } | null;
+    return {
+      path: '/tmp/mcpflow/settings.json',
+      config: config ? { endpoint: null, protocol: null, headers: [], capture_payloads: false, ...config } : null,
+      problem: null,
+      writable: true,
+      missing_vars: [],
+      sending_to: config?.endpoint ? `${config.endpoint.replace(/\/+$/, '')}/v1/traces` : null,
+      start_problem: null,
+      flag_endpoint: null,
+      env_endpoint: null,
+    };
+  },
   approve_server: (a) => String(a.name),
   test_server: () => ({ protocol_version: null, tools: [] }),
   auth_status: () => [],

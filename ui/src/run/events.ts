@@ -63,6 +63,8 @@ export interface Envelope {
   summary: Summary;
   errors: ErrorEntry[];
   duration_ms: number;
+  /** The run's trace (32 lower-case hex digits) when telemetry was on; absent otherwise. */
+  trace_id?: string;
 }
 
 interface EventBase {
@@ -77,6 +79,8 @@ export interface RunStartedEvent extends EventBase {
   run_id: string;
   blueprint: string;
   inputs: Json;
+  /** The run's trace (32 lower-case hex digits) when telemetry is on; absent otherwise. */
+  trace_id?: string;
 }
 
 export interface StepStartedEvent extends EventBase {

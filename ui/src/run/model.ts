@@ -226,6 +226,8 @@ export interface RunView {
   atMs: number;
   pause: PauseView | null;
   envelope: Envelope | null;
+  /** The run's OpenTelemetry trace id (from `RunStarted`, then the envelope); `null` when telemetry was off. */
+  traceId: string | null;
   /** The last `LOG_LIMIT` log events. */
   logs: LogEntry[];
   /** The last `SAMPLE_LIMIT` requests for the model, oldest first, with their answers. */
@@ -306,6 +308,7 @@ export function startView(stepIds: readonly string[], opts: StartOptions = {}): 
     atMs: 0,
     pause: null,
     envelope: null,
+    traceId: null,
     logs: [],
     samples: [],
     nodes,
@@ -540,6 +543,7 @@ class Draft {
         this.v.runId = ev.run_id;
         this.v.blueprintId = ev.blueprint;
         this.v.inputs = ev.inputs;
+        this.v.traceId = ev.trace_id ?? null;
         if (this.v.status === 'pending') this.v.status = 'running';
         break;
       case 'StepStarted': {
@@ -681,6 +685,7 @@ class Draft {
         break;
       case 'RunFinished':
         this.v.envelope = ev.envelope;
+        this.v.traceId = ev.envelope.trace_id ?? this.v.traceId;
         this.v.status = ev.envelope.status;
         this.v.pause = null;
         this.endPause(ev.at_ms);

@@ -515,6 +515,130 @@ impl From<crate::sampling::ProviderSettings> for SamplingSettingsDto {
     }
 }
 
+/// The OTLP transport the studio's form offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub enum TelemetryProtocolDto {
+    #[serde(rename = "http/protobuf")]
+    HttpProtobuf,
+    #[serde(rename = "grpc")]
+    Grpc,
+}
+
+/// A header sent to the collector: its value only as the name of the environment variable
+/// that holds it (written `${env:NAME}`), never a value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct TelemetryHeaderDto {
+    pub name: String,
+    /// The environment variable holding the value.
+    pub env: String,
+}
+
+/// The `telemetry` section of the data folder's `settings.json` as the studio's form
+/// edits it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct TelemetryConfigDto {
+    /// The collector's base URL (`http://localhost:4318`); none: the environment's
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT`, if any.
+    pub endpoint: Option<String>,
+    /// None: the environment's, else `http/protobuf`.
+    pub protocol: Option<TelemetryProtocolDto>,
+    pub headers: Vec<TelemetryHeaderDto>,
+    /// Tool arguments and results go on the spans.
+    pub capture_payloads: bool,
+}
+
+impl TelemetryConfigDto {
+    /// The section to write; a header whose variable is not a variable's name is refused
+    /// by name.
+    pub fn settings(self) -> Result<crate::telemetry::Settings, String> {
+        use crate::telemetry::Settings;
+        let mut headers = std::collections::BTreeMap::new();
+        for h in self.headers {
+            let (name, var) = (h.name.trim().to_owned(), h.env.trim());
+            let var = var.strip_prefix("${env:").and_then(|v| v.strip_suffix('}')).unwrap_or(var);
+            let var = var.strip_prefix('$').unwrap_or(var);
+            if !crate::sampling::is_variable_name(var) {
+                return Err(format!(
+                    "the header `{name}` must name an environment variable (letters, digits and _, not starting with a \
+                     digit, e.g. HONEYCOMB_KEY), not `{var}`: its value is read from the environment, never kept in a \
+                     file (nothing was written)"
+                ));
+            }
+            if headers.insert(name.clone(), format!("${{env:{var}}}")).is_some() {
+                return Err(format!("the header `{name}` is given twice; keep one (nothing was written)"));
+            }
+        }
+        Ok(Settings {
+            endpoint: self.endpoint,
+            protocol: self.protocol.map(|p| match p {
+                TelemetryProtocolDto::HttpProtobuf => crate::telemetry::Protocol::HttpProtobuf,
+                TelemetryProtocolDto::Grpc => crate::telemetry::Protocol::Grpc,
+            }),
+            headers,
+            capture_payloads: self.capture_payloads,
+        })
+    }
+}
+
+/// What the data folder's `settings.json` says of telemetry, and what is in effect.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct TelemetrySettingsDto {
+    /// The settings file.
+    pub path: String,
+    /// The section as written (also one that cannot be used: see `problem`); none: no section.
+    pub config: Option<TelemetryConfigDto>,
+    /// What is wrong with the file or its `telemetry` section (the file and field named).
+    pub problem: Option<String>,
+    /// The file can take the section (absent, or a JSON object).
+    pub writable: bool,
+    /// Variables the headers read that are not set where the runs run.
+    pub missing_vars: Vec<String>,
+    /// Where spans go now (`…/v1/traces`); none: telemetry is off.
+    pub sending_to: Option<String>,
+    /// Why telemetry could not start with what is configured (it is off meanwhile).
+    pub start_problem: Option<String>,
+    /// The `--otlp` the engine's process was started with: it wins over the settings.
+    pub flag_endpoint: Option<String>,
+    /// The engine's `OTEL_EXPORTER_OTLP_ENDPOINT`: used when the settings name no endpoint.
+    pub env_endpoint: Option<String>,
+}
+
+impl From<crate::telemetry::TelemetryView> for TelemetrySettingsDto {
+    fn from(v: crate::telemetry::TelemetryView) -> Self {
+        let config = v.settings.map(|s| TelemetryConfigDto {
+            endpoint: s.endpoint,
+            protocol: s.protocol.map(|p| match p {
+                crate::telemetry::Protocol::HttpProtobuf => TelemetryProtocolDto::HttpProtobuf,
+                crate::telemetry::Protocol::Grpc => TelemetryProtocolDto::Grpc,
+            }),
+            headers: s
+                .headers
+                .into_iter()
+                .map(|(name, value)| TelemetryHeaderDto {
+                    env: mcpflow_telemetry::env_reference(&value).map_or(value.clone(), str::to_owned),
+                    name,
+                })
+                .collect(),
+            capture_payloads: s.capture_payloads,
+        });
+        TelemetrySettingsDto {
+            path: v.path.display().to_string(),
+            config,
+            problem: v.problem,
+            writable: v.writable,
+            missing_vars: v.missing_vars,
+            sending_to: v.sending_to,
+            start_problem: v.start_problem,
+            flag_endpoint: v.flag_endpoint,
+            env_endpoint: v.env_endpoint,
+        }
+    }
+}
+
 /// One message on a run's channel: events in `seq` order, and how many were lost
 /// because the window fell behind (then it reads the run again with `get_run`).
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -6,7 +6,8 @@
 use super::dto::{
     AnswerDto, AuthStatusDto, BlueprintInfo, CommandError, DiagnosticDto, EventBatch, Json, OpenedBlueprint,
     QuestionDto, RerunMode, RunAction, RunDetailDto, RunInfo, RunStarted, SamplingProviderDto, SamplingSettingsDto,
-    SaveResult, ServerDto, ServerOffer, ServerTestDto, SignedOutDto, WaitingRunDto,
+    SaveResult, ServerDto, ServerOffer, ServerTestDto, SignedOutDto, TelemetryConfigDto, TelemetrySettingsDto,
+    WaitingRunDto,
 };
 use super::logins::Logins;
 use crate::App;
@@ -91,6 +92,15 @@ impl Local {
     pub async fn set_sampling_provider(&self, provider: Option<SamplingProviderDto>) -> Result<SamplingSettingsDto> {
         let config = provider.map(crate::sampling::ProviderConfig::from);
         Ok(self.app.set_sampling_provider(config.as_ref())?.into())
+    }
+
+    pub async fn telemetry_settings(&self) -> Result<TelemetrySettingsDto> {
+        Ok(self.app.telemetry_settings().into())
+    }
+
+    pub async fn set_telemetry_settings(&self, config: Option<TelemetryConfigDto>) -> Result<TelemetrySettingsDto> {
+        let settings = config.map(TelemetryConfigDto::settings).transpose().map_err(crate::AppError::BadRequest)?;
+        Ok(self.app.set_telemetry_settings(settings.as_ref())?.into())
     }
 
     pub async fn delete_server(&self, name: String) -> Result<Vec<ServerDto>> {

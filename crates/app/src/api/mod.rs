@@ -23,7 +23,7 @@ use crate::portable::Portable;
 use dto::{
     AnswerDto, AuthStatusDto, BlueprintInfo, CommandError, DiagnosticDto, Json, OpenedBlueprint, QuestionDto,
     RerunMode, RunAction, RunDetailDto, RunInfo, RunStarted, SamplingProviderDto, SamplingSettingsDto, SaveResult,
-    ServerDto, ServerOffer, ServerTestDto, SignedOutDto, WaitingRunDto,
+    ServerDto, ServerOffer, ServerTestDto, SignedOutDto, TelemetryConfigDto, TelemetrySettingsDto, WaitingRunDto,
 };
 use serde_json::Value;
 
@@ -113,6 +113,10 @@ api! {
     fn set_server_sampling(name: String, on: bool) -> Vec<ServerDto>;
     fn sampling_settings() -> SamplingSettingsDto;
     fn set_sampling_provider(provider: Option<SamplingProviderDto>) -> SamplingSettingsDto;
+    /// The telemetry section of the data folder's `settings.json`, and what is in effect.
+    fn telemetry_settings() -> TelemetrySettingsDto;
+    /// Writes it (`None` removes it); the runs that start from now on use it.
+    fn set_telemetry_settings(config: Option<TelemetryConfigDto>) -> TelemetrySettingsDto;
     fn delete_server(name: String) -> Vec<ServerDto>;
     /// Approves the exact command line the server starts; returns it.
     fn approve_server(name: String) -> String;

@@ -21,6 +21,7 @@ mod schedule;
 mod serve;
 mod serve_people;
 mod servers;
+mod telemetry;
 mod waiting;
 
 use mcpflow_app::headless::{self, HeadlessRun};

@@ -106,3 +106,88 @@ fn the_standard_environment_turns_telemetry_on_and_without_configuration_nothing
     assert!(default_port.metrics().is_empty() && default_port.spans().is_empty());
     assert!(default_port.other_requests().is_empty());
 }
+
+/// `mcpflow ARGS` on data folder `home` with no OTEL_* of the machine's, stdin closed at
+/// once (a `serve` bridge then ends).
+fn mcpflow_on(home: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_mcpflow"));
+    c.args(args).current_dir(repo()).env("MCPFLOW_HOME", home).stdin(std::process::Stdio::null());
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("OTEL_")) {
+        c.env_remove(k);
+    }
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c
+}
+
+/// Whether the metrics a process sends when its telemetry shuts down reached `receiver`.
+fn final_metrics_arrive(receiver: &mcpflow_testkit::otlp::Receiver) -> bool {
+    crate::spawned::wait_for(std::time::Duration::from_secs(20), || {
+        receiver.metrics().iter().any(|m| m.name == "mcpflow.telemetry.spans.dropped").then_some(())
+    })
+    .is_some()
+}
+
+#[test]
+fn serve_starts_the_service_with_its_otlp_flag_and_the_service_sends_when_it_exits() {
+    let receiver = mcpflow_testkit::otlp::Receiver::start(0).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    // No service runs: this serve starts one, with its --otlp; stdin closes, the bridge
+    // ends, and the service, idle, exits and sends its last metrics there.
+    let out =
+        mcpflow_on(&home, &["serve", "--otlp", &receiver.url()], &[("MCPFLOW_SERVICE_IDLE", "1")]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
+    assert!(final_metrics_arrive(&receiver), "the service started by serve did not get --otlp");
+}
+
+#[test]
+fn a_service_applies_its_otlp_flag_and_serve_flags_it_cannot_apply_are_told_once() {
+    let receiver = mcpflow_testkit::otlp::Receiver::start(0).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let mut service = mcpflow_on(&home, &["service", "--idle", "60", "--otlp", &receiver.url()], &[])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let up = crate::spawned::wait_for(std::time::Duration::from_secs(20), || {
+        rt.block_on(mcpflow_app::service::endpoint::connect(&home))
+    });
+    assert!(up.is_some(), "the service did not answer");
+    let out =
+        mcpflow_on(&home, &["serve", "--otlp", "http://127.0.0.1:9", "--otlp-capture-payloads"], &[]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "the serve goes on through the service: {}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(err.matches("warning:").count(), 1, "{err}");
+    let pid = service.id();
+    assert!(
+        err.contains("--otlp and --otlp-capture-payloads do not apply")
+            && err.contains(&format!("(pid {pid})"))
+            && err.contains("settings.json"),
+        "{err}"
+    );
+    // Its own --otlp is the service's: SIGTERM ends it, and its last metrics go there.
+    let killed = Command::new("kill").args(["-TERM", &pid.to_string()]).status().unwrap();
+    assert!(killed.success());
+    let ended = crate::spawned::wait_for(std::time::Duration::from_secs(20), || service.try_wait().unwrap());
+    assert!(ended.is_some(), "the service did not stop on SIGTERM");
+    assert!(final_metrics_arrive(&receiver), "the service's --otlp did not apply");
+}
+
+#[test]
+fn serve_daemon_and_service_refuse_an_otlp_url_that_is_not_http() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in
+        [&["serve", "--otlp", "localhost:4318"][..], &["daemon", "--otlp", "x"], &["service", "--otlp", "ftp://h"]]
+    {
+        let out = mcpflow_on(dir.path(), args, &[]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("error[OTLP_ENDPOINT_INVALID]"), "{args:?}: {}", stderr(&out));
+    }
+}

@@ -13,7 +13,8 @@
 //!   labelled with its wall-clock time and what happened ("12:03:04.120 · fetch
 //!   finished"), with markers for failures and pauses along the slider.
 //!
-//! Test hooks: `inputs-form`, `run-by` (who started a run shown that this window did not), `run-result`, `run-active-time`, `pause-info`,
+//! Test hooks: `inputs-form`, `run-by` (who started a run shown that this window did not),
+//! `run-trace-id` (the run's trace id, telemetry on; `data-trace-id`) and `run-trace-copy`, `run-result`, `run-active-time`, `pause-info`,
 //! `pause-args`, `pause-preview`, `scope`, `scope-<name>`, `run-log`, `history`,
 //! `history-row` (`data-run`, `data-status`, `data-debug`), `history-by`, `history-waits` (under a
 //! waiting run's row: what it waits for), `resumes` / `resumed-by`, `history-duration`,
@@ -37,6 +38,8 @@ import { openRun, refreshHistory, refreshWaiting, setInputs, startRun, useSessio
 import { PausePreview } from './PausePreview';
 import { SamplesSection } from './Samples';
 import { startedBy } from './started-by';
+import { copyText } from '../../app/copy';
+import { report } from '../../backend';
 import './debug.css';
 
 const EMPTY: Json = {};
@@ -110,6 +113,33 @@ const Result = memo(function Result() {
       )}
       <JsonView value={envelope.output} title="output" testId="run-output" />
     </div>
+  );
+});
+
+/**
+ * The run's OpenTelemetry trace id (telemetry on): its first 8 digits, the whole id in the
+ * title, and a button that copies the whole id (to find the trace in Jaeger, Tempo…).
+ * Nothing when the run has none.
+ */
+const RunTrace = memo(function RunTrace() {
+  const traceId = useRunStore((s) => s.view.traceId);
+  const [copied, setCopied] = useState(false);
+  useEffect(() => setCopied(false), [traceId]);
+  if (!traceId) return null;
+  const copy = async () => {
+    if (await copyText(traceId)) {
+      setCopied(true);
+    } else {
+      report('error', `could not reach the clipboard; the trace id is ${traceId}`);
+    }
+  };
+  return (
+    <p className="run-trace" data-testid="run-trace-id" data-trace-id={traceId} title={`trace id ${traceId}`}>
+      Trace <code>{traceId.slice(0, 8)}…</code>
+      <button type="button" className="run-trace-copy" data-testid="run-trace-copy" onClick={() => void copy()} aria-label={`Copy the trace id ${traceId}`}>
+        {copied ? 'Copied' : 'Copy'}
+      </button>
+    </p>
   );
 });
 
@@ -215,6 +245,7 @@ export function RunPanel() {
           <>
             <StartedBy />
             <Pause />
+            <RunTrace />
             <Result />
             <SamplesSection />
             <Scope />

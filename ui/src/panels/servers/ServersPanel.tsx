@@ -4,7 +4,8 @@
 //! revision it spoke: `2026-07-28` or the handshake era), approve, and for an HTTP server
 //! sign in with the browser (OAuth; `ServerAuth.tsx`). Each server has its switch "May
 //! ask the model" (`"sampling": true` on its entry, saved at once), and the panel ends with
-//! the model that answers them (`SamplingSettings.tsx`). A server the
+//! the model that answers them (`SamplingSettings.tsx`), then where runs' traces go
+//! (OpenTelemetry, `TelemetrySettings.tsx`). A server the
 //! open blueprint also declares under the same name says so: the configured one is used
 //! (`SERVER_SHADOWED`).
 
@@ -19,6 +20,7 @@ import { AUTH_REQUIRED } from './authtext';
 import { EraBadge, ServerAuthLine, SignInButton } from './ServerAuth';
 import { ServerEditor } from './ServerEditor';
 import { SamplingSettingsSection } from './SamplingSettings';
+import { TelemetrySettingsSection } from './TelemetrySettings';
 import { shadowedServers } from './shadowed';
 import './servers.css';
 import {
@@ -26,6 +28,7 @@ import {
   deleteServer,
   importServersFile,
   refreshSampling,
+  refreshTelemetry,
   refreshServers,
   requestConsent,
   setServerSampling,
@@ -53,6 +56,7 @@ function ServersPanelBody() {
     void refreshServers();
     void refreshLogins();
     void refreshSampling();
+    void refreshTelemetry();
   }, []);
 
   return (
@@ -98,6 +102,7 @@ function ServersPanelBody() {
         ))}
       </ul>
       <SamplingSettingsSection />
+      <TelemetrySettingsSection />
     </Modal>
   );
 }

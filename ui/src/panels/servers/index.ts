@@ -5,6 +5,7 @@ export { ConsentDialog } from './ConsentDialog';
 export { NEW_SERVER_CONFIG, parseServerConfig, ServerEditor } from './ServerEditor';
 export { ServersPanel } from './ServersPanel';
 export { SamplingSettingsSection } from './SamplingSettings';
+export { TelemetrySettingsSection } from './TelemetrySettings';
 export { checkProviderForm, formOf, providerSummary, variableName, type ProviderForm } from './sampling';
 export { EraBadge, RunSignIn, ServerAuthLine } from './ServerAuth';
 export { cancelSignIn, refreshLogins, signIn, signOut } from './auth';
@@ -17,16 +18,19 @@ export {
   importServersFile,
   needsConsent,
   openSamplingSettings,
+  openTelemetrySettings,
   openServersPanel,
   putServer,
   refreshAll,
   refreshOffers,
   refreshSampling,
   refreshServers,
+  refreshTelemetry,
   requestConsent,
   requestRunConsent,
   initialServersState,
   saveSamplingProvider,
+  saveTelemetry,
   serversStore,
   setServerSampling,
   testOrAsk,

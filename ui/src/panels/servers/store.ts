@@ -17,6 +17,8 @@ import {
   type SamplingProvider,
   type SamplingSettings,
   type ServerInfo,
+  type TelemetryConfig,
+  type TelemetrySettings,
   type ServerOffer,
   type ToolInfo,
 } from '../../backend';
@@ -76,11 +78,14 @@ interface ServersBase {
   tests: Record<string, TestState>;
   consent: Consent | null;
   panelOpen: boolean;
-  /** Open the panel at its "Model for sampling" section, with the form open. */
-  panelFocus: 'sampling' | null;
+  /** Open the panel at its "Model for sampling" or "Telemetry" section, with the form open. */
+  panelFocus: 'sampling' | 'telemetry' | null;
   /** The sampling provider of `settings.json` (`null` until read). */
   sampling: SamplingSettings | null;
   samplingError: string | null;
+  /** The telemetry section of `settings.json` and where spans go (`null` until read). */
+  telemetry: TelemetrySettings | null;
+  telemetryError: string | null;
   /** Servers whose switch "may ask the model" is being saved. */
   switchBusy: Record<string, true>;
   /** Why a server's switch could not be saved. */
@@ -105,6 +110,8 @@ export function initialServersState(): ServersState {
     panelFocus: null,
     sampling: null,
     samplingError: null,
+    telemetry: null,
+    telemetryError: null,
     switchBusy: {},
     switchErrors: {},
     ...initialAuthSlice(),
@@ -125,6 +132,8 @@ export function noteAuthNeeded(name: string, message: string): void {
 export const openServersPanel = () => serversStore.setState({ panelOpen: true, panelFocus: null });
 /** Opens the Servers panel at its "Model for sampling" section, the form open. */
 export const openSamplingSettings = () => serversStore.setState({ panelOpen: true, panelFocus: 'sampling' });
+/** Opens the Servers panel at its "Telemetry" section, the form open. */
+export const openTelemetrySettings = () => serversStore.setState({ panelOpen: true, panelFocus: 'telemetry' });
 export const closeServersPanel = () => serversStore.setState({ panelOpen: false, panelFocus: null });
 
 // Only the latest refresh of each kind lands (a slow answer must not overwrite a newer one).
@@ -350,6 +359,23 @@ export async function refreshSampling(): Promise<void> {
 export async function saveSamplingProvider(provider: SamplingProvider | null): Promise<SamplingSettings> {
   const settings = await backend.setSamplingProvider(provider);
   serversStore.setState({ sampling: settings, samplingError: null });
+  return settings;
+}
+
+/** Reads the telemetry section of the data folder's `settings.json` and where spans go now. */
+export async function refreshTelemetry(): Promise<void> {
+  if (!inTauri()) return;
+  try {
+    serversStore.setState({ telemetry: await backend.telemetrySettings(), telemetryError: null });
+  } catch (e) {
+    serversStore.setState({ telemetryError: errorMessage(e) });
+  }
+}
+
+/** Saves the telemetry section (`null` removes it). Throws the backend's error (it names the field). */
+export async function saveTelemetry(config: TelemetryConfig | null): Promise<TelemetrySettings> {
+  const settings = await backend.setTelemetrySettings(config);
+  serversStore.setState({ telemetry: settings, telemetryError: null });
   return settings;
 }
 
