@@ -48,6 +48,7 @@ mod sampling;
 mod server;
 mod signed;
 mod tasks;
+mod trace;
 
 pub use call::STACK_META;
 pub use discovery::Discovery;

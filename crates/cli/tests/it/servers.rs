@@ -65,7 +65,7 @@ fn test_reports_the_working_server_and_each_failure_with_what_to_do() {
     assert!(text.contains("protocol:     2026-07-28"), "{text}");
     assert!(text.contains("server:       mcpflow-testkit-echo"), "{text}");
     assert!(text.contains("capabilities: ") && text.contains("tools (listChanged)"), "{text}");
-    assert!(text.contains("offers:       7 tools"), "{text}");
+    assert!(text.contains("offers:       8 tools"), "{text}");
     assert!(text.contains("missing: FAILED error[SERVER_START_FAILED]"), "{text}");
     assert!(text.contains("what to do: run its command line in a terminal"), "{text}");
     assert!(text.contains("hangs: FAILED error[SERVER_START_FAILED]"), "{text}");
