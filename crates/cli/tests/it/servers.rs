@@ -224,5 +224,5 @@ fn store_servers_and_their_approvals() {
     assert!(stdout(&out).contains("not approved"), "{}", stdout(&out));
     let out = servers(&home, &["test", "--store", "--allow-server", "stored-echo", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
-    assert_eq!(json_lines(&out)[0]["counts"]["tools"], 7);
+    assert_eq!(json_lines(&out)[0]["counts"]["tools"], 8);
 }
