@@ -166,14 +166,16 @@ struct Live<'a> {
     peer: Peer<RoleClient>,
     id: String,
     armed: bool,
+    /// Telemetry on: the `tasks/cancel` gets a client span, about this tool.
     trace: Option<&'a CallTrace>,
     info: &'a Arc<TraceInfo>,
+    tool: Option<&'a str>,
 }
 
 impl Drop for Live<'_> {
     fn drop(&mut self) {
         if self.armed {
-            let op = Op::Task { method: "tasks/cancel", tool: None };
+            let op = Op::Task { method: "tasks/cancel", tool: self.tool };
             let span = self.trace.map(|trace| ClientSpan::start(trace, self.info, op));
             self.cancels.send(self.peer.clone(), std::mem::take(&mut self.id), span);
         }
@@ -235,6 +237,7 @@ impl TaskCall<'_> {
             armed: true,
             trace: self.trace,
             info: &self.connection.trace,
+            tool: self.method.tool(),
         }
     }
 

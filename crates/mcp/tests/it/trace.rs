@@ -393,6 +393,35 @@ async fn a_task_has_a_span_per_request_the_create_each_poll_the_result_and_the_c
     let spans = recorder.recorded().spans;
     assert!(ended, "{spans:#?}");
     assert!(spans.iter().all(|s| s.parent == Some(parent().span_id) && s.status.is_some()), "{spans:#?}");
+    let cancelled = spans.iter().find(|s| s.name == "tasks/cancel").unwrap();
+    assert_eq!(attr(cancelled, "mcp.method.name").as_deref(), Some("tasks/cancel"));
+    assert_eq!(attr(cancelled, "gen_ai.tool.name").as_deref(), Some("simulate-research-query"));
+    assert!(attr(cancelled, "jsonrpc.request.id").is_some(), "{cancelled:#?}");
     assert_measured(&recorder, spans.len());
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn each_round_of_an_input_required_call_is_a_request_of_its_own() {
+    use mcpflow_engine::CallAsk;
+    use mcpflow_engine::people::Answer;
+    // The Python SDK at 2026-07-28 answers `deploy` with `input_required`; the answered
+    // request is sent again (a new JSON-RPC id).
+    let pool = pool(vec![("ask", crate::support::python_server("ask_py.py"))]);
+    let recorder = Arc::new(Recorder::new(false));
+    let mut call = traced(tool(Some("ask"), "deploy", json!({"service": "web"})), &recorder);
+    call.ask = Some(CallAsk {
+        sink: Arc::new(|_| Box::pin(async { Ok(Answer::Accept { content: json!({"cluster": "c1", "replicas": 2}) }) })),
+        confirm_destructive: false,
+    });
+    let result = pool.call(call).await.unwrap();
+    assert!(result.to_string().contains("c1"), "{result}");
+    let spans = recorder.recorded().spans;
+    assert_eq!(spans.len(), 2, "{spans:#?}");
+    assert!(spans.iter().all(|s| s.name == "tools/call deploy" && s.parent == Some(parent().span_id)));
+    assert!(spans.iter().all(|s| s.status == Some(SpanStatus::Unset)), "{spans:#?}");
+    assert_ne!(attr(&spans[0], "jsonrpc.request.id"), attr(&spans[1], "jsonrpc.request.id"));
+    assert_eq!(attr(&spans[0], "mcp.protocol.version").as_deref(), Some("2026-07-28"));
+    assert_measured(&recorder, 2);
     pool.shutdown().await;
 }
