@@ -19,6 +19,7 @@
 //! | re-issuing a safe request whose response stream broke | `pool/reissue.rs` |
 //! | a launch's secrets hidden from the servers' error answers | `pool/hidden.rs` |
 //! | HTTP failures in words (refused, DNS, TLS, statuses, not MCP), secrets hidden | `pool/http_errors.rs` |
+//! | client spans, `traceparent` in `_meta`, call metrics (telemetry on) | `pool/trace.rs` |
 //!
 //! Nothing starts before it is needed: creating a pool, reading configs or building a
 //! catalog of an unapproved server starts no process. One broken server never breaks the
@@ -48,6 +49,7 @@ mod sampling;
 mod server;
 mod signed;
 mod tasks;
+mod trace;
 
 pub use call::STACK_META;
 pub use discovery::Discovery;

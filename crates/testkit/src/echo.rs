@@ -1,5 +1,6 @@
 //! The echo fixture: trivial tools (echo, arithmetic, sleep, progress), one resource and one prompt;
-//! `add_tool` adds a tool at run time and announces it with `notifications/tools/list_changed`.
+//! `add_tool` adds a tool at run time and announces it with `notifications/tools/list_changed`;
+//! `meta` returns the `_meta` of its request (the trace context a client propagates).
 
 use std::{
     borrow::Cow,
@@ -73,8 +74,8 @@ struct GreetArgs {
     name: String,
 }
 
-/// Serves `echo`, `add`, `multiply`, `sleep`, `record`, `progress` and `add_tool` (plus the tools it
-/// added), the resource `echo://hello` and the prompt `greet`.
+/// Serves `echo`, `add`, `multiply`, `sleep`, `record`, `progress`, `add_tool` (plus the tools it
+/// added) and `meta`, the resource `echo://hello` and the prompt `greet`.
 #[derive(Debug, Clone)]
 pub(crate) struct Echo {
     tool_router: ToolRouter<Self>,
@@ -160,6 +161,18 @@ impl Echo {
         }
     }
 
+    #[tool(
+        description = "Return the request's `_meta`: {traceparent, tracestate, meta} (null where absent), so a test sees the trace context the client sent"
+    )]
+    fn meta(&self, ctx: RequestContext<RoleServer>) -> CallToolResult {
+        let meta = serde_json::Value::Object(ctx.meta.0.0);
+        reply::structured(json!({
+            "traceparent": meta.get("traceparent"),
+            "tracestate": meta.get("tracestate"),
+            "meta": meta,
+        }))
+    }
+
     #[tool(description = "Send `steps` progress notifications `interval_ms` apart, then return {steps}")]
     async fn progress(
         &self,
@@ -191,7 +204,7 @@ impl ServerHandler for Echo {
         ServerConfig::new(capabilities.build())
             .with_server_info(Implementation::new("mcpflow-testkit-echo", env!("CARGO_PKG_VERSION")))
             .with_instructions(
-                "Echo fixture: echo, add, multiply, sleep, progress, add_tool; resource echo://hello; prompt greet.",
+                "Echo fixture: echo, add, multiply, sleep, progress, add_tool, meta; resource echo://hello; prompt greet.",
             )
     }
 

@@ -2,7 +2,7 @@
 //!
 //! | fixture | tools | also |
 //! |---|---|---|
-//! | [`Fixture::Echo`] | `echo`, `add`, `multiply`, `sleep`, `record`, `progress`, `add_tool` | resource `echo://hello`, prompt `greet`; `add_tool` adds a tool and sends `tools/list_changed` |
+//! | [`Fixture::Echo`] | `echo`, `add`, `multiply`, `sleep`, `record`, `progress`, `add_tool`, `meta` | resource `echo://hello`, prompt `greet`; `add_tool` adds a tool and sends `tools/list_changed`; `meta` returns its request's `_meta` |
 //! | [`Fixture::ClusterSim`] | `list_namespaces`, `list_nodes`, `list_resource_types`, `list_resources`, `get_resource` | resource `cluster://summary` |
 //! | [`Fixture::Faulty`] | `fail_n_times`, `hang`, `crash`, `crash_once`, `garbage`, `huge`, `drip`, `is_error`, `echo` | |
 //!

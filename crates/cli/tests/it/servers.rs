@@ -65,7 +65,7 @@ fn test_reports_the_working_server_and_each_failure_with_what_to_do() {
     assert!(text.contains("protocol:     2026-07-28"), "{text}");
     assert!(text.contains("server:       mcpflow-testkit-echo"), "{text}");
     assert!(text.contains("capabilities: ") && text.contains("tools (listChanged)"), "{text}");
-    assert!(text.contains("offers:       7 tools"), "{text}");
+    assert!(text.contains("offers:       8 tools"), "{text}");
     assert!(text.contains("missing: FAILED error[SERVER_START_FAILED]"), "{text}");
     assert!(text.contains("what to do: run its command line in a terminal"), "{text}");
     assert!(text.contains("hangs: FAILED error[SERVER_START_FAILED]"), "{text}");
@@ -224,5 +224,5 @@ fn store_servers_and_their_approvals() {
     assert!(stdout(&out).contains("not approved"), "{}", stdout(&out));
     let out = servers(&home, &["test", "--store", "--allow-server", "stored-echo", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
-    assert_eq!(json_lines(&out)[0]["counts"]["tools"], 7);
+    assert_eq!(json_lines(&out)[0]["counts"]["tools"], 8);
 }

@@ -9,17 +9,20 @@ use super::http_errors::HttpError;
 use super::lines::MARKER;
 use super::server::Server;
 use super::tasks::{self, TaskCall};
+use super::trace::{ClientSpan, MaybeSpan, Op};
 use super::{Context, Inner, Pool};
 use crate::error::{Error, Result};
 use mcpflow_engine::people::{Answer, Asking, Question};
-use mcpflow_engine::{AskSink, CallAsk, CallRequest, CallTarget, ProgressSink, SampleSink, TaskHooks, TaskSink};
+use mcpflow_engine::{
+    AskSink, CallAsk, CallRequest, CallTarget, CallTrace, ProgressSink, SampleSink, TaskHooks, TaskSink,
+};
 use rmcp::model::InputResponses;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest, CustomRequest,
     GetPromptRequest, GetPromptRequestParams, GetPromptResult, ReadResourceRequest, ReadResourceRequestParams,
     ReadResourceResult, RequestId, RequestMetaObject, ServerResult,
 };
-use rmcp::service::{PeerRequestOptions, RequestHandle, ServiceError};
+use rmcp::service::{RequestHandle, ServiceError};
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -57,8 +60,7 @@ impl Pool {
     /// `ReadResourceResult` or `GetPromptResult`) as JSON. A tool result with
     /// `isError: true` is a success here: the caller decides what it means.
     pub async fn call(&self, request: CallRequest) -> Result<Value> {
-        // `trace` is read once client spans are made here (issue 19, WP2).
-        let CallRequest { target, timeout, cancel, progress, stack, tasks, ask, sample, trace: _ } = request;
+        let CallRequest { target, timeout, cancel, progress, stack, tasks, ask, sample, trace } = request;
         let inner = &*self.inner;
         // Resuming a task: the server that runs it, whatever the step names.
         let target = match (&tasks.resume, target) {
@@ -84,8 +86,15 @@ impl Pool {
                 }
             }
             let timeout = timeout.or(server.timeout).unwrap_or(inner.cx.options.default_timeout);
-            let call =
-                Call { inner, server: &server, connection: &connection, method: &method, timeout, cancel: &cancel };
+            let call = Call {
+                inner,
+                server: &server,
+                connection: &connection,
+                method: &method,
+                timeout,
+                cancel: &cancel,
+                trace: trace.as_ref(),
+            };
             execute(call, progress, tasks, ask.map(|a| a.sink), sample).await
         }
         .await;
@@ -207,6 +216,8 @@ struct Call<'a> {
     method: &'a Method,
     timeout: Duration,
     cancel: &'a CancellationToken,
+    /// Telemetry on: each request gets a client span (`trace.rs`).
+    trace: Option<&'a CallTrace>,
 }
 
 /// What a call waits on that is not the server: a person answering the server's question,
@@ -238,6 +249,7 @@ impl Call<'_> {
             started,
             cx: &self.inner.cx,
             cancels: &self.inner.cx.cancels,
+            trace: self.trace,
         }
     }
 }
@@ -249,7 +261,7 @@ async fn execute(
     ask: Option<AskSink>,
     sample: Option<SampleSink>,
 ) -> Result<Value> {
-    let Call { inner, server, connection, method, timeout, cancel } = call;
+    let Call { inner, server, connection, method, timeout, cancel, trace } = call;
     // The server's questions during this call go to its step.
     let asking = ask.map(|sink| connection.asks.register(sink));
     // So do its requests for a model completion.
@@ -278,16 +290,23 @@ async fn execute(
     // server's echoed state, at most `MRTR_ROUNDS` times.
     let mut retry: Option<(InputResponses, Option<String>)> = None;
     let mut round = 0;
-    let (answer, registration) = loop {
+    let (answer, registration, mut span) = loop {
         let deadline = inner.cx.deadlines.watch(Instant::now() + timeout);
         tracing::debug!(server = %server.name, ?method, round, "calling");
         let request = method.request_with(retry.take());
-        let handle = connection.peer().send_request_with_option(request, PeerRequestOptions::no_options()).await;
+        // Each request (each JSON-RPC id) is one client span; its context goes in `_meta`.
+        let mut span = trace.map(|trace| ClientSpan::start(trace, &connection.trace, method.op()));
+        let handle = connection.peer().send_request_with_option(request, span.options()).await;
         let handle = match handle {
             Ok(handle) => handle,
-            Err(error) => return Err(Box::pin(service_error(&inner.cx, server, connection, error)).await),
+            Err(error) => {
+                let error = Box::pin(service_error(&inner.cx, server, connection, error)).await;
+                span.failed(&error);
+                return Err(error);
+            }
         };
         let RequestHandle { rx, id, progress_token, .. } = handle;
+        span.sent(&id);
         let registration = progress.clone().map(|sink| connection.progress.register(progress_token, sink));
         let mut deadline = deadline;
         let mut rx = rx;
@@ -297,7 +316,9 @@ async fn execute(
                 answer = &mut rx => break answer,
                 () = cancel.cancelled() => {
                     send_cancelled(connection, id, "cancelled by the workflow");
-                    return Err(Error::Cancelled { server: Some(name()) });
+                    let error = Error::Cancelled { server: Some(name()) };
+                    span.failed(&error);
+                    return Err(error);
                 }
                 () = deadline.expired() => {
                     // A person is answering the server's question, or the model its
@@ -307,10 +328,15 @@ async fn execute(
                         continue;
                     }
                     send_cancelled(connection, id, "timed out");
-                    return Err(Error::CallTimeout { server: name(), after: timeout });
+                    let error = Error::CallTimeout { server: name(), after: timeout };
+                    span.failed(&error);
+                    return Err(error);
                 }
             }
         };
+        if let Ok(Ok(result)) = &answer {
+            span.answered(result);
+        }
         match answer {
             Ok(Ok(ServerResult::InputRequiredResult(asked))) => {
                 round += 1;
@@ -326,7 +352,7 @@ async fn execute(
                 drop(registration);
                 retry = Some(super::asks::fulfil(server, connection, asking.as_ref(), sampling.as_ref(), asked).await?);
             }
-            answer => break (answer, registration),
+            answer => break (answer, registration, span),
         }
     };
     drop(registration);
@@ -360,13 +386,20 @@ async fn execute(
                 && data.code.0 == METHOD_NOT_FOUND
             {
                 tracing::debug!(server = %server.name, tool, message = %data.message, "the tool runs as a task");
+                span.refused(data.code.0, &data.message);
                 connection.set_runs_as_task(tool);
                 return call.task(progress, started, waits).start().await;
             }
-            Err(Box::pin(service_error(&inner.cx, server, connection, error)).await)
+            let error = Box::pin(service_error(&inner.cx, server, connection, error)).await;
+            span.failed(&error);
+            Err(error)
         }
         // The session ended with the call in flight.
-        Err(_) => Err(Box::pin(connection.ended("the connection closed during the call")).await),
+        Err(_) => {
+            let error = Box::pin(connection.ended("the connection closed during the call")).await;
+            span.failed(&error);
+            Err(error)
+        }
     }
 }
 
@@ -474,6 +507,23 @@ async fn scope_refusal(cx: &Context, server: &Server, error: &ServiceError) -> O
 }
 
 impl Method {
+    /// What the request asks, for its client span.
+    pub(super) fn op(&self) -> Op<'_> {
+        match self {
+            Method::Tool { name, args, .. } => Op::Tool { name, args },
+            Method::Resource { uri } => Op::Resource { uri },
+            Method::Prompt { name, .. } => Op::Prompt { name },
+        }
+    }
+
+    /// The tool a `tools/call` is for.
+    pub(super) fn tool(&self) -> Option<&str> {
+        match self {
+            Method::Tool { name, .. } => Some(name),
+            _ => None,
+        }
+    }
+
     /// `tools/call` asking the server to run it as a task (the 2025-11-25 `task` field,
     /// with the lifetime asked for); other methods as they are.
     pub(super) fn task_request(&self, ttl_ms: u64) -> ClientRequest {

@@ -13,6 +13,7 @@ use super::probe::{Probe, probe_wait};
 use super::process::{self, ChildProcess};
 use super::progress::{ProgressRoutes, TaskRoutes};
 use super::sampling::SampleRoutes;
+use super::trace::{HttpTarget, TraceInfo};
 use super::{Context, http};
 use crate::config::launch::{self, TransportKind, transport_kind};
 use crate::config::roots;
@@ -41,6 +42,8 @@ pub(crate) struct Connection {
     pub discovery: Arc<DiscoveryCell>,
     /// Compiled input schemas, to check a call's arguments before it is sent.
     pub args: super::args::ArgChecks,
+    /// What the client spans of this session's requests say about it (`pool/trace.rs`).
+    pub trace: Arc<TraceInfo>,
     child: Mutex<Option<ChildProcess>>,
     pid: Option<u32>,
     /// 2026-07-28 only: the `subscriptions/listen` stream that carries `list_changed`.
@@ -72,6 +75,7 @@ impl Connection {
             // The switch "may ask the model": off unless the entry says so.
             samples: Arc::new(SampleRoutes::new(matches!(entry, ServerEntry::Config(c) if c.sampling))),
             server: Arc::from(server),
+            http_session: Arc::default(),
         };
         // Every message about this session goes through `notes.hide`: once the launch is
         // resolved, its `${env:NAME}` values and header values show as configured.
@@ -83,6 +87,7 @@ impl Connection {
         let start_failed =
             |message: String| Error::ServerStartFailed { server: server.to_owned(), message: hider.hide(message) };
         let max = cx.options.max_message_bytes;
+        let mut http_target = None;
         let (running, mut child) = match entry {
             ServerEntry::InProcess(connect) => {
                 let stream = connect().map_err(|e| start_failed(format!("cannot connect in process: {e}")))?;
@@ -107,6 +112,7 @@ impl Connection {
                     cx.approvals.check(server, config, origin)?;
                     let launch = launch::http(server, config, &cx.options.env)?;
                     notes.set_secrets(launch.secrets.clone());
+                    http_target = Some(HttpTarget::new(&launch.url, handler.http_session.clone()));
                     // With the stored sign-in, if any; a 401 ends in `AUTH_REQUIRED` here.
                     (http::open(server, config, &launch, handler.clone(), cx, notes.clone(), pin).await?, None)
                 }
@@ -130,6 +136,13 @@ impl Connection {
         // Workflow steps must see what the server says now, never a cached or stale answer.
         peer.set_response_cache_config(ClientCacheConfig::disabled()).await;
         let pid = child.as_ref().and_then(ChildProcess::pid);
+        let trace = Arc::new(TraceInfo {
+            server: handler.server.clone(),
+            transport: if http_target.is_some() { "tcp" } else { "pipe" },
+            http: http_target,
+            protocol: peer.peer_info().map(|info| Arc::from(info.protocol_version.as_str())),
+            notes: notes.clone(),
+        });
         let connection = Connection {
             server: server.to_owned(),
             peer,
@@ -142,6 +155,7 @@ impl Connection {
             samples: handler.samples,
             discovery: handler.discovery,
             args: super::args::ArgChecks::default(),
+            trace,
             child: Mutex::new(child),
             pid,
             listener: Mutex::new(None),

@@ -102,6 +102,9 @@ pub(crate) struct Handler {
     pub samples: Arc<SampleRoutes>,
     /// The configured server's name, for the questions it asks.
     pub server: Arc<str>,
+    /// The session id a streamable HTTP server assigned, noted by the HTTP client
+    /// (`listed.rs`) for the client spans (`trace.rs`); never set over stdio.
+    pub http_session: Arc<super::trace::SessionId>,
 }
 
 impl ClientHandler for Handler {

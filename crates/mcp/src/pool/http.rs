@@ -55,7 +55,7 @@ pub(crate) async fn open(
     let own_header = auth::has_static_authorization(config);
     let Some(authenticator) = cx.options.auth.clone().filter(|_| !own_header) else {
         let client = signed::plain_client();
-        let listed = Listed::new(client.clone(), handler.discovery.task_tools().clone());
+        let listed = Listed::new(client.clone(), handler.discovery.task_tools().clone(), handler.http_session.clone());
         let opened =
             connection::handshake_or_refusal(handler, transport(server, launch, listed, max, notes)?, cx, server, pin)
                 .await;
@@ -95,7 +95,8 @@ pub(crate) async fn open(
         env,
         first.map(|login| (login.access_token, login.expires_at_ms)),
     ));
-    let client = Listed::new(Signed::new(tokens.clone()), handler.discovery.task_tools().clone());
+    let client =
+        Listed::new(Signed::new(tokens.clone()), handler.discovery.task_tools().clone(), handler.http_session.clone());
     let opened =
         connection::handshake_or_refusal(handler, transport(server, launch, client, max, notes)?, cx, server, pin)
             .await;

@@ -7,8 +7,12 @@
 //! `application/json` body reaches us parsed by rmcp, without `execution`: for those
 //! servers the pool learns a task-only tool from its refusal of a plain call
 //! (`pool/call.rs`).
+//!
+//! It also notes the session id the server assigned (`Mcp-Session-Id`), as each request
+//! is sent with it, for the client spans (`trace.rs`: `mcp.session.id`).
 
 use super::discovery::TaskTools;
+use super::trace::SessionId;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
@@ -20,16 +24,24 @@ use sse_stream::Sse;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// An HTTP client whose `tools/list` answers are read raw into `tap`.
+/// An HTTP client whose `tools/list` answers are read raw into `tap`, and whose session
+/// id is noted in `session`.
 #[derive(Clone)]
 pub(crate) struct Listed<C> {
     inner: C,
     tap: Arc<TaskTools>,
+    session: Arc<SessionId>,
 }
 
 impl<C> Listed<C> {
-    pub fn new(inner: C, tap: Arc<TaskTools>) -> Self {
-        Listed { inner, tap }
+    pub fn new(inner: C, tap: Arc<TaskTools>, session: Arc<SessionId>) -> Self {
+        Listed { inner, tap, session }
+    }
+
+    fn note_session(&self, session_id: Option<&Arc<str>>) {
+        if let Some(id) = session_id {
+            self.session.set(id);
+        }
     }
 
     /// The answer, with its SSE events read on their way when `message` is `tools/list`.
@@ -69,6 +81,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Listed<C> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<C::Error>> {
         let list = is_list(&message);
+        self.note_session(session_id.as_ref());
         let answer = self.inner.post_message(uri, message, session_id, auth_header, custom_headers).await;
         self.read(list, answer)
     }
@@ -83,6 +96,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Listed<C> {
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<C::Error>> {
         let list = is_list(&message);
+        self.note_session(session_id.as_ref());
         let answer = self
             .inner
             .post_message_with_max_sse_event_size(

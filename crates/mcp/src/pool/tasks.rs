@@ -16,11 +16,13 @@
 use super::call::{Method, send_cancelled, service_error};
 use super::connection::Connection;
 use super::server::Server;
+use super::trace::{ClientSpan, MaybeSpan, Op, TraceInfo};
 use crate::error::{Error, Result};
-use mcpflow_engine::{Progress, ProgressSink, TaskHandle, TaskSink};
+use mcpflow_engine::{CallTrace, Progress, ProgressSink, TaskHandle, TaskSink};
 use rmcp::model::{ClientRequest, CustomRequest, ServerResult};
-use rmcp::service::{Peer, PeerRequestOptions, RequestHandle, RoleClient, ServiceError};
+use rmcp::service::{Peer, RequestHandle, RoleClient, ServiceError};
 use serde_json::{Value, json};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -107,6 +109,9 @@ pub(crate) struct TaskCall<'a> {
     /// The pool's options: the message limit, the sign-ins.
     pub cx: &'a super::Context,
     pub cancels: &'a Cancels,
+    /// Telemetry on: each request (the create, each poll, the result, the cancel) gets a
+    /// client span (`trace.rs`).
+    pub trace: Option<&'a CallTrace>,
 }
 
 /// The `tasks/cancel` requests on their way, so that shutting the pool down waits for them
@@ -117,16 +122,28 @@ pub(crate) struct Cancels {
 }
 
 impl Cancels {
-    fn send(&self, peer: Peer<RoleClient>, id: String) {
+    /// Sends `tasks/cancel` for task `id`, in its client span if any.
+    fn send(&self, peer: Peer<RoleClient>, id: String, span: Option<ClientSpan>) {
         let request = custom("tasks/cancel", json!({ "taskId": id }));
         let sending = tokio::spawn(async move {
             tracing::debug!(task = %id, "cancelling the task");
-            let sent = async {
-                if let Ok(handle) = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await {
-                    let _ = handle.rx.await;
+            let mut span = span;
+            let traced = &mut span;
+            let sent = async move {
+                let handle = match peer.send_request_with_option(request, traced.options()).await {
+                    Ok(handle) => handle,
+                    Err(_) => return traced.failed_with("SERVER_DISCONNECTED", "sending `tasks/cancel` failed"),
+                };
+                traced.sent(&handle.id);
+                match handle.rx.await {
+                    Ok(Ok(answer)) => traced.answered(&answer),
+                    Ok(Err(ServiceError::McpError(error))) => traced.rejected(&error),
+                    Ok(Err(_)) | Err(_) => traced.failed_with("SERVER_DISCONNECTED", "no answer to `tasks/cancel`"),
                 }
             };
-            let _ = tokio::time::timeout(CANCEL_GRACE, sent).await;
+            if tokio::time::timeout(CANCEL_GRACE, sent).await.is_err() {
+                span.failed_with("CALL_TIMEOUT", "no answer to `tasks/cancel` within 2 s");
+            }
         });
         let mut sent = self.sent.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         sent.retain(|s| !s.is_finished());
@@ -149,12 +166,18 @@ struct Live<'a> {
     peer: Peer<RoleClient>,
     id: String,
     armed: bool,
+    /// Telemetry on: the `tasks/cancel` gets a client span, about this tool.
+    trace: Option<&'a CallTrace>,
+    info: &'a Arc<TraceInfo>,
+    tool: Option<&'a str>,
 }
 
 impl Drop for Live<'_> {
     fn drop(&mut self) {
         if self.armed {
-            self.cancels.send(self.peer.clone(), std::mem::take(&mut self.id));
+            let op = Op::Task { method: "tasks/cancel", tool: self.tool };
+            let span = self.trace.map(|trace| ClientSpan::start(trace, self.info, op));
+            self.cancels.send(self.peer.clone(), std::mem::take(&mut self.id), span);
         }
     }
 }
@@ -172,7 +195,7 @@ impl TaskCall<'_> {
 
     /// Sends `tools/call` with task metadata and follows the task it creates.
     pub async fn start(&self) -> Result<Value> {
-        let answer = self.request(self.method.task_request(REQUESTED_TTL_MS)).await?;
+        let answer = self.request(self.method.task_request(REQUESTED_TTL_MS), self.method.op()).await?;
         let value = super::call::to_json(&self.server.name, &answer)?;
         match read_task(&value) {
             Some(state) => self.created(state).await,
@@ -207,7 +230,15 @@ impl TaskCall<'_> {
     }
 
     fn live(&self, id: &str) -> Live<'_> {
-        Live { cancels: self.cancels, peer: self.connection.peer().clone(), id: id.to_owned(), armed: true }
+        Live {
+            cancels: self.cancels,
+            peer: self.connection.peer().clone(),
+            id: id.to_owned(),
+            armed: true,
+            trace: self.trace,
+            info: &self.connection.trace,
+            tool: self.method.tool(),
+        }
     }
 
     /// Follows the task to its end. Returning early (an error, cancelled) leaves `live`
@@ -301,7 +332,7 @@ impl TaskCall<'_> {
     /// `tasks/get`; a JSON-RPC error means the server does not know the task.
     async fn get(&self, id: &str) -> Result<TaskState> {
         let request = custom("tasks/get", json!({ "taskId": id }));
-        let answer = match self.send(request).await {
+        let answer = match self.send(request, self.task_op("tasks/get")).await {
             Ok(answer) => answer,
             Err(Ok(ServiceError::McpError(data))) => {
                 return Err(Error::TaskLost {
@@ -329,27 +360,57 @@ impl TaskCall<'_> {
             })?;
             return self.method.output(&self.server.name, answer);
         }
-        let answer = self.request(custom("tasks/result", json!({ "taskId": state.id }))).await?;
+        let request = custom("tasks/result", json!({ "taskId": state.id }));
+        let answer = self.request(request, self.task_op("tasks/result")).await?;
         self.method.output(&self.server.name, answer)
     }
 
+    fn task_op(&self, method: &'static str) -> Op<'_> {
+        Op::Task { method, tool: self.method.tool() }
+    }
+
     /// One request with the per-request timeout and the call's cancellation.
-    async fn request(&self, request: ClientRequest) -> Result<ServerResult> {
-        match self.send(request).await {
+    async fn request(&self, request: ClientRequest, op: Op<'_>) -> Result<ServerResult> {
+        match self.send(request, op).await {
             Ok(answer) => Ok(answer),
             Err(Ok(error)) => Err(Box::pin(self.service_error(error)).await),
             Err(Err(error)) => Err(error),
         }
     }
 
-    /// The answer, or rmcp's error (`Err(Ok)`) or ours (`Err(Err)`: cancelled, timed out).
+    /// The answer, or the server's JSON-RPC error (`Err(Ok)`) or ours (`Err(Err)`:
+    /// cancelled, timed out, disconnected), in a client span when tracing.
     async fn send(
         &self,
         request: ClientRequest,
+        op: Op<'_>,
+    ) -> std::result::Result<ServerResult, std::result::Result<ServiceError, Error>> {
+        let mut span = self.trace.map(|trace| ClientSpan::start(trace, &self.connection.trace, op));
+        let outcome = match self.exchange(request, &mut span).await {
+            Err(Ok(error)) if !matches!(error, ServiceError::McpError(_)) => {
+                Err(Err(Box::pin(self.service_error(error)).await))
+            }
+            outcome => outcome,
+        };
+        match &outcome {
+            Ok(answer) => span.answered(answer),
+            Err(Ok(ServiceError::McpError(error))) => span.rejected(error),
+            Err(Ok(_)) => {}
+            Err(Err(error)) => span.failed(error),
+        }
+        outcome
+    }
+
+    /// [`Self::send`] without the span's end.
+    async fn exchange(
+        &self,
+        request: ClientRequest,
+        span: &mut Option<ClientSpan>,
     ) -> std::result::Result<ServerResult, std::result::Result<ServiceError, Error>> {
         let mut deadline = self.deadlines.watch(Instant::now() + self.timeout);
-        let handle = self.connection.peer().send_request_with_option(request, PeerRequestOptions::no_options()).await;
+        let handle = self.connection.peer().send_request_with_option(request, span.options()).await;
         let RequestHandle { mut rx, id, progress_token, .. } = handle.map_err(Ok)?;
+        span.sent(&id);
         let _progress = self.progress.clone().map(|sink| self.connection.progress.register(progress_token, sink));
         let stop = loop {
             tokio::select! {

@@ -206,7 +206,7 @@ async fn the_catalog_lists_tools_and_prompts_and_reports_unapproved_servers_with
     let ServerStatus::Ready(echo) = catalog.server("echo") else { panic!("echo is not ready") };
     let mut tools: Vec<&str> = echo.tools.iter().map(|t| t.name.as_str()).collect();
     tools.sort_unstable();
-    assert_eq!(tools, ["add", "add_tool", "echo", "multiply", "progress", "record", "sleep"]);
+    assert_eq!(tools, ["add", "add_tool", "echo", "meta", "multiply", "progress", "record", "sleep"]);
     let add = echo.tools.iter().find(|t| t.name == "add").unwrap();
     assert_eq!(add.input_schema["type"], "object");
     assert!(add.input_schema["properties"]["a"].is_object(), "{}", add.input_schema);

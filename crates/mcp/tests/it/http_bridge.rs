@@ -1,7 +1,9 @@
 //! A testkit fixture reached over streamable HTTP: a small HTTP/1.1 bridge in front of an
 //! in-process fixture. Each POSTed JSON-RPC message goes to the fixture; a request's answer
 //! comes back as one `application/json` body or as one SSE event, with a Content-Length.
-//! Stateless (no session id), no standalone SSE stream (GET is 405), as servers may be.
+//! Stateless (no session id) unless started with one ([`serve_over_http_with_session`]:
+//! given with the answer to `initialize`), no standalone SSE stream (GET is 405), as
+//! servers may be.
 
 use mcpflow_testkit::Fixture;
 use serde_json::Value;
@@ -42,12 +44,24 @@ impl Drop for HttpFixture {
 struct Counts {
     cut_short: Arc<AtomicUsize>,
     openings: Arc<AtomicUsize>,
+    /// The `Mcp-Session-Id` the answer to `initialize` assigns, if any.
+    session: Option<&'static str>,
 }
 
 type Waiting = Arc<Mutex<HashMap<String, oneshot::Sender<String>>>>;
 type ToFixture = Arc<tokio::sync::Mutex<Box<dyn AsyncWrite + Send + Unpin>>>;
 
 pub async fn serve_over_http(fixture: Fixture, answers: Answers) -> HttpFixture {
+    serve_over_http_with_session(fixture, answers, None).await
+}
+
+/// [`serve_over_http`], assigning `session` (`Mcp-Session-Id`) in the answer to
+/// `initialize` when it is `Some` (2025-11-25; `server/discover` gets none).
+pub async fn serve_over_http_with_session(
+    fixture: Fixture,
+    answers: Answers,
+    session: Option<&'static str>,
+) -> HttpFixture {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let (from_fixture, to_fixture) = tokio::io::split(mcpflow_testkit::spawn_in_process(fixture));
@@ -70,7 +84,7 @@ pub async fn serve_over_http(fixture: Fixture, answers: Answers) -> HttpFixture 
         })
     };
     let accept_task = {
-        let counts = Counts { cut_short: cut_short.clone(), openings: openings.clone() };
+        let counts = Counts { cut_short: cut_short.clone(), openings: openings.clone(), session };
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 tokio::spawn(connection(stream, answers, waiting.clone(), to_fixture.clone(), counts.clone()));
@@ -125,6 +139,7 @@ async fn connection(stream: TcpStream, answers: Answers, waiting: Waiting, to_fi
         if message["method"] == "initialize" || message["method"] == "server/discover" {
             counts.openings.fetch_add(1, Ordering::SeqCst);
         }
+        let session = counts.session.filter(|_| message["method"] == "initialize");
         let answer = match (message.get("id"), message.get("method")) {
             (Some(id), Some(_)) => {
                 let (tx, rx) = oneshot::channel();
@@ -141,10 +156,10 @@ async fn connection(stream: TcpStream, answers: Answers, waiting: Waiting, to_fi
         };
         let Ok(line) = answer.await else { return };
         let sent = match answers {
-            Answers::Json => respond(&mut write, "200 OK", Some("application/json"), line.as_bytes()).await,
+            Answers::Json => respond_in(&mut write, "200 OK", Some("application/json"), session, line.as_bytes()).await,
             Answers::Sse => {
                 let event = format!("event: message\ndata: {line}\n\n");
-                respond(&mut write, "200 OK", Some("text/event-stream"), event.as_bytes()).await
+                respond_in(&mut write, "200 OK", Some("text/event-stream"), session, event.as_bytes()).await
             }
         };
         if sent.is_err() {
@@ -160,8 +175,20 @@ async fn respond(
     content_type: Option<&str>,
     body: &[u8],
 ) -> std::io::Result<()> {
+    respond_in(write, status, content_type, None, body).await
+}
+
+/// [`respond`], in session `session` (an `Mcp-Session-Id` header) if any.
+async fn respond_in(
+    write: &mut (impl AsyncWrite + Unpin),
+    status: &str,
+    content_type: Option<&str>,
+    session: Option<&str>,
+    body: &[u8],
+) -> std::io::Result<()> {
     let content_type = content_type.map(|t| format!("Content-Type: {t}\r\n")).unwrap_or_default();
-    let head = format!("HTTP/1.1 {status}\r\n{content_type}Content-Length: {}\r\n\r\n", body.len());
+    let session = session.map(|s| format!("Mcp-Session-Id: {s}\r\n")).unwrap_or_default();
+    let head = format!("HTTP/1.1 {status}\r\n{content_type}{session}Content-Length: {}\r\n\r\n", body.len());
     write.write_all(head.as_bytes()).await?;
     // In pieces, so a client that stops reading is noticed before the whole body is handed over.
     for piece in body.chunks(64 * 1024) {

@@ -19,3 +19,4 @@ mod roots;
 mod secrets;
 mod support;
 mod tasks;
+mod trace;

@@ -12,7 +12,7 @@ async fn lists_its_tools() {
         let client = connect(via, Fixture::Echo).await;
         assert_eq!(
             tool_names(&client).await,
-            ["add", "add_tool", "echo", "multiply", "progress", "record", "sleep"],
+            ["add", "add_tool", "echo", "meta", "multiply", "progress", "record", "sleep"],
             "{via:?}"
         );
     }
