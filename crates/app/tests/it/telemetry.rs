@@ -198,7 +198,7 @@ async fn a_run_is_one_trace_with_a_span_per_step_attempt_and_a_client_span_per_m
         assert!(c.attrs.contains_key("jsonrpc.request.id"), "{:?}", c.attrs);
         assert!(!c.attrs.contains_key("gen_ai.tool.call.arguments"), "payloads are off by default");
     }
-    let failed: Vec<_> = clients.iter().filter(|c| c.attrs.get("error.type").is_some()).collect();
+    let failed: Vec<_> = clients.iter().filter(|c| c.attrs.contains_key("error.type")).collect();
     assert_eq!(failed.len(), 1, "only the first flaky call failed\n{tree}");
     assert_eq!(attr(failed[0], "error.type"), "tool_error");
     assert_eq!(parent_of(&spans, failed[0]).span_id, flaky[0].span_id);

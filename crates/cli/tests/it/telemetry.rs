@@ -191,3 +191,76 @@ fn serve_daemon_and_service_refuse_an_otlp_url_that_is_not_http() {
         assert!(stderr(&out).contains("error[OTLP_ENDPOINT_INVALID]"), "{args:?}: {}", stderr(&out));
     }
 }
+
+/// Writes a blueprint of a `for_each` loop of `n` echo calls into the dir.
+fn loop_of(d: &Dir, n: usize) -> String {
+    let bp = json!({ "blueprint": 1, "id": "many", "steps": [
+        { "id": "each", "kind": "loop", "for_each": (0..n).collect::<Vec<_>>(),
+          "steps": [{ "id": "say", "kind": "tool", "server": "echo", "tool": "echo", "args": { "message": "item {{ item }}" } }] }
+    ] });
+    let path = d.dir.path().join("many.json");
+    std::fs::write(&path, bp.to_string()).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn a_traced_run_sends_its_tree_and_show_prints_the_trace_id_the_envelope_carries() {
+    let receiver = mcpflow_testkit::otlp::Receiver::start(0).unwrap();
+    let d = Dir::new();
+    let out = d.run(&["--store", "--otlp", &receiver.url()], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let trace = envelope["trace_id"].as_str().unwrap_or_else(|| panic!("no trace id: {envelope}")).to_owned();
+    assert_eq!(trace.len(), 32);
+    // The exporter was shut down before the process exited: the spans are there.
+    let spans = receiver.wait_for(3, std::time::Duration::from_secs(10));
+    let tree = mcpflow_testkit::otlp::tree(&spans);
+    assert!(spans.iter().all(|s| s.trace_id == trace), "{tree}");
+    let names: Vec<&str> = spans.iter().map(|s| s.name.as_str()).collect();
+    for name in ["run hello", "step greet", "tools/call echo"] {
+        assert!(names.contains(&name), "{name} missing:\n{tree}");
+    }
+    let run_id = envelope["run_id"].as_str().unwrap();
+    let show = mcpflow_on(&d.dir.path().join("home"), &["show", run_id], &[]).output().unwrap();
+    assert_eq!(show.status.code(), Some(0), "{}", stderr(&show));
+    let text = String::from_utf8_lossy(&show.stdout);
+    assert!(text.lines().any(|l| l == format!("trace {trace}")), "{text}");
+    let json = mcpflow_on(&d.dir.path().join("home"), &["show", run_id, "--json"], &[]).output().unwrap();
+    let json: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(json["trace_id"], trace.as_str());
+}
+
+#[test]
+fn with_the_collector_down_and_the_queue_full_spans_are_dropped_the_run_succeeds_and_it_is_told_once() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let d = Dir::new();
+    let file = loop_of(&d, 300);
+    let servers = d.dir.path().join("servers.json").display().to_string();
+    let out = mcpflow_on(
+        &d.dir.path().join("home"),
+        &[
+            "run",
+            &file,
+            "--servers",
+            &servers,
+            "--allow-server",
+            "echo",
+            "--json",
+            "--otlp",
+            &format!("http://127.0.0.1:{port}"),
+        ],
+        &[("OTEL_BSP_MAX_QUEUE_SIZE", "8")],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(envelope["status"], "succeeded");
+    assert_eq!(envelope["summary"]["tool_calls"], 300);
+    let err = stderr(&out);
+    assert_eq!(err.matches("spans are being dropped").count(), 1, "{err}");
+    assert!(err.contains("(runs are not affected)"), "{err}");
+    let total = err.lines().find(|l| l.ends_with(" spans dropped")).unwrap_or_else(|| panic!("no final count: {err}"));
+    let n: u64 = total.trim_start_matches("telemetry: ").split(' ').next().unwrap().parse().unwrap();
+    assert!(n > 0, "{total}");
+}
