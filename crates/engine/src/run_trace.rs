@@ -267,6 +267,7 @@ impl RunTrace {
                 envelope.errors.first().map_or(Cow::Borrowed(envelope.status.as_str()), |e| Cow::Owned(e.code.clone())),
             ),
         };
+        tracing::info!(status = envelope.status.as_str(), tool_calls = envelope.summary.tool_calls, "run ended");
         root.end(status);
         self.measure_run(envelope.status);
     }
@@ -337,6 +338,15 @@ impl RunTrace {
         recovered_by: Option<Arc<str>>,
     ) {
         let Open { mut span, started } = open;
+        // A log line per attempt with the span's id (`--log-format json` joins logs and
+        // traces; without a log installed the fields are not even formatted).
+        tracing::info!(
+            step = %step_info(&mut self.steps, &self.plan, idx).id,
+            outcome,
+            error = error.as_deref(),
+            span_id = %span.context().span_id_hex(),
+            "step ended"
+        );
         span.set(key::STEP_OUTCOME, Attr::Static(outcome));
         if let Some(code) = &error {
             span.set(key::ERROR_TYPE, Attr::Str(code.clone()));

@@ -264,3 +264,51 @@ fn with_the_collector_down_and_the_queue_full_spans_are_dropped_the_run_succeeds
     let n: u64 = total.trim_start_matches("telemetry: ").split(' ').next().unwrap().parse().unwrap();
     assert!(n > 0, "{total}");
 }
+
+#[test]
+fn log_format_json_lines_carry_the_runs_trace_id_and_each_steps_span_id() {
+    let receiver = mcpflow_testkit::otlp::Receiver::start(0).unwrap();
+    let d = Dir::new();
+    let file = d.dir.path().join("hello.json").display().to_string();
+    let servers = d.dir.path().join("servers.json").display().to_string();
+    let out = mcpflow_on(
+        &d.dir.path().join("home"),
+        &[
+            "--log-format",
+            "json",
+            "run",
+            &file,
+            "--servers",
+            &servers,
+            "--allow-server",
+            "echo",
+            "--json",
+            "--otlp",
+            &receiver.url(),
+        ],
+        &[],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let trace = envelope["trace_id"].as_str().unwrap().to_owned();
+    let err = stderr(&out);
+    let lines: Vec<Value> = err.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let line = |message: &str| {
+        lines
+            .iter()
+            .find(|l| l["fields"]["message"] == message)
+            .unwrap_or_else(|| panic!("no `{message}` line in:\n{err}"))
+            .clone()
+    };
+    let ended = line("run ended");
+    assert_eq!(ended["span"]["trace_id"], trace.as_str(), "{ended}");
+    assert_eq!(ended["fields"]["status"], "succeeded");
+    let step = line("step ended");
+    assert_eq!(step["span"]["trace_id"], trace.as_str(), "{step}");
+    assert_eq!(step["fields"]["step"], "greet");
+    let spans = receiver.wait_for(3, std::time::Duration::from_secs(10));
+    let greet = spans.iter().find(|s| s.name == "step greet").unwrap();
+    assert_eq!(step["fields"]["span_id"], greet.span_id.as_str(), "{step}");
+}
