@@ -20,7 +20,10 @@
 
 use mcpflow_app::headless::{self, HeadlessRun};
 use mcpflow_blueprint::{Options, check_value};
-use mcpflow_engine::{Engine, EventSink, RunConfig, RunRequest, RunStatus, Telemetry};
+use mcpflow_engine::{
+    Attr, Engine, EventSink, Measure, OpenSpan, RunConfig, RunRequest, RunStatus, SpanStart, SpanStatus, Telemetry,
+    TraceContext,
+};
 use mcpflow_mcp::{Approvals, Pool, PoolOptions, ServerConfigs};
 use mcpflow_telemetry::{Config as TelemetryConfig, Otel, Protocol};
 use mcpflow_testkit::otlp::Receiver;
@@ -93,23 +96,54 @@ fn loop_blueprint(n: usize, concurrency: u32) -> (Arc<mcpflow_blueprint::Bluepri
 }
 
 async fn engine_loop(n: usize, concurrency: u32, latency_ms: u64) -> Duration {
-    engine_loop_traced(n, concurrency, latency_ms, None).await
+    let pool = cluster_pool(latency_ms).await;
+    let took = run_loop(&pool, n, concurrency, None).await;
+    pool.shutdown().await;
+    took
 }
 
-/// The three telemetry modes of case (d).
+/// A `Telemetry` that records nothing: what the engine's and the pool's own
+/// instrumentation cost (span bookkeeping, `_meta.traceparent`), without the SDK.
+#[derive(Debug)]
+struct Noop(TraceContext);
+
+struct NoopSpan(TraceContext);
+
+impl OpenSpan for NoopSpan {
+    fn context(&self) -> &TraceContext {
+        &self.0
+    }
+    fn set(&mut self, _: &'static str, _: Attr) {}
+    fn end(self: Box<Self>, _: SpanStatus) {}
+}
+
+impl Telemetry for Noop {
+    fn start(&self, _: SpanStart<'_>) -> Box<dyn OpenSpan> {
+        Box::new(NoopSpan(self.0.clone()))
+    }
+    fn measure(&self, _: Measure) {}
+    fn capture_payloads(&self) -> bool {
+        false
+    }
+}
+
+/// The telemetry modes of case (d).
 #[derive(Clone, Copy, Debug)]
 enum Otlp {
     Off,
+    /// The engine's and the pool's instrumentation into a [`Noop`].
+    Noop,
     /// The collector's port refuses connections.
     Down,
     /// A receiver on loopback takes every export.
     Up,
 }
 
-/// An exporter for `mode` (`None` for `Off`), with the default queue and batching.
+/// An exporter for `mode` (`None` for `Off` and `Noop`), with the default queue and
+/// batching.
 fn telemetry(mode: Otlp, up: &str, down: &str) -> Option<Arc<Otel>> {
     let base = match mode {
-        Otlp::Off => return None,
+        Otlp::Off | Otlp::Noop => return None,
         Otlp::Down => down,
         Otlp::Up => up,
     };
@@ -129,18 +163,19 @@ fn telemetry(mode: Otlp, up: &str, down: &str) -> Option<Arc<Otel>> {
     Some(Arc::new(Otel::start(&config, Arc::new(|_: &str| {})).unwrap()))
 }
 
-async fn engine_loop_traced(
-    n: usize,
-    concurrency: u32,
-    latency_ms: u64,
-    telemetry: Option<Arc<dyn Telemetry>>,
-) -> Duration {
+/// A pool with one cluster-sim server (`latency_ms` per call), discovered.
+async fn cluster_pool(latency_ms: u64) -> Arc<Pool> {
     let mut configs = ServerConfigs::new();
     let bin = mcpflow_testkit::binary().display().to_string();
     let cfg = json!({ "mcpServers": { "cluster": { "command": bin, "args": ["cluster-sim", "--latency-ms", latency_ms.to_string()] } } });
     configs.merge(ServerConfigs::parse(&cfg.to_string(), "bench").unwrap());
     let pool = Arc::new(Pool::new(configs, Approvals::allow_all(), PoolOptions::default()));
     pool.discover("cluster").await.unwrap();
+    pool
+}
+
+/// The time of one run of the loop blueprint over `pool`.
+async fn run_loop(pool: &Arc<Pool>, n: usize, concurrency: u32, telemetry: Option<Arc<dyn Telemetry>>) -> Duration {
     let mut engine = Engine::new(pool.clone());
     engine.telemetry = telemetry;
     let (bp, plan) = loop_blueprint(n, concurrency);
@@ -167,7 +202,6 @@ async fn engine_loop_traced(
     let took = start.elapsed();
     assert_eq!(env.status, RunStatus::Succeeded, "{:?}", env.errors);
     assert_eq!(env.summary.tool_calls, n as u64);
-    pool.shutdown().await;
     took
 }
 
@@ -208,10 +242,14 @@ fn main() {
         tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
     };
     println!("runtime: {}", if current { "current_thread" } else { "multi_thread, 2 workers" });
+    // `MCPFLOW_BENCH_CASES=d` (a comma list of a, b, c, d) runs only those cases.
+    let cases = std::env::var("MCPFLOW_BENCH_CASES").unwrap_or_else(|_| "a,b,c,d".into());
+    let case = |c: &str| cases.split(',').any(|x| x.trim() == c);
     rt.block_on(async {
         // Warm up both paths once (process start, page cache).
         bare_client(100).await;
         engine_loop(100, 1, 0).await;
+        if case("a") {
         let (mut bare, mut eng) = (Vec::new(), Vec::new());
         for _ in 0..reps {
             bare.push(bare_client(calls).await);
@@ -222,6 +260,8 @@ fn main() {
         println!("    bare rmcp client  {:>9.1} ms  ({:.0} µs/call)", b.as_secs_f64() * 1e3, b.as_secs_f64() * 1e6 / calls as f64);
         println!("    mcpflow engine    {:>9.1} ms  ({:.0} µs/call)", e.as_secs_f64() * 1e3, e.as_secs_f64() * 1e6 / calls as f64);
         println!("    ratio engine/bare {:>9.3}   (target ≤ 1.05)", e.as_secs_f64() / b.as_secs_f64());
+        }
+        if case("b") {
 
         let n = if measuring { 1_000 } else { 32 };
         let ideal = n as f64 / 16.0 * 0.010;
@@ -244,30 +284,46 @@ fn main() {
             ideal * 1e3,
             l.as_secs_f64() / ideal
         );
+        }
 
         // (d) telemetry: off, collector down, collector up; alternating per rep so that
         // the machine's drift falls on all three alike. Each traced run makes its own
         // exporter (as a `mcpflow run` does) and shuts it down outside the timing.
+        if case("d") {
         let mut receiver = Receiver::start(0).unwrap();
         let up = receiver.url();
         let mut closed = Receiver::start(0).unwrap();
         let down = closed.url();
         closed.stop();
-        let mut times: [Vec<Duration>; 3] = Default::default();
+        let mut times: [Vec<Duration>; 4] = Default::default();
+        // One server for every mode: its process's placement on the cores does not
+        // differ between them.
+        let pool = cluster_pool(0).await;
+        let noop = TraceContext::parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", None).unwrap();
         for _ in 0..reps {
-            for (i, mode) in [Otlp::Off, Otlp::Down, Otlp::Up].into_iter().enumerate() {
+            for (i, mode) in [Otlp::Off, Otlp::Noop, Otlp::Down, Otlp::Up].into_iter().enumerate() {
                 let otel = telemetry(mode, &up, &down);
-                times[i].push(engine_loop_traced(calls, 1, 0, otel.clone().map(|t| t as _)).await);
+                let traced: Option<Arc<dyn Telemetry>> = match mode {
+                    Otlp::Noop => Some(Arc::new(Noop(noop.clone()))),
+                    _ => otel.clone().map(|t| t as _),
+                };
+                times[i].push(run_loop(&pool, calls, 1, traced).await);
                 if let Some(otel) = otel {
                     tokio::task::spawn_blocking(move || otel.shutdown()).await.unwrap();
                 }
             }
         }
-        let [off, down_t, up_t] = times.map(median);
+        pool.shutdown().await;
+        let [off, noop_t, down_t, up_t] = times.map(median);
         let received = receiver.spans().len();
         receiver.stop();
         println!("(d) {calls} sequential calls with telemetry, median of {reps} (alternating):");
         println!("    off               {:>9.1} ms", off.as_secs_f64() * 1e3);
+        println!(
+            "    no SDK (no-op)    {:>9.1} ms;  ratio noop/off {:.3}   (the engine's and pool's own part)",
+            noop_t.as_secs_f64() * 1e3,
+            noop_t.as_secs_f64() / off.as_secs_f64()
+        );
         println!(
             "    collector down    {:>9.1} ms;  ratio down/off {:.3}   (target ≤ 1.05)",
             down_t.as_secs_f64() * 1e3,
@@ -279,9 +335,13 @@ fn main() {
             up_t.as_secs_f64() / off.as_secs_f64()
         );
         assert!(received > 0 || calls == 0, "the receiver got no spans: telemetry did not reach it");
+        }
 
         if !measuring {
             println!("smoke run done (pass --bench, i.e. `cargo bench`, to measure)");
+            return;
+        }
+        if !case("c") {
             return;
         }
         match cmdb_sync(&repo).await {
