@@ -4,7 +4,7 @@
 // — its warning shown — and says where traces go; settings.json keeps the section beside
 // the rest. A run of the seeded demo then goes through the engine that uses it (the
 // service, which applies the setting from the next run); when the engine makes spans,
-// the Run tab's trace id is one the receiver got. Screenshots of the section off, the
+// the Run tab's trace id is one the receiver got (with the run's root span). Screenshots of the section off, the
 // form with the warning, and on.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -116,13 +116,13 @@ test('telemetry: the Servers panel sends the runs to a loopback collector, kept 
     await click(browser, sel('run-start'));
     await approveAll(browser);
     await until(async () => ['succeeded', 'partial', 'failed', 'cancelled'].includes(await runStatus(browser)), 'the run to end', 60_000);
-    const trace = await browser.$(sel('run-trace-id'));
-    if (await trace.isExisting()) {
-      const id = await trace.getAttribute('data-trace-id');
-      assert.match(id, /^[0-9a-f]{32}$/);
-      await until(() => receiver.spans().some((s) => s.trace_id === id), `spans of trace ${id} at the receiver`, 20_000);
-      await studio.shot('run-trace-id');
-    }
+    // The Run tab shows the run's trace id, and the receiver has that trace.
+    const trace = await shown(browser, sel('run-trace-id'));
+    const id = await trace.getAttribute('data-trace-id');
+    assert.match(id, /^[0-9a-f]{32}$/);
+    const root = (s) => s.trace_id === id && s.name.startsWith('run ') && !s.parent_span_id;
+    await until(() => receiver.spans().some(root), `the root span of trace ${id} at the receiver`, 20_000);
+    await studio.shot('run-trace-id');
   } finally {
     await studio.close();
     receiver.stop();
