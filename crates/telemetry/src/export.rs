@@ -1,6 +1,7 @@
 //! The OTLP exporters for spans and metrics: HTTP/protobuf through the blocking reqwest
-//! client (feature `otlp-http`), gRPC through tonic (feature `otlp-grpc`). A protocol
-//! this build lacks is refused with `OTLP_PROTOCOL_UNAVAILABLE`.
+//! client (feature `otlp-http`), gRPC through tonic (feature `otlp-grpc`) on a tokio
+//! runtime of its own ([`Keep`]), `https://` with rustls and the system's root
+//! certificates. A protocol this build lacks is refused with `OTLP_PROTOCOL_UNAVAILABLE`.
 
 #[cfg(any(feature = "otlp-http", feature = "otlp-grpc"))]
 use crate::Protocol;
@@ -20,12 +21,54 @@ fn failed(endpoint: &str, e: impl std::fmt::Display) -> Error {
     Error::Exporter { endpoint: endpoint.to_owned(), message: e.to_string() }
 }
 
+/// What the exporters need kept alive as long as they may export: for gRPC, the tokio
+/// runtime its channel lives on. tonic's channel spawns its connection tasks on the
+/// runtime it is built in, while the SDK's batch processor and periodic reader call the
+/// exporter from threads of their own; a runtime of our own serves both the CLI (whose
+/// runtime is gone when [`crate::Otel::shutdown`] sends the last spans) and the studio.
+#[derive(Debug, Default)]
+pub(crate) struct Keep {
+    #[cfg(feature = "otlp-grpc")]
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Keep {
+    /// Starts the gRPC runtime (one worker thread) when `config` exports over gRPC.
+    pub(crate) fn new(config: &Config) -> Result<Keep> {
+        #[cfg(feature = "otlp-grpc")]
+        if config.protocol == Protocol::Grpc && (config.traces_endpoint.is_some() || config.metrics_endpoint.is_some())
+        {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .thread_name("otel-grpc")
+                .enable_all()
+                .build()
+                .map_err(|e| failed(config.traces_endpoint.as_deref().unwrap_or_default(), e))?;
+            return Ok(Keep { runtime: Some(runtime) });
+        }
+        let _ = config;
+        Ok(Keep::default())
+    }
+}
+
+#[cfg(feature = "otlp-grpc")]
+impl Drop for Keep {
+    fn drop(&mut self) {
+        // Without waiting for its tasks, and allowed where blocking is not (the last
+        // holder may be dropped inside the studio's runtime).
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
 /// Builds one exporter over the configured protocol; `$builder` is the signal's
 /// `…Exporter::builder()`.
 #[cfg(any(feature = "otlp-http", feature = "otlp-grpc"))]
 macro_rules! build {
-    ($config:expr, $endpoint:expr, $builder:expr) => {{
-        let (config, endpoint): (&Config, &str) = ($config, $endpoint);
+    ($config:expr, $endpoint:expr, $keep:expr, $builder:expr) => {{
+        let (config, endpoint, keep): (&Config, &str, &Keep) = ($config, $endpoint, $keep);
+        let _ = keep;
         match config.protocol {
             #[cfg(feature = "otlp-http")]
             Protocol::HttpProtobuf => {
@@ -47,9 +90,16 @@ macro_rules! build {
                     .with_endpoint(endpoint.to_owned())
                     .with_timeout(config.timeout)
                     .with_metadata(grpc_metadata(config, endpoint)?);
+                if is_https(endpoint) {
+                    // tonic's default TLS config trusts no root at all.
+                    let tls = opentelemetry_otlp::tonic_types::transport::ClientTlsConfig::new().with_native_roots();
+                    builder = builder.with_tls_config(tls);
+                }
                 if !config.retries {
                     builder = builder.with_retry_policy(opentelemetry_otlp::RetryPolicy::disabled());
                 }
+                // The channel's tasks are spawned on our runtime as it is built.
+                let _entered = keep.runtime.as_ref().map(tokio::runtime::Runtime::enter);
                 builder.build().map_err(|e| failed(endpoint, e))
             }
             #[allow(unreachable_patterns)] // with both features every protocol has an arm
@@ -59,23 +109,28 @@ macro_rules! build {
 }
 
 #[cfg(any(feature = "otlp-http", feature = "otlp-grpc"))]
-pub(crate) fn spans(config: &Config, endpoint: &str) -> Result<Spans> {
-    build!(config, endpoint, opentelemetry_otlp::SpanExporter::builder())
+pub(crate) fn spans(config: &Config, endpoint: &str, keep: &Keep) -> Result<Spans> {
+    build!(config, endpoint, keep, opentelemetry_otlp::SpanExporter::builder())
 }
 
 #[cfg(any(feature = "otlp-http", feature = "otlp-grpc"))]
-pub(crate) fn metrics(config: &Config, endpoint: &str) -> Result<Metrics> {
-    build!(config, endpoint, opentelemetry_otlp::MetricExporter::builder())
+pub(crate) fn metrics(config: &Config, endpoint: &str, keep: &Keep) -> Result<Metrics> {
+    build!(config, endpoint, keep, opentelemetry_otlp::MetricExporter::builder())
 }
 
 #[cfg(not(any(feature = "otlp-http", feature = "otlp-grpc")))]
-pub(crate) fn spans(config: &Config, _endpoint: &str) -> Result<Spans> {
+pub(crate) fn spans(config: &Config, _endpoint: &str, _keep: &Keep) -> Result<Spans> {
     Err(Error::ProtocolUnavailable { protocol: config.protocol.as_str() })
 }
 
 #[cfg(not(any(feature = "otlp-http", feature = "otlp-grpc")))]
-pub(crate) fn metrics(config: &Config, _endpoint: &str) -> Result<Metrics> {
+pub(crate) fn metrics(config: &Config, _endpoint: &str, _keep: &Keep) -> Result<Metrics> {
     Err(Error::ProtocolUnavailable { protocol: config.protocol.as_str() })
+}
+
+#[cfg(feature = "otlp-grpc")]
+fn is_https(endpoint: &str) -> bool {
+    endpoint.parse::<http::Uri>().is_ok_and(|uri| uri.scheme() == Some(&http::uri::Scheme::HTTPS))
 }
 
 /// The settings' headers as gRPC metadata; an invalid one is named.

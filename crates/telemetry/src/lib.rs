@@ -1,8 +1,8 @@
 //! mcpflow's OpenTelemetry export. [`Otel`] implements the engine's
 //! [`Telemetry`](mcpflow_engine::Telemetry) over the OTel SDK: spans go through a bounded
 //! batch processor on its own thread to an OTLP exporter (HTTP/protobuf with the blocking
-//! reqwest client; gRPC behind the `otlp-grpc` feature), so a run never waits for a
-//! collector. [`Config::resolve`] decides whether it is on at all (`config.rs`); `gate.rs`
+//! reqwest client; gRPC through tonic on a small runtime of its own), so a run never
+//! waits for a collector. [`Config::resolve`] decides whether it is on at all (`config.rs`); `gate.rs`
 //! bounds the queue and counts what is dropped.
 #![forbid(unsafe_code)]
 
@@ -94,6 +94,8 @@ pub struct Otel {
     meters: Option<(SdkMeterProvider, metrics::Instruments)>,
     shared: Arc<Shared>,
     capture_payloads: bool,
+    /// Kept until the last spans are sent (the gRPC exporter's runtime).
+    keep: Arc<export::Keep>,
 }
 
 impl fmt::Debug for Otel {
@@ -109,10 +111,11 @@ impl Otel {
         let endpoint = config.traces_endpoint.clone().unwrap_or_default();
         let shared = Shared::new(endpoint, config.max_queue, report);
         let resource = Resource::builder().with_service_name(config.service_name.clone()).build();
+        let keep = Arc::new(export::Keep::new(config)?);
         // Without a traces endpoint spans are still made, so that ids propagate, and go nowhere.
         let mut builder = SdkTracerProvider::builder().with_resource(resource.clone());
         if let Some(endpoint) = &config.traces_endpoint {
-            let exporter = export::spans(config, endpoint)?;
+            let exporter = export::spans(config, endpoint, &keep)?;
             let batch = BatchConfigBuilder::default()
                 .with_max_queue_size(config.max_queue)
                 .with_scheduled_delay(config.scheduled_delay)
@@ -127,7 +130,7 @@ impl Otel {
         let meters = match &config.metrics_endpoint {
             Some(endpoint) => {
                 let exporter = Told {
-                    inner: export::metrics(config, endpoint)?,
+                    inner: export::metrics(config, endpoint, &keep)?,
                     endpoint: endpoint.clone(),
                     shared: shared.clone(),
                 };
@@ -138,7 +141,7 @@ impl Otel {
             }
             None => None,
         };
-        Ok(Otel { provider, tracer, meters, shared, capture_payloads: config.capture_payloads })
+        Ok(Otel { provider, tracer, meters, shared, capture_payloads: config.capture_payloads, keep })
     }
 
     /// Spans dropped so far because the queue was full.
@@ -181,6 +184,8 @@ impl Otel {
     fn shutdown_on_a_thread(&self, done: std::sync::mpsc::Sender<()>) -> bool {
         let provider = self.provider.clone();
         let meter_provider = self.meters.as_ref().map(|(m, _)| m.clone());
+        // The gRPC runtime outlives the last export even when `self` is dropped first.
+        let keep = self.keep.clone();
         std::thread::Builder::new()
             .name("otel-shutdown".into())
             .spawn(move || {
@@ -191,6 +196,7 @@ impl Otel {
                     let _ = meter_provider.shutdown_with_timeout(SHUTDOWN_TIMEOUT / 2);
                 }
                 let _ = done.send(());
+                drop(keep);
             })
             .is_ok()
     }

@@ -1,6 +1,6 @@
 //! `mcpflow-testkit <echo|cluster-sim|faulty>`: serves one fixture MCP server over stdio; logs go to stderr.
-//! `mcpflow-testkit otlp [--port P] [--tree]`: an OTLP/HTTP receiver on loopback that prints the spans it
-//! receives (NDJSON, or as trees).
+//! `mcpflow-testkit otlp [--grpc] [--port P] [--tree]`: an OTLP/HTTP (or OTLP/gRPC) receiver on loopback that
+//! prints the spans it receives (NDJSON, or as trees).
 #![forbid(unsafe_code)] // the workspace denies it; only the studio shell has one audited exception
 
 use std::time::Duration;
@@ -27,9 +27,12 @@ struct Cli {
     /// cluster-sim: multiplier for the workloads in team namespaces.
     #[arg(long, default_value_t = ClusterConfig::default().scale)]
     scale: f64,
-    /// otlp: the loopback port to listen on (0: any free port, printed first).
-    #[arg(long, default_value_t = 4318)]
-    port: u16,
+    /// otlp: the loopback port to listen on (0: any free port, printed first) [default: 4318; 4317 with --grpc].
+    #[arg(long)]
+    port: Option<u16>,
+    /// otlp: receive OTLP/gRPC (plain-text HTTP/2) instead of OTLP/HTTP.
+    #[arg(long)]
+    grpc: bool,
     /// otlp: print the received spans as trees (reprinted as more arrive) instead of NDJSON.
     #[arg(long)]
     tree: bool,
@@ -40,7 +43,7 @@ enum Name {
     Echo,
     ClusterSim,
     Faulty,
-    /// An OTLP/HTTP receiver (not MCP): prints the spans sent to it.
+    /// An OTLP/HTTP or OTLP/gRPC receiver (not MCP): prints the spans sent to it.
     Otlp,
 }
 
@@ -58,7 +61,10 @@ async fn main() -> anyhow::Result<()> {
             latency: Duration::from_millis(cli.latency_ms),
         }),
         Name::Faulty => Fixture::Faulty,
-        Name::Otlp => return receive(cli.port, cli.tree).await,
+        Name::Otlp => {
+            let port = cli.port.unwrap_or(if cli.grpc { 4317 } else { 4318 });
+            return receive(port, cli.grpc, cli.tree).await;
+        }
     };
     let name = fixture.name();
     mcpflow_testkit::serve_stdio(fixture).await.with_context(|| format!("serving the {name} fixture over stdio"))
@@ -66,10 +72,12 @@ async fn main() -> anyhow::Result<()> {
 
 /// Runs the OTLP receiver until the process is stopped, printing what arrives.
 #[allow(clippy::print_stdout)]
-async fn receive(port: u16, tree: bool) -> anyhow::Result<()> {
-    let receiver = mcpflow_testkit::otlp::Receiver::start(port)
+async fn receive(port: u16, grpc: bool, tree: bool) -> anyhow::Result<()> {
+    use mcpflow_testkit::otlp::Receiver;
+    let receiver = if grpc { Receiver::start_grpc(port) } else { Receiver::start(port) }
         .with_context(|| format!("listening on 127.0.0.1:{port} (is another collector there? try --port 0)"))?;
-    println!("listening on {} (POST /v1/traces)", receiver.url());
+    let what = if grpc { "OTLP/gRPC, OTEL_EXPORTER_OTLP_PROTOCOL=grpc" } else { "POST /v1/traces" };
+    println!("listening on {} ({what})", receiver.url());
     let mut shown = 0;
     loop {
         tokio::time::sleep(Duration::from_millis(200)).await;

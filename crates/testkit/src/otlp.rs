@@ -1,8 +1,13 @@
-//! An OTLP/HTTP receiver on loopback for tests: `POST /v1/traces` bodies are decoded with
-//! the official protobuf definitions (`opentelemetry-proto`) into flat [`SpanRec`]s; other
-//! signals are answered and counted. [`Receiver::stop`] closes the port, so a collector
-//! that is down can be simulated. Plain threads and blocking sockets: it works the same
-//! from a sync test and beside any async runtime.
+//! An OTLP receiver on loopback for tests: `POST /v1/traces` and `/v1/metrics` bodies
+//! (OTLP/HTTP, [`Receiver::start`]) or the `TraceService`/`MetricsService` `Export` calls
+//! (OTLP/gRPC, [`Receiver::start_grpc`], `grpc.rs`) are decoded with the official protobuf
+//! definitions (`opentelemetry-proto`) into flat [`SpanRec`]s and [`MetricRec`]s; other
+//! requests are answered and counted. [`Receiver::stop`] closes the port, so a collector
+//! that is down can be simulated. Threads of its own (blocking sockets for HTTP, a
+//! current-thread tokio runtime for gRPC): it works the same from a sync test and beside
+//! any async runtime.
+
+mod grpc;
 
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -64,10 +69,37 @@ pub struct MetricRec {
 struct Received {
     spans: Vec<SpanRec>,
     metrics: Vec<MetricRec>,
-    /// Requests to paths other than `/v1/traces`, by path.
+    /// Requests to other paths (or gRPC methods), by path.
     other: BTreeMap<String, usize>,
     /// Bodies that did not decode.
     undecodable: usize,
+}
+
+/// What an OTLP request carries.
+#[derive(Debug, Clone, Copy)]
+enum Signal {
+    Traces,
+    Metrics,
+}
+
+impl Received {
+    /// Decodes one request's protobuf message (`None`: it could not even be framed).
+    fn record(&mut self, signal: Signal, message: Option<&[u8]>) {
+        let Some(message) = message else {
+            self.undecodable += 1;
+            return;
+        };
+        match signal {
+            Signal::Traces => match ExportTraceServiceRequest::decode(message) {
+                Ok(request) => self.spans.extend(flatten(request)),
+                Err(_) => self.undecodable += 1,
+            },
+            Signal::Metrics => match ExportMetricsServiceRequest::decode(message) {
+                Ok(request) => self.metrics.extend(flatten_metrics(request)),
+                Err(_) => self.undecodable += 1,
+            },
+        }
+    }
 }
 
 /// A running receiver.
@@ -80,20 +112,33 @@ pub struct Receiver {
 }
 
 impl Receiver {
-    /// Listens on `127.0.0.1:port` (0: any free port).
+    /// Listens for OTLP/HTTP on `127.0.0.1:port` (0: any free port).
     pub fn start(port: u16) -> io::Result<Receiver> {
+        Receiver::listen(port, "otlp-receiver", |listener, received, stop| accept_loop(&listener, &received, &stop))
+    }
+
+    /// Listens for OTLP/gRPC on `127.0.0.1:port` (0: any free port): plain-text HTTP/2,
+    /// as an exporter given an `http://` endpoint speaks it.
+    pub fn start_grpc(port: u16) -> io::Result<Receiver> {
+        Receiver::listen(port, "otlp-grpc-receiver", grpc::serve)
+    }
+
+    fn listen(
+        port: u16,
+        name: &str,
+        serve: impl FnOnce(TcpListener, Arc<Mutex<Received>>, Arc<AtomicBool>) + Send + 'static,
+    ) -> io::Result<Receiver> {
         let listener = TcpListener::bind(("127.0.0.1", port))?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let received = Arc::new(Mutex::new(Received::default()));
         let stop = Arc::new(AtomicBool::new(false));
         let (r, s) = (received.clone(), stop.clone());
-        let accept =
-            std::thread::Builder::new().name("otlp-receiver".into()).spawn(move || accept_loop(&listener, &r, &s))?;
+        let accept = std::thread::Builder::new().name(name.into()).spawn(move || serve(listener, r, s))?;
         Ok(Receiver { addr, received, stop, accept: Some(accept) })
     }
 
-    /// The base URL to give an exporter (`http://127.0.0.1:PORT`).
+    /// The base URL to give an exporter (`http://127.0.0.1:PORT`), for either protocol.
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
     }
@@ -117,12 +162,13 @@ impl Receiver {
         self.lock().metrics.clone()
     }
 
-    /// Requests received on other paths (`/v1/metrics`, …), by path.
+    /// Requests received on other paths (or gRPC methods), by path.
     pub fn other_requests(&self) -> BTreeMap<String, usize> {
         self.lock().other.clone()
     }
 
-    /// Bodies that were not a valid `ExportTraceServiceRequest`.
+    /// Bodies that were not a valid `Export…ServiceRequest` (or gRPC messages not framed
+    /// as one uncompressed message).
     pub fn undecodable(&self) -> usize {
         self.lock().undecodable
     }
@@ -238,18 +284,10 @@ fn serve_connection(stream: TcpStream, received: &Mutex<Received>, stop: &Atomic
         read_exact(&mut reader, &mut body, stop)?;
         {
             let mut received = received.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            if path == "/v1/traces" {
-                match ExportTraceServiceRequest::decode(body.as_slice()) {
-                    Ok(request) => received.spans.extend(flatten(request)),
-                    Err(_) => received.undecodable += 1,
-                }
-            } else if path == "/v1/metrics" {
-                match ExportMetricsServiceRequest::decode(body.as_slice()) {
-                    Ok(request) => received.metrics.extend(flatten_metrics(request)),
-                    Err(_) => received.undecodable += 1,
-                }
-            } else {
-                *received.other.entry(path).or_default() += 1;
+            match path.as_str() {
+                "/v1/traces" => received.record(Signal::Traces, Some(&body)),
+                "/v1/metrics" => received.record(Signal::Metrics, Some(&body)),
+                _ => *received.other.entry(path).or_default() += 1,
             }
         }
         // An empty body is an `Export…ServiceResponse` with nothing rejected.

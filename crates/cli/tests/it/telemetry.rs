@@ -312,3 +312,54 @@ fn log_format_json_lines_carry_the_runs_trace_id_and_each_steps_span_id() {
     let greet = spans.iter().find(|s| s.name == "step greet").unwrap();
     assert_eq!(step["fields"]["span_id"], greet.span_id.as_str(), "{step}");
 }
+
+/// `OTEL_EXPORTER_OTLP_PROTOCOL=grpc`: the same tree reaches a gRPC receiver, in the
+/// envelope's trace, and the final metrics with it.
+#[test]
+fn over_grpc_a_traced_run_sends_its_tree_in_the_trace_the_envelope_carries() {
+    let receiver = mcpflow_testkit::otlp::Receiver::start_grpc(0).unwrap();
+    let d = Dir::new();
+    let out = d.run(&[], &[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"), ("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.url())]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("telemetry"), "{}", stderr(&out));
+    let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let trace = envelope["trace_id"].as_str().unwrap_or_else(|| panic!("no trace id: {envelope}")).to_owned();
+    let spans = receiver.wait_for(3, std::time::Duration::from_secs(10));
+    let tree = mcpflow_testkit::otlp::tree(&spans);
+    assert!(spans.iter().all(|s| s.trace_id == trace), "{tree}");
+    let by_name = |name: &str| spans.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no {name}:\n{tree}"));
+    let (run, step, call) = (by_name("run hello"), by_name("step greet"), by_name("tools/call echo"));
+    assert_eq!(run.parent_span_id, None, "{tree}");
+    assert_eq!(step.parent_span_id.as_deref(), Some(run.span_id.as_str()), "{tree}");
+    assert_eq!(call.parent_span_id.as_deref(), Some(step.span_id.as_str()), "{tree}");
+    assert_eq!((run.kind, step.kind, call.kind), ("internal", "internal", "client"), "{tree}");
+    assert_eq!(step.attrs["mcpflow.step.id"], "greet", "{tree}");
+    assert_eq!(run.service, "mcpflow");
+    let metrics: Vec<String> = receiver.metrics().into_iter().map(|m| m.name).collect();
+    assert!(metrics.iter().any(|n| n == "mcpflow.runs"), "{metrics:?}");
+    assert_eq!(receiver.undecodable(), 0);
+}
+
+#[test]
+fn over_grpc_a_run_with_the_collector_down_succeeds_promptly() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let d = Dir::new();
+    let started = std::time::Instant::now();
+    let out = d.run(
+        &[],
+        &[
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &format!("http://127.0.0.1:{port}")),
+        ],
+    );
+    let spent = started.elapsed();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(spent < std::time::Duration::from_secs(5), "the run took {spent:?}: {}", stderr(&out));
+    let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(envelope["status"], "succeeded");
+    let err = stderr(&out);
+    assert!(!err.contains("dropped"), "{err}");
+    // The failed export is told once, naming the endpoint.
+    assert_eq!(err.matches("telemetry:").count(), 1, "{err}");
+    assert!(err.contains(&format!("sending spans to http://127.0.0.1:{port} failed")), "{err}");
+}

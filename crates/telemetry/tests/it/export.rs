@@ -11,6 +11,17 @@ fn config(base: &str, max_queue: usize) -> Config {
         metrics_endpoint: Some(format!("{base}/v1/metrics")),
         metric_interval: Duration::from_secs(60),
         protocol: Protocol::HttpProtobuf,
+        ..grpc_config(base, max_queue)
+    }
+}
+
+/// Over gRPC the base URL is the endpoint of both signals.
+fn grpc_config(base: &str, max_queue: usize) -> Config {
+    Config {
+        traces_endpoint: Some(base.to_owned()),
+        metrics_endpoint: Some(base.to_owned()),
+        metric_interval: Duration::from_secs(60),
+        protocol: Protocol::Grpc,
         headers: Vec::new(),
         capture_payloads: false,
         service_name: "mcpflow-test".into(),
@@ -39,8 +50,20 @@ fn span<'a>(
 #[test]
 fn a_span_tree_arrives_with_its_parents_kinds_attributes_and_status() {
     let receiver = Receiver::start(0).unwrap();
+    a_span_tree_arrives(&receiver, &config(&receiver.url(), 2048));
+}
+
+#[cfg(feature = "otlp-grpc")]
+#[test]
+fn over_grpc_a_span_tree_arrives_with_its_parents_kinds_attributes_and_status() {
+    let receiver = Receiver::start_grpc(0).unwrap();
+    a_span_tree_arrives(&receiver, &grpc_config(&receiver.url(), 2048));
+    assert!(receiver.other_requests().is_empty(), "{:?}", receiver.other_requests());
+}
+
+fn a_span_tree_arrives(receiver: &Receiver, config: &Config) {
     let (report, lines) = reporter();
-    let otel = Otel::start(&config(&receiver.url(), 2048), report).unwrap();
+    let otel = Otel::start(config, report).unwrap();
 
     let root = otel.start(span("run bp", SpanKind::Internal, None, vec![("mcpflow.blueprint.id", "bp".into())]));
     let mut step = otel.start(span(
@@ -203,4 +226,76 @@ fn measures_arrive_as_the_metrics_with_their_units_and_attributes() {
     let (_, dropped) = point("mcpflow.telemetry.spans.dropped");
     assert_eq!(dropped.value, 0.0);
     assert_eq!(receiver.undecodable(), 0);
+}
+
+#[cfg(feature = "otlp-grpc")]
+#[test]
+fn over_grpc_with_the_collector_down_spans_are_dropped_and_told_once_without_blocking() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let (report, lines) = reporter();
+    let otel = Otel::start(&grpc_config(&format!("http://127.0.0.1:{port}"), 8), report).unwrap();
+
+    let started = Instant::now();
+    for i in 0..500i64 {
+        let root = otel.start(span("run bp", SpanKind::Internal, None, vec![("i", i.into())]));
+        root.end(SpanStatus::Ok);
+    }
+    assert!(started.elapsed() < Duration::from_secs(5), "500 spans took {:?}", started.elapsed());
+    let started = Instant::now();
+    otel.shutdown();
+    assert!(started.elapsed() < Duration::from_secs(5), "shutdown took {:?}", started.elapsed());
+
+    let lines = lines.lock().unwrap();
+    let told = lines.iter().filter(|l| l.contains("spans are being dropped")).count();
+    assert_eq!(told, 1, "{lines:?}");
+    let failed: Vec<_> = lines.iter().filter(|l| l.contains("failed")).collect();
+    assert_eq!(failed.len(), 1, "{lines:?}");
+    assert!(
+        failed[0].contains(&format!("http://127.0.0.1:{port}")) && failed[0].contains("Connection refused"),
+        "{lines:?}"
+    );
+    assert_eq!(
+        lines.last().map(String::as_str),
+        Some(format!("telemetry: {} spans dropped", otel.dropped()).as_str()),
+        "{lines:?}"
+    );
+}
+
+#[cfg(feature = "otlp-grpc")]
+#[test]
+fn over_grpc_measures_arrive_as_metrics() {
+    let receiver = Receiver::start_grpc(0).unwrap();
+    let (report, lines) = reporter();
+    let otel = Otel::start(&grpc_config(&receiver.url(), 2048), report).unwrap();
+    otel.measure(Measure::RunEnded {
+        blueprint: Arc::from("bp"),
+        trigger: "cli",
+        status: RunStatus::Succeeded,
+        duration: Duration::from_millis(1500),
+    });
+    otel.shutdown();
+    let metrics = receiver.metrics();
+    let runs = metrics.iter().find(|m| m.name == "mcpflow.runs").unwrap_or_else(|| panic!("{metrics:#?}"));
+    assert_eq!((runs.points[0].kind, runs.points[0].value), ("counter", 1.0));
+    assert_eq!(runs.points[0].attrs["mcpflow.blueprint.id"], "bp");
+    assert_eq!(receiver.undecodable(), 0);
+    assert!(lines.lock().unwrap().is_empty(), "{:?}", lines.lock().unwrap());
+}
+
+/// TLS is in the build: an `https://` gRPC endpoint is set up (with the system's roots),
+/// not refused; against a plain-text receiver the handshake fails and that is told.
+#[cfg(feature = "otlp-grpc")]
+#[test]
+fn over_grpc_an_https_endpoint_is_set_up_with_tls() {
+    let receiver = Receiver::start_grpc(0).unwrap();
+    let (report, lines) = reporter();
+    let base = format!("https://localhost:{}", receiver.port());
+    let otel = Otel::start(&grpc_config(&base, 2048), report).unwrap();
+    let root = otel.start(span("run bp", SpanKind::Internal, None, Vec::new()));
+    root.end(SpanStatus::Ok);
+    otel.shutdown();
+    assert!(receiver.spans().is_empty());
+    // rustls got a plain-text HTTP/2 answer where a TLS record was due.
+    let lines = lines.lock().unwrap();
+    assert!(lines.iter().any(|l| l.contains(&base) && l.contains("InvalidContentType")), "{lines:?}");
 }
