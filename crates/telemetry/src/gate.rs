@@ -4,6 +4,12 @@
 //! gives the pending spans back when a batch is done, sent or not. The first drop and the
 //! first failed export (spans or metrics, [`Told`]) are reported once each, in words, through the front door's
 //! [`Reporter`] (the SDK keeps its own drop count private and prints nothing here).
+//!
+//! A collector that refuses an export is taken for down for a while (1 s, doubling with
+//! each failure in a row up to 30 s): spans that end in that window are dropped and
+//! counted at once, so a dead collector costs a run no encoding and no connection
+//! attempts, only a clock read per span. The first export after the window tries again;
+//! one that succeeds ends the backoff.
 
 use opentelemetry::Context;
 use opentelemetry_sdk::Resource;
@@ -15,7 +21,7 @@ use opentelemetry_sdk::trace::{Span, SpanData, SpanExporter, SpanProcessor};
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Where telemetry's own problems are told: one line each (the CLI prints it on stderr,
 /// the service and the studio log it).
@@ -29,8 +35,18 @@ pub(crate) struct Shared {
     dropped: AtomicU64,
     told_drop: AtomicBool,
     told_failure: AtomicBool,
+    /// Until when (ms since `epoch`) the collector is taken for down; 0: it is not.
+    down_until: AtomicU64,
+    /// Failed span exports in a row (the backoff doubles with each).
+    failures: AtomicU64,
+    epoch: Instant,
     pub(crate) report: Reporter,
 }
+
+/// The first window a collector that refused an export is left alone.
+const BACKOFF_FIRST: Duration = Duration::from_secs(1);
+/// The longest.
+const BACKOFF_MAX: Duration = Duration::from_secs(30);
 
 impl Shared {
     pub(crate) fn new(endpoint: String, max_queue: usize, report: Reporter) -> Arc<Shared> {
@@ -41,6 +57,9 @@ impl Shared {
             dropped: AtomicU64::new(0),
             told_drop: AtomicBool::new(false),
             told_failure: AtomicBool::new(false),
+            down_until: AtomicU64::new(0),
+            failures: AtomicU64::new(0),
+            epoch: Instant::now(),
             report,
         })
     }
@@ -50,12 +69,38 @@ impl Shared {
         self.dropped.load(Ordering::Relaxed)
     }
 
-    /// Takes a place in the queue, or counts a drop.
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Whether the collector is taken for down now (an export failed a moment ago).
+    fn resting(&self) -> bool {
+        let until = self.down_until.load(Ordering::Acquire);
+        until != 0 && self.now_ms() < until
+    }
+
+    /// A span export failed: leave the collector alone for the next window.
+    fn export_failed(&self) {
+        let failures = self.failures.fetch_add(1, Ordering::AcqRel).min(16);
+        let window = BACKOFF_FIRST.saturating_mul(1 << failures).min(BACKOFF_MAX);
+        let window = u64::try_from(window.as_millis()).unwrap_or(u64::MAX);
+        self.down_until.store(self.now_ms().saturating_add(window), Ordering::Release);
+    }
+
+    /// A span export went through: the collector is up.
+    fn export_succeeded(&self) {
+        self.failures.store(0, Ordering::Release);
+        self.down_until.store(0, Ordering::Release);
+    }
+
+    /// Takes a place in the queue, or counts a drop (the queue is full, or the collector
+    /// refused the last export a moment ago).
     fn admit(&self) -> bool {
-        let admitted = self
-            .pending
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < self.max_queue).then_some(n + 1))
-            .is_ok();
+        let admitted = !self.resting()
+            && self
+                .pending
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < self.max_queue).then_some(n + 1))
+                .is_ok();
         if !admitted {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             if !self.told_drop.swap(true, Ordering::AcqRel) {
@@ -138,8 +183,12 @@ impl<E: SpanExporter> SpanExporter for Counted<E> {
         async move {
             let result = sent.await;
             self.shared.release(n);
-            if let Err(e) = &result {
-                self.shared.failed("spans", &self.shared.endpoint, e);
+            match &result {
+                Ok(()) => self.shared.export_succeeded(),
+                Err(e) => {
+                    self.shared.export_failed();
+                    self.shared.failed("spans", &self.shared.endpoint, e);
+                }
             }
             result
         }
@@ -222,6 +271,40 @@ mod tests {
         shared.release(2);
         assert!(shared.admit());
         assert_eq!(shared.dropped(), 1);
+    }
+
+    #[test]
+    fn after_a_failed_export_spans_are_dropped_at_once_until_the_window_passes_and_a_success_ends_it() {
+        let (report, lines) = recorder();
+        let shared = Shared::new("http://127.0.0.1:9/v1/traces".into(), 100, report);
+        assert!(shared.admit());
+        shared.export_failed();
+        assert!(shared.resting());
+        assert!(!shared.admit() && !shared.admit(), "dropped while the collector rests");
+        assert_eq!(shared.dropped(), 2);
+        assert_eq!(lines.lock().unwrap().len(), 1, "the drop is told once");
+        // A second failure in a row doubles the window; a success ends it.
+        shared.export_failed();
+        let until = shared.down_until.load(Ordering::Acquire);
+        assert!(until >= shared.now_ms() + 1_500, "a 2 s window, got until {until} at {}", shared.now_ms());
+        shared.export_succeeded();
+        assert!(!shared.resting() && shared.admit());
+        // Past the window, spans are let through again.
+        shared.export_failed();
+        std::thread::sleep(Duration::from_millis(5));
+        shared.down_until.store(shared.now_ms() - 1, Ordering::Release);
+        assert!(shared.admit());
+    }
+
+    #[test]
+    fn the_window_never_passes_its_cap() {
+        let (report, _) = recorder();
+        let shared = Shared::new("x".into(), 2, report);
+        for _ in 0..100 {
+            shared.export_failed();
+        }
+        let until = shared.down_until.load(Ordering::Acquire);
+        assert!(until <= shared.now_ms() + 30_000, "{until}");
     }
 
     #[test]
