@@ -316,3 +316,31 @@ fn a_question_withdrawn_by_its_step_ending_or_retrying_is_not_open() {
     assert_eq!(tracker.apply(&answered(6, "other").kind), None);
     assert_eq!(tracker.apply(&events[1].kind), Some(false));
 }
+
+#[test]
+fn a_snapshot_torn_by_a_kill_does_not_lock_the_store_out_and_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let id = run_id(7);
+    let store = open(dir.path());
+    store.begin_run(&record(&id, "inv")).unwrap();
+    store.finish_run(&id, &envelope(&id, "inv", RunStatus::Succeeded)).unwrap();
+    drop(store);
+    // What a process killed while sled wrote a snapshot leaves: a `.generating` file
+    // cut short, with the highest LSN so sled takes it for the newest.
+    let torn = dir.path().join("snap.7FFFFFFFFFFFFFFF.generating");
+    std::fs::write(&torn, b"cut short by SIGKILL").unwrap();
+    let refused = (0..100)
+        .find_map(|_| match sled::Config::new().path(dir.path()).open() {
+            Err(sled::Error::Io(_)) => {
+                std::thread::sleep(std::time::Duration::from_millis(10)); // the lock, released a moment late
+                None
+            }
+            other => Some(other.map(|_| ())),
+        })
+        .unwrap();
+    assert!(matches!(refused, Err(sled::Error::Corruption { at: None, .. })), "sled alone refuses: {refused:?}");
+
+    let opened = Store::open(dir.path()).unwrap();
+    assert_eq!(opened.store.run(&id).unwrap().unwrap().status, RecordStatus::Succeeded);
+    assert!(!torn.exists(), "the torn snapshot is gone");
+}
