@@ -89,15 +89,18 @@ async fn a_server_that_never_answers_server_discover_gets_the_initialize_handsha
     // (a JSON-RPC server should answer "method not found"; some do not).
     let script = r#"
 read -r discover
-# What comes next may be a notification first (the discover's cancellation): the
-# handshake is the `initialize` request, whenever it comes.
-while read -r init; do case $init in *'"initialize"'*) break;; esac; done
-printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"silent","version":"1"}}}'
-read -r initialized
-read -r list
-printf '%s\n' '{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"answer","inputSchema":{"type":"object"}}]}}'
-read -r call
-printf '%s\n' '{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"late but fine"}]}}'
+# Each answer carries the id of the request it answers, and waits for that request
+# whatever comes before it: under load a notification (the discover's cancellation)
+# can come first, and a hard-coded id then answers the wrong request.
+answer() {
+  id=$(printf '%s\n' "$1" | sed -n 's/^{"jsonrpc":"2.0","id":\([0-9][0-9]*\),.*/\1/p')
+  [ -n "$id" ] || id=$(printf '%s\n' "$1" | sed -n 's/.*"id":\([0-9][0-9]*\)[,}].*/\1/p')
+  printf '{"jsonrpc":"2.0","id":%s,"result":%s}\n' "$id" "$2"
+}
+on() { while read -r line; do case $line in *"\"$1\""*) answer "$line" "$2"; return;; esac; done; }
+on initialize '{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"silent","version":"1"}}'
+on tools/list '{"tools":[{"name":"answer","inputSchema":{"type":"object"}}]}'
+on tools/call '{"content":[{"type":"text","text":"late but fine"}]}'
 read -r rest
 "#;
     let pool = pool(vec![("silent", config(json!({"command": "sh", "args": ["-c", script]})))]);
