@@ -130,6 +130,22 @@ pub struct ProviderSettings {
     pub writable: bool,
 }
 
+/// Section `name` of the settings file at `path`, as the studio's forms read it: whether
+/// the file can take the section (it is absent, or a JSON object), and the section (a
+/// `null` one is none) or what is wrong with the file, naming it.
+pub(crate) fn read_section(path: &Path, name: &str) -> (bool, Result<Option<Value>, String>) {
+    let bytes = match read_settings_bytes(path) {
+        Ok(None) => return (true, Ok(None)),
+        Ok(Some(bytes)) => bytes,
+        Err(problem) => return (false, Err(problem)),
+    };
+    match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Object(mut root)) => (true, Ok(root.shift_remove(name).filter(|s| !s.is_null()))),
+        Ok(_) => (false, Err(format!("{}: not a JSON object; the settings are one object", path.display()))),
+        Err(e) => (false, Err(format!("{}: not valid JSON: {e}", path.display()))),
+    }
+}
+
 /// The `sampling` section of `settings.json` in data folder `home`, for the studio's
 /// form. Never fails: a file or section that cannot be used is described in `problem`.
 pub fn provider_settings(home: &Path) -> ProviderSettings {
@@ -142,32 +158,16 @@ pub fn provider_settings(home: &Path) -> ProviderSettings {
         key_set: false,
         writable: false,
     };
-    let root = match read_settings_bytes(&path) {
-        Ok(None) => {
-            out.writable = true;
-            return out;
-        }
-        Ok(Some(bytes)) => serde_json::from_slice::<Value>(&bytes),
+    let (writable, section) = read_section(&path, "sampling");
+    out.writable = writable;
+    let section = match section {
+        Ok(Some(section)) => section,
+        Ok(None) => return out,
         Err(problem) => {
             out.problem = Some(problem);
             return out;
         }
     };
-    let section = match root {
-        Ok(Value::Object(mut root)) => {
-            out.writable = true;
-            root.shift_remove("sampling").filter(|s| !s.is_null())
-        }
-        Ok(_) => {
-            out.problem = Some(format!("{}: not a JSON object; the settings are one object", path.display()));
-            return out;
-        }
-        Err(e) => {
-            out.problem = Some(format!("{}: not valid JSON: {e}", path.display()));
-            return out;
-        }
-    };
-    let Some(section) = section else { return out };
     match serde_json::from_value::<ProviderConfig>(section) {
         Ok(config) => {
             if let Err(problem) = check(&config) {

@@ -3,7 +3,7 @@
 //! OpenTelemetry exporter started from it (`mcpflow-telemetry`). Off unless one of them
 //! names an endpoint.
 
-use crate::sampling::{read_settings_bytes, settings_path};
+use crate::sampling::{read_section, read_settings_bytes, settings_path};
 use mcpflow_engine::telemetry::{Measure, OpenSpan, SpanStart, Telemetry};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -222,32 +222,16 @@ fn view(home: &Path) -> TelemetryView {
         flag_endpoint: None,
         env_endpoint: std::env::var("OTEL_EXPORTER_OTLP_ENDPOINT").ok().filter(|v| !v.trim().is_empty()),
     };
-    let root = match read_settings_bytes(&path) {
-        Ok(None) => {
-            out.writable = true;
-            return out;
-        }
-        Ok(Some(bytes)) => serde_json::from_slice::<serde_json::Value>(&bytes),
+    let (writable, section) = read_section(&path, "telemetry");
+    out.writable = writable;
+    let section = match section {
+        Ok(Some(section)) => section,
+        Ok(None) => return out,
         Err(problem) => {
             out.problem = Some(problem);
             return out;
         }
     };
-    let section = match root {
-        Ok(serde_json::Value::Object(mut root)) => {
-            out.writable = true;
-            root.shift_remove("telemetry").filter(|s| !s.is_null())
-        }
-        Ok(_) => {
-            out.problem = Some(format!("{}: not a JSON object; the settings are one object", path.display()));
-            return out;
-        }
-        Err(e) => {
-            out.problem = Some(format!("{}: not valid JSON: {e}", path.display()));
-            return out;
-        }
-    };
-    let Some(section) = section else { return out };
     match Settings::deserialize(section) {
         Ok(settings) => {
             if let Err(e) = settings.check() {
