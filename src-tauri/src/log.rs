@@ -7,29 +7,20 @@
 //! errors too: rmcp's error-level lines ("…, max retry times reached", "worker quit with
 //! fatal: …") carry the same reqwest text.
 
-use tracing_subscriber::filter::Targets;
-use tracing_subscriber::layer::SubscriberExt;
-use tracing_subscriber::util::SubscriberInitExt;
-
-/// Our events at `info` and above; none of rmcp's, none of OpenTelemetry's own (a
-/// collector that is down is told once, in our words, by the application's telemetry):
-/// the same filter as the CLI's `--log-format` (`mcpflow_telemetry::log::filter`).
-pub fn filter() -> Targets {
-    mcpflow_app::telemetry::log_filter()
-}
-
-/// Installs the studio's log: [`filter`] over plain lines on stderr.
+/// Installs the studio's log: plain lines on stderr, our events at `info` and above and
+/// none of rmcp's or OpenTelemetry's own (a collector that is down is told once, in our
+/// words, by the application's telemetry) — the CLI's `--log-format text`
+/// (`mcpflow_telemetry::log`).
 pub fn init() {
-    let lines = tracing_subscriber::fmt().with_writer(std::io::stderr).finish();
-    // Only fails when a subscriber is already installed, which keeps that one.
-    let _ = lines.with(filter()).try_init();
+    mcpflow_app::telemetry::init_log(mcpflow_app::telemetry::LogFormat::Text);
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use mcpflow_app::telemetry::log_filter as filter;
     use std::io::Write;
     use std::sync::{Arc, Mutex};
+    use tracing_subscriber::layer::SubscriberExt;
 
     #[derive(Clone, Default)]
     struct Captured(Arc<Mutex<Vec<u8>>>);
