@@ -5,7 +5,8 @@
 //! gives `server/discover` at most [`probe_wait`] (half the connect timeout, at most
 //! rmcp's 10 s): past it, the probe is answered here with "method not found" — rmcp then
 //! falls back to `initialize` on the same connection, within the other half — and a late
-//! answer from the server is dropped.
+//! answer from the server is dropped. When rmcp's own wait ends first (both are 10 s with
+//! the default timeout), the request it sends next abandons the probe the same way.
 
 use rmcp::model::ServerJsonRpcMessage;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData, JsonRpcMessage, RequestId};
@@ -60,6 +61,15 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Probe<T> {
             }
             _ => None,
         };
+        if discover.is_none()
+            && matches!(item, JsonRpcMessage::Request(_))
+            && let Some((abandoned, _)) = self.pending.take()
+        {
+            // rmcp's own wait for the probe ended first (both waits can be 10 s) and it has
+            // moved on to `initialize`: the probe is not answered here any more, and a late
+            // answer to it is dropped, or rmcp would take it for the answer to `initialize`.
+            self.given_up = Some(abandoned);
+        }
         let sending = self.inner.send(item);
         let Some(id) = discover else { return futures::future::Either::Left(sending) };
         // A wait too long to add (an enormous connect timeout) is a day: the connect
@@ -118,6 +128,49 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Probe<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use futures::channel::mpsc;
+    use futures::{SinkExt, StreamExt};
+    use rmcp::transport::sink_stream::SinkStreamTransport;
+    use serde_json::json;
+
+    fn message<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> T {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn once_rmcp_has_moved_on_to_initialize_the_probe_is_neither_answered_here_nor_by_the_server() {
+        let (to_server, mut server_reads) = mpsc::unbounded::<ClientJsonRpcMessage>();
+        let (mut server_writes, from_server) = mpsc::unbounded::<ServerJsonRpcMessage>();
+        let mut probe = Probe::new(SinkStreamTransport::new(to_server, from_server), Duration::from_secs(10));
+        probe
+            .send(message(json!({"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": {}})))
+            .await
+            .unwrap();
+        // rmcp's wait ends a moment before ours and it sends `initialize`.
+        tokio::time::advance(Duration::from_millis(9_999)).await;
+        let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+        probe.send(message(initialize)).await.unwrap();
+        assert_eq!(server_reads.next().await.map(|m| answer_id_of(&m)), Some(Some(RequestId::Number(0))));
+        // The server answers the probe late, then `initialize`.
+        server_writes
+            .send(message(json!({"jsonrpc": "2.0", "id": 0, "error": {"code": -32601, "message": "late"}})))
+            .await
+            .unwrap();
+        let initialized = json!({"jsonrpc": "2.0", "id": 1, "result": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}});
+        tokio::time::advance(Duration::from_secs(1)).await;
+        server_writes.send(message(initialized)).await.unwrap();
+        let received = probe.receive().await.expect("the answer to initialize");
+        assert_eq!(answer_id(&received), Some(&RequestId::Number(1)), "{received:?}");
+    }
+
+    fn answer_id_of(message: &ClientJsonRpcMessage) -> Option<RequestId> {
+        match message {
+            JsonRpcMessage::Request(request) => Some(request.id.clone()),
+            _ => None,
+        }
+    }
 
     #[test]
     fn the_probe_takes_half_the_connect_timeout_at_most_10_s() {
