@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 mod config;
+mod defer;
 mod export;
 mod gate;
 pub mod log;
@@ -15,6 +16,7 @@ mod metrics;
 pub use config::{Config, Flags, Protocol, Settings, env_reference};
 pub use gate::Reporter;
 
+use defer::{Deferred, Job};
 use gate::{Counted, Gate, Shared, Told};
 use mcpflow_engine::telemetry::{Attr, Measure, OpenSpan, SpanKind, SpanStart, SpanStatus, Telemetry, TraceContext};
 use opentelemetry::metrics::MeterProvider as _;
@@ -24,7 +26,10 @@ use opentelemetry::trace::{
 use opentelemetry::{Array, Context, Key, KeyValue, StringValue, Value};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
-use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, SdkTracer, SdkTracerProvider};
+use opentelemetry_sdk::trace::{
+    BatchConfigBuilder, BatchSpanProcessor, IdGenerator, RandomIdGenerator, SdkTracer, SdkTracerProvider,
+};
+use std::cell::Cell;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -90,8 +95,12 @@ pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(2);
 pub struct Otel {
     provider: SdkTracerProvider,
     tracer: SdkTracer,
+    /// The span ids of late spans.
+    ids: RandomIdGenerator,
     /// `None`: metrics are off (`OTEL_METRICS_EXPORTER=none`).
-    meters: Option<(SdkMeterProvider, metrics::Instruments)>,
+    meter_provider: Option<SdkMeterProvider>,
+    /// Span ends and measurements, done off the run's thread (`defer.rs`).
+    deferred: Arc<Deferred>,
     shared: Arc<Shared>,
     capture_payloads: bool,
     /// Kept until the last spans are sent (the gRPC exporter's runtime).
@@ -113,7 +122,8 @@ impl Otel {
         let resource = Resource::builder().with_service_name(config.service_name.clone()).build();
         let keep = Arc::new(export::Keep::new(config)?);
         // Without a traces endpoint spans are still made, so that ids propagate, and go nowhere.
-        let mut builder = SdkTracerProvider::builder().with_resource(resource.clone());
+        let mut builder =
+            SdkTracerProvider::builder().with_resource(resource.clone()).with_id_generator(Pinned::default());
         if let Some(endpoint) = &config.traces_endpoint {
             let exporter = export::spans(config, endpoint, &keep)?;
             let batch = BatchConfigBuilder::default()
@@ -127,7 +137,7 @@ impl Otel {
         }
         let provider = builder.build();
         let tracer = provider.tracer("mcpflow");
-        let meters = match &config.metrics_endpoint {
+        let (meter_provider, instruments) = match &config.metrics_endpoint {
             Some(endpoint) => {
                 let exporter = Told {
                     inner: export::metrics(config, endpoint, &keep)?,
@@ -137,11 +147,21 @@ impl Otel {
                 let reader = PeriodicReader::builder(exporter).with_interval(config.metric_interval).build();
                 let meter_provider = SdkMeterProvider::builder().with_reader(reader).with_resource(resource).build();
                 let instruments = metrics::Instruments::new(&meter_provider.meter("mcpflow"), shared.clone());
-                Some((meter_provider, instruments))
+                (Some(meter_provider), Some(instruments))
             }
-            None => None,
+            None => (None, None),
         };
-        Ok(Otel { provider, tracer, meters, shared, capture_payloads: config.capture_payloads, keep })
+        let deferred = Deferred::start(instruments, tracer.clone());
+        Ok(Otel {
+            provider,
+            tracer,
+            ids: RandomIdGenerator::default(),
+            meter_provider,
+            deferred,
+            shared,
+            capture_payloads: config.capture_payloads,
+            keep,
+        })
     }
 
     /// Spans dropped so far because the queue was full.
@@ -183,12 +203,15 @@ impl Otel {
     /// when no thread could be made.
     fn shutdown_on_a_thread(&self, done: std::sync::mpsc::Sender<()>) -> bool {
         let provider = self.provider.clone();
-        let meter_provider = self.meters.as_ref().map(|(m, _)| m.clone());
+        let meter_provider = self.meter_provider.clone();
+        let deferred = self.deferred.clone();
         // The gRPC runtime outlives the last export even when `self` is dropped first.
         let keep = self.keep.clone();
         std::thread::Builder::new()
             .name("otel-shutdown".into())
             .spawn(move || {
+                // What the runs queued goes to the providers before they send their last.
+                deferred.close(true);
                 // Errors here are a collector that did not answer in time; the first failed
                 // export was reported already, and no run's result depends on it.
                 let _ = provider.shutdown_with_timeout(SHUTDOWN_TIMEOUT / 2);
@@ -206,6 +229,14 @@ impl Otel {
     }
 }
 
+impl Drop for Otel {
+    /// An exporter dropped without [`Otel::shutdown`] still has its worker do what the
+    /// runs queued (the SDK then sends it when its own providers drop), and stop.
+    fn drop(&mut self) {
+        self.deferred.close(false);
+    }
+}
+
 fn tell_dropped(shared: &Shared) {
     let dropped = shared.dropped();
     if dropped > 0 {
@@ -215,15 +246,38 @@ fn tell_dropped(shared: &Shared) {
 
 impl Telemetry for Otel {
     fn start(&self, span: SpanStart<'_>) -> Box<dyn OpenSpan> {
+        // A span of a span of ours (a step's, an iteration's, a call's) takes its parent's
+        // sampling decision, which is what every standard sampler decides for it (parent
+        // based, always on or off, or by the trace id's ratio): it gets its id now and is
+        // made in the SDK when it has ended, off the run's thread (`defer.rs`).
+        if let Some(parent) = span.parent.filter(|p| !p.remote) {
+            let context = TraceContext {
+                trace_id: parent.trace_id,
+                span_id: self.ids.new_span_id().to_bytes(),
+                sampled: parent.sampled,
+                remote: false,
+                state: parent.state.clone(),
+            };
+            return Box::new(LateSpan {
+                late: Some(Late {
+                    name: span.name,
+                    kind: span.kind,
+                    parent: parent.clone(),
+                    span_id: context.span_id,
+                    start: std::time::SystemTime::now(),
+                    end: std::time::SystemTime::UNIX_EPOCH,
+                    attrs: span.attrs,
+                    status: SpanStatus::Unset,
+                }),
+                context,
+                deferred: self.deferred.clone(),
+            });
+        }
         let parent = match span.parent {
             Some(p) => Context::new().with_remote_span_context(span_context(p)),
             None => Context::new(),
         };
-        let kind = match span.kind {
-            SpanKind::Internal => opentelemetry::trace::SpanKind::Internal,
-            SpanKind::Client => opentelemetry::trace::SpanKind::Client,
-            SpanKind::Server => opentelemetry::trace::SpanKind::Server,
-        };
+        let kind = sdk_kind(span.kind);
         let attrs = span.attrs.into_iter().map(|(k, v)| key_value(k, v)).collect::<Vec<_>>();
         let sdk = self
             .tracer
@@ -232,12 +286,12 @@ impl Telemetry for Otel {
             .with_attributes(attrs)
             .start_with_context(&self.tracer, &parent);
         let context = trace_context(sdk.span_context(), span.parent);
-        Box::new(OtelSpan { sdk, context })
+        Box::new(OtelSpan { sdk: Some(sdk), context, deferred: self.deferred.clone() })
     }
 
     fn measure(&self, measure: Measure) {
-        if let Some((_, instruments)) = &self.meters {
-            instruments.record(measure);
+        if self.deferred.measures() {
+            self.deferred.push(Job::Measure(measure));
         }
     }
 
@@ -246,10 +300,106 @@ impl Telemetry for Otel {
     }
 }
 
+/// A span whose parent is a span of ours, until it ends: what the SDK will be told.
+pub(crate) struct Late {
+    name: std::borrow::Cow<'static, str>,
+    kind: SpanKind,
+    parent: TraceContext,
+    span_id: [u8; 8],
+    start: std::time::SystemTime,
+    end: std::time::SystemTime,
+    attrs: Vec<(&'static str, Attr)>,
+    status: SpanStatus,
+}
+
+thread_local! {
+    /// The span id the next span made on this thread gets ([`Pinned`]).
+    static NEXT_SPAN_ID: Cell<Option<opentelemetry::trace::SpanId>> = const { Cell::new(None) };
+}
+
+/// The SDK's random ids, but for a late span, which gets the id it was given when it
+/// started (the SDK 0.33 tracer takes span ids only from its generator).
+#[derive(Debug, Default)]
+struct Pinned(RandomIdGenerator);
+
+impl IdGenerator for Pinned {
+    fn new_trace_id(&self) -> opentelemetry::trace::TraceId {
+        self.0.new_trace_id()
+    }
+
+    fn new_span_id(&self) -> opentelemetry::trace::SpanId {
+        NEXT_SPAN_ID.with(Cell::take).unwrap_or_else(|| self.0.new_span_id())
+    }
+}
+
+impl Late {
+    /// The SDK span, with the id, times, attributes and status the run gave it.
+    pub(crate) fn make(
+        self,
+        tracer: &SdkTracer,
+    ) -> (opentelemetry_sdk::trace::Span, SpanStatus, std::time::SystemTime) {
+        let parent = Context::new().with_remote_span_context(span_context(&self.parent));
+        let attrs = self.attrs.into_iter().map(|(k, v)| key_value(k, v)).collect::<Vec<_>>();
+        NEXT_SPAN_ID.with(|next| next.set(Some(opentelemetry::trace::SpanId::from_bytes(self.span_id))));
+        let span = tracer
+            .span_builder(self.name)
+            .with_kind(sdk_kind(self.kind))
+            .with_start_time(self.start)
+            .with_attributes(attrs)
+            .start_with_context(tracer, &parent);
+        NEXT_SPAN_ID.with(Cell::take);
+        (span, self.status, self.end)
+    }
+}
+
+/// A span of a span of ours (see [`Otel`]'s `start`).
+struct LateSpan {
+    /// Taken when ended.
+    late: Option<Late>,
+    context: TraceContext,
+    deferred: Arc<Deferred>,
+}
+
+impl OpenSpan for LateSpan {
+    fn context(&self) -> &TraceContext {
+        &self.context
+    }
+
+    fn set(&mut self, key: &'static str, value: Attr) {
+        if let Some(late) = &mut self.late {
+            late.attrs.push((key, value));
+        }
+    }
+
+    fn end(mut self: Box<Self>, status: SpanStatus) {
+        self.finish(status);
+    }
+}
+
+impl LateSpan {
+    fn finish(&mut self, status: SpanStatus) {
+        // Not sampled: nothing is sent (its id still went to the servers).
+        if let Some(mut late) = self.late.take().filter(|_| self.context.sampled) {
+            late.end = std::time::SystemTime::now();
+            late.status = status;
+            self.deferred.push(Job::Late(late));
+        }
+    }
+}
+
+impl Drop for LateSpan {
+    /// Ended when dropped, as an SDK span is.
+    fn drop(&mut self) {
+        self.finish(SpanStatus::Unset);
+    }
+}
+
 /// A started SDK span and its context in the engine's terms.
 struct OtelSpan {
-    sdk: opentelemetry_sdk::trace::Span,
+    /// Taken when ended.
+    sdk: Option<opentelemetry_sdk::trace::Span>,
     context: TraceContext,
+    deferred: Arc<Deferred>,
 }
 
 impl OpenSpan for OtelSpan {
@@ -258,16 +408,23 @@ impl OpenSpan for OtelSpan {
     }
 
     fn set(&mut self, key: &'static str, value: Attr) {
-        self.sdk.set_attribute(key_value(key, value));
+        if let Some(sdk) = &mut self.sdk {
+            sdk.set_attribute(key_value(key, value));
+        }
     }
 
     fn end(mut self: Box<Self>, status: SpanStatus) {
-        match status {
-            SpanStatus::Unset => {}
-            SpanStatus::Ok => self.sdk.set_status(opentelemetry::trace::Status::Ok),
-            SpanStatus::Error(message) => self.sdk.set_status(opentelemetry::trace::Status::error(message)),
+        if let Some(span) = self.sdk.take() {
+            self.deferred.push(Job::End { span, status, at: std::time::SystemTime::now() });
         }
-        self.sdk.end();
+    }
+}
+
+fn sdk_kind(kind: SpanKind) -> opentelemetry::trace::SpanKind {
+    match kind {
+        SpanKind::Internal => opentelemetry::trace::SpanKind::Internal,
+        SpanKind::Client => opentelemetry::trace::SpanKind::Client,
+        SpanKind::Server => opentelemetry::trace::SpanKind::Server,
     }
 }
 

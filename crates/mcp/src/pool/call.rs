@@ -22,7 +22,7 @@ use rmcp::model::{
     GetPromptRequest, GetPromptRequestParams, GetPromptResult, ReadResourceRequest, ReadResourceRequestParams,
     ReadResourceResult, RequestId, RequestMetaObject, ServerResult,
 };
-use rmcp::service::{RequestHandle, ServiceError};
+use rmcp::service::{PeerRequestOptions, RequestHandle, ServiceError};
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -293,10 +293,11 @@ async fn execute(
     let (answer, registration, mut span) = loop {
         let deadline = inner.cx.deadlines.watch(Instant::now() + timeout);
         tracing::debug!(server = %server.name, ?method, round, "calling");
-        let request = method.request_with(retry.take());
+        let mut request = method.request_with(retry.take());
         // Each request (each JSON-RPC id) is one client span; its context goes in `_meta`.
         let mut span = trace.map(|trace| ClientSpan::start(trace, &connection.trace, method.op()));
-        let handle = connection.peer().send_request_with_option(request, span.options()).await;
+        span.stamp(&mut request);
+        let handle = connection.peer().send_request_with_option(request, PeerRequestOptions::no_options()).await;
         let handle = match handle {
             Ok(handle) => handle,
             Err(error) => {

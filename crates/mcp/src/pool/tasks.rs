@@ -20,7 +20,7 @@ use super::trace::{ClientSpan, MaybeSpan, Op, TraceInfo};
 use crate::error::{Error, Result};
 use mcpflow_engine::{CallTrace, Progress, ProgressSink, TaskHandle, TaskSink};
 use rmcp::model::{ClientRequest, CustomRequest, ServerResult};
-use rmcp::service::{Peer, RequestHandle, RoleClient, ServiceError};
+use rmcp::service::{Peer, PeerRequestOptions, RequestHandle, RoleClient, ServiceError};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -124,13 +124,14 @@ pub(crate) struct Cancels {
 impl Cancels {
     /// Sends `tasks/cancel` for task `id`, in its client span if any.
     fn send(&self, peer: Peer<RoleClient>, id: String, span: Option<ClientSpan>) {
-        let request = custom("tasks/cancel", json!({ "taskId": id }));
+        let mut request = custom("tasks/cancel", json!({ "taskId": id }));
+        span.stamp(&mut request);
         let sending = tokio::spawn(async move {
             tracing::debug!(task = %id, "cancelling the task");
             let mut span = span;
             let traced = &mut span;
             let sent = async move {
-                let handle = match peer.send_request_with_option(request, traced.options()).await {
+                let handle = match peer.send_request_with_option(request, PeerRequestOptions::no_options()).await {
                     Ok(handle) => handle,
                     Err(_) => return traced.failed_with("SERVER_DISCONNECTED", "sending `tasks/cancel` failed"),
                 };
@@ -404,11 +405,12 @@ impl TaskCall<'_> {
     /// [`Self::send`] without the span's end.
     async fn exchange(
         &self,
-        request: ClientRequest,
+        mut request: ClientRequest,
         span: &mut Option<ClientSpan>,
     ) -> std::result::Result<ServerResult, std::result::Result<ServiceError, Error>> {
         let mut deadline = self.deadlines.watch(Instant::now() + self.timeout);
-        let handle = self.connection.peer().send_request_with_option(request, span.options()).await;
+        span.stamp(&mut request);
+        let handle = self.connection.peer().send_request_with_option(request, PeerRequestOptions::no_options()).await;
         let RequestHandle { mut rx, id, progress_token, .. } = handle.map_err(Ok)?;
         span.sent(&id);
         let _progress = self.progress.clone().map(|sink| self.connection.progress.register(progress_token, sink));
