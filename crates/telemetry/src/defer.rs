@@ -28,8 +28,13 @@ pub(crate) enum Job {
         status: SpanStatus,
         at: SystemTime,
     },
-    /// A span of a local parent, made and ended in the SDK only now (`crate::LateSpan`).
-    Late(crate::Late),
+    /// A span of a local parent, made in the SDK only now (`crate::LateSpan`) and ended
+    /// at `at` with `status`.
+    Late {
+        late: crate::Late,
+        status: SpanStatus,
+        at: SystemTime,
+    },
     Measure(Measure),
 }
 
@@ -105,10 +110,7 @@ impl Deferred {
     fn run(&self, job: Job) {
         match job {
             Job::End { span, status, at } => end(span, status, at),
-            Job::Late(late) => {
-                let (span, status, at) = late.make(&self.tracer);
-                end(span, status, at);
-            }
+            Job::Late { late, status, at } => end(late.make(&self.tracer), status, at),
             Job::Measure(measure) => {
                 if let Some(instruments) = &self.instruments {
                     instruments.record(measure);

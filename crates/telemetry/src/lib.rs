@@ -265,26 +265,13 @@ impl Telemetry for Otel {
                     parent: parent.clone(),
                     span_id: context.span_id,
                     start: std::time::SystemTime::now(),
-                    end: std::time::SystemTime::UNIX_EPOCH,
                     attrs: span.attrs,
-                    status: SpanStatus::Unset,
                 }),
                 context,
                 deferred: self.deferred.clone(),
             });
         }
-        let parent = match span.parent {
-            Some(p) => Context::new().with_remote_span_context(span_context(p)),
-            None => Context::new(),
-        };
-        let kind = sdk_kind(span.kind);
-        let attrs = span.attrs.into_iter().map(|(k, v)| key_value(k, v)).collect::<Vec<_>>();
-        let sdk = self
-            .tracer
-            .span_builder(span.name)
-            .with_kind(kind)
-            .with_attributes(attrs)
-            .start_with_context(&self.tracer, &parent);
+        let sdk = sdk_span(&self.tracer, span.name, span.kind, span.parent, span.attrs, None);
         let context = trace_context(sdk.span_context(), span.parent);
         Box::new(OtelSpan { sdk: Some(sdk), context, deferred: self.deferred.clone() })
     }
@@ -307,9 +294,7 @@ pub(crate) struct Late {
     parent: TraceContext,
     span_id: [u8; 8],
     start: std::time::SystemTime,
-    end: std::time::SystemTime,
     attrs: Vec<(&'static str, Attr)>,
-    status: SpanStatus,
 }
 
 thread_local! {
@@ -333,22 +318,12 @@ impl IdGenerator for Pinned {
 }
 
 impl Late {
-    /// The SDK span, with the id, times, attributes and status the run gave it.
-    pub(crate) fn make(
-        self,
-        tracer: &SdkTracer,
-    ) -> (opentelemetry_sdk::trace::Span, SpanStatus, std::time::SystemTime) {
-        let parent = Context::new().with_remote_span_context(span_context(&self.parent));
-        let attrs = self.attrs.into_iter().map(|(k, v)| key_value(k, v)).collect::<Vec<_>>();
+    /// The SDK span, with the id, start time and attributes the run gave it.
+    pub(crate) fn make(self, tracer: &SdkTracer) -> opentelemetry_sdk::trace::Span {
         NEXT_SPAN_ID.with(|next| next.set(Some(opentelemetry::trace::SpanId::from_bytes(self.span_id))));
-        let span = tracer
-            .span_builder(self.name)
-            .with_kind(sdk_kind(self.kind))
-            .with_start_time(self.start)
-            .with_attributes(attrs)
-            .start_with_context(tracer, &parent);
+        let span = sdk_span(tracer, self.name, self.kind, Some(&self.parent), self.attrs, Some(self.start));
         NEXT_SPAN_ID.with(Cell::take);
-        (span, self.status, self.end)
+        span
     }
 }
 
@@ -379,10 +354,8 @@ impl OpenSpan for LateSpan {
 impl LateSpan {
     fn finish(&mut self, status: SpanStatus) {
         // Not sampled: nothing is sent (its id still went to the servers).
-        if let Some(mut late) = self.late.take().filter(|_| self.context.sampled) {
-            late.end = std::time::SystemTime::now();
-            late.status = status;
-            self.deferred.push(Job::Late(late));
+        if let Some(late) = self.late.take().filter(|_| self.context.sampled) {
+            self.deferred.push(Job::Late { late, status, at: std::time::SystemTime::now() });
         }
     }
 }
@@ -420,12 +393,29 @@ impl OpenSpan for OtelSpan {
     }
 }
 
-fn sdk_kind(kind: SpanKind) -> opentelemetry::trace::SpanKind {
-    match kind {
+/// Starts an SDK span: a child of `parent` (as a remote context: the SDK needs only its
+/// ids), or the root of a new trace; at `start`, or now.
+fn sdk_span(
+    tracer: &SdkTracer,
+    name: std::borrow::Cow<'static, str>,
+    kind: SpanKind,
+    parent: Option<&TraceContext>,
+    attrs: Vec<(&'static str, Attr)>,
+    start: Option<std::time::SystemTime>,
+) -> opentelemetry_sdk::trace::Span {
+    let parent = match parent {
+        Some(p) => Context::new().with_remote_span_context(span_context(p)),
+        None => Context::new(),
+    };
+    let kind = match kind {
         SpanKind::Internal => opentelemetry::trace::SpanKind::Internal,
         SpanKind::Client => opentelemetry::trace::SpanKind::Client,
         SpanKind::Server => opentelemetry::trace::SpanKind::Server,
-    }
+    };
+    let attrs = attrs.into_iter().map(|(k, v)| key_value(k, v)).collect::<Vec<_>>();
+    let mut builder = tracer.span_builder(name).with_kind(kind).with_attributes(attrs);
+    builder.start_time = start;
+    builder.start_with_context(tracer, &parent)
 }
 
 pub(crate) fn key_value(key: &'static str, value: Attr) -> KeyValue {
