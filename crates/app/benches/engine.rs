@@ -25,7 +25,7 @@ use mcpflow_engine::{
     TraceContext,
 };
 use mcpflow_mcp::{Approvals, Pool, PoolOptions, ServerConfigs};
-use mcpflow_telemetry::{Config as TelemetryConfig, Otel, Protocol};
+use mcpflow_telemetry::{Config as TelemetryConfig, Flags, Otel};
 use mcpflow_testkit::otlp::Receiver;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
@@ -139,27 +139,17 @@ enum Otlp {
     Up,
 }
 
-/// An exporter for `mode` (`None` for `Off` and `Noop`), with the default queue and
-/// batching.
+/// An exporter for `mode` (`None` for `Off` and `Noop`), configured as
+/// `mcpflow run --otlp URL` configures it (defaults, no export retries).
 fn telemetry(mode: Otlp, up: &str, down: &str) -> Option<Arc<Otel>> {
     let base = match mode {
         Otlp::Off | Otlp::Noop => return None,
         Otlp::Down => down,
         Otlp::Up => up,
     };
-    let config = TelemetryConfig {
-        traces_endpoint: Some(format!("{base}/v1/traces")),
-        metrics_endpoint: Some(format!("{base}/v1/metrics")),
-        metric_interval: Duration::from_secs(60),
-        protocol: Protocol::HttpProtobuf,
-        headers: Vec::new(),
-        capture_payloads: false,
-        service_name: "mcpflow-bench".into(),
-        timeout: Duration::from_secs(5),
-        max_queue: 2048,
-        scheduled_delay: Duration::from_secs(5),
-        retries: false,
-    };
+    let flags = Flags { otlp: Some(base.to_owned()), capture_payloads: false };
+    let mut config = TelemetryConfig::resolve(&flags, None, |_| None).unwrap().unwrap();
+    config.retries = false;
     Some(Arc::new(Otel::start(&config, Arc::new(|_: &str| {})).unwrap()))
 }
 

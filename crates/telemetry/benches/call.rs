@@ -11,27 +11,20 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use mcpflow_engine::telemetry::{Attr, Measure, SpanKind, SpanStart, SpanStatus, Telemetry, TraceContext};
-use mcpflow_telemetry::{Config, Otel, Protocol};
+use mcpflow_telemetry::{Config, Flags, Otel};
 use mcpflow_testkit::otlp::Receiver;
 use std::borrow::Cow;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// An exporter as `mcpflow run --otlp URL` configures it (defaults, no export retries);
+/// without `metrics`, as with `OTEL_METRICS_EXPORTER=none`.
 fn otel(base: &str, metrics: bool) -> Otel {
-    let config = Config {
-        traces_endpoint: Some(format!("{base}/v1/traces")),
-        metrics_endpoint: metrics.then(|| format!("{base}/v1/metrics")),
-        metric_interval: Duration::from_secs(60),
-        protocol: Protocol::HttpProtobuf,
-        headers: Vec::new(),
-        capture_payloads: false,
-        service_name: "mcpflow-bench".into(),
-        timeout: Duration::from_secs(5),
-        max_queue: 2048,
-        scheduled_delay: Duration::from_secs(5),
-        retries: false,
-    };
+    let flags = Flags { otlp: Some(base.to_owned()), capture_payloads: false };
+    let env = |var: &str| (var == "OTEL_METRICS_EXPORTER" && !metrics).then(|| "none".to_owned());
+    let mut config = Config::resolve(&flags, None, env).unwrap().unwrap();
+    config.retries = false;
     Otel::start(&config, Arc::new(|_: &str| {})).unwrap()
 }
 

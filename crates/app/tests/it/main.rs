@@ -89,22 +89,36 @@ impl Ran {
 }
 
 pub async fn run(setup: &Setup, blueprint: Value, inputs: &[&str]) -> Ran {
-    let bytes = blueprint.to_string().into_bytes();
-    let checked = headless::check(&bytes).unwrap_or_else(|e| panic!("{e:?}"));
     let spec = HeadlessRun {
-        folder: Some(setup.dir.path().to_owned()),
-        server_files: vec![setup.servers.clone()],
-        allow_all: true,
         assignments: inputs.iter().map(|s| (*s).to_owned()).collect(),
         saved_dir: Some(setup.dir.path().join("saved")),
-        ..HeadlessRun::default()
+        ..setup.spec()
     };
+    run_as(blueprint, &spec).await
+}
+
+impl Setup {
+    /// A headless run in this setup's folder with its servers, all allowed.
+    pub fn spec(&self) -> HeadlessRun {
+        HeadlessRun {
+            folder: Some(self.dir.path().to_owned()),
+            server_files: vec![self.servers.clone()],
+            allow_all: true,
+            ..HeadlessRun::default()
+        }
+    }
+}
+
+/// Runs `blueprint` headless as `spec` says; the envelope and every event.
+pub async fn run_as(blueprint: Value, spec: &HeadlessRun) -> Ran {
+    let bytes = blueprint.to_string().into_bytes();
+    let checked = headless::check(&bytes).unwrap_or_else(|e| panic!("{e:?}"));
     let events = Arc::new(Mutex::new(Vec::new()));
     let sink: EventSink = {
         let events = events.clone();
         Arc::new(move |e: &RunEvent| events.lock().unwrap().push(e.clone()))
     };
-    let envelope = headless::run(&checked, &spec, sink, CancellationToken::new()).await.unwrap();
+    let envelope = headless::run(&checked, spec, sink, CancellationToken::new()).await.unwrap();
     let events = events.lock().unwrap().clone();
     Ran { envelope, events }
 }

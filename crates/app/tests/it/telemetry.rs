@@ -2,31 +2,28 @@
 //! sub-workflow, exported by the real OpenTelemetry SDK over OTLP/HTTP to a receiver on
 //! loopback that decodes with the official `opentelemetry-proto` definitions.
 
-use super::{Setup, setup};
-use mcpflow_app::headless::{self, HeadlessRun};
-use mcpflow_engine::{EventKind, EventSink, RunEvent, RunStatus, Telemetry};
-use mcpflow_telemetry::{Config, Otel, Protocol};
+use super::{Setup, run_as, setup};
+use mcpflow_app::headless::HeadlessRun;
+use mcpflow_engine::{EventKind, RunEvent, RunStatus, Telemetry};
+use mcpflow_telemetry::{Config, Flags, Otel};
 use mcpflow_testkit::otlp::{Receiver, SpanRec};
 use serde_json::{Value, json};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
+/// An exporter to `receiver` as `--otlp URL` and the standard variables configure it
+/// (a short batch delay, a service name of its own), without export retries.
 fn otel(receiver: &Receiver) -> Arc<Otel> {
-    let base = receiver.url();
-    let config = Config {
-        traces_endpoint: Some(format!("{base}/v1/traces")),
-        metrics_endpoint: Some(format!("{base}/v1/metrics")),
-        metric_interval: Duration::from_secs(60),
-        protocol: Protocol::HttpProtobuf,
-        headers: Vec::new(),
-        capture_payloads: false,
-        service_name: "mcpflow-it".into(),
-        timeout: Duration::from_secs(5),
-        max_queue: 2048,
-        scheduled_delay: Duration::from_millis(50),
-        retries: false,
+    let flags = Flags { otlp: Some(receiver.url()), capture_payloads: false };
+    let env = |var: &str| match var {
+        "OTEL_SERVICE_NAME" => Some("mcpflow-it".to_owned()),
+        "OTEL_BSP_SCHEDULE_DELAY" => Some("50".to_owned()),
+        "OTEL_EXPORTER_OTLP_TIMEOUT" => Some("5000".to_owned()),
+        _ => None,
     };
+    let mut config = Config::resolve(&flags, None, env).unwrap().unwrap();
+    config.retries = false;
     Arc::new(Otel::start(&config, Arc::new(|line: &str| panic!("telemetry reported: {line}"))).unwrap())
 }
 
@@ -36,23 +33,8 @@ async fn traced(
     blueprint: Value,
     telemetry: Arc<dyn Telemetry>,
 ) -> (mcpflow_engine::Envelope, Vec<RunEvent>) {
-    let bytes = blueprint.to_string().into_bytes();
-    let checked = headless::check(&bytes).unwrap_or_else(|e| panic!("{e:?}"));
-    let spec = HeadlessRun {
-        folder: Some(s.dir.path().to_owned()),
-        server_files: vec![s.servers.clone()],
-        allow_all: true,
-        telemetry: Some(telemetry),
-        ..HeadlessRun::default()
-    };
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let sink: EventSink = {
-        let events = events.clone();
-        Arc::new(move |e: &RunEvent| events.lock().unwrap().push(e.clone()))
-    };
-    let envelope = headless::run(&checked, &spec, sink, CancellationToken::new()).await.unwrap();
-    let events = events.lock().unwrap().clone();
-    (envelope, events)
+    let ran = run_as(blueprint, &HeadlessRun { telemetry: Some(telemetry), ..s.spec() }).await;
+    (ran.envelope, ran.events)
 }
 
 fn named<'a>(spans: &'a [SpanRec], name: &str) -> Vec<&'a SpanRec> {
@@ -235,7 +217,7 @@ async fn traced_serve(
     use mcpflow_app::serve::http::{HttpOptions, serve_http};
     let store = mcpflow_store::Store::open_temporary().unwrap();
     let telemetry = mcpflow_app::telemetry::TelemetryOptions {
-        flags: mcpflow_telemetry::Flags { otlp: Some(receiver.url()), capture_payloads: false },
+        flags: Flags { otlp: Some(receiver.url()), capture_payloads: false },
         report: Some(Arc::new(|line: &str| panic!("telemetry reported: {line}"))),
     };
     let options = mcpflow_app::AppOptions {
