@@ -27,22 +27,19 @@ impl Dir {
         std::fs::write(self.dir.path().join("home/settings.json"), settings.to_string()).unwrap();
     }
 
+    /// `mcpflow run hello.json --servers … --allow-server echo --json EXTRA`.
     fn run(&self, extra: &[&str], env: &[(&str, &str)]) -> Output {
         let file = self.dir.path().join("hello.json").display().to_string();
+        self.run_file(&[], &file, extra, env)
+    }
+
+    /// `mcpflow GLOBAL run FILE --servers … --allow-server echo --json EXTRA`.
+    fn run_file(&self, global: &[&str], file: &str, extra: &[&str], env: &[(&str, &str)]) -> Output {
         let servers = self.dir.path().join("servers.json").display().to_string();
-        let mut c = Command::new(env!("CARGO_BIN_EXE_mcpflow"));
-        c.args(["run", &file, "--servers", &servers, "--allow-server", "echo", "--json"])
-            .args(extra)
-            .current_dir(repo())
-            .env("MCPFLOW_HOME", self.dir.path().join("home"));
-        // Only what the test sets: the machine's own OTEL_* must not change the outcome.
-        for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("OTEL_")) {
-            c.env_remove(k);
-        }
-        for (k, v) in env {
-            c.env(k, v);
-        }
-        c.output().unwrap()
+        let mut args = global.to_vec();
+        args.extend(["run", file, "--servers", &servers, "--allow-server", "echo", "--json"]);
+        args.extend(extra);
+        mcpflow_on(&self.dir.path().join("home"), &args, env).output().unwrap()
     }
 }
 
@@ -235,24 +232,8 @@ fn with_the_collector_down_and_the_queue_full_spans_are_dropped_the_run_succeeds
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let d = Dir::new();
     let file = loop_of(&d, 300);
-    let servers = d.dir.path().join("servers.json").display().to_string();
-    let out = mcpflow_on(
-        &d.dir.path().join("home"),
-        &[
-            "run",
-            &file,
-            "--servers",
-            &servers,
-            "--allow-server",
-            "echo",
-            "--json",
-            "--otlp",
-            &format!("http://127.0.0.1:{port}"),
-        ],
-        &[("OTEL_BSP_MAX_QUEUE_SIZE", "8")],
-    )
-    .output()
-    .unwrap();
+    let collector = format!("http://127.0.0.1:{port}");
+    let out = d.run_file(&[], &file, &["--otlp", &collector], &[("OTEL_BSP_MAX_QUEUE_SIZE", "8")]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(envelope["status"], "succeeded");
@@ -270,26 +251,7 @@ fn log_format_json_lines_carry_the_runs_trace_id_and_each_steps_span_id() {
     let receiver = mcpflow_testkit::otlp::Receiver::start(0).unwrap();
     let d = Dir::new();
     let file = d.dir.path().join("hello.json").display().to_string();
-    let servers = d.dir.path().join("servers.json").display().to_string();
-    let out = mcpflow_on(
-        &d.dir.path().join("home"),
-        &[
-            "--log-format",
-            "json",
-            "run",
-            &file,
-            "--servers",
-            &servers,
-            "--allow-server",
-            "echo",
-            "--json",
-            "--otlp",
-            &receiver.url(),
-        ],
-        &[],
-    )
-    .output()
-    .unwrap();
+    let out = d.run_file(&["--log-format", "json"], &file, &["--otlp", &receiver.url()], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
     let trace = envelope["trace_id"].as_str().unwrap().to_owned();
