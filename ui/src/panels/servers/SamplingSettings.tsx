@@ -13,10 +13,9 @@
 //! `sampling-save`, `sampling-cancel`, `sampling-remove`, `sampling-error` (one per
 //! problem, `data-field`).
 
-import { memo, useEffect, useRef, useState } from 'react';
-import { errorMessage, report } from '../../backend';
-import { ask } from '../files/ask';
-import { checkProviderForm, DEFAULT_TIMEOUT_MS, formOf, providerSummary, type FieldProblems, type ProviderField, type ProviderForm } from './sampling';
+import { memo, useEffect, useState } from 'react';
+import { checkProviderForm, DEFAULT_TIMEOUT_MS, formOf, providerSummary, type ProviderField, type ProviderForm } from './sampling';
+import { EditorFooter, useSettingsEditor } from './SettingsEditor';
 import { saveSamplingProvider, serversStore, useServers } from './store';
 
 const LABELS: Record<ProviderField, string> = {
@@ -90,54 +89,25 @@ export const SamplingSettingsSection = memo(function SamplingSettingsSection() {
 
 function ProviderEditor({ initial, configured, onDone }: { initial: ProviderForm; configured: boolean; onDone: () => void }) {
   const [form, setForm] = useState(initial);
-  const formBox = useRef<HTMLFormElement>(null);
-  // Opened below the list: bring it into view (once, when it opens).
-  useEffect(() => {
-    formBox.current?.scrollIntoView?.({ block: 'nearest' });
-  }, []);
-  const [problems, setProblems] = useState<FieldProblems>({});
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const editor = useSettingsEditor<ProviderField>(onDone);
+  const { problems } = editor;
   const set = (field: ProviderField) => (e: { target: { value: string } }) => setForm((f) => ({ ...f, [field]: e.target.value }));
 
-  const submit = async () => {
+  const submit = () => {
     const checked = checkProviderForm(form);
-    if ('problems' in checked) {
-      setProblems(checked.problems);
-      setError(null);
-      return;
-    }
-    setProblems({});
-    setError(null);
-    setBusy(true);
-    try {
-      const saved = await saveSamplingProvider(checked.provider);
-      report('success', `saved the model for sampling: ${providerSummary(saved)}`);
-      onDone();
-    } catch (e) {
-      setError(errorMessage(e));
-      setBusy(false);
-    }
+    if ('problems' in checked) return editor.showProblems(checked.problems);
+    return editor.save(async () => `saved the model for sampling: ${providerSummary(await saveSamplingProvider(checked.provider))}`);
   };
 
-  const remove = async () => {
-    const ok = await ask({
-      title: 'Remove the model for sampling?',
-      message: 'Servers that may ask the model will have their requests shown to you as questions on their steps instead.',
-      confirm: 'Remove',
-      danger: true,
-    });
-    if (!ok) return;
-    setBusy(true);
-    try {
-      await saveSamplingProvider(null);
-      report('info', 'removed the model for sampling: servers’ requests are shown to you');
-      onDone();
-    } catch (e) {
-      setError(errorMessage(e));
-      setBusy(false);
-    }
-  };
+  const remove = () =>
+    editor.remove(
+      'Remove the model for sampling?',
+      'Servers that may ask the model will have their requests shown to you as questions on their steps instead.',
+      async () => {
+        await saveSamplingProvider(null);
+        return 'removed the model for sampling: servers’ requests are shown to you';
+      },
+    );
 
   const field = (name: ProviderField, props: { placeholder: string; inputMode?: 'numeric' | 'url' | 'text'; mono?: boolean }) => (
     <input
@@ -154,10 +124,9 @@ function ProviderEditor({ initial, configured, onDone }: { initial: ProviderForm
     />
   );
 
-  const listed = (Object.keys(problems) as ProviderField[]).filter((k) => problems[k]);
   return (
     <form
-      ref={formBox}
+      ref={editor.formBox}
       className="server-editor sampling-form"
       data-testid="sampling-form"
       onSubmit={(e) => {
@@ -193,33 +162,17 @@ function ProviderEditor({ initial, configured, onDone }: { initial: ProviderForm
           {field('maxTokens', { placeholder: 'as the server asks', inputMode: 'numeric' })}
         </label>
       </div>
-      <div className="form-buttons">
-        {configured ? (
-          <button type="button" className="danger-text sampling-remove" data-testid="sampling-remove" onClick={() => void remove()} disabled={busy}>
-            Remove model
-          </button>
-        ) : null}
-        <button type="button" data-testid="sampling-cancel" onClick={onDone} disabled={busy}>
-          Cancel
-        </button>
-        <button type="submit" className="primary" data-testid="sampling-save" disabled={busy}>
-          {busy ? 'Saving…' : 'Save'}
-        </button>
-      </div>
-      {listed.length > 0 ? (
-        <ul className="sampling-problems" role="alert">
-          {listed.map((k) => (
-            <li key={k} className="inline-error" data-testid="sampling-error" data-field={k}>
-              <b>{LABELS[k]}:</b> {problems[k]}
-            </li>
-          ))}
-        </ul>
-      ) : null}
-      {error ? (
-        <p className="inline-error" role="alert" data-testid="sampling-error" data-field="">
-          {error}
-        </p>
-      ) : null}
+      <EditorFooter
+        prefix="sampling"
+        labels={LABELS}
+        removeLabel="Remove model"
+        configured={configured}
+        busy={editor.busy}
+        problems={problems}
+        error={editor.error}
+        onRemove={() => void remove()}
+        onCancel={onDone}
+      />
     </form>
   );
 }

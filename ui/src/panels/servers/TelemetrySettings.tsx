@@ -15,8 +15,7 @@
 //! problem, `data-field`).
 
 import { memo, useEffect, useRef, useState } from 'react';
-import { errorMessage, report } from '../../backend';
-import { ask } from '../files/ask';
+import { EditorFooter, useSettingsEditor } from './SettingsEditor';
 import { serversStore, saveTelemetry, useServers } from './store';
 import {
   checkTelemetryForm,
@@ -26,7 +25,6 @@ import {
   type Protocol,
   type TelemetryField,
   type TelemetryForm,
-  type TelemetryProblems,
 } from './telemetry';
 
 const LABELS: Record<TelemetryField, string> = { endpoint: 'Collector endpoint', headers: 'Headers' };
@@ -109,57 +107,31 @@ export const TelemetrySettingsSection = memo(function TelemetrySettingsSection()
 
 function TelemetryEditor({ initial, configured, onDone }: { initial: TelemetryForm; configured: boolean; onDone: () => void }) {
   const [form, setForm] = useState(initial);
-  const formBox = useRef<HTMLFormElement>(null);
-  useEffect(() => {
-    formBox.current?.scrollIntoView?.({ block: 'nearest' });
-  }, []);
-  const [problems, setProblems] = useState<TelemetryProblems>({});
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const editor = useSettingsEditor<TelemetryField>(onDone);
+  const { problems } = editor;
 
-  const submit = async () => {
+  const submit = () => {
     const checked = checkTelemetryForm(form);
-    if ('problems' in checked) {
-      setProblems(checked.problems);
-      setError(null);
-      return;
-    }
-    setProblems({});
-    setError(null);
-    setBusy(true);
-    try {
+    if ('problems' in checked) return editor.showProblems(checked.problems);
+    return editor.save(async () => {
       const saved = await saveTelemetry(checked.config);
-      report('success', `saved the telemetry settings: ${saved.sending_to ? `traces go to ${saved.sending_to}` : 'off'}`);
-      onDone();
-    } catch (e) {
-      setError(errorMessage(e));
-      setBusy(false);
-    }
-  };
-
-  const remove = async () => {
-    const ok = await ask({
-      title: 'Remove the telemetry settings?',
-      message: 'Runs are then traced only when the engine’s environment names a collector (OTEL_EXPORTER_OTLP_ENDPOINT).',
-      confirm: 'Remove',
-      danger: true,
+      return `saved the telemetry settings: ${saved.sending_to ? `traces go to ${saved.sending_to}` : 'off'}`;
     });
-    if (!ok) return;
-    setBusy(true);
-    try {
-      await saveTelemetry(null);
-      report('info', 'removed the telemetry settings');
-      onDone();
-    } catch (e) {
-      setError(errorMessage(e));
-      setBusy(false);
-    }
   };
 
-  const listed = (Object.keys(problems) as TelemetryField[]).filter((k) => problems[k]);
+  const remove = () =>
+    editor.remove(
+      'Remove the telemetry settings?',
+      'Runs are then traced only when the engine’s environment names a collector (OTEL_EXPORTER_OTLP_ENDPOINT).',
+      async () => {
+        await saveTelemetry(null);
+        return 'removed the telemetry settings';
+      },
+    );
+
   return (
     <form
-      ref={formBox}
+      ref={editor.formBox}
       className="server-editor sampling-form telemetry-form"
       data-testid="telemetry-form"
       onSubmit={(e) => {
@@ -232,33 +204,17 @@ function TelemetryEditor({ initial, configured, onDone }: { initial: TelemetryFo
           Arguments and results are then sent to the collector, with any secrets or personal data in them.
         </p>
       </div>
-      <div className="form-buttons">
-        {configured ? (
-          <button type="button" className="danger-text sampling-remove" data-testid="telemetry-remove" onClick={() => void remove()} disabled={busy}>
-            Remove settings
-          </button>
-        ) : null}
-        <button type="button" data-testid="telemetry-cancel" onClick={onDone} disabled={busy}>
-          Cancel
-        </button>
-        <button type="submit" className="primary" data-testid="telemetry-save" disabled={busy}>
-          {busy ? 'Saving…' : 'Save'}
-        </button>
-      </div>
-      {listed.length > 0 ? (
-        <ul className="sampling-problems" role="alert">
-          {listed.map((k) => (
-            <li key={k} className="inline-error" data-testid="telemetry-error" data-field={k}>
-              <b>{LABELS[k]}:</b> {problems[k]}
-            </li>
-          ))}
-        </ul>
-      ) : null}
-      {error ? (
-        <p className="inline-error" role="alert" data-testid="telemetry-error" data-field="">
-          {error}
-        </p>
-      ) : null}
+      <EditorFooter
+        prefix="telemetry"
+        labels={LABELS}
+        removeLabel="Remove settings"
+        configured={configured}
+        busy={editor.busy}
+        problems={problems}
+        error={editor.error}
+        onRemove={() => void remove()}
+        onCancel={onDone}
+      />
     </form>
   );
 }
