@@ -273,7 +273,7 @@ impl Telemetry for Otel {
         }
         let sdk = sdk_span(&self.tracer, span.name, span.kind, span.parent, span.attrs, None);
         let context = trace_context(sdk.span_context(), span.parent);
-        Box::new(OtelSpan { sdk: Some(sdk), context, deferred: self.deferred.clone() })
+        Box::new(OtelSpan { sdk, context, deferred: self.deferred.clone() })
     }
 
     fn measure(&self, measure: Measure) {
@@ -369,8 +369,7 @@ impl Drop for LateSpan {
 
 /// A started SDK span and its context in the engine's terms.
 struct OtelSpan {
-    /// Taken when ended.
-    sdk: Option<opentelemetry_sdk::trace::Span>,
+    sdk: opentelemetry_sdk::trace::Span,
     context: TraceContext,
     deferred: Arc<Deferred>,
 }
@@ -381,15 +380,12 @@ impl OpenSpan for OtelSpan {
     }
 
     fn set(&mut self, key: &'static str, value: Attr) {
-        if let Some(sdk) = &mut self.sdk {
-            sdk.set_attribute(key_value(key, value));
-        }
+        self.sdk.set_attribute(key_value(key, value));
     }
 
-    fn end(mut self: Box<Self>, status: SpanStatus) {
-        if let Some(span) = self.sdk.take() {
-            self.deferred.push(Job::End { span, status, at: std::time::SystemTime::now() });
-        }
+    fn end(self: Box<Self>, status: SpanStatus) {
+        let OtelSpan { sdk: span, deferred, .. } = *self;
+        deferred.push(Job::End { span, status, at: std::time::SystemTime::now() });
     }
 }
 
