@@ -276,16 +276,23 @@ fn main() {
         );
         }
 
-        // (d) telemetry: off, collector down, collector up; alternating per rep so that
-        // the machine's drift falls on all three alike. Each traced run makes its own
-        // exporter (as a `mcpflow run` does) and shuts it down outside the timing.
+        // (d) telemetry: off, no SDK, collector down, collector up, one run of each per
+        // rep. Each mode's ratio is the median over reps of its time over the same rep's
+        // "off": the machine's drift (which moves "off" itself by 10% between minutes
+        // here) falls on both sides of each ratio. The order of the modes turns by one
+        // each rep, so no mode always runs first or after the same one. Each traced run
+        // makes its own exporter (as a `mcpflow run` does) and shuts it down outside the
+        // timing. The receiver only takes the bodies while the runs go (it decodes them
+        // when read, after): a collector's own work is not the engine's overhead.
         if case("d") {
         let mut receiver = Receiver::start(0).unwrap();
         let up = receiver.url();
         let mut closed = Receiver::start(0).unwrap();
         let down = closed.url();
         closed.stop();
-        let mut times: [Vec<Duration>; 4] = Default::default();
+        const MODES: [Otlp; 4] = [Otlp::Off, Otlp::Noop, Otlp::Down, Otlp::Up];
+        // Per rep, each mode's time (`None`: not measured).
+        let mut times: Vec<[Option<Duration>; 4]> = Vec::new();
         // One server for every mode: its process's placement on the cores does not
         // differ between them.
         let pool = cluster_pool(0).await;
@@ -294,8 +301,11 @@ fn main() {
         // alone is what a profiler (`valgrind --tool=callgrind`) should see.
         let only = std::env::var("MCPFLOW_BENCH_OTLP").unwrap_or_else(|_| "off,noop,down,up".into());
         let wanted = |mode: Otlp| only.split(',').any(|m| m.trim().eq_ignore_ascii_case(&format!("{mode:?}")));
-        for _ in 0..reps {
-            for (i, mode) in [Otlp::Off, Otlp::Noop, Otlp::Down, Otlp::Up].into_iter().enumerate() {
+        for rep in 0..reps {
+            let mut took: [Option<Duration>; 4] = [None; 4];
+            for turn in 0..MODES.len() {
+                let i = (rep + turn) % MODES.len();
+                let mode = MODES[i];
                 if !wanted(mode) {
                     continue;
                 }
@@ -304,33 +314,47 @@ fn main() {
                     Otlp::Noop => Some(Arc::new(Noop(noop.clone()))),
                     _ => otel.clone().map(|t| t as _),
                 };
-                times[i].push(run_loop(&pool, calls, 1, traced).await);
+                took[i] = Some(run_loop(&pool, calls, 1, traced).await);
                 if let Some(otel) = otel {
                     tokio::task::spawn_blocking(move || otel.shutdown()).await.unwrap();
                 }
             }
+            times.push(took);
         }
         pool.shutdown().await;
         let received = receiver.spans().len();
         receiver.stop();
-        println!("(d) {calls} sequential calls with telemetry, median of {reps} (alternating):");
-        let [off, noop_t, down_t, up_t] = times.map(|t| (!t.is_empty()).then(|| median(t)));
-        let line = |label: &str, took: Option<Duration>, ratio: &str, note: &str| {
-            let Some(took) = took else { return };
-            match off.filter(|_| !ratio.is_empty()) {
-                Some(off) => println!(
-                    "    {label:<17} {:>9.1} ms;  ratio {ratio:<8} {:.3}   ({note})",
-                    took.as_secs_f64() * 1e3,
-                    took.as_secs_f64() / off.as_secs_f64()
+        println!("(d) {calls} sequential calls with telemetry, {reps} reps (order turning each rep):");
+        let mode_median = |i: usize| {
+            let all: Vec<Duration> = times.iter().filter_map(|t| t[i]).collect();
+            (!all.is_empty()).then(|| median(all))
+        };
+        // The median and quartiles of mode `i`'s per-rep ratio to "off".
+        let ratios = |i: usize| {
+            let mut r: Vec<f64> =
+                times.iter().filter_map(|t| Some(t[i]?.as_secs_f64() / t[0]?.as_secs_f64())).collect();
+            r.sort_by(f64::total_cmp);
+            (!r.is_empty()).then(|| (r[r.len() / 2], r[r.len() / 4], r[(r.len() * 3) / 4]))
+        };
+        if let Some(off) = mode_median(0) {
+            println!("    {:<17} {:>9.1} ms", "off", off.as_secs_f64() * 1e3);
+        }
+        let rows = [
+            (1, "no SDK (no-op)", "noop/off", "the engine's and pool's own part".to_owned()),
+            (2, "collector down", "down/off", "target ≤ 1.05".to_owned()),
+            (3, "collector up", "up/off", format!("target ≤ 1.10; {received} spans received")),
+        ];
+        for (i, label, ratio, note) in rows {
+            let Some(took) = mode_median(i) else { continue };
+            match ratios(i) {
+                Some((mid, q1, q3)) => println!(
+                    "    {label:<17} {:>9.1} ms;  ratio {ratio:<8} {mid:.3}  (quartiles {q1:.3}–{q3:.3}; {note})",
+                    took.as_secs_f64() * 1e3
                 ),
                 None => println!("    {label:<17} {:>9.1} ms", took.as_secs_f64() * 1e3),
             }
-        };
-        line("off", off, "", "");
-        line("no SDK (no-op)", noop_t, "noop/off", "the engine's and pool's own part");
-        line("collector down", down_t, "down/off", "target ≤ 1.05");
-        line("collector up", up_t, "up/off", &format!("target ≤ 1.10; {received} spans received"));
-        let received = if up_t.is_some() { received } else { 1 };
+        }
+        let received = if mode_median(3).is_some() { received } else { 1 };
         assert!(received > 0 || calls == 0, "the receiver got no spans: telemetry did not reach it");
         }
 

@@ -28,6 +28,6 @@ pub use sampling::{NoModel, SampleRequest, SampleSink, Sampler};
 pub use scheduler::{Action, Control, Input, Invocation, RunConfig, Scheduler};
 pub use source::{BlueprintSource, FileSaved, FolderSource, SavedValues};
 pub use telemetry::{
-    Attr, CallTrace, InvalidTraceparent, Measure, OpenSpan, Recorder, RunOrigin, SpanKind, SpanStart, SpanStatus,
-    Telemetry, TraceContext,
+    Attr, CallTrace, InvalidTraceparent, Measure, OpenSpan, Recorder, RunOrigin, SpanKind, SpanName, SpanStart,
+    SpanStatus, Telemetry, TraceContext,
 };

@@ -17,7 +17,7 @@
 
 use crate::event::{Envelope, EventKind, IterationPath, RunEvent, RunStatus};
 use crate::telemetry::{
-    Attr, CallTrace, Measure, OpenSpan, RunOrigin, SpanKind, SpanStart, SpanStatus, Telemetry, TraceContext,
+    Attr, CallTrace, Measure, OpenSpan, RunOrigin, SpanKind, SpanName, SpanStart, SpanStatus, Telemetry, TraceContext,
 };
 use mcpflow_blueprint::{Plan, StepIdx, StepKind};
 use rustc_hash::FxHashMap;
@@ -51,9 +51,9 @@ mod key {
 struct StepInfo {
     id: Arc<str>,
     /// `step {id}`.
-    name: String,
+    name: Arc<str>,
     /// `iteration {id}`, for a loop.
-    iteration_name: Option<String>,
+    iteration_name: Option<Arc<str>>,
     kind: &'static str,
     /// The loop whose body holds the step (`None` at the top level).
     owner: Option<StepIdx>,
@@ -73,6 +73,10 @@ struct Open {
 #[derive(Default)]
 struct Opened {
     by_path: FxHashMap<IterationPath, Vec<(StepIdx, Open)>>,
+    /// The key and (empty) list of the path that emptied last, for the next new path: a
+    /// loop opens a path per iteration and empties it again, and reusing them saves two
+    /// allocations and two frees a time.
+    spare: Option<(IterationPath, Vec<(StepIdx, Open)>)>,
 }
 
 impl Opened {
@@ -84,21 +88,30 @@ impl Opened {
         let at = self.by_path.get_mut(path)?;
         let found = at.iter().position(|(i, _)| *i == idx).map(|n| at.swap_remove(n).1);
         if at.is_empty() {
-            self.by_path.remove(path);
+            self.spare = self.by_path.remove_entry(path);
         }
         found
     }
 
     /// Adds `open`; returns what was open under the same key (which should not happen).
     fn put(&mut self, idx: StepIdx, path: &[u32], open: Open) -> Option<Open> {
-        let previous = self.take(idx, path);
         match self.by_path.get_mut(path) {
-            Some(at) => at.push((idx, open)),
+            Some(at) => match at.iter_mut().find(|(i, _)| *i == idx) {
+                Some((_, held)) => Some(std::mem::replace(held, open)),
+                None => {
+                    at.push((idx, open));
+                    None
+                }
+            },
             None => {
-                self.by_path.insert(path.to_vec(), vec![(idx, open)]);
+                let (mut key, mut at) = self.spare.take().unwrap_or_default();
+                key.clear();
+                key.extend_from_slice(path);
+                at.push((idx, open));
+                self.by_path.insert(key, at);
+                None
             }
         }
-        previous
     }
 
     fn is_empty(&self) -> bool {
@@ -141,6 +154,8 @@ pub struct RunTrace {
     iterations: Opened,
     /// `mcpflow.step.path` of top-level steps, shared.
     top_path: Arc<[i64]>,
+    /// The step [`RunTrace::index_of`] found last.
+    last_found: std::cell::Cell<Option<StepIdx>>,
 }
 
 impl std::fmt::Debug for RunTrace {
@@ -165,7 +180,7 @@ impl RunTrace {
     ) -> RunTrace {
         let blueprint: Arc<str> = blueprint.into();
         let root = telemetry.start(SpanStart {
-            name: Cow::Owned(format!("run {blueprint}")),
+            name: SpanName::Owned(format!("run {blueprint}")),
             kind: SpanKind::Internal,
             parent: origin.parent.as_ref(),
             attrs: vec![
@@ -188,6 +203,7 @@ impl RunTrace {
             attempts: Opened::default(),
             iterations: Opened::default(),
             top_path: Arc::from(Vec::new()),
+            last_found: std::cell::Cell::new(None),
         }
     }
 
@@ -201,12 +217,26 @@ impl RunTrace {
         &self.root_context
     }
 
+    /// The index of the step with id `step`. A loop's body asks for the same step over
+    /// and over (its start, its call, its end): the step found last is compared first,
+    /// which is cheaper than hashing the id for the plan's map.
+    fn index_of(&self, step: &str) -> Option<StepIdx> {
+        if let Some(idx) = self.last_found.get()
+            && self.plan.steps[idx].step.id() == step
+        {
+            return Some(idx);
+        }
+        let found = self.plan.by_id.get(step).copied();
+        if found.is_some() {
+            self.last_found.set(found);
+        }
+        found
+    }
+
     /// The span a call of `step` at `path` belongs to: its open attempt, else the root.
     pub fn parent_for(&self, step: &str, path: &[u32]) -> TraceContext {
-        self.plan
-            .by_id
-            .get(step)
-            .and_then(|&idx| self.attempts.get(idx, path))
+        self.index_of(step)
+            .and_then(|idx| self.attempts.get(idx, path))
             .map_or_else(|| self.root_context.clone(), |open| open.span.context().clone())
     }
 
@@ -221,7 +251,7 @@ impl RunTrace {
         match &event.kind {
             EventKind::StepStarted { step, path, attempt, .. } => self.step_started(step, path, *attempt),
             EventKind::StepRetrying { step, path, error, .. } => {
-                let Some(idx) = self.plan.by_id.get(step.as_str()).copied() else { return };
+                let Some(idx) = self.index_of(step) else { return };
                 let Some(open) = self.attempts.take(idx, path) else { return };
                 let code: Arc<str> = error.code.as_str().into();
                 let kind = self.info(idx).kind;
@@ -229,7 +259,7 @@ impl RunTrace {
                 self.telemetry.measure(Measure::Retry { blueprint: self.blueprint.clone(), kind, error: code });
             }
             EventKind::StepFinished { step, path, status, error, recovered_by, .. } => {
-                let Some(idx) = self.plan.by_id.get(step.as_str()).copied() else { return };
+                let Some(idx) = self.index_of(step) else { return };
                 if let Some(open) = self.attempts.take(idx, path) {
                     let code = error.as_ref().map(|e| Arc::<str>::from(e.code.as_str()));
                     let by = recovered_by.as_deref().and_then(|by| self.plan.by_id.get(by).copied());
@@ -250,7 +280,7 @@ impl RunTrace {
 
     /// Ends the span of iteration `path` (its index last) of loop `step`.
     pub fn iteration_closed(&mut self, step: &str, path: &[u32]) {
-        let Some(&idx) = self.plan.by_id.get(step) else { return };
+        let Some(idx) = self.index_of(step) else { return };
         if let Some(open) = self.iterations.take(idx, path) {
             open.span.end(SpanStatus::Unset);
         }
@@ -276,7 +306,7 @@ impl RunTrace {
     }
 
     fn step_started(&mut self, step: &str, path: &[u32], attempt: u32) {
-        let Some(&idx) = self.plan.by_id.get(step) else { return };
+        let Some(idx) = self.index_of(step) else { return };
         let parent = match self.info(idx).owner {
             Some(owner) if !path.is_empty() => self.iteration(owner, path),
             _ => self.root_context.clone(),
@@ -287,7 +317,9 @@ impl RunTrace {
         } else {
             path.iter().map(|&i| i64::from(i)).collect::<Arc<[i64]>>()
         };
-        let mut attrs = Vec::with_capacity(5);
+        // Room for what its end sets (outcome, error type, recovered by): a span that
+        // records them as they come has them pushed without growing.
+        let mut attrs = Vec::with_capacity(8);
         attrs.push((key::STEP_ID, Attr::Str(info.id.clone())));
         attrs.push((key::STEP_KIND, Attr::Static(info.kind)));
         attrs.push((key::STEP_ATTEMPT, Attr::from(attempt)));
@@ -296,7 +328,7 @@ impl RunTrace {
         }
         attrs.push((key::STEP_PATH, Attr::IntArray(step_path)));
         let span = self.telemetry.start(SpanStart {
-            name: Cow::Owned(info.name.clone()),
+            name: SpanName::Shared(info.name.clone()),
             kind: SpanKind::Internal,
             parent: Some(&parent),
             attrs,
@@ -319,14 +351,12 @@ impl RunTrace {
             None => self.root_context.clone(),
         };
         let info = step_info(&mut self.steps, &self.plan, owner);
-        let name = info.iteration_name.clone().unwrap_or_else(|| format!("iteration {}", info.id));
+        let name = match &info.iteration_name {
+            Some(name) => SpanName::Shared(name.clone()),
+            None => SpanName::Owned(format!("iteration {}", info.id)),
+        };
         let attrs = path.last().map(|&index| (key::LOOP_INDEX, Attr::from(index))).into_iter().collect();
-        let span = self.telemetry.start(SpanStart {
-            name: Cow::Owned(name),
-            kind: SpanKind::Internal,
-            parent: Some(&parent),
-            attrs,
-        });
+        let span = self.telemetry.start(SpanStart { name, kind: SpanKind::Internal, parent: Some(&parent), attrs });
         let context = span.context().clone();
         self.iterations.put(owner, path, Open { span, started: Instant::now() });
         context
@@ -421,8 +451,8 @@ fn step_info<'a>(steps: &'a mut [Option<StepInfo>], plan: &Plan, idx: StepIdx) -
         let id = planned.step.id();
         StepInfo {
             id: id.into(),
-            name: format!("step {id}"),
-            iteration_name: matches!(planned.step.kind, StepKind::Loop(_)).then(|| format!("iteration {id}")),
+            name: format!("step {id}").into(),
+            iteration_name: matches!(planned.step.kind, StepKind::Loop(_)).then(|| format!("iteration {id}").into()),
             kind: planned.step.kind.name(),
             owner: plan.lists[planned.list].owner,
         }

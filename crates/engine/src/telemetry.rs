@@ -39,11 +39,57 @@ pub trait OpenSpan: Send {
 #[derive(Debug, Clone)]
 pub struct SpanStart<'a> {
     /// `run {blueprint}`, `step {id}`, `tools/call {tool}`, …
-    pub name: Cow<'static, str>,
+    pub name: SpanName,
     pub kind: SpanKind,
     /// `None`: the root of a new trace.
     pub parent: Option<&'a TraceContext>,
     pub attrs: Vec<(&'static str, Attr)>,
+}
+
+/// A span's name: fixed, shared (a step's, made once per run however often the step
+/// runs: starting its span then costs no allocation), or made for this one span.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SpanName {
+    Static(&'static str),
+    Shared(Arc<str>),
+    Owned(String),
+}
+
+impl SpanName {
+    pub fn as_str(&self) -> &str {
+        match self {
+            SpanName::Static(s) => s,
+            SpanName::Shared(s) => s,
+            SpanName::Owned(s) => s,
+        }
+    }
+
+    /// The name as an owned or static string (a shared one is copied).
+    pub fn into_cow(self) -> Cow<'static, str> {
+        match self {
+            SpanName::Static(s) => Cow::Borrowed(s),
+            SpanName::Shared(s) => Cow::Owned(s.as_ref().to_owned()),
+            SpanName::Owned(s) => Cow::Owned(s),
+        }
+    }
+}
+
+impl From<&'static str> for SpanName {
+    fn from(name: &'static str) -> SpanName {
+        SpanName::Static(name)
+    }
+}
+
+impl From<String> for SpanName {
+    fn from(name: String) -> SpanName {
+        SpanName::Owned(name)
+    }
+}
+
+impl From<Arc<str>> for SpanName {
+    fn from(name: Arc<str>) -> SpanName {
+        SpanName::Shared(name)
+    }
 }
 
 /// The OpenTelemetry span kinds mcpflow uses.
@@ -261,15 +307,16 @@ impl TraceContext {
         })
     }
 
-    /// The `traceparent` to send (version 00).
+    /// The `traceparent` to send (version 00), written into a fixed-size buffer (one
+    /// allocation; it is made for every request a traced call sends).
     pub fn traceparent(&self) -> String {
-        let mut out = String::with_capacity(55);
-        out.push_str("00-");
-        push_hex(&mut out, &self.trace_id);
-        out.push('-');
-        push_hex(&mut out, &self.span_id);
-        out.push_str(if self.sampled { "-01" } else { "-00" });
-        out
+        let mut out = *b"00-00000000000000000000000000000000-0000000000000000-00";
+        hex_into(&mut out[3..35], &self.trace_id);
+        hex_into(&mut out[36..52], &self.span_id);
+        if self.sampled {
+            out[54] = b'1';
+        }
+        String::from(std::str::from_utf8(&out).unwrap_or_default())
     }
 
     /// The `tracestate` to send along, if any.
@@ -306,10 +353,19 @@ fn hex_byte(pair: &[u8]) -> Option<u8> {
 }
 
 fn push_hex(out: &mut String, bytes: &[u8]) {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     for b in bytes {
         out.push(char::from(DIGITS[usize::from(b >> 4)]));
         out.push(char::from(DIGITS[usize::from(b & 0xf)]));
+    }
+}
+
+const DIGITS: &[u8; 16] = b"0123456789abcdef";
+
+/// `bytes` as lower-case hex into `out` (twice as long).
+fn hex_into(out: &mut [u8], bytes: &[u8]) {
+    for (pair, b) in out.chunks_exact_mut(2).zip(bytes) {
+        pair[0] = DIGITS[usize::from(b >> 4)];
+        pair[1] = DIGITS[usize::from(b & 0xf)];
     }
 }
 
@@ -437,7 +493,7 @@ impl Telemetry for Recorder {
             state: span.parent.and_then(|p| p.state.clone()),
         };
         state.spans.push(RecordedSpan {
-            name: span.name.into_owned(),
+            name: span.name.as_str().to_owned(),
             kind: span.kind,
             trace_id,
             span_id,

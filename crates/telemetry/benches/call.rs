@@ -10,10 +10,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use mcpflow_engine::telemetry::{Attr, Measure, SpanKind, SpanStart, SpanStatus, Telemetry, TraceContext};
+use mcpflow_engine::telemetry::{Attr, Measure, SpanKind, SpanName, SpanStart, SpanStatus, Telemetry, TraceContext};
 use mcpflow_telemetry::{Config, Flags, Otel};
 use mcpflow_testkit::otlp::Receiver;
-use std::borrow::Cow;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -33,8 +32,8 @@ fn otel(base: &str, metrics: bool) -> Otel {
 struct Call {
     blueprint: Arc<str>,
     step: Arc<str>,
-    step_name: String,
-    iteration_name: String,
+    step_name: Arc<str>,
+    iteration_name: Arc<str>,
     tool: Arc<str>,
     server: Arc<str>,
     protocol: Arc<str>,
@@ -57,14 +56,14 @@ impl Call {
 
     fn one(&self, telemetry: &dyn Telemetry, root: &TraceContext, index: i64) {
         let iteration = telemetry.start(SpanStart {
-            name: Cow::Owned(self.iteration_name.clone()),
+            name: SpanName::Shared(self.iteration_name.clone()),
             kind: SpanKind::Internal,
             parent: Some(root),
             attrs: vec![("mcpflow.loop.index", Attr::Int(index))],
         });
         let started = Instant::now();
         let mut step = telemetry.start(SpanStart {
-            name: Cow::Owned(self.step_name.clone()),
+            name: SpanName::Shared(self.step_name.clone()),
             kind: SpanKind::Internal,
             parent: Some(iteration.context()),
             attrs: vec![
@@ -85,7 +84,7 @@ impl Call {
         let mut attrs = metric.clone();
         attrs.push(("mcpflow.server.name", Attr::Str(self.server.clone())));
         let mut client = telemetry.start(SpanStart {
-            name: Cow::Owned(format!("tools/call {}", self.tool)),
+            name: SpanName::Owned(format!("tools/call {}", self.tool)),
             kind: SpanKind::Client,
             parent: Some(step.context()),
             attrs,
@@ -127,7 +126,7 @@ fn calls(c: &mut Criterion) {
             // A fresh exporter per sample batch, as each `mcpflow run` makes its own.
             let otel = otel(&base, metrics);
             let root = otel.start(SpanStart {
-                name: Cow::Borrowed("run bench"),
+                name: SpanName::Static("run bench"),
                 kind: SpanKind::Internal,
                 parent: None,
                 attrs: Vec::new(),

@@ -22,9 +22,10 @@ const PERIOD: Duration = Duration::from_millis(50);
 const CAPACITY: usize = 8 * 1024;
 
 pub(crate) enum Job {
-    /// An SDK span to end at `at` with `status`.
+    /// An SDK span to end at `at` with `status` (a root's, one per run: boxed, so that
+    /// every job is not as large as an SDK span, 288 bytes, to queue).
     End {
-        span: opentelemetry_sdk::trace::Span,
+        span: Box<opentelemetry_sdk::trace::Span>,
         status: SpanStatus,
         at: SystemTime,
     },
@@ -109,7 +110,7 @@ impl Deferred {
 
     fn run(&self, job: Job) {
         match job {
-            Job::End { span, status, at } => end(span, status, at),
+            Job::End { span, status, at } => end(*span, status, at),
             Job::Late { late, status, at } => end(late.make(&self.tracer), status, at),
             Job::Measure(measure) => {
                 if let Some(instruments) = &self.instruments {
@@ -190,7 +191,7 @@ mod tests {
         let tracer = provider.tracer("t");
         let deferred = Deferred::start(None, tracer.clone());
         let at = SystemTime::now() - Duration::from_secs(3);
-        deferred.push(Job::End { span: tracer.start("queued"), status: SpanStatus::Ok, at });
+        deferred.push(Job::End { span: Box::new(tracer.start("queued")), status: SpanStatus::Ok, at });
         deferred.close(true);
         {
             let spans = kept.0.lock().unwrap();
@@ -200,7 +201,7 @@ mod tests {
         }
         let message = "the call went away";
         deferred.push(Job::End {
-            span: tracer.start("late"),
+            span: Box::new(tracer.start("late")),
             status: SpanStatus::Error(message.into()),
             at: SystemTime::now(),
         });

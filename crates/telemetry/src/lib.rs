@@ -12,13 +12,16 @@ mod export;
 mod gate;
 pub mod log;
 mod metrics;
+mod priority;
 
 pub use config::{Config, Flags, Protocol, Settings, env_reference};
 pub use gate::Reporter;
 
 use defer::{Deferred, Job};
 use gate::{Counted, Gate, Shared, Told};
-use mcpflow_engine::telemetry::{Attr, Measure, OpenSpan, SpanKind, SpanStart, SpanStatus, Telemetry, TraceContext};
+use mcpflow_engine::telemetry::{
+    Attr, Measure, OpenSpan, SpanKind, SpanName, SpanStart, SpanStatus, Telemetry, TraceContext,
+};
 use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry::trace::{
     Span as _, SpanContext, TraceContextExt as _, TraceFlags, TraceState, Tracer as _, TracerProvider as _,
@@ -116,7 +119,14 @@ impl fmt::Debug for Otel {
 impl Otel {
     /// Sets up the exporter, the bounded batch processor and the tracer. Nothing is sent
     /// until spans end.
+    /// Its threads (the batch processor's, the metrics reader's, the HTTP client's, the
+    /// gRPC runtime's, `defer.rs`'s worker) run at a lower priority than the caller
+    /// (`priority.rs`, on Linux).
     pub fn start(config: &Config, report: Reporter) -> Result<Otel> {
+        priority::lowered(|| Otel::start_here(config, report.clone()))
+    }
+
+    fn start_here(config: &Config, report: Reporter) -> Result<Otel> {
         let endpoint = config.traces_endpoint.clone().unwrap_or_default();
         let shared = Shared::new(endpoint, config.max_queue, report);
         let resource = Resource::builder().with_service_name(config.service_name.clone()).build();
@@ -271,7 +281,7 @@ impl Telemetry for Otel {
                 deferred: self.deferred.clone(),
             });
         }
-        let sdk = sdk_span(&self.tracer, span.name, span.kind, span.parent, span.attrs, None);
+        let sdk = sdk_span(&self.tracer, span.name.into_cow(), span.kind, span.parent, span.attrs, None);
         let context = trace_context(sdk.span_context(), span.parent);
         Box::new(OtelSpan { sdk, context, deferred: self.deferred.clone() })
     }
@@ -289,7 +299,7 @@ impl Telemetry for Otel {
 
 /// A span whose parent is a span of ours, until it ends: what the SDK will be told.
 pub(crate) struct Late {
-    name: std::borrow::Cow<'static, str>,
+    name: SpanName,
     kind: SpanKind,
     parent: TraceContext,
     span_id: [u8; 8],
@@ -321,7 +331,7 @@ impl Late {
     /// The SDK span, with the id, start time and attributes the run gave it.
     pub(crate) fn make(self, tracer: &SdkTracer) -> opentelemetry_sdk::trace::Span {
         NEXT_SPAN_ID.with(|next| next.set(Some(opentelemetry::trace::SpanId::from_bytes(self.span_id))));
-        let span = sdk_span(tracer, self.name, self.kind, Some(&self.parent), self.attrs, Some(self.start));
+        let span = sdk_span(tracer, self.name.into_cow(), self.kind, Some(&self.parent), self.attrs, Some(self.start));
         NEXT_SPAN_ID.with(Cell::take);
         span
     }
@@ -385,7 +395,7 @@ impl OpenSpan for OtelSpan {
 
     fn end(self: Box<Self>, status: SpanStatus) {
         let OtelSpan { sdk: span, deferred, .. } = *self;
-        deferred.push(Job::End { span, status, at: std::time::SystemTime::now() });
+        deferred.push(Job::End { span: Box::new(span), status, at: std::time::SystemTime::now() });
     }
 }
 

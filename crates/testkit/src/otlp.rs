@@ -1,8 +1,11 @@
 //! An OTLP receiver on loopback for tests: `POST /v1/traces` and `/v1/metrics` bodies
 //! (OTLP/HTTP, [`Receiver::start`]) or the `TraceService`/`MetricsService` `Export` calls
 //! (OTLP/gRPC, [`Receiver::start_grpc`], `grpc.rs`) are decoded with the official protobuf
-//! definitions (`opentelemetry-proto`) into flat [`SpanRec`]s and [`MetricRec`]s; other
-//! requests are answered and counted. [`Receiver::stop`] closes the port, so a collector
+//! definitions (`opentelemetry-proto`) into flat [`SpanRec`]s and [`MetricRec`]s when they
+//! are read, not as they arrive: while a run exports, the receiver only takes the bytes,
+//! so its own decoding does not compete with the process it measures for the machine's
+//! cores (a collector is not part of the engine's overhead, `benches/engine.rs` case d);
+//! other requests are answered and counted. [`Receiver::stop`] closes the port, so a collector
 //! that is down can be simulated. Threads of its own (blocking sockets for HTTP, a
 //! current-thread tokio runtime for gRPC): it works the same from a sync test and beside
 //! any async runtime.
@@ -67,6 +70,8 @@ pub struct MetricRec {
 
 #[derive(Debug, Default)]
 struct Received {
+    /// Bodies taken and not yet decoded (`None`: not even framed as one message).
+    pending: Vec<(Signal, Option<Vec<u8>>)>,
     spans: Vec<SpanRec>,
     metrics: Vec<MetricRec>,
     /// Requests to other paths (or gRPC methods), by path.
@@ -83,21 +88,29 @@ enum Signal {
 }
 
 impl Received {
-    /// Decodes one request's protobuf message (`None`: it could not even be framed).
-    fn record(&mut self, signal: Signal, message: Option<&[u8]>) {
-        let Some(message) = message else {
-            self.undecodable += 1;
-            return;
-        };
-        match signal {
-            Signal::Traces => match ExportTraceServiceRequest::decode(message) {
-                Ok(request) => self.spans.extend(flatten(request)),
-                Err(_) => self.undecodable += 1,
-            },
-            Signal::Metrics => match ExportMetricsServiceRequest::decode(message) {
-                Ok(request) => self.metrics.extend(flatten_metrics(request)),
-                Err(_) => self.undecodable += 1,
-            },
+    /// Keeps one request's protobuf message (`None`: it could not even be framed) for
+    /// [`Received::decode`].
+    fn record(&mut self, signal: Signal, message: Option<Vec<u8>>) {
+        self.pending.push((signal, message));
+    }
+
+    /// Decodes the messages kept so far, in arrival order.
+    fn decode(&mut self) {
+        for (signal, message) in std::mem::take(&mut self.pending) {
+            let Some(message) = message else {
+                self.undecodable += 1;
+                continue;
+            };
+            match signal {
+                Signal::Traces => match ExportTraceServiceRequest::decode(message.as_slice()) {
+                    Ok(request) => self.spans.extend(flatten(request)),
+                    Err(_) => self.undecodable += 1,
+                },
+                Signal::Metrics => match ExportMetricsServiceRequest::decode(message.as_slice()) {
+                    Ok(request) => self.metrics.extend(flatten_metrics(request)),
+                    Err(_) => self.undecodable += 1,
+                },
+            }
         }
     }
 }
@@ -147,8 +160,11 @@ impl Receiver {
         self.addr.port()
     }
 
+    /// What was received, every message kept so far decoded.
     fn lock(&self) -> MutexGuard<'_, Received> {
-        self.received.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        let mut received = self.received.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        received.decode();
+        received
     }
 
     /// The spans received so far, in arrival order.
@@ -285,8 +301,8 @@ fn serve_connection(stream: TcpStream, received: &Mutex<Received>, stop: &Atomic
         {
             let mut received = received.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             match path.as_str() {
-                "/v1/traces" => received.record(Signal::Traces, Some(&body)),
-                "/v1/metrics" => received.record(Signal::Metrics, Some(&body)),
+                "/v1/traces" => received.record(Signal::Traces, Some(body)),
+                "/v1/metrics" => received.record(Signal::Metrics, Some(body)),
                 _ => *received.other.entry(path).or_default() += 1,
             }
         }

@@ -19,7 +19,7 @@
 
 use super::notes::ServerNotes;
 use crate::error::Error;
-use mcpflow_engine::{Attr, CallTrace, Measure, OpenSpan, SpanKind, SpanStart, SpanStatus, Telemetry};
+use mcpflow_engine::{Attr, CallTrace, Measure, OpenSpan, SpanKind, SpanName, SpanStart, SpanStatus, Telemetry};
 use rmcp::model::{ClientRequest, ErrorData, GetMeta as _, RequestId, ServerResult};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -141,29 +141,30 @@ impl ClientSpan {
     /// Starts the span of a request about to be sent, a child of the call's parent span.
     pub fn start(trace: &CallTrace, info: &Arc<TraceInfo>, op: Op<'_>) -> ClientSpan {
         let method = op.method();
-        let mut metric: Vec<(&'static str, Attr)> = Vec::with_capacity(10);
+        // The metric's attributes first; the span has them and more (`attrs`, below).
+        let mut metric: Vec<(&'static str, Attr)> = Vec::with_capacity(8);
         metric.push(("mcp.method.name", Attr::Static(method)));
-        let mut extra: Vec<(&'static str, Attr)> = Vec::with_capacity(6);
+        let mut resource = None;
         let name = match op {
             Op::Tool { name, .. } => {
                 metric.push(("gen_ai.tool.name", Attr::Str(Arc::from(name))));
                 metric.push(("gen_ai.operation.name", Attr::Static("execute_tool")));
-                Cow::Owned(format!("tools/call {name}"))
+                SpanName::Owned(joined("tools/call ", name))
             }
             Op::Prompt { name } => {
                 metric.push(("gen_ai.prompt.name", Attr::Str(Arc::from(name))));
-                Cow::Owned(format!("prompts/get {name}"))
+                SpanName::Owned(joined("prompts/get ", name))
             }
             Op::Resource { uri } => {
                 // Not on the metric: one series per resource would be too many.
-                extra.push(("mcp.resource.uri", Attr::Str(Arc::from(uri))));
-                Cow::Borrowed(method)
+                resource = Some(("mcp.resource.uri", Attr::Str(Arc::from(uri))));
+                SpanName::Static(method)
             }
             Op::Task { tool, .. } => {
                 if let Some(tool) = tool {
                     metric.push(("gen_ai.tool.name", Attr::Str(Arc::from(tool))));
                 }
-                Cow::Borrowed(method)
+                SpanName::Static(method)
             }
         };
         if let Some(protocol) = &info.protocol {
@@ -177,21 +178,23 @@ impl ClientSpan {
             if let Some(port) = http.port {
                 metric.push(("server.port", Attr::Int(i64::from(port))));
             }
-            extra.push(("network.protocol.name", Attr::Static("http")));
+        }
+        let mut attrs = Vec::with_capacity(metric.len() + 5);
+        attrs.extend(metric.iter().cloned());
+        attrs.extend(resource);
+        if let Some(http) = &info.http {
+            attrs.push(("network.protocol.name", Attr::Static("http")));
             if let Some(session) = http.session.get() {
-                extra.push(("mcp.session.id", Attr::Str(session)));
+                attrs.push(("mcp.session.id", Attr::Str(session)));
             }
         }
-        extra.push(("mcpflow.server.name", Attr::Str(info.server.clone())));
+        attrs.push(("mcpflow.server.name", Attr::Str(info.server.clone())));
         let telemetry = trace.telemetry.clone();
         if let Op::Tool { args, .. } = op
             && telemetry.capture_payloads()
         {
-            extra.push(("gen_ai.tool.call.arguments", payload(&info.notes, args)));
+            attrs.push(("gen_ai.tool.call.arguments", payload(&info.notes, args)));
         }
-        let mut attrs = Vec::with_capacity(metric.len() + extra.len());
-        attrs.extend(metric.iter().cloned());
-        attrs.append(&mut extra);
         let span = telemetry.start(SpanStart { name, kind: SpanKind::Client, parent: Some(&trace.parent), attrs });
         telemetry.measure(Measure::InFlight { method, server: info.server.clone(), delta: 1 });
         let tool_result = matches!(op, Op::Tool { .. } | Op::Task { method: "tasks/result", tool: Some(_) });
@@ -220,10 +223,15 @@ impl ClientSpan {
         }
     }
 
-    /// The request went out with this JSON-RPC id.
+    /// The request went out with this JSON-RPC id (a string attribute, as the semantic
+    /// conventions type it).
     pub fn sent(&mut self, id: &RequestId) {
         if let Some(span) = &mut self.span {
-            span.set("jsonrpc.request.id", Attr::Str(id.to_string().into()));
+            let id = match id {
+                RequestId::String(s) => s.clone(),
+                RequestId::Number(n) => Arc::from(decimal(*n, &mut [0; 20])),
+            };
+            span.set("jsonrpc.request.id", Attr::Str(id));
         }
     }
 
@@ -379,6 +387,33 @@ impl MaybeSpan for Option<ClientSpan> {
     }
 }
 
+/// `head` then `tail`, in one allocation (a span name per request).
+fn joined(head: &str, tail: &str) -> String {
+    let mut out = String::with_capacity(head.len() + tail.len());
+    out.push_str(head);
+    out.push_str(tail);
+    out
+}
+
+/// `n` in decimal, written into `buf` (an `i64` takes at most 20 characters).
+fn decimal(n: i64, buf: &mut [u8; 20]) -> &str {
+    let mut at = buf.len();
+    let mut rest = n.unsigned_abs();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + u8::try_from(rest % 10).unwrap_or(0);
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        at -= 1;
+        buf[at] = b'-';
+    }
+    std::str::from_utf8(&buf[at..]).unwrap_or_default()
+}
+
 /// `value` as JSON for a span: the launch's secrets hidden, then cut to
 /// [`PAYLOAD_LIMIT`] bytes on a character boundary (`…` marks the cut).
 fn payload(notes: &ServerNotes, value: &impl Serialize) -> Attr {
@@ -406,6 +441,13 @@ mod tests {
         assert_eq!(&*short, r#"{"a":1}"#);
         let Attr::Str(long) = payload(&notes, &"é".repeat(PAYLOAD_LIMIT)) else { panic!() };
         assert!(long.len() <= PAYLOAD_LIMIT && long.ends_with('…'), "{}", long.len());
+    }
+
+    #[test]
+    fn request_ids_are_written_as_the_id_serializes() {
+        for n in [0, 7, 10, 12_345, -1, -907, i64::MAX, i64::MIN] {
+            assert_eq!(decimal(n, &mut [0; 20]), RequestId::Number(n).to_string(), "{n}");
+        }
     }
 
     #[test]

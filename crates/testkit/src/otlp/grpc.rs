@@ -79,7 +79,7 @@ async fn call(
         let mut received = received.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         match signal {
             Some(signal) => {
-                received.record(signal, if too_large { None } else { unframe(&message) });
+                received.record(signal, if too_large { None } else { unframe(&message).map(<[u8]>::to_vec) });
                 OK
             }
             None => {
