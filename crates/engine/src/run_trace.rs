@@ -25,6 +25,10 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// How many step lookups [`RunTrace::index_of`] remembers: a loop body of up to three
+/// steps and the loop itself.
+const FOUND: usize = 4;
+
 /// The status message of a span the run ended while it was open (the run's future was
 /// dropped, or the run finished before the span's own end arrived).
 pub const ENDED_WITH_THE_RUN: &str = "ended with the run";
@@ -154,8 +158,9 @@ pub struct RunTrace {
     iterations: Opened,
     /// `mcpflow.step.path` of top-level steps, shared.
     top_path: Arc<[i64]>,
-    /// The step [`RunTrace::index_of`] found last.
-    last_found: std::cell::Cell<Option<StepIdx>>,
+    /// The steps [`RunTrace::index_of`] found last, the latest at `found_next - 1`.
+    found: std::cell::Cell<[Option<StepIdx>; FOUND]>,
+    found_next: std::cell::Cell<usize>,
 }
 
 impl std::fmt::Debug for RunTrace {
@@ -203,7 +208,8 @@ impl RunTrace {
             attempts: Opened::default(),
             iterations: Opened::default(),
             top_path: Arc::from(Vec::new()),
-            last_found: std::cell::Cell::new(None),
+            found: std::cell::Cell::new([None; FOUND]),
+            found_next: std::cell::Cell::new(0),
         }
     }
 
@@ -217,20 +223,22 @@ impl RunTrace {
         &self.root_context
     }
 
-    /// The index of the step with id `step`. A loop's body asks for the same step over
-    /// and over (its start, its call, its end): the step found last is compared first,
-    /// which is cheaper than hashing the id for the plan's map.
+    /// The index of the step with id `step`. A loop asks for the same few steps over and
+    /// over (each body step's start, call and end, then the loop's iteration): the
+    /// [`FOUND`] steps found last are compared first, which is cheaper than hashing the
+    /// id for the plan's map.
     fn index_of(&self, step: &str) -> Option<StepIdx> {
-        if let Some(idx) = self.last_found.get()
-            && self.plan.steps[idx].step.id() == step
-        {
+        let found = self.found.get();
+        if let Some(idx) = found.iter().flatten().copied().find(|&idx| self.plan.steps[idx].step.id() == step) {
             return Some(idx);
         }
-        let found = self.plan.by_id.get(step).copied();
-        if found.is_some() {
-            self.last_found.set(found);
-        }
-        found
+        let idx = self.plan.by_id.get(step).copied()?;
+        let mut found = found;
+        let next = self.found_next.get();
+        found[next] = Some(idx);
+        self.found.set(found);
+        self.found_next.set((next + 1) % FOUND);
+        Some(idx)
     }
 
     /// The span a call of `step` at `path` belongs to: its open attempt, else the root.

@@ -124,6 +124,7 @@ impl Deferred {
     /// come, does them all; ends once closed and empty.
     fn work(&self) {
         let mut batch = Vec::new();
+        let mut sums = InFlightSums::default();
         loop {
             let mut queue = self.lock();
             while queue.jobs.is_empty() && queue.open {
@@ -138,7 +139,13 @@ impl Deferred {
             std::mem::swap(&mut queue.jobs, &mut batch);
             drop(queue);
             for job in batch.drain(..) {
-                self.run(job);
+                match job {
+                    Job::Measure(Measure::InFlight { method, server, delta }) => sums.add(method, server, delta),
+                    job => self.run(job),
+                }
+            }
+            for measure in sums.drain() {
+                self.run(Job::Measure(measure));
             }
         }
     }
@@ -155,6 +162,30 @@ impl Deferred {
         if let Some(worker) = worker {
             let _ = worker.join();
         }
+    }
+}
+
+/// A batch's changes to the requests in flight, summed per method and server: every
+/// request adds one as it starts and takes it away as it ends, mostly within the same
+/// batch, so the SDK is told the net change once per method and server (the counter's
+/// value is the same, and each change it is told costs it a hash of the attributes). A
+/// net of zero is told too: the series exists, at 0, once a request was made.
+#[derive(Default)]
+struct InFlightSums(Vec<(&'static str, Arc<str>, i64)>);
+
+impl InFlightSums {
+    fn add(&mut self, method: &'static str, server: Arc<str>, delta: i64) {
+        let same =
+            |(m, s, _): &&mut (&'static str, Arc<str>, i64)| *m == method && (Arc::ptr_eq(s, &server) || *s == server);
+        match self.0.iter_mut().find(same) {
+            Some((_, _, sum)) => *sum += delta,
+            None => self.0.push((method, server, delta)),
+        }
+    }
+
+    /// The sums as measurements, in the order their keys first came; empty afterwards.
+    fn drain(&mut self) -> impl Iterator<Item = Measure> + '_ {
+        self.0.drain(..).map(|(method, server, delta)| Measure::InFlight { method, server, delta })
     }
 }
 
@@ -182,6 +213,28 @@ mod tests {
             self.0.lock().unwrap().extend(batch);
             Ok(())
         }
+    }
+
+    #[test]
+    fn in_flight_changes_are_summed_per_method_and_server_once_each() {
+        let mut sums = InFlightSums::default();
+        let (a, b): (Arc<str>, Arc<str>) = ("a".into(), "b".into());
+        sums.add("tools/call", a.clone(), 1);
+        sums.add("tools/call", b.clone(), 1);
+        sums.add("tools/call", "a".into(), -1); // the same name in another allocation
+        sums.add("tasks/get", a.clone(), 1);
+        sums.add("tools/call", b.clone(), 1);
+        let nets: Vec<_> = sums
+            .drain()
+            .map(|m| match m {
+                Measure::InFlight { method, server, delta } => (method, server.to_string(), delta),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        let nets_expected =
+            [("tools/call", "a".to_owned(), 0), ("tools/call", "b".to_owned(), 2), ("tasks/get", "a".to_owned(), 1)];
+        assert_eq!(nets, nets_expected);
+        assert_eq!(sums.drain().count(), 0, "drained");
     }
 
     #[test]
