@@ -539,6 +539,28 @@ mod tests {
     }
 
     #[test]
+    fn steps_are_found_by_id_past_the_few_remembered_and_unknown_ids_are_not() {
+        let ids: Vec<String> = (0..2 * FOUND + 1).map(|i| format!("s{i}")).collect();
+        let steps: Vec<_> =
+            ids.iter().map(|id| json!({ "id": id, "kind": "tool", "server": "s", "tool": "w" })).collect();
+        let report = mcpflow_blueprint::check_value(
+            json!({ "blueprint": 1, "id": "t", "steps": steps }),
+            &mcpflow_blueprint::Options::default(),
+        );
+        let plan = Arc::new(report.plan.unwrap_or_else(|| panic!("{:?}", report.diagnostics)));
+        let trace = RunTrace::start(Arc::new(Recorder::new(false)), plan.clone(), "t", "r", &RunOrigin::default());
+        // Twice round, so the second round finds each one after it was forgotten, then
+        // each again at once.
+        for id in ids.iter().chain(&ids).chain(ids.iter().rev()) {
+            let idx = trace.index_of(id);
+            assert_eq!(idx, plan.by_id.get(id.as_str()).copied(), "{id}");
+            assert_eq!(idx.map(|i| plan.steps[i].step.id()), Some(id.as_str()));
+        }
+        assert_eq!(trace.index_of("s"), None);
+        assert_eq!(trace.index_of("nosuchstep"), None);
+    }
+
+    #[test]
     fn an_attempt_started_again_without_an_end_ends_the_first_rather_than_leaking_it() {
         let recorder = Arc::new(Recorder::new(false));
         let mut trace = RunTrace::start(recorder.clone(), plan(), "t", "r", &RunOrigin::default());
