@@ -326,16 +326,12 @@ impl TraceContext {
 
     /// The trace id as 32 lower-case hex digits (what the envelope and `show` print).
     pub fn trace_id_hex(&self) -> String {
-        let mut out = String::with_capacity(32);
-        push_hex(&mut out, &self.trace_id);
-        out
+        hex(&self.trace_id)
     }
 
     /// The span id as 16 lower-case hex digits.
     pub fn span_id_hex(&self) -> String {
-        let mut out = String::with_capacity(16);
-        push_hex(&mut out, &self.span_id);
-        out
+        hex(&self.span_id)
     }
 }
 
@@ -352,11 +348,11 @@ fn hex_byte(pair: &[u8]) -> Option<u8> {
     }
 }
 
-fn push_hex(out: &mut String, bytes: &[u8]) {
-    for b in bytes {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 0xf)]));
-    }
+/// `bytes` as lower-case hex.
+fn hex(bytes: &[u8]) -> String {
+    let mut out = vec![0; bytes.len() * 2];
+    hex_into(&mut out, bytes);
+    String::from_utf8(out).unwrap_or_default()
 }
 
 const DIGITS: &[u8; 16] = b"0123456789abcdef";

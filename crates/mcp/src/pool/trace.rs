@@ -149,11 +149,11 @@ impl ClientSpan {
             Op::Tool { name, .. } => {
                 metric.push(("gen_ai.tool.name", Attr::Str(Arc::from(name))));
                 metric.push(("gen_ai.operation.name", Attr::Static("execute_tool")));
-                SpanName::Owned(joined("tools/call ", name))
+                SpanName::Owned(["tools/call ", name].concat())
             }
             Op::Prompt { name } => {
                 metric.push(("gen_ai.prompt.name", Attr::Str(Arc::from(name))));
-                SpanName::Owned(joined("prompts/get ", name))
+                SpanName::Owned(["prompts/get ", name].concat())
             }
             Op::Resource { uri } => {
                 // Not on the metric: one series per resource would be too many.
@@ -227,11 +227,7 @@ impl ClientSpan {
     /// conventions type it).
     pub fn sent(&mut self, id: &RequestId) {
         if let Some(span) = &mut self.span {
-            let id = match id {
-                RequestId::String(s) => s.clone(),
-                RequestId::Number(n) => Arc::from(decimal(*n, &mut [0; 20])),
-            };
-            span.set("jsonrpc.request.id", Attr::Str(id));
+            span.set("jsonrpc.request.id", Attr::Str(request_id(id)));
         }
     }
 
@@ -387,31 +383,13 @@ impl MaybeSpan for Option<ClientSpan> {
     }
 }
 
-/// `head` then `tail`, in one allocation (a span name per request).
-fn joined(head: &str, tail: &str) -> String {
-    let mut out = String::with_capacity(head.len() + tail.len());
-    out.push_str(head);
-    out.push_str(tail);
-    out
-}
-
-/// `n` in decimal, written into `buf` (an `i64` takes at most 20 characters).
-fn decimal(n: i64, buf: &mut [u8; 20]) -> &str {
-    let mut at = buf.len();
-    let mut rest = n.unsigned_abs();
-    loop {
-        at -= 1;
-        buf[at] = b'0' + u8::try_from(rest % 10).unwrap_or(0);
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
+/// A JSON-RPC id as its string form, in one allocation (a number's without `to_string`'s
+/// formatter and copy; a string's shared).
+fn request_id(id: &RequestId) -> Arc<str> {
+    match id {
+        RequestId::String(s) => s.clone(),
+        RequestId::Number(n) => Arc::from(itoa::Buffer::new().format(*n)),
     }
-    if n < 0 {
-        at -= 1;
-        buf[at] = b'-';
-    }
-    std::str::from_utf8(&buf[at..]).unwrap_or_default()
 }
 
 /// `value` as JSON for a span: the launch's secrets hidden, then cut to
@@ -446,8 +424,10 @@ mod tests {
     #[test]
     fn request_ids_are_written_as_the_id_serializes() {
         for n in [0, 7, 10, 12_345, -1, -907, i64::MAX, i64::MIN] {
-            assert_eq!(decimal(n, &mut [0; 20]), RequestId::Number(n).to_string(), "{n}");
+            assert_eq!(&*request_id(&RequestId::Number(n)), RequestId::Number(n).to_string(), "{n}");
         }
+        let named = RequestId::String("req-7".into());
+        assert_eq!(&*request_id(&named), named.to_string());
     }
 
     #[test]
