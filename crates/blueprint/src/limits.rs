@@ -29,6 +29,14 @@ pub const DEFAULT_MAX_VALUE_BYTES: u64 = 64 * 1024 * 1024;
 pub const MIN_MAX_VALUE_BYTES: u64 = 1024;
 /// Largest `limits.max_value_bytes` a blueprint may set (1 GB).
 pub const MAX_MAX_VALUE_BYTES: u64 = 1024 * 1024 * 1024;
+/// Default `limits.max_value_depth`: the deepest nesting of arrays and objects in a value
+/// a template builds, a server answers, a run is given (inputs, saved values) or a step
+/// outputs. Every walk over a value is bounded by it, so nothing recurses on data past it.
+pub const DEFAULT_MAX_VALUE_DEPTH: u32 = 64;
+/// Largest `limits.max_value_depth` a blueprint may set. Every record that holds a value
+/// (an event, a run's output, an export) wraps it in fewer than 28 more levels, so what
+/// is recorded stays within serde_json's 128 levels and is always read back.
+pub const MAX_MAX_VALUE_DEPTH: u32 = 100;
 
 use crate::source::SizeLimit;
 
