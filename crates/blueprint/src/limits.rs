@@ -37,6 +37,11 @@ pub const DEFAULT_MAX_VALUE_DEPTH: u32 = 64;
 /// (an event, a run's output, an export) wraps it in fewer than 28 more levels, so what
 /// is recorded stays within serde_json's 128 levels and is always read back.
 pub const MAX_MAX_VALUE_DEPTH: u32 = 100;
+/// Operations one template evaluation may take: every expression node visited, every
+/// element a projection, filter, flatten, comparison or function walks, `n log n` for a
+/// sort. Past it the template fails (`TEMPLATE_TOO_COSTLY`) instead of holding the run's
+/// thread: at most a few hundred milliseconds of work.
+pub const MAX_TEMPLATE_OPS: u64 = 10_000_000;
 
 use crate::source::SizeLimit;
 

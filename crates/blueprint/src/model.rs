@@ -257,6 +257,11 @@ pub struct Limits {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1024, max = 1073741824))]
     pub max_value_bytes: Option<u64>,
+    /// Deepest nesting of arrays and objects in a value a template builds, a server
+    /// answers, the run is given or a step outputs (default 64; 1 to 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 100))]
+    pub max_value_depth: Option<u32>,
 }
 
 /// When the blueprint runs by itself: exactly one of `cron`, `every`, `at`.

@@ -341,7 +341,9 @@ impl Engine {
                         task_recorded = Some(recorded);
                         Input::TaskStarted { inv, handle }
                     }
-                    () = std::future::ready(()), if more => Input::Continue,
+                    // Yields first: the next piece waits for the runtime's other tasks
+                    // (the run's timers, signals, other runs), however long the run.
+                    () = tokio::task::yield_now(), if more => Input::Continue,
                     Some(i) = rx.recv() => i,
                 };
                 if let Input::Completed { inv, .. } = &input {

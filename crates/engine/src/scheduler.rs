@@ -222,7 +222,8 @@ pub struct Scheduler {
     started_at: u64,
     errors: Vec<ErrorEntry>,
     phase: Phase,
-    /// The last `apply` stopped after [`STARTS_PER_INPUT`] steps with more ready to start.
+    /// The last `apply` stopped after [`STARTS_PER_INPUT`] steps (or [`OPS_PER_INPUT`]
+    /// operations) with more ready to start.
     more: bool,
 }
 
@@ -232,6 +233,11 @@ pub struct Scheduler {
 /// [`Input::Continue`]. Without the cut, a 1,000,000-iteration loop would hold every
 /// iteration's events and frame until its last iteration ended.
 const STARTS_PER_INPUT: u32 = 1024;
+
+/// Template operations one `apply` may spend starting steps before it ends its piece the
+/// same way (a few milliseconds of work; one template may take up to `MAX_TEMPLATE_OPS`):
+/// a loop of cheap transforms and one of costly ones both give the driver its turn.
+const OPS_PER_INPUT: u64 = 1_000_000;
 
 /// Finished iterations whose values wait for [`Scheduler::take_retired`]; past this,
 /// `apply` frees them itself (a caller that never takes them keeps no more than these).

@@ -1,22 +1,26 @@
-//! The memory budget of rendering: how large a value is as JSON, and JMESPath
-//! functions that count what they build.
+//! The budgets of rendering: how large and how deep a value is, what one evaluation may
+//! still build and how many operations it may still take, and JMESPath functions that
+//! count what they build.
 //!
 //! A value is as large as its JSON: a part shared by several places (JMESPath values
 //! are reference-counted, so `[@, @]` holds its input twice without copying it) counts
 //! at every place it appears. [`json_size`] measures that without building the JSON,
 //! visiting each shared container once, and stops as soon as the size passes the limit.
-//! [`value_size`], the measure of what a template builds and a step outputs, adds
+//! [`value_fits`], the measure of what a template builds and a step outputs, adds
 //! [`VALUE_OVERHEAD`] bytes per JSON value: the engine converts outputs to
 //! `serde_json::Value` trees, where a one-byte leaf costs a hundred bytes or more, so
-//! JSON bytes alone would let a value of many tiny leaves take ~50× its limit.
+//! JSON bytes alone would let a value of many tiny leaves take ~50× its limit. It also
+//! checks the value's depth (`limits.max_value_depth`): every walk over a value stops at
+//! its limit, so no walk recurses deeper than the limit on any data.
 //!
 //! Functions that build strings (`join`, `to_string`, `reverse` of a string) charge
 //! what they are about to build to the current evaluation's budget *before* building
 //! it, so a single expression cannot allocate past the limit on the way to its result
-//! either. The others (`map`, `sort`, `sort_by`, `merge`, `values`, `to_array`, …)
-//! build arrays and objects of shared pointers, linear in their input; their results are
-//! measured with the expression's result.
+//! either. The interpreter (`interpret.rs`) charges the arrays it builds the same way,
+//! and every step of its work to the operation budget ([`MAX_TEMPLATE_OPS`]).
 
+use crate::limits::MAX_MAX_VALUE_DEPTH;
+pub use crate::limits::MAX_TEMPLATE_OPS;
 use jmespath::functions::{Function, JoinFn, ReverseFn, ToStringFn};
 use jmespath::{Context, ErrorReason, JmespathError, Rcvar, Runtime, SearchResult, Variable};
 use std::cell::Cell;
@@ -24,84 +28,127 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::LazyLock;
 
-/// What [`value_size`] adds for each JSON value (string, number, array, object, …).
+/// What [`value_fits`] adds for each JSON value (string, number, array, object, …).
 pub const VALUE_OVERHEAD: u64 = 64;
+
+/// Deepest nesting [`json_size`] and [`value_size`] walk: values the engine holds are
+/// never deeper than [`MAX_MAX_VALUE_DEPTH`], and results are checked with
+/// [`value_fits`] against the run's own limit; past this they count as too large.
+const WALK_DEPTH: u32 = MAX_MAX_VALUE_DEPTH + 64;
+
+/// Which budget a value or an evaluation went past.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Past {
+    /// `limits.max_value_bytes`.
+    Bytes,
+    /// `limits.max_value_depth`.
+    Depth,
+    /// [`MAX_TEMPLATE_OPS`].
+    Ops,
+}
 
 /// The JSON size of `var` in bytes (compact, as `serde_json::to_string` writes it),
 /// when it is at most `limit`; `None` past it. Shared parts count wherever they appear.
 pub fn json_size(var: &Variable, limit: u64) -> Option<u64> {
-    measure(var, limit, 0)
+    measure(var, limit, 0, WALK_DEPTH).ok()
 }
 
-/// The size `limits.max_value_bytes` bounds: [`json_size`] plus [`VALUE_OVERHEAD`] per
-/// JSON value in it; `None` past `limit`.
+/// [`json_size`] plus [`VALUE_OVERHEAD`] per JSON value in it; `None` past `limit`.
 pub fn value_size(var: &Variable, limit: u64) -> Option<u64> {
-    measure(var, limit, VALUE_OVERHEAD)
+    measure(var, limit, VALUE_OVERHEAD, WALK_DEPTH).ok()
 }
 
-fn measure(var: &Variable, limit: u64, per_value: u64) -> Option<u64> {
-    let mut sizer = Sizer { left: limit, per_value, memo: HashMap::new() };
-    sizer.node(var)?;
-    Some(limit - sizer.left)
+/// Whether `var` is within both value limits: its size as [`value_size`] counts it at
+/// most `bytes`, and its nesting of arrays and objects at most `depth` levels (a scalar
+/// is 0 deep, `[]` 1). The walk never goes deeper than `depth + 1`.
+pub fn value_fits(var: &Variable, bytes: u64, depth: u32) -> Result<u64, Past> {
+    measure(var, bytes, VALUE_OVERHEAD, depth)
+}
+
+fn measure(var: &Variable, limit: u64, per_value: u64, depth: u32) -> Result<u64, Past> {
+    let mut sizer = Sizer { left: limit, per_value, depth, memo: HashMap::new() };
+    sizer.node(var, 1)?;
+    Ok(limit - sizer.left)
 }
 
 struct Sizer {
     left: u64,
     per_value: u64,
-    /// Sizes of shared containers already measured, by address.
-    memo: HashMap<usize, u64>,
+    /// Deepest nesting allowed.
+    depth: u32,
+    /// Sizes and heights of shared containers already measured, by address.
+    memo: HashMap<usize, (u64, u32)>,
 }
 
 impl Sizer {
-    fn take(&mut self, n: u64) -> Option<()> {
-        self.left = self.left.checked_sub(n)?;
-        Some(())
+    fn take(&mut self, n: u64) -> Result<(), Past> {
+        self.left = self.left.checked_sub(n).ok_or(Past::Bytes)?;
+        Ok(())
     }
 
-    fn child(&mut self, c: &Rcvar) -> Option<()> {
+    /// `c` at nesting `level` (were it a container); returns its height.
+    fn child(&mut self, c: &Rcvar, level: u32) -> Result<u32, Past> {
         let container = matches!(**c, Variable::Array(_) | Variable::Object(_));
         if !container || Rcvar::strong_count(c) < 2 {
-            return self.node(c);
+            return self.node(c, level);
         }
         let key = Rcvar::as_ptr(c) as usize;
-        if let Some(&n) = self.memo.get(&key) {
-            return self.take(n);
+        if let Some(&(n, height)) = self.memo.get(&key) {
+            if level + height - 1 > self.depth {
+                return Err(Past::Depth);
+            }
+            self.take(n)?;
+            return Ok(height);
         }
         let before = self.left;
-        self.node(c)?;
-        self.memo.insert(key, before - self.left);
-        Some(())
+        let height = self.node(c, level)?;
+        self.memo.insert(key, (before - self.left, height));
+        Ok(height)
     }
 
-    fn node(&mut self, v: &Variable) -> Option<()> {
+    /// `v`, a container of which would be at nesting `level`; returns its height (0 for
+    /// a scalar, 1 for a container of scalars).
+    fn node(&mut self, v: &Variable, level: u32) -> Result<u32, Past> {
         self.take(self.per_value)?;
         match v {
-            Variable::Null | Variable::Expref(_) | Variable::Bool(true) => self.take(4),
-            Variable::Bool(false) => self.take(5),
+            Variable::Null | Variable::Expref(_) | Variable::Bool(true) => self.take(4).map(|()| 0),
+            Variable::Bool(false) => self.take(5).map(|()| 0),
             Variable::Number(n) => {
                 let mut count = Count(0);
                 let _ = write!(count, "{n}");
-                self.take(count.0)
+                self.take(count.0).map(|()| 0)
             }
-            Variable::String(s) => self.string(s),
+            Variable::String(s) => self.string(s).map(|()| 0),
             Variable::Array(items) => {
+                if level > self.depth {
+                    return Err(Past::Depth);
+                }
                 self.take(2 + (items.len() as u64).saturating_sub(1))?;
-                items.iter().try_for_each(|i| self.child(i))
+                let mut height = 0;
+                for i in items {
+                    height = height.max(self.child(i, level + 1)?);
+                }
+                Ok(height + 1)
             }
             Variable::Object(map) => {
+                if level > self.depth {
+                    return Err(Past::Depth);
+                }
                 self.take(2 + (map.len() as u64).saturating_sub(1))?;
-                map.iter().try_for_each(|(k, i)| {
+                let mut height = 0;
+                for (k, i) in map {
                     self.string(k)?;
                     self.take(1)?;
-                    self.child(i)
-                })
+                    height = height.max(self.child(i, level + 1)?);
+                }
+                Ok(height + 1)
             }
         }
     }
 
     /// A JSON string: quotes, and escapes as serde_json writes them. The plain length
     /// is charged first, so a huge string past the limit is not scanned.
-    fn string(&mut self, s: &str) -> Option<()> {
+    fn string(&mut self, s: &str) -> Result<(), Past> {
         self.take(s.len() as u64 + 2)?;
         let extra: u64 = s
             .bytes()
@@ -125,47 +172,80 @@ impl std::fmt::Write for Count {
     }
 }
 
-/// What the current evaluation may still build, and whether something went past it.
+/// What the current evaluation may still build and do, and which budget it went past.
 #[derive(Clone, Copy)]
 struct Left {
     bytes: u64,
-    exceeded: bool,
+    ops: u64,
+    past: Option<Past>,
 }
 
 thread_local! {
-    static LEFT: Cell<Left> = const { Cell::new(Left { bytes: u64::MAX, exceeded: false }) };
+    static LEFT: Cell<Left> = const { Cell::new(Left { bytes: u64::MAX, ops: u64::MAX, past: None }) };
+    /// Operations charged on this thread since it started, by every evaluation.
+    static SPENT: Cell<u64> = const { Cell::new(0) };
 }
 
-/// Runs `f` (one evaluation) with `limit` bytes for what its functions build; also
-/// returns whether a function refused to build past it.
-pub(crate) fn with_budget<R>(limit: u64, f: impl FnOnce() -> R) -> (R, bool) {
-    let outer = LEFT.with(|l| l.replace(Left { bytes: limit, exceeded: false }));
+/// Runs `f` (one evaluation) with `limit` bytes for what it builds and
+/// [`MAX_TEMPLATE_OPS`] operations; also returns which budget it went past, if any.
+pub(crate) fn with_budget<R>(limit: u64, f: impl FnOnce() -> R) -> (R, Option<Past>) {
+    let outer = LEFT.with(|l| l.replace(Left { bytes: limit, ops: MAX_TEMPLATE_OPS, past: None }));
     let out = f();
     let inner = LEFT.with(|l| l.replace(outer));
-    (out, inner.exceeded)
+    SPENT.with(|s| s.set(s.get().saturating_add(MAX_TEMPLATE_OPS - inner.ops)));
+    (out, inner.past)
+}
+
+/// Operations every template evaluation on this thread has taken so far: the scheduler
+/// ends a piece of work when it has spent enough, so the run's thread can serve its
+/// timers, signals and other runs.
+pub fn ops_spent() -> u64 {
+    SPENT.with(Cell::get)
+}
+
+fn refuse(ctx: &Context<'_>, past: Past) -> JmespathError {
+    LEFT.with(|l| {
+        let mut left = l.get();
+        left.past = Some(past);
+        l.set(left);
+    });
+    let reason = match past {
+        Past::Ops => "the expression would take more operations than a template may",
+        Past::Depth => "the result would be deeper than the value depth limit",
+        Past::Bytes => "the result would be larger than the value limit",
+    };
+    JmespathError::from_ctx(ctx, ErrorReason::Parse(reason.into()))
 }
 
 /// Charges `n` bytes to the current evaluation; an error (and the evaluation marked as
 /// too large) when they are not left.
-fn charge(n: Option<u64>, ctx: &Context<'_>) -> Result<(), JmespathError> {
-    LEFT.with(|l| {
-        let mut left = l.get();
-        match n.and_then(|n| left.bytes.checked_sub(n)) {
-            Some(rest) => {
-                left.bytes = rest;
-                l.set(left);
-                Ok(())
-            }
-            None => {
-                left.exceeded = true;
-                l.set(left);
-                Err(JmespathError::from_ctx(
-                    ctx,
-                    ErrorReason::Parse("the result would be larger than the value limit".into()),
-                ))
-            }
+pub(crate) fn charge(n: Option<u64>, ctx: &Context<'_>) -> Result<(), JmespathError> {
+    let left = LEFT.with(Cell::get);
+    match n.and_then(|n| left.bytes.checked_sub(n)) {
+        Some(bytes) => {
+            LEFT.with(|l| l.set(Left { bytes, ..left }));
+            Ok(())
         }
-    })
+        None => Err(refuse(ctx, Past::Bytes)),
+    }
+}
+
+/// Charges `n` operations to the current evaluation; an error (and the evaluation marked
+/// as too costly) when they are not left.
+pub(crate) fn tick(n: u64, ctx: &Context<'_>) -> Result<(), JmespathError> {
+    let left = LEFT.with(Cell::get);
+    match left.ops.checked_sub(n) {
+        Some(ops) => {
+            LEFT.with(|l| l.set(Left { ops, ..left }));
+            Ok(())
+        }
+        None => Err(refuse(ctx, Past::Ops)),
+    }
+}
+
+/// Operations left to the current evaluation.
+pub(crate) fn ops_left() -> u64 {
+    LEFT.with(|l| l.get().ops)
 }
 
 fn remaining() -> u64 {

@@ -5,11 +5,12 @@
 //! pointers, not copies). Step outputs are converted to JMESPath values once, when
 //! they are produced (see [`value_to_var`]).
 
-use super::budget::{RUNTIME, json_size, value_size, with_budget};
+use super::budget::{MAX_TEMPLATE_OPS, Past, RUNTIME, json_size, value_fits, with_budget};
 use super::expr::{Expr, PathSegment};
+use super::interpret::interpret;
 use super::{Segment, Template};
 use crate::diagnostic::nearest;
-use crate::limits::DEFAULT_MAX_VALUE_BYTES;
+use crate::limits::{DEFAULT_MAX_VALUE_BYTES, DEFAULT_MAX_VALUE_DEPTH};
 use jmespath::{Rcvar, Variable};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
@@ -31,6 +32,11 @@ pub trait Scope {
     /// The largest value, in JSON bytes, a template may build here (`limits.max_value_bytes`).
     fn max_value_bytes(&self) -> u64 {
         DEFAULT_MAX_VALUE_BYTES
+    }
+
+    /// The deepest nesting a value a template builds here may have (`limits.max_value_depth`).
+    fn max_value_depth(&self) -> u32 {
+        DEFAULT_MAX_VALUE_DEPTH
     }
 }
 
@@ -178,8 +184,10 @@ pub fn truthy(var: &Variable) -> bool {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct RenderError {
-    /// `TEMPLATE_UNRESOLVED` (a plain path's key is missing), `TEMPLATE_EVAL`, or
-    /// `TEMPLATE_TOO_LARGE` (the value would be larger than `limits.max_value_bytes`).
+    /// `TEMPLATE_UNRESOLVED` (a plain path's key is missing), `TEMPLATE_EVAL`,
+    /// `TEMPLATE_TOO_LARGE` (the value would be larger than `limits.max_value_bytes`),
+    /// `TEMPLATE_TOO_DEEP` (deeper than `limits.max_value_depth`) or `TEMPLATE_TOO_COSTLY`
+    /// (more operations than one evaluation may take).
     pub code: &'static str,
     pub expression: String,
     pub message: String,
@@ -213,9 +221,8 @@ impl Template {
         let var = self.build_var(scope)?;
         if matches!(self, Template::Array(_) | Template::Object(_)) {
             // Each member was measured; together they may still be too large.
-            let limit = scope.max_value_bytes();
-            if value_size(&var, limit).is_none() {
-                return Err(too_large("the template", String::new(), limit));
+            if let Err(past) = value_fits(&var, scope.max_value_bytes(), scope.max_value_depth()) {
+                return Err(past_limit(past, "the template", String::new(), scope));
             }
         }
         Ok(var)
@@ -308,6 +315,32 @@ fn too_large(what: &str, expression: String, limit: u64) -> RenderError {
     }
 }
 
+/// The error for a value or an evaluation past one of the scope's budgets.
+fn past_limit(past: Past, what: &str, expression: String, scope: &dyn Scope) -> RenderError {
+    match past {
+        Past::Bytes => too_large(what, expression, scope.max_value_bytes()),
+        Past::Depth => RenderError {
+            code: "TEMPLATE_TOO_DEEP",
+            expression,
+            message: format!(
+                "{what} would build a value nested deeper than {} levels (limits.max_value_depth)",
+                scope.max_value_depth()
+            ),
+            hint: Some("build flatter values (a list of records rather than lists inside lists), or raise limits.max_value_depth (at most 100)".into()),
+        },
+        Past::Ops => RenderError {
+            code: "TEMPLATE_TOO_COSTLY",
+            expression,
+            message: format!("{what} would take more than {MAX_TEMPLATE_OPS} operations, what one template may do"),
+            hint: Some("do heavy work in a tool, or spread it over the iterations of a for_each".into()),
+        },
+    }
+}
+
+fn past_expr(e: &Expr, past: Past, scope: &dyn Scope) -> RenderError {
+    past_limit(past, &format!("`{}`", e.source()), e.source().to_owned(), scope)
+}
+
 fn too_many(e: &Expr, limit: usize) -> RenderError {
     RenderError {
         code: "TEMPLATE_EVAL",
@@ -347,18 +380,20 @@ impl Expr {
         // Functions that build strings charge them to the budget as they go (see
         // `budget`); the result, which may hold shared parts many times, is measured after.
         let limit = scope.max_value_bytes();
-        let (outcome, exceeded) = with_budget(limit, || {
+        let (outcome, past) = with_budget(limit, || {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 let mut context = jmespath::Context::new(program.as_str(), &RUNTIME);
-                jmespath::interpret(&root, program.as_ast(), &mut context)
+                interpret(&root, program.as_ast(), &mut context)
             }))
         });
-        if exceeded {
-            return Err(too_large_expr(self, limit));
+        if let Some(past) = past {
+            return Err(past_expr(self, past, scope));
         }
         match outcome {
-            Ok(Ok(v)) if value_size(&v, limit).is_none() => Err(too_large_expr(self, limit)),
-            Ok(Ok(v)) => Ok(v),
+            Ok(Ok(v)) => match value_fits(&v, limit, scope.max_value_depth()) {
+                Ok(_) => Ok(v),
+                Err(past) => Err(past_expr(self, past, scope)),
+            },
             Ok(Err(e)) => Err(RenderError {
                 code: "TEMPLATE_EVAL",
                 expression: self.source().to_owned(),

@@ -3,7 +3,9 @@
 
 use super::{RESERVED, Validator, is_blueprint_id, is_step_id};
 use crate::diagnostic::{Code, Diagnostic, pointer_push};
-use crate::limits::{DEFAULT_MAX_VALUE_BYTES, MAX_MAX_VALUE_BYTES, MIN_MAX_VALUE_BYTES};
+use crate::limits::{
+    DEFAULT_MAX_VALUE_BYTES, DEFAULT_MAX_VALUE_DEPTH, MAX_MAX_VALUE_BYTES, MAX_MAX_VALUE_DEPTH, MIN_MAX_VALUE_BYTES,
+};
 use crate::model::{Retry, Step, StepKind};
 use crate::plan::StepTemplates;
 use crate::template::Template;
@@ -42,6 +44,17 @@ impl Validator<'_> {
                     ),
                 )
                 .with_hint(format!("remove it to use the default ({DEFAULT_MAX_VALUE_BYTES} bytes, 64 MB)")),
+            );
+        }
+        if let Some(depth) = l.max_value_depth
+            && !(1..=MAX_MAX_VALUE_DEPTH).contains(&depth)
+        {
+            self.push(
+                limit(
+                    "/limits/max_value_depth",
+                    format!("`limits.max_value_depth` is {depth}; it must be 1 to {MAX_MAX_VALUE_DEPTH}"),
+                )
+                .with_hint(format!("remove it to use the default ({DEFAULT_MAX_VALUE_DEPTH} levels)")),
             );
         }
     }

@@ -1,7 +1,7 @@
 //! Template rendering: type passthrough, text, escapes, strict paths, defaults, loop
 //! scope, and results that are never evaluated twice.
 
-use mcpflow_blueprint::template::{MapScope, Template};
+use mcpflow_blueprint::template::{MapScope, Rcvar, Template, Variable};
 use serde_json::{Value, json};
 
 fn scope() -> MapScope {
@@ -174,4 +174,93 @@ fn values_within_the_budget_render_as_before() {
     assert_eq!(t.render(&scope).unwrap(), json!("2048 [\"a\",\"b\"]"));
     let t = Template::compile(&json!("{{ reverse(join('-', inputs.tags)) }}")).unwrap();
     assert_eq!(t.render(&scope).unwrap(), json!("b-a"));
+}
+
+// ----- depth, flatten and the operation budget (issue 28) ------------------------------
+
+/// A JSON value nested `levels` arrays deep around `"x"`.
+fn nested(levels: usize) -> Value {
+    (0..levels).fold(json!("x"), |v, _| json!([v]))
+}
+
+fn deep_scope(levels: usize) -> MapScope {
+    MapScope::from_json(&json!({ "inputs": { "deep": nested(levels) } }))
+}
+
+#[test]
+fn a_result_deeper_than_the_depth_limit_fails_naming_the_limit() {
+    // 60 levels in scope, 5 more built: 65, past the default 64.
+    let t = Template::compile(&json!("{{ [[[[[inputs.deep]]]]] }}")).unwrap();
+    let e = t.render(&deep_scope(60)).unwrap_err();
+    assert_eq!(e.code, "TEMPLATE_TOO_DEEP", "{e:?}");
+    assert!(e.message.contains("limits.max_value_depth") && e.message.contains("64"), "{}", e.message);
+    // Arrays and objects of templates count their own levels too.
+    let t = Template::compile(&json!([[[[{ "a": "{{ inputs.deep }}" }]]]])).unwrap();
+    assert_eq!(t.render_var(&deep_scope(60)).map(|_| ()).unwrap_err().code, "TEMPLATE_TOO_DEEP");
+    // Within the limit, as before.
+    let t = Template::compile(&json!("{{ [[[[inputs.deep]]]] }}")).unwrap();
+    assert_eq!(t.render(&deep_scope(60)).unwrap(), json!({ "v": nested(64) })["v"]);
+}
+
+/// `levels` arrays, each holding the one below twice: 2^levels leaves, levels + 1 nodes.
+fn doubling(levels: usize) -> Rcvar {
+    (0..levels).fold(Rcvar::new(Variable::String("x".into())), |v, _| Rcvar::new(Variable::Array(vec![v.clone(), v])))
+}
+
+#[test]
+fn a_deep_value_shared_many_times_is_refused_without_walking_every_copy() {
+    // 2^50 paths through 51 distinct nodes, 50 deep; 20 more levels pass 64.
+    let mut scope = MapScope::new().with_max_value_bytes(u64::MAX >> 1);
+    scope.set("d", doubling(50));
+    let t = Template::compile(&json!("{{ [[[[[[[[[[[[[[[[[[[[d]]]]]]]]]]]]]]]]]]]] }}")).unwrap();
+    assert_eq!(t.render_var(&scope).map(|_| ()).unwrap_err().code, "TEMPLATE_TOO_DEEP");
+}
+
+#[test]
+fn flattening_a_value_shared_many_times_stops_before_copying_it() {
+    // A value that doubled in each of 30 steps shares 2^30 leaves at no cost; each
+    // flatten would copy them into real arrays (before the budget: gigabytes). The
+    // flatten is charged before it builds.
+    let mut scope = MapScope::new().with_max_value_bytes(64 * 1024);
+    scope.set("d", doubling(30));
+    let t = Template::compile(&json!(format!("{{{{ length(d{}) }}}}", "[]".repeat(29)))).unwrap();
+    let e = t.render(&scope).unwrap_err();
+    assert_eq!(e.code, "TEMPLATE_TOO_LARGE", "{e:?}");
+    // A few flattens of a small one are fine: 2^10 leaves.
+    let mut scope = MapScope::new();
+    scope.set("d", doubling(10));
+    let t = Template::compile(&json!(format!("{{{{ length(d{}) }}}}", "[]".repeat(9)))).unwrap();
+    assert_eq!(t.render(&scope).unwrap(), json!(1024));
+}
+
+#[test]
+fn sorting_a_large_list_again_and_again_stops_at_the_operation_budget() {
+    let numbers: Vec<u64> = (0..100_000).rev().collect();
+    let scope = MapScope::from_json(&json!({ "inputs": { "n": numbers } }));
+    let t = Template::compile(&json!("{{ length(map(&sort(@), [inputs.n, inputs.n] | [@, @, @, @, @, @, @, @][])) }}"))
+        .unwrap();
+    let e = t.render(&scope).unwrap_err();
+    assert_eq!(e.code, "TEMPLATE_TOO_COSTLY", "{e:?}");
+    assert!(e.message.contains("10000000 operations"), "{}", e.message);
+    // One sort is well within it.
+    let t = Template::compile(&json!("{{ sort(inputs.n)[0] }}")).unwrap();
+    assert_eq!(t.render(&scope).unwrap(), json!(0));
+}
+
+#[test]
+fn the_expression_functions_keep_their_meaning_under_the_budget() {
+    let scope =
+        MapScope::from_json(&json!({ "xs": [{ "n": 3, "s": "c" }, { "n": 1, "s": "a" }, { "n": 2, "s": "b" }] }));
+    let render = |t: &str| Template::compile(&json!(t)).unwrap().render(&scope);
+    assert_eq!(render("{{ map(&n, xs) }}").unwrap(), json!([3, 1, 2]));
+    assert_eq!(render("{{ sort_by(xs, &s)[*].n }}").unwrap(), json!([1, 2, 3]));
+    assert_eq!(render("{{ max_by(xs, &n).s }}").unwrap(), json!("c"));
+    assert_eq!(render("{{ min_by(xs, &s).n }}").unwrap(), json!(1));
+    assert_eq!(render("{{ sort_by(`[]`, &n) }}").unwrap(), json!([]));
+    assert_eq!(render("{{ max_by(`[]`, &n) }}").unwrap(), json!(null));
+    assert_eq!(render("{{ xs[?n > `1`].s | sort(@) | join(',', @) }}").unwrap(), json!("b,c"));
+    assert_eq!(render("{{ xs[::-1] | [0].n }}").unwrap(), json!(2));
+    assert_eq!(render("{{ xs[*].{k: s, m: [n, n]} | [0] }}").unwrap(), json!({ "k": "c", "m": [3, 3] }));
+    assert_eq!(render("{{ sort_by(xs, &[n]) }}").unwrap_err().code, "TEMPLATE_EVAL");
+    assert_eq!(render("{{ map(&n, `3`) }}").unwrap_err().code, "TEMPLATE_EVAL");
 }

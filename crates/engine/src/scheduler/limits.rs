@@ -1,9 +1,9 @@
 //! The run's limits and the counts they bound: calls at once against `concurrency`,
-//! steps started against `max_step_runs`, the size of values, the run's timeout.
+//! steps started against `max_step_runs`, the size and depth of values, the run's timeout.
 
 use super::{DEFAULT_CONCURRENCY, DEFAULT_MAX_STEP_RUNS};
 use mcpflow_blueprint::Blueprint;
-use mcpflow_blueprint::limits::DEFAULT_MAX_VALUE_BYTES;
+use mcpflow_blueprint::limits::{DEFAULT_MAX_VALUE_BYTES, DEFAULT_MAX_VALUE_DEPTH};
 
 #[derive(Debug)]
 pub(super) struct Limits {
@@ -17,6 +17,8 @@ pub(super) struct Limits {
     pub(super) step_runs: u64,
     /// `limits.max_value_bytes`: the largest value a template may build or a step output.
     pub(super) max_value_bytes: u64,
+    /// `limits.max_value_depth`: the deepest a value may be nested.
+    pub(super) max_value_depth: u32,
     /// `limits.timeout_ms`, or the CLI's `--timeout` over it.
     pub(super) run_timeout: Option<u64>,
     /// Tool calls made, for the summary (no limit).
@@ -32,6 +34,7 @@ impl Limits {
             max_step_runs: limits.max_step_runs.unwrap_or(DEFAULT_MAX_STEP_RUNS),
             step_runs: 0,
             max_value_bytes: limits.max_value_bytes.unwrap_or(DEFAULT_MAX_VALUE_BYTES),
+            max_value_depth: limits.max_value_depth.unwrap_or(DEFAULT_MAX_VALUE_DEPTH),
             run_timeout: timeout_ms.or(limits.timeout_ms),
             tool_calls: 0,
         }

@@ -9,7 +9,7 @@ use super::{Action, FrameId, InvId, Scheduler, err};
 use crate::event::{ErrorEntry, EventKind, LogLevel, StepError, StepStatus};
 use crate::results::{output_forms, prompt_output, resource_output, tool_output_in};
 use crate::servers::{CallError, Progress, TaskHandle};
-use mcpflow_blueprint::template::{Rcvar, Variable, value_size, value_to_var, var_to_value};
+use mcpflow_blueprint::template::{Past, Rcvar, Variable, value_fits, value_to_var, var_to_value};
 use mcpflow_blueprint::{OnError, StepKind};
 use serde_json::{Value, json};
 use std::borrow::Cow;
@@ -213,22 +213,29 @@ impl Scheduler {
         }
     }
 
-    /// An output larger than `limits.max_value_bytes` as JSON (a loop's collected array,
-    /// a tool's result) fails its step before anything converts it.
+    /// An output larger than `limits.max_value_bytes` as JSON or deeper than
+    /// `limits.max_value_depth` (a loop's collected array, a tool's result) fails its
+    /// step before anything converts or records it.
     pub(super) fn within_value_limit(&self, outcome: Outcome) -> Outcome {
-        match outcome {
-            Outcome::Succeeded { output, .. } if value_size(&output, self.limits.max_value_bytes).is_none() => {
-                let error = err(
-                    "OUTPUT_TOO_LARGE",
-                    format!(
-                        "the step's output is larger than {} bytes (limits.max_value_bytes); return or collect less, or raise the limit",
-                        self.limits.max_value_bytes
-                    ),
-                );
-                Outcome::Failed { error, retryable: false, raw: None }
-            }
-            other => other,
-        }
+        let Outcome::Succeeded { output, .. } = &outcome else { return outcome };
+        let error = match value_fits(output, self.limits.max_value_bytes, self.limits.max_value_depth) {
+            Ok(_) => return outcome,
+            Err(Past::Depth) => err(
+                "OUTPUT_TOO_DEEP",
+                format!(
+                    "the step's output is nested deeper than {} levels (limits.max_value_depth); return flatter data, or raise the limit (at most 100)",
+                    self.limits.max_value_depth
+                ),
+            ),
+            Err(_) => err(
+                "OUTPUT_TOO_LARGE",
+                format!(
+                    "the step's output is larger than {} bytes (limits.max_value_bytes); return or collect less, or raise the limit",
+                    self.limits.max_value_bytes
+                ),
+            ),
+        };
+        Outcome::Failed { error, retryable: false, raw: None }
     }
 
     /// A failure after retries and fallback: `continue` or `abort`.

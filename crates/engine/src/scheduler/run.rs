@@ -7,7 +7,7 @@ use super::timers::TimerKind;
 use super::{Action, Scheduler, err};
 use crate::driver::StartError;
 use crate::event::{Envelope, ErrorEntry, EventKind, LogLevel, PauseReason, RunStatus, StepError, StepStatus, Summary};
-use mcpflow_blueprint::template::var_to_value;
+use mcpflow_blueprint::template::{Past, value_fits, var_to_value};
 use serde_json::Value;
 
 #[derive(Debug, PartialEq, Eq, Clone, Copy)]
@@ -44,6 +44,16 @@ impl Scheduler {
             self.end(RunStatus::Failed, Value::Null);
             return;
         }
+        if let Some(error) = self.globals_past_limits() {
+            self.errors.push(ErrorEntry {
+                step: String::new(),
+                path: Vec::new(),
+                code: error.code,
+                message: error.message,
+            });
+            self.end(RunStatus::Failed, Value::Null);
+            return;
+        }
         if let Some(ms) = self.limits.run_timeout {
             let at = self.now + ms;
             self.set_timer(TimerKind::Run, at);
@@ -61,6 +71,34 @@ impl Scheduler {
         if self.frames[top].open == 0 {
             self.frame_complete(top);
         }
+    }
+
+    /// The run's `inputs` or `saved` values past `limits.max_value_bytes` or
+    /// `limits.max_value_depth`: the run is refused before any step starts.
+    fn globals_past_limits(&self) -> Option<StepError> {
+        let (bytes, depth) = (self.limits.max_value_bytes, self.limits.max_value_depth);
+        for (name, value) in [("inputs", &self.globals.inputs), ("saved", &self.globals.saved)] {
+            match value_fits(value, bytes, depth) {
+                Ok(_) => {}
+                Err(Past::Depth) => {
+                    return Some(err(
+                        "INPUT_TOO_DEEP",
+                        format!(
+                            "the run's {name} are nested deeper than {depth} levels (limits.max_value_depth); pass flatter data, or raise the limit (at most 100)"
+                        ),
+                    ));
+                }
+                Err(_) => {
+                    return Some(err(
+                        "INPUT_TOO_LARGE",
+                        format!(
+                            "the run's {name} are larger than {bytes} bytes (limits.max_value_bytes); pass less data, or raise the limit"
+                        ),
+                    ));
+                }
+            }
+        }
+        None
     }
 
     pub(super) fn fail_run(&mut self, error: StepError, status: RunStatus) {

@@ -98,6 +98,10 @@ impl Scope for View<'_> {
     fn max_value_bytes(&self) -> u64 {
         self.s.limits.max_value_bytes
     }
+
+    fn max_value_depth(&self) -> u32 {
+        self.s.limits.max_value_depth
+    }
 }
 
 impl Scheduler {

@@ -6,11 +6,11 @@ use super::frames::State;
 use super::outcome::Outcome;
 use super::run::Phase;
 use super::timers::TimerKind;
-use super::{Action, FrameId, Invocation, STARTS_PER_INPUT, Scheduler, err};
+use super::{Action, FrameId, Invocation, OPS_PER_INPUT, STARTS_PER_INPUT, Scheduler, err};
 use crate::event::{EventKind, IterationPath, RunStatus, StepError};
 use crate::people::{Asking, Question};
 use crate::servers::CallTarget;
-use mcpflow_blueprint::template::{Rcvar, Template, truthy, value_to_var};
+use mcpflow_blueprint::template::{Rcvar, Template, ops_spent, truthy, value_to_var};
 use mcpflow_blueprint::{StepKind, StepTemplates};
 use serde_json::{Map, Value, json};
 
@@ -19,6 +19,7 @@ impl Scheduler {
     pub(super) fn pump(&mut self) {
         self.more = false;
         let mut started = 0u32;
+        let spent_before = ops_spent();
         loop {
             if self.phase != Phase::Running || self.debug.paused {
                 return;
@@ -36,7 +37,7 @@ impl Scheduler {
                 if self.needs_call_slot(frame, pos) && self.limits.running_calls >= self.limits.concurrency {
                     continue;
                 }
-                if started == STARTS_PER_INPUT {
+                if started == STARTS_PER_INPUT || ops_spent() - spent_before > OPS_PER_INPUT {
                     self.more = true;
                     return;
                 }
