@@ -27,8 +27,8 @@ fn null() -> Rcvar {
 
 /// Charges an array or object of `len` elements before it is built.
 fn building(len: usize, ctx: &Context<'_>) -> Result<(), JmespathError> {
-    tick(len as u64, ctx)?;
-    charge((len as u64).checked_mul(SLOT_BYTES).and_then(|n| n.checked_add(CONTAINER_BYTES)), ctx)
+    charge((len as u64).checked_mul(SLOT_BYTES).and_then(|n| n.checked_add(CONTAINER_BYTES)), ctx)?;
+    tick(len as u64, ctx)
 }
 
 /// Interprets `node` against `data`, within the current evaluation's budgets.

@@ -101,3 +101,72 @@ fn a_loop_collecting_past_the_limit_fails_with_output_too_large() {
     assert_eq!(env["errors"][0]["step"], "many", "{env}");
     assert!(kb < MAX_RSS_KB, "peak RSS {kb} kB");
 }
+
+/// An `until` loop whose body wraps `last` in 80 more arrays each iteration: 50 written
+/// as arrays around the template, 30 built by it.
+pub fn deepening_blueprint(max_value_depth: Option<u32>) -> Value {
+    let built = format!("{{{{ {}last{} }}}}", "[".repeat(30), "]".repeat(30));
+    let wrap = (0..50).fold(json!(built), |v, _| json!([v]));
+    let mut bp = json!({ "blueprint": 1, "id": "deepening", "steps": [
+        { "id": "grow", "kind": "loop", "until": "{{ `false` }}", "max_iterations": 1000,
+          "steps": [ { "id": "wrap", "kind": "transform", "value": wrap } ] }
+    ] });
+    if let Some(depth) = max_value_depth {
+        bp["limits"] = json!({ "max_value_depth": depth });
+    }
+    bp
+}
+
+#[test]
+fn a_value_nested_deeper_each_iteration_fails_its_step_at_the_depth_limit() {
+    // Before the limit, a recursive walk overflowed the stack at ~33,000 levels
+    // (iteration ~420) and the process aborted.
+    let dir = tempfile::tempdir().unwrap();
+    for (limit, iteration) in [(None, 0), (Some(100), 1)] {
+        let (out, kb) = run_capped(dir.path(), &deepening_blueprint(limit), &[]);
+        let env = envelope(&out);
+        assert_eq!(out.status.code(), Some(1), "{env}");
+        assert_eq!(env["errors"][0]["code"], "TEMPLATE_TOO_DEEP", "{env}");
+        assert_eq!(env["errors"][0]["step"], "wrap", "{env}");
+        assert_eq!(env["errors"][0]["path"], json!([iteration]), "{env}");
+        let message = env["errors"][0]["message"].as_str().unwrap_or_default();
+        let depth = limit.unwrap_or(64).to_string();
+        assert!(message.contains("limits.max_value_depth") && message.contains(&depth), "{message}");
+        assert!(kb < MAX_RSS_KB, "peak RSS {kb} kB");
+    }
+}
+
+#[test]
+fn flattening_a_value_multiplied_by_multi_selects_stops_before_copying_it() {
+    // 10,000 numbers held 10,000 times over by four ten-fold multi-selects (shared, so
+    // cheap), then flattened: before the flatten was charged, the copies took ~1.6 GB.
+    let dir = tempfile::tempdir().unwrap();
+    let tenfold = "[@, @, @, @, @, @, @, @, @, @]";
+    let expression = format!("length(inputs.xs | {tenfold} | {tenfold} | {tenfold} | {tenfold} | [][][][][])");
+    let bp = json!({ "blueprint": 1, "id": "flatten",
+        "inputs": { "type": "object", "properties": { "xs": { "type": "array" } }, "required": ["xs"] },
+        "steps": [ { "id": "flat", "kind": "transform", "value": format!("{{{{ {expression} }}}}") } ] });
+    let inputs = dir.path().join("inputs.json");
+    std::fs::write(&inputs, json!({ "xs": (0..10_000).collect::<Vec<_>>() }).to_string()).unwrap();
+    let (out, kb) = run_capped(dir.path(), &bp, &["--inputs", inputs.to_str().unwrap()]);
+    let env = envelope(&out);
+    assert_eq!(env["errors"][0]["code"], "TEMPLATE_TOO_LARGE", "{env}");
+    assert_eq!(env["errors"][0]["step"], "flat", "{env}");
+    assert!(kb < MAX_RSS_KB, "peak RSS {kb} kB");
+}
+
+#[test]
+fn sorting_a_large_list_thousands_of_times_stops_at_the_operation_budget() {
+    // 10,000 sorts of 100,000 numbers: before the budget, minutes on the run's thread.
+    let dir = tempfile::tempdir().unwrap();
+    let bp = json!({ "blueprint": 1, "id": "sorts",
+        "inputs": { "type": "object", "properties": { "n": { "type": "array" } }, "required": ["n"] },
+        "steps": [ { "id": "sorts", "kind": "transform",
+            "value": "{{ length(map(&sort(@), [inputs.n] | [@, @, @, @, @, @, @, @, @, @][] | [@, @, @, @, @, @, @, @, @, @][] | [@, @, @, @, @, @, @, @, @, @][] | [@, @, @, @, @, @, @, @, @, @][])) }}" } ] });
+    let inputs = dir.path().join("inputs.json");
+    std::fs::write(&inputs, json!({ "n": (0..100_000).rev().collect::<Vec<_>>() }).to_string()).unwrap();
+    let (out, _) = run_capped(dir.path(), &bp, &["--inputs", inputs.to_str().unwrap()]);
+    let env = envelope(&out);
+    assert_eq!(env["errors"][0]["code"], "TEMPLATE_TOO_COSTLY", "{env}");
+    assert_eq!(env["errors"][0]["step"], "sorts", "{env}");
+}

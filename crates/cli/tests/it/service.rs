@@ -686,3 +686,48 @@ fn a_run_waiting_in_the_service_is_answered_by_mcpflow_answer_through_it() {
     );
     drop(service);
 }
+
+#[test]
+fn a_blueprint_nesting_a_value_deeper_each_iteration_fails_its_run_and_the_service_answers_on() {
+    // Before the depth limit, this run overflowed the service's stack: the service died
+    // for every client, leaving its socket behind.
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let servers = crate::echo_servers(dir.path());
+    let mut owner = service(&home, &servers, "60");
+    let mut bridge = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+        .arg("serve")
+        .env("MCPFLOW_HOME", &home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = bridge.stdin.take().unwrap();
+    let blueprint = crate::budget::deepening_blueprint(Some(100));
+    for message in [
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_workflow","arguments":{"blueprint": blueprint}}}),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(bridge.stdout.take().unwrap()));
+    let answer = lines
+        .by_ref()
+        .map(Result::unwrap)
+        .find(|l| serde_json::from_str::<Value>(l).is_ok_and(|m| m["id"] == 2))
+        .expect("run_workflow answered");
+    assert!(answer.contains("TEMPLATE_TOO_DEEP") && answer.contains("limits.max_value_depth"), "{answer}");
+    // The service lives and answers another client.
+    assert!(owner.try_wait().unwrap().is_none(), "the service ended");
+    let rt = runtime();
+    let mut client = rt.block_on(Client::connect(&home, "test")).unwrap().expect("the service answers");
+    let runs = rt.block_on(client.call("runs/list", json!({}))).unwrap();
+    assert!(runs.to_string().contains("deepening"), "{runs}");
+    drop((stdin, client));
+    let _ = bridge.kill();
+    let _ = bridge.wait();
+    let _ = owner.kill();
+    let _ = owner.wait();
+}

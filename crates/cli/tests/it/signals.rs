@@ -195,3 +195,50 @@ fn sigterm_stops_serve_over_http_promptly_even_with_a_slow_client_connected() {
     assert_eq!(status.code(), Some(143));
     assert!(started.elapsed() < Duration::from_secs(6), "serve took {:?} to stop", started.elapsed());
 }
+
+/// A blueprint of 900,000 transforms in two nested loops (within the default
+/// `max_step_runs`): long synchronous work on the run's thread, which must still hear its
+/// timeout and its signals.
+fn busy_blueprint(dir: &Path) -> String {
+    let thousand: Vec<u32> = (0..1000).collect();
+    let nine_hundred: Vec<u32> = (0..900).collect();
+    let bp = json!({ "blueprint": 1, "id": "busy", "steps": [
+        { "id": "outer", "kind": "loop", "for_each": thousand, "as": "i", "steps": [
+            { "id": "inner", "kind": "loop", "for_each": nine_hundred, "as": "j", "steps": [
+                { "id": "t", "kind": "transform", "value": "{{ [i, j] }}" } ] } ] } ] });
+    let file = dir.join("busy.json");
+    std::fs::write(&file, bp.to_string()).unwrap();
+    file.display().to_string()
+}
+
+#[test]
+fn a_run_of_many_cheap_transforms_ends_at_its_timeout() {
+    // Before the driver yielded between pieces, the run's timer never fired: the run
+    // succeeded minutes later.
+    let d = Dir::new();
+    let file = busy_blueprint(d.dir.path());
+    let out = d.cmd(&["run", &file, "--timeout", "1s", "--json"]).output().unwrap();
+    let envelope: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    assert_eq!(out.status.code(), Some(1), "{envelope}");
+    assert_eq!(envelope["status"], "failed", "{envelope}");
+    assert_eq!(envelope["errors"][0]["code"], "RUN_TIMEOUT", "{envelope}");
+}
+
+#[test]
+fn sigterm_cancels_a_run_of_many_cheap_transforms_and_exits_143() {
+    let d = Dir::new();
+    let file = busy_blueprint(d.dir.path());
+    let events = d.dir.path().join("events.ndjson");
+    let child = d.cmd(&["run", &file, "--json", "--events", &events.display().to_string()]).spawn().unwrap();
+    // The run is busy once the first iterations' events are written.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::fs::read_to_string(&events).map_or(0, |t| t.lines().count()) < 100 {
+        assert!(Instant::now() < deadline, "the run wrote no events");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    signal(&child, "TERM");
+    let out = ended(child, None);
+    let envelope: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    assert_eq!(out.status.code(), Some(143), "{envelope}");
+    assert_eq!(envelope["status"], "cancelled", "{envelope}");
+}
