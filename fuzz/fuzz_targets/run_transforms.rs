@@ -1,7 +1,10 @@
-//! Bytes → a small blueprint of `transform`, `switch`, `loop` and `wait` steps (no
-//! servers) whose templates combine the shapes that multiply memory (`[e, e]`,
-//! `join`, `to_string`, `{a: e, b: e}`, `e | [@, @]`, text with several templates),
-//! run to its end by the engine's scheduler (timers fired by moving the clock).
+//! Bytes → a small blueprint of `transform`, `switch`, `loop` (`for_each` and `until`)
+//! and `wait` steps (no servers) whose templates combine the shapes that multiply memory
+//! (`[e, e]`, `join`, `to_string`, `{a: e, b: e}`, `e | [@, @]`, flattens, text with
+//! several templates) and the shapes that deepen values (`[[e]]`, an `until` loop
+//! wrapping `last` again each iteration, arrays of templates), under
+//! `limits.max_value_depth` of 4, 16, 64 or 100, run to its end by the engine's scheduler
+//! (timers fired by moving the clock).
 //!
 //! Asserts: no panic, the run ends, and no run allocates past its budget: a counting
 //! global allocator records the most bytes live at once during the run, which must stay
@@ -98,7 +101,11 @@ fn expr(b: &mut Bytes, i: usize, depth: u32) -> String {
         return leaf(b);
     }
     let e = |b: &mut Bytes| expr(b, i, depth - 1);
-    match b.pick(12) {
+    match b.pick(16) {
+        12 => format!("[[[[{}]]]]", e(b)),
+        13 => format!("{}[]", e(b)),
+        14 => format!("{} | [@, @] | [@, @][][]", e(b)),
+        15 => format!("[{{d: [{}]}}]", e(b)),
         0 => format!("[{}, {}]", e(b), e(b)),
         1 => format!("join('', [{}, {}, {}])", e(b), e(b), e(b)),
         2 => format!("to_string({})", e(b)),
@@ -146,16 +153,26 @@ fn step(b: &mut Bytes, i: usize, n: usize) -> Value {
             json!({ "id": id, "kind": "loop", "for_each": (0..n).collect::<Vec<_>>(), "collect": collect,
                     "steps": [ { "id": format!("body{i}"), "kind": "transform", "value": inner } ] })
         }
+        3 => {
+            // An `until` loop deepening `last` each iteration, up to 8 times.
+            let levels = 1 + b.pick(24);
+            let wrap = format!("{{{{ {}[last, {}]{} }}}}", "[".repeat(levels), expr(b, i, 1), "]".repeat(levels));
+            let literal = (0..b.pick(40)).fold(json!(wrap), |v, _| json!([v]));
+            json!({ "id": id, "kind": "loop", "until": "{{ `false` }}", "max_iterations": 1 + b.pick(8),
+                    "on_exhausted": "succeed",
+                    "steps": [ { "id": format!("body{i}"), "kind": "transform", "value": literal } ] })
+        }
         _ => json!({ "id": id, "kind": "transform", "value": template(b, i) }),
     }
 }
 
 fn blueprint(b: &mut Bytes) -> (Value, usize) {
     let limit = [1024usize, 16 << 10, 64 << 10][b.pick(3)];
+    let depth = [4u32, 16, 64, 100][b.pick(4)];
     let n = 1 + b.pick(MAX_STEPS);
     let steps: Vec<Value> = (0..n).map(|i| step(b, i, n)).collect();
-    let doc = json!({ "blueprint": 1, "id": "fuzz", "limits": { "max_value_bytes": limit, "max_step_runs": 500 },
-        "steps": steps });
+    let doc = json!({ "blueprint": 1, "id": "fuzz",
+        "limits": { "max_value_bytes": limit, "max_value_depth": depth, "max_step_runs": 500 }, "steps": steps });
     (doc, limit)
 }
 

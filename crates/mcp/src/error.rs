@@ -117,6 +117,15 @@ pub enum Error {
     )]
     OutputTooLarge { server: String, limit: usize, size: Option<usize> },
 
+    /// The answer is within the size bound but holds so many values that, parsed, it would
+    /// take more than `limit` of memory (`pool/weigh.rs`); it was discarded unparsed.
+    #[error(
+        "server `{server}` answered with a message of {} holding so many values that it would take more than {} of memory once read; the answer was discarded (return fewer, larger values)",
+        bytes(*size),
+        bytes(*limit)
+    )]
+    OutputTooHeavy { server: String, limit: usize, size: usize },
+
     /// The server broke the protocol (non-JSON on stdout where an answer was due, an answer
     /// that is not a valid MCP result, an unexpected result type).
     #[error("server `{server}` broke the MCP protocol: {message}")]
@@ -202,7 +211,7 @@ impl Error {
             Error::NotApproved { .. } => "INPUT_REJECTED",
             Error::CallTimeout { .. } => "CALL_TIMEOUT",
             Error::Cancelled { .. } => "CANCELLED",
-            Error::OutputTooLarge { .. } => "OUTPUT_TOO_LARGE",
+            Error::OutputTooLarge { .. } | Error::OutputTooHeavy { .. } => "OUTPUT_TOO_LARGE",
             Error::ProtocolError { .. } => "PROTOCOL_ERROR",
             Error::ServerError { .. } => "SERVER_ERROR",
             Error::TaskFailed { .. } => "TASK_FAILED",

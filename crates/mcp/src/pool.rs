@@ -50,6 +50,7 @@ mod server;
 mod signed;
 mod tasks;
 mod trace;
+mod weigh;
 
 pub use call::STACK_META;
 pub use discovery::Discovery;

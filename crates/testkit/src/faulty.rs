@@ -66,7 +66,7 @@ struct MessageArgs {
     message: String,
 }
 
-/// Serves `fail_n_times`, `hang`, `crash`, `garbage`, `huge`, `drip`, `is_error` and `echo`.
+/// Serves `fail_n_times`, `hang`, `crash`, `garbage`, `huge`, `heavy`, `drip`, `is_error` and `echo`.
 #[derive(Debug, Clone)]
 pub(crate) struct Faulty {
     attempts: Arc<Mutex<HashMap<String, u32>>>,
@@ -145,6 +145,27 @@ impl Faulty {
             return reply::error(format!("mb must be at most {MAX_HUGE_MB}"));
         }
         reply::text("x".repeat(mb as usize * 1024 * 1024))
+    }
+
+    #[tool(
+        description = "Answer with a message of `mb` MiB made of empty arrays (millions of tiny values), written raw before the real answer"
+    )]
+    fn heavy(
+        &self,
+        Parameters(HugeArgs { mb }): Parameters<HugeArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        if mb > MAX_HUGE_MB {
+            return reply::error(format!("mb must be at most {MAX_HUGE_MB}"));
+        }
+        let id = serde_json::to_string(&ctx.id).unwrap_or_default();
+        let arrays = "[],".repeat(mb as usize * 1024 * 1024 / 3);
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[],"structuredContent":{{"v":[{}[]]}}}}}}"#,
+            arrays
+        );
+        self.tap.inject_line(&line);
+        reply::text("the heavy answer was sent first")
     }
 
     #[tool(description = "Send `chunks` progress notifications `interval_ms` apart, then return {chunks}")]

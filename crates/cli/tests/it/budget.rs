@@ -170,3 +170,25 @@ fn sorting_a_large_list_thousands_of_times_stops_at_the_operation_budget() {
     assert_eq!(env["errors"][0]["code"], "TEMPLATE_TOO_COSTLY", "{env}");
     assert_eq!(env["errors"][0]["step"], "sorts", "{env}");
 }
+
+#[test]
+fn an_answer_of_millions_of_tiny_values_is_refused_before_it_is_parsed() {
+    // 44 MiB of `[]`: within the 64 MiB message limit, but ~15 million values. Parsed
+    // whole it took 3.1–3.3 GB; weighed first, it is refused unparsed.
+    let dir = tempfile::tempdir().unwrap();
+    let bin = mcpflow_testkit::binary().display().to_string();
+    let servers = dir.path().join("servers.json");
+    std::fs::write(&servers, json!({ "mcpServers": { "faulty": { "command": bin, "args": ["faulty"] } } }).to_string())
+        .unwrap();
+    let bp = json!({ "blueprint": 1, "id": "heavy", "steps": [
+        { "id": "h", "kind": "tool", "server": "faulty", "tool": "heavy", "args": { "mb": 44 } } ] });
+    let servers = servers.display().to_string();
+    let (out, kb) = run_capped(dir.path(), &bp, &["--servers", &servers, "--allow-all-servers"]);
+    let env = envelope(&out);
+    assert_eq!(env["errors"][0]["code"], "OUTPUT_TOO_LARGE", "{env}");
+    assert_eq!(env["errors"][0]["step"], "h", "{env}");
+    let message = env["errors"][0]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("so many values"), "{message}");
+    // The 44 MiB line itself is read into one buffer; nothing is parsed.
+    assert!(kb < 2 * MAX_RSS_KB, "peak RSS {kb} kB");
+}

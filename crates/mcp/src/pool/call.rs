@@ -10,6 +10,7 @@ use super::lines::MARKER;
 use super::server::Server;
 use super::tasks::{self, TaskCall};
 use super::trace::{ClientSpan, MaybeSpan, Op};
+use super::weigh::WEIGHT_FACTOR;
 use super::{Context, Inner, Pool};
 use crate::error::{Error, Result};
 use mcpflow_engine::people::{Answer, Asking, Question};
@@ -450,6 +451,11 @@ pub(super) async fn service_error(
                 server: server(),
                 limit: max_message_bytes,
                 size: made_up["size"].as_u64().and_then(|s| usize::try_from(s).ok()),
+            },
+            Some(made_up) if made_up["code"] == "OUTPUT_TOO_HEAVY" => Error::OutputTooHeavy {
+                server: server(),
+                limit: max_message_bytes.saturating_mul(WEIGHT_FACTOR),
+                size: made_up["size"].as_u64().and_then(|s| usize::try_from(s).ok()).unwrap_or_default(),
             },
             Some(_) => Error::ProtocolError { server: server(), message: data.message.into_owned() },
             None => Error::ServerError { server: server(), code: data.code.0, message: data.message.into_owned() },

@@ -19,12 +19,16 @@
 //! The answers to `tools/list` are also read raw for the tools that run only as tasks
 //! (`execution.taskSupport`, which rmcp's `Tool` drops: see [`TaskTools`]).
 //!
+//! A line within the limit but of so many tiny values that parsing it would take more
+//! than a few times the limit (`weigh.rs`) is answered the same way, unparsed.
+//!
 //! Memory per connection: one line buffer of at most the limit.
 
 use super::answers::ToolCalls;
 use super::client_tasks::{self, ClientTasks};
 use super::discovery::TaskTools;
 use super::notes::{ServerNotes, Throttle};
+use super::weigh::{WEIGHT_FACTOR, weight};
 use crate::error::Error;
 use indexmap::IndexSet;
 use rmcp::model::{
@@ -142,6 +146,18 @@ impl LineTransport {
             // From here to the return nothing awaits: a message read is never lost to a
             // dropped `receive`.
             let message = match read {
+                Ok(LineRead::Line) if self.too_heavy() => {
+                    let line = trim(&self.lines.line);
+                    let message = too_heavy(line, &self.notes);
+                    if let Some(message) = &message {
+                        self.tool_calls.answered(message);
+                        if let Some(lists) = &mut self.tool_lists {
+                            lists.read(message, &[]);
+                        }
+                    }
+                    self.lines.done_with_line();
+                    message
+                }
                 Ok(LineRead::Line) => {
                     let line = trim(&self.lines.line);
                     let message = match self.tool_calls.read(line) {
@@ -202,6 +218,29 @@ impl LineTransport {
         }
         None
     }
+}
+
+impl LineTransport {
+    /// Whether the line just read would weigh more than [`WEIGHT_FACTOR`] × the limit
+    /// once parsed.
+    fn too_heavy(&self) -> bool {
+        let limit = self.max_message.saturating_mul(WEIGHT_FACTOR);
+        weight(trim(&self.lines.line), limit) > limit
+    }
+}
+
+/// A line too heavy to parse: an error response for its id (found in its first or last
+/// bytes), or nothing for a notification or a line without one (logged as dropped).
+fn too_heavy(line: &[u8], notes: &ServerNotes) -> Option<ServerJsonRpcMessage> {
+    let size = line.len();
+    tracing::warn!(server = notes.server(), size, "discarded an incoming message holding too many values");
+    let id = members_in_head(&line[..size.min(HEAD)]).id.or_else(|| id_in_tail(&line[size.saturating_sub(TAIL)..]));
+    let Some(id) = id else {
+        notes.log(super::LogStream::Stdout, format!("dropped a message of {size} bytes holding too many values"));
+        return None;
+    };
+    let message = format!("its answer of {size} bytes holds too many values to be read");
+    Some(made_up_error(id, "OUTPUT_TOO_HEAVY", message, Some(size)))
 }
 
 impl Transport<RoleClient> for LineTransport {
