@@ -31,6 +31,7 @@ mod spawned;
 mod studio_client;
 mod tasks;
 mod telemetry;
+mod trust;
 mod validate;
 mod waiting;
 mod workflow_refs;
