@@ -10,6 +10,8 @@ mod crash;
 mod era_pin;
 mod eras;
 mod history;
+#[cfg(unix)]
+mod home;
 mod long_lists;
 mod memory;
 mod noise;
