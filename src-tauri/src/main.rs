@@ -116,7 +116,8 @@ async fn connect(home: &std::path::Path) -> Result<Api, String> {
 
 async fn open_studio() -> Result<Studio, String> {
     let home: PathBuf = mcpflow_app::home::data_dir();
-    std::fs::create_dir_all(&home).map_err(|e| format!("could not create the data folder {}: {e}", home.display()))?;
+    // Made 0700 whatever the umask; refused when it is not the user's alone.
+    mcpflow_app::home::prepare(&home).map_err(|e| format!("error[{}]: {e}", e.code()))?;
     let api = connect(&home).await?;
     let first_start = seed::seed(&api, &home).await;
     let open_first = api.get_blueprint(seed::DEMO.to_owned()).await.ok().map(|_| seed::DEMO.to_owned());

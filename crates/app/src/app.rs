@@ -105,6 +105,7 @@ impl App {
     /// is refused before the store is opened.
     pub fn open(home: &std::path::Path, options: AppOptions) -> Result<App> {
         let files = read_server_files(&options)?;
+        crate::home::prepare(home)?;
         let opened = Store::open(&home.join("store"))?;
         let auth = app_authenticator(home, &options);
         Self::build(opened.store, opened.interrupted, options, files, (files_root(home), home.to_owned()), auth)
@@ -274,7 +275,7 @@ fn build_servers(
 /// created if missing. None (with a warning) when it cannot be made.
 fn files_root(home: &std::path::Path) -> Vec<PathBuf> {
     let files = home.join("files");
-    match std::fs::create_dir_all(&files).and_then(|()| std::path::absolute(&files)) {
+    match crate::home::create_private(&files).and_then(|()| std::path::absolute(&files)) {
         Ok(files) => vec![files],
         Err(error) => {
             tracing::warn!(folder = %files.display(), %error, "cannot create the files folder; servers get no default root");

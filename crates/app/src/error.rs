@@ -42,6 +42,9 @@ pub enum AppError {
         names.join(", ")
     )]
     BlueprintEnv { server: String, names: Vec<String> },
+    /// The data folder is not the user's alone (`DATA_FOLDER_NOT_PRIVATE`).
+    #[error(transparent)]
+    DataFolder(#[from] crate::home::NotPrivate),
 }
 
 fn first_error(diagnostics: &[Diagnostic]) -> String {
@@ -79,6 +82,7 @@ impl AppError {
             AppError::Servers(e) => e.code(),
             AppError::Store(_) => "STORE_ERROR",
             AppError::BlueprintEnv { .. } => "BLUEPRINT_ENV_REFUSED",
+            AppError::DataFolder(e) => e.code(),
         }
     }
 }

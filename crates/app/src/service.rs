@@ -319,7 +319,11 @@ pub type Connected = (BufReader<ReadHalf>, WriteHalf, Welcome);
 /// no service answers there (no endpoint, or a leftover one). Over the loopback port the
 /// hello carries the token of the endpoint file.
 pub async fn connect(home: &Path, hello: &Hello) -> Result<Option<Connected>, WireError> {
-    let Some(connection) = endpoint::connect(home).await else { return Ok(None) };
+    let connection = match endpoint::connect(home).await {
+        Ok(Some(connection)) => connection,
+        Ok(None) => return Ok(None),
+        Err(refused) => return Err(WireError { code: refused.code().into(), message: refused.message }),
+    };
     let mut hello = hello.clone();
     if let Some(token) = connection.token() {
         hello.token = Some(token.clone());
@@ -465,7 +469,7 @@ pub async fn take_over(home: &Path) -> Result<bool, WireError> {
     // Its endpoint goes first; the store's lock a moment later, with its process (a front
     // door opening the store retries for a while).
     let deadline = Instant::now() + Duration::from_secs(15);
-    while endpoint::connect(home).await.is_some() {
+    while matches!(endpoint::connect(home).await, Ok(Some(_))) {
         if Instant::now() >= deadline {
             return Err(WireError {
                 code: "SERVICE_UNAVAILABLE".into(),
@@ -492,16 +496,17 @@ pub fn start_service(home: &Path, binary: &Path) -> Result<(), String> {
 /// [`start_service`] with more arguments for `mcpflow service` (the telemetry flags of
 /// the `mcpflow serve` that starts it: `--otlp URL`).
 pub fn start_service_with(home: &Path, binary: &Path, args: &[String]) -> Result<(), String> {
-    std::fs::create_dir_all(home).map_err(|e| format!("cannot create {}: {e}", home.display()))?;
+    crate::home::prepare(home).map_err(|e| format!("error[{}]: {e}", e.code()))?;
     let log = home.join("service.log");
     if std::fs::metadata(&log).is_ok_and(|m| m.len() > SERVICE_LOG_LIMIT) {
         let _ = std::fs::rename(&log, home.join("service.log.1"));
     }
-    let log_file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log)
-        .map_err(|e| format!("cannot open {}: {e}", log.display()))?;
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).append(true);
+    // The user's alone, whatever the umask.
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let log_file = options.open(&log).map_err(|e| format!("cannot open {}: {e}", log.display()))?;
     let idle = std::env::var("MCPFLOW_SERVICE_IDLE").ok().filter(|v| v.parse::<u64>().is_ok());
     let mut command = std::process::Command::new(binary);
     command.arg("service").env("MCPFLOW_HOME", home);

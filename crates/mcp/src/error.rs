@@ -180,6 +180,16 @@ pub enum Error {
     #[error("the sign-in vault {}: {message}", path.display())]
     AuthVault { path: PathBuf, message: String },
 
+    /// An `https://` URL was to be reached and the system has no root certificates to
+    /// check its certificate with (no `ca-certificates` package, `SSL_CERT_FILE` naming an
+    /// empty file); nothing was sent. `whom`: `server \`x\``, or an authorization server.
+    #[error(
+        "{whom} is reached over https, but no root certificate could be loaded from the system's trust store \
+         ({reason}); install the CA certificates (e.g. `apt-get install ca-certificates`), or set SSL_CERT_FILE \
+         to a PEM file of them (SSL_CERT_DIR to a folder of them)"
+    )]
+    TlsRootsMissing { whom: String, reason: String },
+
     /// The pool was shut down.
     #[error("the server pool is shut down")]
     ShutDown,
@@ -222,6 +232,7 @@ impl Error {
             Error::AuthFailed { .. } => "AUTH_FAILED",
             Error::AuthTimeout { .. } => "AUTH_TIMEOUT",
             Error::AuthVault { .. } => "AUTH_VAULT",
+            Error::TlsRootsMissing { .. } => "TLS_ROOTS_MISSING",
             Error::ShutDown => "POOL_SHUT_DOWN",
         }
     }

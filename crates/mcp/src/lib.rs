@@ -30,6 +30,7 @@ pub mod config;
 pub mod consent;
 pub mod error;
 pub mod pool;
+mod trust;
 
 pub use catalog::{Catalog, CatalogServer};
 pub use config::{EnvLookup, InProcessConnect, Origin, ServerConfigs, ServerEntry};

@@ -50,6 +50,7 @@ impl Store {
     pub fn open(dir: &Path) -> Result<Opened> {
         std::fs::create_dir_all(dir).map_err(|source| Error::Folder { path: dir.to_owned(), source })?;
         let db = open_db(dir)?;
+        user_only(dir).map_err(|source| Error::Folder { path: dir.to_owned(), source })?;
         let (store, migrated_from) = Store::on(db, dir.to_owned())?;
         let (interrupted, waiting) = store.interrupt_running()?;
         if !interrupted.is_empty() {
@@ -103,6 +104,32 @@ impl Store {
         self.db.flush().map_err(Error::db("flushing to disk"))?;
         Ok(())
     }
+}
+
+/// Makes the store's folder the user's alone, whatever the umask it was made under:
+/// itself and its folders 0700, sled's files 0600 (sled creates them with the umask's
+/// modes). Files sled makes later land in the 0700 folder. Nothing to do off Unix.
+fn user_only(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mut folders = vec![dir.to_owned()];
+        while let Some(folder) = folders.pop() {
+            std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o700))?;
+            for entry in std::fs::read_dir(&folder)? {
+                let entry = entry?;
+                let kind = entry.file_type()?;
+                if kind.is_dir() {
+                    folders.push(entry.path());
+                } else if kind.is_file() {
+                    std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(0o600))?;
+                }
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
 }
 
 /// How long [`Store::open`] waits for a held lock before it reports [`Error::Locked`].

@@ -80,7 +80,10 @@ macro_rules! build {
                 if !config.retries {
                     builder = builder.with_retry_policy(opentelemetry_otlp::RetryPolicy::disabled());
                 }
-                builder.build().map_err(|e| failed(endpoint, e))
+                builder
+                    .with_http_client(http_client(endpoint, config.timeout)?)
+                    .build()
+                    .map_err(|e| failed(endpoint, e))
             }
             #[cfg(feature = "otlp-grpc")]
             Protocol::Grpc => {
@@ -126,6 +129,45 @@ pub(crate) fn spans(config: &Config, _endpoint: &str, _keep: &Keep) -> Result<Sp
 #[cfg(not(any(feature = "otlp-http", feature = "otlp-grpc")))]
 pub(crate) fn metrics(config: &Config, _endpoint: &str, _keep: &Keep) -> Result<Metrics> {
     Err(Error::ProtocolUnavailable { protocol: config.protocol.as_str() })
+}
+
+/// The blocking client the HTTP exporter sends with. reqwest loads the system's root
+/// certificates when a client is built and refuses to build one without any (a slim
+/// container): for an `https://` collector that is `OTLP_TLS_ROOTS_MISSING`, which
+/// [`crate::Otel::start`] turns into a warning; a plain `http://` one gets a client that
+/// trusts no root, since it never checks a certificate. Built on a thread of its own, as
+/// the exporter would: the blocking client starts a runtime, which cannot be done inside one.
+#[cfg(feature = "otlp-http")]
+fn http_client(endpoint: &str, timeout: std::time::Duration) -> Result<reqwest::blocking::Client> {
+    let build = move |plain: bool| {
+        std::thread::spawn(move || {
+            let builder = reqwest::blocking::Client::builder().timeout(timeout);
+            let builder = if plain { builder.tls_certs_only(Vec::<reqwest::Certificate>::new()) } else { builder };
+            builder.build().map_err(|e| with_sources(&e))
+        })
+        .join()
+        .unwrap_or_else(|_| Err("the thread building the HTTP client panicked".to_owned()))
+    };
+    match build(false) {
+        Ok(client) => Ok(client),
+        Err(reason) if !endpoint.get(..7).is_some_and(|s| s.eq_ignore_ascii_case("http://")) => {
+            Err(Error::TlsRootsMissing { endpoint: endpoint.to_owned(), reason })
+        }
+        Err(_) => build(true).map_err(|e| failed(endpoint, e)),
+    }
+}
+
+/// An error with its sources (reqwest's "no root certificates" is a source).
+#[cfg(feature = "otlp-http")]
+fn with_sources(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
 }
 
 #[cfg(feature = "otlp-grpc")]

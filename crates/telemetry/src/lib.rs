@@ -69,6 +69,12 @@ pub enum Error {
         "could not set up the OTLP exporter for {endpoint}: {message}; check the endpoint and the OTEL_EXPORTER_OTLP_* variables"
     )]
     Exporter { endpoint: String, message: String },
+    #[error(
+        "telemetry to {endpoint} is off for this process: it is https, and no root certificate could be loaded \
+         from the system's trust store ({reason}); install the CA certificates (e.g. `apt-get install \
+         ca-certificates`), or set SSL_CERT_FILE to a PEM file of them (SSL_CERT_DIR to a folder of them)"
+    )]
+    TlsRootsMissing { endpoint: String, reason: String },
 }
 
 impl Error {
@@ -83,6 +89,7 @@ impl Error {
             Error::HeaderEnvMissing { .. } => "OTLP_HEADER_ENV_MISSING",
             Error::EnvInvalid { .. } => "OTEL_ENV_INVALID",
             Error::Exporter { .. } => "OTLP_EXPORTER_FAILED",
+            Error::TlsRootsMissing { .. } => "OTLP_TLS_ROOTS_MISSING",
         }
     }
 }
@@ -134,8 +141,21 @@ impl Otel {
         // Without a traces endpoint spans are still made, so that ids propagate, and go nowhere.
         let mut builder =
             SdkTracerProvider::builder().with_resource(resource.clone()).with_id_generator(Pinned::default());
-        if let Some(endpoint) = &config.traces_endpoint {
-            let exporter = export::spans(config, endpoint, &keep)?;
+        // Without a trust store an https collector is told once and left out: the run goes on.
+        let told = Cell::new(false);
+        let warn = |error: &Error| {
+            if !told.replace(true) {
+                (shared.report)(&format!("warning[{}]: {error}", error.code()));
+            }
+        };
+        let traces = match config.traces_endpoint.as_deref().map(|e| export::spans(config, e, &keep)).transpose() {
+            Err(error @ Error::TlsRootsMissing { .. }) => {
+                warn(&error);
+                None
+            }
+            other => other?,
+        };
+        if let Some(exporter) = traces {
             let batch = BatchConfigBuilder::default()
                 .with_max_queue_size(config.max_queue)
                 .with_scheduled_delay(config.scheduled_delay)
@@ -147,13 +167,20 @@ impl Otel {
         }
         let provider = builder.build();
         let tracer = provider.tracer("mcpflow");
-        let (meter_provider, instruments) = match &config.metrics_endpoint {
-            Some(endpoint) => {
-                let exporter = Told {
-                    inner: export::metrics(config, endpoint, &keep)?,
-                    endpoint: endpoint.clone(),
-                    shared: shared.clone(),
-                };
+        let metrics = match &config.metrics_endpoint {
+            Some(endpoint) => match export::metrics(config, endpoint, &keep) {
+                Ok(exporter) => Some((exporter, endpoint)),
+                Err(error @ Error::TlsRootsMissing { .. }) => {
+                    warn(&error);
+                    None
+                }
+                Err(error) => return Err(error),
+            },
+            None => None,
+        };
+        let (meter_provider, instruments) = match metrics {
+            Some((inner, endpoint)) => {
+                let exporter = Told { inner, endpoint: endpoint.clone(), shared: shared.clone() };
                 let reader = PeriodicReader::builder(exporter).with_interval(config.metric_interval).build();
                 let meter_provider = SdkMeterProvider::builder().with_reader(reader).with_resource(resource).build();
                 let instruments = metrics::Instruments::new(&meter_provider.meter("mcpflow"), shared.clone());

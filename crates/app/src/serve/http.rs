@@ -1,6 +1,7 @@
 //! `mcpflow serve --http`: the mediator over streamable HTTP at `/mcp`.
 //!
-//! Every request passes a guard first: its `Host` must name this server (loopback names,
+//! Every request passes a guard first: it must carry one `Host` (two are 400: a proxy
+//! and this server could each read a different one), naming this server (loopback names,
 //! or the `--bind` address), an `Origin`, when a browser sends one, must be this
 //! server's own (else 403: no DNS rebinding, no cross-site calls), and it must carry
 //! `Authorization: Bearer <token>` (else 401). The token is compared in constant time.
@@ -272,6 +273,14 @@ async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next) ->
 
 impl Guard {
     fn admit(&self, headers: &HeaderMap) -> Result<(), Refusal> {
+        let hosts = headers.get_all(header::HOST).iter().count();
+        if hosts > 1 {
+            return Err(Refusal {
+                status: StatusCode::BAD_REQUEST,
+                code: "HOST_REPEATED",
+                message: format!("the request has {hosts} `Host` headers; send exactly one, naming this server"),
+            });
+        }
         let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
         if !self.host_ok(host) {
             return Err(Refusal::forbidden(
@@ -429,6 +438,15 @@ mod tests {
             let h = headers(&[(header::HOST, host), (header::AUTHORIZATION, "Bearer secret")]);
             assert_eq!(status(guard().admit(&h)), Some(StatusCode::FORBIDDEN), "{host}");
         }
+    }
+
+    #[test]
+    fn a_second_host_is_a_bad_request_even_when_both_are_ours() {
+        let mut h = headers(&[(header::HOST, "127.0.0.1:8931"), (header::AUTHORIZATION, "Bearer secret")]);
+        h.append(header::HOST, "localhost:8931".parse().unwrap());
+        let refusal = guard().admit(&h).unwrap_err();
+        assert_eq!((refusal.status, refusal.code), (StatusCode::BAD_REQUEST, "HOST_REPEATED"));
+        assert!(refusal.message.contains("2 `Host` headers"), "{}", refusal.message);
     }
 
     #[test]

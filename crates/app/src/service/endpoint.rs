@@ -13,6 +13,7 @@
 //! same boxed halves ([`ReadHalf`], [`WriteHalf`]), so nothing past the hello knows which.
 
 use super::{SOCKET_FILE, endpoint_file, socket_path};
+use crate::home::NotPrivate;
 use crate::serve::http::constant_time_eq;
 use serde::{Deserialize, Serialize};
 use std::io::Read as _;
@@ -377,30 +378,71 @@ pub fn present(home: &Path) -> bool {
 }
 
 /// A connection to the endpoint of data folder `home`, the socket first, then the port
-/// the endpoint file names (with its token, for the hello); `None` when nothing answers.
-pub async fn connect(home: &Path) -> Option<Connection> {
+/// the endpoint file names (with its token, for the hello); `Ok(None)` when nothing
+/// answers. Refused (`DATA_FOLDER_NOT_PRIVATE`) when the folder is not the user's alone,
+/// and (`SERVICE_NOT_YOURS`) when the process answering on the socket is another user's
+/// (`SO_PEERCRED`): someone who could write to the folder may have planted it.
+pub async fn connect(home: &Path) -> Result<Option<Connection>, NotPrivate> {
+    #[cfg(unix)]
+    let me = crate::home::current_uid();
+    #[cfg(not(unix))]
+    let me = 0;
+    connect_as(home, me).await
+}
+
+/// [`connect`] as user `me` (tests pretend to be another user).
+async fn connect_as(home: &Path, me: u32) -> Result<Option<Connection>, NotPrivate> {
+    crate::home::check(home)?;
     #[cfg(unix)]
     {
         let path = socket_path(home);
         if path.exists()
             && let Ok(stream) = tokio::net::UnixStream::connect(&path).await
         {
+            check_peer(&path, stream.peer_cred().map(|c| c.uid()), me)?;
             let (read, write) = stream.into_split();
-            return Some(Connection::new(read, write));
+            return Ok(Some(Connection::new(read, write)));
         }
     }
+    #[cfg(not(unix))]
+    let _ = me;
     let found = match read_endpoint_file(&endpoint_file(home)) {
-        Ok(found) => found?,
+        Ok(Some(found)) => found,
+        Ok(None) => return Ok(None),
         Err(error) => {
             tracing::debug!(%error, "no service endpoint to connect to");
-            return None;
+            return Ok(None);
         }
     };
     if !process_alive(found.pid) {
-        return None;
+        return Ok(None);
     }
-    let stream = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(loopback(found.port))).await.ok()?.ok()?;
-    Some(Connection::tcp(stream, found.token))
+    let Ok(Ok(stream)) = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(loopback(found.port))).await else {
+        return Ok(None);
+    };
+    Ok(Some(Connection::tcp(stream, found.token)))
+}
+
+/// Whether the process answering on `socket` as user `peer` (what `SO_PEERCRED` said, or
+/// why it could not be told) may be talked to by user `me`: only when it is `me`.
+fn check_peer(socket: &Path, peer: std::io::Result<u32>, me: u32) -> Result<(), NotPrivate> {
+    let why = match peer {
+        Ok(peer) if peer == me => return Ok(()),
+        Ok(peer) => format!("is answered by a process of another user (uid {peer}; you are {me})"),
+        Err(e) => format!("is answered by a process whose user cannot be told ({e})"),
+    };
+    Err(NotPrivate {
+        code: crate::home::NOT_YOURS,
+        path: socket.to_owned(),
+        message: format!(
+            "the mcpflow service socket {} {why}, so nothing was sent to it: someone who can write to the data \
+             folder may have put it there. Remove it (`rm {}`), make the folder yours alone (`chmod 700 {}`), or set \
+             MCPFLOW_HOME to a folder of your own",
+            socket.display(),
+            socket.display(),
+            socket.parent().unwrap_or(socket).display()
+        ),
+    })
 }
 
 #[cfg(test)]
@@ -431,28 +473,63 @@ mod tests {
         // A second bind while the first answers is refused.
         let err = bind_with(dir.path(), Transport::Unix).unwrap_err();
         assert_eq!(err.kind(), std::io::ErrorKind::AddrInUse);
-        let connection = connect(dir.path()).await.expect("the socket answers");
+        let connection = connect(dir.path()).await.unwrap().expect("the socket answers");
         assert!(connection.token().is_none(), "no token over the socket");
         let path = listener.path().to_owned();
         drop(listener);
         assert!(!path.exists(), "the socket file goes with its listener");
         // A socket file nobody answers on (its process died) is replaced.
         drop(std::os::unix::net::UnixListener::bind(&path).unwrap());
-        assert!(path.exists() && connect(dir.path()).await.is_none());
+        assert!(path.exists() && connect(dir.path()).await.unwrap().is_none());
         let again = bind_with(dir.path(), Transport::Unix).unwrap();
-        assert!(connect(dir.path()).await.is_some());
+        assert!(connect(dir.path()).await.unwrap().is_some());
         // While it answers, the port cannot be bound for the folder either.
         let err = bind_with(dir.path(), Transport::Tcp).unwrap_err();
         assert_eq!(err.kind(), std::io::ErrorKind::AddrInUse);
         drop(again);
-        assert!(connect(dir.path()).await.is_none());
+        assert!(connect(dir.path()).await.unwrap().is_none());
         // The port taking over from a dead socket removes it: clients find the port.
         drop(std::os::unix::net::UnixListener::bind(&path).unwrap());
         let port = bind_with(dir.path(), Transport::Tcp).unwrap();
         assert!(!path.exists() && present(dir.path()));
-        assert!(connect(dir.path()).await.unwrap().token().is_some());
+        assert!(connect(dir.path()).await.unwrap().unwrap().token().is_some());
         drop(port);
         assert!(!present(dir.path()));
+    }
+
+    #[test]
+    fn only_a_peer_of_the_same_user_is_talked_to() {
+        let socket = Path::new("/home/u/.local/share/mcpflow/mcpflow.sock");
+        assert!(check_peer(socket, Ok(1000), 1000).is_ok());
+        let other = check_peer(socket, Ok(0), 1000).unwrap_err();
+        assert_eq!(other.code(), "SERVICE_NOT_YOURS");
+        assert!(other.message.contains("another user (uid 0; you are 1000)"), "{}", other.message);
+        assert!(other.message.contains(&format!("`rm {}`", socket.display())), "{}", other.message);
+        let unknown = check_peer(socket, Err(std::io::Error::other("no credentials")), 1000).unwrap_err();
+        assert_eq!(unknown.code(), "SERVICE_NOT_YOURS");
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_client_refuses_a_socket_answered_by_another_user_or_a_folder_others_can_write() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        crate::home::prepare(&home).unwrap();
+        let listener = bind_with(&home, Transport::Unix).unwrap();
+        let me = crate::home::current_uid();
+        // The real socket, the real SO_PEERCRED: this user's process is talked to …
+        assert!(connect_as(&home, me).await.unwrap().is_some());
+        // … and, to a client of another user, it is another user's: refused.
+        let refused = connect_as(&home, me + 1).await.unwrap_err();
+        assert_eq!(refused.code(), "SERVICE_NOT_YOURS", "{}", refused.message);
+        assert!(refused.message.contains(&format!("uid {me}; you are {}", me + 1)), "{}", refused.message);
+        // A folder others can write to is refused before anything is connected.
+        std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let refused = connect(&home).await.unwrap_err();
+        assert_eq!(refused.code(), "DATA_FOLDER_NOT_PRIVATE");
+        assert!(refused.message.contains(&format!("`chmod 700 {}`", home.display())), "{}", refused.message);
+        drop(listener);
     }
 
     #[tokio::test]
@@ -480,7 +557,7 @@ mod tests {
             let connection = listener.accept().await.unwrap();
             (listener, connection)
         });
-        let client = connect(dir.path()).await.expect("the port answers");
+        let client = connect(dir.path()).await.unwrap().expect("the port answers");
         let (listener, served) = accepted.await.unwrap();
         assert!(served.token().unwrap().admits(client.token()));
         // A second bind while the first answers is refused; the file goes with its listener.
@@ -489,7 +566,7 @@ mod tests {
         assert!(err.to_string().contains(&std::process::id().to_string()), "{err}");
         drop(listener);
         assert!(!endpoint_file(dir.path()).exists(), "the endpoint file goes with its listener");
-        assert!(connect(dir.path()).await.is_none());
+        assert!(connect(dir.path()).await.unwrap().is_none());
     }
 
     #[tokio::test]
@@ -500,7 +577,7 @@ mod tests {
         let closed = std::net::TcpListener::bind(loopback(0)).unwrap().local_addr().unwrap().port();
         let stale = format!(r#"{{"port":{closed},"token":"{}","pid":{}}}"#, "ab".repeat(32), std::process::id());
         std::fs::write(&path, &stale).unwrap();
-        assert!(connect(dir.path()).await.is_none(), "nobody answers there");
+        assert!(connect(dir.path()).await.unwrap().is_none(), "nobody answers there");
         let listener = bind_with(dir.path(), Transport::Tcp).unwrap();
         let file = read_endpoint_file(&path).unwrap().unwrap();
         assert_eq!(file.port, listener.port().unwrap());
@@ -511,14 +588,14 @@ mod tests {
         let port = someone.local_addr().unwrap().port();
         std::fs::write(&path, format!(r#"{{"port":{port},"token":"{}","pid":{}}}"#, "cd".repeat(32), i32::MAX))
             .unwrap();
-        assert!(connect(dir.path()).await.is_none(), "the token is not sent to whoever has the port now");
+        assert!(connect(dir.path()).await.unwrap().is_none(), "the token is not sent to whoever has the port now");
         let listener = bind_with(dir.path(), Transport::Tcp).unwrap();
         assert_ne!(listener.port(), Some(port));
         drop(listener);
         // Garbage, and a file past the size limit: replaced, never read whole.
         for junk in ["not json".to_owned(), " ".repeat(MAX_ENDPOINT_FILE as usize + 1)] {
             std::fs::write(&path, &junk).unwrap();
-            assert!(connect(dir.path()).await.is_none());
+            assert!(connect(dir.path()).await.unwrap().is_none());
             let err = read_endpoint_file(&path).unwrap_err();
             assert_eq!(err.kind(), std::io::ErrorKind::InvalidData, "{err}");
             let listener = bind_with(dir.path(), Transport::Tcp).unwrap();

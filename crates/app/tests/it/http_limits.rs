@@ -167,3 +167,30 @@ async fn a_run_streamed_back_for_longer_than_the_read_timeouts_is_not_cut() {
     pool.shutdown().await;
     server.stop().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_with_two_host_headers_is_refused_400_with_a_clear_body() {
+    let server = serve_with(app(Vec::new(), None), HttpLimits::default()).await;
+    let port = server.addr.port();
+    // Sends a `ping` with these `Host` lines and the right token; the whole answer.
+    let send = |hosts: String| async move {
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\n{hosts}Authorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let (mut read, mut write) = TcpStream::connect(("127.0.0.1", port)).await.unwrap().into_split();
+        write.write_all(request.as_bytes()).await.unwrap();
+        closed_within(&mut read, Duration::from_secs(10)).await.expect("the answer never ended").0
+    };
+    // Both names are ours: only the second `Host` is wrong.
+    let answer = send(format!("Host: 127.0.0.1:{port}\r\nHost: localhost:{port}\r\n")).await;
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(answer.contains("HOST_REPEATED") && answer.contains("2 `Host` headers"), "{answer}");
+    // One `Host` passes the guard (the MCP service answers, whatever it says).
+    let answer = send(format!("Host: 127.0.0.1:{port}\r\n")).await;
+    assert!(!answer.contains("HOST_REPEATED"), "{answer}");
+    assert!(!answer.starts_with("HTTP/1.1 401") && !answer.starts_with("HTTP/1.1 403"), "{answer}");
+    server.stop().await.unwrap();
+}

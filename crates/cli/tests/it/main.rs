@@ -10,6 +10,8 @@ mod crash;
 mod era_pin;
 mod eras;
 mod history;
+#[cfg(unix)]
+mod home;
 mod long_lists;
 mod memory;
 mod noise;
@@ -31,6 +33,7 @@ mod spawned;
 mod studio_client;
 mod tasks;
 mod telemetry;
+mod trust;
 mod validate;
 mod waiting;
 mod workflow_refs;

@@ -48,7 +48,7 @@ fn service_command(home: &Path, servers: &Path, idle: &str) -> Command {
 fn started(command: &mut Command, home: &Path) -> Child {
     let child = command.spawn().unwrap();
     let rt = runtime();
-    let up = wait_for(Duration::from_secs(20), || rt.block_on(endpoint::connect(home)));
+    let up = wait_for(Duration::from_secs(20), || rt.block_on(endpoint::connect(home)).unwrap());
     assert!(up.is_some(), "the service did not answer for {}", home.display());
     child
 }

@@ -15,6 +15,7 @@ use super::vault::{Login, Vault, now_ms};
 use crate::config::EnvLookup;
 use crate::config::env::resolve;
 use crate::error::{Error, Result};
+use crate::trust::Clients;
 use mcpflow_blueprint::{OAuthConfig, OAuthGrant};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -54,7 +55,9 @@ pub type Advice = Arc<dyn Fn(&str) -> String + Send + Sync>;
 #[derive(Clone)]
 pub struct Authenticator {
     vault: Vault,
-    http: reqwest::Client,
+    /// Built when a sign-in, refresh or probe first sends a request
+    /// ([`crate::trust`]): a run that never needs one never loads the trust store.
+    http: Arc<Clients>,
     advice: Advice,
     /// One refresh at a time: connections opening together refresh a login once (a
     /// second refresh with a rotated refresh token would be refused).
@@ -183,18 +186,18 @@ impl Authenticator {
     /// An authenticator over `vault`; people needing a sign-in are told
     /// `mcpflow auth login NAME` unless [`Self::with_advice`] says otherwise.
     pub fn new(vault: Vault) -> Authenticator {
-        let http = reqwest::Client::builder()
-            .timeout(REQUEST_TIMEOUT)
-            .connect_timeout(Duration::from_secs(10))
-            .redirect(reqwest::redirect::Policy::limited(3))
-            .build()
-            .unwrap_or_default();
         Authenticator {
             vault,
-            http,
+            http: Arc::new(Clients::new(oauth_client)),
             advice: Arc::new(|server| format!("run `mcpflow auth login {server}`")),
             refreshing: Arc::new(tokio::sync::Mutex::new(())),
         }
+    }
+
+    /// The client for a request to `url` (`TLS_ROOTS_MISSING` when it is `https://` and
+    /// the system has no root certificates).
+    fn http(&self, url: &str) -> Result<reqwest::Client> {
+        self.http.for_url(url, || format!("the OAuth endpoint at {}", origin(url)))
     }
 
     pub fn with_advice(mut self, advice: Advice) -> Self {
@@ -289,8 +292,11 @@ impl Authenticator {
         let body = url::form_urlencoded::Serializer::new(String::new())
             .extend_pairs(form.iter().map(|(k, v)| (*k, v.as_str())))
             .finish();
-        let sent = self
-            .http
+        let http = match self.http(endpoint) {
+            Ok(http) => http,
+            Err(e) => return Revocation::Failed(e.to_string()),
+        };
+        let sent = http
             .post(endpoint)
             .timeout(REVOKE_TIMEOUT)
             .header("Content-Type", "application/x-www-form-urlencoded")
@@ -414,7 +420,8 @@ impl Authenticator {
 
     /// Sends nothing but a probe (see [`probe`]).
     pub async fn probe(&self, url: &str, token: Option<&str>) -> std::result::Result<Option<Challenge>, String> {
-        probe(&self.http, url, token).await
+        let http = self.http(url).map_err(|e| e.to_string())?;
+        probe(&http, url, token).await
     }
 
     /// Signs in through the browser (or, for `client_credentials`, without one) and
@@ -648,7 +655,7 @@ impl Authenticator {
             metadata["scope"] = Value::String(scopes.join(" "));
         }
         let response = self
-            .http
+            .http(endpoint)?
             .post(endpoint)
             .header("Content-Type", "application/json")
             .header("Accept", "application/json")
@@ -792,7 +799,8 @@ impl Authenticator {
 
     /// A JSON document at `url`; `None` when it is not there (4xx).
     async fn get_json(&self, url: &str) -> std::result::Result<Option<Value>, String> {
-        let response = match self.http.get(url).header("Accept", "application/json").send().await {
+        let http = self.http(url).map_err(|e| e.to_string())?;
+        let response = match http.get(url).header("Accept", "application/json").send().await {
             Ok(r) => r,
             Err(e) => return Err(format!("cannot fetch {url}: {}", without_url(&e))),
         };
@@ -826,7 +834,7 @@ impl Authenticator {
             .extend_pairs(form.iter().map(|(k, v)| (*k, v.as_str())))
             .finish();
         let response = self
-            .http
+            .http(endpoint)?
             .post(endpoint)
             .header("Content-Type", "application/x-www-form-urlencoded")
             .header("Accept", "application/json")
@@ -1037,6 +1045,19 @@ fn oauth_error(body: &Value) -> String {
         (Some(e), None) => format!(": `{e}`"),
         _ => String::new(),
     }
+}
+
+/// The settings of the client that talks to authorization servers.
+fn oauth_client() -> reqwest::ClientBuilder {
+    reqwest::Client::builder()
+        .timeout(REQUEST_TIMEOUT)
+        .connect_timeout(Duration::from_secs(10))
+        .redirect(reqwest::redirect::Policy::limited(3))
+}
+
+/// `scheme://host:port` of `url`, for a message (never its path or query).
+fn origin(url: &str) -> String {
+    url::Url::parse(url).map(|u| u.origin().ascii_serialization()).unwrap_or_else(|_| "(an unreadable URL)".into())
 }
 
 /// A reqwest error without the URL it carries (a token endpoint URL may hold nothing

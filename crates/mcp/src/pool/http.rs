@@ -54,7 +54,7 @@ pub(crate) async fn open(
     let max = cx.options.max_message_bytes;
     let own_header = auth::has_static_authorization(config);
     let Some(authenticator) = cx.options.auth.clone().filter(|_| !own_header) else {
-        let client = signed::plain_client();
+        let client = signed::plain_client(server, &launch.url)?;
         let listed = Listed::new(client.clone(), handler.discovery.task_tools().clone(), handler.http_session.clone());
         let opened =
             connection::handshake_or_refusal(handler, transport(server, launch, listed, max, notes)?, cx, server, pin)
@@ -96,7 +96,7 @@ pub(crate) async fn open(
         first.map(|login| (login.access_token, login.expires_at_ms)),
     ));
     let client =
-        Listed::new(Signed::new(tokens.clone()), handler.discovery.task_tools().clone(), handler.http_session.clone());
+        Listed::new(Signed::new(tokens.clone())?, handler.discovery.task_tools().clone(), handler.http_session.clone());
     let opened =
         connection::handshake_or_refusal(handler, transport(server, launch, client, max, notes)?, cx, server, pin)
             .await;

@@ -6,6 +6,7 @@
 
 use crate::auth::{Authenticator, flow};
 use crate::config::EnvLookup;
+use crate::trust::Clients;
 use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
 use mcpflow_blueprint::OAuthConfig;
@@ -119,21 +120,31 @@ impl Tokens {
 }
 
 impl Signed {
-    pub(crate) fn new(tokens: Arc<Tokens>) -> Signed {
-        Signed { http: plain_client(), tokens }
+    /// `TLS_ROOTS_MISSING` when the server is `https://` and the system has no roots.
+    pub(crate) fn new(tokens: Arc<Tokens>) -> crate::Result<Signed> {
+        Ok(Signed { http: plain_client(&tokens.server, &tokens.url)?, tokens })
     }
+}
+
+/// The clients of HTTP servers, built when the first server is reached.
+static CLIENTS: Clients = Clients::new(plain_builder);
+
+/// The client to reach server `server` at `url` with (`TLS_ROOTS_MISSING` when `url`
+/// is `https://` and the system has no root certificates).
+pub(crate) fn plain_client(server: &str, url: &str) -> crate::Result<reqwest::Client> {
+    CLIENTS.for_url(url, || format!("server `{server}`"))
 }
 
 /// The client rmcp would use by default: no idle connections kept (rmcp: they stall on
 /// delayed ACKs), and redirects followed only when they keep the method and the origin
 /// (307, 308; at most 10): a token or session never goes to another host.
-pub(crate) fn plain_client() -> reqwest::Client {
+fn plain_builder() -> reqwest::ClientBuilder {
     let policy = reqwest::redirect::Policy::custom(|attempt| {
         let same_origin = attempt.previous().first().is_some_and(|first| first.origin() == attempt.url().origin());
         let keeps_method = matches!(attempt.status().as_u16(), 307 | 308);
         if attempt.previous().len() <= 10 && same_origin && keeps_method { attempt.follow() } else { attempt.stop() }
     });
-    reqwest::Client::builder().pool_max_idle_per_host(0).redirect(policy).build().unwrap_or_default()
+    reqwest::Client::builder().pool_max_idle_per_host(0).redirect(policy)
 }
 
 type Error = StreamableHttpError<reqwest::Error>;
