@@ -62,11 +62,17 @@ struct DripArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+struct EnvArgs {
+    /// The environment variable whose value is logged.
+    name: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
 struct MessageArgs {
     message: String,
 }
 
-/// Serves `fail_n_times`, `hang`, `crash`, `garbage`, `huge`, `drip`, `is_error` and `echo`.
+/// Serves `fail_n_times`, `hang`, `crash`, `garbage`, `huge`, `drip`, `shout_env`, `is_error` and `echo`.
 #[derive(Debug, Clone)]
 pub(crate) struct Faulty {
     attempts: Arc<Mutex<HashMap<String, u32>>>,
@@ -154,6 +160,28 @@ impl Faulty {
             Ok(()) => reply::structured(json!({ "chunks": args.chunks })),
             Err(pace::Cancelled) => reply::error("cancelled"),
         }
+    }
+
+    #[tool(
+        description = "Log `Connected With Key <VALUE>` (the environment variable `name`, upper-cased) as an MCP log \
+                       message, then return {logged: true}"
+    )]
+    // MCP logging is deprecated upstream (SEP-2577) but servers still use it.
+    #[allow(deprecated)]
+    async fn shout_env(
+        &self,
+        Parameters(EnvArgs { name }): Parameters<EnvArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let value = std::env::var(&name).unwrap_or_default().to_uppercase();
+        let param = rmcp::model::LoggingMessageNotificationParam::new(
+            rmcp::model::LoggingLevel::Warning,
+            json!(format!("Connected With Key {value}")),
+        );
+        if let Err(error) = ctx.peer.notify_logging_message(param).await {
+            return reply::error(format!("the log message was not sent: {error}"));
+        }
+        reply::structured(json!({ "logged": true }))
     }
 
     #[tool(description = "Return a tool error (isError: true) whose text is `message`")]
