@@ -9,7 +9,10 @@ use std::{
 use rmcp::{
     RoleServer, ServerHandler,
     handler::server::{router::tool::ToolRouter, wrapper::Parameters},
-    model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig},
+    model::{
+        CallToolResult, ElicitRequestParams, ElicitationAction, ElicitationSchema, Implementation,
+        ProgressNotificationParam, ServerCapabilities, ServerConfig,
+    },
     service::RequestContext,
     tool, tool_handler, tool_router,
 };
@@ -62,6 +65,19 @@ struct DripArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+struct FloodArgs {
+    /// How many to send (at most 1,000,000).
+    count: u32,
+    /// Bytes of each progress message (at most 1 MiB; ignored by `flood_questions`).
+    #[serde(default)]
+    bytes: u32,
+}
+
+/// Upper bounds for the floods, so a typo cannot exhaust memory.
+const MAX_FLOOD: u32 = 1_000_000;
+const MAX_FLOOD_BYTES: u32 = 1024 * 1024;
+
+#[derive(Debug, Deserialize, JsonSchema)]
 struct EnvArgs {
     /// The environment variable whose value is logged.
     name: String,
@@ -72,7 +88,8 @@ struct MessageArgs {
     message: String,
 }
 
-/// Serves `fail_n_times`, `hang`, `crash`, `garbage`, `huge`, `drip`, `shout_env`, `is_error` and `echo`.
+/// Serves `fail_n_times`, `hang`, `crash`, `garbage`, `huge`, `drip`, `flood_progress`, `flood_questions`, `shout_env`,
+/// `is_error` and `echo`.
 #[derive(Debug, Clone)]
 pub(crate) struct Faulty {
     attempts: Arc<Mutex<HashMap<String, u32>>>,
@@ -182,6 +199,63 @@ impl Faulty {
             return reply::error(format!("the log message was not sent: {error}"));
         }
         reply::structured(json!({ "logged": true }))
+    }
+
+    #[tool(
+        description = "Send `count` progress notifications at once, each with a message of `bytes` bytes, then return \
+                       {sent}"
+    )]
+    async fn flood_progress(
+        &self,
+        Parameters(args): Parameters<FloodArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        if args.count > MAX_FLOOD || args.bytes > MAX_FLOOD_BYTES {
+            return reply::error(format!("count must be at most {MAX_FLOOD} and bytes at most {MAX_FLOOD_BYTES}"));
+        }
+        let Some(token) = ctx.meta.get_progress_token() else {
+            return reply::error("the call has no progress token");
+        };
+        let message = "p".repeat(args.bytes as usize);
+        for step in 1..=args.count {
+            let param = ProgressNotificationParam::new(token.clone(), f64::from(step))
+                .with_total(f64::from(args.count))
+                .with_message(message.clone());
+            if let Err(error) = ctx.peer.notify_progress(param).await {
+                return reply::error(format!("progress {step} was not sent: {error}"));
+            }
+        }
+        reply::structured(json!({ "sent": args.count }))
+    }
+
+    #[tool(description = "Ask `count` questions (form elicitations with one boolean `ok`), one after the other, then \
+                       return {asked, accepted}")]
+    async fn flood_questions(
+        &self,
+        Parameters(args): Parameters<FloodArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        if args.count > MAX_FLOOD {
+            return reply::error(format!("count must be at most {MAX_FLOOD}"));
+        }
+        let schema = match ElicitationSchema::builder().required_bool("ok").build() {
+            Ok(schema) => schema,
+            Err(error) => return reply::error(format!("the question's schema: {error}")),
+        };
+        let mut accepted = 0_u32;
+        for n in 1..=args.count {
+            let params = ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: format!("question {n} of {}", args.count),
+                requested_schema: schema.clone(),
+            };
+            match ctx.peer.create_elicitation(params).await {
+                Ok(result) if result.action == ElicitationAction::Accept => accepted += 1,
+                Ok(_) => {}
+                Err(error) => return reply::error(format!("question {n} was not answered: {error}")),
+            }
+        }
+        reply::structured(json!({ "asked": args.count, "accepted": accepted }))
     }
 
     #[tool(description = "Return a tool error (isError: true) whose text is `message`")]
