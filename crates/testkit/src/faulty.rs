@@ -88,8 +88,8 @@ struct MessageArgs {
     message: String,
 }
 
-/// Serves `fail_n_times`, `hang`, `crash`, `garbage`, `huge`, `drip`, `flood_progress`, `flood_questions`, `shout_env`,
-/// `is_error` and `echo`.
+/// Serves `fail_n_times`, `hang`, `crash`, `garbage`, `huge`, `drip`, `flood_progress`, `flood_questions`, `flood_pings`,
+/// `shout_env`, `is_error` and `echo`.
 #[derive(Debug, Clone)]
 pub(crate) struct Faulty {
     attempts: Arc<Mutex<HashMap<String, u32>>>,
@@ -256,6 +256,21 @@ impl Faulty {
             }
         }
         reply::structured(json!({ "asked": args.count, "accepted": accepted }))
+    }
+
+    #[tool(
+        description = "Stop reading stdin for good, send `count` `ping` requests, then return {sent} (which a client \
+                       that bounds its unread answers never sees)"
+    )]
+    fn flood_pings(&self, Parameters(args): Parameters<FloodArgs>) -> CallToolResult {
+        if args.count > MAX_FLOOD {
+            return reply::error(format!("count must be at most {MAX_FLOOD}"));
+        }
+        self.tap.deafen();
+        for n in 1..=args.count {
+            self.tap.inject_line(&format!(r#"{{"jsonrpc":"2.0","id":"flood-{n}","method":"ping"}}"#));
+        }
+        reply::structured(json!({ "sent": args.count }))
     }
 
     #[tool(description = "Return a tool error (isError: true) whose text is `message`")]
