@@ -79,7 +79,10 @@ impl Progress {
             EventKind::StepTaskStarted { step, path, server, task_id, .. } => {
                 Some(format!("[{secs:7.2}s] task      {step}{} runs as task `{task_id}` on `{server}`", at(path)))
             }
-            EventKind::Log { level, message, .. } => Some(format!("[{secs:7.2}s] {level:?}: {message}").to_lowercase()),
+            // The server's words as it wrote them; only the level is ours to spell.
+            EventKind::Log { level, message, .. } => {
+                Some(format!("[{secs:7.2}s] {}: {message}", format!("{level:?}").to_ascii_lowercase()))
+            }
             EventKind::RunPaused { reason, step, .. } => {
                 Some(format!("[{secs:7.2}s] paused ({reason:?}) {}", step.clone().unwrap_or_default()))
             }

@@ -126,6 +126,15 @@ pub enum Error {
     )]
     OutputTooHeavy { server: String, limit: usize, size: usize },
 
+    /// The server sent requests of its own (pings, questions) and did not read the
+    /// answers: more than `limit` waited to be written, so the connection was closed.
+    #[error(
+        "server `{server}` sent requests of its own (pings, questions) faster than it read the answers: more than \
+         {limit} answers waited to be written, so the connection was closed as misbehaving; check that the server \
+         reads its stdin (it is started again on the next call)"
+    )]
+    AnswerQueueFull { server: String, limit: usize },
+
     /// The server broke the protocol (non-JSON on stdout where an answer was due, an answer
     /// that is not a valid MCP result, an unexpected result type).
     #[error("server `{server}` broke the MCP protocol: {message}")]
@@ -222,6 +231,7 @@ impl Error {
             Error::CallTimeout { .. } => "CALL_TIMEOUT",
             Error::Cancelled { .. } => "CANCELLED",
             Error::OutputTooLarge { .. } | Error::OutputTooHeavy { .. } => "OUTPUT_TOO_LARGE",
+            Error::AnswerQueueFull { .. } => "ANSWER_QUEUE_FULL",
             Error::ProtocolError { .. } => "PROTOCOL_ERROR",
             Error::ServerError { .. } => "SERVER_ERROR",
             Error::TaskFailed { .. } => "TASK_FAILED",

@@ -9,7 +9,10 @@ use std::{
 use rmcp::{
     RoleServer, ServerHandler,
     handler::server::{router::tool::ToolRouter, wrapper::Parameters},
-    model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig},
+    model::{
+        CallToolResult, ElicitRequestParams, ElicitationAction, ElicitationSchema, Implementation,
+        ProgressNotificationParam, ServerCapabilities, ServerConfig,
+    },
     service::RequestContext,
     tool, tool_handler, tool_router,
 };
@@ -62,11 +65,31 @@ struct DripArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+struct FloodArgs {
+    /// How many to send (at most 1,000,000).
+    count: u32,
+    /// Bytes of each progress message (at most 1 MiB; ignored by `flood_questions`).
+    #[serde(default)]
+    bytes: u32,
+}
+
+/// Upper bounds for the floods, so a typo cannot exhaust memory.
+const MAX_FLOOD: u32 = 1_000_000;
+const MAX_FLOOD_BYTES: u32 = 1024 * 1024;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct EnvArgs {
+    /// The environment variable whose value is logged.
+    name: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
 struct MessageArgs {
     message: String,
 }
 
-/// Serves `fail_n_times`, `hang`, `crash`, `garbage`, `huge`, `heavy`, `drip`, `is_error` and `echo`.
+/// Serves `fail_n_times`, `hang`, `crash`, `garbage`, `huge`, `heavy`, `drip`, `flood_progress`, `flood_questions`,
+/// `flood_pings`, `shout_env`, `is_error` and `echo`.
 #[derive(Debug, Clone)]
 pub(crate) struct Faulty {
     attempts: Arc<Mutex<HashMap<String, u32>>>,
@@ -175,6 +198,100 @@ impl Faulty {
             Ok(()) => reply::structured(json!({ "chunks": args.chunks })),
             Err(pace::Cancelled) => reply::error("cancelled"),
         }
+    }
+
+    #[tool(
+        description = "Log `Connected With Key <VALUE>` (the environment variable `name`, upper-cased) as an MCP log \
+                       message, then return {logged: true}"
+    )]
+    // MCP logging is deprecated upstream (SEP-2577) but servers still use it.
+    #[allow(deprecated)]
+    async fn shout_env(
+        &self,
+        Parameters(EnvArgs { name }): Parameters<EnvArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let value = std::env::var(&name).unwrap_or_default().to_uppercase();
+        let param = rmcp::model::LoggingMessageNotificationParam::new(
+            rmcp::model::LoggingLevel::Warning,
+            json!(format!("Connected With Key {value}")),
+        );
+        if let Err(error) = ctx.peer.notify_logging_message(param).await {
+            return reply::error(format!("the log message was not sent: {error}"));
+        }
+        reply::structured(json!({ "logged": true }))
+    }
+
+    #[tool(
+        description = "Send `count` progress notifications at once, each with a message of `bytes` bytes, then return \
+                       {sent}"
+    )]
+    async fn flood_progress(
+        &self,
+        Parameters(args): Parameters<FloodArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        if args.count > MAX_FLOOD || args.bytes > MAX_FLOOD_BYTES {
+            return reply::error(format!("count must be at most {MAX_FLOOD} and bytes at most {MAX_FLOOD_BYTES}"));
+        }
+        let Some(token) = ctx.meta.get_progress_token() else {
+            return reply::error("the call has no progress token");
+        };
+        let message = "p".repeat(args.bytes as usize);
+        for step in 1..=args.count {
+            let param = ProgressNotificationParam::new(token.clone(), f64::from(step))
+                .with_total(f64::from(args.count))
+                .with_message(message.clone());
+            if let Err(error) = ctx.peer.notify_progress(param).await {
+                return reply::error(format!("progress {step} was not sent: {error}"));
+            }
+        }
+        reply::structured(json!({ "sent": args.count }))
+    }
+
+    #[tool(description = "Ask `count` questions (form elicitations with one boolean `ok`), one after the other, then \
+                       return {asked, accepted}")]
+    async fn flood_questions(
+        &self,
+        Parameters(args): Parameters<FloodArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        if args.count > MAX_FLOOD {
+            return reply::error(format!("count must be at most {MAX_FLOOD}"));
+        }
+        let schema = match ElicitationSchema::builder().required_bool("ok").build() {
+            Ok(schema) => schema,
+            Err(error) => return reply::error(format!("the question's schema: {error}")),
+        };
+        let mut accepted = 0_u32;
+        for n in 1..=args.count {
+            let params = ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: format!("question {n} of {}", args.count),
+                requested_schema: schema.clone(),
+            };
+            match ctx.peer.create_elicitation(params).await {
+                Ok(result) if result.action == ElicitationAction::Accept => accepted += 1,
+                Ok(_) => {}
+                Err(error) => return reply::error(format!("question {n} was not answered: {error}")),
+            }
+        }
+        reply::structured(json!({ "asked": args.count, "accepted": accepted }))
+    }
+
+    #[tool(
+        description = "Stop reading stdin for good, send `count` `ping` requests, then return {sent} (which a client \
+                       that bounds its unread answers never sees)"
+    )]
+    fn flood_pings(&self, Parameters(args): Parameters<FloodArgs>) -> CallToolResult {
+        if args.count > MAX_FLOOD {
+            return reply::error(format!("count must be at most {MAX_FLOOD}"));
+        }
+        self.tap.deafen();
+        for n in 1..=args.count {
+            self.tap.inject_line(&format!(r#"{{"jsonrpc":"2.0","id":"flood-{n}","method":"ping"}}"#));
+        }
+        reply::structured(json!({ "sent": args.count }))
     }
 
     #[tool(description = "Return a tool error (isError: true) whose text is `message`")]

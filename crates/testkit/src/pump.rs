@@ -14,6 +14,8 @@ const BUFFER: usize = 256 * 1024;
 pub(crate) struct Tap {
     inject: mpsc::UnboundedSender<Vec<u8>>,
     cut: CancellationToken,
+    /// Cancelled when the server stops reading what the client sends (it stays open).
+    deaf: CancellationToken,
     /// Cancelled when the pump has stopped and dropped the client's stream.
     stopped: CancellationToken,
 }
@@ -27,6 +29,12 @@ impl Tap {
         if self.inject.send(bytes).is_err() {
             tracing::debug!("pump already stopped; injected line dropped");
         }
+    }
+
+    /// Stops reading what the client sends, for good, without closing it: the client's
+    /// writes fill the pipe and then wait.
+    pub(crate) fn deafen(&self) {
+        self.deaf.cancel();
     }
 
     /// Drops both directions of the client's connection, as if the server process had died, and waits
@@ -48,8 +56,22 @@ where
     let (inject, injected) = mpsc::unbounded_channel();
     let cut = CancellationToken::new();
     let stopped = CancellationToken::new();
-    tokio::spawn(run(reader, writer, pump_end, injected, cut.clone(), stopped.clone()));
-    (Tap { inject, cut, stopped }, server_end)
+    let deaf = CancellationToken::new();
+    tokio::spawn(run(
+        reader,
+        writer,
+        pump_end,
+        injected,
+        Tokens { cut: cut.clone(), stopped: stopped.clone(), deaf: deaf.clone() },
+    ));
+    (Tap { inject, cut, stopped, deaf }, server_end)
+}
+
+/// What the pump's owner can do to it.
+struct Tokens {
+    cut: CancellationToken,
+    stopped: CancellationToken,
+    deaf: CancellationToken,
 }
 
 async fn run<R, W>(
@@ -57,8 +79,7 @@ async fn run<R, W>(
     writer: W,
     pump_end: DuplexStream,
     injected: mpsc::UnboundedReceiver<Vec<u8>>,
-    cut: CancellationToken,
-    stopped: CancellationToken,
+    Tokens { cut, stopped, deaf }: Tokens,
 ) where
     R: AsyncRead + Unpin + Send,
     W: AsyncWrite + Unpin + Send,
@@ -68,7 +89,11 @@ async fn run<R, W>(
     let mut reader = reader;
     let (from_server, mut to_server) = tokio::io::split(pump_end);
     let upstream = async {
-        let copied = tokio::io::copy(&mut reader, &mut to_server).await;
+        let copied = tokio::select! {
+            // Deaf: nothing more is read, and the client's side stays open.
+            () = deaf.cancelled() => std::future::pending().await,
+            copied = tokio::io::copy(&mut reader, &mut to_server) => copied,
+        };
         // The client closed its side: let the server see end of input.
         let _ = to_server.shutdown().await;
         copied

@@ -9,6 +9,7 @@ mod consent;
 mod crash;
 mod era_pin;
 mod eras;
+mod floods;
 mod history;
 #[cfg(unix)]
 mod home;

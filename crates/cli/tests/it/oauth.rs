@@ -762,3 +762,70 @@ fn with_an_os_keyring_the_login_lives_there_and_runs_use_it() {
         .unwrap();
     assert!(!gone.status.success() && gone.stdout.is_empty());
 }
+
+#[test]
+fn an_access_token_a_server_quotes_in_its_error_shows_nowhere() {
+    const SECRET: &str = "s3cret-of-the-ci-client-0453";
+    let (as_port, port) = (free_port(), free_port());
+    let (_authority, _) =
+        python(&fixture("oauth_machine_as.py"), &[&as_port.to_string()], &[("FIXTURE_CLIENT_SECRET", SECRET)]);
+    wait_for_port(as_port);
+    let issuer = format!("http://localhost:{as_port}/");
+    let (_resource, _) = python(&fixture("oauth_resource_py.py"), &[&port.to_string(), &issuer], &[]);
+    wait_for_port(port);
+    let setup = Setup::on(port);
+    let entry = json!({ "url": format!("http://localhost:{port}/mcp"),
+        "oauth": { "grant": "client_credentials", "client_id": "ci", "client_secret": "${env:CI_SECRET}", "scopes": ["tools:call"] } });
+    std::fs::write(&setup.servers, json!({ "mcpServers": { "demo": entry } }).to_string()).unwrap();
+    let blueprint = setup.dir.path().join("whoami.json");
+    let doc = json!({ "blueprint": 1, "id": "whoami",
+        "steps": [{ "id": "who", "kind": "tool", "server": "demo", "tool": "whoami", "args": {} }] });
+    std::fs::write(&blueprint, doc.to_string()).unwrap();
+    let events = setup.dir.path().join("events.jsonl");
+    let env = [("CI_SECRET", SECRET)];
+    let run = setup.mcpflow_env(
+        &[
+            "run",
+            blueprint.to_str().unwrap(),
+            "--servers",
+            setup.servers.to_str().unwrap(),
+            "--json",
+            "--store",
+            "--events",
+            events.to_str().unwrap(),
+        ],
+        "/bin/false",
+        &env,
+    );
+    assert_eq!(run.status.code(), Some(1), "the step fails: {}{}", stdout(&run), stderr(&run));
+    let token = setup.login_record()["access_token"].as_str().unwrap().to_owned();
+    let envelope: Value = serde_json::from_slice(&run.stdout).unwrap();
+    let message = envelope["errors"][0]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("token <OAuth access token> is not allowed"),
+        "the server's words, the token hidden: {envelope}"
+    );
+    let run_id = envelope["run_id"].as_str().unwrap().to_owned();
+    // Everything the run left: its output, the events, the run history as `show` and
+    // `export` give it, and the data folder's files but the vault (where the token lives).
+    let show = setup.mcpflow_env(&["show", &run_id, "--events"], "/bin/false", &env);
+    let export = setup.mcpflow_env(&["export"], "/bin/false", &env);
+    assert_eq!(show.status.code(), Some(0), "{}", stderr(&show));
+    assert_eq!(export.status.code(), Some(0), "{}", stderr(&export));
+    assert!(contains(&show.stdout, "<OAuth access token>"), "{}", stdout(&show));
+    let mut left = vec![
+        ("stdout".into(), run.stdout.clone()),
+        ("stderr".into(), run.stderr.clone()),
+        (events.clone(), std::fs::read(&events).unwrap()),
+        ("show".into(), show.stdout),
+        ("export".into(), export.stdout),
+    ];
+    files_under(&setup.home(), &mut left);
+    for (what, bytes) in &left {
+        if what.starts_with(setup.home().join("auth")) {
+            continue;
+        }
+        assert!(!contains(bytes, &token), "the access token is in {}", what.display());
+        assert!(!contains(bytes, SECRET), "the client secret is in {}", what.display());
+    }
+}

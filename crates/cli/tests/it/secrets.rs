@@ -135,3 +135,51 @@ fn a_secret_in_a_stdio_servers_arguments_never_shows_in_its_log_or_error() {
     let text = String::from_utf8_lossy(&all);
     assert!(text.contains("token is ${env:SECRET}"), "the line is kept, the value hidden: {text}");
 }
+
+/// A lower-case hex key, as a server is given it.
+const HEX_KEY: &str = "9f86d081884c7d659a2feaa0c55ad015";
+
+#[test]
+fn a_server_logging_its_key_in_upper_case_shows_its_line_as_written_without_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = mcpflow_testkit::binary().display().to_string();
+    let servers = dir.path().join("servers.json");
+    let loud = json!({ "command": bin, "args": ["faulty"], "env": { "API_KEY": "${env:HEX_KEY}" } });
+    std::fs::write(&servers, json!({ "mcpServers": { "loud": loud } }).to_string()).unwrap();
+    let blueprint = dir.path().join("bp.json");
+    // The second call gives the log message (sent before the first answer) time to be shown.
+    let doc = json!({ "blueprint": 1, "id": "loud-key", "steps": [
+        { "id": "shout", "kind": "tool", "server": "loud", "tool": "shout_env", "args": { "name": "API_KEY" } },
+        { "id": "after", "kind": "tool", "server": "loud", "tool": "echo", "args": { "message": "done" } }
+    ] });
+    std::fs::write(&blueprint, doc.to_string()).unwrap();
+    let events = dir.path().join("events.jsonl");
+    let home = dir.path().join("home");
+    let out = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+        .args(["run", "--store", "--allow-all-servers", "--events"])
+        .arg(&events)
+        .arg("--servers")
+        .arg(&servers)
+        .arg(&blueprint)
+        .current_dir(repo())
+        .env("MCPFLOW_HOME", &home)
+        .env("HEX_KEY", HEX_KEY)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    let text = stderr(&out);
+    assert!(
+        text.contains("[loud] [warning] Connected With Key ${env:HEX_KEY}"),
+        "the log line is shown as the server wrote it, the key hidden: {text}"
+    );
+    let mut all = out.stderr.clone();
+    all.extend_from_slice(&out.stdout);
+    all.extend(std::fs::read(&events).unwrap());
+    for entry in walk(&home) {
+        all.extend(std::fs::read(entry).unwrap());
+    }
+    let all = String::from_utf8_lossy(&all);
+    for key in [HEX_KEY.to_owned(), HEX_KEY.to_ascii_uppercase()] {
+        assert!(!all.contains(&key), "the key leaked as {key}: {all}");
+    }
+}

@@ -78,7 +78,8 @@ pub struct Secrets {
 }
 
 impl Secrets {
-    fn add(&mut self, value: &str, shown: String) {
+    /// Hides `value` (and its percent-encoded forms) as `shown`.
+    pub(crate) fn add(&mut self, value: &str, shown: String) {
         if value.len() < 4 {
             return;
         }
@@ -93,6 +94,16 @@ impl Secrets {
         self.pairs.sort_by_key(|(value, _)| std::cmp::Reverse(value.len()));
     }
 
+    /// Hides what `other` hides too.
+    pub(crate) fn join(&mut self, other: &Secrets) {
+        for (value, shown) in &other.pairs {
+            if !self.pairs.iter().any(|(known, _)| known == value) {
+                self.pairs.push((value.clone(), shown.clone()));
+            }
+        }
+        self.pairs.sort_by_key(|(value, _)| std::cmp::Reverse(value.len()));
+    }
+
     /// The `${env:NAME}` values `text` refers to.
     fn add_references(&mut self, text: &str, lookup: &EnvLookup) {
         for name in references(text) {
@@ -102,9 +113,10 @@ impl Secrets {
         }
     }
 
-    /// `text` with every secret replaced by what stands for it.
+    /// `text` with every secret replaced by what stands for it, matched regardless of
+    /// ASCII case: a server that prints its hex key in upper case still shows nothing.
     pub fn redact(&self, text: &str) -> String {
-        self.pairs.iter().fold(text.to_owned(), |text, (value, shown)| text.replace(value.as_str(), shown))
+        self.pairs.iter().fold(text.to_owned(), |text, (value, shown)| replace_ignoring_ascii_case(text, value, shown))
     }
 
     pub fn is_empty(&self) -> bool {
@@ -116,6 +128,25 @@ impl std::fmt::Debug for Secrets {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Secrets({} hidden)", self.pairs.len())
     }
+}
+
+/// `text` with every occurrence of `value`, in any ASCII case, replaced by `shown`. ASCII
+/// lower-casing keeps every byte offset and character boundary, so the offsets found in
+/// the lowered text cut the original.
+fn replace_ignoring_ascii_case(text: String, value: &str, shown: &str) -> String {
+    let (lowered, needle) = (text.to_ascii_lowercase(), value.to_ascii_lowercase());
+    if needle.is_empty() || !lowered.contains(&needle) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for (at, _) in lowered.match_indices(&needle) {
+        out.push_str(&text[last..at]);
+        out.push_str(shown);
+        last = at + needle.len();
+    }
+    out.push_str(&text[last..]);
+    out
 }
 
 /// `value` with every byte that `keep` refuses written as `%XX`.
@@ -169,6 +200,10 @@ pub(crate) fn http(server: &str, config: &ServerConfig, lookup: &EnvLookup) -> R
     }
     for (name, value) in &headers {
         secrets.add(value, format!("<{name} value>"));
+    }
+    // The OAuth client secret (only ever `${env:NAME}`, see `oauth.rs`).
+    if let Some(secret) = config.oauth.as_ref().and_then(|oauth| oauth.client_secret.as_deref()) {
+        secrets.add_references(secret, lookup);
     }
     Ok(HttpLaunch { url: resolve(url, lookup, server, "url")?, headers, shown_url: url.to_owned(), secrets })
 }
@@ -238,6 +273,8 @@ mod tests {
         assert_eq!(launch.shown_url, "http://h/mcp?k=${env:K}");
         let c = config(serde_json::json!({"command": "srv", "args": ["--t=${env:K}"], "env": {"A": "x${env:K}"}}));
         assert_eq!(stdio("s", &c, &lookup).unwrap().secrets.redact("argv: --t=s3cr et/+"), "argv: --t=${env:K}");
+        // In any ASCII case, and the text around it kept as written.
+        assert_eq!(launch.secrets.redact("Key S3CR ET/+ Seen"), "Key ${env:K} Seen");
         let short: EnvLookup = Arc::new(|_: &str| Some("abc".to_owned()));
         assert!(stdio("s", &c, &short).unwrap().secrets.is_empty());
     }

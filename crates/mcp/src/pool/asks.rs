@@ -7,7 +7,13 @@
 //! is answered through that call's [`AskSink`] (the engine records it on the step and asks
 //! the run's people). While a question is open, the call's timeout waits: a person's
 //! thinking time is not the server's.
+//!
+//! Each question is recorded on the step, and a server decides how many it asks: one call
+//! takes at most [`MAX_QUESTIONS`]; later ones are declined without being asked or
+//! recorded, and one note when the call ends says how many ("N questions … declined").
 
+use super::LogStream;
+use super::notes::ServerNotes;
 use mcpflow_engine::people::{Answer, Asking, Question};
 use mcpflow_engine::{AskSink, CallError};
 use rmcp::model::{
@@ -17,11 +23,15 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::time::Instant;
 
+/// Questions one call may ask a person; later ones are declined unasked.
+pub(crate) const MAX_QUESTIONS: usize = 32;
+
 /// The calls of one session that can take questions, newest last.
-#[derive(Default)]
 pub(crate) struct AskRoutes {
     calls: Mutex<Vec<(u64, Arc<Asked>)>>,
     next: AtomicU64,
+    /// Where the note of declined questions goes.
+    notes: Arc<ServerNotes>,
 }
 
 impl std::fmt::Debug for AskRoutes {
@@ -35,6 +45,8 @@ pub(crate) struct Asked {
     sink: AskSink,
     open: AtomicUsize,
     answered: Mutex<Option<Instant>>,
+    /// Questions this call was asked, declined ones included.
+    asked: AtomicUsize,
 }
 
 impl Asked {
@@ -50,6 +62,10 @@ impl Asked {
 }
 
 impl AskRoutes {
+    pub fn new(notes: Arc<ServerNotes>) -> Self {
+        AskRoutes { calls: Mutex::default(), next: AtomicU64::new(0), notes }
+    }
+
     fn calls(&self) -> std::sync::MutexGuard<'_, Vec<(u64, Arc<Asked>)>> {
         self.calls.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -57,7 +73,8 @@ impl AskRoutes {
     /// Routes this session's questions to `sink` while the registration lives.
     pub fn register(self: &Arc<Self>, sink: AskSink) -> AskRegistration {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let asked = Arc::new(Asked { sink, open: AtomicUsize::new(0), answered: Mutex::new(None) });
+        let asked =
+            Arc::new(Asked { sink, open: AtomicUsize::new(0), answered: Mutex::new(None), asked: AtomicUsize::new(0) });
         self.calls().push((id, asked.clone()));
         AskRegistration { routes: self.clone(), id, asked }
     }
@@ -75,6 +92,10 @@ impl AskRoutes {
 impl Asked {
     /// Asks this call's people the server's question; the elicitation's result.
     async fn answer(&self, server: &str, params: ElicitRequestParams) -> ElicitResult {
+        if self.asked.fetch_add(1, Ordering::AcqRel) >= MAX_QUESTIONS {
+            tracing::debug!(server, "a question past the call's {MAX_QUESTIONS} is declined unasked");
+            return ElicitResult::new(ElicitationAction::Decline);
+        }
         let question = question(server, params);
         self.open.fetch_add(1, Ordering::AcqRel);
         let answer: Result<Answer, CallError> = (self.sink)(question).await;
@@ -233,5 +254,16 @@ pub(crate) struct AskRegistration {
 impl Drop for AskRegistration {
     fn drop(&mut self) {
         self.routes.calls().retain(|(id, _)| *id != self.id);
+        let declined = self.asked.asked.load(Ordering::Acquire).saturating_sub(MAX_QUESTIONS);
+        if declined > 0 {
+            let server = self.routes.notes.server().to_owned();
+            self.routes.notes.log(
+                LogStream::Notification,
+                format!(
+                    "{declined} questions from server {server} declined without asking: one call may ask at most \
+                     {MAX_QUESTIONS}"
+                ),
+            );
+        }
     }
 }

@@ -67,11 +67,11 @@ impl Connection {
         };
         let handler = Handler {
             notes: notes.clone(),
-            progress: Arc::new(ProgressRoutes::default()),
+            progress: Arc::new(ProgressRoutes::new(notes.clone())),
             tasks: Arc::new(TaskRoutes::default()),
             discovery: Arc::new(DiscoveryCell::new(server)),
             roots,
-            asks: Arc::new(AskRoutes::default()),
+            asks: Arc::new(AskRoutes::new(notes.clone())),
             // The switch "may ask the model": off unless the entry says so.
             samples: Arc::new(SampleRoutes::new(matches!(entry, ServerEntry::Config(c) if c.sampling))),
             server: Arc::from(server),

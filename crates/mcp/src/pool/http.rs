@@ -87,14 +87,8 @@ pub(crate) async fn open(
         Err(error) => return Err(error),
     };
     let had_login = first.is_some();
-    let tokens = Arc::new(Tokens::new(
-        authenticator.clone(),
-        server,
-        &launch.url,
-        oauth,
-        env,
-        first.map(|login| (login.access_token, login.expires_at_ms)),
-    ));
+    let tokens =
+        Arc::new(Tokens::new(authenticator.clone(), server, &launch.url, oauth, env, first.as_ref(), notes.clone()));
     let client =
         Listed::new(Signed::new(tokens.clone())?, handler.discovery.task_tools().clone(), handler.http_session.clone());
     let opened =

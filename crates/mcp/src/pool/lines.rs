@@ -22,7 +22,13 @@
 //! A line within the limit but of so many tiny values that parsing it would take more
 //! than a few times the limit (`weigh.rs`) is answered the same way, unparsed.
 //!
-//! Memory per connection: one line buffer of at most the limit.
+//! A server's own requests (`ping`, questions) are answered through [`Transport::send`];
+//! a server that sends them and never reads its stdin would make the answers pile up
+//! waiting for the pipe. At most [`MAX_OWED_ANSWERS`] answers wait to be written; past
+//! that the connection is closed as misbehaving (`ANSWER_QUEUE_FULL` for the calls on
+//! it): writes waiting give up, and the reader ends the stream.
+//!
+//! Memory per connection: one line buffer of at most the limit, and the answers waiting.
 
 use super::answers::ToolCalls;
 use super::client_tasks::{self, ClientTasks};
@@ -40,8 +46,10 @@ use rmcp::transport::Transport;
 use serde_json::Value;
 use std::io;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
 
 /// Bytes kept from the start and the end of an oversized line, to find its id.
 const HEAD: usize = 4096;
@@ -50,6 +58,8 @@ const TAIL: usize = 256;
 const READ_BUFFER: usize = 64 * 1024;
 /// A line buffer grown past this by a large answer is given back once the answer is read.
 const KEEP_LINE_CAPACITY: usize = 1024 * 1024;
+/// Answers to the server's own requests waiting to be written, at most.
+pub(crate) const MAX_OWED_ANSWERS: usize = 1024;
 /// Key in `ErrorData::data` marking an error response made up by this transport.
 pub(crate) const MARKER: &str = "mcpflowTransport";
 
@@ -73,6 +83,40 @@ pub(crate) struct LineTransport {
     tool_lists: Option<ToolLists>,
     /// The server's requests run as tasks on this side (`client_tasks.rs`).
     client_tasks: ClientTasks,
+    /// Answers to the server waiting to be written, and what ends the connection when
+    /// there are too many.
+    owed: Owed,
+}
+
+/// The answers a server is owed and has not read; past [`MAX_OWED_ANSWERS`] the
+/// connection is closed (`flooded`): writes waiting give up, the reader ends.
+#[derive(Clone)]
+struct Owed {
+    waiting: Arc<AtomicUsize>,
+    flooded: CancellationToken,
+    notes: Arc<ServerNotes>,
+}
+
+impl Owed {
+    /// One more answer to write; false (and the connection closed) past the bound.
+    fn take(&self) -> bool {
+        if self.flooded.is_cancelled() {
+            return false;
+        }
+        if self.waiting.fetch_add(1, Ordering::AcqRel) >= MAX_OWED_ANSWERS {
+            self.waiting.fetch_sub(1, Ordering::AcqRel);
+            let server = self.notes.server().to_owned();
+            tracing::warn!(server, limit = MAX_OWED_ANSWERS, "the server does not read its answers; closing");
+            self.notes.set_fatal(Error::AnswerQueueFull { server, limit: MAX_OWED_ANSWERS });
+            self.flooded.cancel();
+            return false;
+        }
+        true
+    }
+
+    fn written(&self) {
+        self.waiting.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// Ids remembered at most of `tools/list` requests not answered yet.
@@ -122,7 +166,7 @@ impl LineTransport {
         LineTransport {
             read: BufReader::with_capacity(READ_BUFFER, Box::new(read)),
             lines: Lines::default(),
-            notes,
+            notes: notes.clone(),
             max_message,
             ended: false,
             tool_calls: ToolCalls::default(),
@@ -130,6 +174,7 @@ impl LineTransport {
             writer: Arc::new(Mutex::new(Some(Box::new(write)))),
             tool_lists: None,
             client_tasks: ClientTasks::default(),
+            owed: Owed { waiting: Arc::default(), flooded: CancellationToken::new(), notes },
         }
     }
 
@@ -141,8 +186,17 @@ impl LineTransport {
 
     /// The next message for rmcp; `None` once the stream ended.
     async fn next_message(&mut self) -> Option<ServerJsonRpcMessage> {
+        let flooded = self.owed.flooded.clone();
         while !self.ended {
-            let read = self.lines.next(&mut self.read, self.max_message).await;
+            let read = tokio::select! {
+                biased;
+                // Closed as misbehaving: the calls in flight hear why (`notes.fatal`).
+                () = flooded.cancelled() => {
+                    self.ended = true;
+                    return None;
+                }
+                read = self.lines.next(&mut self.read, self.max_message) => read,
+            };
             // From here to the return nothing awaits: a message read is never lost to a
             // dropped `receive`.
             let message = match read {
@@ -172,7 +226,7 @@ impl LineTransport {
                             }
                             message.and_then(|message| {
                                 let incoming = self.client_tasks.incoming(line, message);
-                                reply(&self.writer, incoming.replies);
+                                reply(&self.writer, &self.owed, incoming.replies);
                                 incoming.pass
                             })
                         }
@@ -260,7 +314,20 @@ impl Transport<RoleClient> for LineTransport {
             },
         };
         let writer = self.writer.clone();
-        async move { write_lines(writer, lines.map_err(io::Error::other)?).await }
+        let owed = self.owed.clone();
+        // An answer to the server's own request waits in the bounded queue.
+        let answer = matches!(item, JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_));
+        let taken = !answer || owed.take();
+        async move {
+            if !taken {
+                return Err(flooded_error());
+            }
+            let written = write_lines(writer, &owed.flooded, lines.map_err(io::Error::other)?).await;
+            if answer {
+                owed.written();
+            }
+            written
+        }
     }
 
     fn receive(&mut self) -> impl Future<Output = Option<ServerJsonRpcMessage>> + Send {
@@ -270,7 +337,10 @@ impl Transport<RoleClient> for LineTransport {
 
     async fn close(&mut self) -> Result<(), io::Error> {
         // Dropping the writer closes the server's stdin: the MCP way to ask it to exit.
-        if let Some(mut writer) = self.writer.lock().await.take() {
+        // A server closed as flooded does not read: its stdin is dropped, not flushed.
+        if let Some(mut writer) = self.writer.lock().await.take()
+            && !self.owed.flooded.is_cancelled()
+        {
             let _ = writer.shutdown().await;
         }
         Ok(())
@@ -279,28 +349,48 @@ impl Transport<RoleClient> for LineTransport {
 
 /// Writes `replies` to the server without waiting (the reader must not await between a
 /// read and its return); each goes whole, never interleaved with another line.
-fn reply(writer: &Arc<Mutex<Option<BoxWriter>>>, replies: Vec<Value>) {
-    if replies.is_empty() {
+fn reply(writer: &Arc<Mutex<Option<BoxWriter>>>, owed: &Owed, replies: Vec<Value>) {
+    if replies.is_empty() || !owed.take() {
         return;
     }
     let lines = replies.iter().filter_map(|reply| serde_json::to_vec(reply).ok()).collect();
-    tokio::spawn(write_lines(writer.clone(), lines));
+    let (writer, owed) = (writer.clone(), owed.clone());
+    tokio::spawn(async move {
+        let _ = write_lines(writer, &owed.flooded, lines).await;
+        owed.written();
+    });
 }
 
-/// Writes each of `lines` with its `\n`, holding the writer for all of them.
-async fn write_lines(writer: Arc<Mutex<Option<BoxWriter>>>, lines: Vec<Vec<u8>>) -> io::Result<()> {
+fn flooded_error() -> io::Error {
+    io::Error::new(io::ErrorKind::BrokenPipe, "the server does not read its answers; the connection was closed")
+}
+
+/// Writes each of `lines` with its `\n`, holding the writer for all of them; gives up
+/// (releasing the writer) when the connection is closed as `flooded`.
+async fn write_lines(
+    writer: Arc<Mutex<Option<BoxWriter>>>,
+    flooded: &CancellationToken,
+    lines: Vec<Vec<u8>>,
+) -> io::Result<()> {
     if lines.is_empty() {
         return Ok(());
     }
-    let mut writer = writer.lock().await;
-    let Some(writer) = writer.as_mut() else {
-        return Err(io::Error::new(io::ErrorKind::NotConnected, "the transport is closed"));
+    let write = async {
+        let mut writer = writer.lock().await;
+        let Some(writer) = writer.as_mut() else {
+            return Err(io::Error::new(io::ErrorKind::NotConnected, "the transport is closed"));
+        };
+        for mut line in lines {
+            line.push(b'\n');
+            writer.write_all(&line).await?;
+        }
+        writer.flush().await
     };
-    for mut line in lines {
-        line.push(b'\n');
-        writer.write_all(&line).await?;
+    tokio::select! {
+        biased;
+        () = flooded.cancelled() => Err(flooded_error()),
+        written = write => written,
     }
-    writer.flush().await
 }
 
 /// What one read produced.

@@ -38,8 +38,9 @@ pub(crate) struct ServerNotes {
     server: String,
     log: Option<Sender<ServerLog>>,
     inner: Mutex<Inner>,
-    /// What the server's launch resolved that no line may show (its `${env:NAME}` values).
-    secrets: std::sync::OnceLock<Secrets>,
+    /// What no line may show: the `${env:NAME}` and header values the launch resolved, and
+    /// the OAuth tokens learnt since (a refresh brings a new one).
+    secrets: std::sync::RwLock<Secrets>,
 }
 
 #[derive(Debug, Default)]
@@ -120,20 +121,24 @@ impl Budget {
 
 impl ServerNotes {
     pub fn new(server: &str, log: Option<Sender<ServerLog>>) -> Self {
-        ServerNotes { server: server.to_owned(), log, inner: Mutex::default(), secrets: std::sync::OnceLock::new() }
+        ServerNotes { server: server.to_owned(), log, inner: Mutex::default(), secrets: std::sync::RwLock::default() }
     }
 
     /// The secrets of the launch: hidden from every line and note from now on.
     pub fn set_secrets(&self, secrets: Secrets) {
-        let _ = self.secrets.set(secrets);
+        self.secrets.write().unwrap_or_else(PoisonError::into_inner).join(&secrets);
     }
 
-    /// `text` with the launch's secrets hidden.
+    /// A secret learnt while the session runs (an OAuth token): hidden from now on, shown
+    /// as `shown`.
+    pub fn add_secret(&self, value: &str, shown: &str) {
+        self.secrets.write().unwrap_or_else(PoisonError::into_inner).add(value, shown.to_owned());
+    }
+
+    /// `text` with the session's secrets hidden.
     pub fn hide(&self, text: String) -> String {
-        match self.secrets.get() {
-            Some(secrets) if !secrets.is_empty() => secrets.redact(&text),
-            _ => text,
-        }
+        let secrets = self.secrets.read().unwrap_or_else(PoisonError::into_inner);
+        if secrets.is_empty() { text } else { secrets.redact(&text) }
     }
 
     pub fn server(&self) -> &str {

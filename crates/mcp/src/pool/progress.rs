@@ -6,24 +6,82 @@
 //! is on its way, so a fast server's first notification may arrive before the call has
 //! registered its sink; a few such early notifications are kept and handed over on
 //! registration.
+//!
+//! A server decides how much progress it sends, and each notification is recorded on the
+//! call's step, so each call is bounded here: [`BURST`] notifications at once, then
+//! [`PER_SECOND`] (a token bucket), each message cut at [`MAX_MESSAGE`] bytes; the rest
+//! are counted and reported in one note when the call ends ("N progress notifications
+//! dropped from server X").
 
+use super::LogStream;
+use super::notes::ServerNotes;
 use mcpflow_engine::{Progress, ProgressSink};
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
 
 /// Notifications kept for tokens nobody has registered (yet).
 const EARLY: usize = 32;
+/// Progress notifications one call passes on at once, and per second after that.
+pub(crate) const BURST: f64 = 100.0;
+pub(crate) const PER_SECOND: f64 = 5.0;
+/// Longest progress message passed on; the rest of a longer one is cut.
+pub(crate) const MAX_MESSAGE: usize = 1024;
 
-#[derive(Default)]
 pub(crate) struct ProgressRoutes {
     inner: Mutex<Routes>,
+    /// Where the note of dropped notifications goes.
+    notes: Arc<ServerNotes>,
 }
 
 #[derive(Default)]
 struct Routes {
-    sinks: HashMap<ProgressToken, ProgressSink>,
+    sinks: HashMap<ProgressToken, Arc<CallProgress>>,
     early: VecDeque<ProgressNotificationParam>,
+}
+
+/// One call's sink and its budget.
+struct CallProgress {
+    sink: ProgressSink,
+    budget: Mutex<Bucket>,
+}
+
+/// The token bucket of one call's progress, and how many it dropped.
+struct Bucket {
+    tokens: f64,
+    at: Instant,
+    dropped: u64,
+}
+
+impl Bucket {
+    fn take(&mut self) -> bool {
+        let now = Instant::now();
+        let secs = now.saturating_duration_since(self.at).as_secs_f64();
+        self.at = now;
+        self.tokens = (self.tokens + secs * PER_SECOND).min(BURST);
+        if self.tokens < 1.0 {
+            self.dropped += 1;
+            return false;
+        }
+        self.tokens -= 1.0;
+        true
+    }
+}
+
+impl CallProgress {
+    /// Passes `params` on (its message cut) unless the call's budget is spent.
+    fn pass(&self, params: ProgressNotificationParam) {
+        if !self.budget.lock().unwrap_or_else(PoisonError::into_inner).take() {
+            return;
+        }
+        let mut progress = progress(params);
+        if let Some(message) = &mut progress.message {
+            cut(message, MAX_MESSAGE);
+        }
+        // Called outside the lock: the sink is the caller's code.
+        (self.sink)(progress);
+    }
 }
 
 impl std::fmt::Debug for ProgressRoutes {
@@ -33,30 +91,38 @@ impl std::fmt::Debug for ProgressRoutes {
 }
 
 impl ProgressRoutes {
+    pub fn new(notes: Arc<ServerNotes>) -> Self {
+        ProgressRoutes { inner: Mutex::default(), notes }
+    }
+
     fn routes(&self) -> std::sync::MutexGuard<'_, Routes> {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Sends the progress of `token` to `sink` until the registration is dropped.
     pub fn register(self: &Arc<Self>, token: ProgressToken, sink: ProgressSink) -> Registration {
+        let call = Arc::new(CallProgress {
+            sink,
+            budget: Mutex::new(Bucket { tokens: BURST, at: Instant::now(), dropped: 0 }),
+        });
         let early: VecDeque<ProgressNotificationParam> = {
             let mut routes = self.routes();
-            routes.sinks.insert(token.clone(), sink.clone());
+            routes.sinks.insert(token.clone(), call.clone());
             let (mine, others) = routes.early.drain(..).partition(|p| p.progress_token == token);
             routes.early = others;
             mine
         };
         for params in early {
-            sink(progress(params));
+            call.pass(params);
         }
-        Registration { routes: self.clone(), token }
+        Registration { routes: self.clone(), token, call }
     }
 
     pub fn deliver(&self, params: ProgressNotificationParam) {
-        let sink = {
+        let call = {
             let mut routes = self.routes();
             match routes.sinks.get(&params.progress_token) {
-                Some(sink) => sink.clone(),
+                Some(call) => call.clone(),
                 None => {
                     if routes.early.len() == EARLY {
                         routes.early.pop_front();
@@ -66,8 +132,19 @@ impl ProgressRoutes {
                 }
             }
         };
-        // Called outside the lock: the sink is the caller's code.
-        sink(progress(params));
+        call.pass(params);
+    }
+}
+
+/// Cuts `text` to at most `max` bytes (on a character boundary), marking the cut with `…`.
+fn cut(text: &mut String, max: usize) {
+    if text.len() > max {
+        let mut at = max;
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        text.truncate(at);
+        text.push('…');
     }
 }
 
@@ -75,15 +152,27 @@ fn progress(params: ProgressNotificationParam) -> Progress {
     Progress { progress: params.progress, total: params.total, message: params.message }
 }
 
-/// Unregisters its sink when dropped.
+/// Unregisters its sink when dropped, and notes what the call's budget dropped.
 pub(crate) struct Registration {
     routes: Arc<ProgressRoutes>,
     token: ProgressToken,
+    call: Arc<CallProgress>,
 }
 
 impl Drop for Registration {
     fn drop(&mut self) {
         self.routes.routes().sinks.remove(&self.token);
+        let dropped = self.call.budget.lock().unwrap_or_else(PoisonError::into_inner).dropped;
+        if dropped > 0 {
+            let server = self.routes.notes.server().to_owned();
+            self.routes.notes.log(
+                LogStream::Notification,
+                format!(
+                    "{dropped} progress notifications dropped from server {server} for one call: it sent more than \
+                     {BURST} at once or {PER_SECOND} a second"
+                ),
+            );
+        }
     }
 }
 
@@ -145,7 +234,7 @@ mod tests {
 
     #[test]
     fn early_and_later_notifications_reach_the_registered_sink_only_while_registered() {
-        let routes = Arc::new(ProgressRoutes::default());
+        let routes = Arc::new(ProgressRoutes::new(Arc::new(ServerNotes::new("s", None))));
         let token = ProgressToken(NumberOrString::Number(1));
         let seen = Arc::new(Mutex::new(Vec::new()));
         routes.deliver(ProgressNotificationParam::new(token.clone(), 1.0));

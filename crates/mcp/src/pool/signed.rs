@@ -2,8 +2,12 @@
 //! put on every request instead of one fixed when the session opened. A long session (the
 //! studio, `mcpflow serve`, the daemon) outlives its access token: the token is refreshed
 //! when it expires within a minute, and a request the server refuses with 401 is sent
-//! once more with a refreshed token (it was refused, so it was not processed).
+//! once more with a refreshed token (it was refused, so it was not processed). Every token
+//! the session holds joins its notes' secrets, so a server that quotes it back in an error
+//! shows `<OAuth access token>` instead.
 
+use super::notes::ServerNotes;
+use crate::auth::vault::Login;
 use crate::auth::{Authenticator, flow};
 use crate::config::EnvLookup;
 use crate::trust::Clients;
@@ -36,7 +40,13 @@ pub(crate) struct Tokens {
     current: Mutex<Option<(String, Option<i64>)>>,
     /// Why the last refused token could not be renewed (`AUTH_REQUIRED` …).
     refusal: Mutex<Option<crate::Error>>,
+    /// The session's notes, whose secrets learn every token this session holds.
+    notes: Arc<ServerNotes>,
 }
+
+/// What a message shows instead of a token of the session.
+const ACCESS_TOKEN_SHOWN: &str = "<OAuth access token>";
+const REFRESH_TOKEN_SHOWN: &str = "<OAuth refresh token>";
 
 impl Tokens {
     pub(crate) fn new(
@@ -45,16 +55,21 @@ impl Tokens {
         url: &str,
         oauth: Option<OAuthConfig>,
         env: EnvLookup,
-        first: Option<(String, Option<i64>)>,
+        first: Option<&Login>,
+        notes: Arc<ServerNotes>,
     ) -> Tokens {
+        if let Some(login) = first {
+            learn(&notes, login);
+        }
         Tokens {
             auth,
             server: server.to_owned(),
             url: url.to_owned(),
             oauth,
             env,
-            current: Mutex::new(first),
+            current: Mutex::new(first.map(|login| (login.access_token.clone(), login.expires_at_ms))),
             refusal: Mutex::new(None),
+            notes,
         }
     }
 
@@ -73,6 +88,9 @@ impl Tokens {
     }
 
     fn hold(&self, token: Option<(String, Option<i64>)>) {
+        if let Some((token, _)) = &token {
+            self.notes.add_secret(token, ACCESS_TOKEN_SHOWN);
+        }
         *self.current.lock().unwrap_or_else(PoisonError::into_inner) = token;
     }
 
@@ -89,6 +107,9 @@ impl Tokens {
         }
         match self.auth.current(&self.server, &self.url, self.oauth.as_ref(), &self.env).await {
             Ok(login) => {
+                if let Some(login) = &login {
+                    learn(&self.notes, login);
+                }
                 let token = login.map(|l| (l.access_token, l.expires_at_ms));
                 self.hold(token.clone());
                 token.map(|(token, _)| token)
@@ -106,7 +127,11 @@ impl Tokens {
             .unwrap_or(flow::Challenge { status: 401, ..flow::Challenge::default() });
         match self.auth.unauthorized(&self.server, &self.url, self.oauth.as_ref(), &self.env, sent, &challenge).await {
             Ok(token) => {
-                let expires = self.auth.login_for(&self.url).ok().flatten().and_then(|l| l.expires_at_ms);
+                let login = self.auth.login_for(&self.url).ok().flatten();
+                if let Some(login) = &login {
+                    learn(&self.notes, login);
+                }
+                let expires = login.and_then(|l| l.expires_at_ms);
                 self.hold(Some((token.clone(), expires)));
                 Some(token)
             }
@@ -116,6 +141,14 @@ impl Tokens {
                 None
             }
         }
+    }
+}
+
+/// Hides `login`'s tokens from every message of the session from now on.
+fn learn(notes: &ServerNotes, login: &Login) {
+    notes.add_secret(&login.access_token, ACCESS_TOKEN_SHOWN);
+    if let Some(refresh) = &login.refresh_token {
+        notes.add_secret(refresh, REFRESH_TOKEN_SHOWN);
     }
 }
 

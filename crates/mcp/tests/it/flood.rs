@@ -71,3 +71,28 @@ async fn a_call_deadline_fires_while_the_server_floods_stderr() {
     let secs = started.elapsed().as_secs_f64();
     assert_bounded(&counted.await.unwrap(), secs + 1.0);
 }
+
+/// The peak resident memory of this process, in KiB (Linux `/proc/self/status`).
+fn peak_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_flooding_pings_that_never_reads_its_stdin_is_closed_with_answer_queue_full() {
+    // The fixture stops reading stdin, then sends 200,000 pings: the first answers fill
+    // the pipe, the rest would wait in this process without a bound.
+    let deaf = config(json!({ "command": mcpflow_testkit::binary(), "args": ["faulty"], "protocol": "2025-11-25" }));
+    let pool = Pool::new(configs(vec![("deaf", deaf)]), Approvals::allow_all(), PoolOptions::default());
+    let err = pool.call(tool(Some("deaf"), "flood_pings", json!({ "count": 200_000 }))).await.unwrap_err();
+    assert_eq!(err.code(), "ANSWER_QUEUE_FULL", "{err}");
+    let message = err.to_string();
+    assert!(message.contains("server `deaf`") && message.contains("1024 answers"), "{message}");
+    // The next call starts the server again.
+    pool.call(tool(Some("deaf"), "echo", json!({ "message": "again" }))).await.unwrap();
+    pool.shutdown().await;
+    // 1,024 answers of a few hundred bytes each, whatever the server sends.
+    let peak = peak_kib();
+    assert!(peak < 512 * 1024, "this test process peaked at {peak} KiB");
+}
