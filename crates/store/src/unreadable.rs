@@ -30,17 +30,26 @@ impl Unreadable {
     }
 
     pub(crate) fn record(run_id: String, error: &Error) -> Unreadable {
-        Unreadable { run_id, event: None, code: error.code().to_owned(), message: error.to_string() }
+        Unreadable { run_id, event: None, code: error.code().to_owned(), message: cause(error) }
     }
 
     pub(crate) fn event(run_id: String, seq: u64, error: &Error) -> Unreadable {
-        Unreadable { run_id, event: Some(seq), code: error.code().to_owned(), message: error.to_string() }
+        Unreadable { run_id, event: Some(seq), code: error.code().to_owned(), message: cause(error) }
     }
 
     /// The run id a `runs` key names, even when the key is not UTF-8 (then lossily).
     pub(crate) fn id_of_record_key(key: &[u8]) -> String {
         keys::parse_single(keys::RUNS, key)
             .unwrap_or_else(|_| String::from_utf8_lossy(key.get(1..).unwrap_or_default()).into_owned())
+    }
+}
+
+/// What is wrong, without [`Error::Corrupt`]'s generic way out: [`Unreadable`] names
+/// the command that removes the run instead.
+fn cause(error: &Error) -> String {
+    match error {
+        Error::Corrupt { tree, key, message } => format!("the `{tree}` tree's entry at key {key}: {message}"),
+        other => other.to_string(),
     }
 }
 
@@ -52,7 +61,7 @@ impl fmt::Display for Unreadable {
         };
         write!(
             f,
-            "run `{}`: {what} cannot be read [{}]: {}; remove the run with `{}`",
+            "run `{}`: {what} cannot be read [{}]: {}; remove the run with `{}` (or restore a backup)",
             self.run_id,
             self.code,
             self.message,
