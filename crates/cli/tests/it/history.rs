@@ -123,7 +123,7 @@ fn importing_blueprints_and_backups_that_name_stdio_servers_starts_no_process() 
 }
 
 /// Records a run of a one-step blueprint with `run --store`; its run id.
-fn record_run(home: &Path, file: &Path) -> String {
+pub(crate) fn record_run(home: &Path, file: &Path) -> String {
     let out = mcpflow(home, &["run", "--store", "--json", file.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -132,7 +132,7 @@ fn record_run(home: &Path, file: &Path) -> String {
 
 /// Sets the output of run `run_id`'s record to a value `levels` arrays deep, straight
 /// through sled: what an mcpflow before the store's depth limit wrote.
-fn nest_output(home: &Path, run_id: &str, levels: usize) {
+pub(crate) fn nest_output(home: &Path, run_id: &str, levels: usize) {
     let db = sled::open(home.join("store")).unwrap();
     let runs = db.open_tree("runs").unwrap();
     let key = [&[1u8][..], run_id.as_bytes()].concat();
