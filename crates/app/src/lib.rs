@@ -42,4 +42,4 @@ pub mod telemetry;
 
 pub use app::{App, AppOptions, Change};
 pub use error::AppError;
-pub use mcpflow_store::{BlueprintMeta, RunRecord};
+pub use mcpflow_store::{BlueprintMeta, RunList, RunRecord, Unreadable};

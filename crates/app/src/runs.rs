@@ -369,8 +369,17 @@ impl App {
                         _ => {}
                     }
                 }
-                if let Err(err) = store.append_event(&run_id, e) {
-                    recorder.report(&err);
+                match store.append_event(&run_id, e) {
+                    Ok(()) => {}
+                    // Too deep to read back: the run records why in the event's place
+                    // (see `Store::note_unrecorded`) and goes on.
+                    Err(refused @ mcpflow_store::Error::TooDeep { .. }) => {
+                        tracing::warn!(run = %run_id, error = %refused, "an event is recorded as why it was not");
+                        if let Err(err) = store.note_unrecorded(&run_id, e, &refused) {
+                            recorder.report(&err);
+                        }
+                    }
+                    Err(err) => recorder.report(&err),
                 }
                 let change = asking.lock().ok().and_then(|mut open| open.apply(&e.kind));
                 if let Some(waiting) = change
@@ -509,9 +518,27 @@ impl App {
         }
     }
 
-    /// Recorded runs, newest first; of one blueprint when given.
+    /// Recorded runs, newest first; of one blueprint when given. Runs that cannot be
+    /// read are left out ([`App::run_list`] reports them).
     pub fn runs(&self, blueprint: Option<&str>, limit: usize) -> Result<Vec<RunRecord>> {
         Ok(self.store().runs(blueprint, limit)?)
+    }
+
+    /// Recorded runs, newest first, of one blueprint when given, and the runs met on the
+    /// way that cannot be read, each with the command that removes it.
+    pub fn run_list(&self, blueprint: Option<&str>, limit: usize) -> Result<mcpflow_store::RunList> {
+        Ok(self.store().run_list(blueprint, limit)?)
+    }
+
+    /// Removes a recorded run with its events — one that cannot be read too. Returns
+    /// whether it was recorded. A run in flight is refused: cancel it first.
+    pub fn remove_run(&self, run_id: &str) -> Result<bool> {
+        if self.active_runs().iter().any(|(id, _)| id == run_id) {
+            return Err(AppError::BadRequest(format!(
+                "run `{run_id}` is in flight; cancel it (or let it finish) before removing it"
+            )));
+        }
+        Ok(self.store().delete_run(run_id)?)
     }
 
     /// A recorded run with all its events, in order.

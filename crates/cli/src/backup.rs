@@ -9,11 +9,23 @@ use std::io::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
+/// Exit code of an export that left out runs it cannot read: the backup holds everything
+/// else (as a run's `partial` is 3).
+const EXIT_INCOMPLETE: u8 = 3;
+
 pub fn export(file: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let doc = match crate::history::through_service("store/export", serde_json::json!({}))? {
-        Some(doc) => doc,
-        None => open_app(&AppArgs::default(), None)?.store().export()?,
-    };
+    let (doc, skipped) =
+        match crate::history::through_service("store/export", serde_json::json!({ "with_skipped": true }))? {
+            Some(mut answer) if answer.get("mcpflow_store").is_none() => {
+                (answer["doc"].take(), serde_json::from_value(answer["skipped"].take())?)
+            }
+            // A service from before `with_skipped` answers the document alone.
+            Some(doc) => (doc, Vec::new()),
+            None => {
+                let backup = open_app(&AppArgs::default(), None)?.store().backup()?;
+                (backup.doc, backup.skipped)
+            }
+        };
     let text = serde_json::to_string_pretty(&doc)?;
     match file {
         None => {
@@ -22,7 +34,18 @@ pub fn export(file: Option<&Path>) -> anyhow::Result<ExitCode> {
         }
         Some(path) => std::fs::write(path, text + "\n").with_context(|| format!("cannot write {}", path.display()))?,
     }
-    Ok(ExitCode::SUCCESS)
+    if skipped.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    crate::history::warn_skipped(&skipped);
+    #[allow(clippy::print_stderr)]
+    {
+        eprintln!(
+            "warning: the backup holds everything else; {} unreadable item(s) left out (exit {EXIT_INCOMPLETE})",
+            skipped.len()
+        );
+    }
+    Ok(ExitCode::from(EXIT_INCOMPLETE))
 }
 
 #[allow(clippy::print_stderr)]

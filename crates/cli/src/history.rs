@@ -1,6 +1,7 @@
 //! `mcpflow list`, `mcpflow runs [BLUEPRINT] [--waiting]`, `mcpflow show RUN [--events]`: what the
 //! store holds — the blueprints and the history of runs the CLI, the studio, `serve`
-//! and the scheduler recorded.
+//! and the scheduler recorded; `mcpflow runs --remove RUN` removes one. A run that
+//! cannot be read back is skipped, with a warning that names the command removing it.
 
 use crate::app::{AppArgs, open_app};
 use mcpflow_app::runs::{Rerun, step_records};
@@ -32,11 +33,17 @@ pub fn list(json_out: bool) -> anyhow::Result<ExitCode> {
 
 #[allow(clippy::print_stdout)]
 pub fn runs(blueprint: Option<&str>, limit: usize, json_out: bool) -> anyhow::Result<ExitCode> {
-    let runs: Vec<mcpflow_app::RunRecord> =
-        match through_service("runs/list", json!({ "blueprint": blueprint, "limit": limit }))? {
-            Some(runs) => serde_json::from_value(runs)?,
-            None => open_app(&AppArgs::default(), None)?.runs(blueprint, limit)?,
-        };
+    let params = json!({ "blueprint": blueprint, "limit": limit, "with_skipped": true });
+    let list: mcpflow_app::RunList = match through_service("runs/list", params)? {
+        // A service from before `with_skipped` answers the bare list.
+        Some(runs @ serde_json::Value::Array(_)) => {
+            mcpflow_app::RunList { runs: serde_json::from_value(runs)?, skipped: Vec::new() }
+        }
+        Some(list) => serde_json::from_value(list)?,
+        None => open_app(&AppArgs::default(), None)?.run_list(blueprint, limit)?,
+    };
+    warn_skipped(&list.skipped);
+    let runs = list.runs;
     if json_out {
         println!("{}", serde_json::to_string_pretty(&runs)?);
         return Ok(ExitCode::SUCCESS);
@@ -61,6 +68,31 @@ pub fn runs(blueprint: Option<&str>, limit: usize, json_out: bool) -> anyhow::Re
             duration
         );
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Says on stderr which runs were skipped because they cannot be read, each with the
+/// command that removes it.
+#[allow(clippy::print_stderr)]
+pub(crate) fn warn_skipped(skipped: &[mcpflow_app::Unreadable]) {
+    for unreadable in skipped {
+        eprintln!("warning: skipped {unreadable}");
+    }
+}
+
+/// `mcpflow runs --remove RUN`: removes a recorded run and its events — one that cannot
+/// be read too (what `runs`, `show` and `export` name in their warnings).
+#[allow(clippy::print_stderr)]
+pub fn remove(run_id: &str) -> anyhow::Result<ExitCode> {
+    let removed = match through_service("runs/remove", json!({ "run_id": run_id }))? {
+        Some(answer) => answer["removed"].as_bool().unwrap_or(false),
+        None => open_app(&AppArgs::default(), None)?.remove_run(run_id)?,
+    };
+    if !removed {
+        eprintln!("error: no run `{run_id}` in the store; `mcpflow runs` lists the recorded runs");
+        return Ok(ExitCode::from(2));
+    }
+    eprintln!("removed run {run_id} and its events");
     Ok(ExitCode::SUCCESS)
 }
 

@@ -119,7 +119,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// List recorded runs, newest first (of one blueprint when given).
+    /// List recorded runs, newest first (of one blueprint when given). A run that cannot
+    /// be read back is skipped with a warning on stderr naming `mcpflow runs --remove RUN`.
     Runs {
         #[arg(value_name = "BLUEPRINT")]
         blueprint: Option<String>,
@@ -130,6 +131,10 @@ enum Command {
         /// `mcpflow answer` that answers it.
         #[arg(long, conflicts_with_all = ["blueprint", "limit"])]
         waiting: bool,
+        /// Remove run RUN from the store with all its events — also one that cannot be
+        /// read back, which `runs`, `show` and `export` skip and name.
+        #[arg(long, value_name = "RUN", conflicts_with_all = ["blueprint", "limit", "waiting", "json"])]
+        remove: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -147,6 +152,8 @@ enum Command {
         json: bool,
     },
     /// Write the whole store (blueprints with revisions, runs, saved values, servers) as JSON.
+    /// Runs (or events) that cannot be read back are left out and named on stderr, with
+    /// `mcpflow runs --remove RUN`; the backup of everything else is written, exit 3.
     Export {
         /// Where to write (default: stdout).
         #[arg(value_name = "FILE")]
@@ -206,6 +213,7 @@ fn main() -> ExitCode {
         Command::Service(args) => with_runtime(service::run(args)),
         Command::Daemon { app, telemetry } => with_runtime(serve::daemon(app, None, telemetry)),
         Command::List { json } => report(history::list(json)),
+        Command::Runs { remove: Some(run), .. } => report(history::remove(&run)),
         Command::Runs { waiting: true, json, .. } => report(history::waiting(json)),
         Command::Runs { blueprint, limit, json, .. } => report(history::runs(blueprint.as_deref(), limit, json)),
         Command::Answer(args) => answer::run(args),

@@ -25,6 +25,7 @@ use crate::error::{Error, Result};
 use crate::keys::RUNS;
 use crate::runs::RunRecord;
 use crate::schema::SCHEMA_VERSION;
+use crate::unreadable::Unreadable;
 use crate::{Store, codec};
 use mcpflow_engine::RunEvent;
 use serde::{Deserialize, Serialize};
@@ -76,10 +77,28 @@ pub(crate) struct DocRun {
     pub(crate) events: Vec<RunEvent>,
 }
 
+/// A backup as [`Store::backup`] makes it: the document, and what it left out.
+#[derive(Debug, Clone)]
+pub struct Backup {
+    /// The export document (see the module docs): everything readable.
+    pub doc: Value,
+    /// The runs, and events of runs, that cannot be read and are not in `doc`: a run
+    /// whose record cannot be read is left out whole; an unreadable event alone.
+    pub skipped: Vec<Unreadable>,
+}
+
 impl Store {
-    /// Everything in the store as one JSON document (see the module docs), in key order.
-    #[tracing::instrument(skip_all, err)]
+    /// Everything readable in the store as one JSON document (see the module docs), in
+    /// key order. What cannot be read is left out: see [`Store::backup`].
     pub fn export(&self) -> Result<Value> {
+        Ok(self.backup()?.doc)
+    }
+
+    /// Everything readable in the store as one JSON document, and the runs and events
+    /// left out because they cannot be read (damaged, or nested deeper than
+    /// [`crate::MAX_RECORD_DEPTH`]): one of them never fails the whole backup.
+    #[tracing::instrument(skip_all, err)]
+    pub fn backup(&self) -> Result<Backup> {
         let mut blueprints = Vec::new();
         for meta in self.blueprints()? {
             let revisions = self
@@ -90,11 +109,22 @@ impl Store {
             blueprints.push(DocBlueprint { id: meta.id, revisions });
         }
         let mut runs = Vec::new();
+        let mut skipped = Vec::new();
         for entry in self.runs.iter() {
             let (key, bytes) = entry.map_err(Error::db("exporting runs"))?;
-            let record: RunRecord = codec::decode(RUNS, &key, &bytes)?;
-            let events = self.events(&record.id)?;
+            let record: RunRecord = match codec::decode(RUNS, &key, &bytes) {
+                Ok(record) => record,
+                Err(e) => {
+                    skipped.push(Unreadable::record(Unreadable::id_of_record_key(&key), &e));
+                    continue;
+                }
+            };
+            let (events, unreadable) = self.readable_events(&record.id)?;
+            skipped.extend(unreadable);
             runs.push(DocRun { record, events });
+        }
+        for unreadable in &skipped {
+            tracing::warn!(%unreadable, "left out of the backup");
         }
         let mut saved: BTreeMap<String, BTreeMap<String, Value>> = BTreeMap::new();
         for (blueprint, name, value) in self.all_saved()? {
@@ -110,6 +140,8 @@ impl Store {
             consents: self.consents()?,
             schedules: self.schedule_states()?.into_iter().collect(),
         };
-        serde_json::to_value(&doc).map_err(|e| Error::Encode { what: "the export", message: e.to_string() })
+        let doc = serde_json::to_value(&doc)
+            .map_err(|e| Error::Encode { what: "the export".into(), message: e.to_string() })?;
+        Ok(Backup { doc, skipped })
     }
 }

@@ -1,6 +1,7 @@
 //! The store's one error type. Every variant has a stable code ([`Error::code`]) and a
 //! message that says what went wrong, where, and what to do.
 
+use crate::Unreadable;
 use std::path::PathBuf;
 
 /// `Result` with this crate's [`Error`].
@@ -65,13 +66,25 @@ pub enum Error {
     #[error("run `{id}` is already recorded; every run needs a fresh id")]
     RunExists { id: String },
 
+    /// A run's record or one of its events cannot be read back (see [`Unreadable`]).
+    #[error("{0}")]
+    Unreadable(Box<Unreadable>),
+
     /// A blueprint has been saved more revisions than a `u32` counts.
     #[error("blueprint `{id}` has reached the last revision number; export it and save it under a new id")]
     RevisionsExhausted { id: String },
 
     /// A value could not be turned into JSON.
     #[error("cannot encode {what} as JSON: {message}")]
-    Encode { what: &'static str, message: String },
+    Encode { what: String, message: String },
+
+    /// A value nested deeper than the store reads back ([`crate::MAX_RECORD_DEPTH`]);
+    /// nothing was written.
+    #[error(
+        "{what} was not recorded: it nests {depth} levels deep, and the store reads back at most {limit}; lower \
+         the blueprint's `limits.max_value_depth` or flatten the value"
+    )]
+    TooDeep { what: String, depth: usize, limit: usize },
 
     /// The import document is not an mcpflow store export; nothing was written.
     #[error("the import document is malformed at {}: {message}; nothing was imported", pointer_text(pointer))]
@@ -97,8 +110,10 @@ impl Error {
             Error::InvalidValue { .. } => "STORE_INVALID_VALUE",
             Error::RunNotFound { .. } => "RUN_NOT_FOUND",
             Error::RunExists { .. } => "RUN_EXISTS",
+            Error::Unreadable(_) => "RUN_UNREADABLE",
             Error::RevisionsExhausted { .. } => "REVISIONS_EXHAUSTED",
             Error::Encode { .. } => "STORE_ENCODE",
+            Error::TooDeep { .. } => "STORE_VALUE_TOO_DEEP",
             Error::ImportInvalid { .. } => "IMPORT_INVALID",
         }
     }

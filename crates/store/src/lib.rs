@@ -22,11 +22,14 @@ mod schedules;
 mod schema;
 mod servers;
 mod store;
+mod unreadable;
 
-pub use backup::{Counts, EXPORT_FORMAT, ImportOptions, ImportReport};
+pub use backup::{Backup, Counts, EXPORT_FORMAT, ImportOptions, ImportReport};
 pub use blueprints::{BlueprintMeta, StoredBlueprint};
+pub use codec::MAX_RECORD_DEPTH;
 pub use consents::Consent;
 pub use error::{Error, Result};
-pub use runs::{OpenQuestions, RecordStatus, RerunMode, RerunOf, RunRecord, open_questions};
+pub use runs::{OpenQuestions, RecordStatus, RerunMode, RerunOf, RunList, RunRecord, open_questions};
 pub use schema::SCHEMA_VERSION;
 pub use store::{Opened, Store};
+pub use unreadable::Unreadable;

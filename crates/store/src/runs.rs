@@ -4,10 +4,12 @@
 
 use crate::Store;
 use crate::blueprints::tx_error;
-use crate::codec::{decode, encode, now};
+use crate::codec::{decode, encode, encode_named, now};
 use crate::error::{Error, Result};
 use crate::keys::{self, EVENTS, RUN_INDEX, RUNS};
+use crate::unreadable::Unreadable;
 use mcpflow_engine::event::IterationPath;
+use mcpflow_engine::event::LogLevel;
 use mcpflow_engine::people::Question;
 use mcpflow_engine::{Envelope, EventKind, RunEvent, RunStatus};
 use serde::{Deserialize, Serialize};
@@ -131,7 +133,7 @@ impl Store {
         keys::check("blueprint id", &record.blueprint)?;
         let key = keys::single(&record.id);
         let index_key = keys::pair(&record.blueprint, record.id.as_bytes());
-        let value = encode("the run record", record)?;
+        let value = encode_named(|| format!("the record of run `{}`", record.id), record)?;
         let result = (&self.runs, &self.run_index).transaction(|(runs, index)| {
             if runs.get(&key)?.is_some() {
                 return Err(ConflictableTransactionError::Abort(Error::RunExists { id: record.id.clone() }));
@@ -146,26 +148,64 @@ impl Store {
 
     /// Appends one event of a run, under its `seq`. Not flushed: call [`Store::sync`] (or
     /// let the engine's journal do it) where durability matters.
+    ///
+    /// An event nested deeper than the store reads back is refused ([`Error::TooDeep`],
+    /// `STORE_VALUE_TOO_DEEP`) and nothing is written; [`Store::note_unrecorded`] then
+    /// records why in its place.
     pub fn append_event(&self, run_id: &str, event: &RunEvent) -> Result<()> {
         keys::check("run id", run_id)?;
         if !self.runs.contains_key(keys::single(run_id)).map_err(Error::db("appending an event"))? {
             return Err(Error::RunNotFound { id: run_id.to_owned() });
         }
-        self.events
-            .insert(keys::event(run_id, event.seq), encode("the event", event)?)
-            .map_err(Error::db("appending an event"))?;
+        let value = encode_named(|| format!("event {} of run `{run_id}`", event.seq), event)?;
+        self.events.insert(keys::event(run_id, event.seq), value).map_err(Error::db("appending an event"))?;
         Ok(())
+    }
+
+    /// Records, under the `seq` of an event [`Store::append_event`] refused, an error
+    /// `Log` event saying why (the refusal's text, with its code).
+    ///
+    /// A replacement rather than a failed run: the value was fine for the run (the engine
+    /// bounds depth with `limits.max_value_depth`), only its record is not, and the run's
+    /// history keeps every `seq` and says at that place what is missing, where a gap
+    /// would say nothing. The run's end is recorded the same way ([`Store::finish_run`]).
+    pub fn note_unrecorded(&self, run_id: &str, event: &RunEvent, refused: &Error) -> Result<()> {
+        let note = RunEvent {
+            seq: event.seq,
+            at_ms: event.at_ms,
+            kind: EventKind::Log {
+                level: LogLevel::Error,
+                message: format!("[{}] {refused}", refused.code()),
+                step: None,
+            },
+        };
+        self.append_event(run_id, &note)
     }
 
     /// Finishes a run with its envelope: status, `finished_at`, and a flush.
     #[tracing::instrument(skip(self, envelope), fields(status = envelope.status.as_str()), err)]
+    ///
+    /// An output nested deeper than the store reads back is recorded as the refusal's text
+    /// instead (see [`Store::note_unrecorded`] for why), so the run still ends with its
+    /// status.
     pub fn finish_run(&self, run_id: &str, envelope: &Envelope) -> Result<()> {
         let finished_at = now();
-        self.update_run(run_id, |record| {
-            record.status = envelope.status.into();
-            record.finished_at = Some(finished_at.clone());
-            record.envelope = Some(envelope.clone());
-        })?;
+        let finish = |envelope: &Envelope| {
+            self.update_run(run_id, |record| {
+                record.status = envelope.status.into();
+                record.finished_at = Some(finished_at.clone());
+                record.envelope = Some(envelope.clone());
+            })
+        };
+        match finish(envelope) {
+            Err(refused @ Error::TooDeep { .. }) => {
+                tracing::warn!(run_id, error = %refused, "the run's output is recorded as why it was not");
+                let mut cut = envelope.clone();
+                cut.output = Value::String(format!("[{}] the output {refused}", refused.code()));
+                finish(&cut)?;
+            }
+            other => other?,
+        }
         self.sync()
     }
 
@@ -233,64 +273,95 @@ impl Store {
             };
             let mut record = decode::<RunRecord>(RUNS, &key, &bytes).map_err(abort)?;
             change(&mut record);
-            runs.insert(key.as_slice(), encode("the run record", &record).map_err(abort)?)?;
+            let value = encode_named(|| format!("the record of run `{run_id}`"), &record).map_err(abort)?;
+            runs.insert(key.as_slice(), value)?;
             Ok(())
         });
         result.map_err(tx_error("finishing a run"))
     }
 
-    /// Run `id`.
+    /// Run `id`. A record that cannot be read is [`Error::Unreadable`], with the command
+    /// that removes it.
     pub fn run(&self, id: &str) -> Result<Option<RunRecord>> {
         keys::check("run id", id)?;
         let key = keys::single(id);
         match self.runs.get(&key).map_err(Error::db("reading a run"))? {
-            Some(bytes) => decode(RUNS, &key, &bytes).map(Some),
+            Some(bytes) => decode(RUNS, &key, &bytes)
+                .map(Some)
+                .map_err(|e| Error::Unreadable(Box::new(Unreadable::record(id.to_owned(), &e)))),
             None => Ok(None),
         }
     }
 
-    /// The newest `limit` runs, of one blueprint or of all, newest first.
+    /// The newest `limit` readable runs, of one blueprint or of all, newest first; the
+    /// ones met on the way that cannot be read are skipped (see [`Store::run_list`]).
     pub fn runs(&self, blueprint: Option<&str>, limit: usize) -> Result<Vec<RunRecord>> {
+        Ok(self.run_list(blueprint, limit)?.runs)
+    }
+
+    /// The newest `limit` readable runs, of one blueprint or of all, newest first, and
+    /// the runs met on the way whose record cannot be read (damaged, or nested too deep):
+    /// skipped, never a failure of the whole list.
+    pub fn run_list(&self, blueprint: Option<&str>, limit: usize) -> Result<RunList> {
+        let mut list = RunList::default();
         let Some(blueprint) = blueprint else {
-            return self
-                .runs
-                .iter()
-                .rev()
-                .take(limit)
-                .map(|entry| {
-                    let (key, bytes) = entry.map_err(Error::db("listing runs"))?;
-                    decode(RUNS, &key, &bytes)
-                })
-                .collect();
+            for entry in self.runs.iter().rev() {
+                if list.runs.len() >= limit {
+                    break;
+                }
+                let (key, bytes) = entry.map_err(Error::db("listing runs"))?;
+                match decode(RUNS, &key, &bytes) {
+                    Ok(record) => list.runs.push(record),
+                    Err(e) => list.skip(Unreadable::record(Unreadable::id_of_record_key(&key), &e)),
+                }
+            }
+            return Ok(list);
         };
         keys::check("blueprint id", blueprint)?;
-        let mut records = Vec::new();
         for entry in self.run_index.scan_prefix(keys::prefix(blueprint)).keys().rev() {
-            if records.len() >= limit {
+            if list.runs.len() >= limit {
                 break;
             }
             let key = entry.map_err(Error::db("listing runs"))?;
             let (_, tail) = keys::parse_pair(RUN_INDEX, &key)?;
             let run_id = keys::tail_text(RUN_INDEX, &key, tail)?;
             // Index and record are written and removed together; a gap is skipped, not fatal.
-            match self.run(&run_id)? {
-                Some(record) => records.push(record),
-                None => tracing::debug!(run_id, "the run index names a run that is not recorded"),
+            match self.run(&run_id) {
+                Ok(Some(record)) => list.runs.push(record),
+                Ok(None) => tracing::debug!(run_id, "the run index names a run that is not recorded"),
+                Err(Error::Unreadable(unreadable)) => list.skip(*unreadable),
+                Err(e) => return Err(e),
             }
         }
-        Ok(records)
+        Ok(list)
     }
 
-    /// A run's events in `seq` order.
+    /// A run's events in `seq` order. An event that cannot be read is
+    /// [`Error::Unreadable`], with the command that removes the run.
     pub fn events(&self, run_id: &str) -> Result<Vec<RunEvent>> {
+        let (events, unreadable) = self.readable_events(run_id)?;
+        match unreadable.into_iter().next() {
+            Some(first) => Err(Error::Unreadable(Box::new(first))),
+            None => Ok(events),
+        }
+    }
+
+    /// A run's readable events in `seq` order, and the ones that cannot be read.
+    pub(crate) fn readable_events(&self, run_id: &str) -> Result<(Vec<RunEvent>, Vec<Unreadable>)> {
         keys::check("run id", run_id)?;
-        self.events
-            .scan_prefix(keys::prefix(run_id))
-            .map(|entry| {
-                let (key, bytes) = entry.map_err(Error::db("reading events"))?;
-                decode(EVENTS, &key, &bytes)
-            })
-            .collect()
+        let (mut events, mut unreadable) = (Vec::new(), Vec::new());
+        for entry in self.events.scan_prefix(keys::prefix(run_id)) {
+            let (key, bytes) = entry.map_err(Error::db("reading events"))?;
+            match decode(EVENTS, &key, &bytes) {
+                Ok(event) => events.push(event),
+                Err(e) => {
+                    let seq = key.len().checked_sub(8).and_then(|at| key.get(at..)).and_then(|b| b.try_into().ok());
+                    let seq = seq.map_or(0, u64::from_be_bytes);
+                    unreadable.push(Unreadable::event(run_id.to_owned(), seq, &e));
+                }
+            }
+        }
+        Ok((events, unreadable))
     }
 
     /// Removes run `id` with its events. Returns whether it was recorded.
@@ -346,7 +417,8 @@ impl Store {
             if id <= run_id {
                 continue;
             }
-            if let Some(later) = self.run(id)?
+            // A later run that cannot be read resumed nothing we can know of.
+            if let Ok(Some(later)) = self.run(id)
                 && later.resumed_from.as_deref() == Some(run_id)
             {
                 return Ok(Some(later.id));
@@ -358,37 +430,33 @@ impl Store {
     /// Marks every `running` run as `interrupted` (the process that ran it is gone) —
     /// or `waiting`, when its events end with a question still open (see
     /// [`open_questions`]): answering it resumes the run. Returns the ids of both, in that
-    /// order. A damaged record is left alone (and logged) so the store still opens;
-    /// reading that run reports it.
-    pub(crate) fn interrupt_running(&self) -> Result<(Vec<String>, Vec<String>)> {
+    /// order, and the records that cannot be read: left alone, so the store still opens
+    /// (reading that run reports it too).
+    pub(crate) fn interrupt_running(&self) -> Result<Swept> {
         let finished_at = now();
-        let mut interrupted = Vec::new();
-        let mut waiting = Vec::new();
+        let mut swept = Swept::default();
         for entry in self.runs.iter() {
             let (key, bytes) = entry.map_err(Error::db("looking for interrupted runs"))?;
             let mut record = match decode::<RunRecord>(RUNS, &key, &bytes) {
                 Ok(record) => record,
                 Err(error) => {
-                    tracing::warn!(%error, "skipping a damaged run record");
+                    swept.unreadable.push(Unreadable::record(Unreadable::id_of_record_key(&key), &error));
                     continue;
                 }
             };
             if !matches!(record.status, RecordStatus::Running | RecordStatus::Waiting) {
                 continue;
             }
-            let asks = match self.events(&record.id) {
-                Ok(events) => !open_questions(&events).is_empty(),
-                Err(error) => {
-                    tracing::warn!(%error, run = %record.id, "the events of a run left running cannot be read");
-                    false
-                }
-            };
+            // The readable events decide; the others are reported with the run.
+            let (events, unreadable) = self.readable_events(&record.id)?;
+            swept.unreadable.extend(unreadable);
+            let asks = !open_questions(&events).is_empty();
             // A run resumed already (answered, then the process died before it was
             // settled) waits no more.
             let asks = asks && self.resumed_by(&record.id)?.is_none();
             let status = if asks { RecordStatus::Waiting } else { RecordStatus::Interrupted };
             if record.status == status {
-                waiting.push(record.id);
+                swept.waiting.push(record.id);
                 continue;
             }
             record.status = status;
@@ -398,9 +466,34 @@ impl Store {
             self.runs
                 .insert(&key, encode("the run record", &record)?)
                 .map_err(Error::db("marking a run interrupted"))?;
-            if asks { waiting.push(record.id) } else { interrupted.push(record.id) }
+            if asks { swept.waiting.push(record.id) } else { swept.interrupted.push(record.id) }
         }
-        Ok((interrupted, waiting))
+        Ok(swept)
+    }
+}
+
+/// What [`Store::interrupt_running`] did and met.
+#[derive(Debug, Default)]
+pub(crate) struct Swept {
+    pub(crate) interrupted: Vec<String>,
+    pub(crate) waiting: Vec<String>,
+    pub(crate) unreadable: Vec<Unreadable>,
+}
+
+/// Runs as [`Store::run_list`] lists them: the readable ones and the ones skipped.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunList {
+    /// The readable runs, newest first.
+    pub runs: Vec<RunRecord>,
+    /// The runs met on the way whose record cannot be read, newest first.
+    #[serde(default)]
+    pub skipped: Vec<Unreadable>,
+}
+
+impl RunList {
+    fn skip(&mut self, unreadable: Unreadable) {
+        tracing::warn!(%unreadable, "skipping a run that cannot be read");
+        self.skipped.push(unreadable);
     }
 }
 

@@ -5,6 +5,7 @@
 use crate::error::{Error, Result};
 use crate::keys;
 use crate::schema;
+use crate::unreadable::Unreadable;
 use sled::{Db, Tree};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -37,6 +38,10 @@ pub struct Opened {
     /// Runs left waiting for a person (a question open at the end of their events) by a
     /// process that stopped or died; they are `waiting`, and answering one resumes it.
     pub waiting: Vec<String>,
+    /// Runs whose record or events cannot be read (damaged, or nested deeper than
+    /// [`crate::MAX_RECORD_DEPTH`]): left as they are, each with the command that
+    /// removes it.
+    pub unreadable: Vec<Unreadable>,
     /// The schema version the store was migrated from, if it was older.
     pub migrated_from: Option<u32>,
 }
@@ -52,7 +57,10 @@ impl Store {
         let db = open_db(dir)?;
         user_only(dir).map_err(|source| Error::Folder { path: dir.to_owned(), source })?;
         let (store, migrated_from) = Store::on(db, dir.to_owned())?;
-        let (interrupted, waiting) = store.interrupt_running()?;
+        let crate::runs::Swept { interrupted, waiting, unreadable } = store.interrupt_running()?;
+        for unreadable in &unreadable {
+            tracing::warn!(%unreadable, "a recorded run cannot be read; the store opened without it");
+        }
         if !interrupted.is_empty() {
             tracing::warn!(runs = ?interrupted, "runs left running by an earlier process are now interrupted");
         }
@@ -60,7 +68,7 @@ impl Store {
             tracing::info!(runs = ?waiting, "runs an earlier process left waiting for a person still wait");
         }
         store.sync()?;
-        Ok(Opened { store, interrupted, waiting, migrated_from })
+        Ok(Opened { store, interrupted, waiting, unreadable, migrated_from })
     }
 
     /// A store in memory (sled's temporary mode), removed when the last clone is dropped.

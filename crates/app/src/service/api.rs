@@ -7,11 +7,12 @@
 //! |---|---|---|
 //! | `blueprints/list` | — | the stored blueprints' metadata (`BlueprintMeta`) |
 //! | `blueprints/get` | `id` | `{meta, json}` |
-//! | `runs/list` | `blueprint?`, `limit?` (20) | run records, newest first |
+//! | `runs/list` | `blueprint?`, `limit?` (20), `with_skipped?` | run records, newest first; with `with_skipped: true`, `{runs, skipped}`: also the runs that cannot be read (`Unreadable`) |
+//! | `runs/remove` | `run_id` | `{removed}`: the run and its events are gone (one that cannot be read too; refused while it runs) |
 //! | `runs/get` | `run_id` | `{record, events}` |
 //! | `runs/active` | — | `[{run_id, blueprint}]` of the runs in flight |
 //! | `questions/list` | `run_id?` | `[{run_id, blueprint, question}]`: the open questions of waiting runs |
-//! | `store/export` | — | the whole store as a backup document |
+//! | `store/export` | `with_skipped?` | the whole store as a backup document (what can be read); with `with_skipped: true`, `{doc, skipped}` |
 //! | `store/import` | `doc`: a blueprint or a backup | `{report}`: what was added, in words |
 //! | `service/stop` | — | `{stopping, pid}`: the service exits (refused with runs in flight, and by a studio) |
 //! | `subscribe` | — | `{}`; then `notifications/changed`: `{what: "blueprints" \| "servers"}`, or `{what: "runs", run_id, blueprint, trigger, client}` as a run starts |
@@ -283,8 +284,8 @@ fn unknown(id: Value, method: &str) -> Value {
         -32601,
         "METHOD_NOT_FOUND",
         &format!(
-            "no method `{method}`: blueprints/list, blueprints/get, runs/list, runs/get, runs/active, questions/list, \
-             store/export, store/import, subscribe, service/stop, or a use case of the studio's (list_blueprints, \
+            "no method `{method}`: blueprints/list, blueprints/get, runs/list, runs/get, runs/active, runs/remove, \
+             questions/list, store/export, store/import, subscribe, service/stop, or a use case of the studio's (list_blueprints, \
              start_run, …: crates/app/src/api)"
         ),
     )
@@ -332,8 +333,12 @@ fn call(
         "runs/list" => {
             let blueprint = params.get("blueprint").and_then(Value::as_str);
             let limit = params.get("limit").and_then(Value::as_u64).map_or(20, |l| l as usize).min(MAX_LIMIT);
+            if params.get("with_skipped").and_then(Value::as_bool) == Some(true) {
+                return to_value(serde_json::to_value(app.run_list(blueprint, limit)?));
+            }
             to_value(serde_json::to_value(app.runs(blueprint, limit)?))
         }
+        "runs/remove" => Ok(json!({ "removed": app.remove_run(&text("run_id")?)? })),
         "runs/get" => {
             let detail = app.run_detail(&text("run_id")?)?;
             Ok(json!({ "record": serde_json::to_value(&detail.record).unwrap_or(Value::Null),
@@ -355,7 +360,13 @@ fn call(
                     .collect(),
             ))
         }
-        "store/export" => Ok(app.store().export().map_err(AppError::from)?),
+        "store/export" => {
+            let backup = app.store().backup().map_err(AppError::from)?;
+            if params.get("with_skipped").and_then(Value::as_bool) == Some(true) {
+                return Ok(json!({ "doc": backup.doc, "skipped": backup.skipped }));
+            }
+            Ok(backup.doc)
+        }
         "store/import" => {
             let doc = params
                 .get("doc")

@@ -121,3 +121,75 @@ fn importing_blueprints_and_backups_that_name_stdio_servers_starts_no_process() 
     let exported: Value = serde_json::from_slice(&mcpflow(&home, &["export"]).stdout).unwrap();
     assert_eq!(exported["servers"]["trap2"]["command"], "sh", "the server config was imported as written");
 }
+
+/// Records a run of a one-step blueprint with `run --store`; its run id.
+pub(crate) fn record_run(home: &Path, file: &Path) -> String {
+    let out = mcpflow(home, &["run", "--store", "--json", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
+    envelope["run_id"].as_str().unwrap().to_owned()
+}
+
+/// Sets the output of run `run_id`'s record to a value `levels` arrays deep, straight
+/// through sled: what an mcpflow before the store's depth limit wrote.
+pub(crate) fn nest_output(home: &Path, run_id: &str, levels: usize) {
+    let db = sled::open(home.join("store")).unwrap();
+    let runs = db.open_tree("runs").unwrap();
+    let key = [&[1u8][..], run_id.as_bytes()].concat();
+    let mut record: Value = serde_json::from_slice(&runs.get(&key).unwrap().unwrap()).unwrap();
+    record["envelope"]["output"] = json!("DEEP");
+    let deep = "[".repeat(levels) + &"]".repeat(levels);
+    runs.insert(key, record.to_string().replace("\"DEEP\"", &deep).as_bytes()).unwrap();
+    db.flush().unwrap();
+}
+
+#[test]
+fn a_run_180_levels_deep_is_skipped_by_runs_show_and_export_until_runs_remove() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let file = dir.path().join("one.json");
+    let blueprint =
+        json!({ "blueprint": 1, "id": "one", "steps": [{ "id": "n", "kind": "transform", "value": "{{ `1` }}" }] });
+    std::fs::write(&file, blueprint.to_string()).unwrap();
+    let deep = record_run(&home, &file);
+    let fine = record_run(&home, &file);
+    nest_output(&home, &deep, 180);
+    let remove = format!("mcpflow runs --remove {deep}");
+
+    let runs = mcpflow(&home, &["runs"]);
+    assert_eq!(runs.status.code(), Some(0), "{}", stderr(&runs));
+    assert!(stdout(&runs).contains(&fine) && !stdout(&runs).contains(&deep), "{}", stdout(&runs));
+    assert!(stderr(&runs).contains(&remove) && stderr(&runs).contains("levels deep"), "{}", stderr(&runs));
+    let listed = mcpflow(&home, &["runs", "one", "--json"]);
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(listed.as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect::<Vec<_>>(), [&fine]);
+
+    let shown = mcpflow(&home, &["show", &fine]);
+    assert_eq!(shown.status.code(), Some(0), "{}", stderr(&shown));
+    let refused = mcpflow(&home, &["show", &deep]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(stderr(&refused).contains("RUN_UNREADABLE") || stderr(&refused).contains(&remove), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains(&remove), "{}", stderr(&refused));
+
+    // The backup holds everything readable, names what it left out, and exits 3.
+    let backup = dir.path().join("backup.json");
+    let exported = mcpflow(&home, &["export", backup.to_str().unwrap()]);
+    assert_eq!(exported.status.code(), Some(3), "{}", stderr(&exported));
+    assert!(stderr(&exported).contains(&remove), "{}", stderr(&exported));
+    let doc: Value = serde_json::from_slice(&std::fs::read(&backup).unwrap()).unwrap();
+    let ids: Vec<&str> = doc["runs"].as_array().unwrap().iter().map(|r| r["record"]["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, [fine.as_str()]);
+    assert_eq!(doc["blueprints"].as_array().map(Vec::len), Some(0), "a run from a file saves no blueprint");
+
+    // The command it names removes the run; then nothing is skipped.
+    let removed = mcpflow(&home, &["runs", "--remove", &deep]);
+    assert_eq!(removed.status.code(), Some(0), "{}", stderr(&removed));
+    let runs = mcpflow(&home, &["runs"]);
+    assert!(!stderr(&runs).contains(&deep), "{}", stderr(&runs));
+    assert!(stdout(&runs).contains(&fine), "{}", stdout(&runs));
+    let exported = mcpflow(&home, &["export", backup.to_str().unwrap()]);
+    assert_eq!(exported.status.code(), Some(0), "{}", stderr(&exported));
+    let again = mcpflow(&home, &["runs", "--remove", &deep]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(stderr(&again).contains("no run"), "{}", stderr(&again));
+}

@@ -731,3 +731,36 @@ fn a_blueprint_nesting_a_value_deeper_each_iteration_fails_its_run_and_the_servi
     let _ = owner.kill();
     let _ = owner.wait();
 }
+
+#[test]
+fn runs_export_and_runs_remove_through_the_service_skip_then_remove_an_unreadable_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let file = dir.path().join("one.json");
+    let blueprint =
+        json!({ "blueprint": 1, "id": "one", "steps": [{ "id": "n", "kind": "transform", "value": "{{ `1` }}" }] });
+    std::fs::write(&file, blueprint.to_string()).unwrap();
+    let deep = crate::history::record_run(&home, &file);
+    let fine = crate::history::record_run(&home, &file);
+    crate::history::nest_output(&home, &deep, 180);
+    let remove = format!("mcpflow runs --remove {deep}");
+
+    // The service holds the folder (and swept it on open); the CLI asks it.
+    let _service = plain_service(&home);
+    let runs = mcpflow_in(&home, &["runs"]);
+    assert_eq!(runs.status.code(), Some(0), "{}", stderr(&runs));
+    assert!(stdout(&runs).contains(&fine) && stderr(&runs).contains(&remove), "{}\n{}", stdout(&runs), stderr(&runs));
+    let exported = mcpflow_in(&home, &["export"]);
+    assert_eq!(exported.status.code(), Some(3), "{}", stderr(&exported));
+    assert!(stderr(&exported).contains(&remove), "{}", stderr(&exported));
+    let doc: Value = serde_json::from_slice(&exported.stdout).unwrap();
+    assert_eq!(doc["runs"].as_array().map(Vec::len), Some(1), "{doc}");
+    let shown = mcpflow_in(&home, &["show", &deep]);
+    assert!(stderr(&shown).contains(&remove), "{}", stderr(&shown));
+
+    let removed = mcpflow_in(&home, &["runs", "--remove", &deep]);
+    assert_eq!(removed.status.code(), Some(0), "{}", stderr(&removed));
+    let runs = mcpflow_in(&home, &["runs"]);
+    assert!(!stderr(&runs).contains(&deep) && stdout(&runs).contains(&fine), "{}", stderr(&runs));
+    assert_eq!(mcpflow_in(&home, &["export"]).status.code(), Some(0));
+}
