@@ -7,8 +7,10 @@
 //! offsets a diagnostic needs.
 
 mod bounded;
+mod weigh;
 
 pub use bounded::{ReadError, SizeLimit, read_bounded, read_json, read_json_streamed};
+pub use weigh::{count_values, weight};
 
 use crate::diagnostic::{Code, Diagnostic, Position, pointer_push};
 use crate::limits::{BLUEPRINT_SIZE, MAX_JSON_DEPTH};

@@ -3,13 +3,14 @@
 use crate::app::{AppArgs, open_app_with_options};
 use crate::progress::Progress;
 use crate::telemetry::TelemetryArgs;
-use crate::validate::{read_input, read_json_input, render, unread};
+use crate::validate::{read_input, read_inputs_file, read_json_input, render, unread};
 use anyhow::Context as _;
 use clap::Args;
 use mcpflow_app::headless::{self, HeadlessError, HeadlessRun};
 use mcpflow_app::runs::{StartRun, Target, Trigger};
 use mcpflow_app::signals::{self, Signal, Stop};
-use mcpflow_blueprint::limits::{BLUEPRINT_SIZE, INPUTS_FILE_SIZE};
+use mcpflow_blueprint::Blueprint;
+use mcpflow_blueprint::limits::{BLUEPRINT_SIZE, DEFAULT_MAX_VALUE_BYTES};
 use mcpflow_engine::{EventSink, RunEvent, RunStatus};
 use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
@@ -225,6 +226,11 @@ pub(crate) fn block_on(command: impl Future<Output = anyhow::Result<ExitCode>>) 
 }
 
 /// The folder of a blueprint file, where its `workflow` steps find other blueprints.
+/// The blueprint's `limits.max_value_bytes`, which its inputs must fit in.
+fn max_value_bytes(blueprint: &Blueprint) -> u64 {
+    blueprint.limits.as_ref().and_then(|l| l.max_value_bytes).unwrap_or(DEFAULT_MAX_VALUE_BYTES)
+}
+
 pub(crate) fn folder_of(file: &std::path::Path) -> Option<PathBuf> {
     file.parent().map(|p| if p.as_os_str().is_empty() { PathBuf::from(".") } else { p.to_owned() })
 }
@@ -257,7 +263,7 @@ async fn execute(args: RunArgs, telemetry: Option<Arc<dyn mcpflow_engine::Teleme
     }
     let inputs = match &args.inputs_file {
         None => Default::default(),
-        Some(path) => match read_json_input(path, &INPUTS_FILE_SIZE) {
+        Some(path) => match read_inputs_file(path, max_value_bytes(&checked.blueprint)) {
             Ok(serde_json::Value::Object(inputs)) => inputs,
             Ok(_) => anyhow::bail!("{} is not a JSON object of inputs", path.display()),
             Err(message) => return Ok(unread(&message)),

@@ -2,9 +2,10 @@
 
 use anyhow::Context as _;
 use mcpflow_app::advice::Front;
-use mcpflow_blueprint::limits::{BLUEPRINT_SIZE, CATALOG_FILE_SIZE};
-use mcpflow_blueprint::source::{ReadError, SizeLimit, parse_within, read_bounded};
-use mcpflow_blueprint::{Diagnostic, JsonCatalog, Options, ToolCatalog, check_many};
+use mcpflow_blueprint::limits::{BLUEPRINT_SIZE, CATALOG_FILE_SIZE, INPUTS_FILE_SIZE};
+use mcpflow_blueprint::source::{ReadError, SizeLimit, parse_within, read_bounded, weight};
+use mcpflow_blueprint::template::VALUE_OVERHEAD;
+use mcpflow_blueprint::{Code, Diagnostic, JsonCatalog, Options, Position, ToolCatalog, check_many};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -130,6 +131,29 @@ pub(crate) fn read_input(path: &Path, limit: &SizeLimit<'_>) -> Result<Vec<u8>, 
 pub(crate) fn read_json_input(path: &Path, limit: &SizeLimit<'_>) -> Result<Value, String> {
     let bytes = read_input(path, limit)?;
     parse_within(&bytes, limit).map(|parsed| parsed.value).map_err(|d| render(&path.display().to_string(), &d))
+}
+
+/// An `--inputs` file: [`read_input`] within its size limit, then weighed before it is
+/// parsed — its bytes plus 64 per JSON value, as `limits.max_value_bytes` counts a value
+/// — so a file of millions of tiny values is refused before it takes memory.
+pub(crate) fn read_inputs_file(path: &Path, max_value_bytes: u64) -> Result<Value, String> {
+    let bytes = read_input(path, &INPUTS_FILE_SIZE)?;
+    let limit = usize::try_from(max_value_bytes).unwrap_or(usize::MAX);
+    if weight(&bytes, VALUE_OVERHEAD as usize, limit) > limit {
+        let d = Diagnostic::new(
+            Code::LimitSize,
+            "",
+            format!(
+                "the inputs would be larger than {max_value_bytes} bytes (limits.max_value_bytes: their JSON plus 64 bytes for each value in it)"
+            ),
+        )
+        .with_hint("pass fewer, larger values, or raise the blueprint's limits.max_value_bytes")
+        .at(Position { line: 1, col: 1 });
+        return Err(render(&path.display().to_string(), &d));
+    }
+    parse_within(&bytes, &INPUTS_FILE_SIZE)
+        .map(|parsed| parsed.value)
+        .map_err(|d| render(&path.display().to_string(), &d))
 }
 
 /// Prints what [`read_input`] could not read and gives the usage exit code.

@@ -84,11 +84,20 @@ struct EnvArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+struct ManyArgs {
+    /// How many empty arrays.
+    count: u32,
+}
+
+/// Most empty arrays `many` builds.
+const MAX_MANY: u32 = 10_000_000;
+
+#[derive(Debug, Deserialize, JsonSchema)]
 struct MessageArgs {
     message: String,
 }
 
-/// Serves `fail_n_times`, `hang`, `crash`, `garbage`, `huge`, `heavy`, `drip`, `flood_progress`, `flood_questions`,
+/// Serves `fail_n_times`, `hang`, `crash`, `garbage`, `huge`, `heavy`, `many`, `drip`, `flood_progress`, `flood_questions`,
 /// `flood_pings`, `shout_env`, `is_error` and `echo`.
 #[derive(Debug, Clone)]
 pub(crate) struct Faulty {
@@ -189,6 +198,14 @@ impl Faulty {
         );
         self.tap.inject_line(&line);
         reply::text("the heavy answer was sent first")
+    }
+
+    #[tool(description = "Return structured content {v: [[], [], …]} of `count` empty arrays (many tiny values)")]
+    fn many(&self, Parameters(ManyArgs { count }): Parameters<ManyArgs>) -> CallToolResult {
+        if count > MAX_MANY {
+            return reply::error(format!("count must be at most {MAX_MANY}"));
+        }
+        reply::structured(json!({ "v": vec![json!([]); count as usize] }))
     }
 
     #[tool(description = "Send `chunks` progress notifications `interval_ms` apart, then return {chunks}")]

@@ -192,3 +192,20 @@ fn an_answer_of_millions_of_tiny_values_is_refused_before_it_is_parsed() {
     // The 44 MiB line itself is read into one buffer; nothing is parsed.
     assert!(kb < 2 * MAX_RSS_KB, "peak RSS {kb} kB");
 }
+
+#[test]
+fn an_inputs_file_of_millions_of_tiny_values_is_refused_before_it_is_parsed() {
+    // 15 MiB of `[]`, within the 16 MB file limit: parsed whole it took 1.9 GB.
+    let dir = tempfile::tempdir().unwrap();
+    let bp = json!({ "blueprint": 1, "id": "inputs", "steps": [ { "id": "n", "kind": "transform", "value": 1 } ] });
+    let inputs = dir.path().join("inputs.json");
+    std::fs::write(&inputs, format!("{{\"xs\": [{}[]]}}", "[],".repeat(5 * 1024 * 1024))).unwrap();
+    let (out, kb) = run_capped(dir.path(), &bp, &["--inputs", inputs.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(
+        said.contains("LIMIT_SIZE") && said.contains("limits.max_value_bytes") && said.contains("inputs.json:1:1"),
+        "{said}"
+    );
+    assert!(kb < MAX_RSS_KB, "peak RSS {kb} kB");
+}

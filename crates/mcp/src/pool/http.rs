@@ -55,7 +55,13 @@ pub(crate) async fn open(
     let own_header = auth::has_static_authorization(config);
     let Some(authenticator) = cx.options.auth.clone().filter(|_| !own_header) else {
         let client = signed::plain_client(server, &launch.url)?;
-        let listed = Listed::new(client.clone(), handler.discovery.task_tools().clone(), handler.http_session.clone());
+        let listed = Listed::new(
+            client.clone(),
+            handler.discovery.task_tools().clone(),
+            handler.http_session.clone(),
+            max,
+            notes.clone(),
+        );
         let opened =
             connection::handshake_or_refusal(handler, transport(server, launch, listed, max, notes)?, cx, server, pin)
                 .await;
@@ -89,8 +95,13 @@ pub(crate) async fn open(
     let had_login = first.is_some();
     let tokens =
         Arc::new(Tokens::new(authenticator.clone(), server, &launch.url, oauth, env, first.as_ref(), notes.clone()));
-    let client =
-        Listed::new(Signed::new(tokens.clone())?, handler.discovery.task_tools().clone(), handler.http_session.clone());
+    let client = Listed::new(
+        Signed::new(tokens.clone())?,
+        handler.discovery.task_tools().clone(),
+        handler.http_session.clone(),
+        max,
+        notes.clone(),
+    );
     let opened =
         connection::handshake_or_refusal(handler, transport(server, launch, client, max, notes)?, cx, server, pin)
             .await;

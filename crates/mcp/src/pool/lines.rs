@@ -34,7 +34,7 @@ use super::answers::ToolCalls;
 use super::client_tasks::{self, ClientTasks};
 use super::discovery::TaskTools;
 use super::notes::{ServerNotes, Throttle};
-use super::weigh::{WEIGHT_FACTOR, weight};
+use super::weigh;
 use crate::error::Error;
 use indexmap::IndexSet;
 use rmcp::model::{
@@ -202,7 +202,7 @@ impl LineTransport {
             let message = match read {
                 Ok(LineRead::Line) if self.too_heavy() => {
                     let line = trim(&self.lines.line);
-                    let message = too_heavy(line, &self.notes);
+                    let message = weigh::heavy_answer(line, &self.notes);
                     if let Some(message) = &message {
                         self.tool_calls.answered(message);
                         if let Some(lists) = &mut self.tool_lists {
@@ -275,26 +275,10 @@ impl LineTransport {
 }
 
 impl LineTransport {
-    /// Whether the line just read would weigh more than [`WEIGHT_FACTOR`] × the limit
-    /// once parsed.
+    /// Whether the line just read would weigh too much once parsed (`weigh.rs`).
     fn too_heavy(&self) -> bool {
-        let limit = self.max_message.saturating_mul(WEIGHT_FACTOR);
-        weight(trim(&self.lines.line), limit) > limit
+        weigh::too_heavy(trim(&self.lines.line), self.max_message)
     }
-}
-
-/// A line too heavy to parse: an error response for its id (found in its first or last
-/// bytes), or nothing for a notification or a line without one (logged as dropped).
-fn too_heavy(line: &[u8], notes: &ServerNotes) -> Option<ServerJsonRpcMessage> {
-    let size = line.len();
-    tracing::warn!(server = notes.server(), size, "discarded an incoming message holding too many values");
-    let id = members_in_head(&line[..size.min(HEAD)]).id.or_else(|| id_in_tail(&line[size.saturating_sub(TAIL)..]));
-    let Some(id) = id else {
-        notes.log(super::LogStream::Stdout, format!("dropped a message of {size} bytes holding too many values"));
-        return None;
-    };
-    let message = format!("its answer of {size} bytes holds too many values to be read");
-    Some(made_up_error(id, "OUTPUT_TOO_HEAVY", message, Some(size)))
 }
 
 impl Transport<RoleClient> for LineTransport {
@@ -606,6 +590,12 @@ fn members_in_head(text: &[u8]) -> HeadMembers {
         }
         at += 1;
     }
+}
+
+/// The JSON-RPC `id` of a message too large or heavy to parse, found in its first or last
+/// bytes.
+pub(crate) fn id_of_unparsed(text: &[u8]) -> Option<RequestId> {
+    members_in_head(&text[..text.len().min(HEAD)]).id.or_else(|| id_in_tail(&text[text.len().saturating_sub(TAIL)..]))
 }
 
 /// The `id` when the object ends with `"id":<value>}` (the TypeScript SDK writes it last).

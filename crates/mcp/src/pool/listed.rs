@@ -9,10 +9,13 @@
 //! (`pool/call.rs`).
 //!
 //! It also notes the session id the server assigned (`Mcp-Session-Id`), as each request
-//! is sent with it, for the client spans (`trace.rs`: `mcp.session.id`).
+//! is sent with it, for the client spans (`trace.rs`: `mcp.session.id`), and weighs every
+//! SSE event's data before rmcp parses it (`weigh.rs`).
 
 use super::discovery::TaskTools;
+use super::notes::ServerNotes;
 use super::trace::SessionId;
+use super::weigh::weigh_event;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
@@ -24,18 +27,40 @@ use sse_stream::Sse;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// An HTTP client whose `tools/list` answers are read raw into `tap`, and whose session
-/// id is noted in `session`.
+/// An HTTP client whose `tools/list` answers are read raw into `tap`, whose session id is
+/// noted in `session`, and whose SSE events are weighed against `max_message`.
 #[derive(Clone)]
 pub(crate) struct Listed<C> {
     inner: C,
     tap: Arc<TaskTools>,
     session: Arc<SessionId>,
+    max_message: usize,
+    notes: Arc<ServerNotes>,
 }
 
 impl<C> Listed<C> {
-    pub fn new(inner: C, tap: Arc<TaskTools>, session: Arc<SessionId>) -> Self {
-        Listed { inner, tap, session }
+    pub fn new(
+        inner: C,
+        tap: Arc<TaskTools>,
+        session: Arc<SessionId>,
+        max_message: usize,
+        notes: Arc<ServerNotes>,
+    ) -> Self {
+        Listed { inner, tap, session, max_message, notes }
+    }
+
+    /// `stream` with each event weighed before rmcp parses it.
+    fn weighed(&self, stream: BoxStream<'static, Result<Sse, SseError>>) -> BoxStream<'static, Result<Sse, SseError>> {
+        let (max, notes) = (self.max_message, self.notes.clone());
+        stream
+            .filter_map(move |event| {
+                let event = match event {
+                    Ok(event) => weigh_event(event, max, &notes).map(Ok),
+                    Err(error) => Some(Err(error)),
+                };
+                std::future::ready(event)
+            })
+            .boxed()
     }
 
     fn note_session(&self, session_id: Option<&Arc<str>>) {
@@ -50,6 +75,12 @@ impl<C> Listed<C> {
         message_was_list: bool,
         answer: Result<StreamableHttpPostResponse, E>,
     ) -> Result<StreamableHttpPostResponse, E> {
+        let answer = match answer {
+            Ok(StreamableHttpPostResponse::Sse(stream, session)) => {
+                Ok(StreamableHttpPostResponse::Sse(self.weighed(stream), session))
+            }
+            other => other,
+        };
         match answer {
             Ok(StreamableHttpPostResponse::Sse(stream, session)) if message_was_list => {
                 let tap = self.tap.clone();
@@ -129,7 +160,8 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Listed<C> {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<C::Error>> {
-        self.inner.get_stream(uri, session_id, last_event_id, auth_header, custom_headers).await
+        let stream = self.inner.get_stream(uri, session_id, last_event_id, auth_header, custom_headers).await?;
+        Ok(self.weighed(stream))
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -141,7 +173,8 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Listed<C> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<C::Error>> {
-        self.inner
+        let stream = self
+            .inner
             .get_stream_with_max_sse_event_size(
                 uri,
                 session_id,
@@ -150,6 +183,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Listed<C> {
                 custom_headers,
                 max_sse_event_size,
             )
-            .await
+            .await?;
+        Ok(self.weighed(stream))
     }
 }

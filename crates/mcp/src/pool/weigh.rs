@@ -1,47 +1,49 @@
 //! What a message will weigh once parsed: a JSON text of many tiny values (`[[],[],…]`)
-//! becomes a `serde_json::Value` tree dozens of times its size. Each line is weighed by
-//! one pass over its bytes before anything parses it, and a line heavier than
-//! [`WEIGHT_FACTOR`] × the message limit is refused like a line longer than the limit:
-//! so memory for one message stays within a small multiple of `max_message_bytes`.
+//! becomes a `serde_json::Value` tree dozens of times its size. Each message — a line
+//! over stdio, an SSE event over HTTP — is weighed by one pass over its bytes before
+//! anything parses it (`mcpflow_blueprint::source::weight`), and one heavier than
+//! [`WEIGHT_FACTOR`] × the message limit is refused like a message longer than the limit
+//! (an error answer for its call, made here): so memory for one message stays within a
+//! small multiple of `max_message_bytes`. (A plain `application/json` answer body is
+//! parsed by rmcp itself, within its own 16 MiB limit.)
+
+use super::lines::{id_of_unparsed, made_up_error};
+use super::notes::ServerNotes;
+use rmcp::model::ServerJsonRpcMessage;
+use sse_stream::Sse;
 
 /// What one JSON value costs once parsed, beyond its bytes (a `serde_json::Value`, its
 /// slot in an array or map, and rmcp's copy of the part it keeps).
-pub(crate) const BYTES_PER_VALUE: usize = 80;
+const BYTES_PER_VALUE: usize = 80;
 
 /// How many times the message limit a parsed message may weigh.
 pub(crate) const WEIGHT_FACTOR: usize = 4;
 
-/// The weight of the JSON text `line`: its bytes plus [`BYTES_PER_VALUE`] for each value
-/// in it (every array and object, and every scalar: counted by the `,` `[` `{` `:` that
-/// start them, outside strings). Counting stops once past `limit`; the result is then
-/// only known to be larger.
-pub(crate) fn weight(line: &[u8], limit: usize) -> usize {
-    let mut values = 1usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for (i, &b) in line.iter().enumerate() {
-        if in_string {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'[' | b'{' | b',' | b':' => {
-                values += 1;
-                // Checked every value: a line of many values stops early.
-                if line.len().saturating_add(values.saturating_mul(BYTES_PER_VALUE)) > limit && i > 0 {
-                    return limit.saturating_add(1);
-                }
-            }
-            _ => {}
-        }
-    }
-    line.len().saturating_add(values.saturating_mul(BYTES_PER_VALUE))
+/// Whether `line` would weigh more than [`WEIGHT_FACTOR`] × `max_message` once parsed.
+pub(crate) fn too_heavy(line: &[u8], max_message: usize) -> bool {
+    let limit = max_message.saturating_mul(WEIGHT_FACTOR);
+    mcpflow_blueprint::source::weight(line, BYTES_PER_VALUE, limit) > limit
+}
+
+/// A message too heavy to parse: an error answer for its id, or nothing for a message
+/// without one (logged as dropped).
+pub(crate) fn heavy_answer(text: &[u8], notes: &ServerNotes) -> Option<ServerJsonRpcMessage> {
+    let size = text.len();
+    tracing::warn!(server = notes.server(), size, "discarded an incoming message holding too many values");
+    let Some(id) = id_of_unparsed(text) else {
+        notes.log(super::LogStream::Stdout, format!("dropped a message of {size} bytes holding too many values"));
+        return None;
+    };
+    let message = format!("its answer of {size} bytes holds too many values to be read");
+    Some(made_up_error(id, "OUTPUT_TOO_HEAVY", message, Some(size)))
+}
+
+/// An SSE event with its data weighed: a heavy one has its data replaced by the error
+/// answer for its id, or is left out.
+pub(crate) fn weigh_event(event: Sse, max_message: usize, notes: &ServerNotes) -> Option<Sse> {
+    let Some(data) = event.data.as_deref().filter(|d| too_heavy(d.as_bytes(), max_message)) else { return Some(event) };
+    let answer = serde_json::to_string(&heavy_answer(data.as_bytes(), notes)?).ok()?;
+    Some(Sse { data: Some(answer), ..event })
 }
 
 #[cfg(test)]
@@ -49,13 +51,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn many_tiny_values_weigh_far_more_than_their_bytes_and_strings_hide_nothing() {
+    fn many_tiny_values_are_too_heavy_and_long_text_is_not() {
         let arrays = format!("[{}]", vec!["[]"; 1000].join(","));
-        assert!(weight(arrays.as_bytes(), usize::MAX) > 80 * 1000);
+        assert!(too_heavy(arrays.as_bytes(), 10_000));
         let text = format!("{{\"text\":\"{}\"}}", "[],{}:".repeat(1000));
-        assert!(weight(text.as_bytes(), usize::MAX) < text.len() + 4 * BYTES_PER_VALUE);
-        let escaped = r#"{"a":"\"[,[,","b":1}"#;
-        assert_eq!(weight(escaped.as_bytes(), usize::MAX), escaped.len() + 5 * BYTES_PER_VALUE);
-        assert_eq!(weight(arrays.as_bytes(), 1000), 1001);
+        assert!(!too_heavy(text.as_bytes(), 10_000));
     }
 }

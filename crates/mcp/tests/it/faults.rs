@@ -205,6 +205,28 @@ async fn an_sse_answer_over_the_bound_is_cut_off_while_read_and_the_server_stays
 }
 
 #[tokio::test]
+async fn an_sse_answer_of_many_tiny_values_is_refused_before_it_is_parsed() {
+    // 600,000 `[]` (the answer carries them twice, as structured content and as its
+    // text: 3.6 MB): under the 4 MiB bound, but 48 MB of values once parsed, past 4 ×
+    // the bound. Weighed on its way, the event becomes an error for its call.
+    let (_server, pool) = faulty_over_http(Answers::Sse).await;
+    let mut call = tool(Some("web"), "many", json!({"count": 600_000}));
+    call.timeout = Some(Duration::from_secs(60));
+    let err = match pool.call(call).await {
+        Ok(read) => panic!("the heavy answer was read whole ({} bytes as JSON)", read.to_string().len()),
+        Err(err) => err,
+    };
+    assert_eq!(err.code(), "OUTPUT_TOO_LARGE", "{err}");
+    assert!(err.to_string().contains("so many values"), "{err}");
+    let after = pool.call(tool(Some("web"), "echo", json!({"message": "fine"}))).await.unwrap();
+    assert_eq!(text(&after), "fine");
+    // A few values are read as before.
+    let small = pool.call(tool(Some("web"), "many", json!({"count": 3}))).await.unwrap();
+    assert_eq!(small["structuredContent"], json!({ "v": [[], [], []] }));
+    pool.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_server_that_cannot_start_leaves_the_others_working() {
     let pool = pool(vec![
         ("broken", config(json!({"command": "/nonexistent/mcp-server", "args": ["--x"]}))),

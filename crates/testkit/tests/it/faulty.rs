@@ -21,12 +21,28 @@ use crate::support::{
 const MIB: usize = 1024 * 1024;
 
 #[tokio::test]
-async fn lists_its_eight_tools() {
+async fn lists_its_tools() {
     for via in BOTH {
         let client = connect(via, Fixture::Faulty).await;
         assert_eq!(
             tool_names(&client).await,
-            ["crash", "crash_once", "drip", "echo", "fail_n_times", "garbage", "hang", "huge", "is_error"],
+            [
+                "crash",
+                "crash_once",
+                "drip",
+                "echo",
+                "fail_n_times",
+                "flood_pings",
+                "flood_progress",
+                "flood_questions",
+                "garbage",
+                "hang",
+                "heavy",
+                "huge",
+                "is_error",
+                "many",
+                "shout_env"
+            ],
             "{via:?}"
         );
     }
