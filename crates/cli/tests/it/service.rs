@@ -764,3 +764,60 @@ fn runs_export_and_runs_remove_through_the_service_skip_then_remove_an_unreadabl
     assert!(!stderr(&runs).contains(&deep) && stdout(&runs).contains(&fine), "{}", stderr(&runs));
     assert_eq!(mcpflow_in(&home, &["export"]).status.code(), Some(0));
 }
+
+#[test]
+fn a_busy_run_in_the_service_delays_no_other_client_and_cancel_ends_it() {
+    // 900,000 transforms on a service with one worker thread: before the driver yielded
+    // between pieces, the run held that thread until it ended, and every other client
+    // waited for it (30 s through `serve` in the trial).
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let servers = crate::echo_servers(dir.path());
+    let mut command = service_command(&home, &servers, "60");
+    command.env("TOKIO_WORKER_THREADS", "1");
+    let mut owner = started(&mut command, &home);
+    let file = crate::signals::busy_blueprint(dir.path());
+    let mut bridge = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+        .arg("serve")
+        .env("MCPFLOW_HOME", &home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = bridge.stdin.take().unwrap();
+    let blueprint: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    for message in [
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_workflow","arguments":{"blueprint": blueprint}}}),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    let rt = runtime();
+    let mut client = rt.block_on(Client::connect(&home, "test")).unwrap().expect("the service answers");
+    let run_id = wait_for(Duration::from_secs(30), || {
+        let active = rt.block_on(client.call("runs/active", json!({}))).unwrap();
+        active.as_array().and_then(|a| a.first()).map(|r| r["run_id"].as_str().unwrap().to_owned())
+    })
+    .expect("the busy run started");
+    // Another client is answered while the run is busy, many times over.
+    for _ in 0..20 {
+        let active = rt.block_on(client.call("runs/active", json!({}))).unwrap();
+        assert!(active.to_string().contains(&run_id), "the run ended before the other client was served: {active}");
+        rt.block_on(client.call("blueprints/list", json!({}))).unwrap();
+    }
+    rt.block_on(client.call("control_run", json!({ "run_id": run_id, "action": "cancel" }))).unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(bridge.stdout.take().unwrap()));
+    let answer = lines
+        .by_ref()
+        .map(Result::unwrap)
+        .find(|l| serde_json::from_str::<Value>(l).is_ok_and(|m| m["id"] == 2))
+        .expect("run_workflow answered");
+    assert!(answer.contains("cancelled"), "{answer}");
+    drop((stdin, client));
+    let _ = bridge.kill();
+    let _ = bridge.wait();
+    let _ = owner.kill();
+    let _ = owner.wait();
+}

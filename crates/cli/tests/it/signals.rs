@@ -199,7 +199,7 @@ fn sigterm_stops_serve_over_http_promptly_even_with_a_slow_client_connected() {
 /// A blueprint of 900,000 transforms in two nested loops (within the default
 /// `max_step_runs`): long synchronous work on the run's thread, which must still hear its
 /// timeout and its signals.
-fn busy_blueprint(dir: &Path) -> String {
+pub fn busy_blueprint(dir: &Path) -> String {
     let thousand: Vec<u32> = (0..1000).collect();
     let nine_hundred: Vec<u32> = (0..900).collect();
     let bp = json!({ "blueprint": 1, "id": "busy", "steps": [
