@@ -63,6 +63,46 @@ fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
 }
 
+/// `mcpflow serve` on `home` (a bridge into its service), initialized, with a
+/// `run_workflow` of `blueprint` sent as request 2; its stdin (kept open) and stdout.
+fn bridge_running(home: &Path, blueprint: &Value, stdout: Stdio) -> (Child, std::process::ChildStdin) {
+    let mut bridge = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+        .arg("serve")
+        .env("MCPFLOW_HOME", home)
+        .stdin(Stdio::piped())
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = bridge.stdin.take().unwrap();
+    for message in [
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_workflow","arguments":{"blueprint": blueprint}}}),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    (bridge, stdin)
+}
+
+/// The id of the run in flight on the service, once there is one.
+fn active_run(rt: &tokio::runtime::Runtime, client: &mut Client) -> String {
+    let active = wait_for(Duration::from_secs(30), || {
+        let active = rt.block_on(client.call("runs/active", json!({}))).unwrap();
+        active.as_array().and_then(|a| a.first()).map(|r| r["run_id"].as_str().unwrap().to_owned())
+    });
+    active.expect("a run started on the service")
+}
+
+/// The line of `bridge`'s stdout answering request 2.
+fn answer_to_run(bridge: &mut Child) -> String {
+    let lines = std::io::BufRead::lines(std::io::BufReader::new(bridge.stdout.take().unwrap()));
+    lines
+        .map(Result::unwrap)
+        .find(|l| serde_json::from_str::<Value>(l).is_ok_and(|m| m["id"] == 2))
+        .expect("run_workflow answered")
+}
+
 fn runs_json(home: &Path) -> Vec<Value> {
     let out = mcpflow_in(home, &["runs", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -165,32 +205,13 @@ fn a_service_killed_mid_run_is_reported_by_its_bridge_and_the_run_is_interrupted
     let home = dir.path().join("home");
     let servers = crate::echo_servers(dir.path());
     let mut owner = service(&home, &servers, "60");
-    let mut bridge = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
-        .arg("serve")
-        .env("MCPFLOW_HOME", &home)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
     let blueprint = json!({ "blueprint": 1, "id": "long", "steps": [
         { "id": "wait", "kind": "tool", "server": "echo", "tool": "sleep", "args": { "ms": 30000 } } ] });
-    let mut stdin = bridge.stdin.take().unwrap();
-    for message in [
-        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
-        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
-        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_workflow","arguments":{"blueprint": blueprint}}}),
-    ] {
-        writeln!(stdin, "{message}").unwrap();
-    }
+    let (mut bridge, stdin) = bridge_running(&home, &blueprint, Stdio::null());
     // The run is in flight on the service.
     let rt = runtime();
     let mut client = rt.block_on(Client::connect(&home, "test")).unwrap().unwrap();
-    let active = wait_for(Duration::from_secs(20), || {
-        let active = rt.block_on(client.call("runs/active", json!({}))).unwrap();
-        active.as_array().filter(|a| !a.is_empty()).map(|a| a[0]["run_id"].as_str().unwrap().to_owned())
-    });
-    let run_id = active.expect("the run started on the service");
+    let run_id = active_run(&rt, &mut client);
     owner.kill().unwrap();
     owner.wait().unwrap();
 
@@ -695,29 +716,9 @@ fn a_blueprint_nesting_a_value_deeper_each_iteration_fails_its_run_and_the_servi
     let home = dir.path().join("home");
     let servers = crate::echo_servers(dir.path());
     let mut owner = service(&home, &servers, "60");
-    let mut bridge = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
-        .arg("serve")
-        .env("MCPFLOW_HOME", &home)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = bridge.stdin.take().unwrap();
     let blueprint = crate::budget::deepening_blueprint(Some(100));
-    for message in [
-        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
-        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
-        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_workflow","arguments":{"blueprint": blueprint}}}),
-    ] {
-        writeln!(stdin, "{message}").unwrap();
-    }
-    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(bridge.stdout.take().unwrap()));
-    let answer = lines
-        .by_ref()
-        .map(Result::unwrap)
-        .find(|l| serde_json::from_str::<Value>(l).is_ok_and(|m| m["id"] == 2))
-        .expect("run_workflow answered");
+    let (mut bridge, stdin) = bridge_running(&home, &blueprint, Stdio::piped());
+    let answer = answer_to_run(&mut bridge);
     assert!(answer.contains("TEMPLATE_TOO_DEEP") && answer.contains("limits.max_value_depth"), "{answer}");
     // The service lives and answers another client.
     assert!(owner.try_wait().unwrap().is_none(), "the service ended");
@@ -777,30 +778,11 @@ fn a_busy_run_in_the_service_delays_no_other_client_and_cancel_ends_it() {
     command.env("TOKIO_WORKER_THREADS", "1");
     let mut owner = started(&mut command, &home);
     let file = crate::signals::busy_blueprint(dir.path());
-    let mut bridge = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
-        .arg("serve")
-        .env("MCPFLOW_HOME", &home)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = bridge.stdin.take().unwrap();
     let blueprint: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    for message in [
-        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
-        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
-        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_workflow","arguments":{"blueprint": blueprint}}}),
-    ] {
-        writeln!(stdin, "{message}").unwrap();
-    }
+    let (mut bridge, stdin) = bridge_running(&home, &blueprint, Stdio::piped());
     let rt = runtime();
     let mut client = rt.block_on(Client::connect(&home, "test")).unwrap().expect("the service answers");
-    let run_id = wait_for(Duration::from_secs(30), || {
-        let active = rt.block_on(client.call("runs/active", json!({}))).unwrap();
-        active.as_array().and_then(|a| a.first()).map(|r| r["run_id"].as_str().unwrap().to_owned())
-    })
-    .expect("the busy run started");
+    let run_id = active_run(&rt, &mut client);
     // Another client is answered while the run is busy, many times over.
     for _ in 0..20 {
         let active = rt.block_on(client.call("runs/active", json!({}))).unwrap();
@@ -808,12 +790,7 @@ fn a_busy_run_in_the_service_delays_no_other_client_and_cancel_ends_it() {
         rt.block_on(client.call("blueprints/list", json!({}))).unwrap();
     }
     rt.block_on(client.call("control_run", json!({ "run_id": run_id, "action": "cancel" }))).unwrap();
-    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(bridge.stdout.take().unwrap()));
-    let answer = lines
-        .by_ref()
-        .map(Result::unwrap)
-        .find(|l| serde_json::from_str::<Value>(l).is_ok_and(|m| m["id"] == 2))
-        .expect("run_workflow answered");
+    let answer = answer_to_run(&mut bridge);
     assert!(answer.contains("cancelled"), "{answer}");
     drop((stdin, client));
     let _ = bridge.kill();
