@@ -143,17 +143,24 @@ pub(crate) fn nest_output(home: &Path, run_id: &str, levels: usize) {
     db.flush().unwrap();
 }
 
+/// Two runs of a one-step blueprint recorded in `home`, the first then made 180 levels
+/// deep as the store wrote it before records were held to its reading limit: (deep, fine).
+pub fn deep_and_fine_runs(dir: &Path, home: &Path) -> (String, String) {
+    let file = dir.join("one.json");
+    let blueprint =
+        json!({ "blueprint": 1, "id": "one", "steps": [{ "id": "n", "kind": "transform", "value": "{{ `1` }}" }] });
+    std::fs::write(&file, blueprint.to_string()).unwrap();
+    let deep = record_run(home, &file);
+    let fine = record_run(home, &file);
+    nest_output(home, &deep, 180);
+    (deep, fine)
+}
+
 #[test]
 fn a_run_180_levels_deep_is_skipped_by_runs_show_and_export_until_runs_remove() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
-    let file = dir.path().join("one.json");
-    let blueprint =
-        json!({ "blueprint": 1, "id": "one", "steps": [{ "id": "n", "kind": "transform", "value": "{{ `1` }}" }] });
-    std::fs::write(&file, blueprint.to_string()).unwrap();
-    let deep = record_run(&home, &file);
-    let fine = record_run(&home, &file);
-    nest_output(&home, &deep, 180);
+    let (deep, fine) = deep_and_fine_runs(dir.path(), &home);
     let remove = format!("mcpflow runs --remove {deep}");
 
     let runs = mcpflow(&home, &["runs"]);

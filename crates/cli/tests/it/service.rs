@@ -737,13 +737,7 @@ fn a_blueprint_nesting_a_value_deeper_each_iteration_fails_its_run_and_the_servi
 fn runs_export_and_runs_remove_through_the_service_skip_then_remove_an_unreadable_run() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
-    let file = dir.path().join("one.json");
-    let blueprint =
-        json!({ "blueprint": 1, "id": "one", "steps": [{ "id": "n", "kind": "transform", "value": "{{ `1` }}" }] });
-    std::fs::write(&file, blueprint.to_string()).unwrap();
-    let deep = crate::history::record_run(&home, &file);
-    let fine = crate::history::record_run(&home, &file);
-    crate::history::nest_output(&home, &deep, 180);
+    let (deep, fine) = crate::history::deep_and_fine_runs(dir.path(), &home);
     let remove = format!("mcpflow runs --remove {deep}");
 
     // The service holds the folder (and swept it on open); the CLI asks it.
