@@ -312,7 +312,8 @@ impl Authenticator {
         if status.is_success() {
             return Revocation::Revoked;
         }
-        let said = read_json(response).await.map(|body| oauth_error(&body)).unwrap_or_default();
+        let said =
+            read_json(response).await.map(|body| hide_sent_secrets(&oauth_error(&body), &form)).unwrap_or_default();
         Revocation::Failed(format!("{endpoint} answered {status}{said}"))
     }
 
@@ -846,6 +847,7 @@ impl Authenticator {
             })?;
         let status = response.status();
         let answer = read_json(response).await;
+        let oauth_error = |body: &Value| hide_sent_secrets(&oauth_error(body), form);
         match answer {
             Ok(body) if status.is_success() => Ok(Ok(body)),
             Ok(body) if status.is_client_error() => Ok(Err(format!("{status}{}", oauth_error(&body)))),
@@ -1036,6 +1038,19 @@ fn strings(value: Option<&Value>) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// `text` (what an authorization server said) without the secrets of the request it
+/// answers — the client secret, the refresh token, the authorization code and its
+/// verifier, a client assertion — should the server quote one back.
+fn hide_sent_secrets(text: &str, form: &[(&str, String)]) -> String {
+    let mut secrets = crate::config::launch::Secrets::default();
+    for (key, value) in form {
+        if matches!(*key, "client_secret" | "refresh_token" | "code" | "code_verifier" | "client_assertion" | "token") {
+            secrets.add(value, format!("<{key}>"));
+        }
+    }
+    secrets.redact(text)
+}
+
 /// ` — error (description)` of an OAuth error answer.
 fn oauth_error(body: &Value) -> String {
     let error = body.get("error").and_then(Value::as_str);
@@ -1134,6 +1149,24 @@ fn base64url_decode(text: &str) -> Option<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn an_authorization_servers_words_never_quote_the_secrets_sent_to_it() {
+        let form = [
+            ("grant_type", "refresh_token".to_owned()),
+            ("refresh_token", "rt-0123456789abcdef".to_owned()),
+            ("client_secret", "cs-fedcba9876543210".to_owned()),
+        ];
+        let said = serde_json::json!({ "error": "invalid_grant",
+            "error_description": "refresh token RT-0123456789ABCDEF unknown for secret cs-fedcba9876543210" });
+        let shown = hide_sent_secrets(&oauth_error(&said), &form);
+        assert!(!shown.to_ascii_lowercase().contains("0123456789abcdef"), "{shown}");
+        assert!(!shown.contains("fedcba9876543210"), "{shown}");
+        assert!(
+            shown.contains("<refresh_token>") && shown.contains("<client_secret>") && shown.contains("refresh_token"),
+            "{shown}"
+        );
+    }
     use super::*;
 
     #[test]
