@@ -254,6 +254,10 @@ fn log2(n: u64) -> u64 {
 /// What comparing two values may take: the values of the smaller side, walked as a tree
 /// (equality of shared parts is not assumed cheap), counted up to what is left.
 fn comparison_cost(a: &Variable, b: &Variable) -> u64 {
+    let container = |v: &Variable| matches!(v, Variable::Array(_) | Variable::Object(_));
+    if !container(a) || !container(b) {
+        return 1;
+    }
     let limit = ops_left().saturating_add(1);
     tree_count(a, limit).min(tree_count(b, limit))
 }
