@@ -10,7 +10,7 @@ mod bounded;
 mod weigh;
 
 pub use bounded::{ReadError, SizeLimit, read_bounded, read_json, read_json_streamed};
-pub use weigh::{count_values, weight};
+pub use weigh::{count_values, heavier_than, nesting};
 
 use crate::diagnostic::{Code, Diagnostic, Position, pointer_push};
 use crate::limits::{BLUEPRINT_SIZE, MAX_JSON_DEPTH};

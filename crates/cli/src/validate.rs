@@ -3,7 +3,7 @@
 use anyhow::Context as _;
 use mcpflow_app::advice::Front;
 use mcpflow_blueprint::limits::{BLUEPRINT_SIZE, CATALOG_FILE_SIZE, INPUTS_FILE_SIZE};
-use mcpflow_blueprint::source::{ReadError, SizeLimit, parse_within, read_bounded, weight};
+use mcpflow_blueprint::source::{ReadError, SizeLimit, heavier_than, parse_within, read_bounded};
 use mcpflow_blueprint::template::VALUE_OVERHEAD;
 use mcpflow_blueprint::{Code, Diagnostic, JsonCatalog, Options, Position, ToolCatalog, check_many};
 use serde_json::{Value, json};
@@ -139,7 +139,7 @@ pub(crate) fn read_json_input(path: &Path, limit: &SizeLimit<'_>) -> Result<Valu
 pub(crate) fn read_inputs_file(path: &Path, max_value_bytes: u64) -> Result<Value, String> {
     let bytes = read_input(path, &INPUTS_FILE_SIZE)?;
     let limit = usize::try_from(max_value_bytes).unwrap_or(usize::MAX);
-    if weight(&bytes, VALUE_OVERHEAD as usize, limit) > limit {
+    if heavier_than(&bytes, VALUE_OVERHEAD as usize, limit) {
         let d = Diagnostic::new(
             Code::LimitSize,
             "",

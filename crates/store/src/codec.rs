@@ -4,11 +4,13 @@
 //! Both sides hold the same depth limit, [`MAX_RECORD_DEPTH`]: [`encode`] refuses a value
 //! nested deeper (nothing is written) and [`decode`] reports one as unreadable before
 //! serde_json sees it, so whatever the store writes, it reads back. Depth is measured on
-//! the bytes by [`nesting`], a loop, never a walk over the value.
+//! the bytes (`mcpflow_blueprint::source::nesting`, one pass), never by a walk over the
+//! value.
 
 use crate::error::{Error, Result};
 use crate::keys;
 use mcpflow_blueprint::limits::MAX_MAX_VALUE_DEPTH;
+use mcpflow_blueprint::source::nesting;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -54,34 +56,6 @@ pub(crate) fn decode<T: DeserializeOwned>(tree: &'static str, key: &[u8], bytes:
     })
 }
 
-/// The deepest nesting of arrays and objects in JSON text: brackets outside strings,
-/// counted in one pass. Text that is not JSON gets a number too; the parser reports it.
-pub(crate) fn nesting(bytes: &[u8]) -> usize {
-    let (mut depth, mut deepest) = (0usize, 0usize);
-    let (mut in_string, mut escaped) = (false, false);
-    for &b in bytes {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                deepest = deepest.max(depth);
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    deepest
-}
-
 /// The current time as stored: RFC 3339, milliseconds, UTC (as the engine writes it).
 pub(crate) fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
@@ -94,15 +68,6 @@ mod tests {
 
     fn deep(levels: usize) -> String {
         "[".repeat(levels) + &"]".repeat(levels)
-    }
-
-    #[test]
-    fn nesting_counts_brackets_outside_strings() {
-        assert_eq!(nesting(b"1"), 0);
-        assert_eq!(nesting(br#"{"a":[1,{"b":[]}]}"#), 4);
-        assert_eq!(nesting(br#"["[[[[\"{{",{}]"#), 2);
-        assert_eq!(nesting(br#"["\\",[[]]]"#), 3);
-        assert_eq!(nesting(deep(200_000).as_bytes()), 200_000);
     }
 
     #[test]

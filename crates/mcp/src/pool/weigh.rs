@@ -1,7 +1,7 @@
 //! What a message will weigh once parsed: a JSON text of many tiny values (`[[],[],…]`)
 //! becomes a `serde_json::Value` tree dozens of times its size. Each message — a line
 //! over stdio, an SSE event over HTTP — is weighed by one pass over its bytes before
-//! anything parses it (`mcpflow_blueprint::source::weight`), and one heavier than
+//! anything parses it (`mcpflow_blueprint::source::heavier_than`), and one heavier than
 //! [`WEIGHT_FACTOR`] × the message limit is refused like a message longer than the limit
 //! (an error answer for its call, made here): so memory for one message stays within a
 //! small multiple of `max_message_bytes`. (A plain `application/json` answer body is
@@ -21,8 +21,7 @@ pub(crate) const WEIGHT_FACTOR: usize = 4;
 
 /// Whether `line` would weigh more than [`WEIGHT_FACTOR`] × `max_message` once parsed.
 pub(crate) fn too_heavy(line: &[u8], max_message: usize) -> bool {
-    let limit = max_message.saturating_mul(WEIGHT_FACTOR);
-    mcpflow_blueprint::source::weight(line, BYTES_PER_VALUE, limit) > limit
+    mcpflow_blueprint::source::heavier_than(line, BYTES_PER_VALUE, max_message.saturating_mul(WEIGHT_FACTOR))
 }
 
 /// A message too heavy to parse: an error answer for its id, or nothing for a message
