@@ -19,8 +19,7 @@
 //! either. The interpreter (`interpret.rs`) charges the arrays it builds the same way,
 //! and every step of its work to the operation budget ([`MAX_TEMPLATE_OPS`]).
 
-use crate::limits::MAX_MAX_VALUE_DEPTH;
-pub use crate::limits::MAX_TEMPLATE_OPS;
+use crate::limits::{MAX_MAX_VALUE_DEPTH, MAX_TEMPLATE_OPS};
 use jmespath::functions::{Function, JoinFn, ReverseFn, ToStringFn};
 use jmespath::{Context, ErrorReason, JmespathError, Rcvar, Runtime, SearchResult, Variable};
 use std::cell::Cell;
@@ -31,7 +30,7 @@ use std::sync::LazyLock;
 /// What [`value_fits`] adds for each JSON value (string, number, array, object, …).
 pub const VALUE_OVERHEAD: u64 = 64;
 
-/// Deepest nesting [`json_size`] and [`value_size`] walk: values the engine holds are
+/// Deepest nesting [`json_size`] walks: values the engine holds are
 /// never deeper than [`MAX_MAX_VALUE_DEPTH`], and results are checked with
 /// [`value_fits`] against the run's own limit; past this they count as too large.
 const WALK_DEPTH: u32 = MAX_MAX_VALUE_DEPTH + 64;
@@ -53,12 +52,8 @@ pub fn json_size(var: &Variable, limit: u64) -> Option<u64> {
     measure(var, limit, 0, WALK_DEPTH).ok()
 }
 
-/// [`json_size`] plus [`VALUE_OVERHEAD`] per JSON value in it; `None` past `limit`.
-pub fn value_size(var: &Variable, limit: u64) -> Option<u64> {
-    measure(var, limit, VALUE_OVERHEAD, WALK_DEPTH).ok()
-}
-
-/// Whether `var` is within both value limits: its size as [`value_size`] counts it at
+/// Whether `var` is within both value limits: its size ([`json_size`] plus
+/// [`VALUE_OVERHEAD`] per JSON value in it) at
 /// most `bytes`, and its nesting of arrays and objects at most `depth` levels (a scalar
 /// is 0 deep, `[]` 1). The walk never goes deeper than `depth + 1`.
 pub fn value_fits(var: &Variable, bytes: u64, depth: u32) -> Result<u64, Past> {
@@ -336,6 +331,6 @@ mod tests {
         }
         let expected = serde_json::to_string(&small).unwrap().len() as u64;
         assert_eq!(json_size(&small, u64::MAX), Some(expected));
-        assert_eq!(value_size(&small, u64::MAX), Some(expected + 15 * VALUE_OVERHEAD));
+        assert_eq!(value_fits(&small, u64::MAX, 3), Ok(expected + 15 * VALUE_OVERHEAD));
     }
 }

@@ -5,12 +5,12 @@
 //! pointers, not copies). Step outputs are converted to JMESPath values once, when
 //! they are produced (see [`value_to_var`]).
 
-use super::budget::{MAX_TEMPLATE_OPS, Past, RUNTIME, json_size, value_fits, with_budget};
+use super::budget::{Past, RUNTIME, json_size, value_fits, with_budget};
 use super::expr::{Expr, PathSegment};
 use super::interpret::interpret;
 use super::{Segment, Template};
 use crate::diagnostic::nearest;
-use crate::limits::{DEFAULT_MAX_VALUE_BYTES, DEFAULT_MAX_VALUE_DEPTH};
+use crate::limits::{DEFAULT_MAX_VALUE_BYTES, DEFAULT_MAX_VALUE_DEPTH, MAX_TEMPLATE_OPS};
 use jmespath::{Rcvar, Variable};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};

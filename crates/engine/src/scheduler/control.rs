@@ -4,7 +4,7 @@
 use super::frames::State;
 use super::{Control, FrameId, Scheduler, err};
 use crate::event::{EventKind, IterationPath, PauseReason, RunStatus};
-use mcpflow_blueprint::template::{Rcvar, truthy, value_fits, var_to_value};
+use mcpflow_blueprint::template::{Rcvar, truthy, var_to_value};
 use mcpflow_blueprint::{StepKind, StepTemplates};
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -113,14 +113,8 @@ impl Scheduler {
         match (&planned.step.kind, &planned.templates) {
             (StepKind::Transform(_), _) => {
                 let Some(v) = value else { return Some(json!({ "value": null })) };
-                if value_fits(v, self.limits.max_value_bytes, self.limits.max_value_depth).is_err() {
-                    return Some(failed(
-                        "OUTPUT_TOO_LARGE",
-                        format!(
-                            "the value is larger than {} bytes (limits.max_value_bytes) or deeper than {} levels (limits.max_value_depth)",
-                            self.limits.max_value_bytes, self.limits.max_value_depth
-                        ),
-                    ));
+                if let Some(error) = self.output_past_limits(v) {
+                    return Some(failed(&error.code, error.message));
                 }
                 Some(json!({ "value": var_to_value(v) }))
             }

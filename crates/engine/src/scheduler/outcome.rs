@@ -218,24 +218,32 @@ impl Scheduler {
     /// step before anything converts or records it.
     pub(super) fn within_value_limit(&self, outcome: Outcome) -> Outcome {
         let Outcome::Succeeded { output, .. } = &outcome else { return outcome };
-        let error = match value_fits(output, self.limits.max_value_bytes, self.limits.max_value_depth) {
-            Ok(_) => return outcome,
-            Err(Past::Depth) => err(
+        match self.output_past_limits(output) {
+            Some(error) => Outcome::Failed { error, retryable: false, raw: None },
+            None => outcome,
+        }
+    }
+
+    /// Why `output` cannot be a step's output: `OUTPUT_TOO_DEEP` or `OUTPUT_TOO_LARGE`,
+    /// naming the limit; `None` within both.
+    pub(super) fn output_past_limits(&self, output: &Variable) -> Option<StepError> {
+        match value_fits(output, self.limits.max_value_bytes, self.limits.max_value_depth) {
+            Ok(_) => None,
+            Err(Past::Depth) => Some(err(
                 "OUTPUT_TOO_DEEP",
                 format!(
                     "the step's output is nested deeper than {} levels (limits.max_value_depth); return flatter data, or raise the limit (at most 100)",
                     self.limits.max_value_depth
                 ),
-            ),
-            Err(_) => err(
+            )),
+            Err(_) => Some(err(
                 "OUTPUT_TOO_LARGE",
                 format!(
                     "the step's output is larger than {} bytes (limits.max_value_bytes); return or collect less, or raise the limit",
                     self.limits.max_value_bytes
                 ),
-            ),
-        };
-        Outcome::Failed { error, retryable: false, raw: None }
+            )),
+        }
     }
 
     /// A failure after retries and fallback: `continue` or `abort`.

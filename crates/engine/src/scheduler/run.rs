@@ -45,13 +45,7 @@ impl Scheduler {
             return;
         }
         if let Some(error) = self.globals_past_limits() {
-            self.errors.push(ErrorEntry {
-                step: String::new(),
-                path: Vec::new(),
-                code: error.code,
-                message: error.message,
-            });
-            self.end(RunStatus::Failed, Value::Null);
+            self.end_failed(error);
             return;
         }
         if let Some(ms) = self.limits.run_timeout {
@@ -148,16 +142,19 @@ impl Scheduler {
                 let status = if self.errors.is_empty() { RunStatus::Succeeded } else { RunStatus::Partial };
                 self.end(status, Value::Null);
             }
-            Err(e) => {
-                self.errors.push(ErrorEntry {
-                    step: String::new(),
-                    path: Vec::new(),
-                    code: e.code,
-                    message: e.message,
-                });
-                self.end(RunStatus::Failed, Value::Null);
-            }
+            Err(e) => self.end_failed(e),
         }
+    }
+
+    /// Ends the run `failed` with `error`, the run's own (no step).
+    fn end_failed(&mut self, error: StepError) {
+        self.errors.push(ErrorEntry {
+            step: String::new(),
+            path: Vec::new(),
+            code: error.code,
+            message: error.message,
+        });
+        self.end(RunStatus::Failed, Value::Null);
     }
 
     pub(super) fn end(&mut self, status: RunStatus, output: Value) {
