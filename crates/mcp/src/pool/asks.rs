@@ -13,7 +13,7 @@
 //! recorded, and one note when the call ends says how many ("N questions … declined").
 
 use super::LogStream;
-use super::notes::ServerNotes;
+use super::notes::{ServerNotes, cut};
 use mcpflow_engine::people::{Answer, Asking, Question};
 use mcpflow_engine::{AskSink, CallError};
 use rmcp::model::{
@@ -232,15 +232,7 @@ fn question(server: &str, params: ElicitRequestParams) -> Question {
 
 /// A server's text, at most 4 KiB (it is recorded and shown).
 fn clip(mut text: String) -> String {
-    const MAX: usize = 4096;
-    if text.len() > MAX {
-        let mut at = MAX;
-        while !text.is_char_boundary(at) {
-            at -= 1;
-        }
-        text.truncate(at);
-        text.push('…');
-    }
+    cut(&mut text, 4096);
     text
 }
 

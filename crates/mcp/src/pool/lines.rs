@@ -184,6 +184,19 @@ impl LineTransport {
         self
     }
 
+    /// `message`, an error this transport made up for an answer it could not read (too
+    /// long, too heavy), marked answered; a `tools/list` it answers is forgotten, nothing
+    /// read.
+    fn made_up(&mut self, message: Option<ServerJsonRpcMessage>) -> Option<ServerJsonRpcMessage> {
+        if let Some(message) = &message {
+            self.tool_calls.answered(message);
+            if let Some(lists) = &mut self.tool_lists {
+                lists.read(message, &[]);
+            }
+        }
+        message
+    }
+
     /// The next message for rmcp; `None` once the stream ended.
     async fn next_message(&mut self) -> Option<ServerJsonRpcMessage> {
         let flooded = self.owed.flooded.clone();
@@ -200,17 +213,10 @@ impl LineTransport {
             // From here to the return nothing awaits: a message read is never lost to a
             // dropped `receive`.
             let message = match read {
-                Ok(LineRead::Line) if self.too_heavy() => {
-                    let line = trim(&self.lines.line);
-                    let message = weigh::heavy_answer(line, &self.notes);
-                    if let Some(message) = &message {
-                        self.tool_calls.answered(message);
-                        if let Some(lists) = &mut self.tool_lists {
-                            lists.read(message, &[]);
-                        }
-                    }
+                Ok(LineRead::Line) if weigh::too_heavy(trim(&self.lines.line), self.max_message) => {
+                    let message = weigh::heavy_answer(trim(&self.lines.line), &self.notes);
                     self.lines.done_with_line();
-                    message
+                    self.made_up(message)
                 }
                 Ok(LineRead::Line) => {
                     let line = trim(&self.lines.line);
@@ -236,16 +242,7 @@ impl LineTransport {
                 }
                 Ok(LineRead::TooLong { head, tail, size }) => {
                     match too_long(&head, &tail, size, self.max_message, &self.notes) {
-                        Ok(message) => {
-                            if let Some(message) = &message {
-                                self.tool_calls.answered(message);
-                                // A made-up error: the list is forgotten, nothing read.
-                                if let Some(lists) = &mut self.tool_lists {
-                                    lists.read(message, &[]);
-                                }
-                            }
-                            message
-                        }
+                        Ok(message) => self.made_up(message),
                         Err(error) => {
                             // No id to answer: end the connection so the calls in flight fail now.
                             self.notes.set_fatal(error);
@@ -271,13 +268,6 @@ impl LineTransport {
             self.throttle.after(self.notes.dropping()).await;
         }
         None
-    }
-}
-
-impl LineTransport {
-    /// Whether the line just read would weigh too much once parsed (`weigh.rs`).
-    fn too_heavy(&self) -> bool {
-        weigh::too_heavy(trim(&self.lines.line), self.max_message)
     }
 }
 

@@ -269,7 +269,7 @@ impl Throttle {
 }
 
 /// Cuts `line` to at most `max` bytes (on a character boundary), marking the cut with `…`.
-fn cut(line: &mut String, max: usize) {
+pub(super) fn cut(line: &mut String, max: usize) {
     if line.len() > max {
         let mut at = max;
         while !line.is_char_boundary(at) {

@@ -14,7 +14,7 @@
 //! dropped from server X").
 
 use super::LogStream;
-use super::notes::ServerNotes;
+use super::notes::{ServerNotes, cut};
 use mcpflow_engine::{Progress, ProgressSink};
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use std::collections::{HashMap, VecDeque};
@@ -133,18 +133,6 @@ impl ProgressRoutes {
             }
         };
         call.pass(params);
-    }
-}
-
-/// Cuts `text` to at most `max` bytes (on a character boundary), marking the cut with `…`.
-fn cut(text: &mut String, max: usize) {
-    if text.len() > max {
-        let mut at = max;
-        while !text.is_char_boundary(at) {
-            at -= 1;
-        }
-        text.truncate(at);
-        text.push('…');
     }
 }
 

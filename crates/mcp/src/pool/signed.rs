@@ -58,19 +58,21 @@ impl Tokens {
         first: Option<&Login>,
         notes: Arc<ServerNotes>,
     ) -> Tokens {
-        if let Some(login) = first {
-            learn(&notes, login);
-        }
-        Tokens {
+        let tokens = Tokens {
             auth,
             server: server.to_owned(),
             url: url.to_owned(),
             oauth,
             env,
-            current: Mutex::new(first.map(|login| (login.access_token.clone(), login.expires_at_ms))),
+            current: Mutex::new(None),
             refusal: Mutex::new(None),
             notes,
+        };
+        if let Some(login) = first {
+            learn_refresh(&tokens.notes, login);
         }
+        tokens.hold(first.map(|login| (login.access_token.clone(), login.expires_at_ms)));
+        tokens
     }
 
     /// The token in use.
@@ -87,6 +89,7 @@ impl Tokens {
         self.current.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
+    /// Holds `token` as the one to send; hidden from every message of the session from now on.
     fn hold(&self, token: Option<(String, Option<i64>)>) {
         if let Some((token, _)) = &token {
             self.notes.add_secret(token, ACCESS_TOKEN_SHOWN);
@@ -108,7 +111,7 @@ impl Tokens {
         match self.auth.current(&self.server, &self.url, self.oauth.as_ref(), &self.env).await {
             Ok(login) => {
                 if let Some(login) = &login {
-                    learn(&self.notes, login);
+                    learn_refresh(&self.notes, login);
                 }
                 let token = login.map(|l| (l.access_token, l.expires_at_ms));
                 self.hold(token.clone());
@@ -129,7 +132,7 @@ impl Tokens {
             Ok(token) => {
                 let login = self.auth.login_for(&self.url).ok().flatten();
                 if let Some(login) = &login {
-                    learn(&self.notes, login);
+                    learn_refresh(&self.notes, login);
                 }
                 let expires = login.and_then(|l| l.expires_at_ms);
                 self.hold(Some((token.clone(), expires)));
@@ -144,9 +147,9 @@ impl Tokens {
     }
 }
 
-/// Hides `login`'s tokens from every message of the session from now on.
-fn learn(notes: &ServerNotes, login: &Login) {
-    notes.add_secret(&login.access_token, ACCESS_TOKEN_SHOWN);
+/// Hides `login`'s refresh token from every message of the session from now on (its
+/// access token is hidden when it is held: [`Tokens::hold`]).
+fn learn_refresh(notes: &ServerNotes, login: &Login) {
     if let Some(refresh) = &login.refresh_token {
         notes.add_secret(refresh, REFRESH_TOKEN_SHOWN);
     }
