@@ -20,13 +20,12 @@ mod import;
 
 pub use import::{Counts, ImportOptions, ImportReport};
 
+use crate::Store;
 use crate::consents::Consent;
 use crate::error::{Error, Result};
-use crate::keys::RUNS;
-use crate::runs::RunRecord;
+use crate::runs::{RunRecord, read_record};
 use crate::schema::SCHEMA_VERSION;
 use crate::unreadable::Unreadable;
-use crate::{Store, codec};
 use mcpflow_engine::RunEvent;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -112,10 +111,10 @@ impl Store {
         let mut skipped = Vec::new();
         for entry in self.runs.iter() {
             let (key, bytes) = entry.map_err(Error::db("exporting runs"))?;
-            let record: RunRecord = match codec::decode(RUNS, &key, &bytes) {
+            let record = match read_record(&key, &bytes) {
                 Ok(record) => record,
-                Err(e) => {
-                    skipped.push(Unreadable::record(Unreadable::id_of_record_key(&key), &e));
+                Err(unreadable) => {
+                    skipped.push(unreadable);
                     continue;
                 }
             };

@@ -104,6 +104,12 @@ pub(crate) fn tail_u32(tree: &'static str, key: &[u8], tail: &[u8]) -> Result<u3
     Ok(u32::from_be_bytes(bytes))
 }
 
+/// The sequence number at the end of an `events` key.
+pub(crate) fn tail_u64(tree: &'static str, key: &[u8], tail: &[u8]) -> Result<u64> {
+    let bytes: [u8; 8] = tail.try_into().map_err(|_| bad_key(tree, key, "its number is not 8 bytes long"))?;
+    Ok(u64::from_be_bytes(bytes))
+}
+
 fn text(tree: &'static str, key: &[u8], bytes: &[u8]) -> Result<String> {
     String::from_utf8(bytes.to_vec()).map_err(|_| bad_key(tree, key, "it is not UTF-8"))
 }

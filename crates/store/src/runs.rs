@@ -125,6 +125,11 @@ pub enum RerunMode {
     FromHere,
 }
 
+/// A `runs` entry read back, or why it cannot be, naming the run its key names.
+pub(crate) fn read_record(key: &[u8], bytes: &[u8]) -> std::result::Result<RunRecord, Unreadable> {
+    decode(RUNS, key, bytes).map_err(|e| Unreadable::record(Unreadable::id_of_record_key(key), &e))
+}
+
 impl Store {
     /// Records a run that is starting and flushes. The id must be new.
     #[tracing::instrument(skip_all, fields(run_id = %record.id, blueprint = %record.blueprint), err)]
@@ -310,9 +315,9 @@ impl Store {
                     break;
                 }
                 let (key, bytes) = entry.map_err(Error::db("listing runs"))?;
-                match decode(RUNS, &key, &bytes) {
+                match read_record(&key, &bytes) {
                     Ok(record) => list.runs.push(record),
-                    Err(e) => list.skip(Unreadable::record(Unreadable::id_of_record_key(&key), &e)),
+                    Err(unreadable) => list.skip(unreadable),
                 }
             }
             return Ok(list);
@@ -355,9 +360,8 @@ impl Store {
             match decode(EVENTS, &key, &bytes) {
                 Ok(event) => events.push(event),
                 Err(e) => {
-                    let seq = key.len().checked_sub(8).and_then(|at| key.get(at..)).and_then(|b| b.try_into().ok());
-                    let seq = seq.map_or(0, u64::from_be_bytes);
-                    unreadable.push(Unreadable::event(run_id.to_owned(), seq, &e));
+                    let seq = keys::parse_pair(EVENTS, &key).and_then(|(_, tail)| keys::tail_u64(EVENTS, &key, tail));
+                    unreadable.push(Unreadable::event(run_id.to_owned(), seq.unwrap_or(0), &e));
                 }
             }
         }
@@ -437,10 +441,10 @@ impl Store {
         let mut swept = Swept::default();
         for entry in self.runs.iter() {
             let (key, bytes) = entry.map_err(Error::db("looking for interrupted runs"))?;
-            let mut record = match decode::<RunRecord>(RUNS, &key, &bytes) {
+            let mut record = match read_record(&key, &bytes) {
                 Ok(record) => record,
-                Err(error) => {
-                    swept.unreadable.push(Unreadable::record(Unreadable::id_of_record_key(&key), &error));
+                Err(unreadable) => {
+                    swept.unreadable.push(unreadable);
                     continue;
                 }
             };
