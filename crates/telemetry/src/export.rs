@@ -150,9 +150,7 @@ fn http_client(endpoint: &str, timeout: std::time::Duration) -> Result<reqwest::
     };
     match build(false) {
         Ok(client) => Ok(client),
-        Err(reason) if !endpoint.get(..7).is_some_and(|s| s.eq_ignore_ascii_case("http://")) => {
-            Err(Error::TlsRootsMissing { endpoint: endpoint.to_owned(), reason })
-        }
+        Err(reason) if is_https(endpoint) => Err(Error::TlsRootsMissing { endpoint: endpoint.to_owned(), reason }),
         Err(_) => build(true).map_err(|e| failed(endpoint, e)),
     }
 }
@@ -170,7 +168,7 @@ fn with_sources(error: &dyn std::error::Error) -> String {
     text
 }
 
-#[cfg(feature = "otlp-grpc")]
+#[cfg(any(feature = "otlp-http", feature = "otlp-grpc"))]
 fn is_https(endpoint: &str) -> bool {
     endpoint.parse::<http::Uri>().is_ok_and(|uri| uri.scheme() == Some(&http::uri::Scheme::HTTPS))
 }

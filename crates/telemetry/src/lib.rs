@@ -123,6 +123,18 @@ impl fmt::Debug for Otel {
     }
 }
 
+/// An exporter that may be set up (`None`: no endpoint), with one that cannot be for want
+/// of root certificates left out after `warn` — the run goes on without it.
+fn left_out_without_roots<T>(exporter: Option<Result<T>>, warn: impl Fn(&Error)) -> Result<Option<T>> {
+    match exporter.transpose() {
+        Err(error @ Error::TlsRootsMissing { .. }) => {
+            warn(&error);
+            Ok(None)
+        }
+        other => other,
+    }
+}
+
 impl Otel {
     /// Sets up the exporter, the bounded batch processor and the tracer. Nothing is sent
     /// until spans end.
@@ -148,13 +160,8 @@ impl Otel {
                 (shared.report)(&format!("warning[{}]: {error}", error.code()));
             }
         };
-        let traces = match config.traces_endpoint.as_deref().map(|e| export::spans(config, e, &keep)).transpose() {
-            Err(error @ Error::TlsRootsMissing { .. }) => {
-                warn(&error);
-                None
-            }
-            other => other?,
-        };
+        let traces = config.traces_endpoint.as_deref().map(|e| export::spans(config, e, &keep));
+        let traces = left_out_without_roots(traces, warn)?;
         if let Some(exporter) = traces {
             let batch = BatchConfigBuilder::default()
                 .with_max_queue_size(config.max_queue)
@@ -167,17 +174,8 @@ impl Otel {
         }
         let provider = builder.build();
         let tracer = provider.tracer("mcpflow");
-        let metrics = match &config.metrics_endpoint {
-            Some(endpoint) => match export::metrics(config, endpoint, &keep) {
-                Ok(exporter) => Some((exporter, endpoint)),
-                Err(error @ Error::TlsRootsMissing { .. }) => {
-                    warn(&error);
-                    None
-                }
-                Err(error) => return Err(error),
-            },
-            None => None,
-        };
+        let metrics = config.metrics_endpoint.as_ref().map(|e| export::metrics(config, e, &keep).map(|x| (x, e)));
+        let metrics = left_out_without_roots(metrics, warn)?;
         let (meter_provider, instruments) = match metrics {
             Some((inner, endpoint)) => {
                 let exporter = Told { inner, endpoint: endpoint.clone(), shared: shared.clone() };
