@@ -485,17 +485,7 @@ fn a_server_the_blueprint_declares_is_signed_in_to_through_its_file() {
 #[test]
 fn a_machine_signs_in_with_client_credentials_without_a_browser() {
     const SECRET: &str = "s3cret-of-the-ci-client-0451";
-    let (as_port, port) = (free_port(), free_port());
-    let (_authority, issued) =
-        python(&fixture("oauth_machine_as.py"), &[&as_port.to_string()], &[("FIXTURE_CLIENT_SECRET", SECRET)]);
-    wait_for_port(as_port);
-    let issuer = format!("http://localhost:{as_port}/");
-    let (_resource, _) = python(&fixture("oauth_resource_py.py"), &[&port.to_string(), &issuer], &[]);
-    wait_for_port(port);
-    let setup = Setup::on(port);
-    let entry = json!({ "url": format!("http://localhost:{port}/mcp"),
-        "oauth": { "grant": "client_credentials", "client_id": "ci", "client_secret": "${env:CI_SECRET}", "scopes": ["tools:call"] } });
-    std::fs::write(&setup.servers, json!({ "mcpServers": { "demo": entry } }).to_string()).unwrap();
+    let Machine { setup, issued, port, issuer, _servers } = machine(SECRET, &[]);
 
     // No `auth login`: the run fetches a token itself, and a second run reuses it.
     let env = [("CI_SECRET", SECRET)];
@@ -576,6 +566,35 @@ fn wait_for_port(port: u16) {
 
 struct PythonServer(Child);
 
+/// The client-credentials fixtures running: the authorization server (its client `ci`
+/// with `secret`), the resource server that trusts it (with `resource_env`), and a setup
+/// whose servers file names it `demo`, the secret as `${env:CI_SECRET}`. The servers
+/// stop when `_servers` is dropped: bind it for as long as the test needs them.
+struct Machine {
+    setup: Setup,
+    /// The resource server's port, and the authorization server's URL (its issuer).
+    port: u16,
+    issuer: String,
+    /// What the authorization server logged (the tokens it issued).
+    issued: Arc<Mutex<String>>,
+    _servers: (PythonServer, PythonServer),
+}
+
+fn machine(secret: &str, resource_env: &[(&str, &str)]) -> Machine {
+    let (as_port, port) = (free_port(), free_port());
+    let (authority, issued) =
+        python(&fixture("oauth_machine_as.py"), &[&as_port.to_string()], &[("FIXTURE_CLIENT_SECRET", secret)]);
+    wait_for_port(as_port);
+    let issuer = format!("http://localhost:{as_port}/");
+    let (resource, _) = python(&fixture("oauth_resource_py.py"), &[&port.to_string(), &issuer], resource_env);
+    wait_for_port(port);
+    let setup = Setup::on(port);
+    let entry = json!({ "url": format!("http://localhost:{port}/mcp"),
+        "oauth": { "grant": "client_credentials", "client_id": "ci", "client_secret": "${env:CI_SECRET}", "scopes": ["tools:call"] } });
+    std::fs::write(&setup.servers, json!({ "mcpServers": { "demo": entry } }).to_string()).unwrap();
+    Machine { setup, issued, port, issuer, _servers: (authority, resource) }
+}
+
 impl Drop for PythonServer {
     fn drop(&mut self) {
         let _ = self.0.kill();
@@ -586,19 +605,8 @@ impl Drop for PythonServer {
 #[test]
 fn a_tool_call_refused_for_want_of_a_scope_is_auth_required_naming_it_and_remembered_for_the_next_sign_in() {
     const SECRET: &str = "s3cret-of-the-ci-client-0452";
-    let (as_port, port) = (free_port(), free_port());
-    let (_authority, _) =
-        python(&fixture("oauth_machine_as.py"), &[&as_port.to_string()], &[("FIXTURE_CLIENT_SECRET", SECRET)]);
-    wait_for_port(as_port);
-    let issuer = format!("http://localhost:{as_port}/");
     // The session opens with the token's `tools:call`; only `purge` needs `admin`.
-    let (_resource, _) =
-        python(&fixture("oauth_resource_py.py"), &[&port.to_string(), &issuer], &[("FIXTURE_PURGE_SCOPE", "admin")]);
-    wait_for_port(port);
-    let setup = Setup::on(port);
-    let entry = json!({ "url": format!("http://localhost:{port}/mcp"),
-        "oauth": { "grant": "client_credentials", "client_id": "ci", "client_secret": "${env:CI_SECRET}", "scopes": ["tools:call"] } });
-    std::fs::write(&setup.servers, json!({ "mcpServers": { "demo": entry } }).to_string()).unwrap();
+    let Machine { setup, _servers, .. } = machine(SECRET, &[("FIXTURE_PURGE_SCOPE", "admin")]);
     let blueprint = setup.dir.path().join("purge.json");
     let doc = json!({ "blueprint": 1, "id": "purge", "steps": [
         { "id": "era", "kind": "tool", "server": "demo", "tool": "era", "args": {} },
@@ -766,17 +774,7 @@ fn with_an_os_keyring_the_login_lives_there_and_runs_use_it() {
 #[test]
 fn an_access_token_a_server_quotes_in_its_error_shows_nowhere() {
     const SECRET: &str = "s3cret-of-the-ci-client-0453";
-    let (as_port, port) = (free_port(), free_port());
-    let (_authority, _) =
-        python(&fixture("oauth_machine_as.py"), &[&as_port.to_string()], &[("FIXTURE_CLIENT_SECRET", SECRET)]);
-    wait_for_port(as_port);
-    let issuer = format!("http://localhost:{as_port}/");
-    let (_resource, _) = python(&fixture("oauth_resource_py.py"), &[&port.to_string(), &issuer], &[]);
-    wait_for_port(port);
-    let setup = Setup::on(port);
-    let entry = json!({ "url": format!("http://localhost:{port}/mcp"),
-        "oauth": { "grant": "client_credentials", "client_id": "ci", "client_secret": "${env:CI_SECRET}", "scopes": ["tools:call"] } });
-    std::fs::write(&setup.servers, json!({ "mcpServers": { "demo": entry } }).to_string()).unwrap();
+    let Machine { setup, _servers, .. } = machine(SECRET, &[]);
     let blueprint = setup.dir.path().join("whoami.json");
     let doc = json!({ "blueprint": 1, "id": "whoami",
         "steps": [{ "id": "who", "kind": "tool", "server": "demo", "tool": "whoami", "args": {} }] });

@@ -7,7 +7,7 @@ use serde_json::json;
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
 use std::time::Duration;
 
 const SECRET: &str = "s3cret-Value-4242";
@@ -47,11 +47,23 @@ fn closed_port() -> String {
 /// everything the run left: stderr, stdout, the events file and every file of the data
 /// folder (the run history), as bytes.
 fn run_and_collect(dir: &Path, server: serde_json::Value) -> Vec<u8> {
-    let servers = dir.join("servers.json");
-    std::fs::write(&servers, json!({ "mcpServers": { "remote": server } }).to_string()).unwrap();
-    let blueprint = dir.join("bp.json");
     let doc = json!({ "blueprint": 1, "id": "secrets",
         "steps": [{ "id": "a", "kind": "tool", "server": "remote", "tool": "echo", "args": {} }] });
+    let (out, all) = run_stored(dir, json!({ "remote": server }), &doc, ("SECRET", SECRET));
+    assert_eq!(out.status.code(), Some(1), "the run must fail: {}{}", stdout(&out), stderr(&out));
+    // What the user sees says where the server is, as configured.
+    let text = stderr(&out);
+    assert!(text.contains("${env:SECRET}") || text.contains("<"), "{text}");
+    all
+}
+
+/// `mcpflow run --store --events` of blueprint `doc` against `servers` (an `mcpServers`
+/// object), with `env` set; its output, and everything the run left — stderr, stdout,
+/// the events file and every file of the data folder (the run history) — as bytes.
+fn run_stored(dir: &Path, servers: serde_json::Value, doc: &serde_json::Value, env: (&str, &str)) -> (Output, Vec<u8>) {
+    let servers_file = dir.join("servers.json");
+    std::fs::write(&servers_file, json!({ "mcpServers": servers }).to_string()).unwrap();
+    let blueprint = dir.join("bp.json");
     std::fs::write(&blueprint, doc.to_string()).unwrap();
     let events = dir.join("events.jsonl");
     let home = dir.join("home");
@@ -59,14 +71,13 @@ fn run_and_collect(dir: &Path, server: serde_json::Value) -> Vec<u8> {
         .args(["run", "--store", "--allow-all-servers", "--events"])
         .arg(&events)
         .arg("--servers")
-        .arg(&servers)
+        .arg(&servers_file)
         .arg(&blueprint)
         .current_dir(repo())
         .env("MCPFLOW_HOME", &home)
-        .env("SECRET", SECRET)
+        .env(env.0, env.1)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1), "the run must fail: {}{}", stdout(&out), stderr(&out));
     let mut all = out.stderr.clone();
     all.extend_from_slice(&out.stdout);
     all.extend(std::fs::read(&events).unwrap());
@@ -76,10 +87,7 @@ fn run_and_collect(dir: &Path, server: serde_json::Value) -> Vec<u8> {
         files += 1;
     }
     assert!(files > 0, "the run history was written");
-    // What the user sees says where the server is, as configured.
-    let text = stderr(&out);
-    assert!(text.contains("${env:SECRET}") || text.contains("<"), "{text}");
-    all
+    (out, all)
 }
 
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
@@ -143,41 +151,19 @@ const HEX_KEY: &str = "9f86d081884c7d659a2feaa0c55ad015";
 fn a_server_logging_its_key_in_upper_case_shows_its_line_as_written_without_the_key() {
     let dir = tempfile::tempdir().unwrap();
     let bin = mcpflow_testkit::binary().display().to_string();
-    let servers = dir.path().join("servers.json");
     let loud = json!({ "command": bin, "args": ["faulty"], "env": { "API_KEY": "${env:HEX_KEY}" } });
-    std::fs::write(&servers, json!({ "mcpServers": { "loud": loud } }).to_string()).unwrap();
-    let blueprint = dir.path().join("bp.json");
     // The second call gives the log message (sent before the first answer) time to be shown.
     let doc = json!({ "blueprint": 1, "id": "loud-key", "steps": [
         { "id": "shout", "kind": "tool", "server": "loud", "tool": "shout_env", "args": { "name": "API_KEY" } },
         { "id": "after", "kind": "tool", "server": "loud", "tool": "echo", "args": { "message": "done" } }
     ] });
-    std::fs::write(&blueprint, doc.to_string()).unwrap();
-    let events = dir.path().join("events.jsonl");
-    let home = dir.path().join("home");
-    let out = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
-        .args(["run", "--store", "--allow-all-servers", "--events"])
-        .arg(&events)
-        .arg("--servers")
-        .arg(&servers)
-        .arg(&blueprint)
-        .current_dir(repo())
-        .env("MCPFLOW_HOME", &home)
-        .env("HEX_KEY", HEX_KEY)
-        .output()
-        .unwrap();
+    let (out, all) = run_stored(dir.path(), json!({ "loud": loud }), &doc, ("HEX_KEY", HEX_KEY));
     assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
     let text = stderr(&out);
     assert!(
         text.contains("[loud] [warning] Connected With Key ${env:HEX_KEY}"),
         "the log line is shown as the server wrote it, the key hidden: {text}"
     );
-    let mut all = out.stderr.clone();
-    all.extend_from_slice(&out.stdout);
-    all.extend(std::fs::read(&events).unwrap());
-    for entry in walk(&home) {
-        all.extend(std::fs::read(entry).unwrap());
-    }
     let all = String::from_utf8_lossy(&all);
     for key in [HEX_KEY.to_owned(), HEX_KEY.to_ascii_uppercase()] {
         assert!(!all.contains(&key), "the key leaked as {key}: {all}");
