@@ -36,6 +36,10 @@ pub struct AppOptions {
     /// This process's telemetry flags (`--otlp`), over the data folder's settings and the
     /// `OTEL_*` environment ([`App::telemetry`]).
     pub telemetry: crate::telemetry::TelemetryOptions,
+    /// Each run in a worker process of its own (`mcpflow worker`), which a run cannot
+    /// take this process down from: what the long-lived front doors (`service`, `serve`,
+    /// `daemon`) set. `None`: runs run in this process (`mcpflow run`, the tests).
+    pub workers: Option<mcpflow_worker::Command>,
 }
 
 /// What changed, for subscribers (e.g. `tools/list_changed` for exposed blueprints).

@@ -401,8 +401,14 @@ impl App {
         let origin = RunOrigin { trigger: spec.trigger.as_str(), parent: spec.parent.clone() };
         let request = RunRequest { blueprint: Arc::new(bp), plan: Arc::new(plan), config, stack: spec.stack, origin };
         let id = run_id.clone();
+        let workers = self.inner.options.workers.clone();
         tokio::spawn(async move {
-            let mut envelope = engine.run_with_logs(request, sink, Some(control_rx), logs, cancel).await;
+            let mut envelope = match &workers {
+                Some(command) => {
+                    mcpflow_worker::run(command, &engine, request, sink, Some(control_rx), Some(logs), cancel).await
+                }
+                None => engine.run_with_logs(request, sink, Some(control_rx), logs, cancel).await,
+            };
             app.inner.logs.leave(&id);
             if parked.load(Ordering::Acquire) {
                 let open = asking.lock().map(|open| open.clone().into_questions()).unwrap_or_default();

@@ -51,6 +51,21 @@ pub fn open_app_with_options(
         allow_blueprint_env,
         front: mcpflow_app::advice::Front::Cli,
         telemetry: telemetry.cloned().unwrap_or_default().options(),
+        // The long-lived front doors (the ones with telemetry flags) hold many runs: each
+        // runs in a worker process, so no run takes the others down.
+        workers: telemetry.and_then(|_| workers()),
     };
     App::open(&home, options).with_context(|| format!("starting mcpflow (data folder {})", home.display()))
+}
+
+/// How this program starts a worker (`mcpflow worker`); `None` (with a warning) when its
+/// own path cannot be found: runs then run in this process.
+fn workers() -> Option<mcpflow_worker::Command> {
+    match mcpflow_worker::Command::this_program() {
+        Ok(command) => Some(command),
+        Err(e) => {
+            tracing::warn!(error = %e, "this program's path is unknown, so runs run in this process, not in workers");
+            None
+        }
+    }
 }

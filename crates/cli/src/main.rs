@@ -180,6 +180,10 @@ enum Command {
     /// launches `mcpflow serve`, written into the host's configuration file with the rest
     /// of the file kept as it is (`--print` shows it and changes nothing).
     Setup(setup::SetupArgs),
+    /// Run one run sent on standard input, for `mcpflow service` and `serve`, which start
+    /// it (each of their runs in a worker process of its own).
+    #[command(hide = true)]
+    Worker,
     /// Import a blueprint file or a store backup into the store. Starts no server.
     Import {
         #[arg(value_name = "FILE")]
@@ -223,6 +227,7 @@ fn main() -> ExitCode {
             report(backup::export_blueprint(&id, portable, out.as_deref(), &app))
         }
         Command::Setup(args) => report(setup::run(&args)),
+        Command::Worker => ExitCode::from(mcpflow_worker::serve(std::io::stdin(), std::io::stdout())),
         Command::Import { file } => with_runtime(async move { backup::import(&file) }),
         Command::Schema => {
             #[allow(clippy::print_stdout)]

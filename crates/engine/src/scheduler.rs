@@ -121,7 +121,8 @@ pub enum Action {
     Finish(Envelope),
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Control {
     Pause,
     Resume,

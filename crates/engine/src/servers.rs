@@ -10,7 +10,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// What to call.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum CallTarget {
     /// `tools/call`. `server: None` routes by tool name (it must be unique).
     Tool { server: Option<String>, tool: String, args: Map<String, Value> },
@@ -21,7 +22,7 @@ pub enum CallTarget {
 }
 
 /// An MCP progress notification for a call in flight.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Progress {
     pub progress: f64,
     pub total: Option<f64>,
@@ -126,7 +127,7 @@ impl fmt::Debug for CallRequest {
 }
 
 /// Why a call failed. `code` is stable (`SERVER_NOT_APPROVED`, `CALL_TIMEOUT`, …).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error, Serialize, Deserialize)]
 #[error("{message}")]
 pub struct CallError {
     pub code: String,
