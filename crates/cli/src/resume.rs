@@ -8,6 +8,8 @@ use crate::app::{AppArgs, open_app_with};
 use crate::run::{Watch, block_on, drive, folder_of};
 use crate::validate::{read_json_input, unread};
 use clap::Args;
+use mcpflow_app::api::dto::Json;
+use mcpflow_app::api::{Api, CliResume};
 use mcpflow_app::runs::Target;
 use mcpflow_blueprint::limits::BLUEPRINT_SIZE;
 use serde_json::Value;
@@ -46,6 +48,9 @@ async fn execute(args: &ResumeArgs) -> anyhow::Result<ExitCode> {
         },
         None => None,
     };
+    if let Some(api) = crate::through::service().await {
+        return through_service(&api, args, doc).await;
+    }
     let app = open_app_with(&args.app, None, args.file.as_deref().and_then(folder_of))?;
     let mut start = match app.resume_plan(&args.run, doc.map(Target::Inline)) {
         Ok(start) => start,
@@ -66,6 +71,40 @@ async fn execute(args: &ResumeArgs) -> anyhow::Result<ExitCode> {
         Ok(envelope) => envelope,
         Err(e) => {
             eprintln!("error[{}]: {e}", e.code());
+            return Ok(ExitCode::from(2));
+        }
+    };
+    args.out.finish(&envelope, writer.as_ref(), stop.signal())
+}
+
+/// The resume asked of the data folder's service, which holds the store.
+#[allow(clippy::print_stderr)]
+async fn through_service(api: &Api, args: &ResumeArgs, doc: Option<Value>) -> anyhow::Result<ExitCode> {
+    if let Some(e) = crate::through::options_refused(&args.app) {
+        eprintln!("error[{}]: {}", e.code, e.message);
+        return Ok(ExitCode::from(2));
+    }
+    let total = match &doc {
+        Some(doc) => top_level(doc),
+        None => match api.get_run(args.run.clone()).await {
+            Ok(run) => api.get_blueprint(run.info.blueprint).await.map_or(0, |b| top_level(&b.doc.0)),
+            Err(_) => 0,
+        },
+    };
+    let request = CliResume { run_id: args.run.clone(), doc: doc.map(Json), timeout_ms: args.out.timeout_ms() };
+    let (started, events) = match api.resume_cli(request).await {
+        Ok(started) => started,
+        Err(e) => {
+            eprintln!("error[{}]: {}", e.code, e.message);
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let (sink, writer) = args.out.sink(total)?;
+    let stop = crate::run::cancel_on_signals()?;
+    let envelope = match crate::through::watch(api, &started.run_id, events, &sink, stop.token()).await {
+        Ok(envelope) => envelope,
+        Err(e) => {
+            eprintln!("error[{}]: {}", e.code, e.message);
             return Ok(ExitCode::from(2));
         }
     };

@@ -30,6 +30,7 @@ type ChildLink = Link<ToSupervisor>;
 /// Runs the one run its supervisor sends on `input`, answering on `output`. Returns the
 /// process's exit code: 0 when the run ended (whatever its status), 2 when no run came.
 pub fn serve(input: impl Read + Send + 'static, output: impl Write + Send + 'static) -> u8 {
+    first_to_go();
     let mut input = BufReader::new(input);
     let start = match read_line(&mut input, MAX_LINE) {
         Ok(Some(line)) => match serde_json::from_slice::<ToWorker>(&line) {
@@ -74,6 +75,16 @@ pub fn serve(input: impl Read + Send + 'static, output: impl Write + Send + 'sta
     let _ = writer.join();
     runtime.shutdown_background();
     0
+}
+
+/// Asks the kernel, should memory run out, to end this worker before anything else
+/// (Linux's `oom_score_adj`, which a process may raise for itself): a run that grows
+/// without bound is what is killed, not its supervisor.
+fn first_to_go() {
+    #[cfg(target_os = "linux")]
+    if let Err(e) = std::fs::write("/proc/self/oom_score_adj", "1000") {
+        tracing::debug!(error = %e, "oom_score_adj is not writable here");
+    }
 }
 
 #[allow(clippy::print_stderr)]

@@ -315,6 +315,14 @@ impl Local {
         self.start(spec)
     }
 
+    /// `mcpflow resume` through the service: interrupted run `run_id` goes on, on `doc`
+    /// when given, else on the stored blueprint it was of.
+    pub fn resume_cli(&self, request: CliResume) -> Result<(RunStarted, EventStream)> {
+        let mut spec = self.app.resume_plan(&request.run_id, request.doc.map(|doc| Target::Inline(doc.0)))?;
+        spec.timeout_ms = request.timeout_ms;
+        self.start(spec)
+    }
+
     /// `mcpflow answer` through the service: the open question of `step` in run `run_id`
     /// answered from the `--answers` file's entry for it; the run goes on — in flight
     /// here, or resumed when it was left waiting (on `doc` when given).
@@ -374,6 +382,14 @@ pub struct CliRerun {
     pub step: String,
     #[serde(default)]
     pub from_here: bool,
+    pub doc: Option<Json>,
+    pub timeout_ms: Option<u64>,
+}
+
+/// A resume the CLI asks the service for (`mcpflow resume`).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct CliResume {
+    pub run_id: String,
     pub doc: Option<Json>,
     pub timeout_ms: Option<u64>,
 }

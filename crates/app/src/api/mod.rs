@@ -16,7 +16,7 @@ mod local;
 mod logins;
 mod remote;
 
-pub use local::{CliAnswer, CliRerun, CliRun, EventStream, LOGIN_TIMEOUT, Local};
+pub use local::{CliAnswer, CliRerun, CliResume, CliRun, EventStream, LOGIN_TIMEOUT, Local};
 pub use remote::{Remote, Status};
 
 use crate::portable::Portable;
@@ -242,6 +242,14 @@ impl Api {
         }
     }
 
+    /// `mcpflow resume` (see [`Local::resume_cli`]).
+    pub async fn resume_cli(&self, request: CliResume) -> Result<(RunStarted, EventStream)> {
+        match self {
+            Api::Local(local) => local.resume_cli(request),
+            Api::Remote(remote) => remote.stream("resume_cli", encode(&request)?).await,
+        }
+    }
+
     /// What changes in the data folder, whoever changes it. For a remote one, a
     /// reconnection reports `Blueprints` and `Servers` (things may have changed meanwhile).
     pub fn subscribe_changes(&self) -> tokio::sync::broadcast::Receiver<crate::Change> {
@@ -300,6 +308,7 @@ pub(crate) fn dispatch_stream(local: &Local, method: &str, params: Value) -> Opt
         "follow_run" => decode::<Follow>(method, params).and_then(|p| local.follow_run(p.run_id)),
         "run_cli" => decode::<CliRun>(method, params).and_then(|p| local.run_cli(p)),
         "rerun_cli" => decode::<CliRerun>(method, params).and_then(|p| local.rerun_cli(p)),
+        "resume_cli" => decode::<CliResume>(method, params).and_then(|p| local.resume_cli(p)),
         "answer_cli" => decode::<CliAnswer>(method, params).and_then(|p| local.answer_cli(p)),
         _ => return None,
     };

@@ -792,3 +792,83 @@ fn a_busy_run_in_the_service_delays_no_other_client_and_cancel_ends_it() {
     let _ = owner.kill();
     let _ = owner.wait();
 }
+
+#[test]
+fn a_worker_killed_mid_run_leaves_its_run_interrupted_the_service_answers_on_and_resume_finishes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = home_with_echo(dir.path());
+    let service = plain_service(&home);
+    let service_pid = service.0.id();
+    let ledger = dir.path().join("ledger.txt");
+    let blueprint = |ms: u64| {
+        json!({ "blueprint": 1, "id": "two", "steps": [
+            { "id": "first", "kind": "tool", "server": "echo", "tool": "record",
+              "args": { "file": ledger.to_str().unwrap(), "line": "first ran" } },
+            { "id": "wait", "kind": "tool", "server": "echo", "tool": "sleep", "after": ["first"], "args": { "ms": ms } } ],
+            "output": "{{ first }}" })
+        .to_string()
+    };
+    let file = dir.path().join("two.json");
+    std::fs::write(&file, blueprint(60_000)).unwrap();
+    let running = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+        .args(["run", "--store", "--json", file.to_str().unwrap()])
+        .env("MCPFLOW_HOME", &home)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The run is in its second step, in a worker process of the service's.
+    let rt = runtime();
+    let mut client = rt.block_on(Client::connect(&home, "test")).unwrap().unwrap();
+    let run_id = active_run(&rt, &mut client);
+    let in_wait = wait_for(Duration::from_secs(30), || {
+        let detail = rt.block_on(client.call("runs/get", json!({ "run_id": run_id }))).unwrap();
+        let events = detail["events"].as_array().cloned().unwrap_or_default();
+        events.iter().any(|e| e["type"] == "StepStarted" && e["step"] == "wait").then_some(())
+    });
+    assert!(in_wait.is_some(), "the run reached its second step");
+    let workers: Vec<_> = mcpflow_testkit::procs::children_of(service_pid)
+        .into_iter()
+        .filter(|c| c.cmdline.split('\0').nth(1) == Some("worker"))
+        .collect();
+    assert_eq!(workers.len(), 1, "one worker for the one run: {workers:?}");
+    let killed = Command::new("kill").args(["-KILL", &workers[0].pid.to_string()]).status().unwrap();
+    assert!(killed.success());
+
+    // The run ends interrupted, naming the step in flight and how to go on.
+    let out = running.wait_with_output().unwrap();
+    let envelope: Value = serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    assert_eq!(envelope["status"], "interrupted", "{envelope}");
+    let error = &envelope["errors"][0];
+    assert_eq!((error["code"].as_str(), error["step"].as_str()), (Some("WORKER_DIED"), Some("wait")), "{envelope}");
+    assert_eq!(envelope["run_id"], run_id.as_str());
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("signal 9") && message.contains(&format!("mcpflow resume {run_id}")), "{message}");
+
+    // The service lives on: it answers the next run, in a worker of its own.
+    let quick = dir.path().join("quick.json");
+    std::fs::write(
+        &quick,
+        json!({ "blueprint": 1, "id": "quick", "steps": [
+            { "id": "hello", "kind": "tool", "server": "echo", "tool": "echo", "args": { "message": "still here" } } ],
+            "output": "{{ hello }}" })
+        .to_string(),
+    )
+    .unwrap();
+    let out = mcpflow_in(&home, &["run", "--store", "--json", quick.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
+    assert!(alive(service_pid), "the service outlived the worker");
+    let runs = runs_json(&home);
+    let run = runs.iter().find(|r| r["id"] == run_id.as_str()).unwrap();
+    assert_eq!(run["status"], "interrupted", "{run}");
+
+    // `resume` goes on from there: the first step keeps its output and does not run again.
+    std::fs::write(&file, blueprint(1)).unwrap();
+    let out = mcpflow_in(&home, &["resume", &run_id, "--file", file.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
+    let resumed: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(resumed["status"], "succeeded", "{resumed}");
+    assert_eq!(resumed["summary"]["tool_calls"], 1, "only the step in flight ran again: {resumed}");
+    assert_eq!(std::fs::read_to_string(&ledger).unwrap().lines().count(), 1, "the first step ran once");
+    drop((client, service));
+}
