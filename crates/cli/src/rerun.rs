@@ -96,13 +96,7 @@ async fn through_service(api: &Api, args: &RerunArgs, doc: Option<Value>) -> any
         eprintln!("error[{}]: {}", e.code, e.message);
         return Ok(ExitCode::from(2));
     }
-    let total = match &doc {
-        Some(doc) => top_level(doc),
-        None => match api.get_run(args.run.clone()).await {
-            Ok(run) => api.get_blueprint(run.info.blueprint).await.map_or(0, |b| top_level(&b.doc.0)),
-            Err(_) => 0,
-        },
-    };
+    let total = crate::through::steps_of(api, &args.run, doc.as_ref()).await;
     let request = CliRerun {
         run_id: args.run.clone(),
         step: args.step.clone(),
@@ -117,16 +111,7 @@ async fn through_service(api: &Api, args: &RerunArgs, doc: Option<Value>) -> any
             return Ok(ExitCode::from(2));
         }
     };
-    let (sink, writer) = args.out.sink(total)?;
-    let stop = crate::run::cancel_on_signals()?;
-    let envelope = match crate::through::watch(api, &started.run_id, events, &sink, stop.token()).await {
-        Ok(envelope) => envelope,
-        Err(e) => {
-            eprintln!("error[{}]: {}", e.code, e.message);
-            return Ok(ExitCode::from(2));
-        }
-    };
-    args.out.finish(&envelope, writer.as_ref(), stop.signal())
+    crate::through::follow(api, &started.run_id, events, total, &args.out).await
 }
 
 fn top_level(doc: &Value) -> u64 {

@@ -45,6 +45,42 @@ pub(crate) fn options_refused(app: &AppArgs) -> Option<CommandError> {
     ))
 }
 
+/// Follows a run the service started for this command as if it ran here: its events on
+/// `out`'s sink (progress, `--events`), Ctrl-C cancels it there, and its end is printed
+/// as `run` prints it. `total`: its top-level steps, for the progress.
+#[allow(clippy::print_stderr)]
+pub(crate) async fn follow(
+    api: &Api,
+    run_id: &str,
+    events: EventStream,
+    total: u64,
+    out: &crate::run::Watch,
+) -> anyhow::Result<std::process::ExitCode> {
+    let (sink, writer) = out.sink(total)?;
+    let stop = crate::run::cancel_on_signals()?;
+    match watch(api, run_id, events, &sink, stop.token()).await {
+        Ok(envelope) => out.finish(&envelope, writer.as_ref(), stop.signal()),
+        Err(e) => {
+            eprintln!("error[{}]: {}", e.code, e.message);
+            Ok(std::process::ExitCode::from(2))
+        }
+    }
+}
+
+/// The top-level steps of the blueprint a command runs: `doc` when given, else the
+/// stored blueprint that past run `run_id` was of (0 when it cannot be read).
+pub(crate) async fn steps_of(api: &Api, run_id: &str, doc: Option<&serde_json::Value>) -> u64 {
+    let top_level =
+        |doc: &serde_json::Value| doc.get("steps").and_then(serde_json::Value::as_array).map_or(0, |s| s.len() as u64);
+    match doc {
+        Some(doc) => top_level(doc),
+        None => match api.get_run(run_id.to_owned()).await {
+            Ok(run) => api.get_blueprint(run.info.blueprint).await.map_or(0, |b| top_level(&b.doc.0)),
+            Err(_) => 0,
+        },
+    }
+}
+
 /// Watches a run the service started until it ends: events to `sink`, `cancel` cancels
 /// it there; its envelope, from its record.
 pub(crate) async fn watch(

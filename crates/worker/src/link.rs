@@ -203,17 +203,8 @@ impl<Out: Serialize> Drop for Asked<Out> {
 /// A longer line is an error: the other side is not the program it should be.
 pub fn read_line(input: &mut impl std::io::BufRead, max: usize) -> std::io::Result<Option<Vec<u8>>> {
     let mut line = Vec::new();
-    let limit = u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1);
-    let n = std::io::BufRead::read_until(&mut std::io::Read::take(&mut *input, limit), b'\n', &mut line)?;
-    if n == 0 {
-        return Ok(None);
-    }
-    if line.last() == Some(&b'\n') {
-        line.pop();
-    } else if line.len() > max {
-        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, format!("a message longer than {max} bytes")));
-    }
-    Ok(Some(line))
+    let n = std::io::BufRead::read_until(&mut std::io::Read::take(&mut *input, limit(max)), b'\n', &mut line)?;
+    whole(line, n, max)
 }
 
 /// [`read_line`] for an async reader.
@@ -223,8 +214,17 @@ pub async fn read_line_async(
 ) -> std::io::Result<Option<Vec<u8>>> {
     use tokio::io::AsyncBufReadExt;
     let mut line = Vec::new();
-    let limit = u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1);
-    let n = tokio::io::AsyncReadExt::take(&mut *input, limit).read_until(b'\n', &mut line).await?;
+    let n = tokio::io::AsyncReadExt::take(&mut *input, limit(max)).read_until(b'\n', &mut line).await?;
+    whole(line, n, max)
+}
+
+/// What is read at most for a line of `max` bytes: one more, to tell a longer one.
+fn limit(max: usize) -> u64 {
+    u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1)
+}
+
+/// The line read (`n` bytes), without its newline; an error when it was cut at `max`.
+fn whole(mut line: Vec<u8>, n: usize, max: usize) -> std::io::Result<Option<Vec<u8>>> {
     if n == 0 {
         return Ok(None);
     }

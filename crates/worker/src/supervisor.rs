@@ -103,16 +103,7 @@ pub async fn run(
     let link = Arc::new(SupervisorLink::new(out_tx));
     let start = Start {
         blueprint: (*request.blueprint).clone(),
-        run_id: run_id.clone(),
-        inputs: request.config.inputs,
-        saved: request.config.saved,
-        started_at: request.config.started_at,
-        breakpoints: request.config.breakpoints,
-        start_paused: request.config.start_paused,
-        timeout_ms: request.config.timeout_ms,
-        pinned: request.config.pinned,
-        only: request.config.only,
-        resume_tasks: request.config.resume_tasks.into_iter().map(|((s, p), h)| (s, p, h)).collect(),
+        config: request.config,
         stack: request.stack,
         trigger: request.origin.trigger.to_owned(),
         parent: request.origin.parent.as_ref().map(WireTrace::of),
@@ -130,8 +121,7 @@ pub async fn run(
     let mut served = Served { link: link.clone(), engine: engine.clone(), spans: HashMap::new() };
     let mut seen = Seen::default();
     let mut input = BufReader::new(stdout);
-    let mut control = control;
-    let mut logs = logs;
+    let forwards = forward(&link, control, logs);
     let mut cancel_sent = false;
     let outcome = loop {
         tokio::select! {
@@ -151,14 +141,15 @@ pub async fn run(
                     Err(e) => break Ended::Broken(e),
                 }
             }
-            Some(c) = recv(&mut control) => link.send(&ToWorker::Control { control: c }),
-            Some((server, line)) = recv_log(&mut logs) => link.send(&ToWorker::Log { server, line }),
             () = cancel.cancelled(), if !cancel_sent => {
                 cancel_sent = true;
                 link.send(&ToWorker::CancelRun);
             }
         }
     };
+    for task in forwards {
+        task.abort();
+    }
     link.close();
     drop(served);
     match outcome {
@@ -212,30 +203,31 @@ enum Ended {
     Broken(String),
 }
 
-async fn recv<T>(rx: &mut Option<mpsc::UnboundedReceiver<T>>) -> Option<T> {
-    match rx {
-        Some(r) => {
-            let got = r.recv().await;
-            if got.is_none() {
-                *rx = None;
+/// Forwards the run's controls and the servers' log lines to the worker, each on a task
+/// of its own (aborted when the run ends).
+fn forward(
+    link: &Arc<SupervisorLink>,
+    control: Option<mpsc::UnboundedReceiver<Control>>,
+    logs: Option<mpsc::Receiver<(String, String)>>,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    let mut tasks = Vec::new();
+    if let Some(mut control) = control {
+        let link = link.clone();
+        tasks.push(tokio::spawn(async move {
+            while let Some(control) = control.recv().await {
+                link.send(&ToWorker::Control { control });
             }
-            got
-        }
-        None => std::future::pending().await,
+        }));
     }
-}
-
-async fn recv_log(rx: &mut Option<mpsc::Receiver<(String, String)>>) -> Option<(String, String)> {
-    match rx {
-        Some(r) => {
-            let got = r.recv().await;
-            if got.is_none() {
-                *rx = None;
+    if let Some(mut logs) = logs {
+        let link = link.clone();
+        tasks.push(tokio::spawn(async move {
+            while let Some((server, line)) = logs.recv().await {
+                link.send(&ToWorker::Log { server, line });
             }
-            got
-        }
-        None => std::future::pending().await,
+        }));
     }
+    tasks
 }
 
 /// How a process ended, in words.

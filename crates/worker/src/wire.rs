@@ -6,10 +6,11 @@
 use mcpflow_blueprint::Blueprint;
 use mcpflow_engine::event::IterationPath;
 use mcpflow_engine::telemetry::{Attr, Measure, SpanKind, SpanStatus, TraceContext};
-use mcpflow_engine::{Answer, CallError, CallTarget, Control, Envelope, Progress, Question, RunEvent, TaskHandle};
+use mcpflow_engine::{
+    Answer, CallError, CallTarget, Control, Envelope, Progress, Question, RunConfig, RunEvent, TaskHandle,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Mutex;
 
 /// The longest line either side reads: the largest value a run may hold
@@ -94,16 +95,7 @@ pub enum ToSupervisor {
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Start {
     pub blueprint: Blueprint,
-    pub run_id: String,
-    pub inputs: Value,
-    pub saved: Value,
-    pub started_at: String,
-    pub breakpoints: HashSet<String>,
-    pub start_paused: bool,
-    pub timeout_ms: Option<u64>,
-    pub pinned: BTreeMap<String, Value>,
-    pub only: Option<BTreeSet<String>>,
-    pub resume_tasks: Vec<(String, IterationPath, TaskHandle)>,
+    pub config: RunConfig,
     pub stack: Vec<String>,
     pub trigger: String,
     pub parent: Option<WireTrace>,

@@ -14,8 +14,7 @@ use mcpflow_engine::driver::LOG_QUEUE;
 use mcpflow_engine::telemetry::{Attr, Measure, OpenSpan, RunOrigin, SpanStart, SpanStatus, Telemetry, TraceContext};
 use mcpflow_engine::{
     Answer, AskSink, BlueprintSource, CallError, CallRequest, Control, Engine, EventSink, Journal, People,
-    ProgressSink, Question, RunConfig, RunEvent, RunRequest, SampleRequest, SampleSink, Sampler, SavedValues, Servers,
-    TaskSink,
+    ProgressSink, Question, RunEvent, RunRequest, SampleRequest, SampleSink, Sampler, SavedValues, Servers, TaskSink,
 };
 use serde_json::Value;
 use std::collections::HashMap;
@@ -119,43 +118,13 @@ async fn run(
     logs: mpsc::Receiver<(String, String)>,
     cancel: CancellationToken,
 ) -> mcpflow_engine::Envelope {
-    let Start {
-        blueprint,
-        run_id,
-        inputs,
-        saved,
-        started_at,
-        breakpoints,
-        start_paused,
-        timeout_ms,
-        pinned,
-        only,
-        resume_tasks,
-        stack,
-        trigger,
-        parent,
-        parts,
-        logs: with_logs,
-    } = start;
+    let Start { blueprint, config, stack, trigger, parent, parts, logs: with_logs } = start;
     let (_, plan) = validate(&blueprint, &Options::default());
     let Some(plan) = plan else {
         // The supervisor checked it; a blueprint that passes there and not here is a bug.
-        return mcpflow_engine::Envelope::lost(run_id, blueprint.id);
+        return mcpflow_engine::Envelope::lost(config.run_id, blueprint.id);
     };
     let engine = engine(&link, &hooks, parts);
-    let config = RunConfig {
-        run_id,
-        inputs,
-        saved,
-        started_at,
-        breakpoints,
-        start_paused,
-        timeout_ms,
-        pinned,
-        only,
-        resume_tasks: resume_tasks.into_iter().map(|(step, path, handle)| ((step, path), handle)).collect(),
-        trace_id: None,
-    };
     let origin = RunOrigin { trigger: word(&trigger), parent: parent.as_ref().and_then(WireTrace::context) };
     let request = RunRequest { blueprint: Arc::new(blueprint), plan: Arc::new(plan), config, stack, origin };
     let events: EventSink = {

@@ -10,8 +10,9 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// What a run starts with. `Default` gives an empty config, so that a struct literal
-/// can name only what it sets (`..RunConfig::default()`).
-#[derive(Debug, Clone, Default)]
+/// can name only what it sets (`..RunConfig::default()`). Serialized as it crosses to a
+/// worker process (`crates/worker`).
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct RunConfig {
     pub run_id: String,
     /// Prepared inputs (defaults applied, validated).
@@ -34,6 +35,7 @@ pub struct RunConfig {
     pub only: Option<BTreeSet<String>>,
     /// Resuming an interrupted run: (step id, iteration path) → the task that step
     /// instance had in flight. Its first call polls that task instead of calling again.
+    #[serde(with = "task_entries")]
     pub resume_tasks: HashMap<(String, IterationPath), TaskHandle>,
     /// The run's trace id (32 lower-case hex digits) when telemetry is on: it goes into
     /// `RunStarted` and the envelope. Chosen by the driver, so the scheduler stays
@@ -134,5 +136,24 @@ fn pinned_case(output: &Value, cases: usize) -> Option<Option<usize>> {
         Value::String(s) if s == "default" => Some(None),
         Value::Number(n) => n.as_u64().and_then(|i| usize::try_from(i).ok()).filter(|&i| i < cases).map(Some),
         _ => None,
+    }
+}
+
+/// `resume_tasks` as a list of `[step, path, handle]`: JSON keys are strings only.
+mod task_entries {
+    use super::{HashMap, IterationPath, TaskHandle};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    type Tasks = HashMap<(String, IterationPath), TaskHandle>;
+
+    pub fn serialize<S: Serializer>(tasks: &Tasks, serializer: S) -> Result<S::Ok, S::Error> {
+        let entries: Vec<(&String, &IterationPath, &TaskHandle)> =
+            tasks.iter().map(|((step, path), handle)| (step, path, handle)).collect();
+        entries.serialize(serializer)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Tasks, D::Error> {
+        let entries = Vec::<(String, IterationPath, TaskHandle)>::deserialize(deserializer)?;
+        Ok(entries.into_iter().map(|(step, path, handle)| ((step, path), handle)).collect())
     }
 }
