@@ -205,6 +205,10 @@ pub(crate) fn http(server: &str, config: &ServerConfig, lookup: &EnvLookup) -> R
     if let Some(secret) = config.oauth.as_ref().and_then(|oauth| oauth.client_secret.as_deref()) {
         secrets.add_references(secret, lookup);
     }
+    // The private key, when an environment variable holds it.
+    if let Some(key) = config.oauth.as_ref().and_then(|oauth| oauth.private_key.as_deref()) {
+        secrets.add_references(key, lookup);
+    }
     Ok(HttpLaunch { url: resolve(url, lookup, server, "url")?, headers, shown_url: url.to_owned(), secrets })
 }
 
