@@ -14,6 +14,7 @@
 //!   2025-03-26 fallbacks).
 //! - [`client_auth`]: how mcpflow authenticates to a token endpoint.
 //! - [`assertion`]: the private key and signed assertions of `private_key_jwt`.
+//! - [`step_up`]: more scope when a server asks for it (`403 insufficient_scope`).
 
 pub mod assertion;
 pub mod browser;
@@ -22,10 +23,12 @@ mod discovery;
 pub mod flow;
 pub mod keyring;
 pub mod listener;
+pub mod step_up;
 pub mod vault;
 
 pub use browser::Browser;
 pub use flow::{Advice, Authenticator, Challenge, LoginRequest, Revocation, canonical_resource};
+pub use step_up::SignIn;
 pub use vault::{Login, TOKEN_STORE_ENV, TokenStore, Vault};
 
 use crate::config::launch::{TransportKind, transport_kind};

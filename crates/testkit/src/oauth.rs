@@ -66,6 +66,9 @@ pub struct OAuthOptions {
     /// A scope `tools/call` needs: a token without it is answered
     /// `403 insufficient_scope` naming the token's scopes and this one.
     pub tool_scope: Option<String>,
+    /// Scopes the authorization server never grants, whoever asks (a step-up that
+    /// cannot succeed).
+    pub withheld_scopes: Vec<String>,
     /// Grants the authorization server offers (`grant_types_supported`).
     pub grants: Vec<String>,
 }
@@ -80,6 +83,7 @@ impl Default for OAuthOptions {
             clients: Vec::new(),
             scopes_supported: Vec::new(),
             tool_scope: None,
+            withheld_scopes: Vec::new(),
             grants: vec!["authorization_code".to_owned(), "refresh_token".to_owned(), "client_credentials".to_owned()],
         }
     }
@@ -394,6 +398,8 @@ impl Shared {
                 }
                 _ => return Err((400, "unsupported_grant_type", "unsupported grant")),
             };
+            let scopes: Vec<String> =
+                scopes.into_iter().filter(|s| !self.options.withheld_scopes.contains(s)).collect();
             Ok((client_id, scopes))
         });
         let status = match &answer {

@@ -57,7 +57,7 @@ pub type Advice = Arc<dyn Fn(&str) -> String + Send + Sync>;
 /// Signs in, keeps tokens fresh, and answers the pool's "what do I send" questions.
 #[derive(Clone)]
 pub struct Authenticator {
-    vault: Vault,
+    pub(super) vault: Vault,
     /// Built when a sign-in, refresh or probe first sends a request
     /// ([`crate::trust`]): a run that never needs one never loads the trust store.
     http: Arc<Clients>,
@@ -65,6 +65,11 @@ pub struct Authenticator {
     /// One refresh at a time: connections opening together refresh a login once (a
     /// second refresh with a rotated refresh token would be refused).
     refreshing: Arc<tokio::sync::Mutex<()>>,
+    /// Whether a server asking for a wider scope may open the browser
+    /// ([`super::step_up`]).
+    pub(super) sign_in: Option<super::step_up::SignIn>,
+    /// Step-ups done per server, one at a time.
+    pub(super) stepped_up: Arc<tokio::sync::Mutex<std::collections::HashMap<String, u32>>>,
 }
 
 impl std::fmt::Debug for Authenticator {
@@ -176,6 +181,8 @@ impl Authenticator {
             http: Arc::new(Clients::new(oauth_client)),
             advice: Arc::new(|server| format!("run `mcpflow auth login {server}`")),
             refreshing: Arc::new(tokio::sync::Mutex::new(())),
+            sign_in: None,
+            stepped_up: Arc::default(),
         }
     }
 
@@ -187,6 +194,13 @@ impl Authenticator {
 
     pub fn with_advice(mut self, advice: Advice) -> Self {
         self.advice = advice;
+        self
+    }
+
+    /// Lets a server that asks for a wider scope open the browser to sign in again
+    /// (`mcpflow run --sign-in`: the person allowed it).
+    pub fn with_sign_in(mut self, sign_in: super::step_up::SignIn) -> Self {
+        self.sign_in = Some(sign_in);
         self
     }
 
@@ -361,19 +375,8 @@ impl Authenticator {
         challenge: &Challenge,
     ) -> Result<String> {
         if challenge.is_insufficient_scope() {
-            // Remembered, so the next sign-in asks for it (the step-up); never done here:
-            // a connection has no person to ask.
-            if let Ok(resource) = canonical_resource(url)
-                && let Some(mut login) = self.vault.get(&resource)?
-                && let Some(scope) = &challenge.scope
-            {
-                for wanted in scope.split_whitespace() {
-                    if !login.scopes.iter().chain(&login.step_up).any(|s| s == wanted) {
-                        login.step_up.push(wanted.to_owned());
-                    }
-                }
-                self.vault.put(login)?;
-            }
+            // Remembered, so the next sign-in asks for it (the step-up: `step_up.rs`).
+            self.remember_step_up(url, challenge)?;
             let how = match oauth {
                 Some(o) if !o.scopes.is_empty() => "add it to the entry's `oauth.scopes`, then sign in again",
                 _ => "signing in again asks for it",
