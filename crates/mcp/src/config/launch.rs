@@ -292,4 +292,13 @@ mod tests {
         assert_eq!(err.code(), "SERVER_CONFIG_INVALID");
         assert!(err.to_string().contains("${env:NAME}"), "{err}");
     }
+
+    #[test]
+    fn the_oauth_secret_and_private_key_from_the_environment_are_hidden() {
+        let lookup: EnvLookup = Arc::new(|name: &str| Some(format!("value-of-{name}")));
+        let c = config(serde_json::json!({"url": "http://h/mcp",
+            "oauth": {"client_id": "a", "client_secret": "${env:SECRET}", "private_key": "${env:KEY}"}}));
+        let launch = http("s", &c, &lookup).unwrap();
+        assert_eq!(launch.secrets.redact("value-of-SECRET and value-of-KEY"), "${env:SECRET} and ${env:KEY}");
+    }
 }

@@ -47,6 +47,7 @@ pub(crate) struct Tokens {
 /// What a message shows instead of a token of the session.
 const ACCESS_TOKEN_SHOWN: &str = "<OAuth access token>";
 const REFRESH_TOKEN_SHOWN: &str = "<OAuth refresh token>";
+const CLIENT_SECRET_SHOWN: &str = "<OAuth client secret>";
 
 impl Tokens {
     pub(crate) fn new(
@@ -167,11 +168,15 @@ impl Tokens {
     }
 }
 
-/// Hides `login`'s refresh token from every message of the session from now on (its
-/// access token is hidden when it is held: [`Tokens::hold`]).
+/// Hides `login`'s refresh token and the client secret a registration issued from every
+/// message of the session from now on (its access token is hidden when it is held:
+/// [`Tokens::hold`]; a configured secret is one of the launch's).
 fn learn_refresh(notes: &ServerNotes, login: &Login) {
     if let Some(refresh) = &login.refresh_token {
         notes.add_secret(refresh, REFRESH_TOKEN_SHOWN);
+    }
+    if let Some(secret) = &login.client_secret {
+        notes.add_secret(secret, CLIENT_SECRET_SHOWN);
     }
 }
 
