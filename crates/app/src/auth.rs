@@ -10,11 +10,11 @@
 use crate::App;
 use crate::advice::Front;
 use crate::error::{AppError, Result};
-/// How the authorization URL is opened ([`LoginOptions::browser`]).
-pub use mcpflow_mcp::auth::Browser;
 /// What signing out told the authorization server.
 pub use mcpflow_mcp::auth::Revocation;
 use mcpflow_mcp::auth::{Authenticator, LoginRequest, Vault, canonical_resource, http_config, resolved_url};
+/// How the authorization URL is opened ([`LoginOptions::browser`]).
+pub use mcpflow_mcp::auth::{Browser, SignIn};
 use mcpflow_mcp::config::env::process_env;
 use mcpflow_mcp::{Approvals, EnvLookup, ServerConfigs};
 use serde_json::Value;

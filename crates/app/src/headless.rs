@@ -54,6 +54,9 @@ pub struct HeadlessRun {
     pub sampling: Option<crate::sampling::Model>,
     /// Where the run's spans go (`--otlp`, settings, `OTEL_*`); `None`: telemetry is off.
     pub telemetry: Option<Arc<dyn mcpflow_engine::Telemetry>>,
+    /// A server that asks for a wider scope may open the browser to sign in again
+    /// (`--sign-in`); `None`: the step fails with `AUTH_REQUIRED`.
+    pub sign_in: Option<mcpflow_mcp::auth::SignIn>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -153,21 +156,25 @@ pub fn new_run_id() -> String {
 
 /// The logins of the data folder; `AUTH_REQUIRED` names the `mcpflow auth login` that
 /// finds the server where this run found it: the blueprint's file or the servers files.
+/// With `sign_in`, a server asking for a wider scope opens the browser instead.
 fn run_authenticator(bp: &Blueprint, spec: &HeadlessRun) -> Arc<mcpflow_mcp::auth::Authenticator> {
     let declared: std::collections::BTreeSet<String> = bp.servers.keys().cloned().collect();
     let files = crate::auth::servers_flags(&spec.server_files);
     let blueprint =
         spec.file.as_ref().map(|f| format!(" --blueprint {}", crate::auth::shell_word(&f.display().to_string())));
-    crate::auth::authenticator_advising(
-        &crate::home::data_dir(),
-        Arc::new(move |server| {
-            let flags = match &blueprint {
-                Some(blueprint) if declared.contains(server) => blueprint.as_str(),
-                _ => files.as_str(),
-            };
-            crate::auth::cli_login_advice(server, flags)
-        }),
-    )
+    let advice: mcpflow_mcp::auth::Advice = Arc::new(move |server| {
+        let flags = match &blueprint {
+            Some(blueprint) if declared.contains(server) => blueprint.as_str(),
+            _ => files.as_str(),
+        };
+        crate::auth::cli_login_advice(server, flags)
+    });
+    let vault = mcpflow_mcp::auth::Vault::in_data_dir(&crate::home::data_dir());
+    let auth = mcpflow_mcp::auth::Authenticator::new(vault).with_advice(advice);
+    Arc::new(match &spec.sign_in {
+        Some(sign_in) => auth.with_sign_in(sign_in.clone()),
+        None => auth,
+    })
 }
 
 /// `SERVER_COMMAND_MISSING` warnings (the messages): a server the blueprint's steps call (its own entry,

@@ -165,7 +165,8 @@ impl ProtocolEra {
 #[serde(deny_unknown_fields)]
 pub struct OAuthConfig {
     /// `authorization_code` (the default: a person signs in in the browser) or
-    /// `client_credentials` (a machine: `client_id` and `client_secret` required).
+    /// `client_credentials` (a machine: `client_id` and `client_secret` or `private_key`
+    /// required).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grant: Option<OAuthGrant>,
     /// A client registered with the authorization server beforehand; without it mcpflow
@@ -177,6 +178,12 @@ pub struct OAuthConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 1024))]
     pub client_secret: Option<String>,
+    /// The client's private key for `private_key_jwt` client authentication: `${env:NAME}`
+    /// (the PEM in a variable) or the path of a PEM file only its owner can read; never
+    /// the key itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 4096))]
+    pub private_key: Option<String>,
     /// Scopes asked for; absent: those the server's challenge or metadata name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 64))]

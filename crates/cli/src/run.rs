@@ -60,6 +60,12 @@ pub struct RunArgs {
     /// `mcpflow answer RUN STEP --answers FILE` answers it later and resumes it.
     #[arg(long, requires = "store")]
     wait: bool,
+    /// When a server asks for a wider scope than the sign-in has (403
+    /// `insufficient_scope`), open the browser to sign in again for it, as `mcpflow auth
+    /// login` does, and send the request again (at most twice per server). Without it the
+    /// step fails with AUTH_REQUIRED naming the scope.
+    #[arg(long, conflicts_with = "store")]
+    sign_in: bool,
     #[command(flatten)]
     telemetry: TelemetryArgs,
 }
@@ -287,6 +293,7 @@ async fn execute(args: RunArgs, telemetry: Option<Arc<dyn mcpflow_engine::Teleme
         // The provider of the data folder's settings.json, else SAMPLING_UNAVAILABLE.
         sampling: Some(mcpflow_app::sampling::Model::configured(&mcpflow_app::home::data_dir(), false)),
         telemetry,
+        sign_in: args.sign_in.then(step_up_sign_in),
     };
     for warning in headless::missing_commands(&checked, &spec) {
         eprintln!("warning[SERVER_COMMAND_MISSING]: {warning}");
@@ -321,6 +328,22 @@ async fn execute(args: RunArgs, telemetry: Option<Arc<dyn mcpflow_engine::Teleme
 /// Whether a headless error is the user's to fix (exit 2) rather than a failure.
 fn usage_error(e: &HeadlessError) -> bool {
     matches!(e, HeadlessError::Inputs(_) | HeadlessError::Servers(_) | HeadlessError::Start(_))
+}
+
+/// `--sign-in`: the system's browser (`$BROWSER`), 5 minutes to come back, said on stderr.
+#[allow(clippy::print_stderr)]
+fn step_up_sign_in() -> mcpflow_app::auth::SignIn {
+    const WAIT: std::time::Duration = std::time::Duration::from_secs(300);
+    mcpflow_app::auth::SignIn {
+        browser: mcpflow_app::auth::Browser::System,
+        timeout: WAIT,
+        notice: Arc::new(|server, scope| {
+            eprintln!(
+                "`{server}` asks for more scope ({scope}): opening the browser to sign in again (waiting up to {} s)…",
+                WAIT.as_secs()
+            );
+        }),
+    }
 }
 
 /// `--store`: the run goes through the application, which records it.

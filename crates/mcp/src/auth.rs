@@ -9,16 +9,26 @@
 //! - [`keyring`]: the OS keyring (the Secret Service over D-Bus on Linux).
 //! - [`browser`]: opening the authorization URL (`$BROWSER`, else `xdg-open` / `open`).
 //! - [`listener`]: the loopback redirect listener on 127.0.0.1.
-//! - [`flow`]: discovery, the grants, refresh, revocation when signing out.
+//! - [`flow`]: the grants, refresh, revocation when signing out.
+//! - [`discovery`]: who signs in for a server (protected resource metadata, else the
+//!   2025-03-26 fallbacks).
+//! - [`client_auth`]: how mcpflow authenticates to a token endpoint.
+//! - [`assertion`]: the private key and signed assertions of `private_key_jwt`.
+//! - [`step_up`]: more scope when a server asks for it (`403 insufficient_scope`).
 
+pub mod assertion;
 pub mod browser;
+pub mod client_auth;
+mod discovery;
 pub mod flow;
 pub mod keyring;
 pub mod listener;
+pub mod step_up;
 pub mod vault;
 
 pub use browser::Browser;
 pub use flow::{Advice, Authenticator, Challenge, LoginRequest, Revocation, canonical_resource};
+pub use step_up::SignIn;
 pub use vault::{Login, TOKEN_STORE_ENV, TokenStore, Vault};
 
 use crate::config::launch::{TransportKind, transport_kind};

@@ -10,6 +10,8 @@
 //! child process: [`binary`] is the path of `mcpflow-testkit <echo|cluster-sim|faulty>`, which serves
 //! MCP over stdio ([`Fixture::args`] gives its arguments).
 //!
+//! [`oauth::OAuthServer`] is an OAuth-protected MCP server with its authorization server on loopback.
+//!
 //! [`otlp::Receiver`] is an OTLP/HTTP receiver on loopback that decodes spans with `opentelemetry-proto`.
 //!
 //! Tools whose result is an object return it both as `structuredContent` and as one text item with the
@@ -20,6 +22,7 @@ mod binary;
 mod cluster;
 mod echo;
 mod faulty;
+pub mod oauth;
 pub mod otlp;
 mod pace;
 pub mod procs;

@@ -17,6 +17,7 @@ mod long_lists;
 mod memory;
 mod noise;
 mod oauth;
+mod oauth_fixture;
 mod paginate;
 mod people;
 mod portable;

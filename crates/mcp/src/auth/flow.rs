@@ -9,7 +9,10 @@
 //! Every request to an authorization server has a 30 s timeout and its answer is read
 //! within [`MAX_ANSWER_BYTES`]. Tokens and secrets are never logged nor put in an error.
 
+use super::assertion::SigningKey;
 use super::browser::Browser;
+use super::client_auth::{ClientAuth, Method};
+use super::discovery::Discovered;
 use super::listener::{CallbackError, Loopback};
 use super::vault::{Login, Vault, now_ms};
 use crate::config::EnvLookup;
@@ -54,7 +57,7 @@ pub type Advice = Arc<dyn Fn(&str) -> String + Send + Sync>;
 /// Signs in, keeps tokens fresh, and answers the pool's "what do I send" questions.
 #[derive(Clone)]
 pub struct Authenticator {
-    vault: Vault,
+    pub(super) vault: Vault,
     /// Built when a sign-in, refresh or probe first sends a request
     /// ([`crate::trust`]): a run that never needs one never loads the trust store.
     http: Arc<Clients>,
@@ -62,6 +65,11 @@ pub struct Authenticator {
     /// One refresh at a time: connections opening together refresh a login once (a
     /// second refresh with a rotated refresh token would be refused).
     refreshing: Arc<tokio::sync::Mutex<()>>,
+    /// Whether a server asking for a wider scope may open the browser
+    /// ([`super::step_up`]).
+    pub(super) sign_in: Option<super::step_up::SignIn>,
+    /// Step-ups done per server, one at a time.
+    pub(super) stepped_up: Arc<tokio::sync::Mutex<std::collections::HashMap<String, u32>>>,
 }
 
 impl std::fmt::Debug for Authenticator {
@@ -164,24 +172,6 @@ pub fn canonical_resource(url: &str) -> std::result::Result<String, String> {
     Ok(parsed.to_string())
 }
 
-/// The metadata of the authorization server that signs in for a resource.
-#[derive(Debug, Clone)]
-struct Discovered {
-    /// The server's canonical URL: what the login is kept under.
-    key: String,
-    /// The `resource` parameter sent: the protected resource metadata's `resource`
-    /// (the server's URL or a prefix of it), else the key.
-    resource: String,
-    issuer: String,
-    authorization_endpoint: Option<String>,
-    token_endpoint: String,
-    registration_endpoint: Option<String>,
-    cimd_supported: bool,
-    iss_supported: bool,
-    pkce_s256: bool,
-    scopes: Vec<String>,
-}
-
 impl Authenticator {
     /// An authenticator over `vault`; people needing a sign-in are told
     /// `mcpflow auth login NAME` unless [`Self::with_advice`] says otherwise.
@@ -191,17 +181,26 @@ impl Authenticator {
             http: Arc::new(Clients::new(oauth_client)),
             advice: Arc::new(|server| format!("run `mcpflow auth login {server}`")),
             refreshing: Arc::new(tokio::sync::Mutex::new(())),
+            sign_in: None,
+            stepped_up: Arc::default(),
         }
     }
 
     /// The client for a request to `url` (`TLS_ROOTS_MISSING` when it is `https://` and
     /// the system has no root certificates).
-    fn http(&self, url: &str) -> Result<reqwest::Client> {
+    pub(super) fn http(&self, url: &str) -> Result<reqwest::Client> {
         self.http.for_url(url, || format!("the OAuth endpoint at {}", origin(url)))
     }
 
     pub fn with_advice(mut self, advice: Advice) -> Self {
         self.advice = advice;
+        self
+    }
+
+    /// Lets a server that asks for a wider scope open the browser to sign in again
+    /// (`mcpflow run --sign-in`: the person allowed it).
+    pub fn with_sign_in(mut self, sign_in: super::step_up::SignIn) -> Self {
+        self.sign_in = Some(sign_in);
         self
     }
 
@@ -214,7 +213,7 @@ impl Authenticator {
         Error::AuthRequired { server: server.to_owned(), reason: reason.into(), scope, advice: (self.advice)(server) }
     }
 
-    fn failed(server: &str, message: impl Into<String>) -> Error {
+    pub(super) fn failed(server: &str, message: impl Into<String>) -> Error {
         Error::AuthFailed { server: server.to_owned(), message: message.into() }
     }
 
@@ -280,28 +279,24 @@ impl Authenticator {
             Some(refresh) => (refresh.clone(), "refresh_token"),
             None => (login.access_token.clone(), "access_token"),
         };
-        let mut form =
-            vec![("token", token), ("token_type_hint", hint.to_owned()), ("client_id", login.client_id.clone())];
-        let secret = match self.configured_secret(server, oauth, env, &login.client_id) {
-            Ok(secret) => secret.or_else(|| login.client_secret.clone()),
+        let auth = match self.login_client(server, login, oauth, env) {
+            Ok(auth) => auth,
             Err(e) => return Revocation::Failed(e.to_string()),
         };
-        if let Some(secret) = secret {
-            form.push(("client_secret", secret));
-        }
-        let body = url::form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(form.iter().map(|(k, v)| (*k, v.as_str())))
-            .finish();
         let http = match self.http(endpoint) {
             Ok(http) => http,
             Err(e) => return Revocation::Failed(e.to_string()),
         };
-        let sent = http
-            .post(endpoint)
+        let mut form = vec![("token", token), ("token_type_hint", hint.to_owned())];
+        let request = match auth.apply(&mut form, http.post(endpoint), issuer) {
+            Ok(request) => request,
+            Err(why) => return Revocation::Failed(why),
+        };
+        let sent = request
             .timeout(REVOKE_TIMEOUT)
             .header("Content-Type", "application/x-www-form-urlencoded")
             .header("Accept", "application/json")
-            .body(body)
+            .body(form_body(&form))
             .send()
             .await;
         let response = match sent {
@@ -312,8 +307,10 @@ impl Authenticator {
         if status.is_success() {
             return Revocation::Revoked;
         }
-        let said =
-            read_json(response).await.map(|body| hide_sent_secrets(&oauth_error(&body), &form)).unwrap_or_default();
+        let said = read_json(response)
+            .await
+            .map(|body| hide_sent_secrets(&oauth_error(&body), &form, &auth))
+            .unwrap_or_default();
         Revocation::Failed(format!("{endpoint} answered {status}{said}"))
     }
 
@@ -378,19 +375,8 @@ impl Authenticator {
         challenge: &Challenge,
     ) -> Result<String> {
         if challenge.is_insufficient_scope() {
-            // Remembered, so the next sign-in asks for it (the step-up); never done here:
-            // a connection has no person to ask.
-            if let Ok(resource) = canonical_resource(url)
-                && let Some(mut login) = self.vault.get(&resource)?
-                && let Some(scope) = &challenge.scope
-            {
-                for wanted in scope.split_whitespace() {
-                    if !login.scopes.iter().chain(&login.step_up).any(|s| s == wanted) {
-                        login.step_up.push(wanted.to_owned());
-                    }
-                }
-                self.vault.put(login)?;
-            }
+            // Remembered, so the next sign-in asks for it (the step-up: `step_up.rs`).
+            self.remember_step_up(url, challenge)?;
             let how = match oauth {
                 Some(o) if !o.scopes.is_empty() => "add it to the entry's `oauth.scopes`, then sign in again",
                 _ => "signing in again asks for it",
@@ -452,8 +438,9 @@ impl Authenticator {
         let redirect_uri = loopback.redirect_uri();
         let previous = self.vault.get(&found.key)?;
         let scopes = wanted_scopes(oauth, challenge.as_ref(), &found, previous.as_ref());
-        let (client_id, client_secret, issued_secret) =
-            self.client(server, oauth, env, &found, &redirect_uri, &scopes).await?;
+        let (client_id, issued_secret, registered) = self.client(server, oauth, &found, &redirect_uri, &scopes).await?;
+        let auth =
+            self.client_auth(server, oauth, env, client_id.clone(), issued_secret.clone(), registered, &found)?;
         let verifier = random_token();
         let state = random_token();
         let mut authorize = url::Url::parse(&authorization_endpoint)
@@ -482,19 +469,15 @@ impl Authenticator {
             Err(CallbackError::Refused(why)) => return Err(Self::failed(server, why)),
         };
         check_iss(callback.iss.as_deref(), &found.issuer, found.iss_supported).map_err(|m| Self::failed(server, m))?;
-        let mut form = vec![
+        let form = vec![
             ("grant_type", "authorization_code".to_owned()),
             ("code", callback.code),
             ("redirect_uri", redirect_uri),
-            ("client_id", client_id.clone()),
             ("code_verifier", verifier),
             ("resource", found.resource.clone()),
         ];
-        if let Some(secret) = &client_secret {
-            form.push(("client_secret", secret.clone()));
-        }
-        let answer = self.token_request(server, &found.token_endpoint, &form).await?;
-        let login = login_from(server, &found, "authorization_code", client_id, issued_secret, answer, None, scopes)?;
+        let answer = self.token_request(server, &found, form, &auth).await?;
+        let login = login_from(server, &found, "authorization_code", &auth, issued_secret, answer, None, scopes)?;
         self.vault.put(login.clone())?;
         Ok(login)
     }
@@ -513,40 +496,24 @@ impl Authenticator {
         let Some(refresh_token) = login.refresh_token.clone() else {
             return Err(self.required(server, "its sign-in expired and cannot be refreshed", None));
         };
-        let mut form = vec![
+        let form = vec![
             ("grant_type", "refresh_token".to_owned()),
             ("refresh_token", refresh_token.clone()),
-            ("client_id", login.client_id.clone()),
             ("resource", login.audience.clone().unwrap_or_else(|| login.resource.clone())),
         ];
-        if let Some(secret) =
-            self.configured_secret(server, oauth, env, &login.client_id)?.or(login.client_secret.clone())
-        {
-            form.push(("client_secret", secret));
-        }
-        let answer = match self.token_request_raw(server, &login.token_endpoint, &form).await? {
+        let auth = self.login_client(server, &login, oauth, env)?;
+        let found = Discovered::of_login(&login);
+        let answer = match self.token_request_raw(server, &found, form, &auth).await? {
             Ok(answer) => answer,
             Err(refusal) => {
                 return Err(self.required(server, format!("refreshing its sign-in was refused ({refusal})"), None));
             }
         };
-        let found = Discovered {
-            key: login.resource.clone(),
-            resource: login.audience.clone().unwrap_or_else(|| login.resource.clone()),
-            issuer: login.issuer.clone().unwrap_or_default(),
-            authorization_endpoint: None,
-            token_endpoint: login.token_endpoint.clone(),
-            registration_endpoint: None,
-            cimd_supported: false,
-            iss_supported: false,
-            pkce_s256: true,
-            scopes: Vec::new(),
-        };
         let fresh = login_from(
             server,
             &found,
             &login.grant,
-            login.client_id.clone(),
+            &auth,
             login.client_secret.clone(),
             answer,
             Some(&login),
@@ -572,26 +539,25 @@ impl Authenticator {
         let Some(client_id) = config.client_id.clone() else {
             return Err(Self::failed(server, "the client credentials grant needs `oauth.client_id`"));
         };
-        let secret = self
-            .configured_secret(server, oauth, env, &client_id)?
-            .ok_or_else(|| Self::failed(server, "the client credentials grant needs `oauth.client_secret`"))?;
         let challenge = match challenge {
             Some(c) => Some(c.clone()),
             None => self.probe(url, None).await.map_err(|m| Self::failed(server, m))?,
         };
         let found = self.discover(server, url, challenge.as_ref()).await?;
+        let auth = self.client_auth(server, oauth, env, client_id, None, None, &found)?;
+        if auth.method == Method::None {
+            return Err(Self::failed(
+                server,
+                "the client credentials grant needs `oauth.client_secret` (`${env:NAME}`) or `oauth.private_key`",
+            ));
+        }
         let scopes = wanted_scopes(oauth, challenge.as_ref(), &found, None);
-        let mut form = vec![
-            ("grant_type", "client_credentials".to_owned()),
-            ("client_id", client_id.clone()),
-            ("client_secret", secret),
-            ("resource", found.resource.clone()),
-        ];
+        let mut form = vec![("grant_type", "client_credentials".to_owned()), ("resource", found.resource.clone())];
         if !scopes.is_empty() {
             form.push(("scope", scopes.join(" ")));
         }
-        let answer = self.token_request(server, &found.token_endpoint, &form).await?;
-        let mut login = login_from(server, &found, "client_credentials", client_id, None, answer, None, scopes)?;
+        let answer = self.token_request(server, &found, form, &auth).await?;
+        let mut login = login_from(server, &found, "client_credentials", &auth, None, answer, None, scopes)?;
         // A new client-credentials token is had without anyone: never refreshed.
         login.refresh_token = None;
         self.vault.put(login.clone())?;
@@ -615,20 +581,82 @@ impl Authenticator {
         }
     }
 
-    /// Which client signs in: the configured one, a Client ID Metadata Document, or one
-    /// registered now. `(client_id, secret to send, secret to keep)`.
-    async fn client(
+    /// The configured `private_key` when `client_id` is the configured client: the PEM in
+    /// `${env:NAME}`, or a user-only file.
+    fn configured_key(
         &self,
         server: &str,
         oauth: Option<&OAuthConfig>,
         env: &EnvLookup,
+        client_id: &str,
+    ) -> Result<Option<SigningKey>> {
+        let Some(reference) =
+            oauth.filter(|o| o.client_id.as_deref() == Some(client_id)).and_then(|o| o.private_key.as_deref())
+        else {
+            return Ok(None);
+        };
+        let from_env = if crate::config::env::references(reference).is_empty() {
+            None
+        } else {
+            Some(resolve(reference, env, server, "oauth.private_key")?)
+        };
+        SigningKey::load(reference, from_env).map(Some).map_err(|m| Self::failed(server, m))
+    }
+
+    /// How `client_id` authenticates to `found`'s token endpoint: with the configured
+    /// secret or key, else the secret it was issued; as it `registered`, else as the
+    /// metadata offers.
+    #[allow(clippy::too_many_arguments)]
+    fn client_auth(
+        &self,
+        server: &str,
+        oauth: Option<&OAuthConfig>,
+        env: &EnvLookup,
+        client_id: String,
+        issued_secret: Option<String>,
+        registered: Option<Method>,
+        found: &Discovered,
+    ) -> Result<ClientAuth> {
+        let secret = self.configured_secret(server, oauth, env, &client_id)?.or(issued_secret);
+        let key = self.configured_key(server, oauth, env, &client_id)?;
+        let auth = ClientAuth::choose(client_id, secret, key, registered, &found.auth_methods)
+            .map_err(|m| Self::failed(server, m))?;
+        auth.check_algorithm(&found.signing_algs).map_err(|m| Self::failed(server, m))?;
+        Ok(auth)
+    }
+
+    /// How the client of `login` authenticates when it refreshes or revokes: as it did
+    /// when it signed in (a login kept before the method was recorded sent its secret in
+    /// the form).
+    fn login_client(
+        &self,
+        server: &str,
+        login: &Login,
+        oauth: Option<&OAuthConfig>,
+        env: &EnvLookup,
+    ) -> Result<ClientAuth> {
+        let secret = self.configured_secret(server, oauth, env, &login.client_id)?.or(login.client_secret.clone());
+        let key = self.configured_key(server, oauth, env, &login.client_id)?;
+        let method = match login.token_auth_method.as_deref().and_then(Method::parse) {
+            Some(method) => method,
+            None if secret.is_some() => Method::Post,
+            None => Method::None,
+        };
+        ClientAuth::choose(login.client_id.clone(), secret, key, Some(method), &[]).map_err(|m| Self::failed(server, m))
+    }
+
+    /// Which client signs in: the configured one, a Client ID Metadata Document, or one
+    /// registered now: `(client_id, the secret it was issued, the method it registered)`.
+    async fn client(
+        &self,
+        server: &str,
+        oauth: Option<&OAuthConfig>,
         found: &Discovered,
         redirect_uri: &str,
         scopes: &[String],
-    ) -> Result<(String, Option<String>, Option<String>)> {
+    ) -> Result<(String, Option<String>, Option<Method>)> {
         if let Some(client_id) = oauth.and_then(|o| o.client_id.clone()) {
-            let secret = self.configured_secret(server, oauth, env, &client_id)?;
-            return Ok((client_id, secret, None));
+            return Ok((client_id, None, None));
         }
         if found.cimd_supported
             && let Some(url) = oauth.and_then(|o| o.client_metadata_url.clone())
@@ -650,7 +678,7 @@ impl Authenticator {
             "redirect_uris": [redirect_uri],
             "grant_types": ["authorization_code", "refresh_token"],
             "response_types": ["code"],
-            "token_endpoint_auth_method": "none",
+            "token_endpoint_auth_method": Method::to_register(&found.auth_methods).as_str(),
         });
         if !scopes.is_empty() {
             metadata["scope"] = Value::String(scopes.join(" "));
@@ -681,165 +709,46 @@ impl Authenticator {
             .ok_or_else(|| Self::failed(server, "the registration answer has no `client_id`"))?
             .to_owned();
         let secret = body.get("client_secret").and_then(Value::as_str).map(str::to_owned);
-        Ok((client_id, secret.clone(), secret))
-    }
-
-    /// The resource's authorization server and its metadata.
-    async fn discover(&self, server: &str, url: &str, challenge: Option<&Challenge>) -> Result<Discovered> {
-        let fail = |m: String| Self::failed(server, m);
-        let canonical = canonical_resource(url).map_err(fail)?;
-        let base = url::Url::parse(&canonical).map_err(|e| fail(e.to_string()))?;
-        let origin = base.origin().ascii_serialization();
-        let path = base.path().trim_end_matches('/');
-        // Protected resource metadata (RFC 9728): the challenge's URL, else well-known.
-        let mut candidates = Vec::new();
-        if let Some(url) = challenge.and_then(|c| c.resource_metadata.clone()) {
-            candidates.push(url);
-        }
-        if !path.is_empty() {
-            candidates.push(format!("{origin}/.well-known/oauth-protected-resource{path}"));
-        }
-        candidates.push(format!("{origin}/.well-known/oauth-protected-resource"));
-        let mut resource_metadata = None;
-        for candidate in &candidates {
-            if let Some(doc) = self.get_json(candidate).await.map_err(fail)? {
-                resource_metadata = Some(doc);
-                break;
-            }
-        }
-        let (resource, issuer, prm_scopes) = match &resource_metadata {
-            Some(doc) => {
-                let named =
-                    doc.get("resource").and_then(Value::as_str).map(canonical_resource).transpose().map_err(fail)?;
-                // The metadata must be about this server (RFC 9728 §3.3).
-                let resource = match named {
-                    Some(named) if canonical.starts_with(named.trim_end_matches('/')) => named,
-                    Some(named) => {
-                        return Err(fail(format!(
-                            "the server's protected resource metadata is for `{named}`, not `{canonical}`"
-                        )));
-                    }
-                    None => canonical.clone(),
-                };
-                let issuer = doc
-                    .get("authorization_servers")
-                    .and_then(Value::as_array)
-                    .and_then(|a| a.iter().find_map(Value::as_str))
-                    .map(str::to_owned)
-                    .ok_or_else(|| fail("the protected resource metadata names no authorization server".to_owned()))?;
-                (resource, issuer, strings(doc.get("scopes_supported")))
-            }
-            None if challenge.is_some() => (canonical.clone(), origin.clone(), Vec::new()),
-            None => {
-                return Err(fail(format!(
-                    "`{url}` does not ask for a sign-in (it answered without a 401 and publishes no protected resource metadata)"
-                )));
-            }
-        };
-        let metadata = self.server_metadata(&issuer).await.map_err(fail)?;
-        let text = |key: &str| metadata.get(key).and_then(Value::as_str).map(str::to_owned);
-        let meta_issuer = text("issuer").unwrap_or_else(|| issuer.clone());
-        let token_endpoint = text("token_endpoint")
-            .ok_or_else(|| fail(format!("the authorization server {issuer} has no token endpoint")))?;
-        let mut scopes = prm_scopes;
-        if scopes.is_empty() {
-            scopes = strings(metadata.get("scopes_supported"));
-        }
-        // Where codes, tokens and secrets go: HTTPS, or plain HTTP on this machine only.
-        let endpoints = [
-            Some(issuer.clone()),
-            text("authorization_endpoint"),
-            Some(token_endpoint.clone()),
-            text("registration_endpoint"),
-        ];
-        for url in endpoints.iter().flatten() {
-            secure_url(url).map_err(fail)?;
-        }
-        Ok(Discovered {
-            key: canonical,
-            resource,
-            issuer: meta_issuer,
-            authorization_endpoint: text("authorization_endpoint"),
-            token_endpoint,
-            registration_endpoint: text("registration_endpoint"),
-            cimd_supported: metadata.get("client_id_metadata_document_supported").and_then(Value::as_bool)
-                == Some(true),
-            iss_supported: metadata.get("authorization_response_iss_parameter_supported").and_then(Value::as_bool)
-                == Some(true),
-            pkce_s256: strings(metadata.get("code_challenge_methods_supported")).iter().any(|m| m == "S256"),
-            scopes,
-        })
-    }
-
-    /// The metadata of the authorization server `issuer` (RFC 8414, else OpenID
-    /// discovery), checked to name that issuer.
-    async fn server_metadata(&self, issuer: &str) -> std::result::Result<Value, String> {
-        let as_url = url::Url::parse(issuer).map_err(|e| format!("authorization server `{issuer}`: {e}"))?;
-        let as_origin = as_url.origin().ascii_serialization();
-        let as_path = as_url.path().trim_end_matches('/');
-        let mut urls = Vec::new();
-        if as_path.is_empty() {
-            urls.push(format!("{as_origin}/.well-known/oauth-authorization-server"));
-            urls.push(format!("{as_origin}/.well-known/openid-configuration"));
-        } else {
-            urls.push(format!("{as_origin}/.well-known/oauth-authorization-server{as_path}"));
-            urls.push(format!("{as_origin}/.well-known/openid-configuration{as_path}"));
-            urls.push(format!("{as_origin}{as_path}/.well-known/openid-configuration"));
-        }
-        for candidate in &urls {
-            if let Some(metadata) = self.get_json(candidate).await? {
-                let named = metadata.get("issuer").and_then(Value::as_str).unwrap_or(issuer);
-                if !same_issuer(named, issuer) {
-                    return Err(format!("the authorization server metadata names issuer `{named}`, not `{issuer}`"));
-                }
-                return Ok(metadata);
-            }
-        }
-        Err(format!("the authorization server {issuer} publishes no metadata (tried {})", urls.join(", ")))
-    }
-
-    /// A JSON document at `url`; `None` when it is not there (4xx).
-    async fn get_json(&self, url: &str) -> std::result::Result<Option<Value>, String> {
-        let http = self.http(url).map_err(|e| e.to_string())?;
-        let response = match http.get(url).header("Accept", "application/json").send().await {
-            Ok(r) => r,
-            Err(e) => return Err(format!("cannot fetch {url}: {}", without_url(&e))),
-        };
-        if response.status().is_client_error() {
-            return Ok(None);
-        }
-        if !response.status().is_success() {
-            return Err(format!("{url} answered {}", response.status()));
-        }
-        read_json(response).await.map(Some).map_err(|m| format!("{url}: {m}"))
+        let registered = body.get("token_endpoint_auth_method").and_then(Value::as_str).and_then(Method::parse);
+        Ok((client_id, secret, registered))
     }
 
     /// POSTs a token request; the answer's JSON, or `AUTH_FAILED` with what the
     /// authorization server said.
-    async fn token_request(&self, server: &str, endpoint: &str, form: &[(&str, String)]) -> Result<Value> {
-        self.token_request_raw(server, endpoint, form).await?.map_err(|refusal| {
+    async fn token_request(
+        &self,
+        server: &str,
+        found: &Discovered,
+        form: Vec<(&'static str, String)>,
+        auth: &ClientAuth,
+    ) -> Result<Value> {
+        self.token_request_raw(server, found, form, auth).await?.map_err(|refusal| {
             Self::failed(server, format!("the authorization server refused the token request ({refusal})"))
         })
     }
 
-    /// POSTs a token request: `Ok(Err(why))` when the authorization server refused it
-    /// (4xx: its status, `error` and `error_description`), `Err` when it could not be
-    /// asked, failed (5xx) or its answer is unusable.
+    /// POSTs a token request to `found`'s token endpoint, the client authenticated by
+    /// `auth`: `Ok(Err(why))` when the authorization server refused it (4xx: its status,
+    /// `error` and `error_description`), `Err` when it could not be asked, failed (5xx)
+    /// or its answer is unusable.
     async fn token_request_raw(
         &self,
         server: &str,
-        endpoint: &str,
-        form: &[(&str, String)],
+        found: &Discovered,
+        mut form: Vec<(&'static str, String)>,
+        auth: &ClientAuth,
     ) -> Result<std::result::Result<Value, String>> {
-        let body = url::form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(form.iter().map(|(k, v)| (*k, v.as_str())))
-            .finish();
-        let response = self
-            .http(endpoint)?
-            .post(endpoint)
+        let endpoint = found.token_endpoint.as_str();
+        // An assertion's audience is the issuer (RFC 7523bis); a login kept without one,
+        // the token endpoint.
+        let audience = if found.issuer.is_empty() { endpoint } else { found.issuer.as_str() };
+        let request = auth
+            .apply(&mut form, self.http(endpoint)?.post(endpoint), audience)
+            .map_err(|m| Self::failed(server, m))?;
+        let response = request
             .header("Content-Type", "application/x-www-form-urlencoded")
             .header("Accept", "application/json")
-            .body(body)
+            .body(form_body(&form))
             .send()
             .await
             .map_err(|e| {
@@ -847,7 +756,7 @@ impl Authenticator {
             })?;
         let status = response.status();
         let answer = read_json(response).await;
-        let oauth_error = |body: &Value| hide_sent_secrets(&oauth_error(body), form);
+        let oauth_error = |body: &Value| hide_sent_secrets(&oauth_error(body), &form, auth);
         match answer {
             Ok(body) if status.is_success() => Ok(Ok(body)),
             Ok(body) if status.is_client_error() => Ok(Err(format!("{status}{}", oauth_error(&body)))),
@@ -898,7 +807,7 @@ pub async fn probe(
 
 /// An authorization server's URL must be `https://`, or `http://` to this machine
 /// (`localhost`, `127.0.0.0/8`, `[::1]`), as OAuth 2.1 and the MCP spec require.
-fn secure_url(url: &str) -> std::result::Result<(), String> {
+pub(super) fn secure_url(url: &str) -> std::result::Result<(), String> {
     let parsed = url::Url::parse(url).map_err(|e| format!("the authorization server's `{url}` is not a URL: {e}"))?;
     let loopback = match parsed.host() {
         Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
@@ -962,7 +871,7 @@ fn login_from(
     server: &str,
     found: &Discovered,
     grant: &str,
-    client_id: String,
+    auth: &ClientAuth,
     client_secret: Option<String>,
     answer: Value,
     previous: Option<&Login>,
@@ -997,8 +906,9 @@ fn login_from(
         scopes,
         step_up: Vec::new(),
         account: account(&answer).or_else(|| previous.and_then(|p| p.account.clone())),
-        client_id,
+        client_id: auth.client_id.clone(),
         client_secret,
+        token_auth_method: Some(auth.method.as_str().to_owned()),
         token_endpoint: found.token_endpoint.clone(),
         issuer: (!found.issuer.is_empty()).then(|| found.issuer.clone()),
         updated_ms: now,
@@ -1027,28 +937,37 @@ fn jwt_claims(jwt: &str) -> Option<Value> {
     serde_json::from_slice(&base64url_decode(payload)?).ok()
 }
 
-fn same_issuer(a: &str, b: &str) -> bool {
+pub(super) fn same_issuer(a: &str, b: &str) -> bool {
     a.trim_end_matches('/') == b.trim_end_matches('/')
-}
-
-fn strings(value: Option<&Value>) -> Vec<String> {
-    value
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
-        .unwrap_or_default()
 }
 
 /// `text` (what an authorization server said) without the secrets of the request it
 /// answers — the client secret, the refresh token, the authorization code and its
 /// verifier, a client assertion — should the server quote one back.
-fn hide_sent_secrets(text: &str, form: &[(&str, String)]) -> String {
+fn hide_sent_secrets(text: &str, form: &[(&str, String)], auth: &ClientAuth) -> String {
     let mut secrets = crate::config::launch::Secrets::default();
-    for (key, value) in form {
-        if matches!(*key, "client_secret" | "refresh_token" | "code" | "code_verifier" | "client_assertion" | "token") {
+    for (key, value) in form.iter().map(|(k, v)| (*k, v)).chain(auth.hidden().iter().map(|(k, v)| (*k, v))) {
+        if matches!(
+            key,
+            "client_secret"
+                | "refresh_token"
+                | "code"
+                | "code_verifier"
+                | "client_assertion"
+                | "token"
+                | "authorization"
+        ) {
             secrets.add(value, format!("<{key}>"));
         }
     }
     secrets.redact(text)
+}
+
+/// A form, `application/x-www-form-urlencoded`.
+fn form_body(form: &[(&str, String)]) -> String {
+    url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(form.iter().map(|(k, v)| (*k, v.as_str())))
+        .finish()
 }
 
 /// ` — error (description)` of an OAuth error answer.
@@ -1077,7 +996,7 @@ fn origin(url: &str) -> String {
 
 /// A reqwest error without the URL it carries (a token endpoint URL may hold nothing
 /// secret, but a query might).
-fn without_url(error: &reqwest::Error) -> String {
+pub(super) fn without_url(error: &reqwest::Error) -> String {
     let mut text = error.to_string();
     if let Some(url) = error.url() {
         text = text.replace(url.as_str(), "…");
@@ -1086,7 +1005,7 @@ fn without_url(error: &reqwest::Error) -> String {
 }
 
 /// The body as JSON, read within [`MAX_ANSWER_BYTES`].
-async fn read_json(mut response: reqwest::Response) -> std::result::Result<Value, String> {
+pub(super) async fn read_json(mut response: reqwest::Response) -> std::result::Result<Value, String> {
     let mut bytes = Vec::new();
     loop {
         match response.chunk().await {
@@ -1159,7 +1078,8 @@ mod tests {
         ];
         let said = serde_json::json!({ "error": "invalid_grant",
             "error_description": "refresh token RT-0123456789ABCDEF unknown for secret cs-fedcba9876543210" });
-        let shown = hide_sent_secrets(&oauth_error(&said), &form);
+        let auth = ClientAuth::choose("c".into(), None, None, None, &[]).unwrap();
+        let shown = hide_sent_secrets(&oauth_error(&said), &form, &auth);
         assert!(!shown.to_ascii_lowercase().contains("0123456789abcdef"), "{shown}");
         assert!(!shown.contains("fedcba9876543210"), "{shown}");
         assert!(
@@ -1219,18 +1139,12 @@ mod tests {
 
     #[test]
     fn a_step_up_widens_the_next_sign_in() {
-        let found = Discovered {
-            key: "http://h/mcp".into(),
-            resource: "http://h/mcp".into(),
-            issuer: "http://as".into(),
-            authorization_endpoint: None,
-            token_endpoint: "http://as/token".into(),
-            registration_endpoint: None,
-            cimd_supported: false,
-            iss_supported: false,
-            pkce_s256: true,
-            scopes: vec!["mcp:tools".into()],
-        };
+        let login: Login = serde_json::from_value(serde_json::json!({
+            "resource": "http://h/mcp", "server": "s", "grant": "authorization_code", "access_token": "t",
+            "client_id": "c", "token_endpoint": "http://as/token", "updated_ms": 0}))
+        .unwrap();
+        let mut found = Discovered::of_login(&login);
+        found.scopes = vec!["mcp:tools".into()];
         assert_eq!(wanted_scopes(None, None, &found, None), ["mcp:tools"]);
         let challenge = Challenge { status: 401, scope: Some("read".into()), ..Challenge::default() };
         assert_eq!(wanted_scopes(None, Some(&challenge), &found, None), ["read"]);

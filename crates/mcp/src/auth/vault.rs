@@ -57,6 +57,11 @@ pub struct Login {
     /// that stays in the environment).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_secret: Option<String>,
+    /// How the client authenticates to the token endpoint (`client_secret_basic`,
+    /// `client_secret_post`, `private_key_jwt`, `none`); absent in logins kept before it
+    /// was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_auth_method: Option<String>,
     /// The authorization server's token endpoint and issuer, for refreshing.
     pub token_endpoint: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -371,6 +376,7 @@ mod tests {
             account: None,
             client_id: "c".into(),
             client_secret: None,
+            token_auth_method: None,
             token_endpoint: "http://127.0.0.1:1/token".into(),
             issuer: None,
             updated_ms: 0,

@@ -205,6 +205,10 @@ pub(crate) fn http(server: &str, config: &ServerConfig, lookup: &EnvLookup) -> R
     if let Some(secret) = config.oauth.as_ref().and_then(|oauth| oauth.client_secret.as_deref()) {
         secrets.add_references(secret, lookup);
     }
+    // The private key, when an environment variable holds it.
+    if let Some(key) = config.oauth.as_ref().and_then(|oauth| oauth.private_key.as_deref()) {
+        secrets.add_references(key, lookup);
+    }
     Ok(HttpLaunch { url: resolve(url, lookup, server, "url")?, headers, shown_url: url.to_owned(), secrets })
 }
 
@@ -287,5 +291,14 @@ mod tests {
         let err = http("s", &c, &lookup).err().unwrap();
         assert_eq!(err.code(), "SERVER_CONFIG_INVALID");
         assert!(err.to_string().contains("${env:NAME}"), "{err}");
+    }
+
+    #[test]
+    fn the_oauth_secret_and_private_key_from_the_environment_are_hidden() {
+        let lookup: EnvLookup = Arc::new(|name: &str| Some(format!("value-of-{name}")));
+        let c = config(serde_json::json!({"url": "http://h/mcp",
+            "oauth": {"client_id": "a", "client_secret": "${env:SECRET}", "private_key": "${env:KEY}"}}));
+        let launch = http("s", &c, &lookup).unwrap();
+        assert_eq!(launch.secrets.redact("value-of-SECRET and value-of-KEY"), "${env:SECRET} and ${env:KEY}");
     }
 }

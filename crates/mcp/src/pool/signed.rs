@@ -47,6 +47,7 @@ pub(crate) struct Tokens {
 /// What a message shows instead of a token of the session.
 const ACCESS_TOKEN_SHOWN: &str = "<OAuth access token>";
 const REFRESH_TOKEN_SHOWN: &str = "<OAuth refresh token>";
+const CLIENT_SECRET_SHOWN: &str = "<OAuth client secret>";
 
 impl Tokens {
     pub(crate) fn new(
@@ -124,6 +125,26 @@ impl Tokens {
         }
     }
 
+    /// After the server refused `sent` for want of a scope (403 `insufficient_scope`): a
+    /// token with it to try once, when the person allowed signing in again
+    /// (`auth/step_up.rs`).
+    async fn after_scope_refusal(&self, sent: Option<&str>, www_authenticate: &str) -> Option<String> {
+        let challenge = flow::parse_challenge(403, www_authenticate)?;
+        match self.auth.step_up(&self.server, &self.url, self.oauth.as_ref(), &self.env, sent, &challenge).await {
+            Ok(Some(login)) => {
+                learn_refresh(&self.notes, &login);
+                self.hold(Some((login.access_token.clone(), login.expires_at_ms)));
+                Some(login.access_token)
+            }
+            Ok(None) => None,
+            Err(error) => {
+                tracing::debug!(server = self.server, code = error.code(), "signing in for more scope failed");
+                *self.refusal.lock().unwrap_or_else(PoisonError::into_inner) = Some(error);
+                None
+            }
+        }
+    }
+
     /// After the server refused `sent` with `www_authenticate`: a new token to try once.
     async fn after_refusal(&self, sent: Option<&str>, www_authenticate: &str) -> Option<String> {
         let challenge = flow::parse_challenge(401, www_authenticate)
@@ -147,11 +168,15 @@ impl Tokens {
     }
 }
 
-/// Hides `login`'s refresh token from every message of the session from now on (its
-/// access token is hidden when it is held: [`Tokens::hold`]).
+/// Hides `login`'s refresh token and the client secret a registration issued from every
+/// message of the session from now on (its access token is hidden when it is held:
+/// [`Tokens::hold`]; a configured secret is one of the launch's).
 fn learn_refresh(notes: &ServerNotes, login: &Login) {
     if let Some(refresh) = &login.refresh_token {
         notes.add_secret(refresh, REFRESH_TOKEN_SHOWN);
+    }
+    if let Some(secret) = &login.client_secret {
+        notes.add_secret(secret, CLIENT_SECRET_SHOWN);
     }
 }
 
@@ -208,6 +233,12 @@ impl StreamableHttpClient for Signed {
                     None => Err(StreamableHttpError::AuthRequired(refused)),
                 }
             }
+            Err(StreamableHttpError::InsufficientScope(refused)) => {
+                match self.tokens.after_scope_refusal(token.as_deref(), &refused.www_authenticate_header).await {
+                    Some(fresh) => self.http.post_message(uri, message, session_id, Some(fresh), custom_headers).await,
+                    None => Err(StreamableHttpError::InsufficientScope(refused)),
+                }
+            }
             other => other,
         }
     }
@@ -249,6 +280,23 @@ impl StreamableHttpClient for Signed {
                             .await
                     }
                     None => Err(StreamableHttpError::AuthRequired(refused)),
+                }
+            }
+            Err(StreamableHttpError::InsufficientScope(refused)) => {
+                match self.tokens.after_scope_refusal(token.as_deref(), &refused.www_authenticate_header).await {
+                    Some(fresh) => {
+                        self.http
+                            .post_message_with_max_sse_event_size(
+                                uri,
+                                message,
+                                session_id,
+                                Some(fresh),
+                                custom_headers,
+                                max_sse_event_size,
+                            )
+                            .await
+                    }
+                    None => Err(StreamableHttpError::InsufficientScope(refused)),
                 }
             }
             other => other,

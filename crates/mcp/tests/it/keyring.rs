@@ -26,6 +26,7 @@ fn login(resource: &str, token: &str) -> Login {
         account: None,
         client_id: "c".into(),
         client_secret: None,
+        token_auth_method: None,
         token_endpoint: "http://127.0.0.1:1/token".into(),
         issuer: None,
         updated_ms: 0,

@@ -13,6 +13,7 @@ mod http_bridge;
 mod http_words;
 mod keyring;
 mod npm;
+mod oauth_flow;
 mod probe;
 mod reissue;
 mod roots;
