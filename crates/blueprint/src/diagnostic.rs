@@ -106,6 +106,8 @@ codes! {
     InvalidLimit = Error "INVALID_LIMIT",
     /// `inputs` is not a valid JSON Schema for an object.
     InvalidInputsSchema = Error "INVALID_INPUTS_SCHEMA",
+    /// `output_schema` is not a valid JSON Schema for an object.
+    InvalidOutputSchema = Error "INVALID_OUTPUT_SCHEMA",
     /// `schedule` cannot be understood.
     InvalidSchedule = Error "INVALID_SCHEDULE",
     /// A server entry has neither or both of `command` and `url`.

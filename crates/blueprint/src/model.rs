@@ -59,6 +59,11 @@ pub struct Blueprint {
     /// The run's result (any JSON with templates); default: output of the last step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<Value>,
+    /// JSON Schema (type object) of `output`: the `outputSchema` of the blueprint's tool
+    /// when it is exposed, which then answers with the output as `structuredContent`.
+    /// Default: derived from `output` when it is an object (its keys, any values).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Map<String, Value>>,
     /// Editor only: where each step sits on the canvas. The engine ignores it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout: Option<IndexMap<String, LayoutEntry>>,

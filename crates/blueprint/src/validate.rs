@@ -224,6 +224,7 @@ impl Validator<'_> {
             self.retry(r, "/retry", None);
         }
         self.inputs_schema();
+        self.output_schema();
         self.schedule();
         self.servers();
         if let Some(out) = &bp.output {

@@ -278,3 +278,42 @@ async fn a_blueprint_given_as_text_with_a_duplicate_key_is_refused_at_its_positi
     pool.shutdown().await;
     server.stop().await.unwrap();
 }
+
+/// A 2026-07-28 request to `mcpflow serve --http`, with its `Mcp-Method` header.
+async fn request_2026(addr: SocketAddr, header_method: &str, method: &str) -> (u16, String) {
+    let meta = json!({
+        "io.modelcontextprotocol/clientInfo": { "name": "t", "version": "1" },
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": { "_meta": meta } });
+    let answer = reqwest::Client::new()
+        .post(format!("http://{addr}/mcp"))
+        .bearer_auth(TOKEN)
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", header_method)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    (answer.status().as_u16(), answer.text().await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_tools_list_carries_caching_hints_and_a_method_header_that_lies_is_refused() {
+    let server = serve(app(Vec::new(), None), "127.0.0.1:0".parse().unwrap()).await;
+    // SEP-2549: the list says how long it stays fresh and whose it is.
+    let (status, text) = request_2026(server.addr, "tools/list", "tools/list").await;
+    assert_eq!(status, 200, "{text}");
+    let data = text.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or(&text);
+    let answer: Value = serde_json::from_str(data).unwrap();
+    assert_eq!(answer["result"]["ttlMs"], 0, "{answer}");
+    assert_eq!(answer["result"]["cacheScope"], "private", "{answer}");
+    assert!(answer["result"]["tools"].as_array().is_some_and(|t| !t.is_empty()), "{answer}");
+    // SEP-2243: a middlebox routes on `Mcp-Method`; one that contradicts the body is refused.
+    let (status, text) = request_2026(server.addr, "tools/call", "tools/list").await;
+    assert_eq!(status, 400, "{text}");
+    assert!(text.contains("does not match body method"), "{text}");
+    server.stop().await.unwrap();
+}

@@ -115,6 +115,33 @@ impl Validator<'_> {
         }
     }
 
+    /// `output_schema`: an object schema (MCP's `outputSchema` must describe an object).
+    pub(super) fn output_schema(&mut self) {
+        let Some(schema) = &self.bp.output_schema else { return };
+        if schema.get("type") != Some(&Value::String("object".into())) {
+            let found = schema.get("type").map_or_else(|| "missing".to_owned(), Value::to_string);
+            self.push(
+                Diagnostic::new(
+                    Code::InvalidOutputSchema,
+                    "/output_schema/type",
+                    format!("`output_schema` must describe an object (an MCP tool's output is one), but its type is {found}"),
+                )
+                .with_hint("write {\"type\": \"object\", \"properties\": {…}} and make `output` an object"),
+            );
+            return;
+        }
+        if let Err(message) = compile_schema(&Value::Object(schema.clone())) {
+            self.push(
+                Diagnostic::new(
+                    Code::InvalidOutputSchema,
+                    "/output_schema",
+                    format!("`output_schema` is not a valid JSON Schema: {message}"),
+                )
+                .with_hint("see https://json-schema.org"),
+            );
+        }
+    }
+
     pub(super) fn schedule(&mut self) {
         let Some(s) = &self.bp.schedule else { return };
         let set = [s.cron.is_some(), s.every.is_some(), s.at.is_some()].iter().filter(|b| **b).count();
