@@ -17,6 +17,7 @@ mod probe;
 mod reissue;
 mod roots;
 mod secrets;
+mod sse_resume;
 mod support;
 mod tasks;
 mod trace;
