@@ -37,6 +37,9 @@ cargo clippy --workspace --exclude mcpflow-studio --all-targets --locked -- -D w
 step "fixture servers"
 cargo build --locked -p mcpflow-testkit --bin mcpflow-testkit
 
+step "the MCP conformance suite (every client scenario against the binary, the server scenarios against serve --http)"
+bash scripts/conformance.sh
+
 step "tests (workspace, default members: no GTK/WebKit needed)"
 # CI=true makes insta fail on any snapshot that is missing or differs instead of writing it.
 CI=true cargo test --workspace --exclude mcpflow-studio --locked

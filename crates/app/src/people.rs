@@ -10,7 +10,8 @@
 //! - a URL elicitation: `true` once the page was visited (`false` declines);
 //! - any question: `{ "$action": "decline" }` or `{ "$action": "cancel" }` to say no.
 //!
-//! The same answer serves every question of its step (each iteration of a loop).
+//! The same answer serves every question of its step (each iteration of a loop). A form's
+//! fields the answer leaves out take their schema's `default` (`ask::complete`).
 
 use futures::future::BoxFuture;
 use mcpflow_blueprint::ask::{self, Form, VALUE_FIELD};
@@ -46,17 +47,37 @@ impl Answers {
     /// file says nothing of its step.
     pub fn answer(&self, question: &Question) -> Option<Result<Answer, CallError>> {
         let given = self.by_step.get(&question.step)?;
-        if let Some(action) = given.get("$action").and_then(Value::as_str) {
-            return Some(match action {
-                "decline" => Ok(Answer::Decline),
-                "cancel" => Ok(Answer::Cancel),
-                "accept" => Ok(Answer::Accept { content: json!({}) }),
-                other => Err(self.invalid(question, &format!("`$action` is {other:?}; use decline, cancel or accept"))),
-            });
-        }
-        let content = match question.asking {
+        let form_question = matches!(question.asking, Asking::Input | Asking::Elicitation);
+        let content = match given.get("$action").and_then(Value::as_str) {
+            Some("decline") => return Some(Ok(Answer::Decline)),
+            Some("cancel") => return Some(Ok(Answer::Cancel)),
+            // Accepting a form without filling it in: its defaults, checked below.
+            Some("accept") if form_question => ask::empty(),
+            Some("accept") => return Some(Ok(Answer::Accept { content: json!({}) })),
+            Some(other) => {
+                return Some(Err(
+                    self.invalid(question, &format!("`$action` is {other:?}; use decline, cancel or accept"))
+                ));
+            }
+            None => match self.content(question, given) {
+                Ok(content) => content,
+                Err(answer) => return Some(answer),
+            },
+        };
+        let form = Form { schema: question.schema.clone().unwrap_or_else(ask::empty), wrapped: false };
+        // Fields left out take their schema's `default` (SEP-1034).
+        Some(match ask::complete(&form, content) {
+            Ok(content) => Ok(Answer::Accept { content }),
+            Err(problems) => Err(self.invalid(question, &problems.join("; "))),
+        })
+    }
+
+    /// The form's content the file gives `question` (`given`), or the whole answer when
+    /// the question is no form (a URL, an approval answered wrongly).
+    fn content(&self, question: &Question, given: &Value) -> Result<Value, Result<Answer, CallError>> {
+        Ok(match question.asking {
             Asking::ElicitationUrl => {
-                return Some(match given {
+                return Err(match given {
                     Value::Bool(true) => Ok(Answer::Accept { content: json!({}) }),
                     Value::Bool(false) => Ok(Answer::Decline),
                     _ => Err(self.invalid(question, "a URL question is answered with true (visited) or false")),
@@ -64,17 +85,11 @@ impl Answers {
             }
             Asking::Approval => match given {
                 Value::Bool(b) => json!({ ask::APPROVE_FIELD: b }),
-                _ => return Some(Err(self.invalid(question, "an approval is answered with true or false"))),
+                _ => return Err(Err(self.invalid(question, "an approval is answered with true or false"))),
             },
             Asking::Input if is_wrapped(question) => json!({ VALUE_FIELD: given }),
             Asking::Input | Asking::Elicitation => given.clone(),
-        };
-        let form = Form { schema: question.schema.clone().unwrap_or_else(ask::empty), wrapped: false };
-        let problems = ask::check_answer(&form, &content);
-        if !problems.is_empty() {
-            return Some(Err(self.invalid(question, &problems.join("; "))));
-        }
-        Some(Ok(Answer::Accept { content }))
+        })
     }
 
     fn invalid(&self, question: &Question, problem: &str) -> CallError {
@@ -141,8 +156,9 @@ impl People for Headless {
     }
 }
 
-/// Asks on the terminal: the message, then a line per field (Enter keeps a default; an
-/// empty answer to a required field declines). Reads stdin, writes stderr.
+/// Asks on the terminal: the message, then a line per field, its default shown in brackets
+/// (the `input` step's, else the field's schema `default`); Enter takes the default, and
+/// to a required field without one asks again. Reads stdin, writes stderr.
 fn prompt(question: &Question) -> Result<Answer, CallError> {
     let mut err = std::io::stderr().lock();
     let from = question.server.as_deref().map(|s| format!(" (server `{s}`)")).unwrap_or_default();
@@ -200,8 +216,8 @@ fn prompt(question: &Question) -> Result<Answer, CallError> {
             .and_then(Value::as_array)
             .map(|o| format!(" one of {}", o.iter().map(Value::to_string).collect::<Vec<_>>().join(", ")))
             .unwrap_or_default();
-        let shown_default = default
-            .get(name)
+        let field_default = default.get(name).or_else(|| ask::field_default(&form, name));
+        let shown_default = field_default
             .map(|d| match d {
                 Value::String(text) => format!(" [{text}]"),
                 other => format!(" [{other}]"),
@@ -212,7 +228,7 @@ fn prompt(question: &Question) -> Result<Answer, CallError> {
                 return Ok(Answer::Cancel);
             };
             if text.is_empty() {
-                if let Some(d) = default.get(name) {
+                if let Some(d) = field_default {
                     content.insert(name.clone(), d.clone());
                     break;
                 }

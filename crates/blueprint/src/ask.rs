@@ -1,7 +1,9 @@
 //! What a person can be asked: the schemas an `input` step (or a server's elicitation)
 //! may request — the flat forms MCP elicitation allows — and how an answer is checked and
 //! turned into a step's output. Pure: the studio, the terminal, `--answers` and
-//! `mcpflow serve` all answer through these rules.
+//! `mcpflow serve` all answer through these rules — [`complete`] is the one door an
+//! accepted answer goes through: the fields the person left out take their schema's
+//! `default` (SEP-1034), then the whole is checked.
 
 use serde_json::{Map, Value, json};
 
@@ -148,6 +150,35 @@ fn primitive(schema: &Value) -> Result<(), String> {
     }
 }
 
+/// The field's `default` in the form's schema, if it has one.
+pub fn field_default<'a>(form: &'a Form, field: &str) -> Option<&'a Value> {
+    form.schema.get("properties")?.get(field)?.get("default")
+}
+
+/// An accepted answer's content as it is sent: each field of the form the person left out
+/// (absent, or null) takes its schema's `default` (SEP-1034: an answer `{}` to a form whose
+/// fields all have defaults is those defaults), then the whole is checked
+/// ([`check_answer`]). The problems, field by field, when it does not fit.
+pub fn complete(form: &Form, content: Value) -> Result<Value, Vec<String>> {
+    let content = with_defaults(form, content);
+    let problems = check_answer(form, &content);
+    if problems.is_empty() { Ok(content) } else { Err(problems) }
+}
+
+/// [`complete`] without the check, for an answer the asker checks itself (a server's
+/// elicitation forwarded to the client that called `mcpflow serve`).
+pub fn with_defaults(form: &Form, content: Value) -> Value {
+    let Value::Object(mut given) = content else { return content };
+    for field in form.fields() {
+        if given.get(&field).is_none_or(Value::is_null)
+            && let Some(default) = field_default(form, &field)
+        {
+            given.insert(field, default.clone());
+        }
+    }
+    Value::Object(given)
+}
+
 /// Checks an answer's content against the form: every required field present, each field
 /// of its type (and in its `enum`). Returns the problems, one per field, as
 /// `field: what is wrong`.
@@ -235,6 +266,48 @@ pub fn empty() -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The conformance suite's SEP-1034 form: every field optional, each with a default.
+    fn defaults_form() -> Form {
+        Form {
+            schema: json!({ "type": "object", "properties": {
+                "name": { "type": "string", "default": "John Doe" },
+                "age": { "type": "integer", "default": 30 },
+                "score": { "type": "number", "default": 95.5 },
+                "status": { "type": "string", "enum": ["active", "inactive", "pending"], "default": "active" },
+                "verified": { "type": "boolean", "default": true },
+                "note": { "type": "string" },
+            }, "required": [] }),
+            wrapped: false,
+        }
+    }
+
+    #[test]
+    fn fields_left_out_take_their_schema_default_and_given_ones_stay() {
+        let form = defaults_form();
+        let all = json!({ "name": "John Doe", "age": 30, "score": 95.5, "status": "active", "verified": true });
+        assert_eq!(complete(&form, json!({})), Ok(all));
+        let given = complete(&form, json!({ "name": "Ada", "age": null, "verified": false })).unwrap();
+        assert_eq!(given["name"], "Ada", "given: kept");
+        assert_eq!(given["age"], 30, "null: left out");
+        assert_eq!(given["verified"], false, "false is an answer, not a field left out");
+        assert!(given.get("note").is_none(), "no default: still left out");
+    }
+
+    #[test]
+    fn a_required_field_with_a_default_may_be_left_out_and_a_wrong_answer_is_still_wrong() {
+        let form = Form {
+            schema: json!({ "type": "object", "properties": {
+                "replicas": { "type": "integer", "default": 2 },
+                "name": { "type": "string" },
+            }, "required": ["replicas", "name"] }),
+            wrapped: false,
+        };
+        assert_eq!(complete(&form, json!({ "name": "web" })), Ok(json!({ "name": "web", "replicas": 2 })));
+        assert_eq!(complete(&form, json!({})), Err(vec!["name: required".to_owned()]));
+        let wrong = complete(&form, json!({ "name": "web", "replicas": "two" })).unwrap_err();
+        assert_eq!(wrong, ["replicas: expected integer, got a string"]);
+    }
 
     #[test]
     fn a_primitive_schema_is_wrapped_into_a_one_field_form_and_unwrapped_from_the_answer() {

@@ -296,6 +296,32 @@ impl Faulty {
         reply::structured(json!({ "asked": args.count, "accepted": accepted }))
     }
 
+    #[tool(description = "Ask one form whose fields all have a `default` and none is required (the conformance \
+                       suite's SEP-1034 form: name, age, score, status, verified), then return {action, content} as \
+                       the client answered")]
+    async fn ask_with_defaults(&self, ctx: RequestContext<RoleServer>) -> CallToolResult {
+        let schema = json!({ "type": "object", "properties": {
+            "name": { "type": "string", "description": "User name", "default": "John Doe" },
+            "age": { "type": "integer", "description": "User age", "default": 30 },
+            "score": { "type": "number", "description": "User score", "default": 95.5 },
+            "status": { "type": "string", "enum": ["active", "inactive", "pending"], "default": "active" },
+            "verified": { "type": "boolean", "description": "Verification status", "default": true },
+        }, "required": [] });
+        let requested_schema = match serde_json::from_value(schema) {
+            Ok(schema) => schema,
+            Err(error) => return reply::error(format!("the question's schema: {error}")),
+        };
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: "Accept the defaults, or change them".to_owned(),
+            requested_schema,
+        };
+        match ctx.peer.create_elicitation(params).await {
+            Ok(result) => reply::structured(json!({ "action": result.action, "content": result.content })),
+            Err(error) => reply::error(format!("the question was not answered: {error}")),
+        }
+    }
+
     #[tool(
         description = "Stop reading stdin for good, send `count` `ping` requests, then return {sent} (which a client \
                        that bounds its unread answers never sees)"

@@ -4,7 +4,7 @@
 //! |---|---|---|
 //! | [`Fixture::Echo`] | `echo`, `add`, `multiply`, `sleep`, `record`, `progress`, `add_tool`, `meta` | resource `echo://hello`, prompt `greet`; `add_tool` adds a tool and sends `tools/list_changed`; `meta` returns its request's `_meta` |
 //! | [`Fixture::ClusterSim`] | `list_namespaces`, `list_nodes`, `list_resource_types`, `list_resources`, `get_resource` | resource `cluster://summary` |
-//! | [`Fixture::Faulty`] | `fail_n_times`, `hang`, `crash`, `crash_once`, `garbage`, `huge`, `drip`, `flood_progress`, `flood_questions`, `flood_pings`, `shout_env`, `is_error`, `echo` | |
+//! | [`Fixture::Faulty`] | `fail_n_times`, `hang`, `crash`, `crash_once`, `garbage`, `huge`, `drip`, `flood_progress`, `flood_questions`, `flood_pings`, `ask_with_defaults`, `shout_env`, `is_error`, `echo` | |
 //!
 //! Run one in-process with [`spawn_in_process`] (the client serves over the returned stream), or as a
 //! child process: [`binary`] is the path of `mcpflow-testkit <echo|cluster-sim|faulty>`, which serves

@@ -106,7 +106,7 @@ impl Questions {
                 format!("run `{run_id}` has no open question `{question_id}`; open: {}", ids.join(", "))
             }));
         };
-        check(&entry.question, &answer)?;
+        let answer = complete(&entry.question, answer)?;
         let Some(entry) = open.remove(&key) else { return Ok(()) };
         // The run ended meanwhile: nobody hears the answer, which is fine.
         let _ = entry.answer.send(answer);
@@ -133,26 +133,23 @@ impl Questions {
     }
 }
 
-/// Checks an answer against its question's form: a wrong answer says what is wrong,
-/// field by field.
-fn check(question: &Question, answer: &Answer) -> Result<()> {
-    let Answer::Accept { content } = answer else { return Ok(()) };
-    let problems = match question.asking {
-        Asking::ElicitationUrl => Vec::new(),
-        _ => {
-            let form = Form { schema: question.schema.clone().unwrap_or_else(ask::empty), wrapped: false };
-            ask::check_answer(&form, content)
-        }
-    };
-    if problems.is_empty() {
-        return Ok(());
+/// An answer as the run gets it: the fields left out take their schema's `default`
+/// (SEP-1034), then it is checked against its question's form; a wrong answer says what
+/// is wrong, field by field.
+fn complete(question: &Question, answer: Answer) -> Result<Answer> {
+    let Answer::Accept { content } = answer else { return Ok(answer) };
+    if question.asking == Asking::ElicitationUrl {
+        return Ok(Answer::Accept { content });
     }
-    Err(AppError::BadRequest(format!(
-        "the answer to `{}` in step `{}` does not fit its form: {}",
-        question.id,
-        question.step,
-        problems.join("; ")
-    )))
+    let form = Form { schema: question.schema.clone().unwrap_or_else(ask::empty), wrapped: false };
+    ask::complete(&form, content).map(|content| Answer::Accept { content }).map_err(|problems| {
+        AppError::BadRequest(format!(
+            "the answer to `{}` in step `{}` does not fit its form: {}",
+            question.id,
+            question.step,
+            problems.join("; ")
+        ))
+    })
 }
 
 struct RunPeople {
@@ -324,7 +321,7 @@ impl App {
         target: Option<Target>,
         people: Option<Arc<dyn People>>,
     ) -> Result<StartRun> {
-        check(question, &answer)?;
+        let answer = complete(question, answer)?;
         let record =
             self.store().run(run_id)?.ok_or_else(|| AppError::NotFound { what: "run", id: run_id.to_owned() })?;
         if record.status != RecordStatus::Waiting || self.active_runs().iter().any(|(id, _)| id == run_id) {
@@ -441,7 +438,7 @@ impl People for Replay {
         let found =
             self.given.lock().unwrap_or_else(PoisonError::into_inner).get_mut(&key).and_then(VecDeque::pop_front);
         // A server that asks something else this time is asked anew.
-        let found = found.filter(|answer| check(&question, answer).is_ok());
+        let found = found.and_then(|answer| complete(&question, answer).ok());
         match (found, &self.then) {
             (Some(answer), _) => Box::pin(async move { Ok(answer) }),
             (None, Some(then)) => then.ask(question, cancel),

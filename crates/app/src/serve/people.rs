@@ -229,8 +229,9 @@ pub(super) fn elicit_request(question: &Question, elicitation_id: &str) -> Resul
     Ok(ElicitRequest::new(params))
 }
 
-/// The run's answer from the client's: accept with the content (checked against the form
-/// for an `input` step or a gate; a server checks its own), decline, cancel.
+/// The run's answer from the client's: accept with the content, the fields it left out
+/// taking their schema's `default` (checked against the form for an `input` step or a
+/// gate; a server checks its own), decline, cancel.
 pub(super) fn answer_of(question: &Question, result: &ElicitResult) -> Result<Answer, CallError> {
     match result.action {
         ElicitationAction::Decline => Ok(Answer::Decline),
@@ -240,22 +241,22 @@ pub(super) fn answer_of(question: &Question, result: &ElicitResult) -> Result<An
                 None | Some(Value::Null) => ask::empty(),
                 Some(other) => other.clone(),
             };
-            if matches!(question.asking, Asking::Input | Asking::Approval) {
-                let form = Form { schema: question.schema.clone().unwrap_or_else(ask::empty), wrapped: false };
-                let problems = ask::check_answer(&form, &content);
-                if !problems.is_empty() {
-                    return Err(CallError::new(
-                        "INPUT_INVALID",
-                        format!(
-                            "the client's answer to step `{}` does not fit its form: {}",
-                            question.step,
-                            problems.join("; ")
-                        ),
-                        false,
-                    ));
-                }
+            let form = Form { schema: question.schema.clone().unwrap_or_else(ask::empty), wrapped: false };
+            if !matches!(question.asking, Asking::Input | Asking::Approval) {
+                return Ok(Answer::Accept { content: ask::with_defaults(&form, content) });
             }
-            Ok(Answer::Accept { content })
+            match ask::complete(&form, content) {
+                Ok(content) => Ok(Answer::Accept { content }),
+                Err(problems) => Err(CallError::new(
+                    "INPUT_INVALID",
+                    format!(
+                        "the client's answer to step `{}` does not fit its form: {}",
+                        question.step,
+                        problems.join("; ")
+                    ),
+                    false,
+                )),
+            }
         }
         // Cancel, or an action of a later revision: dismissed.
         _ => Ok(Answer::Cancel),

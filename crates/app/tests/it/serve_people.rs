@@ -110,6 +110,33 @@ async fn an_input_steps_question_goes_to_the_http_client_that_declared_elicitati
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fields_the_http_client_leaves_out_of_its_answer_take_the_forms_defaults() {
+    let s = setup(json!({}));
+    let options = HttpOptions {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        token: TOKEN.into(),
+        hosts: Vec::new(),
+        limits: Default::default(),
+    };
+    let server = serve_http(app(vec![s.servers.clone()], None), options).await.unwrap();
+    let pool = client_2025(server.addr);
+    let blueprint = json!({ "blueprint": 1, "id": "deploy", "steps": [
+        { "id": "what", "kind": "input", "prompt": "Deploy what?",
+          "schema": { "type": "object", "required": ["name", "replicas"], "properties": {
+              "name": { "type": "string" }, "replicas": { "type": "integer", "default": 2 },
+              "region": { "type": "string", "enum": ["eu", "us"], "default": "eu" } } } }
+    ], "output": "{{ what }}" });
+    let asked: Arc<Mutex<Vec<Question>>> = Arc::default();
+    let accept = Answer::Accept { content: json!({ "name": "web" }) };
+    let ran = call(&pool, "run_workflow", json!({ "blueprint": blueprint }), &asked, accept).await;
+    let envelope = &ran["structuredContent"];
+    assert_eq!(envelope["status"], "succeeded", "{ran}");
+    assert_eq!(envelope["output"], json!({ "name": "web", "replicas": 2, "region": "eu" }));
+    pool.shutdown().await;
+    server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answer_run_is_listed_and_refuses_a_run_that_waits_on_nothing() {
     let s = setup(json!({}));
     let options = HttpOptions {

@@ -78,6 +78,27 @@ async fn a_run_is_waiting_while_its_question_is_open_and_running_again_once_answ
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_leaves_fields_out_gives_the_step_the_forms_defaults_for_them() {
+    let s = setup(json!({}));
+    let app = open(&s, &s.dir.path().join("home"));
+    let doc = json!({ "blueprint": 1, "id": "ask-defaults", "steps": [
+        { "id": "ask", "kind": "input", "prompt": "Deploy what?",
+          "schema": { "type": "object", "required": ["name"], "properties": {
+              "name": { "type": "string" }, "replicas": { "type": "integer", "default": 2 } } } }
+    ], "output": "{{ ask }}" });
+    app.save_blueprint(&doc).unwrap();
+    let started =
+        app.start_run(StartRun::new(Target::Stored("ask-defaults".into()), json!({}), Trigger::Studio)).unwrap();
+    let run = started.run_id.clone();
+    let q = asked(&app, &run).await;
+    app.answer(&run, &q.id, Answer::Accept { content: json!({ "name": "web" }) }).unwrap();
+    let envelope = started.finish().await;
+    assert_eq!(envelope.status, RunStatus::Succeeded, "{:?}", envelope.errors);
+    assert_eq!(envelope.output, json!({ "name": "web", "replicas": 2 }));
+    app.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shutdown_leaves_a_waiting_run_waiting_and_the_next_app_resumes_it_when_answered() {
     let s = setup(json!({}));
     let home = s.dir.path().join("home");

@@ -45,6 +45,8 @@ struct Compiled {
     refs: Vec<RootRef>,
     /// The expression reads the scope as a whole (`@`, `keys(@)` at the root).
     whole_scope: bool,
+    /// `null`, `true` or `false` written bare (see [`bare_literals`]).
+    bare: Vec<&'static str>,
 }
 
 impl fmt::Debug for Expr {
@@ -96,7 +98,8 @@ impl Expr {
         let mut whole_scope = false;
         collect_roots(ast, true, &mut refs, &mut whole_scope);
         let plain = plain_path(ast);
-        Ok(Expr(Arc::new(Compiled { source: source.into(), program, plain, refs, whole_scope })))
+        let bare = bare_literals(source);
+        Ok(Expr(Arc::new(Compiled { source: source.into(), program, plain, refs, whole_scope, bare })))
     }
 
     /// The expression text.
@@ -107,6 +110,12 @@ impl Expr {
     /// Root names read by the expression, in order of appearance (duplicates removed).
     pub fn refs(&self) -> &[RootRef] {
         &self.0.refs
+    }
+
+    /// `null`, `true` and `false` written bare, where JMESPath reads a field of that name
+    /// (the literals are `` `null` ``, `` `true` ``, `` `false` ``), in order, once each.
+    pub fn bare_literals(&self) -> &[&'static str] {
+        &self.0.bare
     }
 
     /// True when the expression reads the scope as a whole (`@` at the root).
@@ -122,6 +131,50 @@ impl Expr {
     pub(crate) fn program(&self) -> &jmespath::Expression<'static> {
         &self.0.program
     }
+}
+
+/// The words `null`, `true` and `false` written as bare identifiers in `source`: outside
+/// quotes (`"…"` a quoted field name, `'…'` a raw string, `` `…` `` a JSON literal) and not
+/// right after a `.` (`x.null` names a field of `x` on purpose). JMESPath reads such a word
+/// as a field, always missing here, where the writer meant the JSON value.
+fn bare_literals(source: &str) -> Vec<&'static str> {
+    let mut found: Vec<&'static str> = Vec::new();
+    let mut chars = source.char_indices().peekable();
+    let mut after_dot = false;
+    while let Some((start, c)) = chars.next() {
+        match c {
+            '"' | '\'' | '`' => {
+                // To the closing quote; a backslash escapes the next character.
+                while let Some((_, q)) = chars.next() {
+                    if q == '\\' {
+                        chars.next();
+                    } else if q == c {
+                        break;
+                    }
+                }
+                after_dot = false;
+            }
+            c if c.is_ascii_alphabetic() || c == '_' => {
+                let mut end = start + c.len_utf8();
+                while let Some(&(i, n)) = chars.peek() {
+                    if !(n.is_ascii_alphanumeric() || n == '_') {
+                        break;
+                    }
+                    end = i + n.len_utf8();
+                    chars.next();
+                }
+                let word = ["null", "true", "false"].into_iter().find(|w| *w == &source[start..end]);
+                if let Some(word) = word.filter(|w| !after_dot && !found.contains(w)) {
+                    found.push(word);
+                }
+                after_dot = false;
+            }
+            '.' => after_dot = true,
+            c if c.is_whitespace() => {}
+            _ => after_dot = false,
+        }
+    }
+    found
 }
 
 fn abbreviate(s: &str) -> String {
@@ -353,6 +406,22 @@ fn plain_path(ast: &Ast) -> Option<(String, Vec<PathSegment>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn bare(src: &str) -> Vec<&'static str> {
+        Expr::compile(src).unwrap().bare_literals().to_vec()
+    }
+
+    #[test]
+    fn null_true_and_false_written_bare_are_found_and_literals_and_quoted_names_are_not() {
+        assert_eq!(bare("page.next == null"), ["null"]);
+        assert_eq!(bare("items[?ready == true && gone != false]"), ["true", "false"]);
+        assert_eq!(bare("a == null || b == null"), ["null"], "once each");
+        assert!(bare("page.next == `null`").is_empty());
+        assert!(bare("items[?ready == `true`]").is_empty());
+        assert!(bare(r#""null" == 'true'"#).is_empty(), "a quoted field name, a raw string");
+        assert!(bare("flags.true || flags . null").is_empty(), "a field of something, named on purpose");
+        assert!(bare("not_null(a, b) || nullable || truest").is_empty());
+    }
 
     fn names(src: &str) -> Vec<String> {
         Expr::compile(src)

@@ -176,6 +176,8 @@ impl Validator<'_> {
                     format!("{} reads the loop variable `{name}` outside its loop", shown(expr)),
                     "outside the loop only its collected output (the loop step's id) is visible".into(),
                 )),
+                // Said below, with the literal to write.
+                "null" | "true" | "false" if expr.bare_literals().contains(&name) => {}
                 _ => match self.plan.by_id.get(name) {
                     Some(&target) => found.extend(self.visible(target, reader, expr, pointer, &who)),
                     None => {
@@ -193,6 +195,21 @@ impl Validator<'_> {
                     }
                 },
             }
+        }
+        // JMESPath's literals are in backticks: a bare `null` is a field of that name,
+        // always missing (unless a step or loop variable has that name): say which
+        // literal to write.
+        for &word in expr.bare_literals() {
+            if self.plan.by_id.contains_key(word) || loops.iter().any(|l| l == word) {
+                continue;
+            }
+            let message = format!(
+                "{} reads `{word}` as a field name, not the JSON value {word}: JMESPath writes literals in \
+                 backticks",
+                shown(expr)
+            );
+            let hint = format!("write the literal `` `{word}` ``");
+            found.push(Diagnostic::new(Code::TemplateUnknownName, pointer, message).with_hint(hint));
         }
         for d in found {
             self.diags.push(match step_id {

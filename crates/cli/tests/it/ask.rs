@@ -256,3 +256,68 @@ fn a_2026_07_28_server_asking_more_than_16_things_at_once_is_refused_before_anyo
     let log = std::fs::read_to_string(&events).unwrap();
     assert!(!log.contains("StepWaiting"), "no question reached a person: {log}");
 }
+
+/// A blueprint calling the faulty fixture's `ask_with_defaults` (a form whose fields all
+/// have a `default`), its output what the server received.
+fn ask_with_defaults(dir: &Path) -> (String, String) {
+    let bin = mcpflow_testkit::binary().display().to_string();
+    let servers = dir.join("servers.json");
+    let doc = json!({ "mcpServers": { "asker": { "command": bin, "args": ["faulty"], "protocol": "2025-11-25" } } });
+    std::fs::write(&servers, doc.to_string()).unwrap();
+    let bp = json!({ "blueprint": 1, "id": "defaults", "steps": [
+        { "id": "ask", "kind": "tool", "server": "asker", "tool": "ask_with_defaults", "args": {} }
+    ], "output": "{{ ask }}" });
+    let path = dir.join("defaults.blueprint.json");
+    std::fs::write(&path, bp.to_string()).unwrap();
+    (path.display().to_string(), servers.display().to_string())
+}
+
+#[test]
+fn an_answers_entry_that_leaves_fields_out_sends_the_forms_defaults_for_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (bp, servers) = ask_with_defaults(dir.path());
+    let all = json!({ "name": "John Doe", "age": 30, "score": 95.5, "status": "active", "verified": true });
+    // `{}`: the person accepted the form as offered; `$action: accept` says the same.
+    for answer in [json!({}), json!({ "$action": "accept" })] {
+        let out = run(dir.path(), &bp, Some(json!({ "ask": answer })), &["--servers", &servers]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert_eq!(envelope(&out)["output"], json!({ "action": "accept", "content": all }), "{answer}");
+    }
+    // The fields given stay; only those left out take their default.
+    let out =
+        run(dir.path(), &bp, Some(json!({ "ask": { "name": "Ada", "verified": false } })), &["--servers", &servers]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let content = &envelope(&out)["output"]["content"];
+    assert_eq!((&content["name"], &content["verified"], &content["age"]), (&json!("Ada"), &json!(false), &json!(30)));
+}
+
+#[test]
+fn on_a_terminal_a_servers_form_shows_each_fields_default_and_enter_takes_it() {
+    assert!(Path::new("/usr/bin/script").is_file(), "/usr/bin/script (util-linux) gives the run a terminal");
+    let dir = tempfile::tempdir().unwrap();
+    let (bp, servers) = ask_with_defaults(dir.path());
+    let bin = env!("CARGO_BIN_EXE_mcpflow");
+    let command = format!("{bin} run {bp} --servers {servers} --allow-all-servers -q --json");
+    let mut child = Command::new("/usr/bin/script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(repo())
+        .env("MCPFLOW_HOME", dir.path().join("home"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    // Enter on every field but the age.
+    child.stdin.take().unwrap().write_all(b"\n41\n\n\n\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let screen = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(screen.contains("name (string) [John Doe]"), "{screen}");
+    assert!(screen.contains("age (integer) [30]"), "{screen}");
+    assert!(screen.contains("verified (boolean) [true]"), "{screen}");
+    let envelope: Value = serde_json::from_str(
+        &screen[screen.find("{\r\n").or_else(|| screen.find('{')).unwrap()..].replace("\r\n", "\n"),
+    )
+    .unwrap_or_else(|e| panic!("{e}: {screen}"));
+    let all = json!({ "name": "John Doe", "age": 41, "score": 95.5, "status": "active", "verified": true });
+    assert_eq!(envelope["output"], json!({ "action": "accept", "content": all }), "{screen}");
+}

@@ -7,9 +7,14 @@
 //! falls back to `initialize` on the same connection, within the other half — and a late
 //! answer from the server is dropped. When rmcp's own wait ends first (both are 10 s with
 //! the default timeout), the request it sends next abandons the probe the same way.
+//!
+//! An answer to the probe is believed only when it is a `server/discover` result: many
+//! servers of earlier eras answer a method they do not know with an empty result `{}`
+//! rather than "method not found", and rmcp would take that for a failed handshake. Such
+//! an answer is turned into "method not found" here, so rmcp falls back to `initialize`.
 
 use rmcp::model::ServerJsonRpcMessage;
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData, JsonRpcMessage, RequestId};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData, JsonRpcMessage, RequestId, ServerResult};
 use rmcp::service::RoleClient;
 use rmcp::transport::Transport;
 use std::borrow::Cow;
@@ -115,6 +120,7 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Probe<T> {
             }
             if id.is_some() && id == self.pending.as_ref().map(|(pending, _)| pending) {
                 self.pending = None;
+                return Some(believed(message));
             }
             return Some(message);
         }
@@ -123,6 +129,23 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Probe<T> {
     fn close(&mut self) -> impl Future<Output = Result<(), T::Error>> + Send {
         self.inner.close()
     }
+}
+
+/// The answer to `server/discover` as rmcp should see it: a `server/discover` result or an
+/// error as it came; any other result (`{}` from a server that answers unknown methods
+/// so) as "method not found", so rmcp goes on with `initialize`.
+fn believed(answer: ServerJsonRpcMessage) -> ServerJsonRpcMessage {
+    let JsonRpcMessage::Response(response) = &answer else { return answer };
+    if matches!(response.result, ServerResult::DiscoverResult(_)) {
+        return answer;
+    }
+    tracing::debug!("the answer to `server/discover` is not a `server/discover` result: trying `initialize`");
+    let error = ErrorData::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        "the answer to `server/discover` is not a `server/discover` result (a server of an earlier era)",
+        None,
+    );
+    ServerJsonRpcMessage::error(error, Some(response.id.clone()))
 }
 
 #[cfg(test)]

@@ -3,13 +3,20 @@
 //! comes back as one `application/json` body or as one SSE event, with a Content-Length.
 //! Stateless (no session id) unless started with one ([`serve_over_http_with_session`]:
 //! given with the answer to `initialize`), no standalone SSE stream (GET is 405), as
-//! servers may be.
+//! servers may be. [`serve_as_lenient_2025_server`] plays a 2025-11-25 server that answers
+//! methods it does not know with an empty result, `server/discover` included;
+//! [`serve_resumable`] one that ends its SSE streams early for the client to resume
+//! (`resume.rs`).
+
+mod resume;
 
 use mcpflow_testkit::Fixture;
+pub use resume::Replay;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
@@ -29,6 +36,8 @@ pub struct HttpFixture {
     /// Openings received (`server/discover` of 2026-07-28 or `initialize` of 2025-11-25):
     /// more than one means the client started over.
     pub openings: Arc<AtomicUsize>,
+    /// What a resumable bridge kept and saw ([`serve_resumable`]).
+    pub replay: Option<Arc<Replay>>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
@@ -46,6 +55,11 @@ struct Counts {
     openings: Arc<AtomicUsize>,
     /// The `Mcp-Session-Id` the answer to `initialize` assigns, if any.
     session: Option<&'static str>,
+    /// `server/discover` is answered here with `{}` (a server of 2025-11-25 that answers
+    /// every method it does not know with an empty result) instead of by the fixture.
+    empty_discover: bool,
+    /// SSE streams end early and are resumed (`resume.rs`).
+    replay: Option<Arc<Replay>>,
 }
 
 type Waiting = Arc<Mutex<HashMap<String, oneshot::Sender<String>>>>;
@@ -62,6 +76,30 @@ pub async fn serve_over_http_with_session(
     answers: Answers,
     session: Option<&'static str>,
 ) -> HttpFixture {
+    start(fixture, answers, session, false, None).await
+}
+
+/// [`serve_over_http`] as a 2025-11-25 server that answers `server/discover`, a method it
+/// does not know, with an empty result `{}` (many small servers answer unknown methods so).
+pub async fn serve_as_lenient_2025_server(fixture: Fixture, answers: Answers) -> HttpFixture {
+    start(fixture, answers, None, true, None).await
+}
+
+/// [`serve_over_http`] in a session, with a standalone SSE stream (GET), as a server that
+/// ends its SSE streams right after their priming event (`retry` set to `retry`) and
+/// expects the client to resume them with GET and `Last-Event-ID`: a `tools/call`'s answer
+/// and the fixture's notifications come only on a resumed stream. Other answers are JSON.
+pub async fn serve_resumable(fixture: Fixture, retry: Duration) -> HttpFixture {
+    start(fixture, Answers::Json, Some("resumable"), false, Some(Arc::new(Replay::new(retry)))).await
+}
+
+async fn start(
+    fixture: Fixture,
+    answers: Answers,
+    session: Option<&'static str>,
+    empty_discover: bool,
+    replay: Option<Arc<Replay>>,
+) -> HttpFixture {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let (from_fixture, to_fixture) = tokio::io::split(mcpflow_testkit::spawn_in_process(fixture));
@@ -71,27 +109,38 @@ pub async fn serve_over_http_with_session(
     let openings = Arc::new(AtomicUsize::new(0));
     let answers_task = {
         let waiting = waiting.clone();
+        let replay = replay.clone();
         tokio::spawn(async move {
             let mut lines = BufReader::new(from_fixture).lines();
             while let Ok(Some(line)) = lines.next_line().await {
-                // Answers go to the POST waiting for them; notifications are dropped.
-                if let Some(id) = answer_id(&line)
-                    && let Some(waiter) = waiting.lock().unwrap().remove(&id)
-                {
-                    let _ = waiter.send(line);
+                // Answers go to the POST waiting for them; notifications are dropped, or
+                // kept for the standalone stream of a resumable bridge.
+                let waiter = answer_id(&line).and_then(|id| waiting.lock().unwrap().remove(&id));
+                match (waiter, &replay) {
+                    (Some(waiter), _) => {
+                        let _ = waiter.send(line);
+                    }
+                    (None, Some(replay)) if answer_id(&line).is_none() => replay.notify(line),
+                    (None, _) => {}
                 }
             }
         })
     };
     let accept_task = {
-        let counts = Counts { cut_short: cut_short.clone(), openings: openings.clone(), session };
+        let counts = Counts {
+            cut_short: cut_short.clone(),
+            openings: openings.clone(),
+            session,
+            empty_discover,
+            replay: replay.clone(),
+        };
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 tokio::spawn(connection(stream, answers, waiting.clone(), to_fixture.clone(), counts.clone()));
             }
         })
     };
-    HttpFixture { url, cut_short, openings, tasks: vec![answers_task, accept_task] }
+    HttpFixture { url, cut_short, openings, replay, tasks: vec![answers_task, accept_task] }
 }
 
 /// The id of an answer (a message with `id` and no `method`), read from its first bytes: an
@@ -114,6 +163,7 @@ async fn connection(stream: TcpStream, answers: Answers, waiting: Waiting, to_fi
             return;
         }
         let mut length = 0;
+        let mut last_event_id = None;
         loop {
             let mut header = String::new();
             if read.read_line(&mut header).await.unwrap_or(0) == 0 {
@@ -123,14 +173,22 @@ async fn connection(stream: TcpStream, answers: Answers, waiting: Waiting, to_fi
             if header.is_empty() {
                 break;
             }
-            if let Some((name, value)) = header.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = value.trim().parse().unwrap();
+            if let Some((name, value)) = header.split_once(':') {
+                if name.eq_ignore_ascii_case("content-length") {
+                    length = value.trim().parse().unwrap();
+                } else if name.eq_ignore_ascii_case("last-event-id") {
+                    last_event_id = Some(value.trim().to_owned());
+                }
             }
         }
         let mut body = vec![0; length];
         read.read_exact(&mut body).await.unwrap();
+        if let (true, Some(replay)) = (request_line.starts_with("GET "), &counts.replay) {
+            if replay.get(&mut write, counts.session, last_event_id).await.is_err() {
+                return;
+            }
+            continue;
+        }
         if !request_line.starts_with("POST ") {
             respond(&mut write, "405 Method Not Allowed", None, b"").await.ok();
             continue;
@@ -140,6 +198,11 @@ async fn connection(stream: TcpStream, answers: Answers, waiting: Waiting, to_fi
             counts.openings.fetch_add(1, Ordering::SeqCst);
         }
         let session = counts.session.filter(|_| message["method"] == "initialize");
+        if counts.empty_discover && message["method"] == "server/discover" {
+            let empty = serde_json::json!({ "jsonrpc": "2.0", "id": message["id"], "result": {} }).to_string();
+            respond(&mut write, "200 OK", Some("application/json"), empty.as_bytes()).await.ok();
+            continue;
+        }
         let answer = match (message.get("id"), message.get("method")) {
             (Some(id), Some(_)) => {
                 let (tx, rx) = oneshot::channel();
@@ -154,6 +217,12 @@ async fn connection(stream: TcpStream, answers: Answers, waiting: Waiting, to_fi
             respond(&mut write, "202 Accepted", None, b"").await.ok();
             continue;
         };
+        if let (Some(replay), true) = (&counts.replay, message["method"] == "tools/call") {
+            if replay.answer_later(&mut write, counts.session, answer).await.is_err() {
+                return;
+            }
+            continue;
+        }
         let Ok(line) = answer.await else { return };
         let sent = match answers {
             Answers::Json => respond_in(&mut write, "200 OK", Some("application/json"), session, line.as_bytes()).await,

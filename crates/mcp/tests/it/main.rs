@@ -18,6 +18,7 @@ mod probe;
 mod reissue;
 mod roots;
 mod secrets;
+mod sse_resume;
 mod support;
 mod tasks;
 mod trace;

@@ -1,10 +1,14 @@
 //! The era probe within a short connect timeout (`pool/probe.rs`): `server/discover` gets
 //! half of it (at most rmcp's fixed 10 s), so a 2025-11-25 server that drops the probe is
 //! still reached within a 1 s connect timeout, and a server that answers nothing fails
-//! within it — over stdio and over HTTP.
+//! within it — over stdio and over HTTP. An answer to the probe that is not a
+//! `server/discover` result (`{}` from a server that answers unknown methods so) is not
+//! believed: `initialize` follows.
 
-use crate::support::{config, configs, text, tool};
+use crate::http_bridge::{Answers, serve_as_lenient_2025_server};
+use crate::support::{config, configs, pool, text, tool};
 use mcpflow_mcp::{Approvals, Pool, PoolOptions};
+use mcpflow_testkit::Fixture;
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -91,4 +95,19 @@ async fn an_http_server_that_accepts_and_answers_nothing_fails_within_the_1_s_co
     pool.shutdown().await;
     assert_eq!(error.code(), "SERVER_START_FAILED", "{error}");
     assert!(waited < Duration::from_millis(1800), "{waited:?}");
+}
+
+#[tokio::test]
+async fn a_server_answering_server_discover_with_an_empty_result_is_reached_with_initialize() {
+    for answers in [Answers::Json, Answers::Sse] {
+        let server = serve_as_lenient_2025_server(Fixture::Echo, answers).await;
+        let pool = pool(vec![("lenient", config(json!({ "url": server.url })))]);
+        let answer = pool.call(tool(Some("lenient"), "echo", json!({ "message": "reached" }))).await.unwrap();
+        assert_eq!(text(&answer), "reached", "{answers:?}");
+        let discovered = pool.discover("lenient").await.unwrap();
+        assert_eq!(discovered.protocol_version.as_deref(), Some("2025-11-25"), "{answers:?}");
+        // The probe, then `initialize` on the same connection: no second start.
+        assert_eq!(server.openings.load(std::sync::atomic::Ordering::SeqCst), 2, "{answers:?}");
+        pool.shutdown().await;
+    }
 }

@@ -27,6 +27,7 @@ async fn lists_its_tools() {
         assert_eq!(
             tool_names(&client).await,
             [
+                "ask_with_defaults",
                 "crash",
                 "crash_once",
                 "drip",

@@ -86,6 +86,29 @@ describe('a question of the live run', () => {
     expect((tid('question-accept') as HTMLButtonElement).disabled).toBe(true);
   });
 
+  it("a server's form is pre-filled with its schema's defaults, and fields left as they are send them (SEP-1034)", async () => {
+    await liveUpTo(waitingOn('ask'));
+    await click(tid('question-toast'));
+    expect((q('#answer_firstLine') as HTMLInputElement).value).toBe('It was a dark and stormy night.');
+    expect((q('#answer_integer') as HTMLInputElement).value).toBe('42');
+    await typeInto(q('#answer_name'), 'Ada Lovelace');
+    await click(tid('question-accept'));
+    const sent = be.calls('answer_question');
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.answer).toMatchObject({
+      action: 'accept',
+      content: {
+        name: 'Ada Lovelace',
+        firstLine: 'It was a dark and stormy night.',
+        integer: 42,
+        number: 3.14,
+        untitledSingleSelectEnum: 'Monica',
+        untitledMultipleSelectEnum: ['Guitar'],
+        titledSingleSelectEnum: 'hero-1',
+      },
+    });
+  });
+
   it('the form checks its required fields before sending', async () => {
     await liveUpTo(waitingOn('ask'));
     await click(tid('question-toast'));
