@@ -55,7 +55,14 @@ if (context.client_secret) {
   oauth.client_secret = '${env:CONFORMANCE_CLIENT_SECRET}';
   env.CONFORMANCE_CLIENT_SECRET = context.client_secret;
 }
+if (context.private_key_pem) {
+  oauth.private_key = '${env:CONFORMANCE_PRIVATE_KEY}';
+  env.CONFORMANCE_PRIVATE_KEY = context.private_key_pem;
+}
 if (scenario.startsWith('auth/client-credentials')) oauth.grant = 'client_credentials';
+// A URL client id is a document its owner publishes; the scripted authorization server
+// knows this one (docs/servers.md, "Client ID metadata documents").
+if (scenario === 'auth/basic-cimd') oauth.client_metadata_url = 'https://conformance-test.local/client-metadata.json';
 const entry = { url, ...(Object.keys(oauth).length ? { oauth } : {}) };
 const servers = path.join(dir, 'servers.json');
 writeFileSync(servers, JSON.stringify({ mcpServers: { conformance: entry } }, null, 2));
@@ -92,6 +99,9 @@ try {
       }),
     );
     const args = ['run', blueprint, '--servers', servers, '--json', '--quiet'];
+    // A person running against a signed-in server lets the run sign in again for a wider
+    // scope when a tool asks for one (`--sign-in`).
+    if (scenario.startsWith('auth/')) args.push('--sign-in');
     if (call.answers) {
       const answers = path.join(dir, 'answers.json');
       writeFileSync(answers, JSON.stringify(call.answers));

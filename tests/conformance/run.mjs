@@ -58,6 +58,7 @@ const NOT_APPLICABLE = {
   'prompts-get-with-args': `${FIXTURE_NAMES}'s prompt test_prompt_with_arguments`,
   'prompts-get-embedded-resource': `${FIXTURE_NAMES}'s prompt test_prompt_with_embedded_resource`,
   'prompts-get-with-image': `${FIXTURE_NAMES}'s prompt test_prompt_with_image`,
+  'server-sse-polling': `${FIXTURE_NAMES}'s tool test_reconnection`,
 };
 
 // Client scenarios whose checks time the client against the wall clock: `sse-retry` wants
