@@ -23,6 +23,9 @@ pub struct Exposed {
     pub description: String,
     /// The blueprint's `inputs` schema (an empty object schema when it has none).
     pub input_schema: Value,
+    /// Its `output_schema`, else one derived from an object `output` (its keys, any
+    /// values); `None` when its output is not an object.
+    pub output_schema: Option<Value>,
 }
 
 /// The blueprint as JSON, from a JSON value or from text holding JSON. Text goes through
@@ -126,10 +129,26 @@ impl App {
                 Some(Value::Object(schema)) => Value::Object(schema.clone()),
                 _ => serde_json::json!({ "type": "object" }),
             };
-            out.push(Exposed { id: meta.id, description, input_schema });
+            let output_schema = output_schema(&stored.json);
+            out.push(Exposed { id: meta.id, description, input_schema, output_schema });
         }
         Ok(out)
     }
+}
+
+/// The schema of a blueprint's output for MCP's `outputSchema`, which describes an
+/// object: its `output_schema` when it declares one, else, when its `output` is an
+/// object, that object's keys (each of any type).
+fn output_schema(doc: &Value) -> Option<Value> {
+    if let Some(Value::Object(schema)) = doc.get("output_schema") {
+        return Some(Value::Object(schema.clone()));
+    }
+    let Value::Object(output) = doc.get("output")? else { return None };
+    let properties: serde_json::Map<String, Value> =
+        output.keys().map(|k| (k.clone(), serde_json::json!({}))).collect();
+    Some(
+        serde_json::json!({ "type": "object", "properties": properties, "required": output.keys().collect::<Vec<_>>() }),
+    )
 }
 
 /// Reads a blueprint file to import, as written — see [`read_json_file`]. What the

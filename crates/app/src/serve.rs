@@ -4,6 +4,7 @@
 //! `tools/list_changed`. Over stdio ([`serve_stdio`]) or streamable HTTP
 //! ([`http::serve_http`], bearer token, Host/Origin checks, loopback by default).
 
+mod exposed;
 pub mod http;
 mod people;
 mod sampling;
@@ -102,9 +103,7 @@ impl ServerHandler for Mediator {
     ) -> Result<ListToolsResult, McpError> {
         let mut list: Vec<Tool> = tools::builtin();
         match self.app.exposed() {
-            Ok(exposed) => {
-                list.extend(exposed.into_iter().filter(|e| !tools::is_builtin(&e.id)).map(tools::exposed_tool))
-            }
+            Ok(exposed) => list.extend(exposed.into_iter().filter(|e| !tools::is_builtin(&e.id)).map(exposed::tool)),
             Err(e) => tracing::warn!(error = %e, "could not list exposed blueprints"),
         }
         Ok(ListToolsResult::with_all_items(list))
@@ -137,10 +136,19 @@ impl ServerHandler for Mediator {
             retry,
             input_required: std::sync::OnceLock::new(),
         };
+        // An exposed blueprint whose output has a schema answers with its output.
+        let output_schema = if tools::is_builtin(&request.name) {
+            None
+        } else {
+            self.app.exposed().ok().and_then(|list| list.into_iter().find(|e| e.id == request.name)?.output_schema)
+        };
         let result: CallToolResult = match call.dispatch(&request.name, args).await {
             Ok(value) => {
                 span.end(None);
-                CallToolResult::structured(value)
+                match &output_schema {
+                    Some(schema) => exposed::answer(schema, value),
+                    None => CallToolResult::structured(value),
+                }
             }
             Err(error) => {
                 span.end(Some(error["error"]["code"].as_str().unwrap_or("tool_error")));

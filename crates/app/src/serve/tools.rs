@@ -5,7 +5,7 @@
 use super::people::{Caller, Reach};
 use super::waiting::{Retry, Settled};
 use crate::app::App;
-use crate::blueprints::{Exposed, document};
+use crate::blueprints::document;
 use crate::error::AppError;
 use crate::pipeline::{self, PIPELINE_ID, PipelineError};
 use crate::runs::{StartRun, Target, Trigger, step_records};
@@ -173,14 +173,6 @@ pub(super) fn builtin() -> Vec<Tool> {
             }),
         ),
     ]
-}
-
-pub(super) fn exposed_tool(e: Exposed) -> Tool {
-    let schema = match e.input_schema {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    };
-    Tool::new(e.id, e.description, Arc::new(schema))
 }
 
 /// The trace an incoming call continues (see `trace.rs`).

@@ -317,3 +317,60 @@ async fn a_2026_tools_list_carries_caching_hints_and_a_method_header_that_lies_i
     assert!(text.contains("does not match body method"), "{text}");
     server.stop().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exposed_blueprint_declares_its_output_schema_and_answers_with_its_output_as_structured_content() {
+    let server = serve(app(Vec::new(), None), "127.0.0.1:0".parse().unwrap()).await;
+    let pool = client(server.addr, TOKEN);
+    let shaped = json!({ "blueprint": 1, "id": "shaped", "expose": true,
+        "inputs": { "type": "object", "properties": { "n": { "type": "integer" } }, "required": ["n"] },
+        "steps": [ { "id": "twice", "kind": "transform", "value": "{{ [inputs.n, inputs.n] }}" } ],
+        "output": { "pair": "{{ twice }}", "label": "double" } });
+    let liar = json!({ "blueprint": 1, "id": "liar", "expose": true,
+        "steps": [ { "id": "word", "kind": "transform", "value": "many" } ],
+        "output": { "count": "{{ word }}" },
+        "output_schema": { "type": "object", "properties": { "count": { "type": "integer" } }, "required": ["count"] } });
+    let plain = json!({ "blueprint": 1, "id": "plain", "expose": true,
+        "steps": [ { "id": "word", "kind": "transform", "value": "hi" } ], "output": "{{ word }}" });
+    for blueprint in [shaped, liar, plain] {
+        let saved = call(&pool, "save_workflow", json!({ "blueprint": blueprint }), None).await;
+        assert_eq!(saved["isError"], false, "{saved}");
+    }
+
+    // The tools say what they answer: derived from an object output, or as declared (a
+    // client connecting now lists them).
+    let lister = client(server.addr, TOKEN);
+    let tools = lister.discover("mcpflow").await.unwrap().tools.clone();
+    lister.shutdown().await;
+    let schema_of = |name: &str| {
+        let tool = tools.iter().find(|t| t.name == name).unwrap_or_else(|| panic!("no tool {name}"));
+        tool.output_schema.as_ref().map(|s| Value::Object((**s).clone()))
+    };
+    let derived = schema_of("shaped").expect("an object output gives an output schema");
+    assert_eq!(derived["type"], "object");
+    assert_eq!(derived["required"], json!(["pair", "label"]), "{derived}");
+    assert_eq!(schema_of("liar").unwrap()["properties"]["count"]["type"], "integer");
+    assert_eq!(schema_of("plain"), None, "a string output has no object schema");
+
+    // The answer is the output itself; the run is in `_meta`.
+    let answer = call(&pool, "shaped", json!({ "n": 21 }), None).await;
+    assert_eq!(answer["isError"], false, "{answer}");
+    assert_eq!(answer["structuredContent"], json!({ "pair": [21, 21], "label": "double" }), "{answer}");
+    let run = &answer["_meta"]["mcpflow/run"];
+    assert_eq!(run["status"], "succeeded", "{answer}");
+    assert!(run["run_id"].as_str().is_some_and(|id| !id.is_empty()), "{answer}");
+    assert!(run.get("output").is_none(), "the output is not repeated: {answer}");
+
+    // An output that breaks the declared schema is an error saying where, not bad data.
+    let answer = call(&pool, "liar", json!({}), None).await;
+    assert_eq!(answer["isError"], true, "{answer}");
+    let error = &answer["structuredContent"]["error"];
+    assert_eq!(error["code"], "OUTPUT_NOT_AS_DECLARED", "{answer}");
+    assert!(error["message"].as_str().unwrap().contains("/count"), "{answer}");
+
+    // Without a schema, the envelope as before.
+    let answer = call(&pool, "plain", json!({}), None).await;
+    assert_eq!(answer["structuredContent"]["output"], "hi", "{answer}");
+    pool.shutdown().await;
+    server.stop().await.unwrap();
+}

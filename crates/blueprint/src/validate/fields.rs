@@ -124,7 +124,9 @@ impl Validator<'_> {
                 Diagnostic::new(
                     Code::InvalidOutputSchema,
                     "/output_schema/type",
-                    format!("`output_schema` must describe an object (an MCP tool's output is one), but its type is {found}"),
+                    format!(
+                        "`output_schema` must describe an object (an MCP tool's output is one), but its type is {found}"
+                    ),
                 )
                 .with_hint("write {\"type\": \"object\", \"properties\": {…}} and make `output` an object"),
             );
