@@ -22,6 +22,7 @@ mod binary;
 mod cluster;
 mod echo;
 mod faulty;
+mod loopback;
 pub mod oauth;
 pub mod otlp;
 mod pace;

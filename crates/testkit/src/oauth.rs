@@ -10,24 +10,31 @@
 //! recorded ([`OAuthServer::authorizations`], [`OAuthServer::token_requests`],
 //! [`OAuthServer::registrations`]) with the client authentication the token request used.
 //!
-//! Plain threads and blocking sockets, as [`crate::otlp`]: it works the same from a sync
-//! test and beside any async runtime. The "browser" of a test is a program that follows
-//! redirects (`curl -s -L -o /dev/null URL`): `/authorize` redirects at once to the
-//! client's `redirect_uri` with a code.
+//! HTTP/1.1 by hyper (through axum) on a current-thread tokio runtime on a thread of its
+//! own ([`crate::loopback`]), as [`crate::otlp`]: it works the same from a sync test and
+//! beside any async runtime. The "browser" of a test is a program that follows redirects
+//! (`curl -s -L -o /dev/null URL`): `/authorize` redirects at once to the client's
+//! `redirect_uri` with a code.
 
-mod http1;
 mod jwt;
 
+use crate::loopback::{self, Served};
+use axum::body::Bytes;
+use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
-use http1::{Request, Response};
+use http::StatusCode;
+use http::header::{self, HeaderName, HeaderValue};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::io;
-use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
+
+/// Request bodies larger than this are answered 413.
+const BODY_MAX: usize = 1024 * 1024;
+
+/// A request with its body read whole.
+type Request = http::Request<Bytes>;
 
 /// Where the server publishes how to sign in to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -150,45 +157,31 @@ struct Shared {
     /// The fixture's ES256 key pair for `private_key_jwt` (PKCS#8).
     key: jwt::KeyPair,
     state: Mutex<State>,
-    stop: AtomicBool,
 }
 
 /// The running fixture; stops when dropped.
 pub struct OAuthServer {
     shared: Arc<Shared>,
-    port: u16,
+    _served: Served,
 }
 
 impl OAuthServer {
     /// Serves on a port of `127.0.0.1` the system picks.
     pub fn start(options: OAuthOptions) -> io::Result<OAuthServer> {
-        let listener = TcpListener::bind(("127.0.0.1", 0))?;
-        let port = listener.local_addr()?.port();
         let mut state = State::default();
         for (id, secret) in &options.clients {
             state.clients.insert(id.clone(), Client { secret: secret.clone(), method: None });
         }
+        let listener = loopback::bind(0)?;
         let shared = Arc::new(Shared {
             options,
-            origin: format!("http://127.0.0.1:{port}"),
+            origin: format!("http://{}", listener.local_addr()?),
             key: jwt::KeyPair::generate(),
             state: Mutex::new(state),
-            stop: AtomicBool::new(false),
         });
-        let accepting = shared.clone();
-        std::thread::Builder::new().name("oauth-fixture".to_owned()).spawn(move || {
-            for stream in listener.incoming() {
-                if accepting.stop.load(Ordering::Acquire) {
-                    break;
-                }
-                let Ok(stream) = stream else { continue };
-                let shared = accepting.clone();
-                let _ = std::thread::Builder::new().name("oauth-fixture-conn".to_owned()).spawn(move || {
-                    let _ = serve_connection(stream, &shared);
-                });
-            }
-        })?;
-        Ok(OAuthServer { shared, port })
+        let router = axum::Router::new().fallback(handle).with_state(shared.clone());
+        let served = Served::start(listener, "oauth-fixture", |listener| loopback::serve_http(listener, router))?;
+        Ok(OAuthServer { shared, _served: served })
     }
 
     /// The MCP endpoint: `http://127.0.0.1:PORT/mcp`.
@@ -230,14 +223,6 @@ impl std::fmt::Debug for OAuthServer {
     }
 }
 
-impl Drop for OAuthServer {
-    fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::Release);
-        // Wakes the accept loop up so it sees the flag.
-        let _ = TcpStream::connect(("127.0.0.1", self.port));
-    }
-}
-
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
@@ -273,34 +258,33 @@ impl Shared {
     }
 
     fn route(&self, request: &Request) -> Response {
-        let path = request.path();
         let prefix = self.prefix();
         let era = self.options.era;
-        match (request.method.as_str(), path) {
+        match (request.method().as_str(), request.uri().path()) {
             ("POST", "/mcp") => self.mcp(request),
-            ("GET" | "DELETE", "/mcp") => Response::status(405),
+            ("GET" | "DELETE", "/mcp") => StatusCode::METHOD_NOT_ALLOWED.into_response(),
             ("GET", "/.well-known/oauth-protected-resource/mcp") if era == Era::ResourceMetadata => {
                 let mut doc =
                     json!({ "resource": format!("{}/mcp", self.origin), "authorization_servers": [self.issuer()] });
                 if !self.options.scopes_supported.is_empty() {
                     doc["scopes_supported"] = json!(self.options.scopes_supported);
                 }
-                Response::json(200, &doc)
+                respond(200, &doc)
             }
             ("GET", "/.well-known/oauth-authorization-server") if era != Era::DefaultEndpoints => {
-                Response::json(200, &self.metadata())
+                respond(200, &self.metadata())
             }
             ("GET", p) if p.strip_prefix(prefix) == Some("/authorize") => self.authorize(request),
             ("POST", p) if p.strip_prefix(prefix) == Some("/token") => self.token(request),
             ("POST", p) if p.strip_prefix(prefix) == Some("/register") && self.options.registration => {
                 self.register(request)
             }
-            _ => Response::json(404, &json!({ "error": "not_found" })),
+            _ => respond(404, &json!({ "error": "not_found" })),
         }
     }
 
     fn authorize(&self, request: &Request) -> Response {
-        let query = request.query();
+        let query = pairs(request.uri().query().unwrap_or_default().as_bytes());
         let get = |key: &str| query.get(key).cloned();
         let scopes: Vec<String> =
             get("scope").map(|s| s.split_whitespace().map(str::to_owned).collect()).unwrap_or_default();
@@ -312,13 +296,13 @@ impl Shared {
             resource: get("resource"),
         });
         let (Some(redirect_uri), Some(challenge)) = (get("redirect_uri"), get("code_challenge")) else {
-            return Response::json(
+            return respond(
                 400,
                 &json!({ "error": "invalid_request", "error_description": "no redirect_uri or code_challenge" }),
             );
         };
         if get("code_challenge_method").as_deref() != Some("S256") || !state.clients.contains_key(&client_id) {
-            return Response::json(
+            return respond(
                 400,
                 &json!({ "error": "invalid_request", "error_description": "unknown client or no S256" }),
             );
@@ -333,11 +317,11 @@ impl Shared {
         if self.options.era == Era::ResourceMetadata {
             location = url_with(&location, &[("iss", &self.issuer())]);
         }
-        Response::redirect(&location)
+        with_header(StatusCode::FOUND.into_response(), header::LOCATION, &location)
     }
 
     fn token(&self, request: &Request) -> Response {
-        let form = request.form();
+        let form = pairs(request.body());
         let get = |key: &str| form.get(key).cloned();
         let grant_type = get("grant_type").unwrap_or_default();
         let (method, client) = self.client_authentication(request, &form);
@@ -414,7 +398,7 @@ impl Shared {
             status,
         });
         match answer {
-            Err((status, error, why)) => Response::json(status, &json!({ "error": error, "error_description": why })),
+            Err((status, error, why)) => respond(status, &json!({ "error": error, "error_description": why })),
             Ok((client_id, scopes)) => {
                 state.issued += 1;
                 let token = format!("at-{}-{}", state.issued, uuid_like());
@@ -425,7 +409,7 @@ impl Shared {
                     state.refresh.insert(refresh.clone(), (client_id, scopes));
                     body["refresh_token"] = json!(refresh);
                 }
-                Response::json(200, &body)
+                respond(200, &body)
             }
         }
     }
@@ -446,8 +430,8 @@ impl Shared {
     }
 
     fn register(&self, request: &Request) -> Response {
-        let Ok(metadata) = serde_json::from_slice::<Value>(&request.body) else {
-            return Response::json(400, &json!({ "error": "invalid_client_metadata" }));
+        let Ok(metadata) = serde_json::from_slice::<Value>(request.body()) else {
+            return respond(400, &json!({ "error": "invalid_client_metadata" }));
         };
         let asked = metadata["token_endpoint_auth_method"].as_str().unwrap_or("client_secret_basic").to_owned();
         let supported = &self.options.auth_methods;
@@ -469,19 +453,18 @@ impl Shared {
         if let Some(secret) = secret {
             body["client_secret"] = json!(secret);
         }
-        Response::json(201, &body)
+        respond(201, &body)
     }
 
     fn mcp(&self, request: &Request) -> Response {
-        let Ok(message) = serde_json::from_slice::<Value>(&request.body) else {
-            return Response::json(
+        let Ok(message) = serde_json::from_slice::<Value>(request.body()) else {
+            return respond(
                 400,
                 &json!({ "jsonrpc": "2.0", "id": null, "error": { "code": -32700, "message": "parse error" } }),
             );
         };
         let method = message["method"].as_str().unwrap_or_default();
-        let scopes = request
-            .header("authorization")
+        let scopes = authorization(request)
             .and_then(|h| h.strip_prefix("Bearer "))
             .and_then(|token| self.lock().tokens.get(token).cloned());
         let Some(scopes) = scopes else {
@@ -491,8 +474,8 @@ impl Shared {
                 }
                 _ => "Bearer realm=\"mcp\"".to_owned(),
             };
-            return Response::json(401, &json!({ "error": "invalid_token" }))
-                .with_header("WWW-Authenticate", &challenge);
+            let refusal = respond(401, &json!({ "error": "invalid_token" }));
+            return with_header(refusal, header::WWW_AUTHENTICATE, &challenge);
         };
         if method == "tools/call"
             && let Some(wanted) = &self.options.tool_scope
@@ -501,10 +484,10 @@ impl Shared {
             let mut all = scopes.clone();
             all.push(wanted.clone());
             let challenge = format!("Bearer error=\"insufficient_scope\", scope=\"{}\"", all.join(" "));
-            return Response::json(403, &json!({ "error": "insufficient_scope" }))
-                .with_header("WWW-Authenticate", &challenge);
+            let refusal = respond(403, &json!({ "error": "insufficient_scope" }));
+            return with_header(refusal, header::WWW_AUTHENTICATE, &challenge);
         }
-        let Some(id) = message.get("id").cloned() else { return Response::status(202) };
+        let Some(id) = message.get("id").cloned() else { return StatusCode::ACCEPTED.into_response() };
         let result = match method {
             "initialize" => {
                 let asked = message["params"]["protocolVersion"].as_str().unwrap_or_default();
@@ -520,30 +503,65 @@ impl Shared {
                 json!({ "content": [{ "type": "text", "text": args.to_string() }], "structuredContent": args })
             }
             _ => {
-                return Response::json(
+                return respond(
                     200,
                     &json!({ "jsonrpc": "2.0", "id": id,
                     "error": { "code": -32601, "message": format!("method not found: {method}") } }),
                 );
             }
         };
-        Response::json(200, &json!({ "jsonrpc": "2.0", "id": id, "result": result }))
+        respond(200, &json!({ "jsonrpc": "2.0", "id": id, "result": result }))
     }
+}
+
+/// Serves one request: its body read whole, then [`Shared::route`].
+async fn handle(
+    axum::extract::State(shared): axum::extract::State<Arc<Shared>>,
+    request: axum::extract::Request,
+) -> Response {
+    match loopback::read_whole(request, BODY_MAX).await {
+        Some(request) => shared.route(&request),
+        None => {
+            respond(413, &json!({ "error": "invalid_request", "error_description": "body too large or unreadable" }))
+        }
+    }
+}
+
+/// A JSON answer.
+fn respond(status: u16, body: &Value) -> Response {
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+}
+
+fn with_header(mut response: Response, name: HeaderName, value: &str) -> Response {
+    if let Ok(value) = HeaderValue::from_str(value) {
+        response.headers_mut().insert(name, value);
+    }
+    response
+}
+
+fn authorization(request: &Request) -> Option<&str> {
+    request.headers().get(header::AUTHORIZATION)?.to_str().ok()
+}
+
+/// `a=1&b=x%20y` (a query or a form body) decoded.
+fn pairs(text: &[u8]) -> HashMap<String, String> {
+    form_urlencoded::parse(text).into_owned().collect()
 }
 
 /// `Authorization: Basic` credentials, form-urlencoded then base64 (RFC 6749 §2.3.1).
 fn basic(request: &Request) -> Option<(String, String)> {
-    let encoded = request.header("authorization")?.strip_prefix("Basic ")?;
+    let encoded = authorization(request)?.strip_prefix("Basic ")?;
     let decoded = String::from_utf8(STANDARD.decode(encoded.trim()).ok()?).ok()?;
     let (id, secret) = decoded.split_once(':')?;
-    let unescape = |s: &str| http1::form_decode(s);
+    let unescape =
+        |s: &str| percent_encoding::percent_decode_str(&s.replace('+', " ")).decode_utf8_lossy().into_owned();
     Some((unescape(id), unescape(secret)))
 }
 
 fn url_with(url: &str, pairs: &[(&str, &str)]) -> String {
     let sep = if url.contains('?') { '&' } else { '?' };
-    let tail: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={}", http1::form_encode(v))).collect();
-    format!("{url}{sep}{}", tail.join("&"))
+    format!("{url}{sep}{}", form_urlencoded::Serializer::new(String::new()).extend_pairs(pairs).finish())
 }
 
 /// 32 hex characters of the system's randomness.
@@ -551,17 +569,6 @@ fn uuid_like() -> String {
     let mut bytes = [0u8; 16];
     jwt::fill_random(&mut bytes);
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn serve_connection(stream: TcpStream, shared: &Shared) -> io::Result<()> {
-    stream.set_read_timeout(Some(Duration::from_millis(200)))?;
-    let mut reader = io::BufReader::new(stream.try_clone()?);
-    let mut writer = stream;
-    while let Some(request) = http1::read(&mut reader, &shared.stop)? {
-        let response = shared.route(&request);
-        response.write(&mut writer)?;
-    }
-    Ok(())
 }
 
 /// PKCE's `BASE64URL(SHA256(verifier))`.

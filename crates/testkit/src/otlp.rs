@@ -6,27 +6,25 @@
 //! so its own decoding does not compete with the process it measures for the machine's
 //! cores (a collector is not part of the engine's overhead, `benches/engine.rs` case d);
 //! other requests are answered and counted. [`Receiver::stop`] closes the port, so a collector
-//! that is down can be simulated. Threads of its own (blocking sockets for HTTP, a
-//! current-thread tokio runtime for gRPC): it works the same from a sync test and beside
-//! any async runtime.
+//! that is down can be simulated. A current-thread tokio runtime on a thread of its own
+//! ([`crate::loopback`]; hyper through axum for HTTP/1.1, `h2` for gRPC): it works the
+//! same from a sync test and beside any async runtime.
 
 mod grpc;
 
+use crate::loopback::{self, Served};
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{AnyValue, any_value};
 use opentelemetry_proto::tonic::metrics::v1::{metric, number_data_point};
 use prost::Message;
 use std::collections::BTreeMap;
-use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// Request heads larger than this are refused.
-const HEAD_MAX: usize = 64 * 1024;
 /// Request bodies larger than this are refused (the OTLP exporter's own cap).
 const BODY_MAX: usize = 64 * 1024 * 1024;
 
@@ -120,14 +118,16 @@ impl Received {
 pub struct Receiver {
     addr: SocketAddr,
     received: Arc<Mutex<Received>>,
-    stop: Arc<AtomicBool>,
-    accept: Option<JoinHandle<()>>,
+    served: Served,
 }
 
 impl Receiver {
     /// Listens for OTLP/HTTP on `127.0.0.1:port` (0: any free port).
     pub fn start(port: u16) -> io::Result<Receiver> {
-        Receiver::listen(port, "otlp-receiver", |listener, received, stop| accept_loop(&listener, &received, &stop))
+        Receiver::listen(port, "otlp-receiver", |listener, received| {
+            let router = axum::Router::new().fallback(http_request).with_state(received);
+            loopback::serve_http(listener, router)
+        })
     }
 
     /// Listens for OTLP/gRPC on `127.0.0.1:port` (0: any free port): plain-text HTTP/2,
@@ -136,19 +136,17 @@ impl Receiver {
         Receiver::listen(port, "otlp-grpc-receiver", grpc::serve)
     }
 
-    fn listen(
+    fn listen<Fut: Future<Output = ()>>(
         port: u16,
         name: &str,
-        serve: impl FnOnce(TcpListener, Arc<Mutex<Received>>, Arc<AtomicBool>) + Send + 'static,
+        serve: impl FnOnce(tokio::net::TcpListener, Arc<Mutex<Received>>) -> Fut + Send + 'static,
     ) -> io::Result<Receiver> {
-        let listener = TcpListener::bind(("127.0.0.1", port))?;
-        listener.set_nonblocking(true)?;
+        let listener = loopback::bind(port)?;
         let addr = listener.local_addr()?;
         let received = Arc::new(Mutex::new(Received::default()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (r, s) = (received.clone(), stop.clone());
-        let accept = std::thread::Builder::new().name(name.into()).spawn(move || serve(listener, r, s))?;
-        Ok(Receiver { addr, received, stop, accept: Some(accept) })
+        let r = received.clone();
+        let served = Served::start(listener, name, move |listener| serve(listener, r))?;
+        Ok(Receiver { addr, received, served })
     }
 
     /// The base URL to give an exporter (`http://127.0.0.1:PORT`), for either protocol.
@@ -203,16 +201,7 @@ impl Receiver {
 
     /// Closes the port and the open connections: from now on a client is refused.
     pub fn stop(&mut self) {
-        self.stop.store(true, Ordering::Release);
-        if let Some(accept) = self.accept.take() {
-            let _ = accept.join();
-        }
-    }
-}
-
-impl Drop for Receiver {
-    fn drop(&mut self) {
-        self.stop();
+        self.served.stop();
     }
 }
 
@@ -261,96 +250,25 @@ fn write_span(out: &mut String, spans: &[SpanRec], span: &SpanRec, depth: usize)
     }
 }
 
-fn accept_loop(listener: &TcpListener, received: &Arc<Mutex<Received>>, stop: &Arc<AtomicBool>) {
-    let mut connections = Vec::new();
-    while !stop.load(Ordering::Acquire) {
-        match listener.accept() {
-            Ok((stream, _)) => {
-                let (r, s) = (received.clone(), stop.clone());
-                if let Ok(handle) = std::thread::Builder::new().name("otlp-connection".into()).spawn(move || {
-                    let _ = serve_connection(stream, &r, &s);
-                }) {
-                    connections.push(handle);
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(5)),
-            Err(_) => std::thread::sleep(Duration::from_millis(5)),
-        }
+/// One OTLP/HTTP request: its body is kept for decoding (traces, metrics) or its path
+/// counted; the answer is an empty `Export…ServiceResponse` (nothing rejected).
+async fn http_request(
+    axum::extract::State(received): axum::extract::State<Arc<Mutex<Received>>>,
+    request: axum::extract::Request,
+) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    let Some(request) = loopback::read_whole(request, BODY_MAX).await else {
+        return http::StatusCode::PAYLOAD_TOO_LARGE.into_response();
+    };
+    let path = request.uri().path().to_owned();
+    let body = request.into_body().to_vec();
+    let mut received = received.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    match path.as_str() {
+        "/v1/traces" => received.record(Signal::Traces, Some(body)),
+        "/v1/metrics" => received.record(Signal::Metrics, Some(body)),
+        _ => *received.other.entry(path).or_default() += 1,
     }
-    for handle in connections {
-        let _ = handle.join();
-    }
-    // The listener is dropped by the caller's thread ending: the port then refuses.
-}
-
-/// Serves requests on one keep-alive connection until the client closes it or the
-/// receiver stops.
-fn serve_connection(stream: TcpStream, received: &Mutex<Received>, stop: &AtomicBool) -> io::Result<()> {
-    stream.set_nonblocking(false)?;
-    stream.set_read_timeout(Some(Duration::from_millis(50)))?;
-    let mut writer = stream.try_clone()?;
-    let mut reader = BufReader::new(stream);
-    loop {
-        let Some((path, length)) = read_head(&mut reader, stop)? else { return Ok(()) };
-        let Some(length) = length.filter(|n| *n <= BODY_MAX) else {
-            writer.write_all(b"HTTP/1.1 411 Length Required\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")?;
-            return Ok(());
-        };
-        let mut body = vec![0; length];
-        read_exact(&mut reader, &mut body, stop)?;
-        {
-            let mut received = received.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            match path.as_str() {
-                "/v1/traces" => received.record(Signal::Traces, Some(body)),
-                "/v1/metrics" => received.record(Signal::Metrics, Some(body)),
-                _ => *received.other.entry(path).or_default() += 1,
-            }
-        }
-        // An empty body is an `Export…ServiceResponse` with nothing rejected.
-        writer.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n")?;
-        writer.flush()?;
-    }
-}
-
-/// Reads a request head: its path and `Content-Length`. `None`: the connection closed
-/// (or the receiver stopped) between requests.
-fn read_head(reader: &mut BufReader<TcpStream>, stop: &AtomicBool) -> io::Result<Option<(String, Option<usize>)>> {
-    let mut head = Vec::new();
-    while !head.ends_with(b"\r\n\r\n") {
-        if stop.load(Ordering::Acquire) || head.len() > HEAD_MAX {
-            return Ok(None);
-        }
-        match reader.read_until(b'\n', &mut head) {
-            Ok(0) => return Ok(None),
-            Ok(_) => {}
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    let head = String::from_utf8_lossy(&head);
-    let mut lines = head.split("\r\n");
-    let path = lines.next().and_then(|l| l.split(' ').nth(1)).unwrap_or("").to_owned();
-    let length = lines
-        .filter_map(|l| l.split_once(':'))
-        .find(|(name, _)| name.trim().eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, v)| v.trim().parse().ok());
-    Ok(Some((path, length)))
-}
-
-fn read_exact(reader: &mut BufReader<TcpStream>, buf: &mut [u8], stop: &AtomicBool) -> io::Result<()> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        if stop.load(Ordering::Acquire) {
-            return Err(io::Error::other("the receiver stopped"));
-        }
-        match reader.read(&mut buf[filled..]) {
-            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
-            Ok(n) => filled += n,
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
+    ([(http::header::CONTENT_TYPE, "application/x-protobuf")]).into_response()
 }
 
 fn flatten(request: ExportTraceServiceRequest) -> Vec<SpanRec> {
@@ -469,6 +387,8 @@ mod tests {
     use super::*;
     use opentelemetry_proto::tonic::common::v1::KeyValue;
     use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
 
     fn post(port: u16, path: &str, body: &[u8]) -> String {
         let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();

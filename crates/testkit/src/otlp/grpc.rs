@@ -8,10 +8,7 @@
 use super::{BODY_MAX, Received, Signal};
 use bytes::Bytes;
 use http::header::{CONTENT_TYPE, HeaderValue};
-use std::net::TcpListener;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 const TRACES: &str = "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
 const METRICS: &str = "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export";
@@ -20,23 +17,14 @@ const METRICS: &str = "/opentelemetry.proto.collector.metrics.v1.MetricsService/
 const OK: u32 = 0;
 const UNIMPLEMENTED: u32 = 12;
 
-/// Serves until `stop` is set; then the runtime is dropped, which ends every connection's
-/// task and closes its socket, and the listener closes with it.
-pub(super) fn serve(listener: TcpListener, received: Arc<Mutex<Received>>, stop: Arc<AtomicBool>) {
-    let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
-        return;
-    };
-    runtime.block_on(async move {
-        let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
-            return;
-        };
-        while !stop.load(Ordering::Acquire) {
-            // Woken now and then to see whether the receiver stopped.
-            if let Ok(Ok((stream, _))) = tokio::time::timeout(Duration::from_millis(20), listener.accept()).await {
-                tokio::spawn(connection(stream, received.clone()));
-            }
+/// Serves calls on `listener`, each connection on a task of its own, until the receiver
+/// stops ([`crate::loopback::Served`]).
+pub(super) async fn serve(listener: tokio::net::TcpListener, received: Arc<Mutex<Received>>) {
+    loop {
+        if let Ok((stream, _)) = listener.accept().await {
+            tokio::spawn(connection(stream, received.clone()));
         }
-    });
+    }
 }
 
 /// One HTTP/2 connection: each stream is one call, served on a task of its own while the
