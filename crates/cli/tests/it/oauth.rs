@@ -286,7 +286,7 @@ fn login_then_runs_reuse_and_refresh_the_token_which_appears_nowhere_else() {
     let run = setup.run(&["--store"]);
     keep(&run);
     succeeded(&run);
-    assert!(server.stderr.lock().unwrap().contains("REFRESHED 1"), "{}", server.stderr.lock().unwrap());
+    assert_said(&server.stderr, "REFRESHED 1");
     let access2 = setup.login_record()["access_token"].as_str().unwrap().to_owned();
     assert_ne!(access2, access1);
 
@@ -329,7 +329,7 @@ fn login_then_runs_reuse_and_refresh_the_token_which_appears_nowhere_else() {
     assert_eq!(logout.status.code(), Some(0), "{}", stderr(&logout));
     assert!(stderr(&logout).contains("the authorization server revoked them"), "{}", stderr(&logout));
     assert!(!contains(&logout.stderr, &refresh), "the refresh token was printed");
-    assert!(server.stderr.lock().unwrap().contains("REVOKED refresh_token known"), "{}", server.stderr.lock().unwrap());
+    assert_said(&server.stderr, "REVOKED refresh_token known");
     assert!(!contains(&std::fs::read(setup.vault()).unwrap(), &access3));
     let run = setup.run(&[]);
     assert!(stdout(&run).contains("AUTH_REQUIRED"), "{}", stdout(&run));
@@ -422,7 +422,7 @@ fn a_2026_07_28_server_refusing_the_token_with_401_gets_it_refreshed_once() {
     setup.edit_login(|l| l["access_token"] = json!("a-token-nobody-issued"));
     let run = setup.run_file(&setup.blueprint, &[]);
     assert_eq!(run.status.code(), Some(0), "{}{}", stdout(&run), stderr(&run));
-    assert!(authority.stderr.lock().unwrap().contains("REFRESHED 1"), "{}", authority.stderr.lock().unwrap());
+    assert_said(&authority.stderr, "REFRESHED 1");
     assert_ne!(setup.login_record()["access_token"], "a-token-nobody-issued");
 
     // A refresh token the authorization server refuses: AUTH_REQUIRED, fast, no browser.
@@ -459,7 +459,7 @@ fn a_long_session_renews_its_token_before_it_expires() {
     std::fs::write(&file, doc.to_string()).unwrap();
     let run = setup.run_file(&file, &[]);
     assert_eq!(run.status.code(), Some(0), "{}{}", stdout(&run), stderr(&run));
-    assert!(server.stderr.lock().unwrap().contains("REFRESHED 1"), "{}", server.stderr.lock().unwrap());
+    assert_said(&server.stderr, "REFRESHED 1");
 }
 
 #[test]
@@ -826,4 +826,13 @@ fn an_access_token_a_server_quotes_in_its_error_shows_nowhere() {
         assert!(!contains(bytes, &token), "the access token is in {}", what.display());
         assert!(!contains(bytes, SECRET), "the client secret is in {}", what.display());
     }
+}
+
+/// Waits for the authorization server's stderr (read on a thread of its own) to hold
+/// `line`: the answer reaches mcpflow a moment before the line reaches this test.
+fn assert_said(stderr: &Mutex<String>, line: &str) {
+    let said = crate::spawned::wait_for(Duration::from_secs(20), || {
+        stderr.lock().unwrap().contains(line).then_some(())
+    });
+    assert!(said.is_some(), "the authorization server did not say `{line}`: {}", stderr.lock().unwrap());
 }
