@@ -7,7 +7,7 @@ use mcpflow_blueprint::limits::BLUEPRINT_SIZE;
 use mcpflow_blueprint::lock::{Lock, lock_path};
 use mcpflow_blueprint::source::parse;
 use mcpflow_blueprint::{Diagnostic, Options, Report, ToolCatalog, check_bytes};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// `mcpflow lock FILE [--update]`.
@@ -103,4 +103,36 @@ pub(crate) fn locked_findings(
         map.locate(&parsed.value, &mut findings);
     }
     Ok(findings)
+}
+
+/// `mcpflow run --locked`: before anything runs, the servers of the `--servers` files
+/// are listed and compared with the lock. Some: the exit code when the run must not start
+/// (no lock, a breaking change: 2, as for an invalid blueprint); every finding is printed.
+/// Servers only the blueprint declares are not listed, so not compared.
+#[allow(clippy::print_stderr)]
+pub(crate) async fn check_before_run(
+    file: &Path,
+    bytes: &[u8],
+    servers: &[PathBuf],
+    allow: &[String],
+    allow_all: bool,
+) -> anyhow::Result<Option<ExitCode>> {
+    use anyhow::Context as _;
+    let catalog = mcpflow_app::headless::live_catalog(servers, allow, allow_all)
+        .await
+        .context("listing the servers' tools to compare them with the lock")?;
+    let mut report = check_bytes(bytes, &Options { catalog: Some(&catalog), workflows: None });
+    let findings = match locked_findings(file, bytes, &mut report, &catalog) {
+        Ok(findings) => findings,
+        Err(message) => return Ok(Some(unread(&message))),
+    };
+    let shown = file.display().to_string();
+    for d in &findings {
+        eprint!("{}", render(&shown, d));
+    }
+    if findings.iter().any(Diagnostic::is_error) {
+        eprintln!("error: the servers changed under {shown} since it was locked; nothing was run");
+        return Ok(Some(ExitCode::from(EXIT_USAGE)));
+    }
+    Ok(None)
 }

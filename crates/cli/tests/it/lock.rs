@@ -140,3 +140,28 @@ fn locked_without_a_lock_file_says_to_run_mcpflow_lock() {
         stderr(&out)
     );
 }
+
+#[test]
+fn run_locked_runs_nothing_after_a_breaking_change_and_runs_after_a_compatible_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = locked_blueprint(dir.path());
+    let f = file.to_str().unwrap();
+    let v2 = servers(dir.path(), Some("breaking"));
+    let out = mcpflow(&["run", "--locked", f, "--servers", v2.to_str().unwrap(), "--allow-server", "echo", "--json"]);
+    assert_eq!(out.status.code(), Some(2), "{}{}", stdout(&out), stderr(&out));
+    let text = stderr(&out);
+    assert!(
+        text.contains("error[LOCK_BREAKING_CHANGE]: tool `add` of server `echo`: new required argument `c`"),
+        "{text}"
+    );
+    assert!(text.contains("nothing was run"), "{text}");
+    assert_eq!(stdout(&out), "", "no run envelope");
+
+    let v3 = servers(dir.path(), Some("compatible"));
+    let out = mcpflow(&["run", "--locked", f, "--servers", v3.to_str().unwrap(), "--allow-server", "echo", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    assert!(stderr(&out).contains("note[LOCK_COMPATIBLE_CHANGE]"), "{}", stderr(&out));
+    let envelope: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(envelope["status"], "succeeded");
+    assert!(envelope["output"].as_str().unwrap().starts_with("sum: 3"), "{envelope}");
+}
