@@ -484,6 +484,93 @@ fn compare_prompt(locked: &LockedPrompt, live: &[PromptArgument]) -> Vec<Change>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{JsonCatalog, Options, check_value};
+    use serde_json::json;
+
+    /// The findings for `steps` locked against `before` and compared with `after`
+    /// (each a `{"servers": …}` catalog): (code, message) pairs.
+    fn drift(steps: Value, before: Value, after: Value) -> Vec<(String, String)> {
+        let doc = json!({ "blueprint": 1, "id": "t", "steps": steps });
+        let before: JsonCatalog = serde_json::from_value(before).unwrap();
+        let after: JsonCatalog = serde_json::from_value(after).unwrap();
+        let report = check_value(doc, &Options::default());
+        let plan = report.plan.expect("a valid blueprint");
+        let lock = Lock::build("t", &plan, &before).unwrap();
+        lock.compare(&plan, &after).into_iter().map(|d| (d.code.name().to_owned(), d.message)).collect()
+    }
+
+    fn tool(input: Value, output: Option<Value>) -> Value {
+        json!({ "servers": { "s": { "tools": [{ "name": "t", "inputSchema": input, "outputSchema": output }] } } })
+    }
+
+    fn object(properties: Value, required: &[&str]) -> Value {
+        json!({ "type": "object", "properties": properties, "required": required })
+    }
+
+    const CALL: &str = r#"[{ "id": "a", "kind": "tool", "server": "s", "tool": "t", "args": { "x": "1" } },
+        { "id": "b", "kind": "transform", "value": "{{ a.out }}" }]"#;
+
+    #[test]
+    fn an_argument_of_another_type_or_gone_is_breaking() {
+        let before = tool(object(json!({ "x": { "type": "string" }, "y": { "type": "string" } }), &[]), None);
+        let after = tool(object(json!({ "x": { "type": "number" } }), &[]), None);
+        let found = drift(serde_json::from_str(CALL).unwrap(), before, after);
+        assert_eq!(
+            found,
+            [
+                (
+                    "LOCK_BREAKING_CHANGE".to_owned(),
+                    "tool `t` of server `s`: argument `x` changed type from \"string\" to \"number\"; steps affected: step `a`"
+                        .to_owned()
+                ),
+                (
+                    "LOCK_BREAKING_CHANGE".to_owned(),
+                    "tool `t` of server `s`: argument `y` is gone; steps affected: step `a`".to_owned()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_output_field_no_template_reads_may_go_and_a_read_one_may_not() {
+        let input = object(json!({ "x": { "type": "string" } }), &[]);
+        let output = object(json!({ "out": { "type": "string" }, "unused": { "type": "string" } }), &[]);
+        let before = tool(input.clone(), Some(output));
+        let after = tool(input, Some(object(json!({}), &[])));
+        let found = drift(serde_json::from_str(CALL).unwrap(), before, after);
+        let codes: Vec<&str> = found.iter().map(|(c, _)| c.as_str()).collect();
+        assert_eq!(codes, ["LOCK_BREAKING_CHANGE", "LOCK_COMPATIBLE_CHANGE"], "{found:?}");
+        assert!(found[0].1.contains("output field `out` is gone; step `b` reads it at /steps/1/value"), "{found:?}");
+        assert!(found[1].1.contains("output field `unused` is gone, and no template reads it"), "{found:?}");
+    }
+
+    #[test]
+    fn a_tool_gone_is_breaking_and_a_tool_the_lock_lacks_is_outdated() {
+        let before = tool(object(json!({}), &[]), None);
+        let after = json!({ "servers": { "s": { "tools": [{ "name": "u" }] } } });
+        let found = drift(json!([{ "id": "a", "kind": "tool", "server": "s", "tool": "t" }]), before.clone(), after);
+        assert_eq!(found[0].0, "LOCK_BREAKING_CHANGE");
+        assert!(found[0].1.contains("the server no longer has the tool"), "{found:?}");
+
+        let doc =
+            json!({ "blueprint": 1, "id": "t", "steps": [{ "id": "a", "kind": "tool", "server": "s", "tool": "t" }] });
+        let plan = check_value(doc, &Options::default()).plan.unwrap();
+        let catalog: JsonCatalog = serde_json::from_value(before).unwrap();
+        let mut lock = Lock::build("t", &plan, &catalog).unwrap();
+        lock.servers.clear();
+        let found = lock.compare(&plan, &catalog);
+        assert_eq!(found[0].code, Code::LockOutdated, "{found:?}");
+    }
+
+    #[test]
+    fn a_new_required_prompt_argument_is_breaking() {
+        let before = json!({ "servers": { "s": { "prompts": [{ "name": "p", "arguments": [] }] } } });
+        let after = json!({ "servers": { "s": { "prompts": [{ "name": "p", "arguments": [{ "name": "who", "required": true }] }] } } });
+        let found = drift(json!([{ "id": "a", "kind": "prompt", "server": "s", "prompt": "p" }]), before, after);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, "LOCK_BREAKING_CHANGE");
+        assert!(found[0].1.contains("prompt `p` of server `s`: new required argument `who`"), "{found:?}");
+    }
 
     #[test]
     fn the_lock_file_sits_beside_the_blueprint() {
