@@ -159,6 +159,8 @@ codes! {
     LockCompatibleChange = Note "LOCK_COMPATIBLE_CHANGE",
     /// The blueprint uses a tool or prompt the lock does not list.
     LockOutdated = Error "LOCK_OUTDATED",
+    /// A locked server could not be listed, so its tools were not compared with the lock.
+    LockUnchecked = Error "LOCK_UNCHECKED",
 }
 
 impl Code {

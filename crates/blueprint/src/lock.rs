@@ -214,8 +214,9 @@ impl Lock {
     }
 
     /// How the live servers differ from the lock, for the steps of `plan`: one diagnostic
-    /// per change, naming server, tool, field and the steps affected. Servers the catalog
-    /// cannot list are skipped (validation reports them as unreachable).
+    /// per change, naming server, tool, field and the steps affected. A server that could
+    /// not be listed is `LOCK_UNCHECKED`; one the catalog does not configure (a server
+    /// only the blueprint declares) is skipped.
     pub fn compare(&self, plan: &Plan, catalog: &dyn ToolCatalog) -> Vec<Diagnostic> {
         let holder = |tool: &str| {
             let mut holders = self.servers.iter().filter(|(_, s)| s.tools.contains_key(tool));
@@ -243,7 +244,25 @@ impl Lock {
                 out.push(d);
                 continue;
             }
-            let ServerStatus::Ready(info) = catalog.server(&used.server) else { continue };
+            let info = match catalog.server(&used.server) {
+                ServerStatus::Ready(info) => info,
+                // Only the blueprint declares it (`run --locked` lists the --servers files).
+                ServerStatus::NotConfigured => continue,
+                ServerStatus::Unreachable { reason } => {
+                    let message = format!(
+                        "{} was not compared with the lock: the server could not be listed ({reason})",
+                        used.what()
+                    );
+                    let d = Diagnostic::new(Code::LockUnchecked, at, message).with_step(first.step.id());
+                    out.push(d.with_hint(format!("let it start: --allow-server {}", used.server)));
+                    continue;
+                }
+                ServerStatus::NotListed => {
+                    let message = format!("{} was not compared with the lock: the server was not listed", used.what());
+                    out.push(Diagnostic::new(Code::LockUnchecked, at, message).with_step(first.step.id()));
+                    continue;
+                }
+            };
             let changes = if let Some(locked) = locked_tool {
                 match info.tools.iter().find(|t| t.name == used.name) {
                     Some(live) => {

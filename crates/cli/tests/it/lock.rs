@@ -165,3 +165,18 @@ fn run_locked_runs_nothing_after_a_breaking_change_and_runs_after_a_compatible_o
     assert_eq!(envelope["status"], "succeeded");
     assert!(envelope["output"].as_str().unwrap().starts_with("sum: 3"), "{envelope}");
 }
+
+#[test]
+fn a_server_that_may_not_start_is_unchecked_and_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = locked_blueprint(dir.path());
+    let v1 = servers(dir.path(), None);
+    let out = mcpflow(&["validate", "--locked", "--servers", v1.to_str().unwrap(), file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("error[LOCK_UNCHECKED]: tool `add` of server `echo` was not compared with the lock"),
+        "{text}"
+    );
+    assert!(text.contains("= hint: let it start: --allow-server echo"), "{text}");
+}
