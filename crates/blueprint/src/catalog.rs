@@ -16,6 +16,9 @@ pub struct ToolInfo {
     pub description: Option<String>,
     #[serde(default = "empty_object_schema")]
     pub input_schema: Value,
+    /// The schema of its `structuredContent`, when it declares one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
 }
 
 fn empty_object_schema() -> Value {

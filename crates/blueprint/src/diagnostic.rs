@@ -3,12 +3,14 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// How bad a diagnostic is. Errors block save and run; warnings never block.
+/// How bad a diagnostic is. Errors block save and run; warnings never block; notes
+/// tell what changed without asking for anything (`validate --locked`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
     Error,
     Warning,
+    Note,
 }
 
 impl fmt::Display for Level {
@@ -16,6 +18,7 @@ impl fmt::Display for Level {
         f.write_str(match self {
             Level::Error => "error",
             Level::Warning => "warning",
+            Level::Note => "note",
         })
     }
 }
@@ -149,6 +152,15 @@ codes! {
     LayoutUnknownStep = Warning "LAYOUT_UNKNOWN_STEP",
     /// A `workflow` step names a blueprint that is not known.
     WorkflowUnknown = Warning "WORKFLOW_UNKNOWN",
+    // Comparing the live servers with the lock (`--locked`).
+    /// A tool, prompt or schema the blueprint relies on changed in a way that breaks it.
+    LockBreakingChange = Error "LOCK_BREAKING_CHANGE",
+    /// A tool, prompt or schema changed in a way the blueprint keeps working with.
+    LockCompatibleChange = Note "LOCK_COMPATIBLE_CHANGE",
+    /// The blueprint uses a tool or prompt the lock does not list.
+    LockOutdated = Error "LOCK_OUTDATED",
+    /// A locked server could not be listed, so its tools were not compared with the lock.
+    LockUnchecked = Error "LOCK_UNCHECKED",
 }
 
 impl Code {

@@ -11,6 +11,7 @@ pub mod decode;
 pub mod diagnostic;
 pub mod inputs;
 pub mod limits;
+pub mod lock;
 pub mod model;
 pub mod plan;
 pub mod schema;

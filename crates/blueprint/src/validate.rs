@@ -64,7 +64,11 @@ impl Report {
     }
 
     pub fn warnings(&self) -> impl Iterator<Item = &Diagnostic> {
-        self.diagnostics.iter().filter(|d| !d.is_error())
+        self.diagnostics.iter().filter(|d| d.level == crate::Level::Warning)
+    }
+
+    pub fn notes(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.diagnostics.iter().filter(|d| d.level == crate::Level::Note)
     }
 }
 

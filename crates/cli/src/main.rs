@@ -11,6 +11,7 @@ mod app;
 mod auth;
 mod backup;
 mod history;
+mod lock;
 mod progress;
 mod rerun;
 mod resume;
@@ -68,6 +69,31 @@ enum Command {
         /// Let every stdio command of the `--servers` files start to list its tools.
         #[arg(long, requires = "servers")]
         allow_all_servers: bool,
+        /// Compare the live servers with the lock beside each file (`mcpflow lock`):
+        /// LOCK_BREAKING_CHANGE is an error, LOCK_COMPATIBLE_CHANGE a note.
+        #[arg(long)]
+        locked: bool,
+    },
+    /// Lock the tools a blueprint uses: write `FILE.lock.json` beside it (`greet.json` →
+    /// `greet.lock.json`) with the input and output schemas of each tool and the
+    /// arguments of each prompt, as the live servers list them, and their SHA-256.
+    /// `validate --locked` and `run --locked` then report how the servers changed.
+    Lock {
+        /// The blueprint file.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// An `mcpServers` JSON file (repeatable).
+        #[arg(long = "servers", value_name = "FILE", required = true)]
+        servers: Vec<PathBuf>,
+        /// Let this server's stdio command start to list its tools (repeatable).
+        #[arg(long = "allow-server", value_name = "NAME")]
+        allow: Vec<String>,
+        /// Let every stdio command of the `--servers` files start.
+        #[arg(long)]
+        allow_all_servers: bool,
+        /// Rewrite an existing lock from the live servers (accept their new schemas).
+        #[arg(long)]
+        update: bool,
     },
     /// Run a blueprint against its MCP servers, headless.
     ///
@@ -200,13 +226,16 @@ fn main() -> ExitCode {
         });
     }
     match cli.command {
-        Command::Validate { files, json, catalog, servers, allow, allow_all_servers } => {
+        Command::Lock { file, servers, allow, allow_all_servers, update } => {
+            lock::run(&file, validate::Tools::Live { servers, allow, allow_all: allow_all_servers }, update)
+        }
+        Command::Validate { files, json, catalog, servers, allow, allow_all_servers, locked } => {
             let source = match (catalog, servers.is_empty()) {
                 (Some(file), _) => validate::Tools::File(file),
                 (None, false) => validate::Tools::Live { servers, allow, allow_all: allow_all_servers },
                 (None, true) => validate::Tools::None,
             };
-            validate::run(&files, json, source)
+            validate::run(&files, json, source, locked)
         }
         Command::Run(args) => run::run(args),
         Command::Rerun(args) => rerun::run(args),

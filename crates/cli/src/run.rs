@@ -46,6 +46,11 @@ pub struct RunArgs {
     /// Let every stdio command start and every blueprint's HTTP server be reached (for CI).
     #[arg(long)]
     allow_all_servers: bool,
+    /// Before running, list the `--servers` servers and compare them with the lock beside
+    /// FILE (`mcpflow lock`): a breaking change (LOCK_BREAKING_CHANGE) or a missing lock
+    /// exits 2 and runs nothing; compatible changes are printed as notes.
+    #[arg(long)]
+    locked: bool,
     #[command(flatten)]
     out: Watch,
     /// Record the run in the store (`mcpflow runs` and the studio's history show it);
@@ -266,6 +271,13 @@ async fn execute(args: RunArgs, telemetry: Option<Arc<dyn mcpflow_engine::Teleme
     };
     for d in &checked.warnings {
         eprint!("{}", render(&shown, d));
+    }
+    if args.locked
+        && let Some(code) =
+            crate::lock::check_before_run(&args.file, &bytes, &args.servers, &args.allow, args.allow_all_servers)
+                .await?
+    {
+        return Ok(code);
     }
     let inputs = match &args.inputs_file {
         None => Default::default(),

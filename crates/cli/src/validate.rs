@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Exit codes shared with `mcpflow run`.
-const EXIT_ERRORS: u8 = 1;
-const EXIT_USAGE: u8 = 2;
+pub(crate) const EXIT_ERRORS: u8 = 1;
+pub(crate) const EXIT_USAGE: u8 = 2;
 
 /// Where the tool warnings get the servers' tools from.
 pub enum Tools {
@@ -28,7 +28,7 @@ pub enum Tools {
 }
 
 impl Tools {
-    fn catalog(self) -> anyhow::Result<Option<Box<dyn ToolCatalog>>> {
+    pub(crate) fn catalog(self) -> anyhow::Result<Option<Box<dyn ToolCatalog>>> {
         Ok(match self {
             Tools::None => None,
             Tools::File(path) => Some(Box::new(read_catalog(&path)?)),
@@ -45,7 +45,13 @@ impl Tools {
 }
 
 #[allow(clippy::print_stdout, clippy::print_stderr)]
-pub fn run(files: &[PathBuf], as_json: bool, tools: Tools) -> ExitCode {
+pub fn run(files: &[PathBuf], as_json: bool, tools: Tools, locked: bool) -> ExitCode {
+    if locked && matches!(tools, Tools::None) {
+        eprintln!(
+            "error: --locked compares the live servers with the lock: pass --servers FILE (and --allow-server NAME)"
+        );
+        return ExitCode::from(EXIT_USAGE);
+    }
     let catalog = match tools.catalog() {
         Ok(c) => c,
         Err(e) => {
@@ -63,16 +69,26 @@ pub fn run(files: &[PathBuf], as_json: bool, tools: Tools) -> ExitCode {
     let options = Options { catalog: catalog.as_deref(), workflows: None };
     let slices: Vec<&[u8]> = documents.iter().map(Vec::as_slice).collect();
     let mut reports = check_many(&slices, &options);
+    if let (true, Some(catalog)) = (locked, catalog.as_deref()) {
+        for ((file, bytes), report) in files.iter().zip(&documents).zip(&mut reports) {
+            match crate::lock::locked_findings(file, bytes, report, catalog) {
+                Ok(findings) => report.diagnostics.extend(findings),
+                Err(message) => return unread(&message),
+            }
+            report.diagnostics.sort_by_key(|d| d.position);
+        }
+    }
     // A server that could not be checked because it is not approved: say how, here.
     for report in &mut reports {
         report.diagnostics =
             std::mem::take(&mut report.diagnostics).into_iter().map(|d| Front::Cli.diagnostic(d)).collect();
     }
-    let (mut errors, mut warnings) = (0, 0);
+    let (mut errors, mut warnings, mut notes) = (0, 0, 0);
     let mut out = Vec::new();
     for (file, report) in files.iter().zip(&reports) {
         errors += report.errors().count();
         warnings += report.warnings().count();
+        notes += report.notes().count();
         if as_json {
             out.push(json!({ "file": file.display().to_string(), "diagnostics": report.diagnostics }));
         } else {
@@ -87,7 +103,8 @@ pub fn run(files: &[PathBuf], as_json: bool, tools: Tools) -> ExitCode {
         use std::io::Write as _;
         let _ = std::io::stdout().flush();
         let files_word = if files.len() == 1 { "file" } else { "files" };
-        eprintln!("{} {files_word} checked: {errors} error(s), {warnings} warning(s)", files.len());
+        let notes = if notes > 0 { format!(", {notes} note(s)") } else { String::new() };
+        eprintln!("{} {files_word} checked: {errors} error(s), {warnings} warning(s){notes}", files.len());
     }
     if errors > 0 { ExitCode::from(EXIT_ERRORS) } else { ExitCode::SUCCESS }
 }

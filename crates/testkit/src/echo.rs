@@ -1,6 +1,11 @@
 //! The echo fixture: trivial tools (echo, arithmetic, sleep, progress), one resource and one prompt;
 //! `add_tool` adds a tool at run time and announces it with `notifications/tools/list_changed`;
 //! `meta` returns the `_meta` of its request (the trace context a client propagates).
+//!
+//! `add` declares an `outputSchema` (`{sum}`). With `MCPFLOW_TESTKIT_ECHO_DRIFT` in its
+//! environment the echo server is a later version of itself, for the lock's drift tests:
+//! `breaking` gives `add` a new required argument `c` and renames its output `sum` to
+//! `total`; `compatible` gives `add` a new optional argument `note`.
 
 use std::{
     borrow::Cow,
@@ -82,11 +87,66 @@ pub(crate) struct Echo {
     prompt_router: PromptRouter<Self>,
     /// Names of the tools `add_tool` added, in order.
     added: Arc<Mutex<Vec<String>>>,
+    drift: Drift,
+}
+
+/// Which version of the echo server this is (`MCPFLOW_TESTKIT_ECHO_DRIFT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Drift {
+    None,
+    /// `add` takes a new required `c` and answers `{total}` instead of `{sum}`.
+    Breaking,
+    /// `add` takes a new optional `note`.
+    Compatible,
+}
+
+impl Drift {
+    fn from_env() -> Self {
+        match std::env::var("MCPFLOW_TESTKIT_ECHO_DRIFT").as_deref() {
+            Ok("breaking") => Drift::Breaking,
+            Ok("compatible") => Drift::Compatible,
+            _ => Drift::None,
+        }
+    }
+
+    /// The name of `add`'s output field in this version.
+    fn sum_field(self) -> &'static str {
+        if self == Drift::Breaking { "total" } else { "sum" }
+    }
+
+    /// `add`'s schemas in this version: the output schema always, the drift's arguments.
+    fn reshape_add(self, tool: &mut rmcp::model::Tool) {
+        let field = self.sum_field();
+        let output = json!({ "type": "object", "properties": { field: { "type": "number" } }, "required": [field] });
+        if let serde_json::Value::Object(output) = output {
+            tool.output_schema = Some(Arc::new(output));
+        }
+        let mut input = (*tool.input_schema).clone();
+        let added = match self {
+            Drift::None => return,
+            Drift::Breaking => ("c", json!({ "type": "number" }), true),
+            Drift::Compatible => ("note", json!({ "type": "string" }), false),
+        };
+        if let Some(serde_json::Value::Object(props)) = input.get_mut("properties") {
+            props.insert(added.0.into(), added.1);
+        }
+        if added.2
+            && let Some(serde_json::Value::Array(required)) = input.get_mut("required")
+        {
+            required.push(added.0.into());
+        }
+        tool.input_schema = Arc::new(input);
+    }
 }
 
 impl Echo {
     pub(crate) fn new() -> Self {
-        Self { tool_router: Self::tool_router(), prompt_router: Self::prompt_router(), added: Arc::default() }
+        let drift = Drift::from_env();
+        let mut tool_router = Self::tool_router();
+        if let Some(add) = tool_router.map.get_mut("add") {
+            drift.reshape_add(&mut add.attr);
+        }
+        Self { tool_router, prompt_router: Self::prompt_router(), added: Arc::default(), drift }
     }
 
     /// The declared tools and, once `add_tool` was called, the added ones (each answers as `echo`).
@@ -115,7 +175,9 @@ impl Echo {
 
     #[tool(description = "Add two numbers: {sum}")]
     fn add(&self, Parameters(TwoNumbers { a, b }): Parameters<TwoNumbers>) -> CallToolResult {
-        reply::structured(json!({ "sum": a + b }))
+        let mut sum = serde_json::Map::new();
+        sum.insert(self.drift.sum_field().into(), json!(a + b));
+        reply::structured(serde_json::Value::Object(sum))
     }
 
     #[tool(description = "Multiply two numbers: {product}")]

@@ -2,7 +2,7 @@
 //!
 //! | fixture | tools | also |
 //! |---|---|---|
-//! | [`Fixture::Echo`] | `echo`, `add`, `multiply`, `sleep`, `record`, `progress`, `add_tool`, `meta` | resource `echo://hello`, prompt `greet`; `add_tool` adds a tool and sends `tools/list_changed`; `meta` returns its request's `_meta` |
+//! | [`Fixture::Echo`] | `echo`, `add`, `multiply`, `sleep`, `record`, `progress`, `add_tool`, `meta` | resource `echo://hello`, prompt `greet`; `add_tool` adds a tool and sends `tools/list_changed`; `meta` returns its request's `_meta`; `add` declares an `outputSchema`, and `MCPFLOW_TESTKIT_ECHO_DRIFT=breaking|compatible` serves a later version of it (lock drift tests) |
 //! | [`Fixture::ClusterSim`] | `list_namespaces`, `list_nodes`, `list_resource_types`, `list_resources`, `get_resource` | resource `cluster://summary` |
 //! | [`Fixture::Faulty`] | `fail_n_times`, `hang`, `crash`, `crash_once`, `garbage`, `huge`, `drip`, `flood_progress`, `flood_questions`, `flood_pings`, `ask_with_defaults`, `shout_env`, `is_error`, `echo` | |
 //!

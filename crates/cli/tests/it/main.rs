@@ -13,6 +13,7 @@ mod floods;
 mod history;
 #[cfg(unix)]
 mod home;
+mod lock;
 mod long_lists;
 mod memory;
 mod noise;

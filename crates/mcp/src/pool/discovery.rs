@@ -45,6 +45,7 @@ impl Discovery {
                     name: tool.name.to_string(),
                     description: tool.description.as_ref().map(ToString::to_string),
                     input_schema: Value::Object((*tool.input_schema).clone()),
+                    output_schema: tool.output_schema.as_ref().map(|schema| Value::Object((**schema).clone())),
                 })
                 .collect(),
             prompts: self

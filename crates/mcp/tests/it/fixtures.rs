@@ -210,6 +210,8 @@ async fn the_catalog_lists_tools_and_prompts_and_reports_unapproved_servers_with
     let add = echo.tools.iter().find(|t| t.name == "add").unwrap();
     assert_eq!(add.input_schema["type"], "object");
     assert!(add.input_schema["properties"]["a"].is_object(), "{}", add.input_schema);
+    let output = add.output_schema.as_ref().expect("add declares an outputSchema");
+    assert_eq!(output["properties"]["sum"]["type"], "number", "{output}");
     assert_eq!(echo.prompts[0].name, "greet");
     assert!(echo.prompts[0].arguments.iter().any(|a| a.name == "name" && a.required));
     let ServerStatus::Unreachable { reason } = catalog.server("unapproved") else { panic!("should be unreachable") };
