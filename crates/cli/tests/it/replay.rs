@@ -210,3 +210,17 @@ fn a_loop_at_concurrency_8_replays_to_the_same_envelope_20_times() {
     assert_eq!(envelopes[0], timeless(&live), "the replay's envelope is the recorded run's");
     assert!(envelopes.iter().all(|e| *e == envelopes[0]), "replays differ: {envelopes:#?}");
 }
+
+#[test]
+fn the_example_tests_pass() {
+    let mut tests: Vec<String> = std::fs::read_dir(crate::repo().join("workflows/tests"))
+        .unwrap()
+        .map(|e| format!("workflows/tests/{}", e.unwrap().file_name().to_string_lossy()))
+        .filter(|p| p.ends_with(".test.json"))
+        .collect();
+    tests.sort();
+    assert!(!tests.is_empty(), "no workflows/tests/*.test.json");
+    let args: Vec<&str> = std::iter::once("test").chain(tests.iter().map(String::as_str)).collect();
+    let out = crate::mcpflow(&args);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+}
