@@ -19,7 +19,7 @@ pub mod replay;
 pub mod suite;
 
 use mcpflow_blueprint::source::{SizeLimit, read_json};
-use mcpflow_engine::{CallError, CallTarget, Progress};
+use mcpflow_engine::{Answer, CallError, CallTarget, Progress, Question};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::Path;
@@ -64,8 +64,49 @@ pub struct Exchange {
     /// The progress notifications the server sent for it, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub progress: Vec<Progress>,
+    /// The server's questions to a person during the call (elicitation), in the order
+    /// they were answered. Recorded, not replayed: a replay answers with the result.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub asked: Vec<Asked>,
+    /// The server's requests for a model completion during the call (sampling), in the
+    /// order they were answered. Recorded, not replayed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sampled: Vec<Sampled>,
     #[serde(flatten)]
     pub outcome: Outcome,
+}
+
+/// A server's question (elicitation) and how it was answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Asked {
+    pub question: Question,
+    #[serde(flatten)]
+    pub answer: Answered<Answer>,
+}
+
+/// A server's `sampling/createMessage` (its `params`) and the completion or the error.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sampled {
+    pub params: Value,
+    #[serde(flatten)]
+    pub answer: Answered<Value>,
+}
+
+/// What answered a server's request: `{"answer": …}` or `{"error": …}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Answered<T> {
+    Answer(T),
+    Error(CallError),
+}
+
+impl<T> From<Result<T, CallError>> for Answered<T> {
+    fn from(r: Result<T, CallError>) -> Self {
+        match r {
+            Ok(t) => Answered::Answer(t),
+            Err(e) => Answered::Error(e),
+        }
+    }
 }
 
 /// The raw MCP result, or the pool's error.

@@ -1,9 +1,10 @@
 //! Recording: a [`Servers`] wrapper that passes each call on and keeps the exchange —
-//! its target, its progress, its result or error — with the pool's secrets hidden.
+//! its target, its progress, the server's questions and sampling requests with their
+//! answers, its result or error — with the pool's secrets hidden.
 
-use super::{CASSETTE_VERSION, Cassette, Exchange, Outcome};
+use super::{Asked, CASSETTE_VERSION, Cassette, Exchange, Outcome, Sampled};
 use futures::future::BoxFuture;
-use mcpflow_engine::{CallError, CallRequest, Progress, ProgressSink, Servers};
+use mcpflow_engine::{CallError, CallRequest, Progress, ProgressSink, Question, SampleRequest, Servers};
 use mcpflow_mcp::config::launch::Secrets;
 use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -58,6 +59,35 @@ impl Servers for Recorder {
             })
         };
         request.progress = Some(sink);
+        let asked: Arc<Mutex<Vec<Asked>>> = Arc::default();
+        if let Some(ask) = &mut request.ask {
+            let (passed, asked) = (ask.sink.clone(), asked.clone());
+            ask.sink = Arc::new(move |question: Question| {
+                let (passed, asked) = (passed.clone(), asked.clone());
+                Box::pin(async move {
+                    let answer = passed(question.clone()).await;
+                    let kept = Asked { question, answer: answer.clone().into() };
+                    asked.lock().unwrap_or_else(PoisonError::into_inner).push(kept);
+                    answer
+                })
+            });
+        }
+        let sampled: Arc<Mutex<Vec<Sampled>>> = Arc::default();
+        if let Some(passed) = request.sample.take() {
+            let sampled = sampled.clone();
+            request.sample = Some(Arc::new(move |sample: SampleRequest| {
+                let (passed, sampled) = (passed.clone(), sampled.clone());
+                Box::pin(async move {
+                    let params = sample.params.clone();
+                    let answer = passed(sample).await;
+                    sampled
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push(Sampled { params, answer: answer.clone().into() });
+                    answer
+                })
+            }));
+        }
         Box::pin(async move {
             let answer = self.inner.call(request).await;
             let secrets = (self.secrets)().await;
@@ -66,7 +96,9 @@ impl Servers for Recorder {
                 Ok(result) => Outcome::Result(result.clone()),
                 Err(error) => Outcome::Error(error.clone()),
             };
-            let exchange = Exchange { target, progress, outcome };
+            let asked = std::mem::take(&mut *asked.lock().unwrap_or_else(PoisonError::into_inner));
+            let sampled = std::mem::take(&mut *sampled.lock().unwrap_or_else(PoisonError::into_inner));
+            let exchange = Exchange { target, progress, asked, sampled, outcome };
             let exchange = hidden(&exchange, &secrets).unwrap_or(exchange);
             self.slots.lock().unwrap_or_else(PoisonError::into_inner)[slot] = Some(exchange);
             answer

@@ -160,7 +160,13 @@ mod tests {
     }
 
     fn exchange(text: &str) -> Exchange {
-        Exchange { target: tool(text), progress: Vec::new(), outcome: Outcome::Result(json!({"said": text})) }
+        Exchange {
+            target: tool(text),
+            progress: Vec::new(),
+            asked: Vec::new(),
+            sampled: Vec::new(),
+            outcome: Outcome::Result(json!({"said": text})),
+        }
     }
 
     fn replay(matching: Matching) -> Replay {

@@ -224,3 +224,40 @@ fn the_example_tests_pass() {
     let out = crate::mcpflow(&args);
     assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
 }
+
+#[test]
+fn a_servers_question_and_its_answer_are_recorded_and_the_result_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = mcpflow_testkit::binary().display().to_string();
+    let servers =
+        json!({ "mcpServers": { "asker": { "command": bin, "args": ["faulty"], "protocol": "2025-11-25" } } });
+    std::fs::write(dir.path().join("servers.json"), servers.to_string()).unwrap();
+    let bp = json!({ "blueprint": 1, "id": "defaults", "steps": [
+        { "id": "ask", "kind": "tool", "server": "asker", "tool": "ask_with_defaults", "args": {} }
+    ], "output": "{{ ask.content.name }}" });
+    std::fs::write(dir.path().join("bp.json"), bp.to_string()).unwrap();
+    std::fs::write(dir.path().join("answers.json"), json!({ "ask": { "name": "Ada" } }).to_string()).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+        .args(["run", "bp.json", "--servers", "servers.json", "--allow-all-servers", "--answers", "answers.json"])
+        .args(["--record", "cassette.json"])
+        .current_dir(dir.path())
+        .env("MCPFLOW_HOME", dir.path().join("home"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    std::fs::remove_file(dir.path().join("servers.json")).unwrap();
+    let cassette: Value = serde_json::from_slice(&std::fs::read(dir.path().join("cassette.json")).unwrap()).unwrap();
+    let asked = &cassette["exchanges"][0]["asked"][0];
+    assert_eq!(asked["question"]["server"], "asker", "{cassette}");
+    assert_eq!(asked["question"]["message"], "Accept the defaults, or change them", "{cassette}");
+    assert_eq!(asked["answer"]["action"], "accept", "{cassette}");
+    assert_eq!(asked["answer"]["content"]["name"], "Ada", "{cassette}");
+    test_file(
+        dir.path(),
+        "ask.test.json",
+        &json!({ "blueprint": "bp.json", "cassette": "cassette.json", "expect": { "output": "Ada" } }),
+    );
+    let out = mcpflow_in(dir.path(), &["test", "ask.test.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+}
