@@ -97,9 +97,19 @@ fn a_wrong_expectation_or_an_unmatched_request_fails_with_exit_1() {
             "match": { "tools": { "echo": { "args": "ignore" } } },
             "expect": { "output": { "greeting": "Hello, Ada" } } }),
     );
+    std::fs::write(dir.path().join("v2.cassette.json"), json!({ "version": 2, "exchanges": [] }).to_string()).unwrap();
+    test_file(dir.path(), "v2.test.json", &json!({ "blueprint": "bp.json", "cassette": "v2.cassette.json" }));
     let out = mcpflow_in(
         dir.path(),
-        &["test", "wrong.test.json", "unmatched.test.json", "relaxed.test.json", "--junit", "junit.xml"],
+        &[
+            "test",
+            "wrong.test.json",
+            "unmatched.test.json",
+            "relaxed.test.json",
+            "v2.test.json",
+            "--junit",
+            "junit.xml",
+        ],
     );
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
@@ -112,9 +122,13 @@ fn a_wrong_expectation_or_an_unmatched_request_fails_with_exit_1() {
         "{text}"
     );
     assert!(text.contains("pass relaxed.test.json"), "{text}");
-    assert!(text.contains("1 passed, 2 failed"), "{text}");
+    assert!(
+        text.contains("FAIL v2.test.json: v2.cassette.json: CASSETTE_INVALID: the cassette's `version` is 2"),
+        "{text}"
+    );
+    assert!(text.contains("1 passed, 3 failed"), "{text}");
     let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
-    assert!(junit.contains("tests=\"3\" failures=\"2\""), "{junit}");
+    assert!(junit.contains("tests=\"4\" failures=\"3\""), "{junit}");
 }
 
 #[test]
