@@ -246,16 +246,7 @@ pub async fn run(
     let bp = &checked.blueprint;
     let inputs = assemble_inputs(bp, spec)?;
     if let Some(replay) = &spec.replay {
-        let engine = Engine {
-            servers: replay.clone(),
-            source: spec.folder.clone().map(|d| Arc::new(FolderSource::new(d)) as _),
-            saved: spec.saved_dir.clone().map(|d| Arc::new(FileSaved::new(d)) as _),
-            journal: None,
-            people: spec.people.clone().map(|p| Arc::new(p) as _),
-            sampler: spec.sampling.clone().map(|m| Arc::new(m) as _),
-            telemetry: spec.telemetry.clone(),
-        };
-        return start(&engine, checked, spec, inputs, events, None, cancel).await;
+        return start(replay.clone(), checked, spec, inputs, events, None, cancel).await;
     }
     let configs = read_server_files(&spec.server_files)?.with_blueprint(&bp.servers);
     let approvals = consent(&configs, &spec.allow, spec.allow_all)?;
@@ -278,16 +269,8 @@ pub async fn run(
             }),
         ))
     });
-    let engine = Engine {
-        servers: recorder.clone().map_or(advised, |r| r as _),
-        source: spec.folder.clone().map(|d| Arc::new(FolderSource::new(d)) as _),
-        saved: spec.saved_dir.clone().map(|d| Arc::new(FileSaved::new(d)) as _),
-        journal: None,
-        people: spec.people.clone().map(|p| Arc::new(p) as _),
-        sampler: spec.sampling.clone().map(|m| Arc::new(m) as _),
-        telemetry: spec.telemetry.clone(),
-    };
-    let result = start(&engine, checked, spec, inputs, events, Some(line_rx), cancel).await;
+    let servers = recorder.clone().map_or(advised, |r| r as _);
+    let result = start(servers, checked, spec, inputs, events, Some(line_rx), cancel).await;
     if let (Some(recorder), Some(record)) = (&recorder, &spec.record) {
         *record.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = recorder.cassette();
     }
@@ -295,9 +278,9 @@ pub async fn run(
     result
 }
 
-/// Starts the run on `engine` and waits for its end.
+/// Starts the run on an engine over `servers` and waits for its end.
 async fn start(
-    engine: &Engine,
+    servers: Arc<dyn mcpflow_engine::Servers>,
     checked: &Checked,
     spec: &HeadlessRun,
     inputs: Value,
@@ -305,6 +288,15 @@ async fn start(
     line_rx: Option<tokio::sync::mpsc::Receiver<(String, String)>>,
     cancel: CancellationToken,
 ) -> Result<Envelope, HeadlessError> {
+    let engine = Engine {
+        servers,
+        source: spec.folder.clone().map(|d| Arc::new(FolderSource::new(d)) as _),
+        saved: spec.saved_dir.clone().map(|d| Arc::new(FileSaved::new(d)) as _),
+        journal: None,
+        people: spec.people.clone().map(|p| Arc::new(p) as _),
+        sampler: spec.sampling.clone().map(|m| Arc::new(m) as _),
+        telemetry: spec.telemetry.clone(),
+    };
     let bp = &checked.blueprint;
     let mut config = engine.config(bp, new_run_id(), inputs)?;
     config.timeout_ms = spec.timeout_ms;
