@@ -152,7 +152,9 @@ impl Servers for Replay {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcpflow_engine::Progress;
     use serde_json::json;
+    use std::sync::Arc;
 
     fn tool(text: &str) -> CallTarget {
         let args = json!({"text": text}).as_object().cloned().unwrap_or_default();
@@ -189,6 +191,29 @@ mod tests {
         assert_eq!(e.code, "CASSETTE_UNMATCHED");
         assert!(e.message.contains(r#"{"text":"c"}"#), "{}", e.message);
         assert!(e.message.contains("nearest recorded is tools/call `echo` on `echo`"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_replayed_call_tells_its_recorded_progress_then_answers() {
+        let mut recorded = exchange("a");
+        recorded.progress = vec![Progress { progress: 1.0, total: Some(2.0), message: Some("half".into()) }];
+        let r = Replay::new(Cassette { version: 1, exchanges: vec![recorded] }, Matching::default());
+        let heard: Arc<Mutex<Vec<Progress>>> = Arc::default();
+        let sink = heard.clone();
+        let request = CallRequest {
+            target: tool("a"),
+            timeout: None,
+            cancel: tokio_util::sync::CancellationToken::new(),
+            progress: Some(Arc::new(move |p| sink.lock().unwrap_or_else(PoisonError::into_inner).push(p))),
+            stack: Vec::new(),
+            tasks: Default::default(),
+            ask: None,
+            sample: None,
+            trace: None,
+        };
+        let answer = futures::executor::block_on(r.call(request));
+        assert_eq!(answer, Ok(json!({"said": "a"})));
+        assert_eq!(heard.lock().unwrap_or_else(PoisonError::into_inner).len(), 1);
     }
 
     #[test]
