@@ -2,6 +2,9 @@
 //! servers it may start (consent), run it to the end and reap every process.
 
 use crate::advice::Front;
+use crate::cassette::Cassette;
+use crate::cassette::record::Recorder;
+use crate::cassette::replay::Replay;
 use crate::logs::{Listen, LogRouter};
 use mcpflow_blueprint::inputs::parse_assignment;
 use mcpflow_blueprint::{Blueprint, Diagnostic, Options, Plan, check_bytes};
@@ -57,7 +60,16 @@ pub struct HeadlessRun {
     /// A server that asks for a wider scope may open the browser to sign in again
     /// (`--sign-in`); `None`: the step fails with `AUTH_REQUIRED`.
     pub sign_in: Option<mcpflow_mcp::auth::SignIn>,
+    /// `--record`: every MCP exchange of the run is kept here, secrets hidden; filled when
+    /// the run ends, before its servers stop.
+    pub record: Option<Recording>,
+    /// `mcpflow test`: the run's servers are a cassette's; no server is configured,
+    /// started or reached.
+    pub replay: Option<Arc<Replay>>,
 }
+
+/// Where `--record` puts the run's exchanges.
+pub type Recording = Arc<std::sync::Mutex<Cassette>>;
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -233,6 +245,9 @@ pub async fn run(
 ) -> Result<Envelope, HeadlessError> {
     let bp = &checked.blueprint;
     let inputs = assemble_inputs(bp, spec)?;
+    if let Some(replay) = &spec.replay {
+        return start(replay.clone(), checked, spec, inputs, events, None, cancel).await;
+    }
     let configs = read_server_files(&spec.server_files)?.with_blueprint(&bp.servers);
     let approvals = consent(&configs, &spec.allow, spec.allow_all)?;
     // The one run here hears every server.
@@ -243,8 +258,38 @@ pub async fn run(
     let options =
         PoolOptions::default().with_log(logs.sender()).with_roots(roots).with_auth(run_authenticator(bp, spec));
     let pool = Arc::new(Pool::new(configs, approvals, options));
+    let advised = Front::Cli.advise(pool.clone());
+    let recorder = spec.record.as_ref().map(|_| {
+        let pool = pool.clone();
+        Arc::new(Recorder::new(
+            advised.clone(),
+            Arc::new(move || {
+                let pool = pool.clone();
+                Box::pin(async move { pool.secrets().await })
+            }),
+        ))
+    });
+    let servers = recorder.clone().map_or(advised, |r| r as _);
+    let result = start(servers, checked, spec, inputs, events, Some(line_rx), cancel).await;
+    if let (Some(recorder), Some(record)) = (&recorder, &spec.record) {
+        *record.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = recorder.cassette();
+    }
+    pool.shutdown().await;
+    result
+}
+
+/// Starts the run on an engine over `servers` and waits for its end.
+async fn start(
+    servers: Arc<dyn mcpflow_engine::Servers>,
+    checked: &Checked,
+    spec: &HeadlessRun,
+    inputs: Value,
+    events: EventSink,
+    line_rx: Option<tokio::sync::mpsc::Receiver<(String, String)>>,
+    cancel: CancellationToken,
+) -> Result<Envelope, HeadlessError> {
     let engine = Engine {
-        servers: Front::Cli.advise(pool.clone()),
+        servers,
         source: spec.folder.clone().map(|d| Arc::new(FolderSource::new(d)) as _),
         saved: spec.saved_dir.clone().map(|d| Arc::new(FileSaved::new(d)) as _),
         journal: None,
@@ -252,19 +297,18 @@ pub async fn run(
         sampler: spec.sampling.clone().map(|m| Arc::new(m) as _),
         telemetry: spec.telemetry.clone(),
     };
-    let result = async {
-        let mut config = engine.config(bp, new_run_id(), inputs)?;
-        config.timeout_ms = spec.timeout_ms;
-        let request = RunRequest {
-            blueprint: bp.clone(),
-            plan: checked.plan.clone(),
-            config,
-            stack: Vec::new(),
-            origin: Default::default(),
-        };
-        Ok(engine.run_with_logs(request, events, None, line_rx, cancel).await)
-    }
-    .await;
-    pool.shutdown().await;
-    result
+    let bp = &checked.blueprint;
+    let mut config = engine.config(bp, new_run_id(), inputs)?;
+    config.timeout_ms = spec.timeout_ms;
+    let request = RunRequest {
+        blueprint: bp.clone(),
+        plan: checked.plan.clone(),
+        config,
+        stack: Vec::new(),
+        origin: Default::default(),
+    };
+    Ok(match line_rx {
+        Some(line_rx) => engine.run_with_logs(request, events, None, line_rx, cancel).await,
+        None => engine.run(request, events, None, cancel).await,
+    })
 }

@@ -9,6 +9,8 @@
 //!   MCP mediator over stdio and HTTP), [`servers`] (configs, consent, connection
 //!   tests), [`server_report`] (`mcpflow servers`: list and test), [`schedule`] (the pure planner) and [`daemon`] (the loop that fires
 //!   scheduled runs).
+//! - [`cassette`]: recording a run's MCP exchanges (`run --record`) and replaying them
+//!   without servers (`mcpflow test`).
 //! - [`auth`]: signing in to OAuth servers (status, login through the browser, logout).
 //! - [`people`]: answering a run's questions headless (`--answers`, the terminal).
 //! - [`signals`]: SIGINT, SIGTERM and SIGHUP as cancellation, with their exit codes.
@@ -20,6 +22,7 @@ pub mod app;
 pub mod auth;
 pub mod backup;
 pub mod blueprints;
+pub mod cassette;
 pub mod daemon;
 pub mod error;
 mod files;

@@ -21,6 +21,7 @@ mod servers;
 mod service;
 mod setup;
 mod telemetry;
+mod test;
 mod through;
 mod validate;
 
@@ -101,6 +102,11 @@ enum Command {
     /// (steps with `on_error: continue` failed), 130 cancelled (Ctrl-C), 143 SIGTERM,
     /// 129 SIGHUP (the run is cancelled and its servers stopped first).
     Run(run::RunArgs),
+    /// Run tests over recorded cassettes, starting no server.
+    ///
+    /// A test file names a blueprint, its inputs, a cassette (`run --record`) and what to
+    /// expect. Prints one line per test. Exit codes: 0 all passed, 1 any failed.
+    Test(test::TestArgs),
     /// Run a step of a recorded run again, with the other steps pinned to that run's
     /// outputs and its inputs: the step alone, or with every step after it
     /// (`--from-here`). Recorded, with the run it came from. Exit codes as for `run`.
@@ -238,6 +244,7 @@ fn main() -> ExitCode {
             validate::run(&files, json, source, locked)
         }
         Command::Run(args) => run::run(args),
+        Command::Test(args) => test::run(args),
         Command::Rerun(args) => rerun::run(args),
         Command::Resume(args) => resume::run(args),
         Command::Serve(args) => with_runtime(serve::run(args)),

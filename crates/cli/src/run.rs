@@ -73,6 +73,10 @@ pub struct RunArgs {
     sign_in: bool,
     #[command(flatten)]
     telemetry: TelemetryArgs,
+    /// Write every MCP exchange of the run (requests, results, errors, progress) to this
+    /// cassette, secrets hidden, for `mcpflow test` to replay without servers.
+    #[arg(long, value_name = "CASSETTE", conflicts_with = "store")]
+    record: Option<PathBuf>,
 }
 
 /// Who answers a run's questions (`input` steps, servers' elicitations).
@@ -306,6 +310,8 @@ async fn execute(args: RunArgs, telemetry: Option<Arc<dyn mcpflow_engine::Teleme
         sampling: Some(mcpflow_app::sampling::Model::configured(&mcpflow_app::home::data_dir(), false)),
         telemetry,
         sign_in: args.sign_in.then(step_up_sign_in),
+        record: args.record.as_ref().map(|_| Arc::default()),
+        replay: None,
     };
     for warning in headless::missing_commands(&checked, &spec) {
         eprintln!("warning[SERVER_COMMAND_MISSING]: {warning}");
@@ -334,6 +340,11 @@ async fn execute(args: RunArgs, telemetry: Option<Arc<dyn mcpflow_engine::Teleme
         }
         Err((code, message, false)) => anyhow::bail!("{code}: {message}"),
     };
+    if let (Some(path), Some(record)) = (&args.record, &spec.record) {
+        let cassette = record.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        mcpflow_app::cassette::record::write(path, &cassette)
+            .with_context(|| format!("CASSETTE_UNWRITABLE: cannot write the cassette {}", path.display()))?;
+    }
     args.out.finish(&envelope, writer.as_ref(), stop.signal())
 }
 

@@ -314,6 +314,19 @@ impl Pool {
         Ok(())
     }
 
+    /// The secrets of every live session (their `${env:NAME}` values, header values and
+    /// OAuth tokens, each with what stands for it), for hiding what leaves the pool another
+    /// way than its messages (a recorded cassette) exactly as the pool hides them.
+    pub async fn secrets(&self) -> crate::config::launch::Secrets {
+        let mut secrets = crate::config::launch::Secrets::default();
+        for server in self.inner.servers.values() {
+            if let Some(connection) = server.live().await {
+                secrets.join(&connection.notes.secrets());
+            }
+        }
+        secrets
+    }
+
     /// The process id of a stdio server's live process, if it runs.
     pub async fn pid(&self, server: &str) -> Option<u32> {
         self.inner.servers.get(server)?.pid().await

@@ -23,6 +23,7 @@ mod paginate;
 mod people;
 mod portable;
 mod reading;
+mod replay;
 mod rerun;
 mod run;
 mod sampling;

@@ -135,6 +135,11 @@ impl ServerNotes {
         self.secrets.write().unwrap_or_else(PoisonError::into_inner).add(value, shown.to_owned());
     }
 
+    /// The session's secrets as they stand.
+    pub fn secrets(&self) -> Secrets {
+        self.secrets.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
     /// `text` with the session's secrets hidden.
     pub fn hide(&self, text: String) -> String {
         let secrets = self.secrets.read().unwrap_or_else(PoisonError::into_inner);
