@@ -831,8 +831,7 @@ fn an_access_token_a_server_quotes_in_its_error_shows_nowhere() {
 /// Waits for the authorization server's stderr (read on a thread of its own) to hold
 /// `line`: the answer reaches mcpflow a moment before the line reaches this test.
 fn assert_said(stderr: &Mutex<String>, line: &str) {
-    let said = crate::spawned::wait_for(Duration::from_secs(20), || {
-        stderr.lock().unwrap().contains(line).then_some(())
-    });
+    let said =
+        crate::spawned::wait_for(Duration::from_secs(20), || stderr.lock().unwrap().contains(line).then_some(()));
     assert!(said.is_some(), "the authorization server did not say `{line}`: {}", stderr.lock().unwrap());
 }
