@@ -264,42 +264,31 @@ impl StreamableHttpClient for Signed {
                 max_sse_event_size,
             )
             .await;
-        match sent {
+        // Refused: a token renewed (401) or one for a wider scope (403), when one can be
+        // had, and the message sent once more with it.
+        let fresh = match &sent {
             Err(StreamableHttpError::AuthRequired(refused)) => {
-                match self.tokens.after_refusal(token.as_deref(), &refused.www_authenticate_header).await {
-                    Some(fresh) => {
-                        self.http
-                            .post_message_with_max_sse_event_size(
-                                uri,
-                                message,
-                                session_id,
-                                Some(fresh),
-                                custom_headers,
-                                max_sse_event_size,
-                            )
-                            .await
-                    }
-                    None => Err(StreamableHttpError::AuthRequired(refused)),
-                }
+                self.tokens.after_refusal(token.as_deref(), &refused.www_authenticate_header).await
             }
             Err(StreamableHttpError::InsufficientScope(refused)) => {
-                match self.tokens.after_scope_refusal(token.as_deref(), &refused.www_authenticate_header).await {
-                    Some(fresh) => {
-                        self.http
-                            .post_message_with_max_sse_event_size(
-                                uri,
-                                message,
-                                session_id,
-                                Some(fresh),
-                                custom_headers,
-                                max_sse_event_size,
-                            )
-                            .await
-                    }
-                    None => Err(StreamableHttpError::InsufficientScope(refused)),
-                }
+                self.tokens.after_scope_refusal(token.as_deref(), &refused.www_authenticate_header).await
             }
-            other => other,
+            _ => None,
+        };
+        match fresh {
+            Some(fresh) => {
+                self.http
+                    .post_message_with_max_sse_event_size(
+                        uri,
+                        message,
+                        session_id,
+                        Some(fresh),
+                        custom_headers,
+                        max_sse_event_size,
+                    )
+                    .await
+            }
+            None => sent,
         }
     }
 
