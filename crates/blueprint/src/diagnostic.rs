@@ -129,6 +129,12 @@ codes! {
     /// `error` outside a fallback step.
     TemplateErrorOutsideFallback = Error "TEMPLATE_ERROR_OUTSIDE_FALLBACK",
     // Warnings that need the servers.
+    /// A template reads a field of a tool step's output that the tool's output schema
+    /// does not list (the schema allows others: it may still be there).
+    TemplatePathUnknown = Warning "TEMPLATE_PATH_UNKNOWN",
+    /// A template reads a field of a tool step's output that the tool's output schema
+    /// rules out (`additionalProperties: false`).
+    TemplatePathAbsent = Error "TEMPLATE_PATH_ABSENT",
     /// A step names a server that is not configured.
     ServerUnknown = Warning "SERVER_UNKNOWN",
     /// A configured server could not be reached.

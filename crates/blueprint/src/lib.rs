@@ -14,6 +14,7 @@ pub mod limits;
 pub mod lock;
 pub mod model;
 pub mod plan;
+mod reads;
 pub mod schema;
 pub mod source;
 pub mod template;

@@ -13,7 +13,7 @@ use crate::catalog::{PromptArgument, ServerStatus, ToolCatalog};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::model::StepKind;
 use crate::plan::{Plan, StepIdx};
-use crate::template::{PathSegment, Template};
+use crate::reads::{Read, output_reads};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest as _, Sha256};
@@ -397,53 +397,6 @@ fn compare_inputs(locked: &LockedTool, live: &Value) -> Vec<Change> {
         changes.push(Change::compatible("the input schema changed, in nothing a step relies on".into()));
     }
     changes
-}
-
-/// A template reading an output field of one of the steps: the field, the template's
-/// pointer and the reading step's id (`output` for the blueprint's output).
-struct Read {
-    field: String,
-    pointer: String,
-    reader: String,
-}
-
-/// Every plain-path read of a field of the output of `producers` in the blueprint.
-fn output_reads(plan: &Plan, producers: &[StepIdx]) -> Vec<Read> {
-    let mut reads = Vec::new();
-    let mut visit = |template: &Template, base: &str, reader: &str, prev: Option<StepIdx>| {
-        for (at, expr) in template.expressions() {
-            let Some((root, path)) = expr.plain_path() else { continue };
-            for &producer in producers {
-                let id = plan.steps[producer].step.id();
-                let field = if root == id {
-                    path.first()
-                } else if root == "steps" && matches!(path.first(), Some(PathSegment::Field(f)) if f == id) {
-                    path.get(1)
-                } else if root == "prev" && prev == Some(producer) {
-                    path.first()
-                } else {
-                    None
-                };
-                if let Some(PathSegment::Field(field)) = field {
-                    let pointer = format!("{base}{at}");
-                    reads.push(Read { field: field.clone(), pointer, reader: reader.to_owned() });
-                }
-            }
-        }
-    };
-    for step in &plan.steps {
-        let prev = match step.deps.as_slice() {
-            [one] => Some(*one),
-            _ => None,
-        };
-        for (field, template) in step.templates.fields() {
-            visit(template, &format!("{}{field}", step.pointer), step.step.id(), prev);
-        }
-    }
-    if let Some(output) = &plan.output {
-        visit(output, "/output", "output", None);
-    }
-    reads
 }
 
 fn compare_outputs(locked: &LockedTool, live: Option<&Value>, reads: &[Read]) -> Vec<Change> {

@@ -124,3 +124,40 @@ fn a_tool_without_server_on_no_reachable_server_names_the_unreachable_ones() {
     assert_eq!(w[0].0, "TOOL_UNKNOWN");
     assert!(w[0].2.starts_with("no reachable server has a tool `nowhere` (down could not be reached)"), "{}", w[0].2);
 }
+
+/// Two steps: `w` calls `tool` on `everything`, `say` echoes `{{ w.<field> }}`.
+fn reading(tool: &str, field: &str) -> serde_json::Value {
+    serde_json::json!({ "blueprint": 1, "id": "cat", "steps": [
+        {"id": "w", "kind": "tool", "server": "everything", "tool": tool, "args": {}},
+        {"id": "say", "kind": "tool", "server": "everything", "tool": "echo", "args": {"message": format!("{{{{ w.{field} }}}}")}}
+    ] })
+}
+
+#[test]
+fn a_field_the_output_schema_does_not_list_is_a_warning_naming_the_closest_one() {
+    let w = warnings(reading("get-structured-content", "temprature"));
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!((w[0].0.as_str(), w[0].1.as_str()), ("TEMPLATE_PATH_UNKNOWN", "/steps/1/args/message"), "{w:?}");
+    assert!(w[0].2.contains("`everything`/`get-structured-content`") && w[0].2.contains("step `w`"), "{w:?}");
+    let cat = catalog();
+    let doc = reading("get-structured-content", "temprature");
+    let report = check_bytes(doc.to_string().as_bytes(), &Options { catalog: Some(&cat), workflows: None });
+    assert_eq!(report.diagnostics[0].hint.as_deref(), Some("did you mean `temperature`?"));
+    assert_eq!(report.diagnostics[0].step.as_deref(), Some("say"));
+    // A field it lists is no finding.
+    assert!(warnings(reading("get-structured-content", "temperature")).is_empty());
+}
+
+#[test]
+fn a_field_a_closed_output_schema_rules_out_is_an_error_and_an_open_schema_claims_nothing() {
+    let cat = catalog();
+    let doc = reading("get-closed-content", "sum");
+    let report = check_bytes(doc.to_string().as_bytes(), &Options { catalog: Some(&cat), workflows: None });
+    assert!(report.has_errors(), "{:#?}", report.diagnostics);
+    assert_eq!(report.diagnostics[0].code.name(), "TEMPLATE_PATH_ABSENT");
+    assert_eq!(report.diagnostics[0].hint.as_deref(), Some("its fields: total"));
+    // No `properties`: nothing is claimed; no output schema at all: nothing either.
+    assert!(warnings(reading("get-anything", "whatever")).is_empty());
+    let paths = |w: Vec<(String, String, String)>| w.into_iter().filter(|d| d.0.starts_with("TEMPLATE_PATH")).count();
+    assert_eq!(paths(warnings(reading("add", "whatever"))), 0);
+}

@@ -17,7 +17,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// An `mcpServers` file in `dir` naming server-everything (stdio) as `everything`.
-fn everything_servers(dir: &Path) -> PathBuf {
+pub(crate) fn everything_servers(dir: &Path) -> PathBuf {
     let script = repo().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     assert!(script.is_file(), "{} is missing: run `npm ci`", script.display());
     let path = dir.join("servers.json");

@@ -220,3 +220,36 @@ fn a_tool_step_with_an_empty_or_missing_tool_is_an_error_at_its_tool_field() {
     let missing = check(serde_json::json!([{ "id": "a", "kind": "tool", "tool": "x" }, { "id": "b", "kind": "tool" }]));
     assert_eq!(missing, want("MISSING_FIELD", "/steps/1/tool"));
 }
+
+#[test]
+fn a_field_server_everythings_output_schema_rules_out_is_found_by_validate_before_any_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let servers = crate::people::everything_servers(dir.path());
+    let write = |field: &str| {
+        let path = dir.path().join(format!("weather-{field}.json"));
+        let doc = serde_json::json!({ "blueprint": 1, "id": "weather", "steps": [
+            { "id": "w", "kind": "tool", "server": "everything", "tool": "get-structured-content", "args": { "location": "Chicago" } },
+            { "id": "say", "kind": "tool", "server": "everything", "tool": "echo", "args": { "message": format!("{{{{ w.{field} }}}}") } } ] });
+        std::fs::write(&path, doc.to_string()).unwrap();
+        path
+    };
+    let check = |path: &std::path::Path| {
+        mcpflow(&[
+            "validate",
+            "--servers",
+            servers.to_str().unwrap(),
+            "--allow-server",
+            "everything",
+            path.to_str().unwrap(),
+        ])
+    };
+    let typo = check(&write("temprature"));
+    // Its schema (zod's) allows no other field, so the typo cannot be there: an error,
+    // where the run would have failed TEMPLATE_UNRESOLVED at that step.
+    let text = stdout(&typo);
+    assert_eq!(typo.status.code(), Some(1), "{text}");
+    assert!(text.contains("error[TEMPLATE_PATH_ABSENT]") && text.contains("`w.temprature`"), "{text}");
+    assert!(text.contains("did you mean `temperature`?"), "{text}");
+    let right = check(&write("temperature"));
+    assert!(!stdout(&right).contains("TEMPLATE_PATH"), "{}", stdout(&right));
+}
