@@ -100,10 +100,7 @@ async fn execute(args: &AnswerArgs) -> anyhow::Result<ExitCode> {
     };
     start.wait = args.wait;
     start.timeout_ms = args.out.timeout_ms();
-    let total = match &start.target {
-        Target::Inline(doc) => top_level(doc),
-        Target::Stored(id) => app.blueprint(id).map(|b| top_level(&b.json)).unwrap_or(0),
-    };
+    let total = crate::run::steps_of_target(&app, &start.target);
     let (sink, writer) = args.out.sink(total)?;
     let sink = match (&start.people, args.wait) {
         (Some(people), true) => {
@@ -141,7 +138,7 @@ async fn through_service(
         Ok(answers) => answers,
         Err(message) => return Ok(unread(&message)),
     };
-    let total = doc.as_ref().map_or(0, top_level);
+    let total = doc.as_ref().map_or(0, crate::run::top_level);
     let request = mcpflow_app::api::CliAnswer {
         run_id: args.run.clone(),
         step: args.step.clone(),
@@ -159,8 +156,4 @@ async fn through_service(
         Ok(envelope) => args.out.finish(&envelope, writer.as_ref(), stop.signal()),
         Err(e) => refused(e),
     }
-}
-
-fn top_level(doc: &Value) -> u64 {
-    doc.get("steps").and_then(Value::as_array).map_or(0, |s| s.len() as u64)
 }

@@ -61,10 +61,7 @@ async fn execute(args: &ResumeArgs) -> anyhow::Result<ExitCode> {
         }
     };
     start.timeout_ms = args.out.timeout_ms();
-    let total = match &start.target {
-        Target::Inline(doc) => top_level(doc),
-        Target::Stored(id) => app.blueprint(id).map(|b| top_level(&b.json)).unwrap_or(0),
-    };
+    let total = crate::run::steps_of_target(&app, &start.target);
     let (sink, writer) = args.out.sink(total)?;
     let stop = crate::run::cancel_on_signals()?;
     let envelope = match drive(&app, start, sink, stop.token().clone()).await {
@@ -94,8 +91,4 @@ async fn through_service(api: &Api, args: &ResumeArgs, doc: Option<Value>) -> an
         }
     };
     crate::through::follow(api, &started.run_id, events, total, &args.out).await
-}
-
-fn top_level(doc: &Value) -> u64 {
-    doc.get("steps").and_then(Value::as_array).map_or(0, |s| s.len() as u64)
 }

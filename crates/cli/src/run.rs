@@ -578,3 +578,16 @@ fn open_events(path: Option<&std::path::Path>) -> anyhow::Result<Option<Writer>>
     };
     Ok(Some(Arc::new(Mutex::new(w))))
 }
+
+/// The top-level steps of a blueprint document (the total of the progress display).
+pub(crate) fn top_level(doc: &serde_json::Value) -> u64 {
+    doc.get("steps").and_then(serde_json::Value::as_array).map_or(0, |s| s.len() as u64)
+}
+
+/// The top-level steps of the blueprint a run started here runs (0 when it cannot be read).
+pub(crate) fn steps_of_target(app: &mcpflow_app::App, target: &Target) -> u64 {
+    match target {
+        Target::Inline(doc) => top_level(doc),
+        Target::Stored(id) => app.blueprint(id).map(|b| top_level(&b.json)).unwrap_or(0),
+    }
+}

@@ -70,8 +70,7 @@ pub(crate) async fn follow(
 /// The top-level steps of the blueprint a command runs: `doc` when given, else the
 /// stored blueprint that past run `run_id` was of (0 when it cannot be read).
 pub(crate) async fn steps_of(api: &Api, run_id: &str, doc: Option<&serde_json::Value>) -> u64 {
-    let top_level =
-        |doc: &serde_json::Value| doc.get("steps").and_then(serde_json::Value::as_array).map_or(0, |s| s.len() as u64);
+    use crate::run::top_level;
     match doc {
         Some(doc) => top_level(doc),
         None => match api.get_run(run_id.to_owned()).await {
