@@ -136,13 +136,19 @@ impl ServerHandler for Mediator {
             retry,
             input_required: std::sync::OnceLock::new(),
         };
-        // An exposed blueprint whose output has a schema answers with its output.
-        let output_schema = if tools::is_builtin(&request.name) {
-            None
+        // An exposed blueprint, found once: it runs, and answers with its output when that
+        // has a schema.
+        let exposed = if tools::is_builtin(&request.name) {
+            Ok(None)
         } else {
-            self.app.exposed().ok().and_then(|list| list.into_iter().find(|e| e.id == request.name)?.output_schema)
+            self.app.exposed().map(|list| list.into_iter().find(|e| e.id == request.name))
         };
-        let result: CallToolResult = match call.dispatch(&request.name, args).await {
+        let (answer, output_schema) = match exposed {
+            Ok(Some(e)) => (call.run_exposed(&e.id, args).await, e.output_schema),
+            Ok(None) => (call.dispatch(&request.name, args).await, None),
+            Err(e) => (Err(tools::app_failure(&e)), None),
+        };
+        let result: CallToolResult = match answer {
             Ok(value) => {
                 span.end(None);
                 match &output_schema {

@@ -245,18 +245,17 @@ impl Call<'_> {
             "run_pipeline" => self.run_pipeline(&args).await,
             "get_run" => self.get_run(&args),
             "answer_run" => self.answer_run(&args).await,
-            other => match self.app.exposed() {
-                Ok(list) if list.iter().any(|e| e.id == other) => {
-                    let spec = json!({ "id": other, "inputs": args });
-                    self.run_workflow(&spec).await
-                }
-                Ok(_) => Err(failure(
-                    "TOOL_NOT_FOUND",
-                    format!("mcpflow has no tool `{other}`; tools/list shows the built-in and exposed ones"),
-                )),
-                Err(e) => Err(app_failure(&e)),
-            },
+            // Exposed blueprints are found by the caller (`Mediator::call_tool`).
+            other => Err(failure(
+                "TOOL_NOT_FOUND",
+                format!("mcpflow has no tool `{other}`; tools/list shows the built-in and exposed ones"),
+            )),
         }
+    }
+
+    /// Runs exposed blueprint `id` with the tool's arguments as its inputs.
+    pub(super) async fn run_exposed(&self, id: &str, args: Value) -> Answer {
+        self.run_workflow(&json!({ "id": id, "inputs": args })).await
     }
 
     fn list_servers(&self) -> Answer {
