@@ -319,6 +319,13 @@ struct Served {
 /// Most spans a worker may hold open at once; past it new ones are not started here.
 const MAX_OPEN_SPANS: usize = 100_000;
 
+/// Asks the worker (a hook of one of its calls) and waits for its reply; dropped before
+/// it, the worker is told to stop.
+async fn ask_worker(link: Arc<SupervisorLink>, ask: SupervisorAsk) -> Reply {
+    let id = link.id();
+    link.request(id, &ToWorker::Request { id, ask }, ToWorker::Cancel { id }).reply().await
+}
+
 fn reply(id: u64, result: Reply) -> ToWorker {
     ToWorker::Reply { id, result }
 }
@@ -437,15 +444,7 @@ impl Served {
             id,
             move |cancel| {
                 Box::pin(async move {
-                    let hook = move |ask: SupervisorAsk| {
-                        let link = link.clone();
-                        async move {
-                            let hid = link.id();
-                            let asked =
-                                link.request(hid, &ToWorker::Request { id: hid, ask }, ToWorker::Cancel { id: hid });
-                            asked.reply().await
-                        }
-                    };
+                    let hook = move |ask: SupervisorAsk| ask_worker(link.clone(), ask);
                     let progress = call.progress.then(|| {
                         let link = progress_link.clone();
                         Arc::new(move |progress| link.send(&ToWorker::Progress { call: id, progress }))
@@ -517,14 +516,8 @@ impl Served {
                 let WireSample { step, path, server, allowed, params, ask } = request;
                 let ask = ask.then(|| {
                     Arc::new(move |question| {
-                        let link = link.clone();
-                        Box::pin(async move {
-                            let hid = link.id();
-                            let ask = SupervisorAsk::SampleAsk { sample: id, question };
-                            let asked =
-                                link.request(hid, &ToWorker::Request { id: hid, ask }, ToWorker::Cancel { id: hid });
-                            asked.reply().await.and_then(value_answer)
-                        }) as BoxFuture<'static, _>
+                        let asked = ask_worker(link.clone(), SupervisorAsk::SampleAsk { sample: id, question });
+                        Box::pin(async move { asked.await.and_then(value_answer) }) as BoxFuture<'static, _>
                     }) as mcpflow_engine::AskSink
                 });
                 sampler.sample(SampleRequest { step, path, server, allowed, params, ask }, cancel)

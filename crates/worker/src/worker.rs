@@ -196,9 +196,15 @@ impl To {
     }
 
     fn ask_blocking(&self, ask: crate::wire::WorkerAsk) -> Reply {
-        let id = self.link.id();
-        self.link.request_blocking(id, &ToSupervisor::Request { id, ask })
+        ask_blocking(&self.link, ask)
     }
+}
+
+/// Asks the supervisor and blocks this thread until the reply, for the engine's parts
+/// whose methods are not async (see [`Link::request_blocking`]).
+fn ask_blocking(link: &ChildLink, ask: crate::wire::WorkerAsk) -> Reply {
+    let id = link.id();
+    link.request_blocking(id, &ToSupervisor::Request { id, ask })
 }
 
 impl Servers for To {
@@ -317,9 +323,8 @@ impl Telemetry for Traced {
             parent: span.parent.map(WireTrace::of),
             attrs: span.attrs.iter().map(|(k, v)| ((*k).to_owned(), WireAttr::from(v))).collect(),
         };
-        let id = self.link.id();
         let ask = crate::wire::WorkerAsk::SpanStart { span: number, start };
-        let context = match self.link.request_blocking(id, &ToSupervisor::Request { id, ask }) {
+        let context = match ask_blocking(&self.link, ask) {
             Ok(value) => serde_json::from_value::<WireTrace>(value).ok().and_then(|t| t.context()),
             Err(_) => None,
         };
