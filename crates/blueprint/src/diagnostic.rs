@@ -135,6 +135,9 @@ codes! {
     /// A template reads a field of a tool step's output that the tool's output schema
     /// rules out (`additionalProperties: false`).
     TemplatePathAbsent = Error "TEMPLATE_PATH_ABSENT",
+    /// A templated tool argument whose type (from the output schema, inputs schema or
+    /// value it reads) cannot be what the tool's input schema asks for.
+    TemplateTypeMismatch = Error "TEMPLATE_TYPE_MISMATCH",
     /// A step names a server that is not configured.
     ServerUnknown = Warning "SERVER_UNKNOWN",
     /// A configured server could not be reached.

@@ -18,6 +18,7 @@ mod reads;
 pub mod schema;
 pub mod source;
 pub mod template;
+pub mod types;
 pub mod validate;
 
 pub use catalog::{JsonCatalog, ServerInfo, ServerStatus, ToolCatalog, ToolInfo, WorkflowCatalog};

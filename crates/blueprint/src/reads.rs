@@ -25,7 +25,11 @@ pub(crate) fn output_reads(plan: &Plan, producers: &[StepIdx]) -> Vec<Read> {
                 let field = if root == id {
                     path.first()
                 } else if root == "steps" && matches!(path.first(), Some(PathSegment::Field(f)) if f == id) {
-                    path.get(1)
+                    // `steps.<id>` is the step's record: only `.output` reads its output.
+                    match path.get(1) {
+                        Some(PathSegment::Field(f)) if f == "output" => path.get(2),
+                        _ => None,
+                    }
                 } else if root == "prev" && prev == Some(producer) {
                     path.first()
                 } else {

@@ -12,6 +12,7 @@ pub use fields::compile_schema;
 mod graph;
 mod reads;
 mod tools;
+mod types;
 
 use crate::catalog::{ToolCatalog, WorkflowCatalog};
 use crate::decode::decode;
@@ -116,6 +117,7 @@ pub fn validate(bp: &Blueprint, options: &Options<'_>) -> (Vec<Diagnostic>, Opti
         ancestors: Vec::new(),
         loop_variables: HashSet::new(),
         saved_names: HashMap::new(),
+        tool_schemas: HashMap::new(),
     };
     v.top_level();
     v.arena(&bp.steps, "/steps", None);
@@ -126,6 +128,7 @@ pub fn validate(bp: &Blueprint, options: &Options<'_>) -> (Vec<Diagnostic>, Opti
     v.layout();
     v.workflows();
     v.tools();
+    v.types();
     let ok = !v.diags.iter().any(Diagnostic::is_error);
     (v.diags, ok.then_some(v.plan))
 }
@@ -142,6 +145,8 @@ pub(crate) struct Validator<'a> {
     loop_variables: HashSet<String>,
     /// `save` name → the step that writes it.
     saved_names: HashMap<String, String>,
+    /// Tool step → its tool's schemas, as the catalog gave them (for [`types`]).
+    tool_schemas: HashMap<StepIdx, types::ToolSchemas>,
 }
 
 /// A fixed-size bitset over positions in one list.

@@ -4,6 +4,7 @@
 
 use super::Validator;
 use super::fields::compile_schema;
+use super::types::ToolSchemas;
 use crate::catalog::{ServerInfo, ServerStatus, ToolCatalog};
 use crate::diagnostic::{Code, Diagnostic, did_you_mean};
 use crate::model::StepKind;
@@ -217,9 +218,15 @@ impl Validator<'_> {
             self.push(d.with_hint(hint));
             return;
         };
-        if let Some(schema) = &tool.output_schema {
-            self.check_output_reads(idx, server, name, schema);
-        }
+        self.tool_schemas.insert(
+            idx,
+            ToolSchemas {
+                server: server.to_owned(),
+                tool: name.to_owned(),
+                input: tool.input_schema.clone(),
+                output: tool.output_schema.clone(),
+            },
+        );
         // Literal members only; templated ones are known at run time.
         let Some((literal, templated)) = self.split_args(idx) else { return };
         let args_ptr = format!("{}/args", self.plan.steps[idx].pointer);
@@ -251,35 +258,5 @@ impl Validator<'_> {
             );
         }
         self.diags.extend(found);
-    }
-
-    /// The fields of step `idx`'s output the blueprint reads, against the output schema
-    /// of its tool (the step's output is the result's `structuredContent`, which that
-    /// schema describes). A field the schema does not list is a warning, or an error when
-    /// the schema allows no others; a schema without `properties` claims nothing.
-    fn check_output_reads(&mut self, idx: StepIdx, server: &str, name: &str, schema: &Value) {
-        let Some(Value::Object(properties)) = schema.get("properties") else { return };
-        let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
-        let id = self.plan.steps[idx].step.id().to_owned();
-        for read in crate::reads::output_reads(&self.plan, &[idx]) {
-            if properties.contains_key(&read.field) {
-                continue;
-            }
-            let (code, may) = if closed {
-                (Code::TemplatePathAbsent, "allows no other field")
-            } else {
-                (Code::TemplatePathUnknown, "does not list it (it may allow others)")
-            };
-            let field = &read.field;
-            let message = format!(
-                "`{id}.{field}`: the output of tool `{server}`/`{name}` (step `{id}`) has no field `{field}` in its output schema, which {may}"
-            );
-            let hint = match did_you_mean(field, properties.keys().map(String::as_str)) {
-                s if !s.is_empty() => s,
-                _ => format!("its fields: {}", properties.keys().map(String::as_str).collect::<Vec<_>>().join(", ")),
-            };
-            let reader = if read.reader == "output" { id.clone() } else { read.reader.clone() };
-            self.push(Diagnostic::new(code, read.pointer, message).with_step(reader).with_hint(hint));
-        }
     }
 }

@@ -2,7 +2,7 @@
 
 use mcpflow_blueprint::{JsonCatalog, Options, ServerStatus, ToolCatalog, check_bytes};
 
-fn catalog() -> JsonCatalog {
+pub(crate) fn catalog() -> JsonCatalog {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/catalog.json");
     JsonCatalog::from_json(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
@@ -145,7 +145,7 @@ fn a_field_the_output_schema_does_not_list_is_a_warning_naming_the_closest_one()
     assert_eq!(report.diagnostics[0].hint.as_deref(), Some("did you mean `temperature`?"));
     assert_eq!(report.diagnostics[0].step.as_deref(), Some("say"));
     // A field it lists is no finding.
-    assert!(warnings(reading("get-structured-content", "temperature")).is_empty());
+    assert!(warnings(reading("get-structured-content", "conditions")).is_empty());
 }
 
 #[test]
@@ -160,4 +160,107 @@ fn a_field_a_closed_output_schema_rules_out_is_an_error_and_an_open_schema_claim
     assert!(warnings(reading("get-anything", "whatever")).is_empty());
     let paths = |w: Vec<(String, String, String)>| w.into_iter().filter(|d| d.0.starts_with("TEMPLATE_PATH")).count();
     assert_eq!(paths(warnings(reading("add", "whatever"))), 0);
+}
+
+/// The diagnostics of `steps` against the fixture catalog: (code, pointer, step, hint).
+fn findings(steps: serde_json::Value) -> Vec<(String, String, String, String)> {
+    let cat = catalog();
+    let doc = serde_json::json!({ "blueprint": 1, "id": "types", "steps": steps });
+    let report = check_bytes(doc.to_string().as_bytes(), &Options { catalog: Some(&cat), workflows: None });
+    report
+        .diagnostics
+        .iter()
+        .map(|d| {
+            let step = d.step.clone().unwrap_or_default();
+            (d.code.name().to_owned(), d.pointer.clone(), step, d.hint.clone().unwrap_or_default())
+        })
+        .collect()
+}
+
+fn forecast() -> serde_json::Value {
+    serde_json::json!({ "id": "f", "kind": "tool", "server": "weather", "tool": "forecast", "args": { "city": "Lisbon" } })
+}
+
+#[test]
+fn a_nested_path_is_followed_through_references_arrays_and_optional_fields() {
+    let found = findings(serde_json::json!([
+        forecast(),
+        { "id": "t", "kind": "transform", "value": {
+            "ok": "{{ f.days[0].temp_c }} and {{ f.note }}",
+            "typo": "{{ f.days[0].temp_f }}",
+            "deeper": "{{ steps.f.output.days[1].sumary }}" } }
+    ]));
+    assert_eq!(
+        found,
+        [
+            ("TEMPLATE_PATH_UNKNOWN".into(), "/steps/1/value/typo".into(), "t".into(), "did you mean `temp_c`?".into()),
+            (
+                "TEMPLATE_PATH_UNKNOWN".into(),
+                "/steps/1/value/deeper".into(),
+                "t".into(),
+                "did you mean `summary`?".into()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_loop_item_a_transform_and_saved_values_carry_the_tool_s_type() {
+    let found = findings(serde_json::json!([
+        { "id": "f", "kind": "tool", "server": "weather", "tool": "forecast", "args": { "city": "Lisbon" }, "save": "last_forecast" },
+        { "id": "each", "kind": "loop", "for_each": "{{ f.days }}", "as": "day", "steps": [
+            { "id": "line", "kind": "transform", "value": { "text": "{{ day.summary }}", "temp": "{{ day.tmp }}" } }
+        ] },
+        { "id": "first", "kind": "transform", "value": "{{ each[0].txt }}" },
+        { "id": "old", "kind": "transform", "value": "{{ saved.last_forecast.cty || 'none' }} {{ saved.last_forecast.cty }}" }
+    ]));
+    let codes: Vec<(&str, &str, &str)> =
+        found.iter().map(|(c, p, _, h)| (c.as_str(), p.as_str(), h.as_str())).collect();
+    assert_eq!(
+        codes,
+        [
+            ("TEMPLATE_PATH_UNKNOWN", "/steps/1/steps/0/value/temp", "did you mean `temp_c`?"),
+            // A transform's value has exactly the keys it spells out: an error.
+            ("TEMPLATE_PATH_ABSENT", "/steps/2/value", "did you mean `text`?"),
+            // `||` allows absence on purpose: only the plain path is checked.
+            ("TEMPLATE_PATH_UNKNOWN", "/steps/3/value", "did you mean `city`?"),
+        ]
+    );
+}
+
+#[test]
+fn a_templated_argument_of_a_type_the_tool_refuses_is_an_error_and_a_fitting_one_is_not() {
+    let found = findings(serde_json::json!([
+        forecast(),
+        { "id": "again", "kind": "tool", "server": "weather", "tool": "forecast",
+          "args": { "city": "{{ f.days }}", "days": "{{ f.city }}" } },
+        { "id": "fine", "kind": "tool", "server": "weather", "tool": "forecast",
+          "args": { "city": "{{ f.days[0].summary }}", "days": "{{ length(f.days) }}" } },
+        { "id": "text", "kind": "tool", "server": "everything", "tool": "echo", "args": { "message": "{{ f.days[0].temp_c }}°C" } }
+    ]));
+    let codes: Vec<(&str, &str)> = found.iter().map(|(c, p, _, _)| (c.as_str(), p.as_str())).collect();
+    assert_eq!(
+        codes,
+        [("TEMPLATE_TYPE_MISMATCH", "/steps/1/args/city"), ("TEMPLATE_TYPE_MISMATCH", "/steps/1/args/days")]
+    );
+    let cat = catalog();
+    let doc = serde_json::json!({ "blueprint": 1, "id": "types", "steps": [forecast(),
+        { "id": "again", "kind": "tool", "server": "weather", "tool": "forecast", "args": { "city": "{{ f.days }}" } }] });
+    let report = check_bytes(doc.to_string().as_bytes(), &Options { catalog: Some(&cat), workflows: None });
+    assert_eq!(
+        report.diagnostics[0].message,
+        "argument `city` of tool `weather`/`forecast` must be a string, but `{{ f.days }}` is an array (the output schema of tool `weather`/`forecast` (step `f`))"
+    );
+}
+
+#[test]
+fn open_or_absent_schemas_and_expressions_claim_nothing() {
+    let found = findings(serde_json::json!([
+        { "id": "a", "kind": "tool", "server": "everything", "tool": "get-anything", "args": {} },
+        { "id": "e", "kind": "tool", "server": "everything", "tool": "echo", "args": { "message": "hi" } },
+        { "id": "t", "kind": "transform", "value": {
+            "x": "{{ a.whatever.deeper[3] }}", "y": "{{ e.anything }}", "z": "{{ keys(a)[0] }}" } },
+        { "id": "again", "kind": "tool", "server": "everything", "tool": "echo", "args": { "message": "{{ a.whatever }}" } }
+    ]));
+    assert_eq!(found, []);
 }

@@ -250,6 +250,76 @@ fn a_field_server_everythings_output_schema_rules_out_is_found_by_validate_befor
     assert_eq!(typo.status.code(), Some(1), "{text}");
     assert!(text.contains("error[TEMPLATE_PATH_ABSENT]") && text.contains("`w.temprature`"), "{text}");
     assert!(text.contains("did you mean `temperature`?"), "{text}");
-    let right = check(&write("temperature"));
-    assert!(!stdout(&right).contains("TEMPLATE_PATH"), "{}", stdout(&right));
+    // `conditions` is there, and a string, as `echo`'s `message` must be.
+    let right = check(&write("conditions"));
+    assert_eq!(right.status.code(), Some(0), "{}", stdout(&right));
+    assert!(!stdout(&right).contains("TEMPLATE_"), "{}", stdout(&right));
+    // `temperature` is there too, but a number: `echo` would refuse it (ARGS_INVALID).
+    let number = check(&write("temperature"));
+    assert_eq!(number.status.code(), Some(1), "{}", stdout(&number));
+    assert!(stdout(&number).contains("error[TEMPLATE_TYPE_MISMATCH]"), "{}", stdout(&number));
+}
+
+/// A Python SDK 2.x server whose tools return pydantic models (`$defs`, `$ref`, optional
+/// fields, a model that forbids extras) and an int: `validate` finds a typo'd nested
+/// path, a field the closed model rules out and an argument of the wrong type before any
+/// run; the right blueprint validates clean and its run gives what the types said.
+#[test]
+fn types_from_a_python_sdk_server_s_typed_returns_catch_mistakes_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let servers = dir.path().join("servers.json");
+    let python = crate::venv_python();
+    let script = repo().join("crates/cli/tests/fixtures/typed_py.py");
+    let doc = serde_json::json!({ "mcpServers": { "typed": { "command": python, "args": [script] } } });
+    std::fs::write(&servers, doc.to_string()).unwrap();
+    let write = |name: &str, first: &str, temp: &str, text: &str| {
+        let path = dir.path().join(format!("{name}.json"));
+        let doc = serde_json::json!({ "blueprint": 1, "id": "typed", "steps": [
+            { "id": "f", "kind": "tool", "server": "typed", "tool": "forecast", "args": { "city": "Oslo", "days": 2 } },
+            { "id": "r", "kind": "tool", "server": "typed", "tool": "reading", "args": { "city": "{{ f.city }}" } },
+            { "id": "n", "kind": "tool", "server": "typed", "tool": "count", "args": { "text": text } },
+            { "id": "each", "kind": "loop", "for_each": "{{ f.days }}", "as": "day", "steps": [
+                { "id": "line", "kind": "transform", "value": "{{ day.summary }}: {{ day.temp_c }}" } ] }
+          ],
+          "output": { "first": first, "now": temp, "chars": "{{ n.result }}", "lines": "{{ each }}", "note": "{{ f.note }}" } });
+        std::fs::write(&path, doc.to_string()).unwrap();
+        path
+    };
+    let validate = |path: &std::path::Path| {
+        mcpflow(&[
+            "validate",
+            "--servers",
+            servers.to_str().unwrap(),
+            "--allow-server",
+            "typed",
+            path.to_str().unwrap(),
+        ])
+    };
+    let wrong = validate(&write("wrong", "{{ f.days[0].tempc }}", "{{ r.temp }}", "{{ f.days }}"));
+    let text = stdout(&wrong);
+    assert_eq!(wrong.status.code(), Some(1), "{text}{}", stderr(&wrong));
+    // pydantic's models allow other fields unless told not to: a warning, through `$ref`.
+    assert!(text.contains("warning[TEMPLATE_PATH_UNKNOWN]") && text.contains("did you mean `temp_c`?"), "{text}");
+    assert!(text.contains("error[TEMPLATE_PATH_ABSENT]") && text.contains("`r.temp`"), "{text}");
+    assert!(
+        text.contains("error[TEMPLATE_TYPE_MISMATCH]") && text.contains("argument `text` of tool `typed`/`count`"),
+        "{text}"
+    );
+    let right_path = write("right", "{{ f.days[0].temp_c }}", "{{ r.temp_c }}", "{{ f.city }}");
+    let right = validate(&right_path);
+    assert_eq!(right.status.code(), Some(0), "{}{}", stdout(&right), stderr(&right));
+    assert!(!stdout(&right).contains("TEMPLATE_"), "{}", stdout(&right));
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+        .args(["run", right_path.to_str().unwrap(), "--servers", servers.to_str().unwrap(), "--allow-server", "typed"])
+        .arg("--json")
+        .current_dir(repo())
+        .env("MCPFLOW_HOME", dir.path().join("home"))
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(0), "{}{}", stdout(&run), stderr(&run));
+    let env: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(
+        env["output"],
+        serde_json::json!({ "first": 20.0, "now": 21.5, "chars": 4, "lines": ["day 0 in Oslo: 20.0", "day 1 in Oslo: 21.0"], "note": null })
+    );
 }
