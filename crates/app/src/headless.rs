@@ -133,7 +133,21 @@ pub async fn live_catalog(
     allow: &[String],
     allow_all: bool,
 ) -> Result<mcpflow_mcp::Catalog, HeadlessError> {
-    let configs = read_server_files(server_files)?;
+    live_catalog_with(server_files, None, allow, allow_all).await
+}
+
+/// [`live_catalog`] with the servers a blueprint declares as well (they win over the
+/// files', as in a run).
+pub async fn live_catalog_with(
+    server_files: &[PathBuf],
+    blueprint: Option<&Blueprint>,
+    allow: &[String],
+    allow_all: bool,
+) -> Result<mcpflow_mcp::Catalog, HeadlessError> {
+    let mut configs = read_server_files(server_files)?;
+    if let Some(bp) = blueprint {
+        configs = configs.with_blueprint(&bp.servers);
+    }
     let approvals = consent(&configs, allow, allow_all)?;
     let options = PoolOptions::default().with_auth(crate::auth::authenticator(&crate::home::data_dir(), Front::Cli));
     let pool = Pool::new(configs, approvals, options);

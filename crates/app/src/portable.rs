@@ -13,9 +13,13 @@
 //! that calls it), and a README says
 //! which variables to set and the exact command to run. In-process servers (built into
 //! this mcpflow) and names no server here answers to cannot travel: the README says so.
+//! Each blueprint travels with its lock (`ID.lock.json`, see `mcpflow lock`) when the
+//! servers it uses were listed here, so `mcpflow run --locked` there reports what differs.
 
 use crate::app::App;
 use crate::error::{AppError, Result};
+use mcpflow_blueprint::lock::Lock;
+use mcpflow_blueprint::{Options, check_bytes};
 use mcpflow_mcp::ServerEntry;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -119,7 +123,37 @@ impl App {
             portable.files.push((format!("{next}.json"), doc));
         }
         carry_called_servers(&mut portable.files);
+        self.lock_files(&mut portable);
         Ok(portable)
+    }
+}
+
+impl App {
+    /// Adds `ID.lock.json` beside each exported blueprint: the schemas of the tools and
+    /// prompts it uses, as the servers started here listed them, so `mcpflow run --locked`
+    /// on the other machine says what changed there. A blueprint whose servers were not
+    /// all listed here gets a note instead (it starts nothing to find out).
+    fn lock_files(&self, portable: &mut Portable) {
+        let catalog = self.pool().listed_catalog();
+        let mut locks = Vec::new();
+        for (name, doc) in &portable.files {
+            let id = name.strip_suffix(".json").unwrap_or(name);
+            let text = serde_json::to_vec(doc).unwrap_or_default();
+            let report = check_bytes(&text, &Options { catalog: Some(&catalog), workflows: None });
+            let Some(plan) = &report.plan else {
+                portable.left_out.push(format!("no lock for `{id}`: it has errors (`mcpflow validate` names them)"));
+                continue;
+            };
+            match Lock::build(id, plan, &catalog) {
+                Ok(lock) => locks.push((format!("{id}.lock.json"), serde_json::to_value(&lock).unwrap_or_default())),
+                Err(problems) => portable.left_out.push(format!(
+                    "no lock for `{id}` ({}); run it once here (or test its servers), then export again, \
+                     or lock it on the other machine with `mcpflow lock`",
+                    problems.join("; ")
+                )),
+            }
+        }
+        portable.files.extend(locks);
     }
 }
 

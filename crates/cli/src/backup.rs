@@ -4,6 +4,7 @@
 use crate::app::{AppArgs, open_app};
 use crate::validate::{render, unread};
 use anyhow::Context as _;
+use mcpflow_app::App;
 use mcpflow_blueprint::source::ReadError;
 use std::io::Write as _;
 use std::path::Path;
@@ -102,7 +103,7 @@ pub fn export_blueprint(id: &str, portable: bool, out: Option<&Path>, args: &App
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let exported = app.portable_blueprint(id)?;
+    let exported = list_allowed_then(&app, args, |app| app.portable_blueprint(id))??;
     let folder = out.map_or_else(|| Path::new(id).to_owned(), Path::to_owned);
     std::fs::create_dir_all(&folder).with_context(|| format!("cannot create {}", folder.display()))?;
     let mut files: Vec<(String, String)> = Vec::new();
@@ -134,6 +135,29 @@ pub fn export_blueprint(id: &str, portable: bool, out: Option<&Path>, args: &App
     }
     eprintln!("see {} for the command that runs it", folder.join("README.md").display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `work` after listing the servers the flags let start (`--allow-server`,
+/// `--allow-all-servers`), so a portable export can lock the tools it uses; stops them
+/// after. Without such flags nothing starts, and the export says why it has no lock.
+#[allow(clippy::print_stderr)]
+fn list_allowed_then<T>(app: &App, args: &AppArgs, work: impl FnOnce(&App) -> T) -> anyhow::Result<T> {
+    let names: Vec<String> =
+        if args.allow_all_servers { app.servers().into_iter().map(|s| s.name).collect() } else { args.allow.clone() };
+    if names.is_empty() {
+        return Ok(work(app));
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    Ok(runtime.block_on(async {
+        for name in &names {
+            if let Err(e) = app.test_server(name).await {
+                eprintln!("note: could not list `{name}` to lock its tools: {e}");
+            }
+        }
+        let out = work(app);
+        app.shutdown().await;
+        out
+    }))
 }
 
 /// Writes `text` to a file that must not exist yet.

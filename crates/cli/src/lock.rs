@@ -108,7 +108,7 @@ pub(crate) fn locked_findings(
 /// `mcpflow run --locked`: before anything runs, the servers of the `--servers` files
 /// are listed and compared with the lock. Some: the exit code when the run must not start
 /// (no lock, a breaking change: 2, as for an invalid blueprint); every finding is printed.
-/// Servers only the blueprint declares are not listed, so not compared.
+/// The servers the blueprint declares are listed too (they win, as in the run).
 #[allow(clippy::print_stderr)]
 pub(crate) async fn check_before_run(
     file: &Path,
@@ -118,7 +118,8 @@ pub(crate) async fn check_before_run(
     allow_all: bool,
 ) -> anyhow::Result<Option<ExitCode>> {
     use anyhow::Context as _;
-    let catalog = mcpflow_app::headless::live_catalog(servers, allow, allow_all)
+    let declared = check_bytes(bytes, &Options::default()).blueprint;
+    let catalog = mcpflow_app::headless::live_catalog_with(servers, declared.as_ref(), allow, allow_all)
         .await
         .context("listing the servers' tools to compare them with the lock")?;
     let mut report = check_bytes(bytes, &Options { catalog: Some(&catalog), workflows: None });

@@ -93,6 +93,33 @@ fn a_portable_export_runs_in_another_data_folder_with_only_its_variables_set() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("main.json exists") && stderr(&out).contains("--out DIR"), "{}", stderr(&out));
     assert_eq!(std::fs::read_to_string(&main_file).unwrap(), before);
+    // Nothing was started to list the servers, so no lock came along: a note says so.
+    assert!(!folder.join("main.lock.json").exists());
+}
+
+#[test]
+fn a_portable_export_with_its_servers_allowed_carries_the_lock_and_runs_locked_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = studio_home(dir.path());
+    let folder = dir.path().join("travel");
+    let export = ["export-blueprint", "main", "--portable", "--out", folder.to_str().unwrap()];
+    let out = mcpflow_in(&home, &[&export[..], &["--allow-server", "echo"]].concat(), &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("main.lock.json") && stderr(&out).contains("sub.lock.json"), "{}", stderr(&out));
+    let lock = read(&folder.join("main.lock.json"));
+    assert!(lock["servers"]["echo"]["tools"]["echo"].is_object(), "{lock}");
+    assert!(!std::fs::read_to_string(folder.join("main.lock.json")).unwrap().contains(SECRET));
+    // The other machine runs it `--locked`: the same servers, nothing changed.
+    let elsewhere = dir.path().join("elsewhere");
+    let main_file = folder.join("main.json");
+    let run = ["run", main_file.to_str().unwrap(), "--locked", "--allow-server", "echo", "--json", "-q"];
+    let out = mcpflow_in(&elsewhere, &run, &[("ECHO_TOKEN", "another-value")]);
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
+    // Without the servers allowed here, the export says why it has no lock.
+    let again = dir.path().join("again");
+    let out = mcpflow_in(&home, &["export-blueprint", "main", "--portable", "--out", again.to_str().unwrap()], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("note: no lock for `main`"), "{}", stderr(&out));
 }
 
 #[test]
