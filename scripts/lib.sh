@@ -1,7 +1,14 @@
 # shellcheck shell=bash
 # Shared by the scripts: sourced, not run.
 
-step() { printf '\n== %s\n' "$*"; }
+# Each step's heading says how long the first script of the run (test.sh, or the one run
+# alone) had been running when the step began, so a CI log reads as a per-step timing table.
+: "${MCPFLOW_STEPS_T0:=$(date +%s)}"
+export MCPFLOW_STEPS_T0
+step() {
+  local t=$(($(date +%s) - MCPFLOW_STEPS_T0))
+  printf '\n== %s  [at %dm%02ds]\n' "$*" $((t / 60)) $((t % 60))
+}
 
 # Installs the Debian packages given that are not installed yet (as root, or with sudo).
 ensure_debs() {
