@@ -288,13 +288,19 @@ fn paths(types: &Types<'_>, site: Site<'_>, template: &Template, base: &str, rea
                 Lookup::Found(None) | Lookup::Unknown => break,
                 Lookup::Missing { closed, fields } => {
                     let PathSegment::Field(field) = seg else { break };
+                    let near = did_you_mean(field, fields.iter().map(String::as_str));
+                    // An input named close to a declared one is a typo: the caller passes
+                    // what the schema declares, so the run would fail there.
+                    let misspelt_input = root == "inputs" && upto == 0 && !near.is_empty();
                     let (code, may) = if closed {
                         (Code::TemplatePathAbsent, "allows no other field")
+                    } else if misspelt_input {
+                        (Code::TemplatePathAbsent, "declares one close to it")
                     } else {
                         (Code::TemplatePathUnknown, "does not list it (it may allow others)")
                     };
                     let message = format!("`{full}`: `{prefix}` has no field `{field}` in {}, which {may}", t.source());
-                    let hint = match did_you_mean(field, fields.iter().map(String::as_str)) {
+                    let hint = match near {
                         s if !s.is_empty() => s,
                         _ if fields.is_empty() => "it has no fields".into(),
                         _ => format!("its fields: {}", fields.join(", ")),
