@@ -158,6 +158,9 @@ codes! {
     LayoutUnknownStep = Warning "LAYOUT_UNKNOWN_STEP",
     /// A `workflow` step names a blueprint that is not known.
     WorkflowUnknown = Warning "WORKFLOW_UNKNOWN",
+    /// Servers a blueprint uses were not listed yet, so their tools were not checked
+    /// (`mcpflow serve`'s `validate_workflow`; `check_tools: true` lists them first).
+    ToolsNotChecked = Note "TOOLS_NOT_CHECKED",
     // Comparing the live servers with the lock (`--locked`).
     /// A tool, prompt or schema the blueprint relies on changed in a way that breaks it.
     LockBreakingChange = Error "LOCK_BREAKING_CHANGE",
