@@ -9,6 +9,7 @@ mod builtin;
 mod exposed;
 mod format;
 pub mod http;
+mod lifecycle;
 mod people;
 mod sampling;
 mod tools;
@@ -160,6 +161,7 @@ impl ServerHandler for Mediator {
         } else {
             self.app.exposed().map(|list| list.into_iter().find(|e| e.id == request.name))
         };
+        let output_only = request.name == "run_workflow" && args.get("detail") == Some(&Value::from("output"));
         let (answer, output_schema) = match exposed {
             Ok(Some(e)) => (call.run_exposed(&e.id, args).await, e.output_schema),
             Ok(None) => (call.dispatch(&request.name, args).await, None),
@@ -170,6 +172,7 @@ impl ServerHandler for Mediator {
                 span.end(None);
                 match &output_schema {
                     Some(schema) => exposed::answer(schema, value),
+                    None if output_only => exposed::output_only(value),
                     None => CallToolResult::structured(value),
                 }
             }

@@ -231,6 +231,51 @@ fn tools() -> Vec<Tool> {
             ),
         ),
         tool(
+            "list_runs",
+            "Recorded runs, newest first: run_id, blueprint, status, started_at, finished_at; waiting runs with \
+             the questions they wait on (answer_run answers them).",
+            Effect::Reads,
+            false,
+            object(
+                json!({
+                    "blueprint": string("Only runs of this blueprint."),
+                    "status": {
+                        "enum": ["running", "waiting", "succeeded", "partial", "failed", "cancelled", "interrupted"],
+                        "description": "Only runs with this status."
+                    },
+                    "waiting": { "type": "boolean", "description": "Only runs waiting for an answer (the same as status: waiting)." },
+                    "limit": { "type": "integer", "minimum": 1, "maximum": 1000, "description": "At most this many runs (default 20)." }
+                }),
+                &[],
+            ),
+        ),
+        tool(
+            "cancel_run",
+            "Cancels a run that is running or waiting for an answer; answers { run_id, status }.",
+            Effect::Destroys { idempotent: true },
+            false,
+            object(json!({ "run_id": string("The run's id (list_runs lists them).") }), &["run_id"]),
+        ),
+        tool(
+            "resume_run",
+            "Resumes an interrupted run (its process stopped) with a new run: the steps that had finished keep \
+             their outputs, the rest run. Answers as run_workflow does, with `resumed_from`.",
+            Effect::Destroys { idempotent: false },
+            true,
+            object(
+                json!({ "run_id": string("The interrupted run's id (list_runs with status: interrupted).") }),
+                &["run_id"],
+            ),
+        ),
+        tool(
+            "delete_workflow",
+            "Deletes a stored blueprint and all its revisions (refused while a run of it is in flight). The \
+             history of its runs stays (get_run, list_runs).",
+            Effect::Destroys { idempotent: true },
+            false,
+            object(json!({ "id": string("The blueprint's id (list_workflows lists them).") }), &["id"]),
+        ),
+        tool(
             "blueprint_format",
             "How to write a blueprint: a short guide (kinds, templates, three examples) or, with part: \"schema\", \
              the format's JSON Schema. The same as the resources mcpflow://format and mcpflow://format/schema.",

@@ -9,6 +9,7 @@ use crate::blueprints::document;
 use crate::error::AppError;
 use crate::pipeline::{self, PIPELINE_ID, PipelineError};
 use crate::runs::{StartRun, Target, Trigger, step_records};
+use mcpflow_blueprint::{Code, Diagnostic, ServerStatus, ToolCatalog as _};
 use mcpflow_engine::results::tool_output;
 use mcpflow_engine::{CallRequest, CallTarget, EventKind, RunStatus};
 use rmcp::RoleServer;
@@ -75,7 +76,7 @@ pub(super) fn string_arg(args: &Value, name: &str) -> Result<String, Value> {
 
 impl Call<'_> {
     /// The calling client's name (`clientInfo.name`), recorded with the runs it starts.
-    fn client_name(&self) -> Option<String> {
+    pub(super) fn client_name(&self) -> Option<String> {
         self.context.peer.peer_info().map(|info| info.client_info.name.clone())
     }
 
@@ -84,7 +85,7 @@ impl Call<'_> {
             "list_servers" => self.list_servers(),
             "list_tools" => self.list_tools(&args).await,
             "call_tool" => self.call_tool(&args).await,
-            "validate_workflow" => self.validate(&args),
+            "validate_workflow" => self.validate(&args).await,
             "save_workflow" => self.save(&args),
             "list_workflows" => self.list_workflows(),
             "get_workflow" => self.get_workflow(&args),
@@ -92,6 +93,10 @@ impl Call<'_> {
             "run_pipeline" => self.run_pipeline(&args).await,
             "get_run" => self.get_run(&args),
             "answer_run" => self.answer_run(&args).await,
+            "list_runs" => self.list_runs(&args),
+            "cancel_run" => self.cancel_run(&args).await,
+            "resume_run" => self.resume_run(&args).await,
+            "delete_workflow" => self.delete_workflow(&args),
             // Exposed blueprints are found by the caller (`Mediator::call_tool`).
             other => Err(failure(
                 "TOOL_NOT_FOUND",
@@ -116,7 +121,8 @@ impl Call<'_> {
     }
 
     async fn list_tools(&self, args: &Value) -> Answer {
-        let names = match args.get("server").and_then(Value::as_str) {
+        let one = args.get("server").and_then(Value::as_str);
+        let names = match one {
             Some(one) => vec![one.to_owned()],
             None => self.app.pool().server_names(),
         };
@@ -127,6 +133,10 @@ impl Call<'_> {
                 Ok(found) => tools.extend(found),
                 Err(e) => unreachable.push(json!({ "server": name, "code": e.code(), "message": e.to_string() })),
             }
+        }
+        // The one server asked for could not be listed: the call failed.
+        if let (Some(_), [only]) = (one, unreachable.as_slice()) {
+            return Err(json!({ "error": only }));
         }
         Ok(json!({ "tools": tools, "unreachable": unreachable }))
     }
@@ -158,18 +168,19 @@ impl Call<'_> {
             trace: self.trace.call_trace(),
         };
         match self.app.pool().call(request).await {
-            Ok(raw) => {
-                let output = match tool_output(&raw) {
-                    Ok(v) => v,
-                    Err(failed) => json!({ "is_error": true, "message": failed.0 }),
-                };
-                Ok(json!({ "result": raw, "output": output }))
-            }
+            Ok(raw) => match tool_output(&raw) {
+                Ok(output) => Ok(json!({ "result": raw, "output": output })),
+                // The downstream tool failed: so did the call asked for.
+                Err(failed) => Err(json!({
+                    "result": raw,
+                    "error": { "code": "TOOL_FAILED", "message": format!("the tool answered with an error: {}", failed.0) },
+                })),
+            },
             Err(e) => Err(failure(e.code(), e.to_string())),
         }
     }
 
-    fn validate(&self, args: &Value) -> Answer {
+    async fn validate(&self, args: &Value) -> Answer {
         // A blueprint given as text is read strictly: what the reader refuses (a
         // duplicate key, …) is a finding with its line and column in that text.
         let doc = match document(args.get("blueprint").unwrap_or(&Value::Null)) {
@@ -178,13 +189,54 @@ impl Call<'_> {
             Err(e) => return Err(app_failure(&e)),
         };
         self.app.refuse_blueprint_env(&doc).map_err(|e| app_failure(&e))?;
-        let report = self.app.validate(&doc);
+        if args.get("check_tools").and_then(Value::as_bool) == Some(true) {
+            // Listed first, so their tools are checked; one that cannot be listed is
+            // SERVER_UNREACHABLE in the report.
+            for server in self.unlisted(&doc) {
+                let _ = self.app.pool().discover(&server).await;
+            }
+        }
+        let mut report = self.app.validate(&doc);
+        let unlisted = self.unlisted(&doc);
+        if !unlisted.is_empty() {
+            let names = unlisted.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ");
+            report.diagnostics.push(
+                Diagnostic::new(
+                    Code::ToolsNotChecked,
+                    "",
+                    format!("the tools of {names} were not checked: not listed yet (validating starts no server)"),
+                )
+                .with_hint("validate again with `check_tools: true` (it starts them), or call list_tools first"),
+            );
+        }
         Ok(json!({ "valid": !report.has_errors(), "diagnostics": report.diagnostics }))
+    }
+
+    /// The configured servers the steps of `doc` name that have not been listed yet.
+    fn unlisted(&self, doc: &Value) -> Vec<String> {
+        fn walk(steps: &Value, out: &mut Vec<String>) {
+            for step in steps.as_array().into_iter().flatten() {
+                if let Some(server) = step.get("server").and_then(Value::as_str)
+                    && !out.iter().any(|s| s == server)
+                {
+                    out.push(server.to_owned());
+                }
+                if let Some(body) = step.get("steps") {
+                    walk(body, out);
+                }
+            }
+        }
+        let mut named = Vec::new();
+        walk(doc.get("steps").unwrap_or(&Value::Null), &mut named);
+        let catalog = self.app.pool().listed_catalog();
+        named.retain(|s| matches!(catalog.server(s), ServerStatus::NotListed));
+        named
     }
 
     fn save(&self, args: &Value) -> Answer {
         let doc = document(args.get("blueprint").unwrap_or(&Value::Null)).map_err(|e| app_failure(&e))?;
         self.app.refuse_blueprint_env(&doc).map_err(|e| app_failure(&e))?;
+        self.exposable(&doc)?;
         let saved = self.app.save_blueprint(&doc).map_err(|e| app_failure(&e))?;
         Ok(json!({
             "id": saved.meta.id,
@@ -192,6 +244,35 @@ impl Call<'_> {
             "saved_at": saved.meta.saved_at,
             "warnings": saved.warnings,
         }))
+    }
+
+    /// A blueprint with `expose: true` is a tool named by its id: not a built-in tool's
+    /// name, nor another exposed blueprint's (hosts read `-` and `_` alike).
+    fn exposable(&self, doc: &Value) -> Result<(), Value> {
+        let (Some(true), Some(id)) =
+            (doc.get("expose").and_then(Value::as_bool), doc.get("id").and_then(Value::as_str))
+        else {
+            return Ok(());
+        };
+        let taken = |why: String| {
+            let mut v = failure(
+                "EXPOSE_NAME_TAKEN",
+                format!(
+                    "blueprint `{id}` is exposed as the tool `{id}`, but {why}; give it another id, or save it without `expose`"
+                ),
+            );
+            v["error"]["pointer"] = json!("/id");
+            v
+        };
+        if super::builtin::is_builtin(id) {
+            return Err(taken(format!("`{id}` is a built-in tool of mcpflow")));
+        }
+        let same = |name: &str| name.replace('-', "_") == id.replace('-', "_");
+        let exposed = self.app.exposed().map_err(|e| app_failure(&e))?;
+        match exposed.iter().find(|e| e.id != id && same(&e.id)) {
+            Some(other) => Err(taken(format!("the exposed blueprint `{}` has that tool name", other.id))),
+            None => Ok(()),
+        }
     }
 
     fn list_workflows(&self) -> Answer {
@@ -226,13 +307,9 @@ impl Call<'_> {
             Some(v @ Value::Object(_)) => v.clone(),
             Some(_) => return Err(failure("BAD_REQUEST", "`inputs` must be an object")),
         };
-        let steps_detail = match args.get("detail").and_then(Value::as_str) {
-            None | Some("summary") => false,
-            Some("steps") => true,
-            Some(other) => {
-                return Err(failure("BAD_REQUEST", format!("`detail` is `summary` or `steps`, not `{other}`")));
-            }
-        };
+        // `detail` was checked against the schema (`summary`, `steps` or `output`); the
+        // mediator shapes an `output` answer (`exposed::output_only`).
+        let steps_detail = args.get("detail").and_then(Value::as_str) == Some("steps");
         let mut spec = StartRun::new(target, inputs, Trigger::Mcp);
         spec.stack = self.stack.clone();
         spec.parent = self.trace.parent.clone();
@@ -255,7 +332,7 @@ impl Call<'_> {
     /// questions go to the client when it can answer them (`people::Caller`); one it
     /// cannot ends the call with `INPUT_REQUIRED` (or `input_required`) while the run
     /// waits. A retry after `input_required` follows its run instead.
-    async fn watch(
+    pub(super) async fn watch(
         &self,
         mut spec: StartRun,
     ) -> Result<(mcpflow_engine::Envelope, Vec<mcpflow_engine::RunEvent>), Value> {
@@ -374,12 +451,15 @@ impl Call<'_> {
         // Sampling (issue 17): as in run_workflow.
         spec.sampler = super::sampling::forwarding(self.context);
         let (envelope, events) = self.watch(spec).await?;
-        Ok(json!(pipeline::report(&prepared.ids, &events, &envelope)))
+        let report = pipeline::report(&prepared.ids, &events, &envelope);
+        // A step failed without continue_on_error: the pipeline failed.
+        if report.aborted { Err(json!(report)) } else { Ok(json!(report)) }
     }
 
     fn get_run(&self, args: &Value) -> Answer {
         let run_id = string_arg(args, "run_id")?;
         let detail = self.app.run_detail(&run_id).map_err(|e| app_failure(&e))?;
+        let resumed_by = self.app.store().resumed_by(&run_id).ok().flatten();
         Ok(json!({
             "run_id": detail.record.id,
             "blueprint": detail.record.blueprint,
@@ -390,6 +470,8 @@ impl Call<'_> {
             "envelope": detail.record.envelope,
             "steps": step_records(&detail.events),
             "questions": self.open_questions(&run_id),
+            "resumed_from": detail.record.resumed_from,
+            "resumed_by": resumed_by,
         }))
     }
 }
