@@ -48,6 +48,30 @@ pub(super) fn read(uri: &str) -> Option<ReadResourceResult> {
     Some(ReadResourceResult::new(vec![contents]))
 }
 
+/// A diagnostic's hint as an agent can follow it: where it points at `mcpflow schema`,
+/// docs/blueprint.md or workflows/, which an agent cannot reach, it points at the format
+/// in band.
+pub(super) fn in_band(mut d: mcpflow_blueprint::Diagnostic) -> mcpflow_blueprint::Diagnostic {
+    const INSTEAD: [(&str, &str); 4] = [
+        (
+            "docs/blueprint.md or `mcpflow schema`",
+            "the resource mcpflow://format/schema (or blueprint_format with part: schema)",
+        ),
+        (
+            "an example in workflows/ or run `mcpflow schema`",
+            "an example in the resource mcpflow://format (or blueprint_format)",
+        ),
+        ("`mcpflow schema` shows", "the resource mcpflow://format/schema shows"),
+        ("run `mcpflow schema`", "read the resource mcpflow://format (or blueprint_format)"),
+    ];
+    if let Some(hint) = &mut d.hint {
+        for (from, to) in INSTEAD {
+            *hint = hint.replace(from, to);
+        }
+    }
+    d
+}
+
 /// The `blueprint_format` tool: the guide, or the schema (`part: "schema"`), as text.
 pub(super) fn call(args: &Value) -> CallToolResult {
     let text = match args.get("part").and_then(Value::as_str) {
@@ -87,6 +111,16 @@ mod tests {
             assert!(GUIDE.contains(&format!("| `{kind}` |")), "the guide's table has no `{kind}`");
         }
         assert!(GUIDE.len() < 8_000, "the guide is {} bytes", GUIDE.len());
+    }
+
+    #[test]
+    fn a_hint_naming_the_cli_schema_points_at_the_format_in_band() {
+        let doc =
+            serde_json::json!({ "blueprint": 1, "id": "a", "steps": [ { "id": "s", "kind": "wait", "ms": true } ] });
+        let report = mcpflow_blueprint::check_value(doc, &Default::default());
+        let hints: Vec<String> = report.diagnostics.into_iter().filter_map(|d| in_band(d).hint).collect();
+        assert!(hints.iter().any(|h| h.contains("mcpflow://format/schema")), "{hints:?}");
+        assert!(hints.iter().all(|h| !h.contains("mcpflow schema") && !h.contains("docs/")), "{hints:?}");
     }
 
     #[test]

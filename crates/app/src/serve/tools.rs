@@ -62,6 +62,7 @@ pub(super) fn failure(code: &str, message: impl Into<String>) -> Value {
 pub(super) fn app_failure(e: &AppError) -> Value {
     let mut v = failure(e.code(), e.to_string());
     if let AppError::Invalid(diagnostics) = e {
+        let diagnostics: Vec<_> = diagnostics.iter().cloned().map(super::format::in_band).collect();
         v["error"]["diagnostics"] = json!(diagnostics);
     }
     v
@@ -185,7 +186,10 @@ impl Call<'_> {
         // duplicate key, …) is a finding with its line and column in that text.
         let doc = match document(args.get("blueprint").unwrap_or(&Value::Null)) {
             Ok(doc) => doc,
-            Err(AppError::Invalid(diagnostics)) => return Ok(json!({ "valid": false, "diagnostics": diagnostics })),
+            Err(AppError::Invalid(diagnostics)) => {
+                let diagnostics: Vec<_> = diagnostics.into_iter().map(super::format::in_band).collect();
+                return Ok(json!({ "valid": false, "diagnostics": diagnostics }));
+            }
             Err(e) => return Err(app_failure(&e)),
         };
         self.app.refuse_blueprint_env(&doc).map_err(|e| app_failure(&e))?;
@@ -209,7 +213,9 @@ impl Call<'_> {
                 .with_hint("validate again with `check_tools: true` (it starts them), or call list_tools first"),
             );
         }
-        Ok(json!({ "valid": !report.has_errors(), "diagnostics": report.diagnostics }))
+        let valid = !report.has_errors();
+        let diagnostics: Vec<_> = report.diagnostics.into_iter().map(super::format::in_band).collect();
+        Ok(json!({ "valid": valid, "diagnostics": diagnostics }))
     }
 
     /// The configured servers the steps of `doc` name that have not been listed yet.
