@@ -2,7 +2,7 @@
 // would (issue 31): it reads the format from the server, checks and fixes a blueprint for
 // a three-step task, saves and runs it, cancels a run, lists runs, deletes the blueprint;
 // every wrong input gets its error; a run's question is answered by a new serve process
-// after the first one stopped. Run by crates/cli/tests/it/serve.rs with:
+// after the first one stopped; a run whose serve was killed is resumed with resume_run. Run by crates/cli/tests/it/serve.rs with:
 //   MCPFLOW_BIN     the mcpflow binary
 //   MCPFLOW_HOME    a fresh data folder
 //   SERVERS_FILE    an mcpServers file with the testkit `echo` server
@@ -24,8 +24,10 @@ async function connect() {
   });
   const client = new Client({ name: 'mcpflow-ts-agent-test', version: '1.0.0' });
   await client.connect(transport);
+  serving = transport;
   return client;
 }
+let serving;
 
 let client = await connect().catch((e) => { console.error(`not ok - connect: ${e.stack ?? e}`); process.exit(1); });
 const call = (name, args) => client.callTool({ name, arguments: args }, undefined, { timeout: 60_000 });
@@ -206,6 +208,29 @@ try {
   assert.equal(before.resumed_by, answered.run_id);
   assert.equal(ok(await call('get_run', { run_id: answered.run_id })).resumed_from, question.run_id);
   check('answer_run from a new serve process resumes the waiting run (resumed_from / resumed_by)');
+
+  // 7. A run whose process died is resumed by resume_run, its finished steps kept.
+  ok(await call('save_workflow', { blueprint: { blueprint: 1, id: 'nap', steps: [
+    { id: 'first', kind: 'tool', server: 'echo', tool: 'add', args: { a: 1, b: 1 } },
+    { id: 'nap', kind: 'tool', server: 'echo', tool: 'sleep', args: { ms: 2000 } }], output: '{{ first.sum }}' } }));
+  const napping = call('run_workflow', { id: 'nap' }).catch(() => null);
+  let died;
+  for (let i = 0; i < 200 && !died; i++) {
+    died = ok(await call('list_runs', { blueprint: 'nap', status: 'running' })).runs[0];
+    if (!died) await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.ok(died, 'the nap run is listed as running');
+  process.kill(serving.pid, 'SIGKILL');
+  await napping;
+  try { await client.close(); } catch { /* killed */ }
+  client = await connect();
+  const interrupted = ok(await call('list_runs', { status: 'interrupted' })).runs.map((r) => r.run_id);
+  assert.ok(interrupted.includes(died.run_id), JSON.stringify(interrupted));
+  const resumed = ok(size('resume_run', await call('resume_run', { run_id: died.run_id })));
+  assert.equal(resumed.status, 'succeeded', JSON.stringify(resumed));
+  assert.equal(resumed.resumed_from, died.run_id);
+  failed(await call('resume_run', { run_id: resumed.run_id }), 'BAD_REQUEST');
+  check('resume_run resumes a run whose serve was killed; a finished run is not resumed');
 
   await client.close();
   console.log('all checks passed');

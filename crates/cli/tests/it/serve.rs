@@ -16,7 +16,8 @@ fn the_typescript_sdk_client_lists_saves_runs_and_pipelines_with_progress() {
 /// Issue 31: an agent reads the format from the server, writes, checks, saves, runs a
 /// three-step blueprint, cancels a run, lists runs, deletes the blueprint; each wrong input
 /// gets its error; `isError` says what failed; a question asked through one `serve` is
-/// answered through the next (see tests/mcp/ts-agent.mjs).
+/// answered through the next; a run whose `serve` was killed is resumed (see
+/// tests/mcp/ts-agent.mjs).
 #[test]
 fn an_agent_reads_the_format_writes_a_blueprint_runs_it_and_answers_across_a_restart() {
     let dir = tempfile::tempdir().unwrap();
@@ -29,6 +30,7 @@ fn an_agent_reads_the_format_writes_a_blueprint_runs_it_and_answers_across_a_res
         "ok - isError:",
         "ok - cancel_run, list_runs",
         "ok - answer_run from a new serve process",
+        "ok - resume_run resumes a run whose serve was killed",
     ] {
         assert!(stdout.contains(line), "{line}: {stdout}");
     }
