@@ -4,8 +4,12 @@
 //! `tools/list_changed`. Over stdio ([`serve_stdio`]) or streamable HTTP
 //! ([`http::serve_http`], bearer token, Host/Origin checks, loopback by default).
 
+mod args;
+mod builtin;
 mod exposed;
+mod format;
 pub mod http;
+mod lifecycle;
 mod people;
 mod sampling;
 mod tools;
@@ -14,8 +18,8 @@ mod waiting;
 
 use crate::app::{App, Change};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
@@ -86,14 +90,17 @@ impl Mediator {
 
 impl ServerHandler for Mediator {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build())
-            .with_server_info(Implementation::new("mcpflow", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "mcpflow runs workflow blueprints over MCP servers. Explore with list_servers / list_tools / \
-                 call_tool, write a blueprint (see validate_workflow), save it with save_workflow, then run it \
-                 with run_workflow: one call runs every step deterministically. run_pipeline runs an ad-hoc \
-                 sequence of tool calls with {{ id.path }} templates.",
-            )
+        ServerConfig::new(
+            ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_resources().build(),
+        )
+        .with_server_info(Implementation::new("mcpflow", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "mcpflow runs workflow blueprints over MCP servers. Explore with list_servers / list_tools / \
+                 call_tool, read how to write a blueprint (the resource mcpflow://format, or the blueprint_format \
+                 tool), check it with validate_workflow, save it with save_workflow, then run it with \
+                 run_workflow: one call runs every step deterministically. run_pipeline runs an ad-hoc sequence \
+                 of tool calls with {{ id.path }} templates.",
+        )
     }
 
     async fn list_tools(
@@ -101,9 +108,9 @@ impl ServerHandler for Mediator {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let mut list: Vec<Tool> = tools::builtin();
+        let mut list: Vec<Tool> = builtin::builtin().to_vec();
         match self.app.exposed() {
-            Ok(exposed) => list.extend(exposed.into_iter().filter(|e| !tools::is_builtin(&e.id)).map(exposed::tool)),
+            Ok(exposed) => list.extend(exposed.into_iter().filter(|e| !builtin::is_builtin(&e.id)).map(exposed::tool)),
             Err(e) => tracing::warn!(error = %e, "could not list exposed blueprints"),
         }
         Ok(ListToolsResult::with_all_items(list))
@@ -120,6 +127,17 @@ impl ServerHandler for Mediator {
         let caller = trace::incoming(&request, &context);
         let span = trace::ServerSpan::start(telemetry.as_ref(), &request.name, caller.as_ref(), &context);
         let parent = span.context().cloned().or(caller);
+        // A built-in tool's arguments are checked against its schema first.
+        if let Some(tool) = builtin::find(&request.name)
+            && let Err(error) = args::check(tool, &args)
+        {
+            span.end(Some("BAD_REQUEST"));
+            return Ok(CallToolResult::structured_error(error).into());
+        }
+        if request.name == "blueprint_format" {
+            span.end(None);
+            return Ok(format::call(&args).into());
+        }
         let retry = match waiting::retry_of(&request) {
             Ok(retry) => retry,
             Err(error) => {
@@ -138,11 +156,12 @@ impl ServerHandler for Mediator {
         };
         // An exposed blueprint, found once: it runs, and answers with its output when that
         // has a schema.
-        let exposed = if tools::is_builtin(&request.name) {
+        let exposed = if builtin::is_builtin(&request.name) {
             Ok(None)
         } else {
             self.app.exposed().map(|list| list.into_iter().find(|e| e.id == request.name))
         };
+        let output_only = request.name == "run_workflow" && args.get("detail") == Some(&Value::from("output"));
         let (answer, output_schema) = match exposed {
             Ok(Some(e)) => (call.run_exposed(&e.id, args).await, e.output_schema),
             Ok(None) => (call.dispatch(&request.name, args).await, None),
@@ -153,6 +172,7 @@ impl ServerHandler for Mediator {
                 span.end(None);
                 match &output_schema {
                     Some(schema) => exposed::answer(schema, value),
+                    None if output_only => exposed::output_only(value),
                     None => CallToolResult::structured(value),
                 }
             }
@@ -166,6 +186,33 @@ impl ServerHandler for Mediator {
             return Ok(CallToolResponse::InputRequired(input));
         }
         Ok(result.into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        Ok(ListResourcesResult::with_all_items(format::resources()))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        match format::read(&request.uri) {
+            Some(result) => Ok(result.into()),
+            None => Err(McpError::resource_not_found(
+                format!(
+                    "mcpflow has no resource `{}`; resources/list shows {} and {}",
+                    request.uri,
+                    format::GUIDE_URI,
+                    format::SCHEMA_URI
+                ),
+                None,
+            )),
+        }
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

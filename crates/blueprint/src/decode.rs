@@ -16,14 +16,24 @@ use serde_json::{Map, Value, json};
 
 /// Decodes a whole document. Returns the blueprint when its shape is sound.
 pub fn decode(value: Value) -> (Option<Blueprint>, Vec<Diagnostic>) {
-    let mut d = Decoder { diagnostics: Vec::new(), steps_seen: 0, steps_limit_reported: false };
+    let mut d = Decoder { diagnostics: Vec::new(), steps_seen: 0, steps_limit_reported: false, lenient: false };
+    let bp = d.blueprint(value);
+    (bp, d.diagnostics)
+}
+
+/// Decodes a whole document as [`decode`] does (the same diagnostics), but returns a
+/// blueprint also when its shape has errors, repaired: a wrong field left out, a missing
+/// one given a placeholder, a step of unknown kind a `wait` step — so validation can find
+/// the rest (an `UNKNOWN_KIND` hides nothing). Never run a repaired blueprint.
+pub fn decode_repaired(value: Value) -> (Option<Blueprint>, Vec<Diagnostic>) {
+    let mut d = Decoder { diagnostics: Vec::new(), steps_seen: 0, steps_limit_reported: false, lenient: true };
     let bp = d.blueprint(value);
     (bp, d.diagnostics)
 }
 
 /// Decodes one step (and its body, for loops) found at `pointer`.
 pub fn decode_step(value: Value, pointer: &str) -> (Option<Step>, Vec<Diagnostic>) {
-    let mut d = Decoder { diagnostics: Vec::new(), steps_seen: 0, steps_limit_reported: false };
+    let mut d = Decoder { diagnostics: Vec::new(), steps_seen: 0, steps_limit_reported: false, lenient: false };
     let step = d.step(value, pointer, 0);
     (step, d.diagnostics)
 }
@@ -32,6 +42,8 @@ struct Decoder {
     diagnostics: Vec<Diagnostic>,
     steps_seen: usize,
     steps_limit_reported: bool,
+    /// Return what could be decoded, repaired, also after errors (see [`decode_repaired`]).
+    lenient: bool,
 }
 
 impl Decoder {
@@ -94,7 +106,7 @@ impl Decoder {
         };
         let mut bp = head?;
         bp.steps = steps?;
-        (!self.diagnostics.iter().any(Diagnostic::is_error)).then_some(bp)
+        (self.lenient || !self.diagnostics.iter().any(Diagnostic::is_error)).then_some(bp)
     }
 
     fn step_list(&mut self, value: Value, pointer: &str, loop_depth: usize) -> Option<Vec<Step>> {
@@ -129,7 +141,7 @@ impl Decoder {
                 None => ok = false,
             }
         }
-        ok.then_some(out)
+        (ok || self.lenient).then_some(out)
     }
 
     fn step(&mut self, value: Value, pointer: &str, loop_depth: usize) -> Option<Step> {
@@ -193,7 +205,11 @@ impl Decoder {
         }
         let before = self.diagnostics.len();
         let common: Option<Common> = self.rounds(common, pointer, "a step", &[("id", json!("_"))], &[]);
-        let kind = kind?;
+        let Some(kind) = kind else {
+            // Repaired (see `decode_repaired`): a step of no known kind waits.
+            let placeholder = StepKind::Wait(WaitStep { ms: 0 });
+            return if self.lenient { Some(Step { common: common?, kind: placeholder }) } else { None };
+        };
         let what = format!("a {kind} step");
         let kind_allowed: Vec<&str> = COMMON_KEYS.iter().copied().chain(["kind", "steps"]).collect();
         let kind = match kind {
@@ -267,6 +283,8 @@ impl Decoder {
                     }
                     Some(v) => self.step_list(v, &body_ptr, loop_depth + 1),
                 };
+                // Repaired: a loop whose body could not be read keeps an empty one.
+                let steps = if self.lenient { steps.or_else(|| Some(Vec::new())) } else { steps };
                 head.zip(steps).map(|(mut l, s)| {
                     l.steps = s;
                     StepKind::Loop(l)
@@ -280,7 +298,11 @@ impl Decoder {
                 }
             }
         }
-        Some(Step { common: common?, kind: kind? })
+        let kind = match kind {
+            None if self.lenient => StepKind::Wait(WaitStep { ms: 0 }),
+            kind => kind?,
+        };
+        Some(Step { common: common?, kind })
     }
 
     /// Decodes `obj` into `T`, reporting every independent error (see the module docs).
@@ -298,7 +320,7 @@ impl Decoder {
         for _ in 0..64 {
             let result: Result<T, _> = serde_path_to_error::deserialize(&value);
             match result {
-                Ok(v) => return (!failed).then_some(v),
+                Ok(v) => return (!failed || self.lenient).then_some(v),
                 Err(e) => {
                     failed = true;
                     let segments: Vec<String> = e.path().iter().map(segment_token).collect();

@@ -161,6 +161,9 @@ codes! {
     LayoutUnknownStep = Warning "LAYOUT_UNKNOWN_STEP",
     /// A `workflow` step names a blueprint that is not known.
     WorkflowUnknown = Warning "WORKFLOW_UNKNOWN",
+    /// Servers a blueprint uses were not listed yet, so their tools were not checked
+    /// (`mcpflow serve`'s `validate_workflow`; `check_tools: true` lists them first).
+    ToolsNotChecked = Note "TOOLS_NOT_CHECKED",
     // Comparing the live servers with the lock (`--locked`).
     /// A tool, prompt or schema the blueprint relies on changed in a way that breaks it.
     LockBreakingChange = Error "LOCK_BREAKING_CHANGE",
@@ -300,7 +303,37 @@ pub fn nearest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
     best.map(|(_, c)| c)
 }
 
+/// [`nearest`], else a candidate that abbreviates `name` or that `name` abbreviates
+/// (`args` for `arguments`, `description` for `desc`): same first three letters, the
+/// shorter one's letters in order in the longer.
+pub fn nearest_or_short<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str> + Clone) -> Option<&'a str> {
+    nearest(name, candidates.clone()).or_else(|| candidates.into_iter().find(|c| abbreviates(name, c)))
+}
+
+fn abbreviates(a: &str, b: &str) -> bool {
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    if short.len() < 3 || short == long || short.get(..3) != long.get(..3) {
+        return false;
+    }
+    let mut rest = long.chars();
+    short.chars().all(|c| rest.any(|l| l == c))
+}
+
 /// `", did you mean `x`?"` or nothing.
 pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
-    nearest(name, candidates).map(|c| format!("did you mean `{c}`?")).unwrap_or_default()
+    let candidates: Vec<&'a str> = candidates.into_iter().collect();
+    nearest_or_short(name, candidates.iter().copied()).map(|c| format!("did you mean `{c}`?")).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_misspelt_or_long_field_name_gets_the_one_it_means() {
+        assert_eq!(did_you_mean("arguments", ["server", "tool", "args"]), "did you mean `args`?");
+        assert_eq!(did_you_mean("serer", ["server", "tool", "args"]), "did you mean `server`?");
+        assert_eq!(did_you_mean("desc", ["description", "name"]), "did you mean `description`?");
+        assert_eq!(did_you_mean("zzz", ["server", "tool", "args"]), "");
+    }
 }

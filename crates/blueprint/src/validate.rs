@@ -10,12 +10,13 @@
 mod fields;
 pub use fields::compile_schema;
 mod graph;
+mod known;
 mod reads;
 mod tools;
 mod types;
 
 use crate::catalog::{ToolCatalog, WorkflowCatalog};
-use crate::decode::decode;
+use crate::decode::decode_repaired;
 use crate::diagnostic::{Code, Diagnostic, pointer_push};
 use crate::model::{Blueprint, Step, StepKind};
 use crate::plan::{Plan, PlannedStep, StepIdx, StepList, StepTemplates};
@@ -96,15 +97,36 @@ pub fn check_bytes(bytes: &[u8], options: &Options<'_>) -> Report {
     report
 }
 
-/// Decodes and validates a JSON value.
+/// Decodes and validates a JSON value. A document whose shape has errors is validated
+/// too, repaired ([`decode_repaired`]), for what else is wrong: every finding at once, but
+/// none inside the parts the shape errors are about.
 pub fn check_value(value: Value, options: &Options<'_>) -> Report {
-    let (blueprint, mut diagnostics) = decode(value);
+    let (blueprint, mut diagnostics) = decode_repaired(value);
     let Some(bp) = blueprint else {
         return Report { diagnostics, blueprint: None, plan: None, source: None };
     };
     let (mut more, plan) = validate(&bp, options);
+    if diagnostics.iter().any(Diagnostic::is_error) {
+        let broken: Vec<String> =
+            diagnostics.iter().filter(|d| d.is_error()).map(|d| broken_part(&d.pointer)).collect();
+        let inside = |p: &str| broken.iter().any(|b| p == b || p.starts_with(&format!("{b}/")) || b.is_empty());
+        more.retain(|d| !inside(&d.pointer) && !diagnostics.iter().any(|e| e.code == d.code && e.pointer == d.pointer));
+        diagnostics.append(&mut more);
+        return Report { diagnostics, blueprint: None, plan: None, source: None };
+    }
     diagnostics.append(&mut more);
     Report { diagnostics, blueprint: Some(bp), plan, source: None }
+}
+
+/// The part of a document a shape error spoils: its step (`/steps/3` of
+/// `/steps/3/args/x`, the innermost for loop bodies), else its top-level field.
+fn broken_part(pointer: &str) -> String {
+    let parts: Vec<&str> = pointer.split('/').collect();
+    let step_end = (1..parts.len()).rev().find(|&i| parts[i - 1] == "steps" && parts[i].parse::<usize>().is_ok());
+    match step_end {
+        Some(i) => parts[..=i].join("/"),
+        None => parts[..parts.len().min(2)].join("/"),
+    }
 }
 
 /// Validates a decoded blueprint. Returns the diagnostics and, without errors, the plan.
@@ -124,6 +146,7 @@ pub fn validate(bp: &Blueprint, options: &Options<'_>) -> (Vec<Diagnostic>, Opti
     v.references();
     v.graph();
     v.reads();
+    v.known();
     v.reachability();
     v.layout();
     v.workflows();

@@ -202,6 +202,43 @@ impl App {
         self.resume_answered(run_id, question_id, answer, None).map(drop)
     }
 
+    /// Cancels run `run_id`: one in flight here is cancelled (its end is recorded as any
+    /// run's); one an earlier process left `waiting` is recorded `cancelled` now and its
+    /// questions close. Returns whether it was in flight.
+    pub fn cancel_run(&self, run_id: &str) -> Result<bool> {
+        // In the run table (recorded or about to be): cancelled.
+        if self.control(run_id, mcpflow_engine::Control::Cancel).is_ok() {
+            return Ok(true);
+        }
+        let record =
+            self.store().run(run_id)?.ok_or_else(|| AppError::NotFound { what: "run", id: run_id.to_owned() })?;
+        if record.status != RecordStatus::Waiting {
+            return Err(AppError::NotRunning(run_id.to_owned()));
+        }
+        if !self.inner.questions.claim(run_id) {
+            return Err(AppError::QuestionNotOpen(format!("run `{run_id}` is being resumed with an answer already")));
+        }
+        let envelope = Envelope {
+            run_id: run_id.to_owned(),
+            blueprint: record.blueprint,
+            status: RunStatus::Cancelled,
+            output: serde_json::Value::Null,
+            summary: Default::default(),
+            errors: vec![ErrorEntry {
+                step: String::new(),
+                path: Vec::new(),
+                code: "CANCELLED".to_owned(),
+                message: "cancelled while it waited for an answer".to_owned(),
+            }],
+            duration_ms: 0,
+            trace_id: None,
+        };
+        let done = self.store().finish_run(run_id, &envelope);
+        self.inner.questions.resumed(run_id);
+        done?;
+        Ok(false)
+    }
+
     /// Answers a run's open question as [`App::answer`] does, and returns the run that
     /// goes on with its events, for a front door that shows it: the run asked, when it is
     /// in flight here (its events from the answer on), or the run that resumes it, when

@@ -52,6 +52,25 @@ pub(super) fn answer(schema: &Value, envelope: Value) -> CallToolResult {
     result
 }
 
+/// `run_workflow` with `detail: "output"`, its run ended well (`envelope`): the output
+/// alone — as text (a string as it is, anything else as JSON), and as `structuredContent`
+/// when it is an object — with the run's id and status under `_meta["mcpflow/run"]`.
+pub(super) fn output_only(envelope: Value) -> CallToolResult {
+    let output = envelope.get("output").cloned().unwrap_or(Value::Null);
+    let text = match &output {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let mut result = match output {
+        Value::Object(_) => CallToolResult::structured(output),
+        _ => CallToolResult::success(vec![rmcp::model::ContentBlock::text(text)]),
+    };
+    let mut meta = Map::new();
+    meta.insert(RUN_META.to_owned(), json!({ "run_id": envelope["run_id"], "status": envelope["status"] }));
+    result.meta = Some(MetaObject(meta));
+    result
+}
+
 /// Whether `value` matches JSON Schema `schema`; else the first mismatch, with its pointer.
 fn matches(schema: &Value, value: &Value) -> Result<(), String> {
     let validator = mcpflow_blueprint::validate::compile_schema(schema)?;

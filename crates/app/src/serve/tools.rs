@@ -9,10 +9,11 @@ use crate::blueprints::document;
 use crate::error::AppError;
 use crate::pipeline::{self, PIPELINE_ID, PipelineError};
 use crate::runs::{StartRun, Target, Trigger, step_records};
+use mcpflow_blueprint::{Code, Diagnostic, ServerStatus, ToolCatalog as _};
 use mcpflow_engine::results::tool_output;
 use mcpflow_engine::{CallRequest, CallTarget, EventKind, RunStatus};
 use rmcp::RoleServer;
-use rmcp::model::{InputRequiredResult, ProgressNotificationParam, Tool};
+use rmcp::model::{InputRequiredResult, ProgressNotificationParam};
 use rmcp::service::RequestContext;
 use serde_json::{Map, Value, json};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,159 +22,6 @@ use tokio::sync::{broadcast, watch};
 
 /// The gap between a run's last progress notification and its response (see `watch`).
 const PROGRESS_SETTLE: std::time::Duration = std::time::Duration::from_millis(20);
-
-/// The built-in tools, in the order DESIGN §5 lists them.
-const BUILTIN: [&str; 11] = [
-    "list_servers",
-    "list_tools",
-    "call_tool",
-    "validate_workflow",
-    "save_workflow",
-    "list_workflows",
-    "get_workflow",
-    "run_workflow",
-    "run_pipeline",
-    "get_run",
-    "answer_run",
-];
-
-pub(super) fn is_builtin(name: &str) -> bool {
-    BUILTIN.contains(&name)
-}
-
-fn tool(name: &'static str, description: &'static str, schema: Value) -> Tool {
-    Tool::new(name, description, Arc::new(schema.as_object().cloned().unwrap_or_default()))
-}
-
-pub(super) fn builtin() -> Vec<Tool> {
-    let blueprint = json!({
-        "description": "A blueprint (format v1) as a JSON object, or as a string holding its JSON.",
-        "type": ["object", "string"]
-    });
-    vec![
-        tool(
-            "list_servers",
-            "The downstream MCP servers mcpflow can call: name, transport, command or url, and whether it may start.",
-            json!({ "type": "object", "properties": {}, "additionalProperties": false }),
-        ),
-        tool(
-            "list_tools",
-            "The tools of the downstream servers (or of one), with their input schemas. Starts servers that may start.",
-            json!({ "type": "object", "properties": { "server": { "type": "string" } }, "additionalProperties": false }),
-        ),
-        tool(
-            "call_tool",
-            "One trial call to a downstream tool, to learn the shape of its answer. Returns the raw MCP result \
-             and `output`, the value a blueprint step would see.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "server": { "type": "string" },
-                    "tool": { "type": "string" },
-                    "args": { "type": "object" }
-                },
-                "required": ["tool"],
-                "additionalProperties": false
-            }),
-        ),
-        tool(
-            "validate_workflow",
-            "Every diagnostic (errors and warnings, with JSON pointers and hints) of a blueprint. Tool names, prompts and literal arguments are checked against the servers listed so far (list_tools lists them); validating starts no server.",
-            json!({ "type": "object", "properties": { "blueprint": blueprint }, "required": ["blueprint"], "additionalProperties": false }),
-        ),
-        tool(
-            "save_workflow",
-            "Saves a blueprint as a new revision. Errors block the save; warnings are returned.",
-            json!({ "type": "object", "properties": { "blueprint": blueprint }, "required": ["blueprint"], "additionalProperties": false }),
-        ),
-        tool(
-            "list_workflows",
-            "The stored blueprints: id, name, description, revision.",
-            json!({ "type": "object", "properties": {}, "additionalProperties": false }),
-        ),
-        tool(
-            "get_workflow",
-            "A stored blueprint's current revision.",
-            json!({ "type": "object", "properties": { "id": { "type": "string" } }, "required": ["id"], "additionalProperties": false }),
-        ),
-        tool(
-            "run_workflow",
-            "Runs a stored blueprint (`id`) or an inline one (`blueprint`) with `inputs` and returns the result \
-             envelope { run_id, status, output, summary, errors, duration_ms }. Sends progress notifications. \
-             `detail: \"steps\"` adds each step's status. A question the run asks a person (an input step, an \
-             approval, a server's elicitation) comes to this client as an elicitation when it declared that \
-             capability; otherwise the call ends with INPUT_REQUIRED naming the question, the run waits, and \
-             answer_run answers it.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "id": { "type": "string" },
-                    "blueprint": blueprint,
-                    "inputs": { "type": "object" },
-                    "detail": { "enum": ["summary", "steps"] }
-                },
-                "additionalProperties": false
-            }),
-        ),
-        tool(
-            "run_pipeline",
-            "Runs tool calls in sequence. Each step is { id, tool, server?, args, continue_on_error? }; args may \
-             use {{ id.path }} to read an earlier step's output (a whole-string template keeps its type). \
-             Returns each step's status and result, `aborted` and `total_duration_ms`.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "steps": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "properties": {
-                                "id": { "type": "string" },
-                                "tool": { "type": "string" },
-                                "server": { "type": "string" },
-                                "args": { "type": "object" },
-                                "continue_on_error": { "type": "boolean" }
-                            },
-                            "required": ["id", "tool"]
-                        }
-                    }
-                },
-                "required": ["steps"],
-                "additionalProperties": false
-            }),
-        ),
-        tool(
-            "get_run",
-            "A recorded run: its status, envelope, each step's record and the questions it waits on.",
-            json!({ "type": "object", "properties": { "run_id": { "type": "string" } }, "required": ["run_id"], "additionalProperties": false }),
-        ),
-        tool(
-            "answer_run",
-            "Answers a question a run waits on (run_workflow's INPUT_REQUIRED names it; get_run lists them). \
-             `answer` is { action: accept | decline | cancel, content: the form's fields }; `question_id` may be \
-             left out when the run (or its `step`) has one open question. Returns the run's envelope when it \
-             finishes within 10 s, else { status: waiting | running, questions }.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "run_id": { "type": "string" },
-                    "question_id": { "type": "string" },
-                    "step": { "type": "string" },
-                    "answer": {
-                        "type": "object",
-                        "properties": {
-                            "action": { "enum": ["accept", "decline", "cancel"] },
-                            "content": { "type": "object" }
-                        },
-                        "required": ["action"]
-                    }
-                },
-                "required": ["run_id", "answer"],
-                "additionalProperties": false
-            }),
-        ),
-    ]
-}
 
 /// The trace an incoming call continues (see `trace.rs`).
 pub(super) struct CallerTrace {
@@ -214,6 +62,7 @@ pub(super) fn failure(code: &str, message: impl Into<String>) -> Value {
 pub(super) fn app_failure(e: &AppError) -> Value {
     let mut v = failure(e.code(), e.to_string());
     if let AppError::Invalid(diagnostics) = e {
+        let diagnostics: Vec<_> = diagnostics.iter().cloned().map(super::format::in_band).collect();
         v["error"]["diagnostics"] = json!(diagnostics);
     }
     v
@@ -228,7 +77,7 @@ pub(super) fn string_arg(args: &Value, name: &str) -> Result<String, Value> {
 
 impl Call<'_> {
     /// The calling client's name (`clientInfo.name`), recorded with the runs it starts.
-    fn client_name(&self) -> Option<String> {
+    pub(super) fn client_name(&self) -> Option<String> {
         self.context.peer.peer_info().map(|info| info.client_info.name.clone())
     }
 
@@ -237,7 +86,7 @@ impl Call<'_> {
             "list_servers" => self.list_servers(),
             "list_tools" => self.list_tools(&args).await,
             "call_tool" => self.call_tool(&args).await,
-            "validate_workflow" => self.validate(&args),
+            "validate_workflow" => self.validate(&args).await,
             "save_workflow" => self.save(&args),
             "list_workflows" => self.list_workflows(),
             "get_workflow" => self.get_workflow(&args),
@@ -245,6 +94,10 @@ impl Call<'_> {
             "run_pipeline" => self.run_pipeline(&args).await,
             "get_run" => self.get_run(&args),
             "answer_run" => self.answer_run(&args).await,
+            "list_runs" => self.list_runs(&args),
+            "cancel_run" => self.cancel_run(&args).await,
+            "resume_run" => self.resume_run(&args).await,
+            "delete_workflow" => self.delete_workflow(&args),
             // Exposed blueprints are found by the caller (`Mediator::call_tool`).
             other => Err(failure(
                 "TOOL_NOT_FOUND",
@@ -269,7 +122,8 @@ impl Call<'_> {
     }
 
     async fn list_tools(&self, args: &Value) -> Answer {
-        let names = match args.get("server").and_then(Value::as_str) {
+        let one = args.get("server").and_then(Value::as_str);
+        let names = match one {
             Some(one) => vec![one.to_owned()],
             None => self.app.pool().server_names(),
         };
@@ -280,6 +134,10 @@ impl Call<'_> {
                 Ok(found) => tools.extend(found),
                 Err(e) => unreachable.push(json!({ "server": name, "code": e.code(), "message": e.to_string() })),
             }
+        }
+        // The one server asked for could not be listed: the call failed.
+        if let (Some(_), [only]) = (one, unreachable.as_slice()) {
+            return Err(json!({ "error": only }));
         }
         Ok(json!({ "tools": tools, "unreachable": unreachable }))
     }
@@ -311,33 +169,80 @@ impl Call<'_> {
             trace: self.trace.call_trace(),
         };
         match self.app.pool().call(request).await {
-            Ok(raw) => {
-                let output = match tool_output(&raw) {
-                    Ok(v) => v,
-                    Err(failed) => json!({ "is_error": true, "message": failed.0 }),
-                };
-                Ok(json!({ "result": raw, "output": output }))
-            }
+            Ok(raw) => match tool_output(&raw) {
+                Ok(output) => Ok(json!({ "result": raw, "output": output })),
+                // The downstream tool failed: so did the call asked for.
+                Err(failed) => Err(json!({
+                    "result": raw,
+                    "error": { "code": "TOOL_FAILED", "message": format!("the tool answered with an error: {}", failed.0) },
+                })),
+            },
             Err(e) => Err(failure(e.code(), e.to_string())),
         }
     }
 
-    fn validate(&self, args: &Value) -> Answer {
+    async fn validate(&self, args: &Value) -> Answer {
         // A blueprint given as text is read strictly: what the reader refuses (a
         // duplicate key, …) is a finding with its line and column in that text.
         let doc = match document(args.get("blueprint").unwrap_or(&Value::Null)) {
             Ok(doc) => doc,
-            Err(AppError::Invalid(diagnostics)) => return Ok(json!({ "valid": false, "diagnostics": diagnostics })),
+            Err(AppError::Invalid(diagnostics)) => {
+                let diagnostics: Vec<_> = diagnostics.into_iter().map(super::format::in_band).collect();
+                return Ok(json!({ "valid": false, "diagnostics": diagnostics }));
+            }
             Err(e) => return Err(app_failure(&e)),
         };
         self.app.refuse_blueprint_env(&doc).map_err(|e| app_failure(&e))?;
-        let report = self.app.validate(&doc);
-        Ok(json!({ "valid": !report.has_errors(), "diagnostics": report.diagnostics }))
+        if args.get("check_tools").and_then(Value::as_bool) == Some(true) {
+            // Listed first, so their tools are checked; one that cannot be listed is
+            // SERVER_UNREACHABLE in the report.
+            for server in self.unlisted(&doc) {
+                let _ = self.app.pool().discover(&server).await;
+            }
+        }
+        let mut report = self.app.validate(&doc);
+        let unlisted = self.unlisted(&doc);
+        if !unlisted.is_empty() {
+            let names = unlisted.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ");
+            report.diagnostics.push(
+                Diagnostic::new(
+                    Code::ToolsNotChecked,
+                    "",
+                    format!("the tools of {names} were not checked: not listed yet (validating starts no server)"),
+                )
+                .with_hint("validate again with `check_tools: true` (it starts them), or call list_tools first"),
+            );
+        }
+        let valid = !report.has_errors();
+        let diagnostics: Vec<_> = report.diagnostics.into_iter().map(super::format::in_band).collect();
+        Ok(json!({ "valid": valid, "diagnostics": diagnostics }))
+    }
+
+    /// The configured servers the steps of `doc` name that have not been listed yet.
+    fn unlisted(&self, doc: &Value) -> Vec<String> {
+        fn walk(steps: &Value, out: &mut Vec<String>) {
+            for step in steps.as_array().into_iter().flatten() {
+                if let Some(server) = step.get("server").and_then(Value::as_str)
+                    && !out.iter().any(|s| s == server)
+                {
+                    out.push(server.to_owned());
+                }
+                if let Some(body) = step.get("steps") {
+                    walk(body, out);
+                }
+            }
+        }
+        let mut named = Vec::new();
+        walk(doc.get("steps").unwrap_or(&Value::Null), &mut named);
+        let catalog = self.app.pool().listed_catalog();
+        named.retain(|s| matches!(catalog.server(s), ServerStatus::NotListed));
+        named
     }
 
     fn save(&self, args: &Value) -> Answer {
         let doc = document(args.get("blueprint").unwrap_or(&Value::Null)).map_err(|e| app_failure(&e))?;
         self.app.refuse_blueprint_env(&doc).map_err(|e| app_failure(&e))?;
+        self.exposable(&doc)?;
         let saved = self.app.save_blueprint(&doc).map_err(|e| app_failure(&e))?;
         Ok(json!({
             "id": saved.meta.id,
@@ -345,6 +250,35 @@ impl Call<'_> {
             "saved_at": saved.meta.saved_at,
             "warnings": saved.warnings,
         }))
+    }
+
+    /// A blueprint with `expose: true` is a tool named by its id: not a built-in tool's
+    /// name, nor another exposed blueprint's (hosts read `-` and `_` alike).
+    fn exposable(&self, doc: &Value) -> Result<(), Value> {
+        let (Some(true), Some(id)) =
+            (doc.get("expose").and_then(Value::as_bool), doc.get("id").and_then(Value::as_str))
+        else {
+            return Ok(());
+        };
+        let taken = |why: String| {
+            let mut v = failure(
+                "EXPOSE_NAME_TAKEN",
+                format!(
+                    "blueprint `{id}` is exposed as the tool `{id}`, but {why}; give it another id, or save it without `expose`"
+                ),
+            );
+            v["error"]["pointer"] = json!("/id");
+            v
+        };
+        if super::builtin::is_builtin(id) {
+            return Err(taken(format!("`{id}` is a built-in tool of mcpflow")));
+        }
+        let same = |name: &str| name.replace('-', "_") == id.replace('-', "_");
+        let exposed = self.app.exposed().map_err(|e| app_failure(&e))?;
+        match exposed.iter().find(|e| e.id != id && same(&e.id)) {
+            Some(other) => Err(taken(format!("the exposed blueprint `{}` has that tool name", other.id))),
+            None => Ok(()),
+        }
     }
 
     fn list_workflows(&self) -> Answer {
@@ -379,13 +313,9 @@ impl Call<'_> {
             Some(v @ Value::Object(_)) => v.clone(),
             Some(_) => return Err(failure("BAD_REQUEST", "`inputs` must be an object")),
         };
-        let steps_detail = match args.get("detail").and_then(Value::as_str) {
-            None | Some("summary") => false,
-            Some("steps") => true,
-            Some(other) => {
-                return Err(failure("BAD_REQUEST", format!("`detail` is `summary` or `steps`, not `{other}`")));
-            }
-        };
+        // `detail` was checked against the schema (`summary`, `steps` or `output`); the
+        // mediator shapes an `output` answer (`exposed::output_only`).
+        let steps_detail = args.get("detail").and_then(Value::as_str) == Some("steps");
         let mut spec = StartRun::new(target, inputs, Trigger::Mcp);
         spec.stack = self.stack.clone();
         spec.parent = self.trace.parent.clone();
@@ -408,7 +338,7 @@ impl Call<'_> {
     /// questions go to the client when it can answer them (`people::Caller`); one it
     /// cannot ends the call with `INPUT_REQUIRED` (or `input_required`) while the run
     /// waits. A retry after `input_required` follows its run instead.
-    async fn watch(
+    pub(super) async fn watch(
         &self,
         mut spec: StartRun,
     ) -> Result<(mcpflow_engine::Envelope, Vec<mcpflow_engine::RunEvent>), Value> {
@@ -527,12 +457,15 @@ impl Call<'_> {
         // Sampling (issue 17): as in run_workflow.
         spec.sampler = super::sampling::forwarding(self.context);
         let (envelope, events) = self.watch(spec).await?;
-        Ok(json!(pipeline::report(&prepared.ids, &events, &envelope)))
+        let report = pipeline::report(&prepared.ids, &events, &envelope);
+        // A step failed without continue_on_error: the pipeline failed.
+        if report.aborted { Err(json!(report)) } else { Ok(json!(report)) }
     }
 
     fn get_run(&self, args: &Value) -> Answer {
         let run_id = string_arg(args, "run_id")?;
         let detail = self.app.run_detail(&run_id).map_err(|e| app_failure(&e))?;
+        let resumed_by = self.app.store().resumed_by(&run_id).ok().flatten();
         Ok(json!({
             "run_id": detail.record.id,
             "blueprint": detail.record.blueprint,
@@ -543,6 +476,8 @@ impl Call<'_> {
             "envelope": detail.record.envelope,
             "steps": step_records(&detail.events),
             "questions": self.open_questions(&run_id),
+            "resumed_from": detail.record.resumed_from,
+            "resumed_by": resumed_by,
         }))
     }
 }

@@ -211,6 +211,8 @@ impl Call<'_> {
     }
 
     /// `answer_run`: answers an open question of a run, then follows the run a little.
+    /// A run an earlier process (or service) left waiting is resumed by a new run with the
+    /// answer: that is the run followed, and the answer names both.
     pub(super) async fn answer_run(&self, args: &Value) -> Result<Value, Value> {
         let run_id = string_arg(args, "run_id")?;
         let answer = answer_arg(args.get("answer"))?;
@@ -218,18 +220,26 @@ impl Call<'_> {
             Some(id) => id.to_owned(),
             None => self.pick(&run_id, args.get("step").and_then(Value::as_str))?,
         };
-        let events = self.app.subscribe(&run_id).ok();
-        self.app.answer(&run_id, &question_id, answer).map_err(|e| app_failure(&e))?;
-        let events = events.or_else(|| self.app.subscribe(&run_id).ok());
-        match self.settle(&run_id, events, std::future::pending(), Some(ANSWER_WAIT)).await {
+        let answered = self.app.answer_and_follow(&run_id, &question_id, answer, None).map_err(|e| app_failure(&e))?;
+        let followed = answered.run_id.clone();
+        let resumed_from = answered.resumed.then(|| run_id.clone());
+        let settled = self.settle(&followed, Some(answered.events), std::future::pending(), Some(ANSWER_WAIT)).await;
+        let mut reply = match settled {
             Settled::Finished(envelope) => finished(*envelope),
             Settled::Waiting(questions) => Ok(json!({
-                "run_id": run_id,
+                "run_id": followed,
                 "status": "waiting",
-                "questions": questions.iter().map(|q| describe(&run_id, q)).collect::<Vec<_>>(),
+                "questions": questions.iter().map(|q| describe(&followed, q)).collect::<Vec<_>>(),
             })),
-            Settled::Running => Ok(json!({ "run_id": run_id, "status": "running", "questions": [] })),
+            Settled::Running => Ok(json!({ "run_id": followed, "status": "running", "questions": [] })),
+        };
+        if let Some(from) = resumed_from {
+            let v = match &mut reply {
+                Ok(v) | Err(v) => v,
+            };
+            v["resumed_from"] = json!(from);
         }
+        reply
     }
 
     /// The open question `answer_run` means when it names none: the only one (of `step`).

@@ -231,6 +231,7 @@ async fn a_failed_pipeline_step_aborts_and_skips_the_rest_unless_it_continues_on
     let aborted = call(&pool, "run_pipeline", steps(false), None).await;
     let r = &aborted["structuredContent"];
     assert_eq!(r["aborted"], true, "{aborted}");
+    assert_eq!(aborted["isError"], true, "an aborted pipeline failed: {aborted}");
     let statuses: Vec<&str> = r["steps"].as_array().unwrap().iter().map(|s| s["status"].as_str().unwrap()).collect();
     assert_eq!(statuses, ["succeeded", "failed", "skipped"]);
     assert!(r["steps"][1]["error"]["message"].as_str().unwrap().contains("no such pod"), "{r}");
@@ -239,6 +240,7 @@ async fn a_failed_pipeline_step_aborts_and_skips_the_rest_unless_it_continues_on
     let continued = call(&pool, "run_pipeline", steps(true), None).await;
     let r = &continued["structuredContent"];
     assert_eq!(r["aborted"], false, "{continued}");
+    assert_eq!(continued["isError"], false, "{continued}");
     assert_eq!(r["status"], "partial");
     assert_eq!(r["steps"][2]["result"], "after 2.0");
     pool.shutdown().await;

@@ -89,6 +89,27 @@ impl Validator<'_> {
     pub(super) fn inputs_schema(&mut self) {
         let Some(schema) = &self.bp.inputs else { return };
         match schema.get("type") {
+            // `{"names": {"type": "array"}}`: the properties written without their schema
+            // around them. JSON Schema ignores unknown keywords, so it would check nothing.
+            None if !schema.contains_key("properties") => {
+                let names: Vec<&str> =
+                    schema.keys().map(String::as_str).filter(|k| !SCHEMA_KEYWORDS.contains(k)).collect();
+                if !names.is_empty() {
+                    let list = names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+                    self.push(
+                        Diagnostic::new(
+                            Code::InvalidInputsSchema,
+                            "/inputs",
+                            format!("`inputs` is not an object schema: {list} are not JSON Schema keywords"),
+                        )
+                        .with_hint(format!(
+                            "write the inputs as properties: {{\"type\": \"object\", \"properties\": {{\"{}\": …}}}}",
+                            names[0]
+                        )),
+                    );
+                    return;
+                }
+            }
             None => {}
             Some(Value::String(t)) if t == "object" => {}
             Some(other) => {
@@ -478,3 +499,38 @@ pub fn compile_schema(schema: &Value) -> Result<jsonschema::Validator, String> {
         Err(_) => Err("the schema could not be compiled".into()),
     }
 }
+
+/// The JSON Schema keywords an `inputs` schema may hold without `type` or `properties`.
+const SCHEMA_KEYWORDS: &[&str] = &[
+    "$schema",
+    "$id",
+    "$ref",
+    "$defs",
+    "$comment",
+    "definitions",
+    "title",
+    "description",
+    "default",
+    "examples",
+    "required",
+    "additionalProperties",
+    "patternProperties",
+    "propertyNames",
+    "dependentRequired",
+    "dependentSchemas",
+    "minProperties",
+    "maxProperties",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "unevaluatedProperties",
+    "enum",
+    "const",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+];
