@@ -29,8 +29,8 @@ fi
 built=target/debug
 for bin in mcpflow-studio mcpflow mcpflow-testkit; do
   if [ ! -x "$built/$bin" ]; then
-    echo "$built/$bin is missing: build what scripts/e2e.sh builds first (npm run ui:build;" >&2
-    echo "cargo build -p mcpflow-studio --features custom-protocol; cargo build -p mcpflow-cli --bin mcpflow -p mcpflow-testkit)" >&2
+    echo "$built/$bin is missing: build what scripts/e2e.sh builds first (npm run ui:build, then" >&2
+    echo "cargo build --workspace --all-targets --features mcpflow-studio/custom-protocol)" >&2
     exit 1
   fi
 done

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
 step "system packages (WebKitGTK to build; Xvfb and WebKitWebDriver to run)"
-ensure_debs libwebkit2gtk-4.1-dev build-essential pkg-config xvfb xauth webkit2gtk-driver imagemagick
+ensure_studio_debs
 
 step "tauri-driver (crates.io, 2.x)"
 ensure_tauri_driver
@@ -18,16 +18,14 @@ ensure_tauri_driver
 step "npm packages"
 [ -d node_modules/webdriverio ] || npm ci --no-audit --no-fund
 
-step "lint the shell (it needs WebKitGTK, so it is not in the workspace lint)"
-cargo clippy --locked -p mcpflow-studio --all-targets -- -D warnings
+step "UI build (ui/dist; scripts/test.sh built it already)"
+[ -n "${MCPFLOW_UI_BUILT:-}" ] || npm run ui:build
 
-step "UI build (ui/dist)"
-npm run ui:build
+step "the studio (UI embedded), the fixture servers and the CLI: the one build of scripts/lib.sh (nothing to do after scripts/test.sh)"
+build_all
 
-step "the studio (UI embedded), the fixture servers and the CLI"
-cargo build --locked -p mcpflow-studio --features custom-protocol
-cargo build --locked -p mcpflow-testkit --bin mcpflow-testkit
-cargo build --locked -p mcpflow-cli --bin mcpflow
+step "lint the shell (the same feature set: nothing to do after scripts/test.sh)"
+cargo clippy "${ALL_TARGETS[@]}" --all-targets -- -D warnings
 
 step "TypeScript bindings are current (ui/src/bindings.ts)"
 fresh="$(mktemp --suffix=.ts)"

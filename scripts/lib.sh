@@ -10,6 +10,20 @@ step() {
   printf '\n== %s  [at %dm%02ds]\n' "$*" $((t / 60)) $((t % 60))
 }
 
+# One build for the whole test run: every package of the workspace (the studio included,
+# with the UI embedded), every target, one feature set. Cargo unifies features per
+# invocation, so `cargo build -p mcpflow-cli` alone, or the studio alone, would resolve
+# tokio, serde or mcpflow-app with other features and compile most of the tree again;
+# every script builds with these arguments instead, and clippy and the tests reuse it.
+# Needs ui/dist (`npm run ui:build`) and WebKitGTK (`ensure_studio_debs`).
+ALL_TARGETS=(--workspace --locked --features mcpflow-studio/custom-protocol)
+build_all() { cargo build "${ALL_TARGETS[@]}" --all-targets; }
+
+# What the studio needs to build (WebKitGTK) and to be driven under Xvfb.
+ensure_studio_debs() {
+  ensure_debs libwebkit2gtk-4.1-dev build-essential pkg-config xvfb xauth webkit2gtk-driver imagemagick
+}
+
 # Installs the Debian packages given that are not installed yet (as root, or with sudo).
 ensure_debs() {
   local need=() pkg sudo=""

@@ -28,30 +28,37 @@ ensure_debs python3 python3-venv
 step "Debian packages (a real Secret Service for the OS-keyring tests: D-Bus, gnome-keyring, secret-tool; systemd-analyze for the user unit)"
 ensure_debs dbus gnome-keyring libsecret-tools systemd
 
+step "Debian packages the studio needs (WebKitGTK to build it; Xvfb and WebKitWebDriver to drive it)"
+ensure_studio_debs
+
 step "format"
 cargo fmt --all --check
 
-step "lint"
-cargo clippy --workspace --exclude mcpflow-studio --all-targets --locked -- -D warnings
+step "UI build (ui/dist: the studio embeds it)"
+npm run ui:build
+export MCPFLOW_UI_BUILT=1
 
-step "fixture servers"
-cargo build --locked -p mcpflow-testkit --bin mcpflow-testkit
+step "build: the whole workspace, every target, one feature set (lint, tests, benches and the e2e tests reuse it)"
+build_all
+
+step "lint"
+cargo clippy "${ALL_TARGETS[@]}" --all-targets -- -D warnings
 
 step "the MCP conformance suite (every client scenario against the binary, the server scenarios against serve --http)"
-bash scripts/conformance.sh
+MCPFLOW_BIN="$PWD/target/debug/mcpflow" bash scripts/conformance.sh
 
-step "tests (workspace, default members: no GTK/WebKit needed)"
+step "tests (the whole workspace, the studio's unit tests included)"
 # CI=true makes insta fail on any snapshot that is missing or differs instead of writing it.
-CI=true cargo test --workspace --exclude mcpflow-studio --locked
+CI=true cargo test "${ALL_TARGETS[@]}"
 
 step "benches compile and run once (criterion test mode)"
-cargo test --workspace --exclude mcpflow-studio --benches --locked
+cargo test "${ALL_TARGETS[@]}" --benches
 
 step "UI unit tests (Vitest: the document store, the blueprint <-> graph mapping)"
 npm run ui:test
 
 step "examples validate"
-cargo run -q --locked -p mcpflow-cli -- validate workflows/*.json
+target/debug/mcpflow validate workflows/*.json
 
 step "the studio: lint, then end-to-end tests of the real app under Xvfb"
 bash scripts/e2e.sh
