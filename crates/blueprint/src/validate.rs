@@ -10,7 +10,6 @@
 mod fields;
 pub use fields::compile_schema;
 mod graph;
-mod known;
 mod reads;
 mod tools;
 mod types;
@@ -146,7 +145,6 @@ pub fn validate(bp: &Blueprint, options: &Options<'_>) -> (Vec<Diagnostic>, Opti
     v.references();
     v.graph();
     v.reads();
-    v.known();
     v.reachability();
     v.layout();
     v.workflows();
