@@ -28,6 +28,11 @@ ensure_debs python3 python3-venv
 step "Debian packages (a real Secret Service for the OS-keyring tests: D-Bus, gnome-keyring, secret-tool; systemd-analyze for the user unit)"
 ensure_debs dbus gnome-keyring libsecret-tools systemd
 
+step "Debian packages (PostgreSQL: the store's tests start throwaway clusters of their own, on a Unix socket in a temporary folder, and stop them)"
+# Only the binaries are used (initdb, pg_ctl, createdb from /usr/lib/postgresql/*/bin); the
+# package's own cluster is not needed. Under CI=true a store test without them fails.
+ensure_debs postgresql
+
 step "format"
 cargo fmt --all --check
 
