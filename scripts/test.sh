@@ -31,6 +31,11 @@ ensure_debs dbus gnome-keyring libsecret-tools systemd
 step "Debian packages the studio needs (WebKitGTK to build it; Xvfb and WebKitWebDriver to drive it)"
 ensure_studio_debs
 
+step "Debian packages (PostgreSQL: the store's tests start throwaway clusters of their own, on a Unix socket in a temporary folder, and stop them)"
+# Only the binaries are used (initdb, pg_ctl, createdb from /usr/lib/postgresql/*/bin); the
+# package's own cluster is not needed. Under CI=true a store test without them fails.
+ensure_debs postgresql
+
 step "format"
 cargo fmt --all --check
 

@@ -108,9 +108,24 @@ impl App {
     /// The server files are read first: a file that cannot be had (too large, not JSON)
     /// is refused before the store is opened.
     pub fn open(home: &std::path::Path, options: AppOptions) -> Result<App> {
+        Self::open_on(home, options, || Store::open(&home.join("store")))
+    }
+
+    /// [`App::open`] with the store in the PostgreSQL database at `url` (`--db`,
+    /// `MCPFLOW_DB`) instead of the data folder's; the folder still holds the settings,
+    /// the server files' root and the logins.
+    pub fn open_database(home: &std::path::Path, url: &str, options: AppOptions) -> Result<App> {
+        Self::open_on(home, options, || Store::connect(url))
+    }
+
+    fn open_on(
+        home: &std::path::Path,
+        options: AppOptions,
+        store: impl FnOnce() -> mcpflow_store::Result<mcpflow_store::Opened>,
+    ) -> Result<App> {
         let files = read_server_files(&options)?;
         crate::home::prepare(home)?;
-        let opened = Store::open(&home.join("store"))?;
+        let opened = store()?;
         let auth = app_authenticator(home, &options);
         Self::build(opened.store, opened.interrupted, options, files, (files_root(home), home.to_owned()), auth)
     }

@@ -1,10 +1,28 @@
-//! Opening the application (the store in the data folder, with its servers) from the
-//! command line.
+//! Opening the application (the store in the data folder, or in the database `--db` /
+//! `MCPFLOW_DB` names, with its servers) from the command line.
 
 use anyhow::Context as _;
 use clap::Args;
 use mcpflow_app::{App, AppOptions};
 use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// The database the store is in, when not the data folder: chosen once, at start.
+static DATABASE: OnceLock<Option<String>> = OnceLock::new();
+
+/// Chooses where the store is for this process: the `--db` URL, else `MCPFLOW_DB` (when
+/// `from_env`, set and not empty), else the data folder.
+pub fn choose_database(flag: Option<String>, from_env: bool) {
+    let env = || std::env::var("MCPFLOW_DB").ok().filter(|_| from_env);
+    let url = flag.or_else(env).filter(|url| !url.is_empty());
+    let _ = DATABASE.set(url);
+}
+
+/// The PostgreSQL URL of the store, when `--db` or `MCPFLOW_DB` gave one. The data
+/// folder's service (which holds the folder's store) is then never asked.
+pub fn database() -> Option<&'static str> {
+    DATABASE.get().and_then(Option::as_deref)
+}
 
 /// Servers and consent for commands that run blueprints from the store.
 #[derive(Debug, Args, Clone, Default)]
@@ -55,7 +73,11 @@ pub fn open_app_with_options(
         // runs in a worker process, so no run takes the others down.
         workers: telemetry.and_then(|_| workers()),
     };
-    App::open(&home, options).with_context(|| format!("starting mcpflow (data folder {})", home.display()))
+    match database() {
+        Some(url) => App::open_database(&home, url, options)
+            .context("starting mcpflow with the store in the database of --db (or MCPFLOW_DB)"),
+        None => App::open(&home, options).with_context(|| format!("starting mcpflow (data folder {})", home.display())),
+    }
 }
 
 /// How this program starts a worker (`mcpflow worker`); `None` (with a warning) when its

@@ -97,10 +97,11 @@ pub fn remove(run_id: &str) -> anyhow::Result<ExitCode> {
 }
 
 /// The answer of the data folder's service to `method`, when a service holds the folder
-/// (its store is then locked to everyone else); `None` when none runs.
+/// (its store is then locked to everyone else); `None` when none runs, or with `--db`
+/// (the store is then the database's).
 pub(crate) fn through_service(method: &str, params: serde_json::Value) -> anyhow::Result<Option<serde_json::Value>> {
     let home = mcpflow_app::home::data_dir();
-    if !mcpflow_app::service::endpoint::present(&home) {
+    if crate::app::database().is_some() || !mcpflow_app::service::endpoint::present(&home) {
         return Ok(None);
     }
     // On a thread of its own, so it works from inside a command's runtime too.

@@ -33,6 +33,11 @@ struct Cli {
     /// telemetry is on). Without it nothing is logged beyond the command's own output.
     #[arg(long, global = true, value_name = "FORMAT")]
     log_format: Option<LogFormatArg>,
+    /// The store in this PostgreSQL database instead of the data folder:
+    /// `postgresql://USER:PASSWORD@HOST:PORT/DB` (also `MCPFLOW_DB`). For `list`, `runs`,
+    /// `show`, `export`, `import` and `run --store`; see docs/scale-out.md.
+    #[arg(long, global = true, value_name = "URL")]
+    db: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -231,6 +236,16 @@ fn main() -> ExitCode {
             LogFormatArg::Json => mcpflow_app::telemetry::LogFormat::Json,
         });
     }
+    // The commands not wired to a database yet refuse `--db` and keep to the data folder
+    // whatever `MCPFLOW_DB` says (the studio starts `service`, whose store is the folder's).
+    let unwired = cli.command.without_database();
+    if let (Some(name), Some(_)) = (unwired, &cli.db) {
+        return report(Err(anyhow::anyhow!(
+            "`mcpflow {name}` cannot use a store in a database yet: --db is for list, runs, show, export, import and \
+             run --store (docs/scale-out.md); leave it out to use the data folder's store"
+        )));
+    }
+    app::choose_database(cli.db, unwired.is_none());
     match cli.command {
         Command::Lock { file, servers, allow, allow_all_servers, update } => {
             lock::run(&file, validate::Tools::Live { servers, allow, allow_all: allow_all_servers }, update)
@@ -271,6 +286,24 @@ fn main() -> ExitCode {
                 print!("{}", mcpflow_blueprint::schema::blueprint_schema_text());
             }
             ExitCode::SUCCESS
+        }
+    }
+}
+
+impl Command {
+    /// The name of a command that uses the store but not yet one in a database.
+    fn without_database(&self) -> Option<&'static str> {
+        match self {
+            Command::Rerun(_) => Some("rerun"),
+            Command::Resume(_) => Some("resume"),
+            Command::Answer(_) => Some("answer"),
+            Command::Serve(_) => Some("serve"),
+            Command::Daemon { .. } => Some("daemon"),
+            Command::Service(_) => Some("service"),
+            Command::Servers(_) => Some("servers"),
+            Command::Auth(_) => Some("auth"),
+            Command::ExportBlueprint { .. } => Some("export-blueprint"),
+            _ => None,
         }
     }
 }

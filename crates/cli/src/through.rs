@@ -13,8 +13,12 @@ use mcpflow_engine::{Envelope, EventSink, RunEvent};
 use tokio_util::sync::CancellationToken;
 
 /// The service of the data folder, when one answers (it is not started for this: with
-/// none, the command opens the store itself).
+/// none, the command opens the store itself). Never with `--db`: the store is then the
+/// database's, not the folder's.
 pub(crate) async fn service() -> Option<Api> {
+    if crate::app::database().is_some() {
+        return None;
+    }
     Remote::connect(&mcpflow_app::home::data_dir(), "cli", None).await.ok().map(Api::Remote)
 }
 

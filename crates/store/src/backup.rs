@@ -18,12 +18,13 @@
 
 mod import;
 
+pub(crate) use import::Writes;
 pub use import::{Counts, ImportOptions, ImportReport};
 
 use crate::Store;
 use crate::consents::Consent;
 use crate::error::{Error, Result};
-use crate::runs::{RunRecord, read_record};
+use crate::runs::RunRecord;
 use crate::schema::SCHEMA_VERSION;
 use crate::unreadable::Unreadable;
 use mcpflow_engine::RunEvent;
@@ -108,16 +109,8 @@ impl Store {
             blueprints.push(DocBlueprint { id: meta.id, revisions });
         }
         let mut runs = Vec::new();
-        let mut skipped = Vec::new();
-        for entry in self.runs.iter() {
-            let (key, bytes) = entry.map_err(Error::db("exporting runs"))?;
-            let record = match read_record(&key, &bytes) {
-                Ok(record) => record,
-                Err(unreadable) => {
-                    skipped.push(unreadable);
-                    continue;
-                }
-            };
+        let (records, mut skipped) = self.backend.all_runs()?;
+        for record in records {
             let (events, unreadable) = self.readable_events(&record.id)?;
             skipped.extend(unreadable);
             runs.push(DocRun { record, events });
@@ -126,7 +119,7 @@ impl Store {
             tracing::warn!(%unreadable, "left out of the backup");
         }
         let mut saved: BTreeMap<String, BTreeMap<String, Value>> = BTreeMap::new();
-        for (blueprint, name, value) in self.all_saved()? {
+        for (blueprint, name, value) in self.backend.all_saved()? {
             saved.entry(blueprint).or_default().insert(name, value);
         }
         let doc = Doc {
@@ -137,7 +130,7 @@ impl Store {
             saved,
             servers: self.servers()?.into_iter().collect(),
             consents: self.consents()?,
-            schedules: self.schedule_states()?.into_iter().collect(),
+            schedules: self.backend.schedule_states()?.into_iter().collect(),
         };
         let doc = serde_json::to_value(&doc)
             .map_err(|e| Error::Encode { what: "the export".into(), message: e.to_string() })?;

@@ -1,14 +1,12 @@
 //! Blueprints and their revisions. Every save that changes the document is a new
-//! revision (1, 2, 3 …); the `blueprints` tree points at the current one.
+//! revision (1, 2, 3 …); the `blueprints` tree (or table) points at the current one.
 
 use crate::Store;
-use crate::codec::{decode, encode, now};
-use crate::error::{Error, Result};
-use crate::keys::{self, BLUEPRINTS, REVISIONS};
+use crate::codec::now;
+use crate::error::Result;
+use crate::keys;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sled::Transactional;
-use sled::transaction::{ConflictableTransactionError, TransactionError};
 
 /// One revision of a blueprint, without its document.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -53,71 +51,18 @@ impl Store {
     #[tracing::instrument(skip(self, json), err)]
     pub fn save_blueprint(&self, id: &str, json: &Value) -> Result<BlueprintMeta> {
         keys::check("blueprint id", id)?;
-        let current_key = keys::single(id);
-        let json_bytes = encode("the blueprint", json)?;
-        let saved_at = now();
-        let revision = encode("the revision", &Revision { saved_at: saved_at.clone(), json: json.clone() })?;
-        let result = (&self.blueprints, &self.revisions).transaction(|(current, revisions)| {
-            let abort = ConflictableTransactionError::Abort;
-            let meta = match current.get(&current_key)? {
-                Some(bytes) => Some(decode::<BlueprintMeta>(BLUEPRINTS, &current_key, &bytes).map_err(abort)?),
-                None => None,
-            };
-            if let Some(meta) = &meta {
-                let key = keys::revision(id, meta.rev);
-                if let Some(bytes) = revisions.get(&key)? {
-                    let stored = decode::<Revision>(REVISIONS, &key, &bytes).map_err(abort)?;
-                    if encode("the revision", &stored.json).map_err(abort)? == json_bytes {
-                        return Ok(meta.clone());
-                    }
-                }
-            }
-            let rev = match &meta {
-                Some(meta) => {
-                    meta.rev.checked_add(1).ok_or_else(|| abort(Error::RevisionsExhausted { id: id.to_owned() }))?
-                }
-                None => 1,
-            };
-            let meta = BlueprintMeta::of(id, rev, saved_at.clone(), json);
-            revisions.insert(keys::revision(id, rev), revision.as_slice())?;
-            current.insert(current_key.as_slice(), encode("the blueprint meta", &meta).map_err(abort)?)?;
-            Ok(meta)
-        });
-        result.map_err(tx_error("saving a blueprint"))
+        self.backend.save_blueprint(id, json, &now())
     }
 
     /// The current revision of blueprint `id`.
     pub fn blueprint(&self, id: &str) -> Result<Option<StoredBlueprint>> {
         keys::check("blueprint id", id)?;
-        let current_key = keys::single(id);
-        // One transaction, so the pointer and the revision it names are read together.
-        let result = (&self.blueprints, &self.revisions).transaction(|(current, revisions)| {
-            let abort = ConflictableTransactionError::Abort;
-            let Some(bytes) = current.get(&current_key)? else { return Ok(None) };
-            let meta = decode::<BlueprintMeta>(BLUEPRINTS, &current_key, &bytes).map_err(abort)?;
-            let key = keys::revision(id, meta.rev);
-            let Some(bytes) = revisions.get(&key)? else {
-                return Err(abort(Error::Corrupt {
-                    tree: BLUEPRINTS,
-                    key: keys::display(&current_key),
-                    message: format!("it names revision {} which is not in the `revisions` tree", meta.rev),
-                }));
-            };
-            let json = decode::<Revision>(REVISIONS, &key, &bytes).map_err(abort)?.json;
-            Ok(Some(StoredBlueprint { meta, json }))
-        });
-        result.map_err(tx_error("reading a blueprint"))
+        self.backend.blueprint(id)
     }
 
     /// The current revision of every blueprint, sorted by id.
     pub fn blueprints(&self) -> Result<Vec<BlueprintMeta>> {
-        self.blueprints
-            .iter()
-            .map(|entry| {
-                let (key, bytes) = entry.map_err(Error::db("listing blueprints"))?;
-                decode(BLUEPRINTS, &key, &bytes)
-            })
-            .collect()
+        self.backend.blueprints()
     }
 
     /// Every revision of blueprint `id`, oldest first (empty if there is no such blueprint).
@@ -128,31 +73,13 @@ impl Store {
     /// Every revision of blueprint `id` with its document, oldest first.
     pub(crate) fn revision_list(&self, id: &str) -> Result<Vec<StoredBlueprint>> {
         keys::check("blueprint id", id)?;
-        self.revisions
-            .scan_prefix(keys::prefix(id))
-            .map(|entry| {
-                let (key, bytes) = entry.map_err(Error::db("listing revisions"))?;
-                let (_, tail) = keys::parse_pair(REVISIONS, &key)?;
-                let rev = keys::tail_u32(REVISIONS, &key, tail)?;
-                let revision = decode::<Revision>(REVISIONS, &key, &bytes)?;
-                let meta = BlueprintMeta::of(id, rev, revision.saved_at, &revision.json);
-                Ok(StoredBlueprint { meta, json: revision.json })
-            })
-            .collect()
+        self.backend.revision_list(id)
     }
 
     /// Revision `rev` of blueprint `id`.
     pub fn revision(&self, id: &str, rev: u32) -> Result<Option<StoredBlueprint>> {
         keys::check("blueprint id", id)?;
-        let key = keys::revision(id, rev);
-        let Some(bytes) = self.revisions.get(&key).map_err(Error::db("reading a revision"))? else {
-            return Ok(None);
-        };
-        let revision = decode::<Revision>(REVISIONS, &key, &bytes)?;
-        Ok(Some(StoredBlueprint {
-            meta: BlueprintMeta::of(id, rev, revision.saved_at, &revision.json),
-            json: revision.json,
-        }))
+        self.backend.revision(id, rev)
     }
 
     /// Removes blueprint `id` and all its revisions; its runs and saved values stay.
@@ -160,29 +87,7 @@ impl Store {
     #[tracing::instrument(skip(self), err)]
     pub fn delete_blueprint(&self, id: &str) -> Result<bool> {
         keys::check("blueprint id", id)?;
-        let current_key = keys::single(id);
-        let revision_keys = self
-            .revisions
-            .scan_prefix(keys::prefix(id))
-            .keys()
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(Error::db("listing revisions"))?;
-        let result = (&self.blueprints, &self.revisions).transaction(|(current, revisions)| {
-            let mut found = current.remove(current_key.as_slice())?.is_some();
-            for key in &revision_keys {
-                found |= revisions.remove(key)?.is_some();
-            }
-            Ok(found)
-        });
-        result.map_err(tx_error("deleting a blueprint"))
-    }
-}
-
-/// Turns a transaction's failure into this crate's error.
-pub(crate) fn tx_error(action: &'static str) -> impl FnOnce(TransactionError<Error>) -> Error {
-    move |error| match error {
-        TransactionError::Abort(error) => error,
-        TransactionError::Storage(source) => Error::Db { action, source },
+        self.backend.delete_blueprint(id)
     }
 }
 

@@ -23,6 +23,35 @@ pub enum Error {
     #[error("cannot open the store at {}: {source}; restore a backup or set MCPFLOW_HOME", path.display())]
     Open { path: PathBuf, source: sled::Error },
 
+    /// The PostgreSQL URL is not one, or the database cannot be reached or refused us.
+    #[error(
+        "cannot connect to the store's database at {url}: {source}; check that PostgreSQL runs there and that the \
+         URL (--db or MCPFLOW_DB) names the right host, database, user and password"
+    )]
+    Connect { url: String, source: postgres::Error },
+
+    /// Another process holds the store's lock in that database.
+    #[error(
+        "the store in the database at {url} is in use by another mcpflow process (it holds the store's lock); stop \
+         it, or point --db at another database"
+    )]
+    DatabaseLocked { url: String },
+
+    /// The database's tables were migrated by a later mcpflow.
+    #[error(
+        "the store's database at {url} was migrated by a newer mcpflow (SQL migration {found}; this mcpflow knows up \
+         to {supported}); upgrade mcpflow or point --db at another database"
+    )]
+    NewerDatabase { url: String, found: i64, supported: i64 },
+
+    /// A statement failed in PostgreSQL (or the connection broke).
+    #[error("the store's database failed while {action}: {source}; check that PostgreSQL is up and reachable")]
+    Postgres { action: &'static str, source: postgres::Error },
+
+    /// The thread that holds the database connection could not start, or has stopped.
+    #[error("the store's database connection is gone while {action}: {detail}; restart mcpflow")]
+    ConnectionGone { action: &'static str, detail: String },
+
     /// The store was written by a later mcpflow whose format this one cannot read.
     #[error(
         "the store at {} was made by a newer mcpflow (schema version {found}; this mcpflow reads up to \
@@ -104,7 +133,10 @@ impl Error {
             Error::Open { .. } => "STORE_OPEN_FAILED",
             Error::NewerSchema { .. } => "STORE_NEWER_SCHEMA",
             Error::UnknownSchema { .. } => "STORE_UNKNOWN_SCHEMA",
-            Error::Db { .. } => "STORE_IO",
+            Error::Db { .. } | Error::Postgres { .. } | Error::ConnectionGone { .. } => "STORE_IO",
+            Error::Connect { .. } => "STORE_CONNECT",
+            Error::DatabaseLocked { .. } => "STORE_LOCKED",
+            Error::NewerDatabase { .. } => "STORE_NEWER_SCHEMA",
             Error::Corrupt { .. } => "STORE_CORRUPT",
             Error::InvalidKey { .. } => "STORE_INVALID_KEY",
             Error::InvalidValue { .. } => "STORE_INVALID_VALUE",
@@ -116,6 +148,11 @@ impl Error {
             Error::TooDeep { .. } => "STORE_VALUE_TOO_DEEP",
             Error::ImportInvalid { .. } => "IMPORT_INVALID",
         }
+    }
+
+    /// A closure for `map_err` on PostgreSQL calls.
+    pub(crate) fn pg(action: &'static str) -> impl FnOnce(postgres::Error) -> Error {
+        move |source| Error::Postgres { action, source }
     }
 
     /// A closure for `map_err` on sled calls.

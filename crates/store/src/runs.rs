@@ -1,12 +1,11 @@
 //! Runs and their events. A run is recorded when it begins (`running`), its events are
 //! appended as they happen, and it is finished with the engine's envelope. Run ids are
-//! UUID v7, so the byte order of the `runs` tree is start order.
+//! UUID v7, so their byte order is start order.
 
 use crate::Store;
-use crate::blueprints::tx_error;
-use crate::codec::{decode, encode, encode_named, now};
+use crate::codec::now;
 use crate::error::{Error, Result};
-use crate::keys::{self, EVENTS, RUN_INDEX, RUNS};
+use crate::keys;
 use crate::unreadable::Unreadable;
 use mcpflow_engine::event::IterationPath;
 use mcpflow_engine::event::LogLevel;
@@ -14,8 +13,7 @@ use mcpflow_engine::people::Question;
 use mcpflow_engine::{Envelope, EventKind, RunEvent, RunStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sled::Transactional;
-use sled::transaction::ConflictableTransactionError;
+use std::sync::Arc;
 
 /// Where a recorded run stands: the engine's final statuses plus `running` and `waiting`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -125,29 +123,13 @@ pub enum RerunMode {
     FromHere,
 }
 
-/// A `runs` entry read back, or why it cannot be, naming the run its key names.
-pub(crate) fn read_record(key: &[u8], bytes: &[u8]) -> std::result::Result<RunRecord, Unreadable> {
-    decode(RUNS, key, bytes).map_err(|e| Unreadable::record(Unreadable::id_of_record_key(key), &e))
-}
-
 impl Store {
     /// Records a run that is starting and flushes. The id must be new.
     #[tracing::instrument(skip_all, fields(run_id = %record.id, blueprint = %record.blueprint), err)]
     pub fn begin_run(&self, record: &RunRecord) -> Result<()> {
         keys::check("run id", &record.id)?;
         keys::check("blueprint id", &record.blueprint)?;
-        let key = keys::single(&record.id);
-        let index_key = keys::pair(&record.blueprint, record.id.as_bytes());
-        let value = encode_named(|| format!("the record of run `{}`", record.id), record)?;
-        let result = (&self.runs, &self.run_index).transaction(|(runs, index)| {
-            if runs.get(&key)?.is_some() {
-                return Err(ConflictableTransactionError::Abort(Error::RunExists { id: record.id.clone() }));
-            }
-            runs.insert(key.as_slice(), value.as_slice())?;
-            index.insert(index_key.as_slice(), &[])?;
-            Ok(())
-        });
-        result.map_err(tx_error("recording a run"))?;
+        self.backend.begin_run(record)?;
         self.sync()
     }
 
@@ -159,12 +141,7 @@ impl Store {
     /// records why in its place.
     pub fn append_event(&self, run_id: &str, event: &RunEvent) -> Result<()> {
         keys::check("run id", run_id)?;
-        if !self.runs.contains_key(keys::single(run_id)).map_err(Error::db("appending an event"))? {
-            return Err(Error::RunNotFound { id: run_id.to_owned() });
-        }
-        let value = encode_named(|| format!("event {} of run `{run_id}`", event.seq), event)?;
-        self.events.insert(keys::event(run_id, event.seq), value).map_err(Error::db("appending an event"))?;
-        Ok(())
+        self.backend.append_event(run_id, event)
     }
 
     /// Records, under the `seq` of an event [`Store::append_event`] refused, an error
@@ -196,7 +173,8 @@ impl Store {
     pub fn finish_run(&self, run_id: &str, envelope: &Envelope) -> Result<()> {
         let finished_at = now();
         let finish = |envelope: &Envelope| {
-            self.update_run(run_id, |record| {
+            let (envelope, finished_at) = (envelope.clone(), finished_at.clone());
+            self.update_run(run_id, move |record| {
                 record.status = envelope.status.into();
                 record.finished_at = Some(finished_at.clone());
                 record.envelope = Some(envelope.clone());
@@ -209,14 +187,16 @@ impl Store {
                 cut.output = Value::String(format!("[{}] the output {refused}", refused.code()));
                 finish(&cut)?;
             }
-            other => other?,
+            other => {
+                other?;
+            }
         }
         self.sync()
     }
 
     /// Records the time a finished run sat paused (see [`RunRecord::paused_ms`]).
     pub fn record_paused(&self, run_id: &str, paused_ms: u64) -> Result<()> {
-        self.update_run(run_id, |record| record.paused_ms = Some(paused_ms))?;
+        self.update_run(run_id, move |record| record.paused_ms = Some(paused_ms))?;
         self.sync()
     }
 
@@ -224,7 +204,7 @@ impl Store {
     /// again (answered), and flushes, so a run that waits is on disk as waiting with its
     /// question. A run that has finished keeps its status.
     pub fn set_waiting(&self, run_id: &str, waiting: bool) -> Result<()> {
-        self.update_run(run_id, |record| {
+        self.update_run(run_id, move |record| {
             if matches!(record.status, RecordStatus::Running | RecordStatus::Waiting) {
                 record.status = if waiting { RecordStatus::Waiting } else { RecordStatus::Running };
             }
@@ -237,65 +217,33 @@ impl Store {
     /// (the resuming run names it in `resumed_from`). Returns whether it was `waiting`.
     pub fn settle_waiting(&self, run_id: &str) -> Result<bool> {
         let finished_at = now();
-        let was = std::cell::Cell::new(None);
-        self.update_run(run_id, |record| {
-            was.set(Some(record.status));
+        let before = self.update_run(run_id, move |record| {
             if record.status == RecordStatus::Waiting {
                 record.status = RecordStatus::Interrupted;
                 record.finished_at = Some(finished_at.clone());
             }
         })?;
         self.sync()?;
-        Ok(was.get() == Some(RecordStatus::Waiting))
+        Ok(before.status == RecordStatus::Waiting)
     }
 
     /// The runs recorded as `waiting`, oldest first (in flight in this process, or left
     /// by one that stopped). Damaged records are skipped.
     pub fn waiting_runs(&self) -> Result<Vec<RunRecord>> {
-        let mut found = Vec::new();
-        for entry in self.runs.iter() {
-            let (key, bytes) = entry.map_err(Error::db("looking for waiting runs"))?;
-            // Cheap first look: the status is in the JSON as written.
-            if !bytes.windows(WAITING.len()).any(|w| w == WAITING) {
-                continue;
-            }
-            match decode::<RunRecord>(RUNS, &key, &bytes) {
-                Ok(record) if record.status == RecordStatus::Waiting => found.push(record),
-                Ok(_) => {}
-                Err(error) => tracing::warn!(%error, "skipping a damaged run record"),
-            }
-        }
-        Ok(found)
+        self.backend.waiting_runs()
     }
 
-    fn update_run(&self, run_id: &str, change: impl Fn(&mut RunRecord)) -> Result<()> {
+    /// Changes the record atomically; returns it as it was before.
+    fn update_run(&self, run_id: &str, change: impl Fn(&mut RunRecord) + Send + Sync + 'static) -> Result<RunRecord> {
         keys::check("run id", run_id)?;
-        let key = keys::single(run_id);
-        let result = self.runs.transaction(|runs| {
-            let abort = ConflictableTransactionError::Abort;
-            let Some(bytes) = runs.get(&key)? else {
-                return Err(abort(Error::RunNotFound { id: run_id.to_owned() }));
-            };
-            let mut record = decode::<RunRecord>(RUNS, &key, &bytes).map_err(abort)?;
-            change(&mut record);
-            let value = encode_named(|| format!("the record of run `{run_id}`"), &record).map_err(abort)?;
-            runs.insert(key.as_slice(), value)?;
-            Ok(())
-        });
-        result.map_err(tx_error("finishing a run"))
+        self.backend.update_run(run_id, Arc::new(change))
     }
 
     /// Run `id`. A record that cannot be read is [`Error::Unreadable`], with the command
     /// that removes it.
     pub fn run(&self, id: &str) -> Result<Option<RunRecord>> {
         keys::check("run id", id)?;
-        let key = keys::single(id);
-        match self.runs.get(&key).map_err(Error::db("reading a run"))? {
-            Some(bytes) => decode(RUNS, &key, &bytes)
-                .map(Some)
-                .map_err(|e| Error::Unreadable(Box::new(Unreadable::record(id.to_owned(), &e)))),
-            None => Ok(None),
-        }
+        self.backend.run(id)
     }
 
     /// The newest `limit` readable runs, of one blueprint or of all, newest first; the
@@ -308,35 +256,12 @@ impl Store {
     /// the runs met on the way whose record cannot be read (damaged, or nested too deep):
     /// skipped, never a failure of the whole list.
     pub fn run_list(&self, blueprint: Option<&str>, limit: usize) -> Result<RunList> {
-        let mut list = RunList::default();
-        let Some(blueprint) = blueprint else {
-            for entry in self.runs.iter().rev() {
-                if list.runs.len() >= limit {
-                    break;
-                }
-                let (key, bytes) = entry.map_err(Error::db("listing runs"))?;
-                match read_record(&key, &bytes) {
-                    Ok(record) => list.runs.push(record),
-                    Err(unreadable) => list.skip(unreadable),
-                }
-            }
-            return Ok(list);
-        };
-        keys::check("blueprint id", blueprint)?;
-        for entry in self.run_index.scan_prefix(keys::prefix(blueprint)).keys().rev() {
-            if list.runs.len() >= limit {
-                break;
-            }
-            let key = entry.map_err(Error::db("listing runs"))?;
-            let (_, tail) = keys::parse_pair(RUN_INDEX, &key)?;
-            let run_id = keys::tail_text(RUN_INDEX, &key, tail)?;
-            // Index and record are written and removed together; a gap is skipped, not fatal.
-            match self.run(&run_id) {
-                Ok(Some(record)) => list.runs.push(record),
-                Ok(None) => tracing::debug!(run_id, "the run index names a run that is not recorded"),
-                Err(Error::Unreadable(unreadable)) => list.skip(*unreadable),
-                Err(e) => return Err(e),
-            }
+        if let Some(blueprint) = blueprint {
+            keys::check("blueprint id", blueprint)?;
+        }
+        let list = self.backend.run_list(blueprint, limit)?;
+        for unreadable in &list.skipped {
+            tracing::warn!(%unreadable, "skipping a run that cannot be read");
         }
         Ok(list)
     }
@@ -354,81 +279,20 @@ impl Store {
     /// A run's readable events in `seq` order, and the ones that cannot be read.
     pub(crate) fn readable_events(&self, run_id: &str) -> Result<(Vec<RunEvent>, Vec<Unreadable>)> {
         keys::check("run id", run_id)?;
-        let (mut events, mut unreadable) = (Vec::new(), Vec::new());
-        for entry in self.events.scan_prefix(keys::prefix(run_id)) {
-            let (key, bytes) = entry.map_err(Error::db("reading events"))?;
-            match decode(EVENTS, &key, &bytes) {
-                Ok(event) => events.push(event),
-                Err(e) => {
-                    let seq = keys::parse_pair(EVENTS, &key).and_then(|(_, tail)| keys::tail_u64(EVENTS, &key, tail));
-                    unreadable.push(Unreadable::event(run_id.to_owned(), seq.unwrap_or(0), &e));
-                }
-            }
-        }
-        Ok((events, unreadable))
+        self.backend.readable_events(run_id)
     }
 
     /// Removes run `id` with its events. Returns whether it was recorded.
     #[tracing::instrument(skip(self), err)]
     pub fn delete_run(&self, id: &str) -> Result<bool> {
         keys::check("run id", id)?;
-        let key = keys::single(id);
-        let Some(bytes) = self.runs.get(&key).map_err(Error::db("reading a run"))? else {
-            return Ok(false);
-        };
-        let index_keys = match decode::<RunRecord>(RUNS, &key, &bytes) {
-            Ok(record) => vec![keys::pair(&record.blueprint, id.as_bytes())],
-            // A damaged record can still be deleted: find its index entry by the run id.
-            Err(_) => self.index_keys_of(id)?,
-        };
-        let result = (&self.runs, &self.run_index).transaction(|(runs, index)| {
-            runs.remove(key.as_slice())?;
-            for index_key in &index_keys {
-                index.remove(index_key.as_slice())?;
-            }
-            Ok(())
-        });
-        result.map_err(tx_error("deleting a run"))?;
-        // The record is gone first, so a crash here leaves only unreachable events.
-        let mut batch = sled::Batch::default();
-        for event_key in self.events.scan_prefix(keys::prefix(id)).keys() {
-            batch.remove(event_key.map_err(Error::db("deleting events"))?);
-        }
-        self.events.apply_batch(batch).map_err(Error::db("deleting events"))?;
-        Ok(true)
-    }
-
-    fn index_keys_of(&self, run_id: &str) -> Result<Vec<Vec<u8>>> {
-        let mut found = Vec::new();
-        for entry in self.run_index.iter().keys() {
-            let key = entry.map_err(Error::db("reading the run index"))?;
-            if let Ok((_, tail)) = keys::parse_pair(RUN_INDEX, &key)
-                && tail == run_id.as_bytes()
-            {
-                found.push(key.to_vec());
-            }
-        }
-        Ok(found)
+        self.backend.delete_run(id)
     }
 
     /// The run that resumed run `run_id`, if one did (runs of the same blueprint only).
     pub fn resumed_by(&self, run_id: &str) -> Result<Option<String>> {
         let Some(record) = self.run(run_id)? else { return Ok(None) };
-        let prefix = keys::prefix(&record.blueprint);
-        for key in self.run_index.scan_prefix(&prefix).keys() {
-            let key = key.map_err(Error::db("looking for the run that resumed a run"))?;
-            let Some(id) = key.get(prefix.len()..).and_then(|id| std::str::from_utf8(id).ok()) else { continue };
-            if id <= run_id {
-                continue;
-            }
-            // A later run that cannot be read resumed nothing we can know of.
-            if let Ok(Some(later)) = self.run(id)
-                && later.resumed_from.as_deref() == Some(run_id)
-            {
-                return Ok(Some(later.id));
-            }
-        }
-        Ok(None)
+        self.backend.resumed_by(&record)
     }
 
     /// Marks every `running` run as `interrupted` (the process that ran it is gone) —
@@ -438,38 +302,26 @@ impl Store {
     /// (reading that run reports it too).
     pub(crate) fn interrupt_running(&self) -> Result<Swept> {
         let finished_at = now();
-        let mut swept = Swept::default();
-        for entry in self.runs.iter() {
-            let (key, bytes) = entry.map_err(Error::db("looking for interrupted runs"))?;
-            let mut record = match read_record(&key, &bytes) {
-                Ok(record) => record,
-                Err(unreadable) => {
-                    swept.unreadable.push(unreadable);
-                    continue;
-                }
-            };
-            if !matches!(record.status, RecordStatus::Running | RecordStatus::Waiting) {
-                continue;
-            }
+        let (unfinished, unreadable) = self.backend.unfinished_runs()?;
+        let mut swept = Swept { unreadable, ..Swept::default() };
+        for record in unfinished {
             // The readable events decide; the others are reported with the run.
             let (events, unreadable) = self.readable_events(&record.id)?;
             swept.unreadable.extend(unreadable);
             let asks = !open_questions(&events).is_empty();
             // A run resumed already (answered, then the process died before it was
             // settled) waits no more.
-            let asks = asks && self.resumed_by(&record.id)?.is_none();
+            let asks = asks && self.backend.resumed_by(&record)?.is_none();
             let status = if asks { RecordStatus::Waiting } else { RecordStatus::Interrupted };
-            if record.status == status {
-                swept.waiting.push(record.id);
-                continue;
+            if record.status != status {
+                let finished_at = finished_at.clone();
+                self.update_run(&record.id, move |record| {
+                    record.status = status;
+                    if !asks {
+                        record.finished_at = Some(finished_at.clone());
+                    }
+                })?;
             }
-            record.status = status;
-            if !asks {
-                record.finished_at = Some(finished_at.clone());
-            }
-            self.runs
-                .insert(&key, encode("the run record", &record)?)
-                .map_err(Error::db("marking a run interrupted"))?;
             if asks { swept.waiting.push(record.id) } else { swept.interrupted.push(record.id) }
         }
         Ok(swept)
@@ -493,16 +345,6 @@ pub struct RunList {
     #[serde(default)]
     pub skipped: Vec<Unreadable>,
 }
-
-impl RunList {
-    fn skip(&mut self, unreadable: Unreadable) {
-        tracing::warn!(%unreadable, "skipping a run that cannot be read");
-        self.skipped.push(unreadable);
-    }
-}
-
-/// How a `waiting` record reads in its JSON (for [`Store::waiting_runs`]' first look).
-const WAITING: &[u8] = br#""status":"waiting""#;
 
 /// The questions a run's events leave open, in the order they were asked: each
 /// `StepWaiting` with no later `StepAnswered`, `StepFinished` or `StepRetrying` of the

@@ -2,9 +2,8 @@
 //! blueprint and name. The engine reads and writes them through [`SavedValues`].
 
 use crate::Store;
-use crate::codec::{decode, encode};
-use crate::error::{Error, Result};
-use crate::keys::{self, SAVED};
+use crate::error::Result;
+use crate::keys;
 use mcpflow_engine::SavedValues;
 use serde_json::{Map, Value};
 
@@ -12,36 +11,14 @@ impl Store {
     /// Every saved value of `blueprint`, by name (sorted).
     pub fn saved_values(&self, blueprint: &str) -> Result<Map<String, Value>> {
         keys::check("blueprint id", blueprint)?;
-        self.saved
-            .scan_prefix(keys::prefix(blueprint))
-            .map(|entry| {
-                let (key, bytes) = entry.map_err(Error::db("reading saved values"))?;
-                let (_, tail) = keys::parse_pair(SAVED, &key)?;
-                Ok((keys::tail_text(SAVED, &key, tail)?, decode(SAVED, &key, &bytes)?))
-            })
-            .collect()
+        self.backend.saved_values(blueprint)
     }
 
     /// Saves `value` under `name` for `blueprint`'s later runs.
     pub fn save_value(&self, blueprint: &str, name: &str, value: &Value) -> Result<()> {
         keys::check("blueprint id", blueprint)?;
         keys::check("saved value name", name)?;
-        self.saved
-            .insert(keys::pair(blueprint, name.as_bytes()), encode("the saved value", value)?)
-            .map_err(Error::db("saving a value"))?;
-        Ok(())
-    }
-
-    /// The blueprints that have saved values, with them (for export).
-    pub(crate) fn all_saved(&self) -> Result<Vec<(String, String, Value)>> {
-        self.saved
-            .iter()
-            .map(|entry| {
-                let (key, bytes) = entry.map_err(Error::db("reading saved values"))?;
-                let (blueprint, tail) = keys::parse_pair(SAVED, &key)?;
-                Ok((blueprint, keys::tail_text(SAVED, &key, tail)?, decode(SAVED, &key, &bytes)?))
-            })
-            .collect()
+        self.backend.save_value(blueprint, name, value)
     }
 }
 

@@ -2,9 +2,8 @@
 //! never resolved here, so no secret is stored that was not typed into the entry.
 
 use crate::Store;
-use crate::codec::{decode, encode};
 use crate::error::{Error, Result};
-use crate::keys::{self, SERVERS};
+use crate::keys;
 use serde_json::Value;
 
 impl Store {
@@ -12,28 +11,18 @@ impl Store {
     pub fn put_server(&self, name: &str, config: &Value) -> Result<()> {
         keys::check("server name", name)?;
         check_server(name, config)?;
-        self.servers
-            .insert(keys::single(name), encode("the server config", config)?)
-            .map_err(Error::db("saving a server"))?;
-        Ok(())
+        self.backend.put_server(name, config)
     }
 
     /// Every server, sorted by name.
     pub fn servers(&self) -> Result<Vec<(String, Value)>> {
-        self.servers
-            .iter()
-            .map(|entry| {
-                let (key, bytes) = entry.map_err(Error::db("listing servers"))?;
-                Ok((keys::parse_single(SERVERS, &key)?, decode(SERVERS, &key, &bytes)?))
-            })
-            .collect()
+        self.backend.servers()
     }
 
     /// Removes server `name`. Returns whether it was there.
     pub fn delete_server(&self, name: &str) -> Result<bool> {
         keys::check("server name", name)?;
-        let removed = self.servers.remove(keys::single(name)).map_err(Error::db("removing a server"))?;
-        Ok(removed.is_some())
+        self.backend.delete_server(name)
     }
 }
 

@@ -12,6 +12,8 @@
 //!
 //! [`oauth::OAuthServer`] is an OAuth-protected MCP server with its authorization server on loopback.
 //!
+//! [`postgres::Cluster`] is a throwaway PostgreSQL cluster on a Unix socket in a temporary folder.
+//!
 //! [`otlp::Receiver`] is an OTLP/HTTP receiver on loopback that decodes spans with `opentelemetry-proto`.
 //!
 //! Tools whose result is an object return it both as `structuredContent` and as one text item with the
@@ -26,6 +28,7 @@ mod loopback;
 pub mod oauth;
 pub mod otlp;
 mod pace;
+pub mod postgres;
 pub mod procs;
 mod pump;
 mod reply;

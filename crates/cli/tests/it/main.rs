@@ -7,6 +7,7 @@ mod ask;
 mod budget;
 mod consent;
 mod crash;
+mod database;
 mod era_pin;
 mod eras;
 mod floods;

@@ -10,17 +10,17 @@
 
 use super::{Doc, DocBlueprint, DocRevision, DocRun, EXPORT_FORMAT};
 use crate::blueprints::{BlueprintMeta, Revision};
-use crate::codec::{decode, encode};
+use crate::codec::encode;
 use crate::error::{Error, Result};
-use crate::keys::{self, BLUEPRINTS, CONSENTS, SAVED, SCHEDULES, SERVERS};
-use crate::runs::RecordStatus;
+use crate::keys;
+use crate::runs::{RecordStatus, RunRecord};
 use crate::schema::SCHEMA_VERSION;
 use crate::servers::check_server;
 use crate::{Consent, Store};
 use mcpflow_blueprint::{Options, check_value};
+use mcpflow_engine::RunEvent;
 use serde::Serialize;
 use serde_json::Value;
-use sled::{Batch, Tree};
 use std::collections::HashMap;
 
 /// How an import treats what needs the user's trust.
@@ -55,18 +55,21 @@ pub struct ImportReport {
     pub conflicts: Vec<String>,
 }
 
-/// The writes an import will make, one batch per tree, applied after all the planning.
-#[derive(Default)]
-struct Writes {
-    revisions: Batch,
-    blueprints: Batch,
-    events: Batch,
-    runs: Batch,
-    run_index: Batch,
-    saved: Batch,
-    servers: Batch,
-    consents: Batch,
-    schedules: Batch,
+/// The entries an import will write, planned before anything is written; the backend
+/// writes them all ([`crate::backend::Backend::apply_import`]).
+#[derive(Debug, Default)]
+pub(crate) struct Writes {
+    /// (blueprint, rev, revision)
+    pub(crate) revisions: Vec<(String, u32, Revision)>,
+    /// The blueprints whose current revision changes, with it.
+    pub(crate) blueprints: Vec<BlueprintMeta>,
+    /// New runs with their events.
+    pub(crate) runs: Vec<(RunRecord, Vec<RunEvent>)>,
+    /// (blueprint, name, value)
+    pub(crate) saved: Vec<(String, String, Value)>,
+    pub(crate) servers: Vec<(String, Value)>,
+    pub(crate) consents: Vec<Consent>,
+    pub(crate) schedules: Vec<(String, Value)>,
 }
 
 impl Store {
@@ -94,52 +97,46 @@ impl Store {
         }
         for (blueprint, values) in &doc.saved {
             for (name, value) in values {
-                let key = keys::pair(blueprint, name.as_bytes());
                 let pointer = format!("/saved/{}/{}", escape(blueprint), escape(name));
-                let found = merge(&self.saved, SAVED, key, value, &mut writes.saved, &mut report.conflicts, pointer)?;
-                count(&mut report.saved, found);
+                let stored = self.backend.saved_value(blueprint, name)?;
+                if merge(stored, value, &mut report.conflicts, pointer, &mut report.saved) {
+                    writes.saved.push((blueprint.clone(), name.clone(), value.clone()));
+                }
             }
         }
         for (name, config) in &doc.servers {
             let pointer = format!("/servers/{}", escape(name));
-            let found = merge(
-                &self.servers,
-                SERVERS,
-                keys::single(name),
-                config,
-                &mut writes.servers,
-                &mut report.conflicts,
-                pointer,
-            )?;
-            count(&mut report.servers, found);
+            let stored = self.backend.server(name)?;
+            if merge(stored, config, &mut report.conflicts, pointer, &mut report.servers) {
+                writes.servers.push((name.clone(), config.clone()));
+            }
         }
         for (blueprint, state) in &doc.schedules {
             let pointer = format!("/schedules/{}", escape(blueprint));
-            let key = keys::single(blueprint);
-            let found =
-                merge(&self.schedules, SCHEDULES, key, state, &mut writes.schedules, &mut report.conflicts, pointer)?;
-            count(&mut report.schedules, found);
+            let stored = self.backend.schedule_state(blueprint)?;
+            if merge(stored, state, &mut report.conflicts, pointer, &mut report.schedules) {
+                writes.schedules.push((blueprint.clone(), state.clone()));
+            }
         }
         for (i, consent) in doc.consents.iter().enumerate() {
             if !options.consents {
                 report.consents.skipped += 1;
                 continue;
             }
-            let key = keys::single(&consent.hash);
-            match self.consents.get(&key).map_err(Error::db("reading consents"))? {
-                Some(bytes) => {
+            match self.backend.consent(&consent.hash)? {
+                Some(stored) => {
                     report.consents.skipped += 1;
-                    if decode::<Consent>(CONSENTS, &key, &bytes)?.command != consent.command {
+                    if stored.command != consent.command {
                         report.conflicts.push(format!("/consents/{i}"));
                     }
                 }
                 None => {
-                    writes.consents.insert(key, encode("a consent", consent)?);
+                    writes.consents.push(consent.clone());
                     report.consents.added += 1;
                 }
             }
         }
-        self.apply(writes)?;
+        self.backend.apply_import(writes)?;
         self.sync()?;
         tracing::info!(?report, "imported");
         Ok(report)
@@ -182,24 +179,17 @@ impl Store {
         report.blueprints.added += 1;
         for revision in &fresh {
             let value = Revision { saved_at: revision.saved_at.clone(), json: revision.json.clone() };
-            writes.revisions.insert(keys::revision(id, revision.rev), encode("a revision", &value)?);
+            writes.revisions.push((id.clone(), revision.rev, value));
         }
-        let current_key = keys::single(id);
-        let current = match self.blueprints.get(&current_key).map_err(Error::db("reading a blueprint"))? {
-            Some(bytes) => Some(decode::<BlueprintMeta>(BLUEPRINTS, &current_key, &bytes)?.rev),
-            None => None,
-        };
+        let current = self.backend.blueprint(id)?.map(|stored| stored.meta.rev);
         if current.is_none_or(|rev| newest.rev > rev) {
-            let meta = BlueprintMeta::of(id, newest.rev, newest.saved_at.clone(), &newest.json);
-            writes.blueprints.insert(current_key, encode("a blueprint meta", &meta)?);
+            writes.blueprints.push(BlueprintMeta::of(id, newest.rev, newest.saved_at.clone(), &newest.json));
         }
         Ok(())
     }
 
     fn plan_run(&self, run: &DocRun, report: &mut ImportReport, writes: &mut Writes) -> Result<()> {
-        let id = &run.record.id;
-        let key = keys::single(id);
-        if self.runs.contains_key(&key).map_err(Error::db("reading runs"))? {
+        if self.backend.run_exists(&run.record.id)? {
             report.runs.skipped += 1;
             return Ok(());
         }
@@ -207,65 +197,33 @@ impl Store {
         if record.status == RecordStatus::Running {
             record.status = RecordStatus::Interrupted;
         }
-        writes.runs.insert(key, encode("a run record", &record)?);
-        writes.run_index.insert(keys::pair(&record.blueprint, id.as_bytes()), &[]);
-        for event in &run.events {
-            writes.events.insert(keys::event(id, event.seq), encode("an event", event)?);
-        }
+        writes.runs.push((record, run.events.clone()));
         report.runs.added += 1;
         Ok(())
     }
-
-    fn apply(&self, writes: Writes) -> Result<()> {
-        // Data before what points at it: revisions before blueprints, events before runs.
-        let order = [
-            (&self.revisions, writes.revisions),
-            (&self.blueprints, writes.blueprints),
-            (&self.events, writes.events),
-            (&self.runs, writes.runs),
-            (&self.run_index, writes.run_index),
-            (&self.saved, writes.saved),
-            (&self.servers, writes.servers),
-            (&self.consents, writes.consents),
-            (&self.schedules, writes.schedules),
-        ];
-        for (tree, batch) in order {
-            tree.apply_batch(batch).map_err(Error::db("importing"))?;
-        }
-        Ok(())
-    }
 }
 
-/// Plans writing `value` under `key` unless the store has that key. Returns whether the
-/// key was there; a different stored value is a conflict at `pointer`.
+/// Whether `value` is to be written: the store has nothing under its key. A different
+/// stored value is a conflict at `pointer`; either way `counts` says which it was.
 fn merge(
-    tree: &Tree,
-    name: &'static str,
-    key: Vec<u8>,
+    stored: Option<Value>,
     value: &Value,
-    batch: &mut Batch,
     conflicts: &mut Vec<String>,
     pointer: String,
-) -> Result<bool> {
-    match tree.get(&key).map_err(Error::db("reading for the import"))? {
-        Some(bytes) => {
-            if decode::<Value>(name, &key, &bytes)? != *value {
+    counts: &mut Counts,
+) -> bool {
+    match stored {
+        Some(stored) => {
+            if stored != *value {
                 conflicts.push(pointer);
             }
-            Ok(true)
+            counts.skipped += 1;
+            false
         }
         None => {
-            batch.insert(key, encode("an imported value", value)?);
-            Ok(false)
+            counts.added += 1;
+            true
         }
-    }
-}
-
-fn count(counts: &mut Counts, found: bool) {
-    if found {
-        counts.skipped += 1;
-    } else {
-        counts.added += 1;
     }
 }
 

@@ -1,17 +1,15 @@
 //! Blueprints: revisions, identical saves, listing, deleting, the engine's source.
 
-use crate::support::{open, record};
+use crate::support::{Kind, Place, fresh, record};
 use mcpflow_engine::BlueprintSource;
-use mcpflow_store::Store;
 use serde_json::{Value, json};
 
 fn version(n: u32) -> Value {
     json!({"version": 1, "id": "inv", "name": format!("Inventory v{n}"), "steps": [{"id": "s", "wait_ms": n}]})
 }
 
-#[test]
-fn each_changed_save_is_a_new_revision_and_every_revision_reads_back() {
-    let store = Store::open_temporary().unwrap();
+fn each_changed_save_is_a_new_revision_and_every_revision_reads_back(kind: Kind) {
+    let store = fresh(kind);
     let revs: Vec<u32> = (1..=3).map(|n| store.save_blueprint("inv", &version(n)).unwrap().rev).collect();
     assert_eq!(revs, [1, 2, 3]);
 
@@ -28,9 +26,8 @@ fn each_changed_save_is_a_new_revision_and_every_revision_reads_back() {
     assert_eq!((current.meta.rev, current.json), (3, version(3)));
 }
 
-#[test]
-fn saving_the_current_json_again_adds_no_revision() {
-    let store = Store::open_temporary().unwrap();
+fn saving_the_current_json_again_adds_no_revision(kind: Kind) {
+    let store = fresh(kind);
     let first = store.save_blueprint("inv", &version(1)).unwrap();
     let again = store.save_blueprint("inv", &version(1)).unwrap();
     assert_eq!(again, first);
@@ -41,9 +38,8 @@ fn saving_the_current_json_again_adds_no_revision() {
     assert_eq!(store.save_blueprint("inv", &version(1)).unwrap().rev, 3);
 }
 
-#[test]
-fn blueprints_are_listed_by_id_with_their_current_revision() {
-    let store = Store::open_temporary().unwrap();
+fn blueprints_are_listed_by_id_with_their_current_revision(kind: Kind) {
+    let store = fresh(kind);
     for id in ["b", "a", "c"] {
         store.save_blueprint(id, &json!({"id": id, "description": format!("about {id}")})).unwrap();
     }
@@ -55,9 +51,8 @@ fn blueprints_are_listed_by_id_with_their_current_revision() {
     assert_eq!((listed[1].name.as_deref(), listed[1].description.as_deref()), (Some("B two"), None));
 }
 
-#[test]
-fn an_id_that_extends_another_is_a_different_blueprint() {
-    let store = Store::open_temporary().unwrap();
+fn an_id_that_extends_another_is_a_different_blueprint(kind: Kind) {
+    let store = fresh(kind);
     store.save_blueprint("a", &json!({"id": "a"})).unwrap();
     store.save_blueprint("ab", &json!({"id": "ab"})).unwrap();
     store.save_blueprint("ab", &json!({"id": "ab", "v": 2})).unwrap();
@@ -66,10 +61,8 @@ fn an_id_that_extends_another_is_a_different_blueprint() {
     assert_eq!(store.revisions("ab").unwrap().len(), 2);
 }
 
-#[test]
-fn deleting_a_blueprint_removes_its_revisions_but_keeps_its_runs() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open(dir.path());
+fn deleting_a_blueprint_removes_its_revisions_but_keeps_its_runs(kind: Kind) {
+    let store = Place::new(kind).store();
     store.save_blueprint("inv", &version(1)).unwrap();
     store.save_blueprint("inv", &version(2)).unwrap();
     store.begin_run(&record("r1", "inv")).unwrap();
@@ -86,9 +79,8 @@ fn deleting_a_blueprint_removes_its_revisions_but_keeps_its_runs() {
     assert_eq!(store.save_blueprint("inv", &version(3)).unwrap().rev, 1);
 }
 
-#[test]
-fn the_engine_loads_the_current_revision_as_blueprint_text() {
-    let store = Store::open_temporary().unwrap();
+fn the_engine_loads_the_current_revision_as_blueprint_text(kind: Kind) {
+    let store = fresh(kind);
     store.save_blueprint("inv", &version(1)).unwrap();
     store.save_blueprint("inv", &version(2)).unwrap();
     let bytes = BlueprintSource::load(&store, "inv").unwrap();
@@ -96,12 +88,21 @@ fn the_engine_loads_the_current_revision_as_blueprint_text() {
     assert_eq!(BlueprintSource::load(&store, "nope").unwrap_err(), "no stored blueprint `nope`");
 }
 
-#[test]
-fn ids_that_cannot_be_keys_are_refused() {
-    let store = Store::open_temporary().unwrap();
+fn ids_that_cannot_be_keys_are_refused(kind: Kind) {
+    let store = fresh(kind);
     let empty = store.save_blueprint("", &json!({})).unwrap_err();
     assert_eq!(empty.code(), "STORE_INVALID_KEY");
     let nul = store.save_blueprint("a\0b", &json!({})).unwrap_err();
     assert!(nul.to_string().contains("NUL"), "{nul}");
     assert!(store.blueprints().unwrap().is_empty());
 }
+
+on_both!(
+    each_changed_save_is_a_new_revision_and_every_revision_reads_back,
+    saving_the_current_json_again_adds_no_revision,
+    blueprints_are_listed_by_id_with_their_current_revision,
+    an_id_that_extends_another_is_a_different_blueprint,
+    deleting_a_blueprint_removes_its_revisions_but_keeps_its_runs,
+    the_engine_loads_the_current_revision_as_blueprint_text,
+    ids_that_cannot_be_keys_are_refused,
+);

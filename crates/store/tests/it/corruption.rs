@@ -1,8 +1,9 @@
 //! Damaged bytes in a tree are errors naming the tree and the key, never panics; a run
 //! that cannot be read back (damaged, or nested deeper than the store reads) is skipped
-//! by listings, the backup and the open-time sweep, and reported with its removal.
+//! by listings, the backup and the open-time sweep, and reported with its removal. The
+//! damage is done to sled's files; `postgres.rs` damages a PostgreSQL record.
 
-use crate::support::{self, damage, open, raw, record};
+use crate::support::{self, Kind, Place, damage, open, raw, record};
 use mcpflow_engine::{BlueprintSource, SavedValues};
 use mcpflow_store::Error;
 use serde_json::json;
@@ -208,10 +209,9 @@ fn an_unreadable_event_is_left_out_of_the_backup_alone() {
     assert!(error.contains("event 2") && error.contains("mcpflow runs --remove"), "{error}");
 }
 
-#[test]
-fn the_store_refuses_to_write_what_it_could_not_read_back() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open(dir.path());
+fn the_store_refuses_to_write_what_it_could_not_read_back(kind: Kind) {
+    let place = Place::new(kind);
+    let store = place.store();
     let run = support::run_id(1);
     let deep = nested_value(180);
 
@@ -258,5 +258,7 @@ fn the_store_refuses_to_write_what_it_could_not_read_back() {
     let output = recorded.envelope.unwrap().output;
     assert!(output.as_str().is_some_and(|o| o.starts_with("[STORE_VALUE_TOO_DEEP]")), "{output}");
     drop(store);
-    assert!(mcpflow_store::Store::open(dir.path()).unwrap().unreadable.is_empty());
+    assert!(place.open().unwrap().unreadable.is_empty());
 }
+
+on_both!(the_store_refuses_to_write_what_it_could_not_read_back);

@@ -1,6 +1,7 @@
-//! Opening: creating, the schema version, interrupted runs, the folder lock.
+//! Opening: creating, the schema version, interrupted runs (on both backends), the
+//! folder lock (`postgres.rs` has the database's).
 
-use crate::support::{damage, envelope, event, open, raw, record, run_id};
+use crate::support::{Kind, Place, damage, envelope, event, open, raw, record, run_id};
 use mcpflow_engine::RunStatus;
 use mcpflow_store::{Error, RecordStatus, SCHEMA_VERSION, Store};
 use std::io::{BufRead, BufReader, Write};
@@ -20,11 +21,10 @@ fn a_new_store_creates_its_folder_and_records_the_schema_version() {
     });
 }
 
-#[test]
-fn a_run_left_running_is_interrupted_on_the_next_open_and_keeps_its_events() {
-    let dir = tempfile::tempdir().unwrap();
+fn a_run_left_running_is_interrupted_on_the_next_open_and_keeps_its_events(kind: Kind) {
+    let place = Place::new(kind);
     let (crashed, done) = (run_id(1), run_id(2));
-    let store = open(dir.path());
+    let store = place.store();
     for id in [&crashed, &done] {
         store.begin_run(&record(id, "inv")).unwrap();
         for seq in 0..3 {
@@ -34,7 +34,7 @@ fn a_run_left_running_is_interrupted_on_the_next_open_and_keeps_its_events() {
     store.finish_run(&done, &envelope(&done, "inv", RunStatus::Succeeded)).unwrap();
     drop(store); // the process "dies" with `crashed` still running
 
-    let opened = Store::open(dir.path()).unwrap();
+    let opened = place.open().unwrap();
     assert_eq!(opened.interrupted, std::slice::from_ref(&crashed));
     let record = opened.store.run(&crashed).unwrap().unwrap();
     assert_eq!(record.status, RecordStatus::Interrupted);
@@ -43,7 +43,7 @@ fn a_run_left_running_is_interrupted_on_the_next_open_and_keeps_its_events() {
     assert_eq!(opened.store.run(&done).unwrap().unwrap().status, RecordStatus::Succeeded);
     drop(opened);
 
-    assert!(Store::open(dir.path()).unwrap().interrupted.is_empty());
+    assert!(place.open().unwrap().interrupted.is_empty());
 }
 
 #[test]
@@ -241,11 +241,10 @@ fn answered(seq: u64, step: &str) -> mcpflow_engine::RunEvent {
 /// A run whose events end with a question nobody answered stays `waiting` (unfinished,
 /// its question readable) across opens; one whose question was answered before the
 /// process died is `interrupted` like any other.
-#[test]
-fn a_run_left_with_an_open_question_is_waiting_on_the_next_open_and_keeps_it() {
-    let dir = tempfile::tempdir().unwrap();
+fn a_run_left_with_an_open_question_is_waiting_on_the_next_open_and_keeps_it(kind: Kind) {
+    let place = Place::new(kind);
     let (asking, answered_run, parked) = (run_id(1), run_id(2), run_id(3));
-    let store = open(dir.path());
+    let store = place.store();
     for id in [&asking, &answered_run, &parked] {
         store.begin_run(&record(id, "inv")).unwrap();
         store.append_event(id, &event(0)).unwrap();
@@ -257,7 +256,7 @@ fn a_run_left_with_an_open_question_is_waiting_on_the_next_open_and_keeps_it() {
     assert_eq!(store.run(&parked).unwrap().unwrap().status, RecordStatus::Waiting);
     drop(store);
 
-    let opened = Store::open(dir.path()).unwrap();
+    let opened = place.open().unwrap();
     assert_eq!(opened.interrupted, std::slice::from_ref(&answered_run));
     assert_eq!(opened.waiting, [asking.clone(), parked.clone()]);
     for id in [&asking, &parked] {
@@ -274,7 +273,7 @@ fn a_run_left_with_an_open_question_is_waiting_on_the_next_open_and_keeps_it() {
     assert_eq!(opened.store.run(&asking).unwrap().unwrap().status, RecordStatus::Interrupted);
     drop(opened);
 
-    let again = Store::open(dir.path()).unwrap();
+    let again = place.open().unwrap();
     assert_eq!(again.waiting, std::slice::from_ref(&parked), "still waiting after another open");
     assert!(again.interrupted.is_empty());
 }
@@ -330,17 +329,22 @@ fn a_snapshot_torn_by_a_kill_does_not_lock_the_store_out_and_loses_nothing() {
     let torn = dir.path().join("snap.7FFFFFFFFFFFFFFF.generating");
     std::fs::write(&torn, b"cut short by SIGKILL").unwrap();
     let refused = (0..100)
-        .find_map(|_| match sled::Config::new().path(dir.path()).open() {
-            Err(sled::Error::Io(_)) => {
+        .find_map(|_| match ::sled::Config::new().path(dir.path()).open() {
+            Err(::sled::Error::Io(_)) => {
                 std::thread::sleep(std::time::Duration::from_millis(10)); // the lock, released a moment late
                 None
             }
             other => Some(other.map(|_| ())),
         })
         .unwrap();
-    assert!(matches!(refused, Err(sled::Error::Corruption { at: None, .. })), "sled alone refuses: {refused:?}");
+    assert!(matches!(refused, Err(::sled::Error::Corruption { at: None, .. })), "sled alone refuses: {refused:?}");
 
     let opened = Store::open(dir.path()).unwrap();
     assert_eq!(opened.store.run(&id).unwrap().unwrap().status, RecordStatus::Succeeded);
     assert!(!torn.exists(), "the torn snapshot is gone");
 }
+
+on_both!(
+    a_run_left_running_is_interrupted_on_the_next_open_and_keeps_its_events,
+    a_run_left_with_an_open_question_is_waiting_on_the_next_open_and_keeps_it,
+);

@@ -1,12 +1,11 @@
 //! Runs: recording, events in seq order, listing, finishing, deleting.
 
-use crate::support::{damage, envelope, event, open, record, run_id};
+use crate::support::{Kind, damage, envelope, event, fresh, open, record, run_id};
 use mcpflow_engine::RunStatus;
-use mcpflow_store::{RecordStatus, RerunMode, RerunOf, Store};
+use mcpflow_store::{RecordStatus, RerunMode, RerunOf};
 
-#[test]
-fn events_come_back_in_seq_order_even_when_appended_out_of_order() {
-    let store = Store::open_temporary().unwrap();
+fn events_come_back_in_seq_order_even_when_appended_out_of_order(kind: Kind) {
+    let store = fresh(kind);
     let id = run_id(1);
     store.begin_run(&record(&id, "inv")).unwrap();
     // Little-endian or decimal keys would put 256 before 255 or 65536 before 256.
@@ -18,9 +17,8 @@ fn events_come_back_in_seq_order_even_when_appended_out_of_order() {
     assert_eq!(store.events(&id).unwrap()[3], event(256));
 }
 
-#[test]
-fn events_of_one_run_never_mix_with_another() {
-    let store = Store::open_temporary().unwrap();
+fn events_of_one_run_never_mix_with_another(kind: Kind) {
+    let store = fresh(kind);
     store.begin_run(&record("run", "inv")).unwrap();
     store.begin_run(&record("run2", "inv")).unwrap();
     store.append_event("run", &event(1)).unwrap();
@@ -29,9 +27,8 @@ fn events_of_one_run_never_mix_with_another() {
     assert_eq!(store.events("run2").unwrap(), [event(2)]);
 }
 
-#[test]
-fn runs_are_listed_newest_first_and_filtered_by_blueprint() {
-    let store = Store::open_temporary().unwrap();
+fn runs_are_listed_newest_first_and_filtered_by_blueprint(kind: Kind) {
+    let store = fresh(kind);
     for (n, blueprint) in [(3, "a"), (1, "a"), (4, "b"), (2, "b"), (5, "a")] {
         store.begin_run(&record(&run_id(n), blueprint)).unwrap();
     }
@@ -43,9 +40,8 @@ fn runs_are_listed_newest_first_and_filtered_by_blueprint() {
     assert!(store.runs(Some("c"), 10).unwrap().is_empty());
 }
 
-#[test]
-fn finishing_a_run_records_status_time_and_envelope() {
-    let store = Store::open_temporary().unwrap();
+fn finishing_a_run_records_status_time_and_envelope(kind: Kind) {
+    let store = fresh(kind);
     let id = run_id(1);
     store.begin_run(&record(&id, "inv")).unwrap();
     assert_eq!(store.run(&id).unwrap().unwrap().status, RecordStatus::Running);
@@ -59,9 +55,8 @@ fn finishing_a_run_records_status_time_and_envelope() {
     assert_eq!(finished.inputs, record(&id, "inv").inputs);
 }
 
-#[test]
-fn a_run_must_be_recorded_before_its_events_or_its_finish() {
-    let store = Store::open_temporary().unwrap();
+fn a_run_must_be_recorded_before_its_events_or_its_finish(kind: Kind) {
+    let store = fresh(kind);
     let missing = store.append_event("ghost", &event(0)).unwrap_err();
     assert_eq!(missing.code(), "RUN_NOT_FOUND");
     assert!(missing.to_string().contains("`ghost`"), "{missing}");
@@ -70,9 +65,8 @@ fn a_run_must_be_recorded_before_its_events_or_its_finish() {
     assert!(store.events("ghost").unwrap().is_empty());
 }
 
-#[test]
-fn a_run_id_begins_only_once() {
-    let store = Store::open_temporary().unwrap();
+fn a_run_id_begins_only_once(kind: Kind) {
+    let store = fresh(kind);
     store.begin_run(&record("r", "inv")).unwrap();
     store.finish_run("r", &envelope("r", "inv", RunStatus::Succeeded)).unwrap();
     let again = store.begin_run(&record("r", "other")).unwrap_err();
@@ -81,9 +75,8 @@ fn a_run_id_begins_only_once() {
     assert!(store.runs(Some("other"), 10).unwrap().is_empty());
 }
 
-#[test]
-fn deleting_a_run_removes_its_events_and_its_place_in_the_list() {
-    let store = Store::open_temporary().unwrap();
+fn deleting_a_run_removes_its_events_and_its_place_in_the_list(kind: Kind) {
+    let store = fresh(kind);
     let (gone, kept) = (run_id(1), run_id(2));
     for id in [&gone, &kept] {
         store.begin_run(&record(id, "inv")).unwrap();
@@ -129,3 +122,13 @@ fn a_re_run_keeps_its_origin_and_a_record_from_before_the_field_reads_as_no_re_r
     let back = store.run(&first).unwrap().unwrap();
     assert_eq!((back.id.as_str(), back.rerun_of), (first.as_str(), None));
 }
+
+on_both!(
+    events_come_back_in_seq_order_even_when_appended_out_of_order,
+    events_of_one_run_never_mix_with_another,
+    runs_are_listed_newest_first_and_filtered_by_blueprint,
+    finishing_a_run_records_status_time_and_envelope,
+    a_run_must_be_recorded_before_its_events_or_its_finish,
+    a_run_id_begins_only_once,
+    deleting_a_run_removes_its_events_and_its_place_in_the_list,
+);

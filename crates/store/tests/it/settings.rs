@@ -1,11 +1,10 @@
 //! Servers, consents and schedule state.
 
-use mcpflow_store::Store;
+use crate::support::{Kind, fresh};
 use serde_json::json;
 
-#[test]
-fn servers_are_stored_as_written_with_env_references_unresolved() {
-    let store = Store::open_temporary().unwrap();
+fn servers_are_stored_as_written_with_env_references_unresolved(kind: Kind) {
+    let store = fresh(kind);
     let config = json!({"command": "node", "args": ["s.js"], "env": {"TOKEN": "${env:TOKEN}"}});
     store.put_server("inv", &config).unwrap();
     store.put_server("echo", &json!({"url": "http://localhost:1/mcp"})).unwrap();
@@ -18,17 +17,15 @@ fn servers_are_stored_as_written_with_env_references_unresolved() {
     assert_eq!(store.servers().unwrap().len(), 1);
 }
 
-#[test]
-fn a_server_entry_must_be_an_object() {
-    let store = Store::open_temporary().unwrap();
+fn a_server_entry_must_be_an_object(kind: Kind) {
+    let store = fresh(kind);
     let error = store.put_server("inv", &json!("npx inv")).unwrap_err();
     assert_eq!(error.code(), "STORE_INVALID_VALUE");
     assert!(store.servers().unwrap().is_empty());
 }
 
-#[test]
-fn consents_are_approved_listed_and_revoked() {
-    let store = Store::open_temporary().unwrap();
+fn consents_are_approved_listed_and_revoked(kind: Kind) {
+    let store = fresh(kind);
     assert!(!store.is_approved("sha256:aa").unwrap());
     store.approve("sha256:bb", "node b.js").unwrap();
     store.approve("sha256:aa", "node a.js").unwrap();
@@ -40,9 +37,8 @@ fn consents_are_approved_listed_and_revoked() {
     assert!(!store.revoke("sha256:aa").unwrap());
 }
 
-#[test]
-fn schedule_state_is_kept_per_blueprint() {
-    let store = Store::open_temporary().unwrap();
+fn schedule_state_is_kept_per_blueprint(kind: Kind) {
+    let store = fresh(kind);
     assert_eq!(store.schedule_state("inv").unwrap(), None);
     store.put_schedule_state("inv", &json!({"next_at": "2026-01-01T00:00:00Z"})).unwrap();
     store.put_schedule_state("inv", &json!({"next_at": "2026-01-02T00:00:00Z"})).unwrap();
@@ -51,3 +47,10 @@ fn schedule_state_is_kept_per_blueprint() {
     assert!(store.delete_schedule_state("inv").unwrap());
     assert_eq!(store.schedule_state("inv").unwrap(), None);
 }
+
+on_both!(
+    servers_are_stored_as_written_with_env_references_unresolved,
+    a_server_entry_must_be_an_object,
+    consents_are_approved_listed_and_revoked,
+    schedule_state_is_kept_per_blueprint,
+);

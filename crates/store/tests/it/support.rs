@@ -1,10 +1,83 @@
-//! Builders for records, events and envelopes, and raw sled access for damaging a store.
+//! The backends a test runs on ([`Kind`], [`Place`], [`on_both!`]), builders for records,
+//! events and envelopes, and raw sled access for damaging a store.
 
 use mcpflow_engine::event::LogLevel;
 use mcpflow_engine::{Envelope, EventKind, RunEvent, RunStatus, Summary};
-use mcpflow_store::{RecordStatus, RunRecord, Store};
+use mcpflow_store::{Opened, RecordStatus, RunRecord, Store};
+use mcpflow_testkit::postgres::Cluster;
 use serde_json::json;
 use std::path::Path;
+
+/// Makes each named test function (taking a [`Kind`]) two tests: `sled::NAME` and
+/// `postgres::NAME`. The PostgreSQL one skips when PostgreSQL is not installed, and fails
+/// then under `CI=true` (see `mcpflow_testkit::postgres`).
+macro_rules! on_both {
+    ($($name:ident),* $(,)?) => {
+        mod sled {
+            $( #[test] fn $name() { super::$name(crate::support::Kind::Sled) } )*
+        }
+        mod postgres {
+            $( #[test] fn $name() { if let Some(kind) = crate::support::Kind::postgres() { super::$name(kind) } } )*
+        }
+    };
+}
+
+/// Which backend a test runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Sled,
+    Postgres,
+}
+
+impl Kind {
+    /// PostgreSQL, when a throwaway cluster can run here.
+    pub fn postgres() -> Option<Kind> {
+        Cluster::shared().map(|_| Kind::Postgres)
+    }
+}
+
+/// A store that can be opened, dropped and opened again: a sled folder, or a database of
+/// its own in the test process's PostgreSQL cluster.
+pub struct Place {
+    dir: tempfile::TempDir,
+    url: Option<String>,
+}
+
+impl Place {
+    pub fn new(kind: Kind) -> Place {
+        let dir = tempfile::tempdir().unwrap();
+        let url = match kind {
+            Kind::Sled => None,
+            Kind::Postgres => Some(Cluster::shared().expect("a PostgreSQL cluster").database()),
+        };
+        Place { dir, url }
+    }
+
+    /// The database's URL (PostgreSQL only).
+    pub fn url(&self) -> &str {
+        self.url.as_deref().expect("a PostgreSQL place")
+    }
+
+    /// Opens (or connects to) the store.
+    pub fn open(&self) -> mcpflow_store::Result<Opened> {
+        match &self.url {
+            Some(url) => Store::connect(url),
+            None => Store::open(self.dir.path()),
+        }
+    }
+
+    pub fn store(&self) -> Store {
+        self.open().unwrap().store
+    }
+}
+
+/// A new empty store on `kind`.
+pub fn fresh(kind: Kind) -> Store {
+    match kind {
+        Kind::Sled => Store::open_temporary().unwrap(),
+        Kind::Postgres => Place::new(kind).store(),
+    }
+}
 
 /// The `n`th run id: UUID-v7-shaped, so later `n` sorts later.
 pub fn run_id(n: u32) -> String {
