@@ -279,7 +279,8 @@ impl Validator<'_> {
                 _ => format!("its fields: {}", properties.keys().map(String::as_str).collect::<Vec<_>>().join(", ")),
             };
             let reader = if read.reader == "output" { id.clone() } else { read.reader.clone() };
-            self.push(Diagnostic::new(code, read.pointer, message).with_step(reader).with_hint(hint));
+            let d = Diagnostic::new(code, read.pointer, message).with_step(reader).with_hint(hint);
+            self.push(d.with_producer(id.clone()));
         }
     }
 }
