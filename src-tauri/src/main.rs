@@ -9,6 +9,7 @@
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+mod blueprint_tests;
 mod browse;
 mod changes;
 mod commands;
@@ -69,6 +70,9 @@ fn builder() -> Builder<tauri::Wry> {
             runs::waiting_runs,
             runs::answer_and_follow,
             runs::follow_run,
+            blueprint_tests::save_run_as_test,
+            blueprint_tests::blueprint_tests,
+            blueprint_tests::run_blueprint_tests,
             ui_state::get_ui_state,
             ui_state::set_ui_state,
         ],

@@ -149,6 +149,15 @@ export const commands = {
 	 *  is read with `get_run`. `RUN_NOT_ACTIVE` when it has ended already.
 	 */
 	followRun: (runId: string, onEvents: Channel<EventBatch>) => typedError<null, CommandError_Serialize>(__TAURI_INVOKE("follow_run", { runId, onEvents })),
+	/**
+	 *  Saves finished run `run_id` of `doc` (the document on the canvas) as a test, in the
+	 *  data folder's `tests/<id>/`. It is replayed first and kept only when it passes.
+	 */
+	saveRunAsTest: (doc: Json, runId: string) => typedError<SavedTestDto, CommandError_Serialize>(__TAURI_INVOKE("save_run_as_test", { doc, runId })),
+	/**  The tests of blueprint `blueprint` (by id), not run. */
+	blueprintTests: (blueprint: string) => typedError<TestListDto_Serialize, CommandError_Serialize>(__TAURI_INVOKE("blueprint_tests", { blueprint })),
+	/**  Runs every test of `doc`'s blueprint, with `doc` as the blueprint under test. */
+	runBlueprintTests: (doc: Json) => typedError<TestDto_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("run_blueprint_tests", { doc })),
 	/**  The UI state stored in the data folder (`{}` at first). */
 	getUiState: () => typedError<UiState, CommandError_Serialize>(__TAURI_INVOKE("get_ui_state")),
 	/**  Replaces the UI state (a JSON object of at most 64 KiB). */
@@ -276,6 +285,11 @@ export type DiagnosticDto_Deserialize = {
 	pointer: string,
 	step?: string | null,
 	hint?: string | null,
+	/**
+	 *  The step whose output it is about, when not `step` (`TEMPLATE_PATH_UNKNOWN`: the
+	 *  step whose tool's output schema lacks the field read).
+	 */
+	producer?: string | null,
 };
 
 /**  One diagnostic of the validator (DESIGN §2): `{ level, code, message, pointer, step, hint }`. */
@@ -288,6 +302,11 @@ export type DiagnosticDto_Serialize = {
 	pointer: string,
 	step: string | null,
 	hint: string | null,
+	/**
+	 *  The step whose output it is about, when not `step` (`TEMPLATE_PATH_UNKNOWN`: the
+	 *  step whose tool's output schema lacks the field read).
+	 */
+	producer: string | null,
 };
 
 /**
@@ -656,6 +675,15 @@ export type SaveResult_Serialize = {
 	warnings: DiagnosticDto_Serialize[],
 };
 
+/**  A run saved as a test ("Save this run as a test"). */
+export type SavedTestDto = {
+	name: string,
+	/**  The test file (`tests/<blueprint id>/NAME.test.json` in the data folder). */
+	file: string,
+	/**  The recorded calls its cassette holds. */
+	exchanges: number,
+};
+
 /**  A configured server. */
 export type ServerDto = ServerDto_Serialize | ServerDto_Deserialize;
 
@@ -962,6 +990,50 @@ export type TelemetrySettingsDto_Serialize = {
 	flag_endpoint: string | null,
 	/**  The engine's `OTEL_EXPORTER_OTLP_ENDPOINT`: used when the settings name no endpoint. */
 	env_endpoint: string | null,
+};
+
+/**  One test of a blueprint; `passed` and `failure` once it ran. */
+export type TestDto = TestDto_Serialize | TestDto_Deserialize;
+
+/**  One test of a blueprint; `passed` and `failure` once it ran. */
+export type TestDto_Deserialize = {
+	name: string,
+	file: string,
+	/**  `None`: not run (a listing). */
+	passed?: boolean | null,
+	/**  Why it failed. */
+	failure?: string | null,
+	/**  The status of the replayed run, when it ran. */
+	status?: string | null,
+};
+
+/**  One test of a blueprint; `passed` and `failure` once it ran. */
+export type TestDto_Serialize = {
+	name: string,
+	file: string,
+	/**  `None`: not run (a listing). */
+	passed: boolean | null,
+	/**  Why it failed. */
+	failure: string | null,
+	/**  The status of the replayed run, when it ran. */
+	status: string | null,
+};
+
+/**  A blueprint's tests: where they are, and each by name. */
+export type TestListDto = TestListDto_Serialize | TestListDto_Deserialize;
+
+/**  A blueprint's tests: where they are, and each by name. */
+export type TestListDto_Deserialize = {
+	/**  The folder holding them (it may not exist yet). */
+	folder: string,
+	tests: TestDto_Deserialize[],
+};
+
+/**  A blueprint's tests: where they are, and each by name. */
+export type TestListDto_Serialize = {
+	/**  The folder holding them (it may not exist yet). */
+	folder: string,
+	tests: TestDto_Serialize[],
 };
 
 export type ToolDto = ToolDto_Serialize | ToolDto_Deserialize;

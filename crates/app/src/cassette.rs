@@ -14,6 +14,7 @@
 //! Every string in it has the pool's secrets hidden (`${env:NAME}` values, header values,
 //! OAuth tokens), as in the pool's own messages.
 
+pub mod journal;
 pub mod record;
 pub mod replay;
 pub mod suite;

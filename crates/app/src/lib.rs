@@ -42,6 +42,7 @@ pub mod service;
 pub mod setup;
 pub mod signals;
 pub mod telemetry;
+pub mod testing;
 
 pub use app::{App, AppOptions, Change};
 pub use error::AppError;

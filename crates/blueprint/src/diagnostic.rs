@@ -228,6 +228,11 @@ pub struct Diagnostic {
     /// What to do about it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+    /// The step whose output it is about, when that is not `step`: a template of `step`
+    /// reads a field the producing step's tool does not give (`TEMPLATE_PATH_UNKNOWN`).
+    /// Boxed: a diagnostic is the error of the parser's `Result`s, and stays small.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub producer: Option<Box<String>>,
     /// Where the pointer lands in the source file, when there was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub position: Option<Position>,
@@ -242,6 +247,7 @@ impl Diagnostic {
             pointer: pointer.into(),
             step: None,
             hint: None,
+            producer: None,
             position: None,
         }
     }
@@ -253,6 +259,11 @@ impl Diagnostic {
 
     pub fn with_step(mut self, step: impl Into<String>) -> Self {
         self.step = Some(step.into());
+        self
+    }
+
+    pub fn with_producer(mut self, step: impl Into<String>) -> Self {
+        self.producer = Some(Box::new(step.into()));
         self
     }
 

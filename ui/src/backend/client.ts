@@ -33,6 +33,9 @@ import {
   type TelemetrySettingsDto_Serialize,
   type ToolDto_Serialize,
   type WaitingRunDto_Serialize,
+  type SavedTestDto,
+  type TestDto_Serialize,
+  type TestListDto_Serialize,
 } from '../bindings';
 import type { Channel } from '@tauri-apps/api/core';
 import type { Blueprint, Diagnostic, Json } from '../doc/types';
@@ -52,6 +55,12 @@ export type SignedOut = SignedOutDto_Serialize;
 export type ResourceInfo = ResourceDto_Serialize;
 export type PromptInfo = PromptDto_Serialize;
 export type RunInfo = RunInfo_Serialize;
+/** A run saved as a test: its name, file and how many recorded calls its cassette holds. */
+export type SavedTest = SavedTestDto;
+/** One test of a blueprint; `passed`, `failure` and `status` once it ran. */
+export type TestInfo = TestDto_Serialize;
+/** A blueprint's tests and the folder holding them. */
+export type TestList = TestListDto_Serialize;
 /** What the data folder's `settings.json` says of the sampling provider (the model servers may ask). */
 export type SamplingSettings = SamplingSettingsDto_Serialize;
 /** The sampling provider as the form sends it: the key only as an environment variable's name. */
@@ -105,6 +114,7 @@ export function toDiagnostic(d: DiagnosticDto_Serialize): Diagnostic {
     pointer: typeof d.pointer === 'string' ? d.pointer : '',
     step: d.step ?? null,
     hint: d.hint ?? null,
+    producer: d.producer ?? null,
   };
 }
 
@@ -229,6 +239,12 @@ export const backend = {
   followRun: (runId: string, events: EventChannel): Promise<null> => call(() => commands.followRun(runId, events)),
   listRuns: (blueprint: string, limit: number): Promise<RunInfo[]> => call(() => commands.listRuns(blueprint, limit)),
   getRun: (runId: string): Promise<RunDetail> => call(() => commands.getRun(runId)),
+  /** Saves finished run `runId` of `doc` as a test (replayed first; kept only when it passes). */
+  saveRunAsTest: (doc: Blueprint, runId: string): Promise<SavedTest> => call(() => commands.saveRunAsTest(doc, runId)),
+  /** The tests of blueprint `id`, not run. */
+  blueprintTests: (id: string): Promise<TestList> => call(() => commands.blueprintTests(id)),
+  /** Runs every test of `doc`'s blueprint over its cassette (no server starts), `doc` as the blueprint under test. */
+  runBlueprintTests: (doc: Blueprint): Promise<TestInfo[]> => call(() => commands.runBlueprintTests(doc)),
   /** The questions a run waits on (all runs' with `null`). */
   questions: (runId: string | null): Promise<OpenQuestionInfo[]> => call(() => commands.questions(runId)),
   /** Answers an open question; `QUESTION_NOT_OPEN`, or `BAD_REQUEST` field by field. */

@@ -40,7 +40,7 @@ export function diag(
   step: string | null = null,
   message = `${code} at ${pointer}`,
 ): DiagnosticDto_Serialize {
-  return { level, code, message, pointer, step, hint: null };
+  return { level, code, message, pointer, step, hint: null, producer: null };
 }
 
 const DEFAULTS: Record<string, Handler> = {

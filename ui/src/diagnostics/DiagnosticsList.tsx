@@ -1,7 +1,9 @@
 //! The diagnostics list (bottom panel): one row per diagnostic; a click selects the
 //! step and the field it is about. A new, empty blueprint's "no steps" is drawn as a
-//! neutral hint, not an error. Test hooks: `diagnostics` on the list, `diagnostic` on
-//! each row (`data-level`: error, warning or hint).
+//! neutral hint, not an error. A diagnostic about another step's output (a template
+//! reading a field the producing step's tool does not give) names that step too.
+//! Test hooks: `diagnostics` on the list, `diagnostic` on each row (`data-level`: error,
+//! warning or hint; `data-step`, `data-producer`), `diag-producer`.
 
 import { memo } from 'react';
 import { docStore, useDoc } from '../doc/store';
@@ -31,6 +33,8 @@ export const DiagnosticsList = memo(function DiagnosticsList() {
               data-testid="diagnostic"
               data-code={d.code}
               data-level={level}
+              data-step={d.step ?? ''}
+              data-producer={d.producer ?? ''}
               onClick={() => docStore.getState().selectDiagnostic(d)}
               title={d.hint ?? undefined}
             >
@@ -41,7 +45,15 @@ export const DiagnosticsList = memo(function DiagnosticsList() {
                 <>
                   <code className="diag-code">{d.code}</code>
                   <span className="diag-message">{d.message}</span>
-                  <span className="diag-where">{d.step ?? d.pointer}</span>
+                  <span className="diag-where">
+                    {d.step ?? d.pointer}
+                    {d.producer && d.producer !== d.step ? (
+                      <span className="diag-producer" data-testid="diag-producer" title={`The output of step ${d.producer} is read here`}>
+                        {' '}
+                        ← {d.producer}
+                      </span>
+                    ) : null}
+                  </span>
                   {d.hint ? <span className="diag-hint">{d.hint}</span> : null}
                 </>
               )}

@@ -23,16 +23,23 @@ export interface StepDiagnostics {
   items: Diagnostic[];
 }
 
-/** Diagnostics grouped by the step they are about; ones about no step are left out. */
+/**
+ * Diagnostics grouped by the step they are about; ones about no step are left out. One
+ * with a `producer` (a template reading a field that step's tool does not give) counts
+ * on the producing step too, so both cards show it.
+ */
 export function diagnosticsByStep(doc: Blueprint, list: readonly Diagnostic[]): Record<string, StepDiagnostics> {
   const out: Record<string, StepDiagnostics> = {};
-  for (const d of list) {
-    const { step } = diagnosticTarget(doc, d);
-    if (!step) continue;
+  const add = (step: string, d: Diagnostic) => {
     const entry = (out[step] ??= { errors: 0, warnings: 0, items: [] });
     if (d.level === 'error') entry.errors++;
     else entry.warnings++;
     entry.items.push(d);
+  };
+  for (const d of list) {
+    const { step } = diagnosticTarget(doc, d);
+    if (step) add(step, d);
+    if (d.producer && d.producer !== step && findStep(doc, d.producer)) add(d.producer, d);
   }
   return out;
 }

@@ -157,6 +157,17 @@ describe('selection', () => {
     expect(s().diagnosticsByStep.say).toBeUndefined();
   });
 
+  it('counts a diagnostic about another step\'s output on the producing step too', () => {
+    const store = loaded('loop-collect');
+    const s = () => store.getState();
+    s().setDiagnostics([
+      { level: 'warning', code: 'TEMPLATE_PATH_UNKNOWN', message: 'no field', pointer: '/steps/2', step: 'report', producer: 'batch' },
+    ]);
+    expect(s().diagnosticsByStep.report).toMatchObject({ errors: 0, warnings: 1 });
+    expect(s().diagnosticsByStep.batch).toMatchObject({ errors: 0, warnings: 1 });
+    expect(Object.keys(s().diagnosticsByStep).sort()).toEqual(['batch', 'report']);
+  });
+
   it('selects everything, nested steps included', () => {
     const store = loaded('loop-collect');
     store.getState().selectAll();

@@ -232,6 +232,11 @@ export interface Diagnostic {
   pointer: string;
   step?: string | null;
   hint?: string | null;
+  /**
+   * The step whose output it is about, when not `step`: a template of `step` reads a
+   * field the producing step's tool does not give (`TEMPLATE_PATH_UNKNOWN`).
+   */
+  producer?: string | null;
 }
 
 /** The outcome of an edit that can be refused (bad id, invalid connection, …). */

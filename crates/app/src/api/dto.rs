@@ -54,6 +54,9 @@ pub struct DiagnosticDto {
     pub pointer: String,
     pub step: Option<String>,
     pub hint: Option<String>,
+    /// The step whose output it is about, when not `step` (`TEMPLATE_PATH_UNKNOWN`: the
+    /// step whose tool's output schema lacks the field read).
+    pub producer: Option<String>,
 }
 
 impl From<&Diagnostic> for DiagnosticDto {
@@ -65,6 +68,7 @@ impl From<&Diagnostic> for DiagnosticDto {
             pointer: d.pointer.clone(),
             step: d.step.clone(),
             hint: d.hint.clone(),
+            producer: d.producer.as_deref().cloned(),
         }
     }
 }
@@ -779,4 +783,60 @@ pub struct WaitingRunDto {
     /// In flight in this studio; else an earlier session (or another process) left it
     /// waiting, and answering it resumes it as a new run.
     pub in_flight: bool,
+}
+
+/// A run saved as a test ("Save this run as a test").
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SavedTestDto {
+    pub name: String,
+    /// The test file (`tests/<blueprint id>/NAME.test.json` in the data folder).
+    pub file: String,
+    /// The recorded calls its cassette holds.
+    pub exchanges: u32,
+}
+
+impl From<crate::testing::SavedTest> for SavedTestDto {
+    fn from(t: crate::testing::SavedTest) -> Self {
+        SavedTestDto {
+            name: t.name,
+            file: t.file.display().to_string(),
+            exchanges: u32::try_from(t.exchanges).unwrap_or(u32::MAX),
+        }
+    }
+}
+
+/// A blueprint's tests: where they are, and each by name.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct TestListDto {
+    /// The folder holding them (it may not exist yet).
+    pub folder: String,
+    pub tests: Vec<TestDto>,
+}
+
+/// One test of a blueprint; `passed` and `failure` once it ran.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct TestDto {
+    pub name: String,
+    pub file: String,
+    /// `None`: not run (a listing).
+    pub passed: Option<bool>,
+    /// Why it failed.
+    pub failure: Option<String>,
+    /// The status of the replayed run, when it ran.
+    pub status: Option<String>,
+}
+
+impl From<crate::testing::TestOutcome> for TestDto {
+    fn from(t: crate::testing::TestOutcome) -> Self {
+        TestDto {
+            name: t.name,
+            file: t.file.display().to_string(),
+            passed: Some(t.failure.is_none()),
+            failure: t.failure,
+            status: t.status.and_then(|s| serde_json::to_value(s).ok()).and_then(|v| v.as_str().map(str::to_owned)),
+        }
+    }
 }

@@ -6,8 +6,8 @@
 use super::dto::{
     AnswerDto, AuthStatusDto, BlueprintInfo, CommandError, DiagnosticDto, EventBatch, Json, OpenedBlueprint,
     QuestionDto, RerunMode, RunAction, RunDetailDto, RunInfo, RunStarted, SamplingProviderDto, SamplingSettingsDto,
-    SaveResult, ServerDto, ServerOffer, ServerTestDto, SignedOutDto, TelemetryConfigDto, TelemetrySettingsDto,
-    WaitingRunDto,
+    SaveResult, SavedTestDto, ServerDto, ServerOffer, ServerTestDto, SignedOutDto, TelemetryConfigDto,
+    TelemetrySettingsDto, TestDto, TestListDto, WaitingRunDto,
 };
 use super::logins::Logins;
 use crate::App;
@@ -231,6 +231,30 @@ impl Local {
         let envelope = detail.record.envelope.as_ref().and_then(|e| serde_json::to_value(e).ok()).map(Json);
         let inputs = Json(detail.record.inputs.clone());
         Ok(RunDetailDto { info: detail.record.into(), inputs, events: Json(events), envelope })
+    }
+
+    pub async fn save_run_as_test(&self, doc: Json, run_id: String) -> Result<SavedTestDto> {
+        Ok(self.app.save_run_as_test(&doc.0, &run_id).await?.into())
+    }
+
+    pub async fn blueprint_tests(&self, blueprint: String) -> Result<TestListDto> {
+        let folder = self.app.tests_folder(&blueprint)?.display().to_string();
+        let tests = self.app.blueprint_tests(&blueprint)?;
+        let tests = tests
+            .into_iter()
+            .map(|(name, file)| TestDto {
+                name,
+                file: file.display().to_string(),
+                passed: None,
+                failure: None,
+                status: None,
+            })
+            .collect();
+        Ok(TestListDto { folder, tests })
+    }
+
+    pub async fn run_blueprint_tests(&self, doc: Json) -> Result<Vec<TestDto>> {
+        Ok(self.app.run_blueprint_tests(&doc.0).await?.into_iter().map(TestDto::from).collect())
     }
 
     // Runs whose events stream back: each returns the run and its events from now on.

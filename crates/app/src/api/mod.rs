@@ -23,7 +23,8 @@ use crate::portable::Portable;
 use dto::{
     AnswerDto, AuthStatusDto, BlueprintInfo, CommandError, DiagnosticDto, Json, OpenedBlueprint, QuestionDto,
     RerunMode, RunAction, RunDetailDto, RunInfo, RunStarted, SamplingProviderDto, SamplingSettingsDto, SaveResult,
-    ServerDto, ServerOffer, ServerTestDto, SignedOutDto, TelemetryConfigDto, TelemetrySettingsDto, WaitingRunDto,
+    SavedTestDto, ServerDto, ServerOffer, ServerTestDto, SignedOutDto, TelemetryConfigDto, TelemetrySettingsDto,
+    TestDto, TestListDto, WaitingRunDto,
 };
 use serde_json::Value;
 
@@ -148,6 +149,14 @@ api! {
     fn list_runs(blueprint: String, limit: u32) -> Vec<RunInfo>;
     /// One recorded run with all its events.
     fn get_run(run_id: String) -> RunDetailDto;
+    /// Saves finished run `run_id` of `doc` (the document on the canvas) as a test of it,
+    /// in the data folder's `tests/<id>/`; replayed once first, kept only when it passes.
+    fn save_run_as_test(doc: Json, run_id: String) -> SavedTestDto;
+    /// The tests of stored or unsaved blueprint `blueprint` (by id).
+    fn blueprint_tests(blueprint: String) -> TestListDto;
+    /// Runs every test of `doc`'s blueprint over its cassette, starting no server, with
+    /// `doc` as the blueprint under test.
+    fn run_blueprint_tests(doc: Json) -> Vec<TestDto>;
 }
 
 impl Api {

@@ -17,6 +17,7 @@ mod roots;
 mod roots_change;
 mod runs;
 mod sampling;
+mod saved_tests;
 mod schedule;
 mod serve;
 mod serve_people;

@@ -177,6 +177,23 @@ impl Types<'_> {
         }
     }
 
+    /// The step whose output a plain path reads (`w.x`, `steps.w.output.x`, `prev.x`), for
+    /// the studio to mark it too.
+    fn producer(&self, site: Site<'_>, root: &str, segments: &[PathSegment]) -> Option<String> {
+        if self.loop_variable(site, root).is_some() {
+            return None;
+        }
+        let idx = match (root, segments.first()) {
+            ("steps", Some(PathSegment::Field(id))) => *self.plan.by_id.get(id)?,
+            ("prev", _) => match self.plan.steps[site.step?].deps.as_slice() {
+                [one] => *one,
+                _ => return None,
+            },
+            _ => *self.plan.by_id.get(root)?,
+        };
+        Some(self.plan.steps[idx].step.id().to_owned())
+    }
+
     /// `Some(type)` when `name` is a loop variable at `site` (`Some(None)`: one of unknown
     /// type), `None` when it is not one.
     fn loop_variable(&self, site: Site<'_>, name: &str) -> Option<Option<Type>> {
@@ -316,6 +333,10 @@ fn paths(types: &Types<'_>, site: Site<'_>, template: &Template, base: &str, rea
                     Diagnostic::new(Code::TemplatePathAbsent, format!("{base}{at}"), message)
                         .with_hint(format!("read `{prefix}` itself, or the step that has the {wanted} you meant"))
                 }
+            };
+            let d = match types.producer(site, root, segments) {
+                Some(producer) => d.with_producer(producer),
+                None => d,
             };
             out.push(if reader.is_empty() { d } else { d.with_step(reader) });
             break;

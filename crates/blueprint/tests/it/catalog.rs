@@ -144,6 +144,11 @@ fn a_field_the_output_schema_does_not_list_is_a_warning_naming_the_closest_one()
     let report = check_bytes(doc.to_string().as_bytes(), &Options { catalog: Some(&cat), workflows: None });
     assert_eq!(report.diagnostics[0].hint.as_deref(), Some("did you mean `temperature`?"));
     assert_eq!(report.diagnostics[0].step.as_deref(), Some("say"));
+    assert_eq!(
+        report.diagnostics[0].producer.as_deref().map(String::as_str),
+        Some("w"),
+        "the producing step is named apart"
+    );
     // A field it lists is no finding.
     assert!(warnings(reading("get-structured-content", "conditions")).is_empty());
 }

@@ -44,6 +44,19 @@ pub fn transport_kind(server: &str, config: &ServerConfig) -> Result<TransportKi
     }
 }
 
+/// What a start of `config` would hide ([`Secrets`]: its `${env:NAME}` values, its header
+/// values), found without starting it — for what leaves mcpflow another way than the
+/// pool's messages (a cassette made from a run's record). An entry that could not start
+/// hides nothing.
+pub fn secrets_of(server: &str, config: &ServerConfig, lookup: &EnvLookup) -> Secrets {
+    let launched = match transport_kind(server, config) {
+        Ok(TransportKind::Stdio) => stdio(server, config, lookup).map(|l| l.secrets),
+        Ok(TransportKind::Http) => http(server, config, lookup).map(|l| l.secrets),
+        Err(e) => Err(e),
+    };
+    launched.unwrap_or_default()
+}
+
 /// A stdio server's command line, resolved.
 #[derive(Clone, PartialEq, Eq)]
 pub(crate) struct StdioLaunch {
@@ -95,7 +108,7 @@ impl Secrets {
     }
 
     /// Hides what `other` hides too.
-    pub(crate) fn join(&mut self, other: &Secrets) {
+    pub fn join(&mut self, other: &Secrets) {
         for (value, shown) in &other.pairs {
             if !self.pairs.iter().any(|(known, _)| known == value) {
                 self.pairs.push((value.clone(), shown.clone()));

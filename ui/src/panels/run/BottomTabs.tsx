@@ -1,12 +1,13 @@
-//! The bottom panel: Problems (the diagnostics list), Run and History, and a button
+//! The bottom panel: Problems (the diagnostics list), Run, History and Tests, and a button
 //! that collapses it to its tab row (Ctrl+J). A click on a tab opens it there.
-//! Test hooks: `tab-problems`, `tab-run`, `tab-history`, `bottom-toggle`.
+//! Test hooks: `tab-problems`, `tab-run`, `tab-history`, `tab-tests`, `bottom-toggle`.
 
 import { useLayout } from '../../app/layout';
 import { keyLabel } from '../../app/shortcut-list';
 import { DiagnosticsList } from '../../diagnostics/DiagnosticsList';
 import { problemsOf } from '../../diagnostics/hints';
 import { useDoc } from '../../doc/store';
+import { TestsPanel } from '../tests';
 import { HistoryPanel, RunPanel } from './RunPanel';
 import { showTab, useBottomTab, type BottomTab } from './tabs';
 
@@ -19,6 +20,7 @@ export function BottomTabs() {
     ['problems', problems ? `Problems (${problems})` : 'Problems'],
     ['run', 'Run'],
     ['history', 'History'],
+    ['tests', 'Tests'],
   ];
   const hint = `${collapsed ? 'Show' : 'Hide'} the bottom panel (${keyLabel('Ctrl+J')})`;
   return (
@@ -46,6 +48,7 @@ export function BottomTabs() {
         {tab === 'problems' && <DiagnosticsList />}
         {tab === 'run' && <RunPanel />}
         {tab === 'history' && <HistoryPanel />}
+        {tab === 'tests' && <TestsPanel />}
       </div>
     </div>
   );

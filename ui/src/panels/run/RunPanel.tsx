@@ -13,6 +13,8 @@
 //!   labelled with its wall-clock time and what happened ("12:03:04.120 · fetch
 //!   finished"), with markers for failures and pauses along the slider.
 //!
+//! A finished run's result has **Save as test** (`save-as-test`): the Tests tab replays it.
+//!
 //! Test hooks: `inputs-form`, `run-by` (who started a run shown that this window did not),
 //! `run-trace-id` (the run's trace id, telemetry on; `data-trace-id`) and `run-trace-copy`, `run-result`, `run-active-time`, `pause-info`,
 //! `pause-args`, `pause-preview`, `scope`, `scope-<name>`, `run-log`, `history`,
@@ -25,7 +27,7 @@
 import Form from '@rjsf/core/lib/components/Form.js';
 import type { RJSFSchema } from '@rjsf/utils';
 import { Fragment, memo, useEffect, useMemo, useState } from 'react';
-import { useDoc } from '../../doc/store';
+import { docStore, useDoc } from '../../doc/store';
 import type { Blueprint, Json } from '../../doc/types';
 import { AUTH_REQUIRED, authServer, RunSignIn } from '../servers';
 import { activeMs, eventLabel, runStore, scopeAt, timelineMarkers, useRunStore, type StepNames } from '../../run';
@@ -39,7 +41,8 @@ import { PausePreview } from './PausePreview';
 import { SamplesSection } from './Samples';
 import { startedBy } from './started-by';
 import { copyText } from '../../app/copy';
-import { report } from '../../backend';
+import { inTauri, report } from '../../backend';
+import { saveRunAsTest, useTests } from '../tests';
 import './debug.css';
 
 const EMPTY: Json = {};
@@ -83,6 +86,26 @@ function RunAgain() {
   );
 }
 
+/** "Save as test" under a finished run's result: its calls kept as a cassette, replayed by the Tests tab. */
+function SaveAsTest({ status }: { status: string }) {
+  const runId = useRunStore((s) => s.runId);
+  const saving = useTests((s) => s.saving);
+  const busy = useSession((s) => s.active !== null);
+  if (!runId || !['succeeded', 'partial', 'failed'].includes(status)) return null;
+  return (
+    <button
+      type="button"
+      className="save-as-test"
+      data-testid="save-as-test"
+      disabled={saving || busy || !inTauri()}
+      title="Keep this run's calls and result as a test of the blueprint (Tests tab); it replays with no server"
+      onClick={() => void saveRunAsTest(docStore.getState().doc, runId)}
+    >
+      {saving ? 'Saving…' : 'Save as test'}
+    </button>
+  );
+}
+
 const Result = memo(function Result() {
   const envelope = useRunStore((s) => s.view.envelope);
   const doc = useDoc((s) => s.doc);
@@ -100,7 +123,7 @@ const Result = memo(function Result() {
         {time.pausedMs > 0 ? ` (+${formatMs(time.pausedMs)} paused)` : ''}
       </span>{' '}
       · {sum.succeeded} ok, {sum.failed} failed, {sum.skipped} skipped{disabled > 0 ? ` (${disabled} disabled)` : ''} ·{' '}
-      {sum.tool_calls} tool call{sum.tool_calls === 1 ? '' : 's'}
+      {sum.tool_calls} tool call{sum.tool_calls === 1 ? '' : 's'} <SaveAsTest status={envelope.status} />
       {envelope.errors.length > 0 && (
         <ul className="run-errors">
           {envelope.errors.map((e, i) => (

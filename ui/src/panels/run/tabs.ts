@@ -1,11 +1,11 @@
-//! Which tab the bottom panel shows (Problems, Run, History). Showing a tab opens the
+//! Which tab the bottom panel shows (Problems, Run, History, Tests). Showing a tab opens the
 //! bottom panel: by the user (a click on a tab: it stays open) or by the studio (a run
 //! starting calls `showTab('run')`: it opens even after the user collapsed it).
 
 import { create } from 'zustand';
 import { useLayout } from '../../app/layout';
 
-export type BottomTab = 'problems' | 'run' | 'history';
+export type BottomTab = 'problems' | 'run' | 'history' | 'tests';
 
 export const useBottomTab = create<{ tab: BottomTab }>()(() => ({ tab: 'problems' }));
 
