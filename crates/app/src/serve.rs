@@ -12,6 +12,7 @@ pub mod http;
 mod lifecycle;
 mod people;
 mod sampling;
+mod testing;
 mod tools;
 mod trace;
 mod waiting;

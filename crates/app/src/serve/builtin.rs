@@ -276,6 +276,25 @@ fn tools() -> Vec<Tool> {
             object(json!({ "id": string("The blueprint's id (list_workflows lists them).") }), &["id"]),
         ),
         tool(
+            "test_workflow",
+            "Tests a blueprint with no server started: each of its tests replays the MCP exchanges of a run \
+             it made and checks the same status and output come out. With save_run, a finished run of it is \
+             saved as a test first. Answers passed, failed and each test's failure; isError when one fails.",
+            Effect::Writes { idempotent: false },
+            false,
+            object(
+                json!({
+                    "id": string("The blueprint's id (list_workflows lists them)."),
+                    "save_run": string("A finished run of this blueprint to save as a test first (run_workflow answers its run_id)."),
+                    "blueprint": {
+                        "type": "object",
+                        "description": "A draft to test instead of the stored blueprint, with the same id (not saved)."
+                    }
+                }),
+                &["id"],
+            ),
+        ),
+        tool(
             "blueprint_format",
             "How to write a blueprint: a short guide (kinds, templates, three examples) or, with part: \"schema\", \
              the format's JSON Schema. The same as the resources mcpflow://format and mcpflow://format/schema.",

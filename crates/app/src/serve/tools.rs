@@ -98,6 +98,7 @@ impl Call<'_> {
             "cancel_run" => self.cancel_run(&args).await,
             "resume_run" => self.resume_run(&args).await,
             "delete_workflow" => self.delete_workflow(&args),
+            "test_workflow" => self.test_workflow(&args).await,
             // Exposed blueprints are found by the caller (`Mediator::call_tool`).
             other => Err(failure(
                 "TOOL_NOT_FOUND",

@@ -376,3 +376,40 @@ async fn an_exposed_blueprint_declares_its_output_schema_and_answers_with_its_ou
     pool.shutdown().await;
     server.stop().await.unwrap();
 }
+
+/// `test_workflow`: an agent saves a finished run as a test and replays it with no server;
+/// a draft that calls the tool differently fails (isError), naming why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn test_workflow_saves_a_run_as_a_test_and_replays_it_without_servers() {
+    let s = setup(json!({}));
+    let options = AppOptions { server_files: vec![s.servers.clone()], allow_all: true, ..AppOptions::default() };
+    let app = App::open(&s.dir.path().join("home"), options).unwrap();
+    let server = serve(app, "127.0.0.1:0".parse().unwrap()).await;
+    let pool = client(server.addr, TOKEN);
+    let saved = call(&pool, "save_workflow", json!({ "blueprint": greeter() }), None).await;
+    assert_eq!(saved["isError"], false, "{saved}");
+    let none = call(&pool, "test_workflow", json!({ "id": "greeter" }), None).await;
+    assert_eq!(
+        (none["isError"].clone(), none["structuredContent"]["error"]["code"].clone()),
+        (json!(true), json!("NO_TESTS")),
+        "{none}"
+    );
+
+    let ran = call(&pool, "run_workflow", json!({ "id": "greeter", "inputs": { "name": "ada" } }), None).await;
+    let run_id = ran["structuredContent"]["run_id"].as_str().unwrap().to_owned();
+    let tested = call(&pool, "test_workflow", json!({ "id": "greeter", "save_run": run_id }), None).await;
+    assert_eq!(tested["isError"], false, "{tested}");
+    let answer = &tested["structuredContent"];
+    assert_eq!((answer["passed"].clone(), answer["failed"].clone()), (json!(1), json!(0)), "{tested}");
+    assert_eq!(answer["saved"]["exchanges"], 2, "{tested}");
+
+    // A draft that sends another message: the recorded exchange does not match.
+    let mut draft = greeter();
+    draft["steps"][0]["args"]["message"] = json!("hello {{ inputs.name }}");
+    let broken = call(&pool, "test_workflow", json!({ "id": "greeter", "blueprint": draft }), None).await;
+    assert_eq!(broken["isError"], true, "{broken}");
+    let failure = broken["structuredContent"]["tests"][0]["failure"].as_str().unwrap_or_default().to_owned();
+    assert!(failure.contains("CASSETTE_UNMATCHED") || failure.contains("echo"), "{broken}");
+    pool.shutdown().await;
+    server.stop().await.unwrap();
+}
