@@ -398,6 +398,40 @@ impl Store {
         Ok(true)
     }
 
+    /// Files the runs recorded under blueprint `from` under `to` instead (a document's
+    /// runs made before it was first saved under another id), except the runs named in
+    /// `keep` (those in flight). Each run moves in one transaction, record and index
+    /// together; runs whose record cannot be read stay. Returns how many moved.
+    #[tracing::instrument(skip(self, keep), err)]
+    pub fn move_runs(&self, from: &str, to: &str, keep: &[String]) -> Result<u32> {
+        keys::check("blueprint id", from)?;
+        keys::check("blueprint id", to)?;
+        let mut ids = Vec::new();
+        for entry in self.run_index.scan_prefix(keys::prefix(from)).keys() {
+            let key = entry.map_err(Error::db("listing runs"))?;
+            let (_, tail) = keys::parse_pair(RUN_INDEX, &key)?;
+            ids.push(keys::tail_text(RUN_INDEX, &key, tail)?);
+        }
+        let mut moved = 0;
+        for id in ids.iter().filter(|id| !keep.contains(id)) {
+            let Ok(Some(mut record)) = self.run(id) else { continue };
+            record.blueprint = to.to_owned();
+            let key = keys::single(id);
+            let value = encode_named(|| format!("the record of run `{id}`"), &record)?;
+            let (old, new) = (keys::pair(from, id.as_bytes()), keys::pair(to, id.as_bytes()));
+            let result = (&self.runs, &self.run_index).transaction(|(runs, index)| {
+                runs.insert(key.as_slice(), value.as_slice())?;
+                index.remove(old.as_slice())?;
+                index.insert(new.as_slice(), &[])?;
+                Ok(())
+            });
+            result.map_err(tx_error("moving a run to another blueprint"))?;
+            moved += 1;
+        }
+        self.sync()?;
+        Ok(moved)
+    }
+
     fn index_keys_of(&self, run_id: &str) -> Result<Vec<Vec<u8>>> {
         let mut found = Vec::new();
         for entry in self.run_index.iter().keys() {

@@ -23,7 +23,8 @@ use crate::portable::Portable;
 use dto::{
     AnswerDto, AuthStatusDto, BlueprintInfo, CommandError, DiagnosticDto, Json, OpenedBlueprint, QuestionDto,
     RerunMode, RunAction, RunDetailDto, RunInfo, RunStarted, SamplingProviderDto, SamplingSettingsDto, SaveResult,
-    ServerDto, ServerOffer, ServerTestDto, SignedOutDto, TelemetryConfigDto, TelemetrySettingsDto, WaitingRunDto,
+    ServerDto, ServerOffer, ServerTestDto, SignedOutDto, TelemetryConfigDto, TelemetrySettingsDto, TemplatePreviewDto,
+    WaitingRunDto,
 };
 use serde_json::Value;
 
@@ -148,6 +149,10 @@ api! {
     fn list_runs(blueprint: String, limit: u32) -> Vec<RunInfo>;
     /// One recorded run with all its events.
     fn get_run(run_id: String) -> RunDetailDto;
+    /// Files the runs of a document never stored (`from`) under the id it was first saved as.
+    fn move_runs(from: String, to: String) -> u32;
+    /// A template's value against a scope (the last run's), or only its syntax checked.
+    fn preview_template(template: Json, scope: Option<Json>) -> TemplatePreviewDto;
 }
 
 impl Api {
