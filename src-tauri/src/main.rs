@@ -66,6 +66,8 @@ fn builder() -> Builder<tauri::Wry> {
             runs::control_run,
             runs::set_breakpoints,
             runs::list_runs,
+            runs::move_runs,
+            runs::preview_template,
             runs::get_run,
             runs::waiting_runs,
             runs::answer_and_follow,

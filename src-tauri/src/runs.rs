@@ -12,7 +12,7 @@
 use crate::commands::Studio;
 use crate::dto::{
     AnswerDto, CommandError, EventBatch, Json, RerunMode, RunAction, RunDetailDto, RunInfo, RunStarted, ServerDto,
-    WaitingRunDto,
+    TemplatePreviewDto, WaitingRunDto,
 };
 use mcpflow_app::api::EventStream;
 use tauri::State;
@@ -130,6 +130,24 @@ pub async fn follow_run(studio: State<'_, Studio>, run_id: String, on_events: Ch
 #[specta::specta]
 pub async fn list_runs(studio: State<'_, Studio>, blueprint: String, limit: u32) -> Result<Vec<RunInfo>> {
     studio.api.list_runs(blueprint, limit).await
+}
+
+/// Files the runs of a document never stored (`from`) under the id it was first saved as.
+#[tauri::command]
+#[specta::specta]
+pub async fn move_runs(studio: State<'_, Studio>, from: String, to: String) -> Result<u32> {
+    studio.api.move_runs(from, to).await
+}
+
+/// A template's value against a scope (the last run's), or only its syntax checked.
+#[tauri::command]
+#[specta::specta]
+pub async fn preview_template(
+    studio: State<'_, Studio>,
+    template: Json,
+    scope: Option<Json>,
+) -> Result<TemplatePreviewDto> {
+    studio.api.preview_template(template, scope).await
 }
 
 /// One recorded run with all its events.

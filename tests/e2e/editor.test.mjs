@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, click, dragToCanvas, openStudio, pointerDrag, sel, shown, until } from './harness.mjs';
+import { ROOT, click, dragToCanvas, fill, openStudio, pointerDrag, sel, shown, until } from './harness.mjs';
 
 
 async function statusText(browser) {
@@ -17,16 +17,6 @@ async function statusText(browser) {
   return (await el.isExisting()) ? el.getProperty('textContent') : '';
 }
 
-/** Types into a form field and commits it (the inspector commits on blur/Enter). */
-async function fill(browser, selector, text) {
-  const input = await shown(browser, selector);
-  await input.click();
-  // Select all and delete with keys: WebDriver's clear bypasses React's onChange.
-  await browser.keys(['Control', 'a']);
-  await browser.keys(['Backspace']);
-  await input.addValue(text);
-  await browser.keys(['Tab']); // leaving the field commits it
-}
 
 test('design a blueprint: palette, connect, form, diagnostics (a tool typo too), save, reopen, export, import', async () => {
   const studio = await openStudio('editor');

@@ -230,6 +230,17 @@ export async function pointerDrag(browser, fromSelector, toSelector) {
   await browser.releaseActions();
 }
 
+/** Types into a form field and commits it (the inspector commits on blur: Tab leaves it). */
+export async function fill(browser, selector, text) {
+  const input = await shown(browser, selector);
+  await input.click();
+  // Select all and delete with keys: WebDriver's clear bypasses React's onChange.
+  await browser.keys(['Control', 'a']);
+  await browser.keys(['Backspace']);
+  await input.addValue(text);
+  await browser.keys(['Tab']);
+}
+
 /** The selector of a `data-testid`. */
 export const sel = (id) => `[data-testid="${id}"]`;
 

@@ -128,6 +128,10 @@ export const commands = {
 	setBreakpoints: (runId: string, steps: string[]) => typedError<null, CommandError_Serialize>(__TAURI_INVOKE("set_breakpoints", { runId, steps })),
 	/**  Past runs of a blueprint, newest first. */
 	listRuns: (blueprint: string, limit: number) => typedError<RunInfo_Serialize[], CommandError_Serialize>(__TAURI_INVOKE("list_runs", { blueprint, limit })),
+	/**  Files the runs of a document never stored (`from`) under the id it was first saved as. */
+	moveRuns: (from: string, to: string) => typedError<number, CommandError_Serialize>(__TAURI_INVOKE("move_runs", { from, to })),
+	/**  A template's value against a scope (the last run's), or only its syntax checked. */
+	previewTemplate: (template: Json, scope: Json | null) => typedError<TemplatePreviewDto_Serialize, CommandError_Serialize>(__TAURI_INVOKE("preview_template", { template, scope })),
 	/**  One recorded run with all its events. */
 	getRun: (runId: string) => typedError<RunDetailDto_Serialize, CommandError_Serialize>(__TAURI_INVOKE("get_run", { runId })),
 	/**
@@ -992,6 +996,44 @@ export type TelemetrySettingsDto_Serialize = {
 	env_endpoint: string | null,
 };
 
+/**
+ *  A template's value against the last run (`value`), or why it has none (`problem`);
+ *  neither when it compiles and there was no run to render it against.
+ */
+export type TemplatePreviewDto = TemplatePreviewDto_Serialize | TemplatePreviewDto_Deserialize;
+
+/**
+ *  A template's value against the last run (`value`), or why it has none (`problem`);
+ *  neither when it compiles and there was no run to render it against.
+ */
+export type TemplatePreviewDto_Deserialize = {
+	value?: Json | null,
+	problem?: TemplateProblemDto_Deserialize | null,
+};
+
+/**
+ *  A template's value against the last run (`value`), or why it has none (`problem`);
+ *  neither when it compiles and there was no run to render it against.
+ */
+export type TemplatePreviewDto_Serialize = {
+	value: Json | null,
+	problem: TemplateProblemDto_Serialize | null,
+};
+
+export type TemplateProblemDto = TemplateProblemDto_Serialize | TemplateProblemDto_Deserialize;
+
+export type TemplateProblemDto_Deserialize = {
+	code: string,
+	message: string,
+	hint?: string | null,
+};
+
+export type TemplateProblemDto_Serialize = {
+	code: string,
+	message: string,
+	hint: string | null,
+};
+
 /**  One test of a blueprint; `passed` and `failure` once it ran. */
 export type TestDto = TestDto_Serialize | TestDto_Deserialize;
 
@@ -1045,6 +1087,11 @@ export type ToolDto_Deserialize = {
 	input_schema: Json,
 	/**  The server's annotations of the tool (`destructiveHint`, `readOnlyHint`, …). */
 	annotations?: Json | null,
+	/**
+	 *  The schema of the tool's structured output, when the server gives one: the
+	 *  template editor completes its fields.
+	 */
+	output_schema?: Json | null,
 };
 
 export type ToolDto_Serialize = {
@@ -1054,6 +1101,11 @@ export type ToolDto_Serialize = {
 	input_schema: Json,
 	/**  The server's annotations of the tool (`destructiveHint`, `readOnlyHint`, …). */
 	annotations: Json | null,
+	/**
+	 *  The schema of the tool's structured output, when the server gives one: the
+	 *  template editor completes its fields.
+	 */
+	output_schema: Json | null,
 };
 
 /**  What the UI gets back at start. */

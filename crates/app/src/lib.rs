@@ -32,6 +32,7 @@ mod logs;
 pub mod people;
 pub mod pipeline;
 pub mod portable;
+pub mod preview;
 pub mod runs;
 pub mod sampling;
 pub mod schedule;

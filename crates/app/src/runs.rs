@@ -547,6 +547,22 @@ impl App {
         Ok(self.store().delete_run(run_id)?)
     }
 
+    /// Files the runs of `from`, a document never stored, under `to`: a new blueprint
+    /// keeps the runs made before its first save under another id. Runs in flight stay
+    /// where they are. Refused when `from` is a stored blueprint (its runs are its own).
+    pub fn move_runs(&self, from: &str, to: &str) -> Result<u32> {
+        if from == to {
+            return Ok(0);
+        }
+        if self.store().blueprint(from)?.is_some() {
+            return Err(AppError::BadRequest(format!(
+                "blueprint `{from}` is stored, so its runs stay with it; only a document never saved gives its runs to the id it is first saved under"
+            )));
+        }
+        let keep: Vec<String> = self.active_runs().into_iter().map(|(id, _)| id).collect();
+        Ok(self.store().move_runs(from, to, &keep)?)
+    }
+
     /// A recorded run with all its events, in order.
     pub fn run_detail(&self, run_id: &str) -> Result<RunDetail> {
         let record =

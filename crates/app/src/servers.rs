@@ -47,6 +47,9 @@ pub struct ToolView {
     /// What the server says of the tool (`destructiveHint`, `readOnlyHint`, …), as sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Value>,
+    /// The schema of the tool's `structuredContent`, when the server gives one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
 }
 
 impl App {
@@ -396,6 +399,7 @@ fn tool_views(server: &str, found: &mcpflow_mcp::Discovery) -> Vec<ToolView> {
             description: t.description.as_ref().map(ToString::to_string),
             input_schema: Value::Object((*t.input_schema).clone()),
             annotations: t.annotations.as_ref().and_then(|a| serde_json::to_value(a).ok()),
+            output_schema: t.output_schema.as_ref().map(|s| Value::Object((**s).clone())),
         })
         .collect()
 }

@@ -73,6 +73,9 @@ pub(crate) trait Runs {
     fn readable_events(&self, run_id: &str) -> Result<(Vec<RunEvent>, Vec<Unreadable>)>;
     /// Removes the run with its events (also when its record cannot be read).
     fn delete_run(&self, id: &str) -> Result<bool>;
+    /// Files the readable runs of blueprint `from` under `to`, except those in `keep`;
+    /// each run's record and index move together. Returns how many moved.
+    fn move_runs(&self, from: &str, to: &str, keep: &[String]) -> Result<u32>;
     /// The first later run of the same blueprint whose `resumed_from` is `record`'s id.
     fn resumed_by(&self, record: &RunRecord) -> Result<Option<String>>;
 }

@@ -289,6 +289,19 @@ impl Store {
         self.backend.delete_run(id)
     }
 
+    /// Files the runs recorded under blueprint `from` under `to` instead (a document's
+    /// runs made before it was first saved under another id), except the runs named in
+    /// `keep` (those in flight). Each run moves at once, record and index together; runs
+    /// whose record cannot be read stay. Returns how many moved.
+    #[tracing::instrument(skip(self, keep), err)]
+    pub fn move_runs(&self, from: &str, to: &str, keep: &[String]) -> Result<u32> {
+        keys::check("blueprint id", from)?;
+        keys::check("blueprint id", to)?;
+        let moved = self.backend.move_runs(from, to, keep)?;
+        self.sync()?;
+        Ok(moved)
+    }
+
     /// The run that resumed run `run_id`, if one did (runs of the same blueprint only).
     pub fn resumed_by(&self, run_id: &str) -> Result<Option<String>> {
         let Some(record) = self.run(run_id)? else { return Ok(None) };

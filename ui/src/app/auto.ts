@@ -4,28 +4,38 @@
 
 import { useEffect } from 'react';
 import { problemsOf } from '../diagnostics/hints';
+import { allStepIds } from '../doc/query';
 import { docStore } from '../doc/store';
 import type { Blueprint, Diagnostic } from '../doc/types';
 import { useBottomTab } from '../panels/run/tabs';
 import { useLayout } from './layout';
 
-const errorKeys = (doc: Blueprint, list: readonly Diagnostic[]) =>
-  new Set(problemsOf(doc, list).filter((d) => d.level === 'error').map((d) => `${d.code} ${d.pointer}`));
+const errorsOf = (doc: Blueprint, list: readonly Diagnostic[]) =>
+  problemsOf(doc, list)
+    .filter((d) => d.level === 'error')
+    .map((d) => ({ key: `${d.code} ${d.pointer}`, step: d.step ?? null }));
 
-/** Follows the document store; returns the unsubscribe function. */
+/**
+ * Follows the document store; returns the unsubscribe function. Errors of a step that
+ * is new since the last diagnostics (a Loop just dropped, with no list yet) only mark
+ * its card, as n8n does: the panel opens for errors an edit brought to what was there.
+ */
 export function followDocForPanels(): () => void {
-  let known = errorKeys(docStore.getState().doc, docStore.getState().diagnostics);
+  const first = docStore.getState();
+  let known = new Set(errorsOf(first.doc, first.diagnostics).map((e) => e.key));
+  let seenSteps = new Set(allStepIds(first.doc));
   if (known.size) useLayout.getState().openBottomFor('problems');
   return docStore.subscribe((now, before) => {
     if (now.selected !== before.selected && now.selected.length > 0) useLayout.getState().revealRight();
     if (now.diagnostics === before.diagnostics && now.doc === before.doc) return;
-    const keys = errorKeys(now.doc, now.diagnostics);
-    const fresh = [...keys].some((k) => !known.has(k));
-    known = keys;
+    const errors = errorsOf(now.doc, now.diagnostics);
+    const fresh = errors.some((e) => !known.has(e.key) && (e.step === null || seenSteps.has(e.step)));
+    known = new Set(errors.map((e) => e.key));
+    if (now.diagnostics !== before.diagnostics || now.generation !== before.generation) seenSteps = new Set(allStepIds(now.doc));
     if (fresh) {
       useBottomTab.setState({ tab: 'problems' });
       useLayout.getState().openBottomFor('problems');
-    } else if (keys.size === 0 && useBottomTab.getState().tab === 'problems') {
+    } else if (known.size === 0 && useBottomTab.getState().tab === 'problems') {
       useLayout.getState().bottomHasNothingToSay();
     }
   });

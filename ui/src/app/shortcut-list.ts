@@ -24,8 +24,8 @@ export const SHORTCUTS: ShortcutGroup[] = [
   {
     title: 'Canvas',
     items: [
-      { keys: ['+', '='], what: 'Zoom in' },
-      { keys: ['-'], what: 'Zoom out' },
+      { keys: ['+', 'Ctrl+='], what: 'Zoom in' },
+      { keys: ['-', 'Ctrl+-'], what: 'Zoom out' },
       { keys: ['Ctrl+0'], what: 'Zoom to 100%' },
       { keys: ['Shift+1'], what: 'Fit the blueprint into view' },
       { keys: ['Shift+L'], what: 'Auto-layout' },
@@ -36,7 +36,7 @@ export const SHORTCUTS: ShortcutGroup[] = [
       { keys: ['Delete', 'Backspace'], what: 'Delete the selection' },
       { keys: ['Ctrl+C', 'Ctrl+X', 'Ctrl+V'], what: 'Copy, cut, paste (at the pointer)' },
       { keys: ['Ctrl+D'], what: 'Duplicate the selection' },
-      { keys: ['double-click the canvas'], what: 'Add a step there' },
+      { keys: ['Tab', 'double-click the canvas'], what: 'Add a step there (the quick-add, at the pointer)' },
     ],
   },
   {

@@ -31,6 +31,7 @@ import {
   type StudioInfo_Serialize,
   type TelemetryConfigDto_Deserialize,
   type TelemetrySettingsDto_Serialize,
+  type TemplatePreviewDto_Serialize,
   type ToolDto_Serialize,
   type WaitingRunDto_Serialize,
   type SavedTestDto,
@@ -72,6 +73,7 @@ export type TelemetryConfig = TelemetryConfigDto_Deserialize;
 /** A re-run's origin: the past run, the step it re-ran, and how much after it. */
 export type RerunOf = NonNullable<RunInfo['rerun_of']>;
 export type RunDetail = RunDetailDto_Serialize;
+export type TemplatePreview = TemplatePreviewDto_Serialize;
 export type RunStarted = RunStartedDto;
 export type RunAction = 'pause' | 'resume' | 'step' | 'cancel';
 export type RerunMode = 'step' | 'from_here';
@@ -245,6 +247,10 @@ export const backend = {
   blueprintTests: (id: string): Promise<TestList> => call(() => commands.blueprintTests(id)),
   /** Runs every test of `doc`'s blueprint over its cassette (no server starts), `doc` as the blueprint under test. */
   runBlueprintTests: (doc: Blueprint): Promise<TestInfo[]> => call(() => commands.runBlueprintTests(doc)),
+  /** Files the runs of a document never stored (`from`) under the id it was first saved as. */
+  moveRuns: (from: string, to: string): Promise<number> => call(() => commands.moveRuns(from, to)),
+  /** A template's value against a scope (the last run's), or only its syntax checked (`null`). */
+  previewTemplate: (template: Json, scope: Json | null): Promise<TemplatePreview> => call(() => commands.previewTemplate(template, scope)),
   /** The questions a run waits on (all runs' with `null`). */
   questions: (runId: string | null): Promise<OpenQuestionInfo[]> => call(() => commands.questions(runId)),
   /** Answers an open question; `QUESTION_NOT_OPEN`, or `BAD_REQUEST` field by field. */

@@ -128,6 +128,7 @@ const DEFAULTS: Record<string, Handler> = {
     throw commandError('RUN_NOT_ACTIVE', `run ${String(a.runId)} is not running`);
   },
   list_runs: () => [],
+  move_runs: () => 0,
   get_run: (a) => {
     throw commandError('RUN_NOT_FOUND', `no run ${String(a.runId)}`);
   },

@@ -43,7 +43,7 @@ import {
 } from 'react';
 import { connectionProblem } from '../doc/ops';
 import { docStore, useDoc } from '../doc/store';
-import type { Blueprint, StepTemplate } from '../doc/types';
+import type { Blueprint, StepTemplate, XY } from '../doc/types';
 import { cycleDiagnosticsKey, CYCLE_CODE } from '../graph/cycle';
 import { docToGraph, sameEdge, sameNode } from '../graph/doc-to-graph';
 import { estimatedHandles } from '../graph/handles';
@@ -75,6 +75,14 @@ const isLarge = (nodes: readonly FlowNode[]) => nodes.length > VIRTUALIZE_ABOVE;
 
 /** The zoom a large document opens at: its cards readable. */
 const START_ZOOM = 1;
+/** Cards snap to the background's dots when dragged or dropped (as n8n's). */
+const SNAP = 20;
+const SNAP_GRID: [number, number] = [SNAP, SNAP];
+/** Where a card dropped at `point` goes: centred across it, its title under it, on the grid. */
+const dropPlace = (point: XY): XY => ({
+  x: Math.round((point.x - NODE_WIDTH / 2) / SNAP) * SNAP,
+  y: Math.round((point.y - 20) / SNAP) * SNAP,
+});
 /** Room left of and above the first steps when a large document opens at its start. */
 const START_MARGIN = 40;
 
@@ -317,6 +325,21 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
     if (!r.ok) setNotice(r.reason);
   }, []);
 
+  /** An edge's end dragged to another card: that dependency moves there (one undo entry). */
+  const onReconnect = useCallback((old: FlowEdge, c: Connection) => {
+    if (old.source === c.source && old.target === c.target && (old.sourceHandle ?? null) === (c.sourceHandle ?? null)) return;
+    const s = docStore.getState();
+    s.batch('Reconnect', () => {
+      const gone = s.disconnect(old.source, old.target, old.sourceHandle);
+      if (!gone.ok) {
+        setNotice(gone.reason);
+        return;
+      }
+      const made = s.connect(c.source, c.target, c.sourceHandle);
+      if (!made.ok) setNotice(made.reason);
+    });
+  }, []);
+
   const isValidConnection = useCallback<IsValidConnection<FlowEdge>>(
     (c) => c.targetHandle === 'in' && connectionProblem(docStore.getState().doc, c.source, c.target, c.sourceHandle) === null,
     [],
@@ -362,7 +385,7 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
       const point = rf.screenToFlowPosition({ x: e.clientX, y: e.clientY });
       const { container, position } = commands.placeAt(point);
       const s = docStore.getState();
-      const at = inside(container, { x: position.x - NODE_WIDTH / 2, y: position.y - 20 });
+      const at = inside(container, dropPlace(position));
       const id = s.addStep(template, { container, position: at });
       if (id) s.select([id]);
       else setNotice('the step could not be added here');
@@ -410,7 +433,14 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
     setEdges((prev) => (prev.some((e) => e.selected) ? prev.map((e) => (e.selected ? { ...e, selected: false } : e)) : prev));
     return false;
   }, []);
-  useShortcuts({ commands, onSave: onSaveShortcut, pasteTarget, onEscape });
+  /** Tab: the quick-add at the pointer when it is over the canvas, else in the middle of it. */
+  const onQuickAdd = useCallback(() => {
+    const r = box.current?.getBoundingClientRect();
+    if (!r) return;
+    setMenu(null);
+    setQuick(pointer.current ?? { x: Math.round(r.left + r.width / 2), y: Math.round(r.top + r.height / 3) });
+  }, []);
+  useShortcuts({ commands, onSave: onSaveShortcut, pasteTarget, onEscape, onQuickAdd });
 
   // ---- Context menus and the quick-add ----
 
@@ -420,7 +450,7 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
       const point = rf.screenToFlowPosition(client);
       const { container, position } = commands.placeAt(point);
       const s = docStore.getState();
-      const id = s.addStep(unconnected(template), { container, position: inside(container, { x: position.x - NODE_WIDTH / 2, y: position.y - 20 }) });
+      const id = s.addStep(unconnected(template), { container, position: inside(container, dropPlace(position)) });
       if (id) s.select([id]);
       else setNotice('the step could not be added here');
     },
@@ -603,6 +633,7 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
         onEdgesChange={onEdgesChange}
         onSelectionChange={onSelectionChange}
         onConnect={onConnect}
+        onReconnect={onReconnect}
         isValidConnection={isValidConnection}
         onBeforeDelete={onBeforeDelete}
         onDragOver={onDragOver}
@@ -614,6 +645,8 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
         onNodeDoubleClick={onNodeDoubleClick}
         onMoveStart={closePopups}
         zoomOnDoubleClick={false}
+        snapToGrid
+        snapGrid={SNAP_GRID}
         deleteKeyCode={['Delete', 'Backspace']}
         multiSelectionKeyCode={['Shift', 'Meta', 'Control']}
         selectionKeyCode="Shift"
@@ -624,7 +657,7 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
         maxZoom={MAX_ZOOM}
         proOptions={{ hideAttribution: true }}
       >
-        <Background variant={BackgroundVariant.Dots} gap={20} size={1} />
+        <Background variant={BackgroundVariant.Dots} gap={SNAP_GRID} size={1} />
         {minimap &&
           nodes.length > 0 &&
           (large ? (

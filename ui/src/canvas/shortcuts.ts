@@ -2,9 +2,10 @@
 //!
 //! Ctrl/Cmd+Z undo · Ctrl/Cmd+Shift+Z and Ctrl+Y redo · Ctrl/Cmd+C/X/V copy, cut,
 //! paste · Ctrl/Cmd+D duplicate · Ctrl/Cmd+A select all · Shift+L auto-layout ·
-//! Ctrl/Cmd+S calls `onSave` (the shell saves) · `+`/`=` zoom in · `-` zoom out ·
-//! Ctrl/Cmd+0 zoom to 100% · Shift+1 fit · Escape closes an open menu, else clears
-//! the selection · F2 renames the selected step. Delete/Backspace are React Flow's
+//! Ctrl/Cmd+S calls `onSave` (the shell saves) · `+`/`=` and Ctrl/Cmd+`=`/`+` zoom in ·
+//! `-` and Ctrl/Cmd+`-` zoom out · Ctrl/Cmd+0 zoom to 100% · Shift+1 fit · Tab opens the
+//! quick-add (n8n's node panel) · Escape closes an open menu, else clears the selection
+//! · F2 renames the selected step. Delete/Backspace are React Flow's
 //! (see `Canvas`). Nothing fires while typing in a field.
 //!
 //! Copy writes the clipboard JSON to the system clipboard through the `copy` event;
@@ -36,6 +37,16 @@ export interface ShortcutOptions {
   pasteTarget(): { container: string | null; position: XY } | null;
   /** Escape: closes what the canvas has open (a menu); true when it did (the selection stays). */
   onEscape?(): boolean;
+  /** Tab: opens the quick-add (at the pointer when it is over the canvas). */
+  onQuickAdd?(): void;
+}
+
+/** Whether a key press is on the canvas's side of the page (not a toolbar button, a panel, a dialog). */
+function onCanvasSide(target: EventTarget | null): boolean {
+  if (!(target instanceof Element)) return true;
+  if (target === document.body || target === document.documentElement) return true;
+  // Not from a card or an edge: there Tab moves the focus, as it should from the keyboard.
+  return target.closest('.react-flow') !== null && target.closest('.react-flow__node, .react-flow__edge') === null;
 }
 
 export function useShortcuts(opts: ShortcutOptions): void {
@@ -91,10 +102,10 @@ export function useShortcuts(opts: ShortcutOptions): void {
       } else if (!mod && !e.altKey && e.shiftKey && key === 'l') {
         e.preventDefault();
         void ref.current.commands.autoLayout();
-      } else if (!mod && !e.altKey && (e.key === '+' || e.key === '=')) {
+      } else if (!e.altKey && (e.key === '+' || e.key === '=' || (mod && e.code === 'Equal'))) {
         e.preventDefault();
         ref.current.commands.zoomBy(1);
-      } else if (!mod && !e.altKey && (e.key === '-' || e.key === '_')) {
+      } else if (!e.altKey && (e.key === '-' || e.key === '_' || (mod && e.code === 'Minus'))) {
         e.preventDefault();
         ref.current.commands.zoomBy(-1);
       } else if (mod && !e.altKey && (e.key === '0' || e.code === 'Digit0' || e.code === 'Numpad0')) {
@@ -103,6 +114,9 @@ export function useShortcuts(opts: ShortcutOptions): void {
       } else if (!mod && !e.altKey && e.shiftKey && (e.code === 'Digit1' || e.key === '!')) {
         e.preventDefault();
         ref.current.commands.fitView();
+      } else if (e.key === 'Tab' && !mod && !e.altKey && !e.shiftKey && ref.current.onQuickAdd && onCanvasSide(e.target)) {
+        e.preventDefault();
+        ref.current.onQuickAdd();
       } else if (e.key === 'Escape') {
         if (ref.current.onEscape?.()) return;
         if (s.selected.length) s.select([]);

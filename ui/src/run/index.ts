@@ -89,6 +89,6 @@ export {
   type StartOptions,
   type StepFields,
 } from './model';
-export { clockTime, eventLabel, eventText, timelineMarkers, type StepNames, type TimelineMarker } from './timeline';
+export { clockTime, eventLabel, eventText, sinceStart, timelineMarkers, type StepNames, type TimelineMarker } from './timeline';
 export { createRunStore, runStore, useRunStore, type RunMode, type RunState, type RunStore } from './store';
 export { createBatcher, DEFAULT_INTERVAL, defaultSchedule, type Batcher, type BatcherOptions, type Schedule } from './batcher';

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { RunEvent } from './events';
 import { extraFixture } from './fixtures/load';
 import { activeMs, applyEvents, instanceAt, replay, shownState, startView, STATE_LABELS } from './model';
-import { clockTime, eventLabel, eventText, timelineMarkers } from './timeline';
+import { clockTime, eventLabel, eventText, sinceStart, timelineMarkers } from './timeline';
 
 describe('shown states', () => {
   it('after a failed run, a step inside a loop that never started shows "not run" (not "queued")', () => {
@@ -108,7 +108,8 @@ describe('timeline labels', () => {
     const f = extraFixture('faulty-rerun');
     const start = new Date(2026, 10, 25, 12, 3, 4, 97).getTime();
     const finished = f.events.find((e) => e.type === 'StepFinished' && e.step === 'first')!;
-    expect(eventLabel(finished, start)).toBe(`${clockTime(start, finished.at_ms)} · first finished`);
+    expect(eventLabel(finished, start)).toBe(`${sinceStart(finished.at_ms)} · first finished`);
+    expect([sinceStart(0), sinceStart(850), sinceStart(1250), sinceStart(125_000)]).toEqual(['+0 ms', '+850 ms', '+1.25 s', '+2 min 05 s']);
     expect(clockTime(start, 23)).toBe('12:03:04.120');
     expect(f.events.map((e) => eventText(e))).toEqual([
       'run started',

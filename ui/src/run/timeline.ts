@@ -70,9 +70,22 @@ export function eventText(ev: RunEvent, names: StepNames = NO_NAMES): string {
   }
 }
 
-/** The timeline's label of an event: `12:03:04.120 · fetch finished`. */
-export function eventLabel(ev: RunEvent, startMs: number | null, names: StepNames = NO_NAMES): string {
-  return `${clockTime(startMs, ev.at_ms)} · ${eventText(ev, names)}`;
+/** Time since the run started: `+0 ms`, `+850 ms`, `+1.25 s`, `+2 min 05 s`. */
+export function sinceStart(atMs: number): string {
+  const ms = Math.max(0, Math.round(atMs));
+  if (ms < 1000) return `+${ms} ms`;
+  if (ms < 60_000) return `+${(ms / 1000).toFixed(2)} s`;
+  const s = Math.floor(ms / 1000);
+  return `+${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
+}
+
+/**
+ * The timeline's label of an event: the time since the run started, as n8n's execution
+ * log and a profiler count it (`+1.25 s · fetch finished`); the clock time is the
+ * event's in `clockTime`.
+ */
+export function eventLabel(ev: RunEvent, _startMs: number | null, names: StepNames = NO_NAMES): string {
+  return `${sinceStart(ev.at_ms)} · ${eventText(ev, names)}`;
 }
 
 export interface TimelineMarker {

@@ -179,6 +179,9 @@ pub struct ToolDto {
     pub input_schema: Json,
     /// The server's annotations of the tool (`destructiveHint`, `readOnlyHint`, …).
     pub annotations: Option<Json>,
+    /// The schema of the tool's structured output, when the server gives one: the
+    /// template editor completes its fields.
+    pub output_schema: Option<Json>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -243,6 +246,36 @@ impl From<crate::servers::ToolView> for ToolDto {
             description: t.description,
             input_schema: Json(t.input_schema),
             annotations: t.annotations.map(Json),
+            output_schema: t.output_schema.map(Json),
+        }
+    }
+}
+
+/// A template's value against the last run (`value`), or why it has none (`problem`);
+/// neither when it compiles and there was no run to render it against.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct TemplatePreviewDto {
+    pub value: Option<Json>,
+    pub problem: Option<TemplateProblemDto>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct TemplateProblemDto {
+    pub code: String,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl From<Result<Option<Value>, crate::preview::TemplateProblem>> for TemplatePreviewDto {
+    fn from(r: Result<Option<Value>, crate::preview::TemplateProblem>) -> Self {
+        match r {
+            Ok(value) => TemplatePreviewDto { value: value.map(Json), problem: None },
+            Err(p) => TemplatePreviewDto {
+                value: None,
+                problem: Some(TemplateProblemDto { code: p.code, message: p.message, hint: p.hint }),
+            },
         }
     }
 }

@@ -7,7 +7,7 @@ use super::dto::{
     AnswerDto, AuthStatusDto, BlueprintInfo, CommandError, DiagnosticDto, EventBatch, Json, OpenedBlueprint,
     QuestionDto, RerunMode, RunAction, RunDetailDto, RunInfo, RunStarted, SamplingProviderDto, SamplingSettingsDto,
     SaveResult, SavedTestDto, ServerDto, ServerOffer, ServerTestDto, SignedOutDto, TelemetryConfigDto,
-    TelemetrySettingsDto, TestDto, TestListDto, WaitingRunDto,
+    TelemetrySettingsDto, TemplatePreviewDto, TestDto, TestListDto, WaitingRunDto,
 };
 use super::logins::Logins;
 use crate::App;
@@ -223,6 +223,14 @@ impl Local {
     pub async fn list_runs(&self, blueprint: String, limit: u32) -> Result<Vec<RunInfo>> {
         let limit = usize::try_from(limit).unwrap_or(usize::MAX).clamp(1, 1000);
         Ok(self.app.runs(Some(&blueprint), limit)?.into_iter().map(RunInfo::from).collect())
+    }
+
+    pub async fn move_runs(&self, from: String, to: String) -> Result<u32> {
+        Ok(self.app.move_runs(&from, &to)?)
+    }
+
+    pub async fn preview_template(&self, template: Json, scope: Option<Json>) -> Result<TemplatePreviewDto> {
+        Ok(crate::preview::preview(&template.0, scope.as_ref().map(|s| &s.0)).into())
     }
 
     pub async fn get_run(&self, run_id: String) -> Result<RunDetailDto> {

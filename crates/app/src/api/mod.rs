@@ -24,7 +24,7 @@ use dto::{
     AnswerDto, AuthStatusDto, BlueprintInfo, CommandError, DiagnosticDto, Json, OpenedBlueprint, QuestionDto,
     RerunMode, RunAction, RunDetailDto, RunInfo, RunStarted, SamplingProviderDto, SamplingSettingsDto, SaveResult,
     SavedTestDto, ServerDto, ServerOffer, ServerTestDto, SignedOutDto, TelemetryConfigDto, TelemetrySettingsDto,
-    TestDto, TestListDto, WaitingRunDto,
+    TemplatePreviewDto, TestDto, TestListDto, WaitingRunDto,
 };
 use serde_json::Value;
 
@@ -157,6 +157,10 @@ api! {
     /// Runs every test of `doc`'s blueprint over its cassette, starting no server, with
     /// `doc` as the blueprint under test.
     fn run_blueprint_tests(doc: Json) -> Vec<TestDto>;
+    /// Files the runs of a document never stored (`from`) under the id it was first saved as.
+    fn move_runs(from: String, to: String) -> u32;
+    /// A template's value against a scope (the last run's), or only its syntax checked.
+    fn preview_template(template: Json, scope: Option<Json>) -> TemplatePreviewDto;
 }
 
 impl Api {

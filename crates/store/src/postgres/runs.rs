@@ -214,6 +214,33 @@ impl Runs for Postgres {
         })
     }
 
+    fn move_runs(&self, from: &str, to: &str, keep: &[String]) -> Result<u32> {
+        let action = "moving runs to another blueprint";
+        let (from, to, keep) = (from.to_owned(), to.to_owned(), keep.to_vec());
+        self.call(action, move |client| {
+            let rows = client
+                .query("SELECT id, record::text FROM runs WHERE blueprint = $1 ORDER BY id", &[&from])
+                .map_err(Error::pg(action))?;
+            let mut moved = 0;
+            for row in &rows {
+                let Ok(mut record) = read(row, action)? else { continue };
+                if keep.contains(&record.id) {
+                    continue;
+                }
+                record.blueprint.clone_from(&to);
+                let text = json_text(|| format!("the record of run `{}`", record.id), &record)?;
+                client
+                    .execute(
+                        "UPDATE runs SET blueprint = $2, record = $3::text::json WHERE id = $1",
+                        &[&record.id, &to, &text],
+                    )
+                    .map_err(Error::pg(action))?;
+                moved += 1;
+            }
+            Ok(moved)
+        })
+    }
+
     fn resumed_by(&self, record: &RunRecord) -> Result<Option<String>> {
         let action = "looking for the run that resumed a run";
         let (blueprint, id) = (record.blueprint.clone(), record.id.clone());

@@ -187,6 +187,32 @@ impl Runs for Sled {
         Ok(true)
     }
 
+    fn move_runs(&self, from: &str, to: &str, keep: &[String]) -> Result<u32> {
+        let mut ids = Vec::new();
+        for entry in self.run_index.scan_prefix(keys::prefix(from)).keys() {
+            let key = entry.map_err(Error::db("listing runs"))?;
+            let (_, tail) = keys::parse_pair(RUN_INDEX, &key)?;
+            ids.push(keys::tail_text(RUN_INDEX, &key, tail)?);
+        }
+        let mut moved = 0;
+        for id in ids.iter().filter(|id| !keep.contains(id)) {
+            let Ok(Some(mut record)) = self.run(id) else { continue };
+            record.blueprint = to.to_owned();
+            let key = keys::single(id);
+            let value = encode_named(|| format!("the record of run `{id}`"), &record)?;
+            let (old, new) = (keys::pair(from, id.as_bytes()), keys::pair(to, id.as_bytes()));
+            let result = (&self.runs, &self.run_index).transaction(|(runs, index)| {
+                runs.insert(key.as_slice(), value.as_slice())?;
+                index.remove(old.as_slice())?;
+                index.insert(new.as_slice(), &[])?;
+                Ok(())
+            });
+            result.map_err(tx_error("moving a run to another blueprint"))?;
+            moved += 1;
+        }
+        Ok(moved)
+    }
+
     fn resumed_by(&self, record: &RunRecord) -> Result<Option<String>> {
         let prefix = keys::prefix(&record.blueprint);
         for key in self.run_index.scan_prefix(&prefix).keys() {

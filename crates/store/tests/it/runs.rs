@@ -40,6 +40,22 @@ fn runs_are_listed_newest_first_and_filtered_by_blueprint(kind: Kind) {
     assert!(store.runs(Some("c"), 10).unwrap().is_empty());
 }
 
+fn moved_runs_are_listed_under_the_new_blueprint_with_their_events_except_those_kept(kind: Kind) {
+    let store = fresh(kind);
+    for (n, blueprint) in [(1, "untitled"), (2, "other"), (3, "untitled"), (4, "untitled")] {
+        store.begin_run(&record(&run_id(n), blueprint)).unwrap();
+    }
+    store.append_event(&run_id(1), &event(1)).unwrap();
+    let ids = |records: Vec<mcpflow_store::RunRecord>| records.into_iter().map(|r| r.id).collect::<Vec<_>>();
+    assert_eq!(store.move_runs("untitled", "greet", &[run_id(4)]).unwrap(), 2);
+    assert_eq!(ids(store.runs(Some("greet"), 10).unwrap()), [3, 1].map(run_id));
+    assert_eq!(ids(store.runs(Some("untitled"), 10).unwrap()), [run_id(4)]);
+    assert_eq!(ids(store.runs(Some("other"), 10).unwrap()), [run_id(2)]);
+    assert_eq!(store.run(&run_id(1)).unwrap().unwrap().blueprint, "greet");
+    assert_eq!(store.events(&run_id(1)).unwrap(), [event(1)]);
+    assert_eq!(store.move_runs("nothing", "greet", &[]).unwrap(), 0);
+}
+
 fn finishing_a_run_records_status_time_and_envelope(kind: Kind) {
     let store = fresh(kind);
     let id = run_id(1);
@@ -131,4 +147,5 @@ on_both!(
     a_run_must_be_recorded_before_its_events_or_its_finish,
     a_run_id_begins_only_once,
     deleting_a_run_removes_its_events_and_its_place_in_the_list,
+    moved_runs_are_listed_under_the_new_blueprint_with_their_events_except_those_kept,
 );

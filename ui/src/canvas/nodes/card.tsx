@@ -18,6 +18,42 @@ export function preview(value: Json | undefined, max = 48): string {
   return text.length > max ? text.slice(0, max - 1) + '…' : text;
 }
 
+/** Whether a card's text of a value is an expression (shown tinted, as n8n does). */
+export function isExpression(text: string): boolean {
+  return /(^|[^\\])\{\{/.test(text);
+}
+
+/**
+ * A value on a card, so a fixed value and an expression look different: an expression
+ * tinted, a list as its count and first items, a plain string in quotes.
+ */
+export function ValueText({ value, max = 48, testId }: { value: Json | undefined; max?: number; testId?: string }) {
+  if (value === undefined) return null;
+  if (Array.isArray(value)) {
+    const items = value.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(', ');
+    return (
+      <span className="val-list" data-testid={testId} data-value="list" title={JSON.stringify(value)}>
+        <span className="val-count">
+          list · {value.length}
+        </span>{' '}
+        {items.length > max ? items.slice(0, max - 1) + '…' : items}
+      </span>
+    );
+  }
+  if (typeof value === 'string' && isExpression(value)) {
+    return (
+      <code className="val-expr" data-testid={testId} data-value="expression" title={value}>
+        {preview(value, max)}
+      </code>
+    );
+  }
+  return (
+    <code className="val-fixed" data-testid={testId} data-value="fixed" title={JSON.stringify(value)}>
+      {preview(JSON.stringify(value), max)}
+    </code>
+  );
+}
+
 /** Up to `n` `[key, value]` pairs of an args object (or the args template itself). */
 export function argPairs(args: Json | undefined, n = 2): [string, string][] {
   if (args === undefined || args === null) return [];
@@ -128,7 +164,7 @@ export function StepCard({ id, kind, data, selected, subtitle, fields = [], chil
           {fields.map(([k, v]) => (
             <div key={k} className="step-field">
               <dt>{k}</dt>
-              <dd>{v}</dd>
+              <dd className={isExpression(v) ? 'is-expr' : undefined}>{v}</dd>
             </div>
           ))}
         </dl>

@@ -4,14 +4,14 @@
 import { Position, type NodeProps } from '@xyflow/react';
 import { memo } from 'react';
 import type { LoopNode as LoopFlowNode } from '../../graph/types';
-import { DiagnosticBadge, DisabledTag, preview, StepHandle } from './card';
+import { DiagnosticBadge, DisabledTag, preview, StepHandle, ValueText } from './card';
 import { KindIcon } from './icons';
 import { BreakpointToggle, LoopRun, RunStatus, useRunClass, useNodeRun } from './run';
 import { StepTitle } from './title';
 
 export const LoopNode = memo(function LoopNode({ id, data, selected }: NodeProps<LoopFlowNode>) {
   const s = data.step;
-  const over = s.until !== undefined ? ['until', preview(s.until, 56)] : ['for each', preview(s.for_each, 56)];
+  const until = s.until !== undefined;
   const extras = [
     s.as ? `as ${s.as}` : null,
     typeof s.concurrency === 'number' && s.concurrency > 1 ? `${s.concurrency} at a time` : null,
@@ -39,7 +39,8 @@ export const LoopNode = memo(function LoopNode({ id, data, selected }: NodeProps
           <DiagnosticBadge id={id} />
         </div>
         <div className="loop-over">
-          <span className="loop-label">{over[0]}</span> <code>{over[1]}</code>
+          <span className="loop-label">{until ? 'until' : 'for each'}</span>{' '}
+          {until ? <code className="val-expr">{preview(s.until, 56)}</code> : <ValueText value={s.for_each} max={56} testId={`loop-over-${id}`} />}
           {extras.length > 0 && <span className="loop-extras"> · {extras.join(' · ')}</span>}
         </div>
         {run && (

@@ -33,6 +33,23 @@ export const Modal = memo(function Modal({ title, onClose, children, footer, tes
       if (before && document.contains(before)) before.focus();
     };
   }, []);
+  // Escape closes it even when the focus was lost to the page (the button clicked went
+  // away, as Approve does in the Servers panel): the topmost dialog only.
+  const close = useRef(onClose);
+  close.current = onClose;
+  useEffect(() => {
+    const onWindowKey = (e: globalThis.KeyboardEvent) => {
+      if (e.key !== 'Escape' || e.defaultPrevented) return;
+      const focus = document.activeElement;
+      if (focus && focus !== document.body && focus !== document.documentElement) return;
+      const all = document.querySelectorAll('.modal');
+      if (all[all.length - 1] !== box.current) return;
+      e.preventDefault();
+      close.current();
+    };
+    window.addEventListener('keydown', onWindowKey);
+    return () => window.removeEventListener('keydown', onWindowKey);
+  }, []);
   const onKeyDown = (e: KeyboardEvent) => {
     e.stopPropagation();
     if (e.key === 'Escape') {

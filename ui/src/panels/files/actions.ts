@@ -13,6 +13,8 @@ import type { Blueprint } from '../../doc/types';
 import { ask, askChoice } from './ask';
 import { askNameAndId, idFromName } from './SaveAsDialog';
 import { asBlueprint, freeBlueprintId, newBlueprintDoc } from './documents';
+import { useBreakpoints } from '../run/breakpoints';
+import { refreshHistory } from '../run/session';
 
 interface FilesState {
   /** The Open dialog is shown. */
@@ -57,13 +59,22 @@ export async function confirmDiscard(action: string): Promise<boolean> {
   return save();
 }
 
-/** Starts a new, empty blueprint (with an id no stored blueprint has). */
+/**
+ * Starts a new, empty blueprint, with an id no stored blueprint has and no run was
+ * recorded under: the runs made before its first save are its own, and go with it to
+ * the id it is saved under (`save`).
+ */
 export async function newBlueprint(): Promise<void> {
   if (!(await confirmDiscard('A new blueprint'))) return;
   let id = 'untitled';
   if (inTauri()) {
     try {
-      id = freeBlueprintId((await backend.listBlueprints()).map((b) => b.id));
+      const taken = new Set((await backend.listBlueprints()).map((b) => b.id));
+      for (let tries = 0; tries < 50; tries++) {
+        id = freeBlueprintId(taken);
+        if ((await backend.listRuns(id, 1)).length === 0) break;
+        taken.add(id);
+      }
     } catch {
       // Not knowing the stored ids only matters at save, which asks before replacing.
     }
@@ -112,6 +123,8 @@ export async function save(): Promise<boolean> {
   }
   if (filesStore.getState().busy || naming) return false;
   const first = docStore.getState();
+  // A document never stored keeps its runs and breakpoints when it is first saved under another id.
+  const formerId = typeof first.meta.id !== 'string' && typeof first.doc.id === 'string' ? first.doc.id : null;
   if (Array.isArray(first.doc.steps) && first.doc.steps.length === 0) {
     // The store refuses a blueprint without steps; say so as a hint, not an error.
     report('info', 'nothing to save yet: add a step first (drag a tool from the palette, or double-click the canvas)');
@@ -173,6 +186,7 @@ export async function save(): Promise<boolean> {
       // Edited while saving: what was saved is the saved snapshot; the edits stay unsaved.
       docStore.setState({ savedDoc: doc, meta, dirty: true });
     }
+    if (formerId !== null && formerId !== saved.info.id) await adoptRuns(formerId, saved.info.id);
     const warnings = saved.warnings.filter((d) => d.level === 'warning').length;
     report('success', `saved revision ${saved.info.rev}${warnings ? ` (${plural(warnings, 'warning')})` : ''}`);
     return true;
@@ -188,6 +202,17 @@ export async function save(): Promise<boolean> {
   } finally {
     filesStore.setState({ busy: false });
   }
+}
+
+/** The runs and breakpoints of a document's id before its first save, given to its saved id. */
+async function adoptRuns(from: string, to: string): Promise<void> {
+  useBreakpoints.getState().move(from, to);
+  try {
+    await backend.moveRuns(from, to);
+  } catch (e) {
+    report('warning', `the runs made before saving stay under “${from}”: ${errorMessage(e)}`);
+  }
+  await refreshHistory();
 }
 
 /** Reads a blueprint file into the editor as an unsaved document, with its diagnostics. */

@@ -170,3 +170,14 @@ describe('Fixed / Expression switch of number, integer and boolean fields', () =
     expect(q<HTMLInputElement>('#root_dryRun')!.type).toBe('checkbox');
   });
 });
+
+describe('what is typed into an expression where the schema wants a value', () => {
+  it('a JSON value of the wanted type is stored as that value, and the field shows it fixed', async () => {
+    await mountTool('everything', 'get-sum', { a: 3 });
+    const toggle = () => q<HTMLButtonElement>('[data-testid="template-toggle-root_a"]')!;
+    await act(async () => toggle().click());
+    await fill(q<HTMLInputElement>('#root_a')!, '12');
+    expect(args()).toEqual({ a: 12 });
+    expect(toggle().getAttribute('aria-pressed')).toBe('false');
+  });
+});

@@ -9,6 +9,9 @@
 //!   a template input and writes the text exactly as typed (`"{{ transform.said }}"`).
 //!   A stored string holding `{{` opens as an expression, and typing `{{` into a fixed
 //!   number field turns it into one (the caret stays).
+//! - what is typed into an expression where the schema wants a list, object, number or
+//!   boolean, and reads as one (`["a", "b"]`, `true`), is stored as that value when it
+//!   commits (`typed.ts` `coerceBySchema`), and the field shows it fixed again.
 //! - typing is never altered: RJSF's own `NumberField` strips a trailing `.` from any
 //!   string (to let `3.` be typed), which turned `{{ transform.` into `{{ transform`;
 //!   `TemplateNumberField` replaces it and converts only what reads as a number.
@@ -37,6 +40,7 @@ import { docStore, findStep, type Diagnostic, type Json, type JsonObject } from 
 import { hasTemplate } from './completion';
 import { jsonEqual, pruneUndefined } from './json';
 import { TemplateInput } from './TemplateInput';
+import { coerceBySchema } from './typed';
 import { evalFreeValidator } from './validator';
 
 const defaults = getDefaultRegistry();
@@ -282,6 +286,9 @@ export interface ArgsFormProps {
 
 export function ArgsForm({ stepId, schema, args, extraErrors }: ArgsFormProps) {
   const rjsfSchema = useMemo(() => formSchema(schema), [schema]);
+  const schemaRef = useRef(schema);
+  schemaRef.current = schema;
+  const [generation, setGeneration] = useState(0);
   // What was typed and not committed yet, with the args it was typed over: when the
   // stored args change under it (another document loaded, undo), it is dropped.
   const pending = useRef<{ value: unknown; base: Json | undefined } | null>(null);
@@ -302,7 +309,11 @@ export function ArgsForm({ stepId, schema, args, extraErrors }: ArgsFormProps) {
     if (!p) return;
     const cur = currentArgs();
     if (!cur || cur.args !== p.base) return;
-    const next = pruneUndefined(p.value ?? {}) as Json;
+    // What was typed where the schema wants a list, object, number or boolean, read as one.
+    const typed = pruneUndefined(p.value ?? {}) as Json;
+    const next = coerceBySchema(schemaRef.current, typed);
+    // The form is drawn again, so a field whose text was read as a value shows it fixed.
+    if (next !== typed) setGeneration((g) => g + 1);
     if (jsonEqual(next, cur.args ?? {}) && (cur.args !== undefined || Object.keys(next as object).length === 0)) return;
     docStore.getState().patchStep(stepId, { args: next });
   }, [stepId]); // eslint-disable-line react-hooks/exhaustive-deps
@@ -314,6 +325,7 @@ export function ArgsForm({ stepId, schema, args, extraErrors }: ArgsFormProps) {
   return (
     <div className="args-form-host" onFocusCapture={touch} onPointerDownCapture={touch} onKeyDownCapture={touch} onClickCapture={touch}>
     <Form
+      key={generation}
       schema={rjsfSchema}
       validator={evalFreeValidator}
       formData={formData}

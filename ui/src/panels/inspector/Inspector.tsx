@@ -7,7 +7,10 @@ import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { diagnosticTarget, docStore, findStep, useDoc, type Diagnostic, type Step } from '../../doc';
 import { StepRun, useArgumentProblem } from '../run/StepRun';
 import { FieldDiagnostics } from './fields';
-import { OffersOverride, type Offer } from './offers';
+import { OffersOverride, useOffers, type Offer } from './offers';
+import { usePreviewScope } from './last-run';
+import { outputFieldsOf } from './output-fields';
+import { PreviewScope } from './TemplatePreview';
 import { RawJson } from './RawJson';
 import { namesInScope } from './scope';
 import { Settings } from './Settings';
@@ -74,7 +77,12 @@ function StepInspector({ step, tab, setTab }: { step: Step; tab: Tab; setTab(t: 
   const reveal = useDoc((s) => s.reveal);
   const root = useRef<HTMLDivElement>(null);
 
-  const names = useMemo(() => namesInScope(doc, step.id), [doc, step.id]);
+  const offers = useOffers();
+  const lastRun = usePreviewScope(step.id);
+  const names = useMemo(
+    () => namesInScope(doc, step.id, { outputFields: (s) => outputFieldsOf(s, offers, lastRun?.scope) }),
+    [doc, step.id, offers, lastRun],
+  );
   const problem = useArgumentProblem(step.id);
   const diags = useMemo(() => {
     const out = items.map((d) => ({ field: diagnosticTarget(doc, d).field ?? '', d }));
@@ -132,9 +140,11 @@ function StepInspector({ step, tab, setTab }: { step: Step; tab: Tab; setTab(t: 
       </div>
       {tab === 'form' ? (
         <ScopeNames.Provider value={names}>
-          <FieldDiagnostics.Provider value={byField}>
-            <StepForm step={step} diags={diags} />
-          </FieldDiagnostics.Provider>
+          <PreviewScope.Provider value={lastRun}>
+            <FieldDiagnostics.Provider value={byField}>
+              <StepForm step={step} diags={diags} />
+            </FieldDiagnostics.Provider>
+          </PreviewScope.Provider>
         </ScopeNames.Provider>
       ) : (
         <RawJson step={step} />

@@ -26,7 +26,10 @@ import {
   type KeyboardEvent,
 } from 'react';
 import { applyCompletion, suggest, templateContext } from './completion';
+import { useTemplatePreview } from './preview';
 import type { ScopeName } from './scope';
+import { TemplateEditor } from './TemplateEditor';
+import { PreviewScope, TemplatePreviewLine } from './TemplatePreview';
 
 const MIRRORED_STYLES = [
   'boxSizing',
@@ -116,13 +119,20 @@ export interface TemplateInputProps {
   list?: string;
   inputMode?: 'text' | 'decimal' | 'numeric';
   className?: string;
+  /**
+   * Offers the template editor (the ⤢ button) and a live preview under the field while
+   * it is focused — inside the inspector (`PreviewScope`), unless false.
+   */
+  expandable?: boolean;
   'aria-describedby'?: string;
   'aria-invalid'?: boolean;
   'data-testid'?: string;
 }
 
 export function TemplateInput(props: TemplateInputProps) {
-  const { value, onChange, names: own, multiline } = props;
+  const { value, onChange, names: own } = props;
+  // A one-line field given several lines (from the template editor) keeps them.
+  const multiline = props.multiline || value.includes('\n');
   const scoped = useContext(ScopeNames);
   const names = own ?? scoped;
   const ref = useRef<HTMLInputElement & HTMLTextAreaElement>(null);
@@ -134,6 +144,11 @@ export function TemplateInput(props: TemplateInputProps) {
   const pendingCaret = useRef<number | null>(null);
   const listRef = useRef<HTMLUListElement>(null);
   const [, relayout] = useState(0);
+  const previewScope = useContext(PreviewScope);
+  const [focused, setFocused] = useState(false);
+  const [editing, setEditing] = useState(false);
+  const withEditor = props.expandable !== false && previewScope !== undefined;
+  const preview = useTemplatePreview(value, previewScope?.scope ?? null, focused && withEditor);
 
   const ctx = caret !== null ? templateContext(value, Math.min(caret, value.length)) : null;
   const items = ctx ? suggest(names, ctx.prefix, 40) : [];
@@ -253,9 +268,11 @@ export function TemplateInput(props: TemplateInputProps) {
     onSelect: track,
     onFocus: () => {
       track();
+      setFocused(true);
       props.onFocus?.();
     },
     onBlur: () => {
+      setFocused(false);
       setCaret(null);
       setDismissed(null);
       props.onBlur?.();
@@ -263,12 +280,39 @@ export function TemplateInput(props: TemplateInputProps) {
   };
 
   return (
-    <div className={`tpl${multiline ? ' tpl-multiline' : ''}`}>
+    <div className={`tpl${multiline ? ' tpl-multiline' : ''}${withEditor && !props.readOnly && !props.disabled ? ' tpl-expandable' : ''}`}>
       {multiline ? (
         <textarea {...common} rows={3} />
       ) : (
         <input {...common} type="text" list={props.list} inputMode={props.inputMode} />
       )}
+      {withEditor && !props.readOnly && !props.disabled ? (
+        <button
+          type="button"
+          className="tpl-expand"
+          title="Open the template editor: several lines, completion of output fields, the result against the last run"
+          aria-label="Open the template editor"
+          data-testid={props.id ? `template-expand-${props.id}` : 'template-expand'}
+          onClick={() => setEditing(true)}
+        >
+          ⤢
+        </button>
+      ) : null}
+      {withEditor ? <TemplatePreviewLine preview={preview} runId={previewScope?.runId} /> : null}
+      {editing ? (
+        <TemplateEditor
+          value={value}
+          names={names}
+          title={props.id?.startsWith('root_') ? props.id.slice(5) : undefined}
+          onClose={() => setEditing(false)}
+          onApply={(text) => {
+            if (text === value) return;
+            onChange(text);
+            // Committed once the new text has landed (a form reports it after its own update).
+            requestAnimationFrame(() => props.onEnter?.());
+          }}
+        />
+      ) : null}
       {open
         ? createPortal(
         <ul ref={listRef} className="tpl-suggestions" id={listId} role="listbox" data-testid="template-suggestions">

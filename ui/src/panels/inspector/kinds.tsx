@@ -26,6 +26,8 @@ import { findPrompt, findTool, inputSchemaOf, isDestructive, knownServers, useOf
 import { namesInScope } from './scope';
 import { TemplateField } from './TemplateInput';
 import { TemplateOrJson } from './TemplateOrJson';
+import { FixedOrExpression } from './FixedOrExpression';
+import type { JsonType } from './typed';
 import type { Diagnostic } from '../../doc';
 import './cases.css';
 
@@ -38,6 +40,7 @@ export interface KindProps<S> {
 }
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const LIST: readonly JsonType[] = ['array'];
 
 function ServerRow({ value, doc, onChange, pointer = '/server', optional }: { value: string | undefined; doc: Blueprint; onChange(v: string | undefined): void; pointer?: string; optional?: boolean }) {
   const offers = useOffers();
@@ -377,21 +380,17 @@ export function LoopFields({ step, doc, patch }: KindProps<LoopStep>) {
           ))}
         </div>
         {mode === 'for_each' ? (
-          Array.isArray(step.for_each) ? (
-            <Row label="for_each (a literal list)" pointer="/for_each">
-              <JsonField value={step.for_each} onCommit={(v) => patch({ for_each: v as LoopStep['for_each'], until: undefined })} data-testid="loop-for-each" />
-            </Row>
-          ) : (
-            <Row label="for_each" pointer="/for_each" htmlFor={`${baseId}-fe`} hint="An expression giving the list to iterate.">
-              <TemplateField
-                id={`${baseId}-fe`}
-                data-testid="loop-for-each"
-                value={typeof step.for_each === 'string' ? step.for_each : undefined}
-                placeholder="{{ inputs.items }}"
-                onCommit={(t) => patch({ for_each: t, ...(t !== undefined ? { until: undefined } : {}) })}
-              />
-            </Row>
-          )
+          <Row label="for_each" pointer="/for_each" htmlFor={`${baseId}-fe`} hint="Fixed: the list itself, as JSON. Expression: a template giving the list.">
+            <FixedOrExpression
+              id={`${baseId}-fe`}
+              data-testid="loop-for-each"
+              value={step.for_each}
+              wants={LIST}
+              fixedPlaceholder='["ada", "grace", "linus"]'
+              expressionPlaceholder="{{ inputs.items }}"
+              onCommit={(v) => patch({ for_each: v as LoopStep['for_each'], ...(v !== undefined ? { until: undefined } : {}) })}
+            />
+          </Row>
         ) : (
           <Row label="until" pointer="/until" htmlFor={`${baseId}-until`} hint="Evaluated after each iteration, with its body outputs and `index` in scope.">
             <TemplateField

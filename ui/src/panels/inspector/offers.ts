@@ -20,6 +20,8 @@ export interface OfferedTool {
   name: string;
   description?: string | null;
   input_schema: unknown;
+  /** The schema of its structured output, when the server gives one (completion of output fields). */
+  output_schema?: unknown;
   /** The tool's MCP annotations as its server sent them (none: not destructive here). */
   annotations?: { destructiveHint?: boolean | null; readOnlyHint?: boolean | null } | null;
 }

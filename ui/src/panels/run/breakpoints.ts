@@ -36,6 +36,8 @@ export interface BreakpointsState {
   /** Sets or clears the breakpoint on `step` of `blueprint`; returns whether it is set now. */
   toggle(blueprint: string, step: string): boolean;
   clear(blueprint: string): void;
+  /** Gives the breakpoints of `from` to `to` (a document first saved under another id). */
+  move(from: string, to: string): void;
 }
 
 export const useBreakpoints = create<BreakpointsState>()((set, get) => ({
@@ -48,6 +50,14 @@ export const useBreakpoints = create<BreakpointsState>()((set, get) => ({
     persist(byBlueprint);
     set({ byBlueprint });
     return on;
+  },
+  move(from, to) {
+    const list = get().byBlueprint[from];
+    if (!list || from === to) return;
+    const byBlueprint = { ...get().byBlueprint, [to]: [...new Set([...(get().byBlueprint[to] ?? []), ...list])] };
+    delete byBlueprint[from];
+    persist(byBlueprint);
+    set({ byBlueprint });
   },
   clear(blueprint) {
     const byBlueprint = { ...get().byBlueprint };
