@@ -144,7 +144,8 @@ enum Command {
     /// answered, or why it failed and what to do (exit 1 when one failed).
     Servers(servers::ServersArgs),
     /// Sign in to OAuth servers (`login SERVER`), see the logins (`status`), forget one
-    /// (`logout SERVER`). Tokens stay in the data folder, readable by you alone.
+    /// (`logout SERVER`). Tokens live in the OS keyring where one is available, else in a
+    /// file in the data folder readable by you alone (`auth status` says which).
     Auth(auth::AuthArgs),
     /// List the blueprints in the store.
     List {

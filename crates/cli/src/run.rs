@@ -18,7 +18,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
-/// Exit codes (also in the README).
+/// Exit codes (also in docs/cli.md).
 const EXIT_FAILED: u8 = 1;
 pub(crate) const EXIT_USAGE: u8 = 2;
 const EXIT_PARTIAL: u8 = 3;
