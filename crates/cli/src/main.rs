@@ -20,6 +20,7 @@ mod serve;
 mod servers;
 mod service;
 mod setup;
+mod stdout;
 mod telemetry;
 mod test;
 mod through;
@@ -266,13 +267,10 @@ fn main() -> ExitCode {
         Command::Setup(args) => report(setup::run(&args)),
         Command::Worker => ExitCode::from(mcpflow_worker::serve(std::io::stdin(), std::io::stdout())),
         Command::Import { file } => with_runtime(async move { backup::import(&file) }),
-        Command::Schema => {
-            #[allow(clippy::print_stdout)]
-            {
-                print!("{}", mcpflow_blueprint::schema::blueprint_schema_text());
-            }
-            ExitCode::SUCCESS
-        }
+        Command::Schema => match stdout::out!("{}", mcpflow_blueprint::schema::blueprint_schema_text()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => stdout::failed(&e),
+        },
     }
 }
 
@@ -281,6 +279,8 @@ fn main() -> ExitCode {
 fn report(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
+        // The reader went away (`| head`): it has what it wanted.
+        Err(e) if stdout::closed_in(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)
