@@ -172,8 +172,12 @@ impl App {
                      the one used"
                 );
                 out.push(
-                    Diagnostic::new(Code::ServerShadowed, format!("/servers/{}", pointer_escape(name)), message)
-                        .with_hint(hint),
+                    Diagnostic::new(
+                        Code::ServerShadowed,
+                        mcpflow_blueprint::diagnostic::pointer_push("/servers", name),
+                        message,
+                    )
+                    .with_hint(hint),
                 );
             }
         }
@@ -233,11 +237,6 @@ fn describe(configs: &ServerConfigs, name: &str) -> String {
         Some(ServerEntry::InProcess(_)) => "in this process".to_owned(),
         None => "not configured".to_owned(),
     }
-}
-
-/// `~` and `/` escaped for a JSON Pointer segment.
-fn pointer_escape(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
 }
 
 /// `(pointer, id, server)` of every step in `steps` that names a server, loop bodies

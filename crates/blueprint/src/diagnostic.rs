@@ -289,17 +289,12 @@ impl fmt::Display for Diagnostic {
 
 /// Appends a JSON Pointer token to a pointer, escaping `~` and `/`.
 pub fn pointer_push(base: &str, token: &str) -> String {
-    let mut out = String::with_capacity(base.len() + token.len() + 1);
-    out.push_str(base);
-    out.push('/');
-    for c in token.chars() {
-        match c {
-            '~' => out.push_str("~0"),
-            '/' => out.push_str("~1"),
-            c => out.push(c),
-        }
-    }
-    out
+    format!("{base}/{}", pointer_token(token))
+}
+
+/// A JSON Pointer reference token (RFC 6901): `~` written `~0`, `/` written `~1`.
+pub fn pointer_token(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
 }
 
 /// The nearest candidate to `name` by edit distance, if one is close enough to suggest.

@@ -87,7 +87,7 @@ pub fn canonical(value: &Value) -> Value {
 /// The SHA-256 of the canonical JSON of `value`, in lowercase hex.
 pub fn sha256(value: &Value) -> String {
     let bytes = serde_json::to_vec(&canonical(value)).unwrap_or_default();
-    Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(Sha256::digest(&bytes))
 }
 
 /// One step's use of a tool or a prompt of a server.

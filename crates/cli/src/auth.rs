@@ -6,6 +6,7 @@
 //! authorization server to revoke them and says whether it did.
 
 use crate::app::{AppArgs, open_app};
+use crate::stdout::outln;
 use clap::{Args, Subcommand};
 use mcpflow_app::advice::Front;
 use mcpflow_app::auth::{self, AuthStatus, LoginOptions};
@@ -120,7 +121,11 @@ pub async fn run(args: AuthArgs) -> anyhow::Result<ExitCode> {
             list.and_then(|list| {
                 // Where the tokens are: the OS keyring, or the file (never the tokens).
                 let store = authenticator.vault().describe_store()?;
-                print_status(&list, &store, json).map_err(|e| mcpflow_app::AppError::BadRequest(e.to_string()))
+                match print_status(&list, &store, json) {
+                    // The reader went away (`| head`): it has what it wanted.
+                    Err(e) if crate::stdout::closed_in(&e) => Ok(()),
+                    printed => printed.map_err(|e| mcpflow_app::AppError::BadRequest(e.to_string())),
+                }
             })
         }
         Action::Logout { server } => {
@@ -172,21 +177,20 @@ fn describe(s: &AuthStatus) -> String {
     parts.join(", ")
 }
 
-#[allow(clippy::print_stdout)]
 fn print_status(list: &[AuthStatus], store: &str, json: bool) -> anyhow::Result<()> {
     if json {
         for s in list {
-            println!("{}", serde_json::to_string(s)?);
+            outln!("{}", serde_json::to_string(s)?)?;
         }
         return Ok(());
     }
     if list.is_empty() {
-        println!("no HTTP servers configured: give `--servers FILE` (an `mcpServers` file) or `--store`");
+        outln!("no HTTP servers configured: give `--servers FILE` (an `mcpServers` file) or `--store`")?;
     }
     for s in list {
-        println!("{} {}", s.server, s.url);
-        println!("  {}", describe(s));
+        outln!("{} {}", s.server, s.url)?;
+        outln!("  {}", describe(s))?;
     }
-    println!("tokens: {store}");
+    outln!("tokens: {store}")?;
     Ok(())
 }

@@ -4,11 +4,11 @@
 //! cannot be read back is skipped, with a warning that names the command removing it.
 
 use crate::app::{AppArgs, open_app};
+use crate::stdout::outln;
 use mcpflow_app::runs::{Rerun, step_records};
 use serde_json::json;
 use std::process::ExitCode;
 
-#[allow(clippy::print_stdout)]
 pub fn list(json_out: bool) -> anyhow::Result<ExitCode> {
     let list: Vec<mcpflow_app::BlueprintMeta> = match through_service("blueprints/list", json!({}))? {
         Some(list) => serde_json::from_value(list)?,
@@ -19,19 +19,18 @@ pub fn list(json_out: bool) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|m| json!({ "id": m.id, "name": m.name, "rev": m.rev, "saved_at": m.saved_at, "description": m.description }))
             .collect();
-        println!("{}", serde_json::to_string_pretty(&list)?);
+        outln!("{}", serde_json::to_string_pretty(&list)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     if list.is_empty() {
-        println!("no blueprints in the store (save one with the studio, `mcpflow import` or `save_workflow`)");
+        outln!("no blueprints in the store (save one with the studio, `mcpflow import` or `save_workflow`)")?;
     }
     for m in list {
-        println!("{:<28} rev {:<4} {}  {}", m.id, m.rev, m.saved_at, m.name.unwrap_or_default());
+        outln!("{:<28} rev {:<4} {}  {}", m.id, m.rev, m.saved_at, m.name.unwrap_or_default())?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
-#[allow(clippy::print_stdout)]
 pub fn runs(blueprint: Option<&str>, limit: usize, json_out: bool) -> anyhow::Result<ExitCode> {
     let params = json!({ "blueprint": blueprint, "limit": limit, "with_skipped": true });
     let list: mcpflow_app::RunList = match through_service("runs/list", params)? {
@@ -45,11 +44,11 @@ pub fn runs(blueprint: Option<&str>, limit: usize, json_out: bool) -> anyhow::Re
     warn_skipped(&list.skipped);
     let runs = list.runs;
     if json_out {
-        println!("{}", serde_json::to_string_pretty(&runs)?);
+        outln!("{}", serde_json::to_string_pretty(&runs)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     if runs.is_empty() {
-        println!("no recorded runs (record one with `mcpflow run --store FILE`)");
+        outln!("no recorded runs (record one with `mcpflow run --store FILE`)")?;
     }
     for r in runs {
         let duration = r.envelope.as_ref().map(|e| format!("{} ms", e.duration_ms)).unwrap_or_default();
@@ -58,7 +57,7 @@ pub fn runs(blueprint: Option<&str>, limit: usize, json_out: bool) -> anyhow::Re
             Some(client) => format!("{} ({client})", r.trigger),
             None => r.trigger.clone(),
         };
-        println!(
+        outln!(
             "{}  {:<24} {:<11} {:<9} {}  {}{rerun}",
             r.id,
             r.blueprint,
@@ -66,7 +65,7 @@ pub fn runs(blueprint: Option<&str>, limit: usize, json_out: bool) -> anyhow::Re
             by,
             r.started_at,
             duration
-        );
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -124,7 +123,6 @@ pub(crate) fn through_service(method: &str, params: serde_json::Value) -> anyhow
 
 /// `mcpflow runs --waiting`: the runs waiting for an answer, each question with its
 /// fields and the command that answers it.
-#[allow(clippy::print_stdout)]
 pub fn waiting(json_out: bool) -> anyhow::Result<ExitCode> {
     let questions = open_questions(None)?;
     let blueprint_of = |run: &str| {
@@ -137,11 +135,11 @@ pub fn waiting(json_out: bool) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|(run, q)| json!({ "run": run, "blueprint": blueprint_of(run), "status": "waiting", "question": q }))
             .collect();
-        println!("{}", serde_json::to_string_pretty(&list)?);
+        outln!("{}", serde_json::to_string_pretty(&list)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     if questions.is_empty() {
-        println!("no run waits for an answer");
+        outln!("no run waits for an answer")?;
     }
     for (run, q) in &questions {
         let at = if q.path.is_empty() {
@@ -149,12 +147,12 @@ pub fn waiting(json_out: bool) -> anyhow::Result<ExitCode> {
         } else {
             format!(" iteration {}", q.path.iter().map(u32::to_string).collect::<Vec<_>>().join("/"))
         };
-        println!("{run}  {:<24} waiting  step `{}`{at}: {}", blueprint_of(run), q.step, q.message);
+        outln!("{run}  {:<24} waiting  step `{}`{at}: {}", blueprint_of(run), q.step, q.message)?;
         match &q.url {
-            Some(url) => println!("    visit: {url}"),
-            None => println!("    fields: {}", fields(q)),
+            Some(url) => outln!("    visit: {url}")?,
+            None => outln!("    fields: {}", fields(q))?,
         }
-        println!("    answer: mcpflow answer {run} {} --answers FILE", q.step);
+        outln!("    answer: mcpflow answer {run} {} --answers FILE", q.step)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -206,7 +204,6 @@ fn fields(q: &mcpflow_engine::Question) -> String {
     if list.is_empty() { "none".to_owned() } else { list.join(", ") }
 }
 
-#[allow(clippy::print_stdout)]
 pub fn show(run_id: &str, events: bool, json_out: bool) -> anyhow::Result<ExitCode> {
     let detail = match through_service("runs/get", json!({ "run_id": run_id }))? {
         Some(detail) => mcpflow_app::runs::RunDetail {
@@ -217,50 +214,50 @@ pub fn show(run_id: &str, events: bool, json_out: bool) -> anyhow::Result<ExitCo
     };
     if events {
         for e in &detail.events {
-            println!("{}", serde_json::to_string(e)?);
+            outln!("{}", serde_json::to_string(e)?)?;
         }
         return Ok(ExitCode::SUCCESS);
     }
     let steps = step_records(&detail.events);
     if json_out {
         let doc = json!({ "run": detail.record, "trace_id": detail.trace_id(), "steps": steps });
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&doc)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     let r = &detail.record;
-    println!("run {}  blueprint {}  {}  ({})", r.id, r.blueprint, r.status.as_str(), r.trigger);
-    println!("started {}  finished {}", r.started_at, r.finished_at.as_deref().unwrap_or("-"));
+    outln!("run {}  blueprint {}  {}  ({})", r.id, r.blueprint, r.status.as_str(), r.trigger)?;
+    outln!("started {}  finished {}", r.started_at, r.finished_at.as_deref().unwrap_or("-"))?;
     if let Some(trace) = detail.trace_id() {
-        println!("trace {trace}");
+        outln!("trace {trace}")?;
     }
     if let Some(o) = &r.rerun_of {
         let what = match o.mode {
             Rerun::Step => "alone",
             Rerun::FromHere => "and every step after it",
         };
-        println!("re-run of run {}: step `{}` {what}, the other steps pinned to that run's outputs", o.run, o.step);
+        outln!("re-run of run {}: step `{}` {what}, the other steps pinned to that run's outputs", o.run, o.step)?;
     }
     for s in &steps {
         let ms = s["duration_ms"].as_u64().map(|d| format!("{d} ms")).unwrap_or_default();
         let error = s["error"]["message"].as_str().map(|m| format!("  {m}")).unwrap_or_default();
-        println!(
+        outln!(
             "  {:<32} {:<10} {:>9}{error}",
             s["step"].as_str().unwrap_or(""),
             s["status"].as_str().unwrap_or(""),
             ms
-        );
+        )?;
     }
     if let Some(envelope) = &r.envelope {
-        println!("{} events; output: {}", detail.events.len(), serde_json::to_string(&envelope.output)?);
+        outln!("{} events; output: {}", detail.events.len(), serde_json::to_string(&envelope.output)?)?;
     }
     for (_, _, q) in open_questions(Some(run_id))? {
-        println!(
+        outln!(
             "waits at step `{}`: {} ({}); answer: mcpflow answer {run_id} {} --answers FILE",
             q.step,
             q.message,
             fields(&q),
             q.step
-        );
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -2,6 +2,7 @@
 //! tools and prompts it uses as the live servers list them; and the `--locked` check of
 //! `validate` and `run`, which compares the live servers with that lock.
 
+use crate::stdout::out;
 use crate::validate::{EXIT_ERRORS, EXIT_USAGE, Tools, read_input, read_json_input, render, unread};
 use mcpflow_blueprint::limits::BLUEPRINT_SIZE;
 use mcpflow_blueprint::lock::{Lock, lock_path};
@@ -11,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// `mcpflow lock FILE [--update]`.
-#[allow(clippy::print_stdout, clippy::print_stderr)]
+#[allow(clippy::print_stderr)]
 pub fn run(file: &Path, tools: Tools, update: bool) -> ExitCode {
     let path = lock_path(file);
     if file == Path::new("-") {
@@ -44,7 +45,9 @@ pub fn run(file: &Path, tools: Tools, update: bool) -> ExitCode {
     let report = check_bytes(&bytes, &Options { catalog: Some(catalog.as_ref()), workflows: None });
     let (Some(blueprint), Some(plan)) = (&report.blueprint, &report.plan) else {
         for d in report.errors() {
-            print!("{}", render(&file.display().to_string(), d));
+            if let Err(e) = out!("{}", render(&file.display().to_string(), d)) {
+                return crate::stdout::failed(&e);
+            }
         }
         eprintln!("error: {} has errors; fix them, then lock it", file.display());
         return ExitCode::from(EXIT_ERRORS);

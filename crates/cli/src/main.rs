@@ -20,6 +20,7 @@ mod serve;
 mod servers;
 mod service;
 mod setup;
+mod stdout;
 mod telemetry;
 mod test;
 mod through;
@@ -149,7 +150,8 @@ enum Command {
     /// answered, or why it failed and what to do (exit 1 when one failed).
     Servers(servers::ServersArgs),
     /// Sign in to OAuth servers (`login SERVER`), see the logins (`status`), forget one
-    /// (`logout SERVER`). Tokens stay in the data folder, readable by you alone.
+    /// (`logout SERVER`). Tokens live in the OS keyring where one is available, else in a
+    /// file in the data folder readable by you alone (`auth status` says which).
     Auth(auth::AuthArgs),
     /// List the blueprints in the store.
     List {
@@ -280,13 +282,10 @@ fn main() -> ExitCode {
         Command::Setup(args) => report(setup::run(&args)),
         Command::Worker => ExitCode::from(mcpflow_worker::serve(std::io::stdin(), std::io::stdout())),
         Command::Import { file } => with_runtime(async move { backup::import(&file) }),
-        Command::Schema => {
-            #[allow(clippy::print_stdout)]
-            {
-                print!("{}", mcpflow_blueprint::schema::blueprint_schema_text());
-            }
-            ExitCode::SUCCESS
-        }
+        Command::Schema => match stdout::out!("{}", mcpflow_blueprint::schema::blueprint_schema_text()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => stdout::failed(&e),
+        },
     }
 }
 
@@ -313,6 +312,8 @@ impl Command {
 fn report(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
+        // The reader went away (`| head`): it has what it wanted.
+        Err(e) if stdout::closed_in(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)

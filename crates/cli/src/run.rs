@@ -2,6 +2,7 @@
 
 use crate::app::{AppArgs, open_app_with_options};
 use crate::progress::Progress;
+use crate::stdout::outln;
 use crate::telemetry::TelemetryArgs;
 use crate::validate::{read_input, read_inputs_file, read_json_input, render, unread};
 use anyhow::Context as _;
@@ -18,7 +19,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
-/// Exit codes (also in the README).
+/// Exit codes (also in docs/cli.md).
 const EXIT_FAILED: u8 = 1;
 pub(crate) const EXIT_USAGE: u8 = 2;
 const EXIT_PARTIAL: u8 = 3;
@@ -161,7 +162,6 @@ impl Watch {
     /// Prints the result (`--json`, the errors) and maps its status to the exit code. A
     /// run that did not succeed after a stop signal exits with that signal's code (130
     /// Ctrl-C, 143 SIGTERM, 129 SIGHUP); one that succeeded anyway says so with 0.
-    #[allow(clippy::print_stdout)]
     pub(crate) fn finish(
         &self,
         envelope: &mcpflow_engine::Envelope,
@@ -171,10 +171,11 @@ impl Watch {
         if let Some(w) = writer
             && let Ok(mut w) = w.lock()
         {
-            w.flush().context("writing the events")?;
+            crate::stdout::unless_closed(w.flush()).context("writing the events")?;
         }
         if self.json {
-            println!("{}", serde_json::to_string_pretty(envelope)?);
+            // A reader gone (`| head`) takes nothing from the run's exit code.
+            crate::stdout::unless_closed(outln!("{}", serde_json::to_string_pretty(envelope)?))?;
         }
         for e in &envelope.errors {
             let at = if e.step.is_empty() { String::new() } else { format!(" in step `{}`", e.step) };
@@ -256,7 +257,7 @@ pub(crate) fn cancel_on_signals() -> anyhow::Result<Stop> {
     signals::watch().context("cannot watch for Ctrl-C, SIGTERM and SIGHUP")
 }
 
-#[allow(clippy::print_stdout, clippy::print_stderr)]
+#[allow(clippy::print_stderr)]
 async fn execute(args: RunArgs, telemetry: Option<Arc<dyn mcpflow_engine::Telemetry>>) -> anyhow::Result<ExitCode> {
     let shown = args.file.display().to_string();
     let bytes = match read_input(&args.file, &BLUEPRINT_SIZE) {

@@ -3,6 +3,7 @@
 //! to do). The reports come from `mcpflow_app::server_report`.
 
 use crate::app::{AppArgs, open_app};
+use crate::stdout::outln;
 use clap::{Args, Subcommand};
 use mcpflow_app::advice::Front;
 use mcpflow_app::server_report::{self, ServerSummary, ServerTest};
@@ -89,22 +90,21 @@ pub async fn run(args: ServersArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-#[allow(clippy::print_stdout)]
 fn print_list(list: &[ServerSummary], json: bool) -> anyhow::Result<()> {
     if json {
         for s in list {
-            println!("{}", serde_json::to_string(s)?);
+            outln!("{}", serde_json::to_string(s)?)?;
         }
         return Ok(());
     }
     if list.is_empty() {
-        println!("no servers configured: give `--servers FILE` (an `mcpServers` file) or `--store`");
+        outln!("no servers configured: give `--servers FILE` (an `mcpServers` file) or `--store`")?;
     }
     for s in list {
-        println!("{} ({})", s.name, s.transport);
+        outln!("{} ({})", s.name, s.transport)?;
         match (&s.command, &s.url) {
-            (Some(command), _) => println!("  command:  {command}"),
-            (None, Some(url)) => println!("  url:      {url}"),
+            (Some(command), _) => outln!("  command:  {command}")?,
+            (None, Some(url)) => outln!("  url:      {url}")?,
             (None, None) => {}
         }
         let consent = match (s.needs_approval, s.approved) {
@@ -112,49 +112,51 @@ fn print_list(list: &[ServerSummary], json: bool) -> anyhow::Result<()> {
             (true, true) => "approved",
             (true, false) => "not approved (it will not start: `--allow-server` or the studio's Servers panel)",
         };
-        println!("  consent:  {consent}");
-        println!("  auth:     {}", s.auth);
+        outln!("  consent:  {consent}")?;
+        outln!("  auth:     {}", s.auth)?;
         if let Some(protocol) = s.protocol {
-            println!("  protocol: {protocol} (pinned)");
+            outln!("  protocol: {protocol} (pinned)")?;
         }
         if let Some(problem) = &s.problem {
-            println!("  problem:  {problem}");
+            outln!("  problem:  {problem}")?;
         }
     }
     Ok(())
 }
 
-#[allow(clippy::print_stdout)]
 fn print_tests(tests: &[ServerTest], json: bool) -> anyhow::Result<()> {
     if json {
         for t in tests {
-            println!("{}", serde_json::to_string(t)?);
+            outln!("{}", serde_json::to_string(t)?)?;
         }
         return Ok(());
     }
     for t in tests {
         if let Some(e) = &t.error {
-            println!("{}: FAILED error[{}] ({} ms)", t.name, e.code, t.elapsed_ms);
-            println!("  {}", e.message);
-            println!("  what to do: {}", e.hint);
-            println!("  auth:       {}", t.auth);
+            outln!("{}: FAILED error[{}] ({} ms)", t.name, e.code, t.elapsed_ms)?;
+            outln!("  {}", e.message)?;
+            outln!("  what to do: {}", e.hint)?;
+            outln!("  auth:       {}", t.auth)?;
             continue;
         }
-        println!("{}: ok ({} ms)", t.name, t.elapsed_ms);
-        println!("  protocol:     {}", t.protocol_version.as_deref().unwrap_or("(not said)"));
+        outln!("{}: ok ({} ms)", t.name, t.elapsed_ms)?;
+        outln!("  protocol:     {}", t.protocol_version.as_deref().unwrap_or("(not said)"))?;
         let server = match (&t.server_name, &t.server_version) {
             (Some(n), Some(v)) => format!("{n} {v}"),
             (Some(n), None) => n.clone(),
             _ => "(not said)".to_owned(),
         };
-        println!("  server:       {server}");
-        println!("  auth:         {}", t.auth);
-        println!("  capabilities: {}", capabilities(t.capabilities.as_ref()));
+        outln!("  server:       {server}")?;
+        outln!("  auth:         {}", t.auth)?;
+        outln!("  capabilities: {}", capabilities(t.capabilities.as_ref()))?;
         if let Some(c) = &t.counts {
-            println!(
+            outln!(
                 "  offers:       {} tools, {} resources, {} resource templates, {} prompts",
-                c.tools, c.resources, c.resource_templates, c.prompts
-            );
+                c.tools,
+                c.resources,
+                c.resource_templates,
+                c.prompts
+            )?;
         }
     }
     Ok(())

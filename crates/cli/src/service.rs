@@ -7,6 +7,7 @@
 
 use crate::app::AppArgs;
 use crate::run::cancel_on_signals;
+use crate::stdout::out;
 use anyhow::Context as _;
 use clap::Args;
 use mcpflow_app::Change;
@@ -133,7 +134,7 @@ fn service_file() -> anyhow::Result<(Flavour, PathBuf)> {
     Ok((flavour, flavour.file(&home, &config)))
 }
 
-#[allow(clippy::print_stdout, clippy::print_stderr)]
+#[allow(clippy::print_stderr)]
 fn install(print: bool) -> anyhow::Result<ExitCode> {
     let (flavour, file) = service_file()?;
     let binary = std::env::current_exe().context("cannot tell where this mcpflow binary is")?;
@@ -141,7 +142,7 @@ fn install(print: bool) -> anyhow::Result<ExitCode> {
     let data_folder = data_folder.map(|f| std::path::absolute(&f).unwrap_or(f));
     let text = flavour.render(&binary, data_folder.as_deref());
     if print {
-        print!("{text}");
+        out!("{text}")?;
         eprintln!("belongs in {}", file.display());
         return Ok(ExitCode::SUCCESS);
     }

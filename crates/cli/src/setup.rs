@@ -1,6 +1,7 @@
 //! `mcpflow setup HOST [--print] [--config FILE] [--name NAME]`: adds the entry that
 //! launches `mcpflow serve` to an MCP host's configuration (see `mcpflow_app::setup`).
 
+use crate::stdout::outln;
 use anyhow::{Context as _, anyhow};
 use clap::Args;
 use mcpflow_app::setup::{Added, Host, add_entry};
@@ -23,7 +24,7 @@ pub struct SetupArgs {
     name: String,
 }
 
-#[allow(clippy::print_stdout, clippy::print_stderr)]
+#[allow(clippy::print_stderr)]
 pub fn run(args: &SetupArgs) -> anyhow::Result<ExitCode> {
     let host = Host::parse(&args.host).ok_or_else(|| anyhow!("unknown host `{}`", args.host))?;
     let file = match &args.config {
@@ -38,7 +39,7 @@ pub fn run(args: &SetupArgs) -> anyhow::Result<ExitCode> {
     let data_folder = data_folder.map(|f| std::path::absolute(&f).unwrap_or(f));
     let entry = host.entry(&binary, data_folder.as_deref());
     if args.print {
-        println!("{}", serde_json::to_string_pretty(&host.snippet(&args.name, &entry))?);
+        outln!("{}", serde_json::to_string_pretty(&host.snippet(&args.name, &entry))?)?;
         eprintln!("belongs in {}", file.display());
         return Ok(ExitCode::SUCCESS);
     }

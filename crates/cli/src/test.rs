@@ -2,6 +2,7 @@
 //! started; one line per test, exit 0 when all pass, 1 when any fails.
 
 use crate::run::{block_on, cancel_on_signals};
+use crate::stdout::{outln, unless_closed};
 use anyhow::Context as _;
 use clap::Args;
 use mcpflow_app::cassette::suite;
@@ -22,20 +23,19 @@ pub fn run(args: TestArgs) -> ExitCode {
     block_on(execute(args))
 }
 
-#[allow(clippy::print_stdout)]
 async fn execute(args: TestArgs) -> anyhow::Result<ExitCode> {
     let stop = cancel_on_signals()?;
     let mut verdicts = Vec::new();
     for file in &args.files {
         let verdict = suite::run_test(file, stop.token().clone()).await;
         match &verdict.failure {
-            None => println!("pass {}", file.display()),
-            Some(why) => println!("FAIL {}: {why}", file.display()),
+            None => unless_closed(outln!("pass {}", file.display()))?,
+            Some(why) => unless_closed(outln!("FAIL {}: {why}", file.display()))?,
         }
         verdicts.push(verdict);
     }
     let failed = verdicts.iter().filter(|v| !v.passed()).count();
-    println!("{} passed, {failed} failed", verdicts.len() - failed);
+    unless_closed(outln!("{} passed, {failed} failed", verdicts.len() - failed))?;
     if let Some(path) = &args.junit {
         std::fs::write(path, suite::junit(&verdicts))
             .with_context(|| format!("cannot write the JUnit report {}", path.display()))?;

@@ -1,5 +1,6 @@
 //! `mcpflow validate`: compiler-style findings for blueprint files.
 
+use crate::stdout::{out, outln};
 use anyhow::Context as _;
 use mcpflow_app::advice::Front;
 use mcpflow_blueprint::limits::{BLUEPRINT_SIZE, CATALOG_FILE_SIZE, INPUTS_FILE_SIZE};
@@ -44,7 +45,7 @@ impl Tools {
     }
 }
 
-#[allow(clippy::print_stdout, clippy::print_stderr)]
+#[allow(clippy::print_stderr)]
 pub fn run(files: &[PathBuf], as_json: bool, tools: Tools, locked: bool) -> ExitCode {
     if locked && matches!(tools, Tools::None) {
         eprintln!(
@@ -93,12 +94,16 @@ pub fn run(files: &[PathBuf], as_json: bool, tools: Tools, locked: bool) -> Exit
             out.push(json!({ "file": file.display().to_string(), "diagnostics": report.diagnostics }));
         } else {
             for d in &report.diagnostics {
-                print!("{}", render(&file.display().to_string(), d));
+                if let Err(e) = out!("{}", render(&file.display().to_string(), d)) {
+                    return crate::stdout::failed(&e);
+                }
             }
         }
     }
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        if let Err(e) = outln!("{}", serde_json::to_string_pretty(&out).unwrap_or_default()) {
+            return crate::stdout::failed(&e);
+        }
     } else {
         use std::io::Write as _;
         let _ = std::io::stdout().flush();

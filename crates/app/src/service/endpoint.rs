@@ -97,7 +97,7 @@ impl Token {
         getrandom::fill(&mut bytes).map_err(|e| {
             std::io::Error::other(format!("no random bytes from the operating system for the endpoint's token: {e}"))
         })?;
-        Ok(Token(bytes.iter().map(|b| format!("{b:02x}")).collect()))
+        Ok(Token(hex::encode(bytes)))
     }
 
     /// Whether `presented` is this token; `false` when none was presented.

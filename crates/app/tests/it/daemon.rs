@@ -13,6 +13,15 @@ fn app(store: Store) -> App {
     App::with_store(store, Vec::new(), AppOptions::default()).unwrap()
 }
 
+/// Waits until `done` holds, looking every 20 ms; 60 s is only the failure guard.
+async fn until(done: impl Fn() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while !done() {
+        assert!(tokio::time::Instant::now() < deadline, "the schedules did not get there within 60 s");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scheduled_runs_fire_and_a_run_in_flight_blocks_the_next_slot() {
     let app = app(Store::open_temporary().unwrap());
@@ -21,7 +30,13 @@ async fn scheduled_runs_fire_and_a_run_in_flight_blocks_the_next_slot() {
         .unwrap();
     let stop = CancellationToken::new();
     let scheduler = tokio::spawn(mcpflow_app::daemon::run_schedules(app.clone(), stop.clone()));
-    tokio::time::sleep(Duration::from_millis(4300)).await;
+    // Until two runs have finished and a slot was skipped while one was in flight.
+    until(|| {
+        let finished = app.runs(Some("tick"), 10).unwrap().iter().filter(|r| r.finished_at.is_some()).count();
+        let skipped = app.store().schedule_state("tick").unwrap().and_then(|s| s["skipped_overlaps"].as_u64());
+        finished >= 2 && skipped >= Some(1)
+    })
+    .await;
     stop.cancel();
     scheduler.await.unwrap();
     app.shutdown().await;
@@ -62,7 +77,14 @@ async fn a_fire_missed_while_closed_runs_once_on_start() {
         .unwrap();
     let stop = CancellationToken::new();
     let scheduler = tokio::spawn(mcpflow_app::daemon::run_schedules(app.clone(), stop.clone()));
-    tokio::time::sleep(Duration::from_millis(1200)).await;
+    // Until the missed slots' run has finished and the schedule has moved past now.
+    until(|| {
+        let finished = app.runs(Some("hourly"), 10).unwrap().iter().any(|r| r.finished_at.is_some());
+        let state = app.store().schedule_state("hourly").unwrap().unwrap_or_default();
+        let next = serde_json::from_value::<chrono::DateTime<chrono::Utc>>(state["next_fire"].clone());
+        finished && next.is_ok_and(|next| next > now)
+    })
+    .await;
     stop.cancel();
     scheduler.await.unwrap();
     app.shutdown().await;

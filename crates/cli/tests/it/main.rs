@@ -5,9 +5,11 @@
 
 mod ask;
 mod budget;
+mod closed_pipe;
 mod consent;
 mod crash;
 mod database;
+mod doc_paths;
 mod era_pin;
 mod eras;
 mod floods;
@@ -24,6 +26,7 @@ mod paginate;
 mod people;
 mod portable;
 mod reading;
+mod readme;
 mod replay;
 mod rerun;
 mod run;

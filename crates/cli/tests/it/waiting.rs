@@ -275,11 +275,27 @@ fn a_run_waiting_in_the_daemon_survives_its_restart_and_is_answered_after() {
     let run = runs[0]["id"].as_str().unwrap().to_owned();
     assert_eq!((&runs[0]["status"], &runs[0]["trigger"]), (&json!("waiting"), &json!("schedule")), "{runs}");
 
-    // The next daemon fires nothing more (`at` fired) and says what waits.
-    let child = daemon(&s);
-    std::thread::sleep(Duration::from_millis(1500));
+    // The next daemon fires nothing more (`at` fired) and says what waits: read its
+    // stderr until it has said so, then stop it.
+    let mut child = daemon(&s);
+    let lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut said = String::new();
+    while !said.contains("waits for an answer") {
+        match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(line) => said.push_str(&(line + "\n")),
+            Err(e) => panic!("the restarted daemon never said what waits ({e}); it said:\n{said}"),
+        }
+    }
     let out = stop(child);
-    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(143), "{said}");
+    reader.join().unwrap();
+    said.extend(rx.try_iter().map(|line| line + "\n"));
     assert!(
         said.contains(&format!(
             "run {run} waits for an answer at step `ask`: Which colour?; answer it with `mcpflow answer {run} ask --answers FILE`"

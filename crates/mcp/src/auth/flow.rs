@@ -19,6 +19,8 @@ use crate::config::EnvLookup;
 use crate::config::env::resolve;
 use crate::error::{Error, Result};
 use crate::trust::Clients;
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use mcpflow_blueprint::{OAuthConfig, OAuthGrant};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -441,8 +443,9 @@ impl Authenticator {
         let (client_id, issued_secret, registered) = self.client(server, oauth, &found, &redirect_uri, &scopes).await?;
         let auth =
             self.client_auth(server, oauth, env, client_id.clone(), issued_secret.clone(), registered, &found)?;
-        let verifier = random_token();
-        let state = random_token();
+        let (verifier, state) = random_token().and_then(|v| Ok((v, random_token()?))).map_err(|e| {
+            Self::failed(server, format!("no random bytes from the operating system for the sign-in: {e}"))
+        })?;
         let mut authorize = url::Url::parse(&authorization_endpoint)
             .map_err(|e| Self::failed(server, format!("the authorization endpoint is not a URL: {e}")))?;
         {
@@ -451,7 +454,7 @@ impl Authenticator {
                 .append_pair("client_id", &client_id)
                 .append_pair("redirect_uri", &redirect_uri)
                 .append_pair("state", &state)
-                .append_pair("code_challenge", &base64url(&Sha256::digest(verifier.as_bytes())))
+                .append_pair("code_challenge", &URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes())))
                 .append_pair("code_challenge_method", "S256")
                 .append_pair("resource", &found.resource);
             if !scopes.is_empty() {
@@ -934,7 +937,7 @@ fn account(answer: &Value) -> Option<String> {
 
 fn jwt_claims(jwt: &str) -> Option<Value> {
     let payload = jwt.split('.').nth(1)?;
-    serde_json::from_slice(&base64url_decode(payload)?).ok()
+    serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload.trim_end_matches('=')).ok()?).ok()
 }
 
 pub(super) fn same_issuer(a: &str, b: &str) -> bool {
@@ -1022,48 +1025,12 @@ pub(super) async fn read_json(mut response: reqwest::Response) -> std::result::R
     serde_json::from_slice(&bytes).map_err(|e| format!("the answer is not JSON ({e})"))
 }
 
-/// 64 random hex characters (two v4 UUIDs: 244 random bits), for PKCE and `state`.
-fn random_token() -> String {
-    format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple())
-}
-
-const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-/// Base64url without padding (RFC 7636's `BASE64URL-ENCODE`).
-fn base64url(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
-        let chars = chunk.len() + 1;
-        for i in 0..chars {
-            out.push(char::from(B64[((n >> (18 - 6 * i)) & 63) as usize]));
-        }
-    }
-    out
-}
-
-fn base64url_decode(text: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let mut acc = 0u32;
-    let mut bits = 0;
-    for c in text.trim_end_matches('=').bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'-' | b'+' => 62,
-            b'_' | b'/' => 63,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    Some(out)
+/// 64 random hex characters (32 bytes from the operating system's random source), for
+/// PKCE and `state`.
+fn random_token() -> Result<String, getrandom::Error> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes)?;
+    Ok(hex::encode(bytes))
 }
 
 #[cfg(test)]
@@ -1092,8 +1059,10 @@ mod tests {
     #[test]
     fn pkce_s256_matches_rfc_7636_appendix_b() {
         let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
-        assert_eq!(base64url(&Sha256::digest(verifier.as_bytes())), "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM");
-        assert_eq!(base64url_decode(&base64url(b"any carnal pleas")).unwrap(), b"any carnal pleas");
+        assert_eq!(
+            URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes())),
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+        );
     }
 
     #[test]
@@ -1159,7 +1128,7 @@ mod tests {
 
     #[test]
     fn the_account_comes_from_the_id_token() {
-        let jwt = format!("e30.{}.sig", base64url(br#"{"sub":"u1","email":"me@x"}"#));
+        let jwt = format!("e30.{}.sig", URL_SAFE_NO_PAD.encode(br#"{"sub":"u1","email":"me@x"}"#));
         assert_eq!(account(&serde_json::json!({"id_token": jwt})).as_deref(), Some("me@x"));
         assert_eq!(account(&serde_json::json!({"access_token": "t"})), None);
     }

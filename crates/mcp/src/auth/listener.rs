@@ -1,14 +1,20 @@
 //! The loopback redirect listener: a TCP listener on 127.0.0.1 with a port the system
 //! picks, waiting for the browser's one `GET /callback?code=…&state=…`. Each connection
-//! has [`READ_TIMEOUT`] to send its request head of at most [`MAX_REQUEST_BYTES`]; other
-//! paths get a 404 and the wait goes on; the callback is answered with a small page and
-//! ends the wait: with the code when `state` matches, else with `AUTH_FAILED`.
+//! is served by hyper (HTTP/1, no keep-alive) and has [`READ_TIMEOUT`] to send its request,
+//! whose head must stay under [`MAX_REQUEST_BYTES`] (else 431); other paths get a 404 and
+//! the wait goes on; the callback is answered with a small page and ends the wait: with
+//! the code when `state` matches, else with `AUTH_FAILED`.
 
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use std::convert::Infallible;
+use std::sync::Mutex;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-/// The largest request head read from the browser.
+/// The read buffer for a request head (hyper's smallest): a head that fills it is refused.
 pub const MAX_REQUEST_BYTES: usize = 8 * 1024;
 /// How long one connection may take to send its request head.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(10);
@@ -73,64 +79,42 @@ impl Loopback {
 }
 
 /// Serves one connection: `None` when it was not the callback (answered and closed).
-async fn serve(
-    mut stream: TcpStream,
-    state: &str,
-    until: tokio::time::Instant,
-) -> Option<Result<Callback, CallbackError>> {
-    let head = match tokio::time::timeout_at(until, read_head(&mut stream)).await {
-        Ok(Ok(head)) => head,
-        Ok(Err(status)) => {
-            respond(&mut stream, status, "mcpflow could not read this request.").await;
-            return None;
+async fn serve(stream: TcpStream, state: &str, until: tokio::time::Instant) -> Option<Result<Callback, CallbackError>> {
+    let outcome = Mutex::new(None);
+    let service = hyper::service::service_fn(|request: Request<Incoming>| {
+        let (status, text, got) = answer(&request, state);
+        if let Some(got) = got {
+            *outcome.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(got);
         }
-        Err(_) => return None,
-    };
-    let target = match head.split_whitespace().collect::<Vec<_>>().as_slice() {
-        ["GET", target, version, ..] if version.starts_with("HTTP/") => (*target).to_owned(),
-        _ => {
-            respond(&mut stream, "400 Bad Request", "mcpflow expected the sign-in redirect here.").await;
-            return None;
-        }
-    };
-    let (path, query) = target.split_once('?').unwrap_or((&target, ""));
-    if path != "/callback" {
-        respond(&mut stream, "404 Not Found", "Nothing here.").await;
-        return None;
+        std::future::ready(Ok::<_, Infallible>(page(status, &text)))
+    });
+    let connection = hyper::server::conn::http1::Builder::new()
+        .max_buf_size(MAX_REQUEST_BYTES)
+        .keep_alive(false)
+        .serve_connection(TokioIo::new(stream), service);
+    if let Ok(Err(e)) = tokio::time::timeout_at(until, connection).await {
+        tracing::debug!(error = %e, "a connection to the loopback listener failed");
     }
-    let outcome = callback(query, state);
-    match &outcome {
-        Ok(_) => respond(&mut stream, "200 OK", "Signed in. You can close this window and go back to mcpflow.").await,
-        Err(CallbackError::Refused(why)) => {
-            respond(&mut stream, "400 Bad Request", &format!("Signing in failed: {why}. Go back to mcpflow.")).await
-        }
-        Err(CallbackError::Timeout) => {}
-    }
-    Some(outcome)
+    outcome.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The request line and headers, up to the blank line, within [`MAX_REQUEST_BYTES`].
-async fn read_head(stream: &mut TcpStream) -> Result<String, &'static str> {
-    let mut buf = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 1024];
-    loop {
-        let n = stream.read(&mut chunk).await.map_err(|_| "400 Bad Request")?;
-        if n == 0 {
-            return Err("400 Bad Request");
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        if buf.windows(4).any(|w| w == b"\r\n\r\n") || buf.windows(2).any(|w| w == b"\n\n") {
-            break;
-        }
-        if buf.len() > MAX_REQUEST_BYTES {
-            return Err("431 Request Header Fields Too Large");
-        }
+/// The status and text a request gets, and the outcome when it was the callback.
+fn answer(request: &Request<Incoming>, state: &str) -> (StatusCode, String, Option<Result<Callback, CallbackError>>) {
+    if request.method() != Method::GET {
+        return (StatusCode::BAD_REQUEST, "mcpflow expected the sign-in redirect here.".to_owned(), None);
     }
-    if buf.len() > MAX_REQUEST_BYTES {
-        return Err("431 Request Header Fields Too Large");
+    if request.uri().path() != "/callback" {
+        return (StatusCode::NOT_FOUND, "Nothing here.".to_owned(), None);
     }
-    let line_end = buf.iter().position(|&b| b == b'\n').unwrap_or(buf.len());
-    String::from_utf8(buf[..line_end].to_vec()).map_err(|_| "400 Bad Request")
+    let outcome = callback(request.uri().query().unwrap_or_default(), state);
+    let (status, text) = match &outcome {
+        Ok(_) => (StatusCode::OK, "Signed in. You can close this window and go back to mcpflow.".to_owned()),
+        Err(CallbackError::Refused(why)) => {
+            (StatusCode::BAD_REQUEST, format!("Signing in failed: {why}. Go back to mcpflow."))
+        }
+        Err(CallbackError::Timeout) => (StatusCode::REQUEST_TIMEOUT, String::new()),
+    };
+    (status, text, Some(outcome))
 }
 
 fn callback(query: &str, state: &str) -> Result<Callback, CallbackError> {
@@ -165,27 +149,25 @@ fn callback(query: &str, state: &str) -> Result<Callback, CallbackError> {
     }
 }
 
-async fn respond(stream: &mut TcpStream, status: &str, text: &str) {
+/// A small HTML page with `text`, never cached.
+fn page(status: StatusCode, text: &str) -> Response<Full<Bytes>> {
     let text = text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
     let body = format!(
         "<!doctype html><html><head><meta charset=\"utf-8\"><title>mcpflow</title></head>\
          <body style=\"font-family:sans-serif;margin:3em\"><p>{text}</p></body></html>"
     );
-    let answer = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\n\
-         Cache-Control: no-store\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    let _ = tokio::time::timeout(Duration::from_secs(2), async {
-        let _ = stream.write_all(answer.as_bytes()).await;
-        let _ = stream.shutdown().await;
-    })
-    .await;
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static("text/html; charset=utf-8"));
+    headers.insert(hyper::header::CACHE_CONTROL, hyper::header::HeaderValue::from_static("no-store"));
+    response
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     async fn get(port: u16, request: &[u8]) -> String {
         let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
@@ -225,10 +207,10 @@ mod tests {
         let lb = Loopback::bind().await.unwrap();
         let port = lb.port;
         let wait = tokio::spawn(async move { lb.wait("s", Duration::from_secs(20)).await });
-        // Past the limit, but no more than the listener reads before refusing it (so the
-        // socket closes cleanly and the answer is not lost to a reset).
+        // A head that fills the buffer, and no more than the listener reads before refusing
+        // it (so the socket closes cleanly and the answer is not lost to a reset).
         let mut huge = b"GET /callback?code=".to_vec();
-        huge.extend(std::iter::repeat_n(b'a', MAX_REQUEST_BYTES + 512 - huge.len()));
+        huge.extend(std::iter::repeat_n(b'a', MAX_REQUEST_BYTES - huge.len()));
         let page = get(port, &huge).await;
         assert!(page.starts_with("HTTP/1.1 431"), "{page}");
         assert!(!wait.is_finished());

@@ -6,6 +6,7 @@
 use super::env::{EnvLookup, references, resolve};
 use crate::error::{Error, Result};
 use mcpflow_blueprint::ServerConfig;
+use percent_encoding::{AsciiSet, CONTROLS, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::{Map, Value};
 
 /// How the pool reaches a configured server.
@@ -96,9 +97,9 @@ impl Secrets {
         if value.len() < 4 {
             return;
         }
-        for form in [value.to_owned(), percent_encoded(value, |b| b.is_ascii_alphanumeric() || b"-._~".contains(&b))]
+        for form in [value.to_owned(), utf8_percent_encode(value, COMPONENT).to_string()]
             .into_iter()
-            .chain(Some(percent_encoded(value, |b| b > b' ' && b < 0x7f && !b"\"#<>'".contains(&b))))
+            .chain(Some(utf8_percent_encode(value, QUERY_TEXT).to_string()))
         {
             if !self.pairs.iter().any(|(known, _)| *known == form) {
                 self.pairs.push((form, shown.clone()));
@@ -162,18 +163,11 @@ fn replace_ignoring_ascii_case(text: String, value: &str, shown: &str) -> String
     out
 }
 
-/// `value` with every byte that `keep` refuses written as `%XX`.
-fn percent_encoded(value: &str, keep: impl Fn(u8) -> bool) -> String {
-    let mut out = String::with_capacity(value.len());
-    for byte in value.bytes() {
-        if keep(byte) {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
-}
+/// Everything but the unreserved characters `A-Z a-z 0-9 - . _ ~` (as `encodeURIComponent`
+/// and form encoders write a value).
+const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+/// Controls, space and `" # < > '` (as URL parsers write a query).
+const QUERY_TEXT: &AsciiSet = &CONTROLS.add(b' ').add(b'"').add(b'#').add(b'<').add(b'>').add(b'\'');
 
 pub(crate) fn stdio(server: &str, config: &ServerConfig, lookup: &EnvLookup) -> Result<StdioLaunch> {
     let command = config.command.as_deref().unwrap_or_default();

@@ -55,7 +55,17 @@ pub fn parse(entry: &str) -> Result<Root, String> {
                 return Err(format!("host `{host}` is not this machine; only `file:///…` (or `file://localhost/…`)"));
             }
             let path = path.split(['?', '#']).next().unwrap_or_default();
-            percent_decode(path)?
+            if path
+                .split('%')
+                .skip(1)
+                .any(|escape| !escape.get(..2).is_some_and(|h| h.bytes().all(|b| b.is_ascii_hexdigit())))
+            {
+                return Err("a `%` not followed by two hex digits".to_owned());
+            }
+            percent_encoding::percent_decode_str(path)
+                .decode_utf8()
+                .map_err(|_| "its %-escapes are not UTF-8".to_owned())?
+                .into_owned()
         }
         Some((scheme, _)) if scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) => {
             return Err(format!("`{scheme}:` URIs are not roots; only folders on this machine"));
@@ -94,43 +104,8 @@ pub fn from_path(path: &Path) -> Result<Root, String> {
         }
     }
     let name = normal.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "/".to_owned());
-    let mut slashed = normal.to_string_lossy().replace('\\', "/");
-    if !slashed.starts_with('/') {
-        // `C:/x` on Windows: `file:///C:/x`.
-        slashed.insert(0, '/');
-    }
-    Ok(Root { uri: format!("file://{}", percent_encode(&slashed)), name, path: normal })
-}
-
-fn percent_decode(text: &str) -> Result<String, String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
-            let byte =
-                hex.and_then(|h| u8::from_str_radix(h, 16).ok()).ok_or("a `%` not followed by two hex digits")?;
-            out.push(byte);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).map_err(|_| "its %-escapes are not UTF-8".to_owned())
-}
-
-fn percent_encode(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for byte in path.bytes() {
-        if byte.is_ascii_alphanumeric() || b"/-._~!$&'()*+,;=:@".contains(&byte) {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
+    let uri = url::Url::from_file_path(&normal).map_err(|()| "cannot be written as a `file://` URI".to_owned())?;
+    Ok(Root { uri: uri.into(), name, path: normal })
 }
 
 #[cfg(all(test, unix))]

@@ -17,6 +17,7 @@ use crate::runs::{RecordStatus, RunRecord};
 use crate::schema::SCHEMA_VERSION;
 use crate::servers::check_server;
 use crate::{Consent, Store};
+use mcpflow_blueprint::diagnostic::pointer_token;
 use mcpflow_blueprint::{Options, check_value};
 use mcpflow_engine::RunEvent;
 use serde::Serialize;
@@ -97,7 +98,7 @@ impl Store {
         }
         for (blueprint, values) in &doc.saved {
             for (name, value) in values {
-                let pointer = format!("/saved/{}/{}", escape(blueprint), escape(name));
+                let pointer = format!("/saved/{}/{}", pointer_token(blueprint), pointer_token(name));
                 let stored = self.backend.saved_value(blueprint, name)?;
                 if merge(stored, value, &mut report.conflicts, pointer, &mut report.saved) {
                     writes.saved.push((blueprint.clone(), name.clone(), value.clone()));
@@ -105,14 +106,14 @@ impl Store {
             }
         }
         for (name, config) in &doc.servers {
-            let pointer = format!("/servers/{}", escape(name));
+            let pointer = format!("/servers/{}", pointer_token(name));
             let stored = self.backend.server(name)?;
             if merge(stored, config, &mut report.conflicts, pointer, &mut report.servers) {
                 writes.servers.push((name.clone(), config.clone()));
             }
         }
         for (blueprint, state) in &doc.schedules {
-            let pointer = format!("/schedules/{}", escape(blueprint));
+            let pointer = format!("/schedules/{}", pointer_token(blueprint));
             let stored = self.backend.schedule_state(blueprint)?;
             if merge(stored, state, &mut report.conflicts, pointer, &mut report.schedules) {
                 writes.schedules.push((blueprint.clone(), state.clone()));
@@ -295,14 +296,14 @@ fn check(doc: &Doc) -> Result<()> {
         }
     }
     for (blueprint, values) in &doc.saved {
-        let at = format!("/saved/{}", escape(blueprint));
+        let at = format!("/saved/{}", pointer_token(blueprint));
         key_ok("blueprint id", blueprint, at.clone())?;
         for name in values.keys() {
-            key_ok("saved value name", name, format!("{at}/{}", escape(name)))?;
+            key_ok("saved value name", name, format!("{at}/{}", pointer_token(name)))?;
         }
     }
     for (name, config) in &doc.servers {
-        let at = format!("/servers/{}", escape(name));
+        let at = format!("/servers/{}", pointer_token(name));
         key_ok("server name", name, at.clone())?;
         check_server(name, config).map_err(|e| invalid(at, e.to_string()))?;
     }
@@ -313,7 +314,7 @@ fn check(doc: &Doc) -> Result<()> {
         unique(&mut hashes, consent.hash.as_str(), i, &at, "/consents", "consent")?;
     }
     for blueprint in doc.schedules.keys() {
-        key_ok("blueprint id", blueprint, format!("/schedules/{}", escape(blueprint)))?;
+        key_ok("blueprint id", blueprint, format!("/schedules/{}", pointer_token(blueprint)))?;
     }
     Ok(())
 }
@@ -379,15 +380,10 @@ fn pointer_of(path: &serde_path_to_error::Path) -> String {
     path.iter()
         .filter_map(|segment| match segment {
             Segment::Seq { index } => Some(format!("/{index}")),
-            Segment::Map { key } => Some(format!("/{}", escape(key))),
+            Segment::Map { key } => Some(format!("/{}", pointer_token(key))),
             Segment::Enum { .. } | Segment::Unknown => None,
         })
         .collect()
-}
-
-/// A JSON pointer reference token (RFC 6901).
-fn escape(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
 }
 
 #[cfg(test)]
