@@ -18,7 +18,11 @@ pub fn generated_blueprint(n: usize) -> Value {
     let mut steps = Vec::new();
     let mut i = 0;
     let mut last = String::new();
+    // A loop's output is an array: the step after it reads it whole (`prev.items` would be
+    // TEMPLATE_PATH_ABSENT).
+    let mut last_is_loop = false;
     while i < n {
+        let was_loop = std::mem::take(&mut last_is_loop);
         match i % 50 {
             // A switch routing to two targets, joined afterwards.
             0 if i + 4 <= n && i > 0 => {
@@ -48,6 +52,7 @@ pub fn generated_blueprint(n: usize) -> Value {
                     "concurrency": 4, "steps": body, "collect": format!("{{{{ s{} }}}}", i + 3)}),
                 );
                 last = l;
+                last_is_loop = true;
                 i += 4;
             }
             // Fan-out of three with a join.
@@ -60,7 +65,7 @@ pub fn generated_blueprint(n: usize) -> Value {
                 }
                 let j = format!("s{}", i + 3);
                 steps.push(json!({"id": j, "kind": "transform", "after": ids,
-                    "value": {"all": format!("{{{{ [{}] }}}}", ids.join(", ")), "n": format!("{{{{ length({}) }}}}", ids[0])}}));
+                    "value": {"items": format!("{{{{ [{}] }}}}", ids.join(", ")), "n": format!("{{{{ length({}) }}}}", ids[0])}}));
                 last = j;
                 i += 4;
             }
@@ -68,6 +73,8 @@ pub fn generated_blueprint(n: usize) -> Value {
                 let id = format!("s{i}");
                 let args = if last.is_empty() {
                     json!({"ns": "{{ inputs.ns }}"})
+                } else if was_loop {
+                    json!({"prev": "{{ prev }}", "ns": "{{ inputs.ns }}"})
                 } else {
                     json!({"prev": "{{ prev.items }}", "ns": "{{ inputs.ns }}"})
                 };
