@@ -257,8 +257,11 @@ export async function exportFile(): Promise<string | null> {
     if (!exported) return null;
     const beside = exported.beside.length ? ` with ${exported.beside.map(baseName).join(', ')}` : '';
     const env = exported.env.length ? `; set ${exported.env.join(', ')} where it runs` : '';
-    report('success', `exported to ${exported.path}${beside}${env}`);
-    if (exported.left_out.length) report('warning', exported.left_out.join('; '));
+    const said = `exported to ${exported.path}${beside}${env}`;
+    // One message: what was left out (a server that cannot travel, a lock that could not
+    // be taken) said with what was written, not over it.
+    if (exported.left_out.length) report('warning', `${said}; ${exported.left_out.join('; ')}`);
+    else report('success', said);
     return exported.path;
   } catch (e) {
     report('error', `could not export: ${errorMessage(e)}`);
