@@ -249,7 +249,8 @@ fn schema_of_value(value: &Value) -> Value {
     }
 }
 
-fn json_type(v: &Value) -> &'static str {
+/// The JSON Schema type name of a value (`integer` for a whole number).
+pub fn json_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "boolean",

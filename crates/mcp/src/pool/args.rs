@@ -107,7 +107,7 @@ fn describe(e: &jsonschema::ValidationError<'_>) -> String {
                 TypeKind::Single(t) => t.to_string(),
                 TypeKind::Multiple(set) => set.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(" or "),
             };
-            format!("expected {expected}, got {}", type_name(e.instance()))
+            format!("expected {expected}, got {}", mcpflow_blueprint::types::json_type(e.instance()))
         }
         ValidationErrorKind::Required { property } => {
             let name = property.as_str().map_or_else(|| property.to_string(), str::to_owned);
@@ -117,18 +117,6 @@ fn describe(e: &jsonschema::ValidationError<'_>) -> String {
         _ => e.to_string(),
     };
     format!("{at}: {}", cut(&text, MAX_PROBLEM_CHARS))
-}
-
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 fn cut(text: &str, max: usize) -> String {
