@@ -104,6 +104,7 @@ fn a_run_killed_mid_task_resumes_by_polling_the_same_task_and_the_tool_runs_once
     std::fs::write(&blueprint, doc.to_string()).unwrap();
 
     let (run, task) = run_and_kill(&home, &servers, &blueprint, "slow");
+    server.wait_for_line("tools/call count-slowly as a task");
     let calls_before_kill = server.lines().iter().filter(|l| l.starts_with("tools/call")).count();
     // What the studio and the daemon offer on start: the run, with its task in flight.
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
@@ -259,6 +260,8 @@ fn a_task_only_tool_listed_in_a_json_body_is_learned_from_the_servers_refusal() 
     assert_eq!(out.status.code(), Some(0), "{}{}", crate::stdout(&out), crate::stderr(&out));
     let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(envelope["output"], json!(2), "{envelope}");
+    // The server's output is read on another thread: wait for the second call's line.
+    server.wait_for_line("tools/call count-slowly as a task");
     let lines = server.lines();
     let calls: Vec<&String> = lines.iter().filter(|l| l.starts_with("tools/call")).collect();
     assert_eq!(calls, ["tools/call count-slowly plain", "tools/call count-slowly as a task"], "{calls:?}");
