@@ -6,14 +6,16 @@
 //! missed while mcpflow was closed runs once on the next start.
 
 use crate::app::{App, Change};
-use crate::runs::{StartRun, Target, Trigger as RunTrigger};
+use crate::runs::{StartRun, Target, Trigger as RunTrigger, waiting_note};
 use crate::schedule::{Planner, ScheduleState, Trigger};
 use chrono::{DateTime, Utc};
 use mcpflow_blueprint::{Options, check_value};
+use mcpflow_engine::{EventKind, RunEvent};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::broadcast::{self, error::RecvError};
 use tokio_util::sync::CancellationToken;
 
 /// How often the loop looks again while a run is in flight (to see it end).
@@ -59,6 +61,7 @@ pub async fn run_schedules(app: App, stop: CancellationToken) {
                     tracing::info!(blueprint = %fire.blueprint, run = %started.run_id, reason = ?fire.reason, "scheduled run started");
                     s.planner.run_started(&fire.blueprint);
                     s.running.insert(fire.blueprint.clone());
+                    tokio::spawn(announce_questions(started.run_id, started.events));
                 }
                 Err(e) => {
                     tracing::warn!(blueprint = %fire.blueprint, code = e.code(), error = %e, "a scheduled run could not start");
@@ -82,6 +85,22 @@ pub async fn run_schedules(app: App, stop: CancellationToken) {
         }
     }
     s.persist(&app);
+}
+
+/// Logs each question a scheduled run comes to, with the command that answers it: nobody
+/// else is there to see the run wait.
+async fn announce_questions(run: String, mut events: broadcast::Receiver<Arc<RunEvent>>) {
+    loop {
+        match events.recv().await {
+            Ok(event) => {
+                if let EventKind::StepWaiting { question, .. } = &event.kind {
+                    tracing::warn!("{}", waiting_note(&run, question));
+                }
+            }
+            Err(RecvError::Lagged(_)) => {}
+            Err(RecvError::Closed) => break,
+        }
+    }
 }
 
 impl Schedules {

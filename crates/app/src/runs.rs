@@ -11,7 +11,7 @@ mod questions;
 mod rerun;
 mod resume;
 
-pub use questions::{Answered, Questions, WaitingRun};
+pub use questions::{Answered, Questions, WaitingRun, waiting_note};
 pub use rerun::Rerun;
 pub use resume::tasks_in_flight;
 

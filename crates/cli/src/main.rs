@@ -232,7 +232,9 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Some(format) = cli.log_format {
+    // A daemon is watched through its log: it logs in text unless told otherwise.
+    let log_format = cli.log_format.or(matches!(cli.command, Command::Daemon { .. }).then_some(LogFormatArg::Text));
+    if let Some(format) = log_format {
         mcpflow_app::telemetry::init_log(match format {
             LogFormatArg::Text => mcpflow_app::telemetry::LogFormat::Text,
             LogFormatArg::Json => mcpflow_app::telemetry::LogFormat::Json,

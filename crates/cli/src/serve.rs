@@ -178,11 +178,9 @@ pub async fn daemon(app_args: AppArgs, max_runs: Option<usize>, telemetry: Telem
     let app = crate::app::open_app_with_options(&app_args, max_runs, None, false, Some(&telemetry))?;
     let stop = tokio_util::sync::CancellationToken::new();
     let scheduler = tokio::spawn(mcpflow_app::daemon::run_schedules(app.clone(), stop.clone()));
+    // The scheduler logs the runs an earlier process left waiting for a person, and each
+    // question a run it starts comes to.
     eprintln!("mcpflow fires scheduled runs (Ctrl-C or SIGTERM stops)");
-    // Runs an earlier process left waiting for a person: they wait until answered.
-    for note in app.waiting_notes() {
-        eprintln!("{note}");
-    }
     let signal = signals.received().await;
     stop.cancel();
     let _ = scheduler.await;

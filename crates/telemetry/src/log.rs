@@ -5,6 +5,7 @@
 //! fields of the span it was logged in (the run's `run_id` and `trace_id`, once the
 //! engine opens such spans), so logs and traces can be joined.
 
+use std::io::IsTerminal as _;
 use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
@@ -33,7 +34,12 @@ pub fn filter() -> Targets {
 pub fn init(format: LogFormat) {
     // `try_init` fails only when a subscriber is already installed, which keeps that one.
     let _ = match format {
-        LogFormat::Text => tracing_subscriber::fmt().with_writer(std::io::stderr).finish().with(filter()).try_init(),
+        LogFormat::Text => tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .with_ansi(std::io::stderr().is_terminal())
+            .finish()
+            .with(filter())
+            .try_init(),
         LogFormat::Json => json(std::io::stderr).with(filter()).try_init(),
     };
 }

@@ -434,16 +434,18 @@ impl App {
     pub fn waiting_notes(&self) -> Vec<String> {
         self.waiting_runs()
             .into_iter()
-            .flat_map(|(run, questions)| {
-                questions.into_iter().map(move |q| {
-                    format!(
-                        "run {run} waits for an answer at step `{}`: {}; answer it with `mcpflow answer {run} {} --answers FILE` (or in the studio)",
-                        q.step, q.message, q.step
-                    )
-                })
-            })
+            .flat_map(|(run, questions)| questions.into_iter().map(move |q| waiting_note(&run, &q)))
             .collect()
     }
+}
+
+/// "Run `run` waits for an answer at step …", with the command that answers it: what a
+/// long-lived front door logs, where nobody else sees a run wait.
+pub fn waiting_note(run: &str, q: &Question) -> String {
+    format!(
+        "run {run} waits for an answer at step `{}`: {}; answer it with `mcpflow answer {run} {} --answers FILE` (or in the studio)",
+        q.step, q.message, q.step
+    )
 }
 
 /// The answers a run's events record, by step instance, in order.

@@ -259,16 +259,13 @@ fn a_run_waiting_in_the_daemon_survives_its_restart_and_is_answered_after() {
         assert!(sent.success());
         child.wait_with_output().unwrap()
     };
-    let child = daemon(&s);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while s.calls().is_empty() {
-        assert!(Instant::now() < deadline, "the scheduled run never started");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    // `first` is done; `ask` asks right after it.
-    std::thread::sleep(Duration::from_millis(1500));
+    // The daemon says when the scheduled run comes to wait at `ask` (after `first`).
+    let mut child = daemon(&s);
+    let (said, reader) = said_on_stderr(&mut child, "waits for an answer");
+    assert!(said.contains("waits for an answer at step `ask`"), "{said}");
+    assert_eq!(s.calls(), ["first"]);
     let out = stop(child);
-    assert_eq!(out.status.code(), Some(143), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(143), "{said}{}", reader.join().unwrap());
 
     let runs: Value = serde_json::from_str(&stdout(&s.mcpflow(&["runs", "--json"]))).unwrap();
     assert_eq!(runs.as_array().map(Vec::len), Some(1), "{runs}");
@@ -278,24 +275,10 @@ fn a_run_waiting_in_the_daemon_survives_its_restart_and_is_answered_after() {
     // The next daemon fires nothing more (`at` fired) and says what waits: read its
     // stderr until it has said so, then stop it.
     let mut child = daemon(&s);
-    let lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        for line in lines.map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let mut said = String::new();
-    while !said.contains("waits for an answer") {
-        match rx.recv_timeout(Duration::from_secs(30)) {
-            Ok(line) => said.push_str(&(line + "\n")),
-            Err(e) => panic!("the restarted daemon never said what waits ({e}); it said:\n{said}"),
-        }
-    }
+    let (mut said, reader) = said_on_stderr(&mut child, "waits for an answer");
     let out = stop(child);
     assert_eq!(out.status.code(), Some(143), "{said}");
-    reader.join().unwrap();
-    said.extend(rx.try_iter().map(|line| line + "\n"));
+    said.push_str(&reader.join().unwrap());
     assert!(
         said.contains(&format!(
             "run {run} waits for an answer at step `ask`: Which colour?; answer it with `mcpflow answer {run} ask --answers FILE`"
@@ -362,4 +345,29 @@ fn a_servers_question_left_waiting_is_answered_by_calling_the_tool_again() {
     assert_eq!(envelope["summary"]["tool_calls"], 1, "{envelope}");
     let text = envelope["output"].to_string();
     assert!(text.contains("Name: Ada"), "{envelope}");
+}
+
+/// Reads `child`'s stderr until a line contains `needle` (failing after 30 s of silence):
+/// what it said so far, and a reader that returns the rest once the child has ended.
+fn said_on_stderr(child: &mut Child, needle: &str) -> (String, std::thread::JoinHandle<String>) {
+    let lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut rest = String::new();
+        for line in lines.map_while(Result::ok) {
+            if let Err(unsent) = tx.send(line) {
+                rest.push_str(&(unsent.0 + "\n"));
+            }
+        }
+        rest
+    });
+    let mut said = String::new();
+    while !said.contains(needle) {
+        match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(line) => said.push_str(&(line + "\n")),
+            Err(e) => panic!("`{needle}` was never said ({e}); it said:\n{said}"),
+        }
+    }
+    drop(rx);
+    (said, reader)
 }
