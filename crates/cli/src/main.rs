@@ -232,8 +232,10 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // A daemon is watched through its log: it logs in text unless told otherwise.
-    let log_format = cli.log_format.or(matches!(cli.command, Command::Daemon { .. }).then_some(LogFormatArg::Text));
+    // The long-lived processes are watched through their logs (the service's is its
+    // `service.log`): they log in text unless told otherwise.
+    let long_lived = matches!(cli.command, Command::Daemon { .. } | Command::Service(_));
+    let log_format = cli.log_format.or(long_lived.then_some(LogFormatArg::Text));
     if let Some(format) = log_format {
         mcpflow_app::telemetry::init_log(match format {
             LogFormatArg::Text => mcpflow_app::telemetry::LogFormat::Text,

@@ -97,6 +97,9 @@ struct MessageArgs {
     message: String,
 }
 
+/// The environment variable naming a file `hang` appends a line to when a call comes in.
+pub const HANG_MARK: &str = "MCPFLOW_FAULTY_HANG_MARK";
+
 /// Serves `fail_n_times`, `hang`, `crash`, `garbage`, `huge`, `heavy`, `many`, `drip`, `flood_progress`, `flood_questions`,
 /// `flood_pings`, `shout_env`, `is_error` and `echo`.
 #[derive(Debug, Clone)]
@@ -132,6 +135,11 @@ impl Faulty {
 
     #[tool(description = "Never return; ends only when the client cancels the request")]
     async fn hang(&self, ctx: RequestContext<RoleServer>) -> CallToolResult {
+        // Tests wait for this mark to know the call is in flight.
+        if let Some(path) = std::env::var_os(HANG_MARK) {
+            let mark = std::fs::OpenOptions::new().create(true).append(true).open(path);
+            let _ = mark.and_then(|mut f| std::io::Write::write_all(&mut f, b"hang\n"));
+        }
         ctx.ct.cancelled().await;
         reply::error("cancelled")
     }

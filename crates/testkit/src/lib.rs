@@ -10,6 +10,9 @@
 //! child process: [`binary`] is the path of `mcpflow-testkit <echo|cluster-sim|faulty>`, which serves
 //! MCP over stdio ([`Fixture::args`] gives its arguments).
 //!
+//! `faulty`'s `hang` appends a line to the file named by [`HANG_MARK`] when a call comes in, so
+//! a test can wait for the call to be in flight.
+//!
 //! [`oauth::OAuthServer`] is an OAuth-protected MCP server with its authorization server on loopback.
 //!
 //! [`postgres::Cluster`] is a throwaway PostgreSQL cluster on a Unix socket in a temporary folder.
@@ -37,6 +40,7 @@ mod serve;
 use std::time::Duration;
 
 pub use binary::binary;
+pub use faulty::HANG_MARK;
 pub use serve::{serve_stdio, spawn_in_process};
 
 /// Which fixture server to run.

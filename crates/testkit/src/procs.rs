@@ -1,4 +1,5 @@
-//! Looking at child processes (Linux `/proc`), for tests that check servers are reaped.
+//! Looking at processes (Linux `/proc`), for tests that check servers are reaped or never
+//! started.
 
 /// One live child process.
 #[derive(Debug, Clone)]
@@ -14,6 +15,20 @@ pub struct Child {
 
 /// Every process whose parent is `parent`.
 pub fn children_of(parent: u32) -> Vec<Child> {
+    every(|ppid, _| ppid == parent)
+}
+
+/// Every live process whose command line contains `needle` (a process forked but not yet
+/// exec'd shows its parent's command line).
+pub fn mentioning(needle: &str) -> Vec<Child> {
+    every(|_, pid| {
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        String::from_utf8_lossy(&cmdline).contains(needle)
+    })
+}
+
+/// The processes that `keep(ppid, pid)` keeps.
+fn every(keep: impl Fn(u32, u32) -> bool) -> Vec<Child> {
     let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
     let mut found = Vec::new();
     for entry in entries.flatten() {
@@ -23,7 +38,7 @@ pub fn children_of(parent: u32) -> Vec<Child> {
         let mut rest = stat.rsplit(')').next().unwrap_or_default().split_whitespace();
         let state = rest.next().and_then(|s| s.chars().next()).unwrap_or('?');
         let ppid: u32 = rest.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-        if ppid != parent {
+        if !keep(ppid, pid) {
             continue;
         }
         let cmdline =

@@ -15,6 +15,15 @@ fn mcpflow(home: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// That nothing was started by the commands that ran in `dir` and have exited: a process
+/// they forked would still be there now, its command line naming a file in `dir` (before
+/// exec, the command's own; after, the tripwire's), or it has left `marker` behind.
+fn assert_no_process_started(dir: &Path, marker: &Path) {
+    let started = mcpflow_testkit::procs::mentioning(&dir.display().to_string());
+    assert!(started.is_empty(), "a process was started: {started:?}");
+    assert!(!marker.exists(), "importing started a server process");
+}
+
 /// A stdio server whose start would leave `marker` behind.
 fn tripwire(marker: &Path) -> Value {
     json!({ "command": "sh", "args": ["-c", format!("touch {}; sleep 5", marker.display())] })
@@ -103,6 +112,7 @@ fn importing_blueprints_and_backups_that_name_stdio_servers_starts_no_process() 
     let out = mcpflow(&home, &["import", file.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stderr(&out).contains("imported blueprint `tripwire` as revision 1"), "{}", stderr(&out));
+    assert_no_process_started(dir.path(), &marker);
 
     // Store import of a backup whose servers and blueprints name stdio commands.
     let backup = json!({ "mcpflow_store": 1, "schema_version": 1,
@@ -116,8 +126,7 @@ fn importing_blueprints_and_backups_that_name_stdio_servers_starts_no_process() 
 
     let listed = stdout(&mcpflow(&home, &["list"]));
     assert!(listed.contains("tripwire") && listed.contains("other"), "{listed}");
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    assert!(!marker.exists(), "importing started a server process");
+    assert_no_process_started(dir.path(), &marker);
     let exported: Value = serde_json::from_slice(&mcpflow(&home, &["export"]).stdout).unwrap();
     assert_eq!(exported["servers"]["trap2"]["command"], "sh", "the server config was imported as written");
 }

@@ -14,7 +14,8 @@ impl Dir {
         let bin = mcpflow_testkit::binary().display().to_string();
         let servers = json!({ "mcpServers": {
             "echo": { "command": bin, "args": ["echo"] },
-            "faulty": { "command": bin, "args": ["faulty"] }
+            "faulty": { "command": bin, "args": ["faulty"],
+                "env": { mcpflow_testkit::HANG_MARK: dir.path().join("hang.mark") } }
         } });
         std::fs::write(dir.path().join("servers.json"), servers.to_string()).unwrap();
         Dir { dir }
@@ -133,16 +134,13 @@ fn ctrl_c_cancels_the_run_exits_130_and_leaves_no_server_running() {
     let servers = d.dir.path().join("servers.json").display().to_string();
     let child =
         d.cmd(&["run", &f, "--servers", &servers, "--allow-all-servers"]).stderr(Stdio::piped()).spawn().unwrap();
-    // Wait until the server is up and the call is in flight.
+    // Wait until the call is in flight: the server marks it.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    let server_pid = loop {
-        if let Some(pid) = child_of(child.id(), "mcpflow-testkit") {
-            break pid;
-        }
-        assert!(std::time::Instant::now() < deadline, "the server never started");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    while !d.dir.path().join("hang.mark").exists() {
+        assert!(std::time::Instant::now() < deadline, "the `hang` call never reached the server");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let server_pid = child_of(child.id(), "mcpflow-testkit").expect("the server is the run's child");
     let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(status.success());
     let out = child.wait_with_output().unwrap();

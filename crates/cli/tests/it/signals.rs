@@ -21,7 +21,9 @@ impl Dir {
         let bin = mcpflow_testkit::binary().display().to_string();
         let pidfile = dir.path().join("grandchild.pid").display().to_string();
         let script = format!("sleep 300 & echo $! > '{pidfile}'; exec '{bin}' faulty");
-        let servers = json!({ "mcpServers": { "faulty": { "command": "sh", "args": ["-c", script] } } });
+        let mark = dir.path().join("hang.mark").display().to_string();
+        let servers = json!({ "mcpServers": { "faulty": { "command": "sh", "args": ["-c", script],
+            "env": { mcpflow_testkit::HANG_MARK: mark } } } });
         std::fs::write(dir.path().join("servers.json"), servers.to_string()).unwrap();
         Dir { dir }
     }
@@ -50,7 +52,7 @@ impl Dir {
         self.cmd(&["run", &file, "--servers", &self.servers(), "--allow-all-servers"]).spawn().unwrap()
     }
 
-    /// Waits for the grandchild's pid, then a moment more so the call is in flight.
+    /// Waits for the grandchild's pid, then for the `hang` call to be in flight.
     fn grandchild(&self) -> u32 {
         let path: PathBuf = self.dir.path().join("grandchild.pid");
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -62,7 +64,11 @@ impl Dir {
             std::thread::sleep(Duration::from_millis(50));
         };
         assert!(alive(pid), "the grandchild {pid} should be running");
-        std::thread::sleep(Duration::from_millis(500));
+        let mark = self.dir.path().join("hang.mark");
+        while !mark.exists() {
+            assert!(Instant::now() < deadline, "the `hang` call never reached the server");
+            std::thread::sleep(Duration::from_millis(20));
+        }
         pid
     }
 }
@@ -154,23 +160,18 @@ fn sigterm_stops_serve_over_stdio_with_a_call_in_flight_reaping_the_server() {
 fn sigterm_and_sighup_stop_the_daemon_with_their_exit_codes() {
     for (name, code) in [("TERM", 143), ("HUP", 129)] {
         let d = Dir::new();
-        let child = d.cmd(&["daemon"]).spawn().unwrap();
-        wait_for_store(&d.dir.path().join("home"), &child);
+        let mut child = d.cmd(&["daemon"]).spawn().unwrap();
+        wait_until_started(&mut child);
         signal(&child, name);
         let out = ended(child, None);
         assert_eq!(out.status.code(), Some(code), "SIG{name}: {}", stderr(&out));
     }
 }
 
-/// Waits until the daemon has opened its store (its signal handlers are installed
-/// before), and a moment more.
-fn wait_for_store(home: &Path, child: &Child) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !home.exists() {
-        assert!(Instant::now() < deadline, "the daemon {} never opened its store", child.id());
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    std::thread::sleep(Duration::from_millis(500));
+/// Waits until the daemon says it fires scheduled runs: its signal handlers are installed
+/// before. What it says after is left to `ended`.
+fn wait_until_started(child: &mut Child) {
+    let (_said, _rest) = crate::spawned::said_on_stderr(child, "mcpflow fires scheduled runs");
 }
 
 #[test]
@@ -188,7 +189,13 @@ fn sigterm_stops_serve_over_http_promptly_even_with_a_slow_client_connected() {
     // A client that sent half a request line and nothing since.
     let mut slow = std::net::TcpStream::connect(&addr).unwrap();
     slow.write_all(b"POST /mcp HT").unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    // Once a later connection is answered, serve has accepted the slow one (connections
+    // are accepted in the order they came).
+    let mut later = std::net::TcpStream::connect(&addr).unwrap();
+    later.write_all(b"GET /mcp HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    std::io::Read::read_to_string(&mut later, &mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 "), "{answer}");
     signal(&child, "TERM");
     let started = Instant::now();
     let status = child.wait().unwrap();

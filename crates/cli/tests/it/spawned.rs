@@ -77,6 +77,31 @@ impl Spawned {
     }
 }
 
+/// Reads `child`'s stderr until a line contains `needle` (failing after 30 s of silence):
+/// what it said so far, and a reader that returns the rest once the child has ended.
+pub fn said_on_stderr(child: &mut Child, needle: &str) -> (String, std::thread::JoinHandle<String>) {
+    let lines = BufReader::new(child.stderr.take().expect("stderr piped")).lines();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut rest = String::new();
+        for line in lines.map_while(Result::ok) {
+            if let Err(unsent) = tx.send(line) {
+                rest.push_str(&(unsent.0 + "\n"));
+            }
+        }
+        rest
+    });
+    let mut said = String::new();
+    while !said.contains(needle) {
+        match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(line) => said.push_str(&(line + "\n")),
+            Err(e) => panic!("`{needle}` was never said ({e}); it said:\n{said}"),
+        }
+    }
+    drop(rx);
+    (said, reader)
+}
+
 /// Waits up to `limit` for `found` to find something.
 pub fn wait_for<T>(limit: Duration, mut found: impl FnMut() -> Option<T>) -> Option<T> {
     let start = Instant::now();

@@ -261,7 +261,7 @@ fn a_run_waiting_in_the_daemon_survives_its_restart_and_is_answered_after() {
     };
     // The daemon says when the scheduled run comes to wait at `ask` (after `first`).
     let mut child = daemon(&s);
-    let (said, reader) = said_on_stderr(&mut child, "waits for an answer");
+    let (said, reader) = crate::spawned::said_on_stderr(&mut child, "waits for an answer");
     assert!(said.contains("waits for an answer at step `ask`"), "{said}");
     assert_eq!(s.calls(), ["first"]);
     let out = stop(child);
@@ -275,7 +275,7 @@ fn a_run_waiting_in_the_daemon_survives_its_restart_and_is_answered_after() {
     // The next daemon fires nothing more (`at` fired) and says what waits: read its
     // stderr until it has said so, then stop it.
     let mut child = daemon(&s);
-    let (mut said, reader) = said_on_stderr(&mut child, "waits for an answer");
+    let (mut said, reader) = crate::spawned::said_on_stderr(&mut child, "waits for an answer");
     let out = stop(child);
     assert_eq!(out.status.code(), Some(143), "{said}");
     said.push_str(&reader.join().unwrap());
@@ -345,29 +345,4 @@ fn a_servers_question_left_waiting_is_answered_by_calling_the_tool_again() {
     assert_eq!(envelope["summary"]["tool_calls"], 1, "{envelope}");
     let text = envelope["output"].to_string();
     assert!(text.contains("Name: Ada"), "{envelope}");
-}
-
-/// Reads `child`'s stderr until a line contains `needle` (failing after 30 s of silence):
-/// what it said so far, and a reader that returns the rest once the child has ended.
-fn said_on_stderr(child: &mut Child, needle: &str) -> (String, std::thread::JoinHandle<String>) {
-    let lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        let mut rest = String::new();
-        for line in lines.map_while(Result::ok) {
-            if let Err(unsent) = tx.send(line) {
-                rest.push_str(&(unsent.0 + "\n"));
-            }
-        }
-        rest
-    });
-    let mut said = String::new();
-    while !said.contains(needle) {
-        match rx.recv_timeout(Duration::from_secs(30)) {
-            Ok(line) => said.push_str(&(line + "\n")),
-            Err(e) => panic!("`{needle}` was never said ({e}); it said:\n{said}"),
-        }
-    }
-    drop(rx);
-    (said, reader)
 }
