@@ -39,4 +39,6 @@ step "end-to-end tests (Xvfb)"
 mkdir -p test-output/e2e
 # Arguments pick test files (default: all of tests/e2e/).
 if [ "$#" -gt 0 ]; then tests=("$@"); else tests=(tests/e2e/); fi
-xvfb-run -a -s "-screen 0 1600x1000x24" node --test --test-concurrency=1 "${tests[@]}"
+# Files run side by side (MCPFLOW_E2E_JOBS, default 2), each on an X display of its own
+# (tests/e2e/harness.mjs starts it); the tests inside a file run one after another.
+MCPFLOW_E2E_OWN_DISPLAY=1 node --test --test-concurrency="${MCPFLOW_E2E_JOBS:-2}" "${tests[@]}"

@@ -11,22 +11,13 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { approveAll, click, dragToCanvas, importDoc, openStudio, runStatus, sel, shown, until, viewportZoom } from './harness.mjs';
+import { approveAll, click, dragToCanvas, frames, importDoc, openStudio, runStatus, sel, shown, standsStill, until, viewportZoom } from './harness.mjs';
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** The zoom once it stops changing: the same on three samples in a row (zooms animate for
- *  ~150-300 ms, longer on a loaded machine, where one frame can repeat). */
+/** The zoom once the canvas stands still (zooms animate for ~150-300 ms, longer on a
+ *  loaded machine). */
 async function settledZoom(browser) {
-  let last = await viewportZoom(browser);
-  let same = 0;
-  for (let i = 0; i < 60 && same < 2; i++) {
-    await sleep(150);
-    const now = await viewportZoom(browser);
-    same = now === last ? same + 1 : 0;
-    last = now;
-  }
-  return last;
+  await standsStill(browser);
+  return viewportZoom(browser);
 }
 
 /** Waits for the zoom to come to `expected` (an animation ends exactly on its target). */
@@ -105,7 +96,6 @@ test('canvas: legible on open, zoom control and shortcuts, drop keeps the zoom, 
   try {
     // ---- 1. The demo opens legible: ≥ 60%, never past 100%, titles readable.
     await shown(browser, sel('step-namespaces'), 30_000);
-    await sleep(500);
     const opened = await settledZoom(browser);
     assert.ok(opened >= 0.6 && opened <= 1, `the demo opens at a legible zoom, got ${opened}`);
     await assertLabel(browser, opened);
@@ -167,7 +157,6 @@ test('canvas: legible on open, zoom control and shortcuts, drop keeps the zoom, 
       layout: { first: { x: 0, y: 0 }, second: { x: 320, y: 0 }, third: { x: 640, y: 0 } },
     };
     await importDoc(studio, small);
-    await sleep(600);
     const smallZoom = await settledZoom(browser);
     assert.ok(smallZoom >= 0.6 && smallZoom <= 1, `a small blueprint opens fitted, legible: ${smallZoom}`);
     await click(browser, sel('zoom-level'));
@@ -249,7 +238,7 @@ test('canvas: legible on open, zoom control and shortcuts, drop keeps the zoom, 
     await shown(browser, sel('step-wait'));
     const placed = await rectOf(browser, sel('step-wait'));
     assert.ok(Math.abs(placed.x + placed.w / 2 - at.x) < 30 && Math.abs(placed.y - at.y) < 40, `the step lands where double-clicked: ${JSON.stringify(placed)} vs ${JSON.stringify(at)}`);
-    await sleep(300);
+    await frames(browser);
     assert.equal(await browser.execute(() => document.querySelectorAll('.react-flow__edge').length), edgesBefore, 'the added step is not connected');
     await zoomComesTo(browser, smallZoom, 'adding a step keeps the zoom');
 
@@ -258,16 +247,15 @@ test('canvas: legible on open, zoom control and shortcuts, drop keeps the zoom, 
     const ask = await browser.$(sel('ask-confirm'));
     if (await ask.waitForDisplayed({ timeout: 2_000 }).then(() => true, () => false)) await ask.click();
     await until(async () => (await browser.execute(() => document.querySelectorAll('.react-flow__node').length)) === 0, 'an empty canvas');
-    await sleep(500);
     const emptyZoom = await settledZoom(browser);
     const pane = await rectOf(browser, '.react-flow__pane');
     assert.equal(await dragToCanvas(browser, sel('palette-item-kind-transform'), pane.x + pane.w / 2, pane.y + pane.h / 2), 'ok');
     await shown(browser, sel('step-transform'));
-    await sleep(800);
+    await standsStill(browser);
     await zoomComesTo(browser, emptyZoom, `the first drop keeps the zoom (${emptyZoom})`);
     await dragToCanvas(browser, sel('palette-item-kind-wait'), pane.x + pane.w / 2 + 300, pane.y + pane.h / 2);
     await shown(browser, sel('step-wait'));
-    await sleep(500);
+    await standsStill(browser);
     await zoomComesTo(browser, emptyZoom, 'the second drop keeps the zoom');
     await studio.shot('dropped');
     // Fit on two small cards never zooms in past 100% (it used to go to 200%).
@@ -277,7 +265,7 @@ test('canvas: legible on open, zoom control and shortcuts, drop keeps the zoom, 
 
     // ---- 9. Run the small blueprint, then "Run from here" on `third` from its menu.
     await importDoc(studio, small);
-    await sleep(500);
+    await standsStill(browser);
     // Before any run the re-run items are disabled, saying why.
     await rightClick(browser, sel('step-third'));
     const disabled = await shown(browser, sel('menu-run-from-here'));
@@ -343,14 +331,14 @@ test('canvas: the first drop on a canvas that opened empty keeps the zoom', asyn
   const { browser } = studio;
   try {
     await shown(browser, sel('palette-item-kind-transform'), 30_000);
-    await sleep(800);
+    await shown(browser, sel('empty-hint'));
     assert.equal(await browser.execute(() => document.querySelectorAll('.react-flow__node').length), 0, 'the canvas opened empty');
     const before = await settledZoom(browser);
     assert.equal(before, 1);
     const pane = await rectOf(browser, '.react-flow__pane');
     assert.equal(await dragToCanvas(browser, sel('palette-item-kind-transform'), pane.x + pane.w / 2, pane.y + pane.h / 2), 'ok');
     await shown(browser, sel('step-transform'));
-    await sleep(800);
+    await standsStill(browser);
     await zoomComesTo(browser, before, 'the first drop keeps the zoom');
     await studio.shot('first-drop');
     await browser.keys(['Shift', '1']);

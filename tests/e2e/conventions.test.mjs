@@ -7,7 +7,7 @@
 // the run started.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { click, dragBy, dragToCanvas, importDoc, openStudio, runStatus, sel, shown, until, viewportZoom } from './harness.mjs';
+import { click, dragBy, dragToCanvas, importDoc, openStudio, runStatus, sel, shown, standsStill, until, viewportZoom } from './harness.mjs';
 
 const DOC = {
   blueprint: 1,
@@ -80,7 +80,7 @@ test('zoom keys, Tab quick-add, snap, edge re-route, drop at the pointer, quiet 
     await browser.keys(['Control']);
     await until(async () => (await viewportZoom(browser)) < z1 - 0.05, `Ctrl+- to zoom out from ${z1}`);
     await click(browser, sel('zoom-fit-button'));
-    await new Promise((r) => setTimeout(r, 400));
+    await standsStill(browser);
 
     // Tab opens the quick-add at the pointer; a step picked there lands there.
     const at = { x: Math.round(pane.x + pane.w * 0.3), y: Math.round(pane.y + pane.h * 0.75) };

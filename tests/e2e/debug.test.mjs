@@ -23,7 +23,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { approveAll, click, dragBy, importDoc, openStudio, runStatus, sel, shown, until } from './harness.mjs';
+import { approveAll, click, dragBy, importDoc, openStudio, runStatus, sel, shown, standsStill, until } from './harness.mjs';
 
 
 /** Clicks in the page (small targets on a zoomed-out canvas). */
@@ -243,8 +243,9 @@ test('debug: pause previews, the case taken, a labelled timeline; a number field
     await browser.keys(['ArrowLeft']); // inside the string "big"
     // One key at a time: WebKitWebDriver drops a repeated `{` sent in one go.
     for (const k of [' ', '{', '{', ' ', 't', 'r']) {
+      const before = await editor.getProperty('textContent');
       await browser.keys([k]);
-      await new Promise((r) => setTimeout(r, 80));
+      await until(async () => (await editor.getProperty('textContent')) !== before, `the editor to take \`${k}\``, 5_000);
     }
     const tip = await shown(browser, '.cm-tooltip-autocomplete', 5_000);
     const box = await browser.execute((el) => {
@@ -389,7 +390,7 @@ test('debug: switch cases laid out without overlaps; ARGS_INVALID names each arg
     const dismiss = await browser.$(sel('status-dismiss'));
     if (await dismiss.isExisting()) await browser.execute((el) => el.click(), dismiss);
     await click(browser, sel('zoom-fit-button'));
-    await new Promise((r) => setTimeout(r, 400));
+    await standsStill(browser);
     await studio.shot('not-run-and-disabled');
     await jsClick(browser, sel('step-said'));
     const output = await shown(browser, `${sel('step-run')} ${sel('step-run-output')}`);
@@ -512,7 +513,7 @@ test('debug: an until loop that reaches max_iterations is red, its card saying s
     const at = { x: seen.boxes.status.x + 20, y: seen.boxes.status.y + Math.round(seen.boxes.status.h / 2) };
     await browser.performActions([{ type: 'pointer', id: 'mouse', parameters: { pointerType: 'mouse' }, actions: [{ type: 'pointerMove', duration: 0, ...at }] }]);
     await browser.releaseActions();
-    await new Promise((r) => setTimeout(r, 400));
+    await standsStill(browser, sel('run-wait_ready'));
     assert.deepEqual((await card()).boxes, seen.boxes, 'nothing moved under the mouse');
     await studio.shot('until-exhausted');
   } catch (e) {

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, approveAll, click, importDoc, openStudio, runStatus, sel, shown, until } from './harness.mjs';
+import { approveAll, click, importDoc, openStudio, ROOT, runStatus, sel, shown, standsStill, until } from './harness.mjs';
 
 
 /** The run state of every node on the canvas: `{ stepId: state }`. */
@@ -58,12 +58,11 @@ test('the demo runs from a folder other than the repository, by the seeded serve
     await shown(browser, sel('step-namespaces'), 30_000);
 
     // ---- First sight: the window as configured, the demo legible, the canvas the app.
+    await standsStill(browser, '.react-flow__viewport', 30_000);
     const view = await until(async () => {
-      const a = await firstSight(browser);
-      await new Promise((r) => setTimeout(r, 400));
       const b = await firstSight(browser);
-      return a.zoom !== null && a.zoom === b.zoom && b.titles.length > 0 ? b : null;
-    }, 'the demo to open and settle', 30_000);
+      return b.zoom !== null && b.titles.length > 0 ? b : null;
+    }, 'the demo to open', 30_000);
     await studio.shot('first-start');
     assert.deepEqual([view.winW, view.winH], [1400, 900], `the window: ${JSON.stringify(view)}`);
     assert.ok(view.zoom >= 0.6 && view.zoom <= 1, `the demo opens at a legible zoom: ${view.zoom}`);

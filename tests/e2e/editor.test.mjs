@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, click, dragToCanvas, fill, openStudio, pointerDrag, sel, shown, until } from './harness.mjs';
+import { click, dragToCanvas, fill, openStudio, pointerDrag, ROOT, sel, shown, standsStill, until } from './harness.mjs';
 
 
 async function statusText(browser) {
@@ -55,12 +55,12 @@ test('design a blueprint: palette, connect, form, diagnostics (a tool typo too),
     await shown(browser, sel('dirty-mark'));
     // Fit, so that both ends are in view whatever the drop did to the placement.
     await click(browser, sel('fit-view'));
-    await new Promise((r) => setTimeout(r, 500));
+    await standsStill(browser);
 
     // Connect greet → echo with the pointer (an explicit `after`). The example opens at
     // its start, legible; Fit brings both ends into view.
     await click(browser, sel('fit-view'));
-    await new Promise((r) => setTimeout(r, 400));
+    await standsStill(browser);
     await pointerDrag(browser, sel('handle-greet-out'), sel('handle-echo-in'));
     await until(
       async () => (await browser.$('[data-testid="rf__edge-after:greet->echo"]').isExisting()),

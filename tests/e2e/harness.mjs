@@ -13,6 +13,32 @@ import { dirname, join, resolve } from 'node:path';
 import net from 'node:net';
 import { remote } from 'webdriverio';
 
+/**
+ * When scripts/e2e.sh runs test files side by side (MCPFLOW_E2E_OWN_DISPLAY=1), each file
+ * (one node process) starts an X display of its own: screenshots are of the display, and
+ * two windows must not share one. Xvfb writes the display number it took to fd 3.
+ */
+async function ownDisplay() {
+  const xvfb = spawn('Xvfb', ['-displayfd', '3', '-screen', '0', '1600x1000x24', '-nolisten', 'tcp'], {
+    stdio: ['ignore', 'ignore', 'inherit', 'pipe'],
+  });
+  process.on('exit', () => xvfb.kill('SIGKILL'));
+  const display = await new Promise((ok, fail) => {
+    let said = '';
+    xvfb.stdio[3].on('data', (chunk) => {
+      said += chunk;
+      if (said.includes('\n')) ok(said.trim());
+    });
+    xvfb.on('error', fail);
+    xvfb.on('exit', (code) => fail(new Error(`Xvfb exited (${code}) before it said its display`)));
+  });
+  // The display outlives nothing: it must not keep this process from ending.
+  xvfb.stdio[3].destroy();
+  xvfb.unref();
+  process.env.DISPLAY = `:${display}`;
+}
+if (process.env.MCPFLOW_E2E_OWN_DISPLAY === '1') await ownDisplay();
+
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const APP = process.env.MCPFLOW_STUDIO_BIN ?? join(ROOT, 'target/debug/mcpflow-studio');
 /** The CLI beside the studio: what the studio starts `mcpflow service` with. */
@@ -169,6 +195,47 @@ export async function until(check, what, timeout = 15_000) {
   throw new Error(`timed out waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
 }
 
+/**
+ * Resolves after `n` animation frames of the page: what the last input changed has been
+ * rendered (to check that something did NOT happen, wait for this, not for time).
+ */
+export async function frames(browser, n = 3) {
+  await browser.executeAsync((count, done) => {
+    let left = count;
+    const tick = () => (--left <= 0 ? done() : requestAnimationFrame(tick));
+    requestAnimationFrame(tick);
+  }, n);
+}
+
+/**
+ * Waits until `selector` (default: the canvas's viewport) stands still: its transform and
+ * its box the same over 10 animation frames (fit and zoom animate; a loaded machine can
+ * repeat a frame, never ten).
+ */
+export async function standsStill(browser, selector = '.react-flow__viewport', timeout = 15_000) {
+  await until(
+    () =>
+      browser.executeAsync((s, done) => {
+        const look = () => {
+          const el = document.querySelector(s);
+          if (!el) return null;
+          const r = el.getBoundingClientRect();
+          return `${el.style.transform}|${r.x},${r.y},${r.width},${r.height}`;
+        };
+        const first = look();
+        let left = 10;
+        const tick = () => {
+          if (look() !== first) return done(false);
+          if (--left <= 0) return done(first !== null);
+          requestAnimationFrame(tick);
+        };
+        requestAnimationFrame(tick);
+      }, selector),
+    `${selector} to stand still`,
+    timeout,
+  );
+}
+
 export function writeJson(path, value) {
   writeFileSync(path, JSON.stringify(value, null, 2));
 }
@@ -276,7 +343,7 @@ export async function approveAll(browser, timeout = 15_000) {
       `the prompt for ${command} to close`,
       30_000,
     );
-    await new Promise((r) => setTimeout(r, 300));
+    await frames(browser);
   }
   return approved;
 }

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { approveAll, click, dragBy, importDoc, openStudio, runStatus, sel, shown, until } from './harness.mjs';
+import { approveAll, click, dragBy, frames, importDoc, openStudio, runStatus, sel, shown, until } from './harness.mjs';
 
 
 /** The `.react-flow` box against the window. */
@@ -143,7 +143,7 @@ test('layout: canvas share, guide and Help, panels remembered across a restart, 
     // Not while typing: Ctrl+B in the palette's search box leaves the palette open.
     await (await shown(browser, '[data-testid="left-panel"] input')).click();
     await browser.keys(['Control', 'b']);
-    await new Promise((r) => setTimeout(r, 300));
+    await frames(browser);
     assert.equal(await browser.$(sel('left-rail')).isExisting(), false, 'Ctrl+B while typing does nothing');
 
     // ---- The toolbar does not move while a run's status changes.
@@ -198,17 +198,16 @@ test('layout: canvas share, guide and Help, panels remembered across a restart, 
     const hint = await (await browser.$(sel('empty-hint'))).getText();
     assert.match(hint, /Drag a tool from the palette, or double-click the canvas to add a step/);
     await shown(browser, '[data-testid^="empty-open-"]');
-    // Validation has answered by now; nothing says "error".
-    await new Promise((r) => setTimeout(r, 1500));
+    await studio.shot('new-document');
+    // Validation has answered once its hint is in the Problems panel; nothing says "error".
+    await click(browser, sel('tab-problems'));
+    await shown(browser, '[data-testid="diagnostic"][data-level="hint"]');
     const red = await browser.execute(() => ({
       errors: document.querySelectorAll('.diag-error, [data-level="error"]').length,
       problems: document.querySelector('[data-testid="tab-problems"]').textContent,
     }));
     assert.equal(red.errors, 0, `no error shown for a new document: ${JSON.stringify(red)}`);
     assert.equal(red.problems, 'Problems');
-    await studio.shot('new-document');
-    await click(browser, sel('tab-problems'));
-    await shown(browser, '[data-testid="diagnostic"][data-level="hint"]');
     await studio.shot('new-document-problems');
 
     // ---- A narrow window: the toolbar keeps one line (groups move into ⋯), the panels

@@ -9,7 +9,7 @@
 // approval gate, the finished runs and the input step's inspector.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { approveAll, click, dragToCanvas, importDoc, nodeState, openStudio, runStatus, sel, shown, until } from './harness.mjs';
+import { approveAll, click, dragToCanvas, importDoc, nodeState, openStudio, runStatus, sel, shown, standsStill, until } from './harness.mjs';
 
 async function untilStatus(browser, wanted, timeout = 60_000) {
   await until(async () => wanted.includes(await runStatus(browser)), `the run to be ${wanted.join(' or ')}`, timeout);
@@ -131,7 +131,8 @@ test("people: a server's form answered in the inspector; an approval gate reject
     const card = await shown(browser, '.step-card[data-kind="input"]');
     const id = (await card.getAttribute('data-testid')).slice('step-'.length);
     // The canvas may still bring the new card into view: click it once it stands still.
-    await new Promise((r) => setTimeout(r, 800));
+    await standsStill(browser);
+    await standsStill(browser, sel(`step-${id}`));
     await (await browser.$(sel(`title-${id}`))).click();
     const mode = await shown(browser, sel('input-schema-mode'));
     await mode.selectByAttribute('value', 'enum');

@@ -17,7 +17,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { approveAll, click, importDoc, openStudio, ROOT, runStatus, sel, shown, until } from './harness.mjs';
+import { approveAll, click, importDoc, openStudio, ROOT, runStatus, sel, shown, standsStill, until } from './harness.mjs';
 
 const PYTHON = existsSync(join(ROOT, '.venv-test/bin/python')) ? join(ROOT, '.venv-test/bin/python') : 'python3';
 const ENDPOINT = join(ROOT, 'crates/cli/tests/fixtures/openai_endpoint.py');
@@ -76,7 +76,7 @@ async function box(browser, selector) {
 /** Brings an element of the (scrolling) Servers panel into view. */
 async function reveal(browser, selector) {
   await browser.execute((s) => document.querySelector(s)?.scrollIntoView({ block: 'center' }), selector);
-  await new Promise((r) => setTimeout(r, 200));
+  await standsStill(browser, selector);
 }
 
 async function setSwitch(browser, name, on) {

@@ -57,6 +57,14 @@ test('signals: SIGTERM during a run cancels it, reaps the server and its grandch
   }
 });
 
+/** Whether process `pid` has a handler for `signal` (its bit in SigCgt). */
+function catches(pid, signal) {
+  const number = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 }[signal];
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const mask = BigInt(`0x${/^SigCgt:\s*([0-9a-f]+)$/m.exec(status)[1]}`);
+  return (mask & (1n << BigInt(number - 1))) !== 0n;
+}
+
 /** Starts the studio alone, waits until it has opened its store, signals it, returns its exit code. */
 async function exitCodeAfter(signal) {
   const home = mkdtempSync(join(tmpdir(), 'mcpflow-e2e-signal-'));
@@ -66,10 +74,9 @@ async function exitCodeAfter(signal) {
       env: { ...process.env, MCPFLOW_HOME: home, MCPFLOW_DEMO_ROOT: ROOT },
     });
     const exited = new Promise((resolve) => child.on('exit', (code, sig) => resolve({ code, sig })));
-    // The store is opened before the window; give the window's setup (where the signal
-    // watcher starts) a moment after that.
-    await until(async () => existsSync(join(home, 'seeded')), 'the studio to seed its data folder', 30_000);
-    await new Promise((r) => setTimeout(r, 3_000));
+    // The window's setup starts the signal watcher: wait until the process catches the
+    // signal (its handler shows in /proc/PID/status).
+    await until(() => catches(child.pid, signal), `the studio to catch ${signal}`, 30_000);
     child.kill(signal);
     const timeout = new Promise((resolve) => setTimeout(() => resolve(null), 15_000));
     const result = await Promise.race([exited, timeout]);

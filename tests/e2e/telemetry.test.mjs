@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { approveAll, click, openStudio, ROOT, runStatus, sel, shown, until } from './harness.mjs';
+import { approveAll, click, openStudio, ROOT, runStatus, sel, shown, standsStill, until } from './harness.mjs';
 
 const TESTKIT = join(ROOT, 'target/debug/mcpflow-testkit');
 
@@ -44,7 +44,7 @@ async function startReceiver() {
 /** Brings an element of the (scrolling) Servers panel into view. */
 async function reveal(browser, selector) {
   await browser.execute((s) => document.querySelector(s)?.scrollIntoView({ block: 'center' }), selector);
-  await new Promise((r) => setTimeout(r, 200));
+  await standsStill(browser, selector);
 }
 
 /** Empties a React-controlled field (WebDriver's clear fires no `input` event). */

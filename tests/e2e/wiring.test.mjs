@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { click, dragToCanvas, importDoc, openStudio, sel, shown, until, viewportZoom } from './harness.mjs';
+import { click, dragToCanvas, importDoc, openStudio, sel, shown, standsStill, until, viewportZoom } from './harness.mjs';
 
 
 async function paneRect(browser) {
@@ -112,7 +112,7 @@ test('drops land at their points, apart and unconnected, at the same zoom', asyn
     const ask = await browser.$(sel('ask-confirm'));
     if (await ask.waitForDisplayed({ timeout: 2_000 }).then(() => true, () => false)) await ask.click();
     await until(async () => (await browser.$$('.react-flow__node')).length === 0, 'an empty new document');
-    await new Promise((r) => setTimeout(r, 300));
+    await standsStill(browser);
     const z0 = await viewportZoom(browser);
     const pane = await paneRect(browser);
     const points = [
@@ -121,10 +121,10 @@ test('drops land at their points, apart and unconnected, at the same zoom', asyn
     ];
     for (const p of points) {
       assert.equal(await dragToCanvas(browser, sel('palette-item-kind-tool'), p.x, p.y), 'ok');
-      await new Promise((r) => setTimeout(r, 400));
+      await standsStill(browser);
     }
     await until(async () => Object.keys(await nodeBoxes(browser)).length === 2, 'two steps on the canvas');
-    await new Promise((r) => setTimeout(r, 500));
+    await standsStill(browser);
     await studio.shot('two-drops');
 
     const boxes = Object.entries(await nodeBoxes(browser));
@@ -149,7 +149,7 @@ test('drops land at their points, apart and unconnected, at the same zoom', asyn
     const onFirst = { x: Math.round(a.x + a.w / 2), y: Math.round(a.y + 10) };
     assert.equal(await dragToCanvas(browser, sel('palette-item-kind-tool'), onFirst.x, onFirst.y), 'ok');
     await until(async () => Object.keys(await nodeBoxes(browser)).length === 3, 'three steps on the canvas');
-    await new Promise((r) => setTimeout(r, 500));
+    await standsStill(browser);
     const three = Object.values(await nodeBoxes(browser));
     for (let i = 0; i < three.length; i++) {
       for (let j = i + 1; j < three.length; j++) {
@@ -165,7 +165,7 @@ test('drops land at their points, apart and unconnected, at the same zoom', asyn
     await until(async () => (await browser.$(sel('step-tool_2')).getAttribute('class'))?.includes('selected') || (await browser.$('.react-flow__node.selected').isExisting()), 'tool_2 selected');
     await (await shown(browser, sel('palette-item-kind-transform'))).doubleClick();
     await shown(browser, sel('step-transform'));
-    await new Promise((r) => setTimeout(r, 700));
+    await standsStill(browser);
     const all = await nodeBoxes(browser);
     const [t2, tr] = [all.tool_2, all.transform];
     assert.ok(tr.x >= t2.x + t2.w, `the palette step is right of the selected one: ${JSON.stringify({ t2, tr })}`);
@@ -196,7 +196,7 @@ test('implicit edges are dashed; a click makes one explicit', async () => {
       layout: { a: { x: 0, y: 0 }, b: { x: 360, y: 0 }, c: { x: 720, y: 0 }, d: { x: 1080, y: 0 } },
     });
     await shown(browser, sel('rf__edge-after:a->b'));
-    await new Promise((r) => setTimeout(r, 500));
+    await standsStill(browser);
     const dash = async (id) => (await edgeSamples(browser)).find((e) => e.id === id)?.dashed;
     assert.notEqual(await dash('after:a->b'), 'none', 'the implicit edge a → b is dashed');
     assert.notEqual(await dash('after:b->c'), 'none', 'the implicit edge b → c is dashed');
@@ -267,19 +267,13 @@ test('auto-layout routes edges around the loop box and cards, and fits the view'
         report: { x: 300, y: 0 },
       },
     });
-    await new Promise((r) => setTimeout(r, 600));
+    await standsStill(browser);
     await studio.shot('before-layout');
 
     await click(browser, sel('auto-layout'));
     // The view is fitted after the layout (animated): wait until it is still.
-    let last = '';
-    await until(async () => {
-      const t = await browser.execute(() => document.querySelector('.react-flow__viewport').style.transform);
-      const still = t === last;
-      last = t;
-      return still && (await browser.$('[data-testid="rf__node-report"]').isExisting());
-    }, 'the view to settle after auto-layout');
-    await new Promise((r) => setTimeout(r, 400));
+    await shown(browser, '[data-testid="rf__node-report"]');
+    await standsStill(browser);
     await studio.shot('after-layout');
 
     const z = await viewportZoom(browser);
@@ -311,8 +305,9 @@ test('auto-layout routes edges around the loop box and cards, and fits the view'
 
     // Reopened (imported again), the edges still keep out of the loop box and the cards.
     await importDoc(studio, doc);
-    await new Promise((r) => setTimeout(r, 1500));
-    await noEdgeThrough('reopened');
+    await standsStill(browser);
+    // The edges are routed once the cards are measured, a few frames after they show.
+    await until(() => noEdgeThrough('reopened').then(() => true), 'the reopened edges to route around the cards');
     await studio.shot('reopened');
   } finally {
     await studio.close();
