@@ -108,7 +108,9 @@ read -r rest
     let answer = pool.call(tool(Some("silent"), "answer", json!({}))).await.unwrap();
     assert_eq!(text(&answer), "late but fine");
     let waited = started.elapsed();
-    assert!(waited >= Duration::from_secs(10) && waited < Duration::from_secs(20), "{waited:?}");
+    // A lower bound only: rmcp's 10 s wait for the probe was honoured. That the answer
+    // came at all, within the default 30 s connect timeout, shows `initialize` followed.
+    assert!(waited >= Duration::from_secs(10), "{waited:?}");
     assert_eq!(pool.discover("silent").await.unwrap().protocol_version.as_deref(), Some("2025-11-25"));
     pool.shutdown().await;
 }

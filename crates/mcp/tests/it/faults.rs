@@ -9,7 +9,7 @@ use mcpflow_mcp::{Approvals, LogStream, Pool, PoolOptions};
 use mcpflow_testkit::Fixture;
 use serde_json::json;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[tokio::test]
 async fn a_crash_mid_call_fails_the_call_and_the_next_call_restarts_the_server() {
@@ -53,11 +53,11 @@ async fn a_hanging_call_times_out_the_server_stays_usable_and_shutdown_leaves_no
     let pid = pool.pid("faulty").await.unwrap();
     let mut hang = tool(Some("faulty"), "hang", json!({}));
     hang.timeout = Some(Duration::from_millis(300));
-    let started = Instant::now();
     let err = pool.call(hang).await.unwrap_err();
     assert_eq!(err.code(), "CALL_TIMEOUT");
+    // The call's own 300 ms ended it, not the pool's default of a minute.
+    assert!(err.to_string().contains("within 300 ms"), "{err}");
     assert!(err.is_transient());
-    assert!(started.elapsed() < Duration::from_secs(2), "took {:?}", started.elapsed());
     assert!(matches!(process_state(pid), Some(s) if s != 'Z'), "the server is still alive");
     let mut seen = Vec::new();
     let cancelled = eventually(Duration::from_secs(5), || {
@@ -115,12 +115,11 @@ read -r rest
 async fn an_answer_that_is_not_json_is_a_protocol_error_at_once() {
     let pool = pool(vec![("broken", broken_answer_server())]);
     let mut call = tool(Some("broken"), "answer", json!({}));
-    call.timeout = Some(Duration::from_secs(20));
-    let started = Instant::now();
+    // Far longer than a test may take: only the broken answer can end this call.
+    call.timeout = Some(Duration::from_secs(600));
     let err = pool.call(call).await.unwrap_err();
-    assert_eq!(err.code(), "PROTOCOL_ERROR");
+    assert_eq!(err.code(), "PROTOCOL_ERROR", "{err}");
     assert!(err.to_string().contains("not valid JSON"), "{err}");
-    assert!(started.elapsed() < Duration::from_secs(5), "no waiting for the timeout: {:?}", started.elapsed());
     pool.shutdown().await;
 }
 
