@@ -190,6 +190,7 @@ async fn max_concurrency_queues_calls_beyond_the_limit() {
     // Unlimited: a call the server is working on (its first progress notification came)
     // and that only a cancellation ends; a second call is answered meanwhile.
     let mut held = tool(Some("free"), "progress", json!({"steps": 6_000, "interval_ms": 100}));
+    held.timeout = Some(Duration::from_secs(900));
     let (working, mut first_step) = tokio::sync::mpsc::unbounded_channel();
     held.progress = Some(Arc::new(move |p| {
         let _ = working.send(p);
