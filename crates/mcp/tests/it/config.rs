@@ -92,7 +92,7 @@ async fn env_references_are_resolved_when_the_server_starts() {
     let pool = Pool::new(configs, Approvals::allow_all(), PoolOptions::default().with_env(env).with_log(log));
     assert_eq!(text(&pool.call(tool(Some("echo"), "echo", json!({"message": "ok"}))).await.unwrap()), "ok");
     let mut seen = Vec::new();
-    let found = eventually(Duration::from_secs(5), || {
+    let found = eventually(Duration::from_secs(30), || {
         seen.extend(std::iter::from_fn(|| lines.try_recv().ok()));
         seen.iter().any(|l| l.stream == LogStream::Stderr && l.line == "18 bytes")
     })

@@ -48,7 +48,7 @@ async fn a_tool_a_2026_07_28_server_announces_on_the_listen_stream_is_listed_and
     // stream the client opened: without it the pool would never list again.
     let started = Instant::now();
     while pool.discover("modern").await.unwrap().tool("whisper").is_none() {
-        assert!(started.elapsed() < Duration::from_secs(5), "the pool never listed the announced tool");
+        assert!(started.elapsed() < Duration::from_secs(30), "the pool never listed the announced tool");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let routed = pool.call(tool(None, "whisper", json!({"text": "QUIET"}))).await.unwrap();
