@@ -1,7 +1,7 @@
 //! The pool against the testkit fixtures: calls, routing, resources, prompts, progress,
 //! cancellation, timeouts from config, concurrency limits, the catalog, the engine trait.
 
-use crate::support::{configs, eventually, in_process, pool, request, testkit, text, tool};
+use crate::support::{configs, eventually, in_process, pool, progress_events, request, testkit, text, tool};
 use mcpflow_blueprint::{ServerStatus, ToolCatalog};
 use mcpflow_engine::{CallTarget, Progress, Servers};
 use mcpflow_mcp::{Approvals, Pool, PoolOptions, ServerConfigs};
@@ -127,10 +127,8 @@ async fn cancelling_a_call_sends_cancelled_returns_promptly_and_the_server_stays
     pool.call(tool(Some("echo"), "echo", json!({"message": "warm up"}))).await.unwrap();
     // Ten minutes of progress: only the cancellation can end this call in a test.
     let mut call = tool(Some("echo"), "progress", json!({"steps": 6_000, "interval_ms": 100}));
-    let (running, mut first_step) = tokio::sync::mpsc::unbounded_channel();
-    call.progress = Some(Arc::new(move |p| {
-        let _ = running.send(p);
-    }));
+    let (sink, mut first_step) = progress_events();
+    call.progress = Some(sink);
     let cancel = call.cancel.clone();
     tokio::spawn(async move {
         // Cancelled once the server works on it (its first progress notification).
@@ -191,10 +189,8 @@ async fn max_concurrency_queues_calls_beyond_the_limit() {
     // and that only a cancellation ends; a second call is answered meanwhile.
     let mut held = tool(Some("free"), "progress", json!({"steps": 6_000, "interval_ms": 100}));
     held.timeout = Some(Duration::from_secs(900));
-    let (working, mut first_step) = tokio::sync::mpsc::unbounded_channel();
-    held.progress = Some(Arc::new(move |p| {
-        let _ = working.send(p);
-    }));
+    let (sink, mut first_step) = progress_events();
+    held.progress = Some(sink);
     let cancel = held.cancel.clone();
     let held = tokio::spawn({
         let pool = pool.clone();

@@ -8,7 +8,7 @@
 //! first call: its listing says so (counted on the server's side by
 //! `tests/servers/count_calls.mjs`, a stdio proxy).
 
-use crate::support::{config, node, npm_server, pool, text, tool};
+use crate::support::{config, node, npm_server, pool, progress_events, text, tool};
 use mcpflow_engine::{Progress, TaskHandle, TaskSink};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
@@ -78,10 +78,8 @@ async fn cancelling_a_task_step_sends_tasks_cancel_and_resuming_a_lost_task_fail
     let mut call = tool(Some("everything"), "simulate-research-query", json!({"topic": "cancel me"}));
     call.tasks.started = Some(started);
     // The task's first status, polled with `tasks/get`: it is working on the server.
-    let (working, mut first_status) = tokio::sync::mpsc::unbounded_channel();
-    call.progress = Some(Arc::new(move |p| {
-        let _ = working.send(p);
-    }));
+    let (sink, mut first_status) = progress_events();
+    call.progress = Some(sink);
     let cancel = call.cancel.clone();
     let running = tokio::spawn({
         let pool = pool.clone();
