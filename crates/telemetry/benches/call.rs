@@ -2,7 +2,8 @@
 //! measurements the engine and the pool make for one step of a loop that calls one tool
 //! (an iteration span, a step span, a client span; the step's and the call's durations and
 //! the requests in flight), against a collector that is down (refusing connections) and
-//! one that is up. `cargo bench -p mcpflow-telemetry --bench call`.
+//! one that is up; and 4,000 spans then the shutdown with the collector down (what the
+//! export tests only check for a hang). `cargo bench -p mcpflow-telemetry --bench call`.
 //!
 //! The whole-engine ratios the issue asks for are `crates/app/benches/engine.rs` case (d);
 //! this bench says which part of the SDK's share is spans and which is metrics.
@@ -145,9 +146,43 @@ fn calls(c: &mut Criterion) {
     up.stop();
 }
 
+/// What `tests/it/export.rs` once bounded with a wall clock (5 s each): 2,000 runs of two
+/// spans against a collector that is down, then the shutdown that counts them dropped.
+fn collector_down(c: &mut Criterion) {
+    let mut closed = Receiver::start(0).unwrap();
+    let down = closed.url();
+    closed.stop();
+    let mut group = c.benchmark_group("collector down");
+    group.sample_size(10);
+    group.bench_function("4,000 spans, then the shutdown", |b| {
+        b.iter(|| {
+            let otel = otel(&down, false);
+            for i in 0..2_000_i64 {
+                let root = otel.start(SpanStart {
+                    name: SpanName::Static("run bench"),
+                    kind: SpanKind::Internal,
+                    parent: None,
+                    attrs: vec![("i", Attr::Int(i))],
+                });
+                let child = otel.start(SpanStart {
+                    name: SpanName::Static("step a"),
+                    kind: SpanKind::Internal,
+                    parent: Some(root.context()),
+                    attrs: Vec::new(),
+                });
+                child.end(SpanStatus::Unset);
+                root.end(SpanStatus::Ok);
+            }
+            otel.shutdown();
+            black_box(otel.dropped())
+        });
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().measurement_time(Duration::from_secs(4)).warm_up_time(Duration::from_secs(1));
-    targets = calls
+    targets = calls, collector_down
 }
 criterion_main!(benches);

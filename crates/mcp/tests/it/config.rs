@@ -20,7 +20,15 @@ async fn an_unapproved_command_is_refused_with_its_exact_command_line_and_never_
     let marker = dir.path().join("started");
     let server = marking_server(&marker);
     let line = CommandLine::of("inventory", &server).unwrap();
-    let pool = Pool::new(configs(vec![("inventory", server.clone())]), Approvals::new(), PoolOptions::default());
+    // An approved server beside it, started after the refusal: it marks the moment after.
+    let witnessed = dir.path().join("witness-started");
+    let witness = marking_server(&witnessed);
+    let approvals = Approvals::from_hashes([CommandLine::of("witness", &witness).unwrap().hash()]);
+    let pool = Pool::new(
+        configs(vec![("inventory", server.clone()), ("witness", witness)]),
+        approvals,
+        PoolOptions::default(),
+    );
     let err = pool.call(tool(Some("inventory"), "echo", json!({"message": "x"}))).await.unwrap_err();
     assert_eq!(err.code(), "SERVER_NOT_APPROVED");
     let message = err.to_string();
@@ -29,9 +37,13 @@ async fn an_unapproved_command_is_refused_with_its_exact_command_line_and_never_
     assert!(!message.contains("--allow-server"), "the pool gives no front door's advice: {message}");
     assert!(!err.is_transient());
     assert_eq!(pool.pid("inventory").await, None);
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(!marker.exists(), "nothing may run before approval");
+    // A command started with the refusal would have run its `touch` by the time another
+    // one was started, answered its handshake and a call; shutting down reaps the rest.
+    let ok = pool.call(tool(Some("witness"), "echo", json!({"message": "after"}))).await.unwrap();
+    assert_eq!(text(&ok), "after");
+    assert!(witnessed.exists());
     pool.shutdown().await;
+    assert!(!marker.exists(), "nothing may run before approval");
 
     // Approved by hash (as the store keeps it), the same command starts.
     let approvals = Approvals::from_hashes([line.hash()]);
@@ -80,7 +92,7 @@ async fn env_references_are_resolved_when_the_server_starts() {
     let pool = Pool::new(configs, Approvals::allow_all(), PoolOptions::default().with_env(env).with_log(log));
     assert_eq!(text(&pool.call(tool(Some("echo"), "echo", json!({"message": "ok"}))).await.unwrap()), "ok");
     let mut seen = Vec::new();
-    let found = eventually(Duration::from_secs(5), || {
+    let found = eventually(Duration::from_secs(30), || {
         seen.extend(std::iter::from_fn(|| lines.try_recv().ok()));
         seen.iter().any(|l| l.stream == LogStream::Stderr && l.line == "18 bytes")
     })

@@ -48,7 +48,7 @@ async fn a_tool_a_2026_07_28_server_announces_on_the_listen_stream_is_listed_and
     // stream the client opened: without it the pool would never list again.
     let started = Instant::now();
     while pool.discover("modern").await.unwrap().tool("whisper").is_none() {
-        assert!(started.elapsed() < Duration::from_secs(5), "the pool never listed the announced tool");
+        assert!(started.elapsed() < Duration::from_secs(30), "the pool never listed the announced tool");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let routed = pool.call(tool(None, "whisper", json!({"text": "QUIET"}))).await.unwrap();
@@ -108,7 +108,9 @@ read -r rest
     let answer = pool.call(tool(Some("silent"), "answer", json!({}))).await.unwrap();
     assert_eq!(text(&answer), "late but fine");
     let waited = started.elapsed();
-    assert!(waited >= Duration::from_secs(10) && waited < Duration::from_secs(20), "{waited:?}");
+    // A lower bound only: rmcp's 10 s wait for the probe was honoured. That the answer
+    // came at all, within the default 30 s connect timeout, shows `initialize` followed.
+    assert!(waited >= Duration::from_secs(10), "{waited:?}");
     assert_eq!(pool.discover("silent").await.unwrap().protocol_version.as_deref(), Some("2025-11-25"));
     pool.shutdown().await;
 }

@@ -9,7 +9,7 @@ use mcpflow_mcp::{Approvals, LogStream, Pool, PoolOptions};
 use mcpflow_testkit::Fixture;
 use serde_json::json;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[tokio::test]
 async fn a_crash_mid_call_fails_the_call_and_the_next_call_restarts_the_server() {
@@ -53,14 +53,14 @@ async fn a_hanging_call_times_out_the_server_stays_usable_and_shutdown_leaves_no
     let pid = pool.pid("faulty").await.unwrap();
     let mut hang = tool(Some("faulty"), "hang", json!({}));
     hang.timeout = Some(Duration::from_millis(300));
-    let started = Instant::now();
     let err = pool.call(hang).await.unwrap_err();
     assert_eq!(err.code(), "CALL_TIMEOUT");
+    // The call's own 300 ms ended it, not the pool's default of a minute.
+    assert!(err.to_string().contains("within 300 ms"), "{err}");
     assert!(err.is_transient());
-    assert!(started.elapsed() < Duration::from_secs(2), "took {:?}", started.elapsed());
     assert!(matches!(process_state(pid), Some(s) if s != 'Z'), "the server is still alive");
     let mut seen = Vec::new();
-    let cancelled = eventually(Duration::from_secs(5), || {
+    let cancelled = eventually(Duration::from_secs(30), || {
         seen.extend(std::iter::from_fn(|| lines.try_recv().ok()));
         seen.iter()
             .any(|l| l.stream == LogStream::Stderr && l.line.contains("cancelled") && l.line.contains("timed out"))
@@ -115,12 +115,11 @@ read -r rest
 async fn an_answer_that_is_not_json_is_a_protocol_error_at_once() {
     let pool = pool(vec![("broken", broken_answer_server())]);
     let mut call = tool(Some("broken"), "answer", json!({}));
-    call.timeout = Some(Duration::from_secs(20));
-    let started = Instant::now();
+    // Far longer than a test may take: only the broken answer can end this call.
+    call.timeout = Some(Duration::from_secs(600));
     let err = pool.call(call).await.unwrap_err();
-    assert_eq!(err.code(), "PROTOCOL_ERROR");
+    assert_eq!(err.code(), "PROTOCOL_ERROR", "{err}");
     assert!(err.to_string().contains("not valid JSON"), "{err}");
-    assert!(started.elapsed() < Duration::from_secs(5), "no waiting for the timeout: {:?}", started.elapsed());
     pool.shutdown().await;
 }
 
@@ -185,7 +184,7 @@ async fn an_answer_over_the_bound_over_http_is_output_too_large_and_the_session_
     }
     assert_eq!(server.openings.load(Ordering::SeqCst), 1, "the same session answered throughout");
     // The 50 MiB body was not read through: the client hung up on it.
-    assert!(eventually(Duration::from_secs(5), || server.cut_short.load(Ordering::SeqCst) == 1).await);
+    assert!(eventually(Duration::from_secs(30), || server.cut_short.load(Ordering::SeqCst) == 1).await);
     pool.shutdown().await;
 }
 
@@ -198,7 +197,7 @@ async fn an_sse_answer_over_the_bound_is_cut_off_while_read_and_the_server_stays
     // rmcp stops reading the event at the bound but reports only that the answer's stream
     // closed, without the cause (see pool/http.rs).
     assert_eq!(err.code(), "SERVER_DISCONNECTED", "{err}");
-    assert!(eventually(Duration::from_secs(5), || server.cut_short.load(Ordering::SeqCst) == 1).await);
+    assert!(eventually(Duration::from_secs(30), || server.cut_short.load(Ordering::SeqCst) == 1).await);
     let after = pool.call(tool(Some("web"), "echo", json!({"message": "fine"}))).await.unwrap();
     assert_eq!(text(&after), "fine");
     pool.shutdown().await;
@@ -270,7 +269,7 @@ async fn stderr_lines_reach_the_log_channel() {
         Pool::new(configs(vec![("echo", wrapped)]), Approvals::allow_all(), PoolOptions::default().with_log(log));
     pool.call(tool(Some("echo"), "echo", json!({"message": "x"}))).await.unwrap();
     let mut seen = Vec::new();
-    let found = eventually(Duration::from_secs(5), || {
+    let found = eventually(Duration::from_secs(30), || {
         seen.extend(std::iter::from_fn(|| lines.try_recv().ok()));
         seen.iter().any(|l| l.server == "echo" && l.stream == LogStream::Stderr && l.line == "booting the echo fixture")
     })
@@ -286,7 +285,7 @@ async fn dropping_the_pool_kills_its_processes() {
     let pid = pool.pid("faulty").await.unwrap();
     drop(pool);
     assert!(
-        eventually(Duration::from_secs(5), || process_state(pid).is_none()).await,
+        eventually(Duration::from_secs(30), || process_state(pid).is_none()).await,
         "process {pid} is still there: {:?}",
         process_state(pid)
     );

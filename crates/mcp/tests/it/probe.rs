@@ -1,7 +1,7 @@
 //! The era probe within a short connect timeout (`pool/probe.rs`): `server/discover` gets
 //! half of it (at most rmcp's fixed 10 s), so a 2025-11-25 server that drops the probe is
-//! still reached within a 1 s connect timeout, and a server that answers nothing fails
-//! within it — over stdio and over HTTP. An answer to the probe that is not a
+//! still reached within a connect timeout shorter than rmcp's wait, and a server that
+//! answers nothing fails with the connect timeout's error — over stdio and over HTTP. An answer to the probe that is not a
 //! `server/discover` result (`{}` from a server that answers unknown methods so) is not
 //! believed: `initialize` follows.
 
@@ -37,6 +37,11 @@ read -r rest
     config(json!({"command": "sh", "args": ["-c", script]}))
 }
 
+/// `opening`, failing the test if it hangs (a guard far longer than the timeouts under test).
+async fn guarded<T>(opening: impl Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(60), opening).await.expect("the opening never ended")
+}
+
 fn pool_with_timeout(name: &str, server: mcpflow_blueprint::ServerConfig, timeout: Duration) -> Pool {
     Pool::new(
         configs(vec![(name, server)]),
@@ -46,15 +51,19 @@ fn pool_with_timeout(name: &str, server: mcpflow_blueprint::ServerConfig, timeou
 }
 
 #[tokio::test]
-async fn a_server_that_drops_server_discover_is_reached_within_a_1_s_connect_timeout() {
+async fn a_server_that_drops_server_discover_is_reached_within_a_short_connect_timeout() {
     for late in [false, true] {
-        let pool = pool_with_timeout("silent", dropping_discover(late), Duration::from_secs(1));
+        // 4 s: shorter than rmcp's own 10 s wait for the probe, so the server is reached
+        // only if the probe gives up at half of it (2 s) and `initialize` follows; the other
+        // half leaves a loaded machine room for the rest of the opening.
+        let pool = pool_with_timeout("silent", dropping_discover(late), Duration::from_secs(4));
         let started = Instant::now();
         let answer = pool.call(tool(Some("silent"), "answer", json!({}))).await.unwrap();
         let waited = started.elapsed();
         assert_eq!(text(&answer), "reached");
-        // Half of the connect timeout for the probe, then `initialize`.
-        assert!(waited >= Duration::from_millis(450) && waited < Duration::from_millis(1500), "{waited:?}");
+        // A lower bound only: the probe had its half of the connect timeout. That the
+        // server was reached at all shows it had no more.
+        assert!(waited >= Duration::from_millis(2000), "{waited:?}");
         assert_eq!(pool.discover("silent").await.unwrap().protocol_version.as_deref(), Some("2025-11-25"));
         pool.shutdown().await;
     }
@@ -67,13 +76,11 @@ async fn a_stdio_server_that_answers_nothing_fails_within_the_1_s_connect_timeou
         config(json!({"command": "sh", "args": ["-c", "cat > /dev/null"]})),
         Duration::from_secs(1),
     );
-    let started = Instant::now();
-    let error = pool.discover("mute").await.unwrap_err();
-    let waited = started.elapsed();
+    let error = guarded(pool.discover("mute")).await.unwrap_err();
     pool.shutdown().await;
     assert_eq!(error.code(), "SERVER_START_FAILED", "{error}");
-    assert!(waited < Duration::from_millis(1800), "{waited:?}");
-    assert!(error.to_string().contains("within 1000 ms"), "{error}");
+    // The connect timeout ended it, not rmcp's 10 s wait for the probe.
+    assert!(error.to_string().contains("`initialize` within 1000 ms"), "{error}");
 }
 
 #[tokio::test]
@@ -89,12 +96,11 @@ async fn an_http_server_that_accepts_and_answers_nothing_fails_within_the_1_s_co
     });
     let url = format!("http://127.0.0.1:{port}/mcp");
     let pool = pool_with_timeout("mute", config(json!({ "url": url })), Duration::from_secs(1));
-    let started = Instant::now();
-    let error = pool.discover("mute").await.unwrap_err();
-    let waited = started.elapsed();
+    let error = guarded(pool.discover("mute")).await.unwrap_err();
     pool.shutdown().await;
     assert_eq!(error.code(), "SERVER_START_FAILED", "{error}");
-    assert!(waited < Duration::from_millis(1800), "{waited:?}");
+    // The connect timeout ended it, not rmcp's 10 s wait for the probe.
+    assert!(error.to_string().contains("`initialize` within 1000 ms"), "{error}");
 }
 
 #[tokio::test]

@@ -2,7 +2,7 @@
 //! and process checks through /proc.
 
 use mcpflow_blueprint::ServerConfig;
-use mcpflow_engine::{CallRequest, CallTarget};
+use mcpflow_engine::{CallRequest, CallTarget, Progress, ProgressSink};
 use mcpflow_mcp::{Approvals, Pool, PoolOptions, ServerConfigs};
 use mcpflow_testkit::Fixture;
 use serde_json::{Map, Value, json};
@@ -107,6 +107,16 @@ pub fn process_state(pid: u32) -> Option<char> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let after_name = stat.rsplit_once(')')?.1;
     after_name.trim_start().chars().next()
+}
+
+/// A progress sink and the channel its notifications arrive on, so a test can wait for
+/// the moment a server works on a call (its first notification).
+pub fn progress_events() -> (ProgressSink, tokio::sync::mpsc::UnboundedReceiver<Progress>) {
+    let (sender, received) = tokio::sync::mpsc::unbounded_channel();
+    let sink: ProgressSink = Arc::new(move |progress| {
+        let _ = sender.send(progress);
+    });
+    (sink, received)
 }
 
 /// Polls `condition` until it holds or `limit` passes.

@@ -63,6 +63,16 @@ fn assert_propagated(span: &RecordedSpan, result: &Value) {
     assert_eq!(sent["tracestate"], STATE, "{result}");
 }
 
+/// Waits until a span named `name` has its request sent (it carries the request's id), or
+/// fails after 30 s (a guard against a hang only).
+async fn until_sent(recorder: &Recorder, name: &str) {
+    let sent = crate::support::eventually(Duration::from_secs(30), || {
+        recorder.recorded().spans.iter().any(|s| s.name == name && attr(s, "jsonrpc.request.id").is_some())
+    })
+    .await;
+    assert!(sent, "no `{name}` request was sent: {:#?}", recorder.recorded().spans);
+}
+
 /// One `McpCall` per request, and the requests in flight back to 0.
 fn assert_measured(recorder: &Recorder, requests: usize) -> Vec<Vec<(&'static str, Attr)>> {
     let measures = recorder.recorded().measures;
@@ -260,11 +270,14 @@ async fn errors_set_error_type_a_json_rpc_code_a_tool_error_or_our_code() {
 
     // Cancelled by the caller: our code too.
     let recorder = Arc::new(Recorder::new(false));
-    let sleep = traced(tool(Some("echo"), "sleep", json!({"ms": 5000})), &recorder);
+    let sleep = traced(tool(Some("echo"), "sleep", json!({"ms": 600_000})), &recorder);
     let cancel = sleep.cancel.clone();
-    let cancelling = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        cancel.cancel();
+    let cancelling = tokio::spawn({
+        let recorder = recorder.clone();
+        async move {
+            until_sent(&recorder, "tools/call sleep").await;
+            cancel.cancel();
+        }
     });
     assert_eq!(pool.call(sleep).await.unwrap_err().code(), "CANCELLED");
     cancelling.await.unwrap();
@@ -278,9 +291,12 @@ async fn a_dropped_call_ends_its_span_and_its_request_in_flight() {
     let pool = pool(vec![("echo", testkit("echo"))]);
     pool.call(tool(Some("echo"), "echo", json!({"message": "up"}))).await.unwrap();
     let recorder = Arc::new(Recorder::new(false));
-    let sleep = traced(tool(Some("echo"), "sleep", json!({"ms": 5000})), &recorder);
-    let dropped = tokio::time::timeout(Duration::from_millis(300), pool.call(sleep)).await;
-    assert!(dropped.is_err());
+    let sleep = traced(tool(Some("echo"), "sleep", json!({"ms": 600_000})), &recorder);
+    // Dropped once its request is on its way.
+    tokio::select! {
+        done = pool.call(sleep) => panic!("the call ended before it was dropped: {done:?}"),
+        () = until_sent(&recorder, "tools/call sleep") => {}
+    }
     let span = only_span(&recorder);
     assert_eq!(attr(&span, "error.type").as_deref(), Some("CANCELLED"));
     assert!(span.status.is_some(), "{span:#?}");
@@ -380,13 +396,17 @@ async fn a_task_has_a_span_per_request_the_create_each_poll_the_result_and_the_c
     let recorder = Arc::new(Recorder::new(false));
     let call = traced(tool(Some("everything"), "simulate-research-query", json!({"topic": "stop"})), &recorder);
     let cancel = call.cancel.clone();
-    let cancelling = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(1500)).await;
-        cancel.cancel();
+    let cancelling = tokio::spawn({
+        let recorder = recorder.clone();
+        async move {
+            // Once the task exists on the server and is being polled.
+            until_sent(&recorder, "tasks/get").await;
+            cancel.cancel();
+        }
     });
     assert_eq!(pool.call(call).await.unwrap_err().code(), "CANCELLED");
     cancelling.await.unwrap();
-    let ended = crate::support::eventually(Duration::from_secs(3), || {
+    let ended = crate::support::eventually(Duration::from_secs(30), || {
         recorder.recorded().spans.iter().any(|s| s.name == "tasks/cancel" && s.status.is_some())
     })
     .await;

@@ -3,7 +3,7 @@ use mcpflow_engine::telemetry::{Attr, Measure, SpanKind, SpanStart, SpanStatus, 
 use mcpflow_telemetry::{Config, Otel, Protocol, Reporter};
 use mcpflow_testkit::otlp::Receiver;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn config(base: &str, max_queue: usize) -> Config {
     Config {
@@ -30,6 +30,17 @@ fn grpc_config(base: &str, max_queue: usize) -> Config {
         scheduled_delay: Duration::from_millis(50),
         retries: false,
     }
+}
+
+/// Runs `work` on a thread of its own and fails if it has not returned within a minute: a
+/// guard against a hang (an exporter waiting for a collector that is down), not a speed
+/// check. What the spans cost with the collector down is `benches/call.rs`.
+fn within_a_minute<T: Send + 'static>(what: &str, work: impl FnOnce() -> T + Send + 'static) -> T {
+    let (done, result) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(work());
+    });
+    result.recv_timeout(Duration::from_secs(60)).unwrap_or_else(|e| panic!("{what} did not return: {e}"))
 }
 
 fn reporter() -> (Reporter, Arc<Mutex<Vec<String>>>) {
@@ -139,22 +150,21 @@ fn with_the_collector_down_spans_are_dropped_counted_and_told_once_without_block
     let (report, lines) = reporter();
     let otel = Otel::start(&config(&format!("http://127.0.0.1:{port}"), 8), report).unwrap();
 
-    let started = Instant::now();
-    for i in 0..2_000i64 {
-        let root = otel.start(span("run bp", SpanKind::Internal, None, vec![("i", i.into())]));
-        let child = otel.start(span("step a", SpanKind::Internal, Some(root.context()), Vec::new()));
-        child.end(SpanStatus::Unset);
-        root.end(SpanStatus::Ok);
-    }
-    let spent = started.elapsed();
-    // A sanity bound, not a performance claim: 4,000 spans must not wait for a collector.
-    assert!(spent < Duration::from_secs(5), "starting and ending 4,000 spans took {spent:?}");
-
-    let started = Instant::now();
-    otel.shutdown();
-    let spent = started.elapsed();
-    assert!(spent < Duration::from_secs(5), "shutdown took {spent:?}");
+    let otel = within_a_minute("starting and ending 4,000 spans", move || {
+        for i in 0..2_000i64 {
+            let root = otel.start(span("run bp", SpanKind::Internal, None, vec![("i", i.into())]));
+            let child = otel.start(span("step a", SpanKind::Internal, Some(root.context()), Vec::new()));
+            child.end(SpanStatus::Unset);
+            root.end(SpanStatus::Ok);
+        }
+        otel
+    });
+    let otel = within_a_minute("the shutdown", move || {
+        otel.shutdown();
+        otel
+    });
     // Spans are ended (and so dropped) on the exporter's worker: counted by the shutdown.
+    // Dropped, not waited for: the queue holds 8 and nothing took them.
     assert!(otel.dropped() > 0);
 
     let lines = lines.lock().unwrap();
@@ -236,15 +246,17 @@ fn over_grpc_with_the_collector_down_spans_are_dropped_and_told_once_without_blo
     let (report, lines) = reporter();
     let otel = Otel::start(&grpc_config(&format!("http://127.0.0.1:{port}"), 8), report).unwrap();
 
-    let started = Instant::now();
-    for i in 0..500i64 {
-        let root = otel.start(span("run bp", SpanKind::Internal, None, vec![("i", i.into())]));
-        root.end(SpanStatus::Ok);
-    }
-    assert!(started.elapsed() < Duration::from_secs(5), "500 spans took {:?}", started.elapsed());
-    let started = Instant::now();
-    otel.shutdown();
-    assert!(started.elapsed() < Duration::from_secs(5), "shutdown took {:?}", started.elapsed());
+    let otel = within_a_minute("starting and ending 500 spans", move || {
+        for i in 0..500i64 {
+            let root = otel.start(span("run bp", SpanKind::Internal, None, vec![("i", i.into())]));
+            root.end(SpanStatus::Ok);
+        }
+        otel
+    });
+    let otel = within_a_minute("the shutdown", move || {
+        otel.shutdown();
+        otel
+    });
 
     let lines = lines.lock().unwrap();
     let told = lines.iter().filter(|l| l.contains("spans are being dropped")).count();
