@@ -54,7 +54,13 @@ MCPFLOW_BIN="$PWD/target/debug/mcpflow" bash scripts/conformance.sh
 
 step "tests (the whole workspace, the studio's unit tests included)"
 # CI=true makes insta fail on any snapshot that is missing or differs instead of writing it.
-CI=true cargo test "${ALL_TARGETS[@]}"
+# Tests wait for events with deadlines only as failure guards; a hang anywhere still ends
+# here, with a clear message, long before the CI's own limit.
+CI=true timeout --kill-after=30s 40m cargo test "${ALL_TARGETS[@]}" || {
+  code=$?
+  [ "$code" -ne 124 ] || echo "the tests did not finish within 40 minutes: one of them hangs" >&2
+  exit "$code"
+}
 
 step "benches compile and run once (criterion test mode)"
 cargo test "${ALL_TARGETS[@]}" --benches
