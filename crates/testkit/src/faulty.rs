@@ -140,6 +140,11 @@ impl Faulty {
             let mark = std::fs::OpenOptions::new().create(true).append(true).open(path);
             let _ = mark.and_then(|mut f| std::io::Write::write_all(&mut f, b"hang\n"));
         }
+        // And a client that asked for progress hears that the call has begun.
+        if let Some(token) = ctx.meta.get_progress_token() {
+            let begun = ProgressNotificationParam::new(token, 0.0).with_message("waiting to be cancelled");
+            let _ = ctx.peer.notify_progress(begun).await;
+        }
         ctx.ct.cancelled().await;
         reply::error("cancelled")
     }
