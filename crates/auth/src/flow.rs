@@ -15,13 +15,13 @@ use super::client_auth::{ClientAuth, Method};
 use super::discovery::Discovered;
 use super::listener::{CallbackError, Loopback};
 use super::vault::{Login, Vault, now_ms};
-use crate::config::EnvLookup;
-use crate::config::env::resolve;
 use crate::error::{Error, Result};
 use crate::trust::Clients;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use mcpflow_blueprint::{OAuthConfig, OAuthGrant};
+use mcpflow_config::EnvLookup;
+use mcpflow_config::env::resolve;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
@@ -577,9 +577,12 @@ impl Authenticator {
         client_id: &str,
     ) -> Result<Option<String>> {
         match oauth {
-            Some(o) if o.client_id.as_deref() == Some(client_id) => {
-                o.client_secret.as_deref().map(|s| resolve(s, env, server, "oauth.client_secret")).transpose()
-            }
+            Some(o) if o.client_id.as_deref() == Some(client_id) => o
+                .client_secret
+                .as_deref()
+                .map(|s| resolve(s, env, server, "oauth.client_secret"))
+                .transpose()
+                .map_err(Error::from),
             _ => Ok(None),
         }
     }
@@ -598,7 +601,7 @@ impl Authenticator {
         else {
             return Ok(None);
         };
-        let from_env = if crate::config::env::references(reference).is_empty() {
+        let from_env = if mcpflow_config::env::references(reference).is_empty() {
             None
         } else {
             Some(resolve(reference, env, server, "oauth.private_key")?)
@@ -948,7 +951,7 @@ pub(super) fn same_issuer(a: &str, b: &str) -> bool {
 /// answers — the client secret, the refresh token, the authorization code and its
 /// verifier, a client assertion — should the server quote one back.
 fn hide_sent_secrets(text: &str, form: &[(&str, String)], auth: &ClientAuth) -> String {
-    let mut secrets = crate::config::launch::Secrets::default();
+    let mut secrets = mcpflow_config::launch::Secrets::default();
     for (key, value) in form.iter().map(|(k, v)| (*k, v)).chain(auth.hidden().iter().map(|(k, v)| (*k, v))) {
         if matches!(
             key,

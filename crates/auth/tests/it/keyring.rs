@@ -5,7 +5,7 @@
 //! that session (or with no bus at all); the tools are installed by `scripts/test.sh`,
 //! and a test skips — loudly — only where they are missing.
 
-use mcpflow_mcp::auth::{Login, TokenStore, Vault};
+use mcpflow_auth::{Login, TokenStore, Vault};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
