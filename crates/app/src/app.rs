@@ -86,7 +86,7 @@ pub(crate) struct Inner {
     /// The roots of the servers that configure none: the data folder's `files/`.
     pub(crate) roots: Vec<PathBuf>,
     /// OAuth logins: the data folder's vault, shared by the pool and the sign-in.
-    pub(crate) auth: Arc<mcpflow_mcp::auth::Authenticator>,
+    pub(crate) auth: Arc<mcpflow_auth::Authenticator>,
     /// Questions of runs waiting for a person, answered by any front door.
     pub(crate) questions: Arc<crate::runs::Questions>,
     /// The data folder whose `settings.json` names the sampling provider.
@@ -152,7 +152,7 @@ impl App {
         options: AppOptions,
         files: ServerConfigs,
         (roots, home): (Vec<PathBuf>, PathBuf),
-        auth: Arc<mcpflow_mcp::auth::Authenticator>,
+        auth: Arc<mcpflow_auth::Authenticator>,
     ) -> Result<App> {
         let logs = crate::logs::LogRouter::new();
         let state = build_servers(&store, &files, &options, &logs, &roots, &auth)?;
@@ -244,7 +244,7 @@ impl App {
 
 /// The logins of data folder `home`; on the command line, `AUTH_REQUIRED` names the
 /// `auth login` that finds the server as this application does (`--store`, its files).
-fn app_authenticator(home: &std::path::Path, options: &AppOptions) -> Arc<mcpflow_mcp::auth::Authenticator> {
+fn app_authenticator(home: &std::path::Path, options: &AppOptions) -> Arc<mcpflow_auth::Authenticator> {
     match options.front {
         crate::advice::Front::Studio => crate::auth::authenticator(home, options.front),
         crate::advice::Front::Cli => {
@@ -274,7 +274,7 @@ fn build_servers(
     options: &AppOptions,
     logs: &crate::logs::LogRouter,
     roots: &[PathBuf],
-    auth: &Arc<mcpflow_mcp::auth::Authenticator>,
+    auth: &Arc<mcpflow_auth::Authenticator>,
 ) -> Result<ServerState> {
     let mut configs = stored_configs(store)?;
     configs.merge(files.clone());

@@ -11,11 +11,11 @@ use crate::App;
 use crate::advice::Front;
 use crate::error::{AppError, Result};
 /// What signing out told the authorization server.
-pub use mcpflow_mcp::auth::Revocation;
-use mcpflow_mcp::auth::{Authenticator, LoginRequest, Vault, canonical_resource, http_config, resolved_url};
+pub use mcpflow_auth::Revocation;
+use mcpflow_auth::{Authenticator, LoginRequest, Vault, canonical_resource, http_config, resolved_url};
 /// How the authorization URL is opened ([`LoginOptions::browser`]).
-pub use mcpflow_mcp::auth::{Browser, SignIn};
-use mcpflow_mcp::config::env::process_env;
+pub use mcpflow_auth::{Browser, SignIn};
+use mcpflow_config::env::process_env;
 use mcpflow_mcp::{Approvals, EnvLookup, ServerConfigs};
 use serde_json::Value;
 use std::path::Path;
@@ -60,7 +60,7 @@ pub fn authenticator(home: &Path, front: Front) -> Arc<Authenticator> {
 }
 
 /// The authenticator of data folder `home` with its own advice for `AUTH_REQUIRED`.
-pub fn authenticator_advising(home: &Path, advice: mcpflow_mcp::auth::Advice) -> Arc<Authenticator> {
+pub fn authenticator_advising(home: &Path, advice: mcpflow_auth::Advice) -> Arc<Authenticator> {
     Arc::new(Authenticator::new(Vault::in_data_dir(home)).with_advice(advice))
 }
 
@@ -196,7 +196,7 @@ pub async fn login(
     let (config, url) = http_server(configs, env, server)?;
     // A blueprint's server that needs approval is not contacted before it has it.
     approvals.check(server, config, configs.origin(server))?;
-    if mcpflow_mcp::auth::has_static_authorization(config) {
+    if mcpflow_auth::has_static_authorization(config) {
         return Err(AppError::BadRequest(format!(
             "server `{server}` sends its own `Authorization` header (in `headers`), which wins over a sign-in; \
              remove that header to sign in with OAuth"

@@ -47,6 +47,19 @@ pub enum AppError {
     DataFolder(#[from] crate::home::NotPrivate),
 }
 
+/// A configuration or sign-in error is a servers error, as the pool reports it.
+impl From<mcpflow_config::Error> for AppError {
+    fn from(error: mcpflow_config::Error) -> Self {
+        AppError::Servers(error.into())
+    }
+}
+
+impl From<mcpflow_auth::Error> for AppError {
+    fn from(error: mcpflow_auth::Error) -> Self {
+        AppError::Servers(error.into())
+    }
+}
+
 fn first_error(diagnostics: &[Diagnostic]) -> String {
     diagnostics
         .iter()

@@ -59,7 +59,7 @@ pub struct HeadlessRun {
     pub telemetry: Option<Arc<dyn mcpflow_engine::Telemetry>>,
     /// A server that asks for a wider scope may open the browser to sign in again
     /// (`--sign-in`); `None`: the step fails with `AUTH_REQUIRED`.
-    pub sign_in: Option<mcpflow_mcp::auth::SignIn>,
+    pub sign_in: Option<mcpflow_auth::SignIn>,
     /// `--record`: every MCP exchange of the run is kept here, secrets hidden; filled when
     /// the run ends, before its servers stop.
     pub record: Option<Recording>,
@@ -83,6 +83,13 @@ pub enum HeadlessError {
     Servers(#[from] mcpflow_mcp::Error),
     #[error("{0}")]
     Start(#[from] StartError),
+}
+
+/// A configuration or sign-in error is a servers error, as the pool reports it.
+impl From<mcpflow_config::Error> for HeadlessError {
+    fn from(error: mcpflow_config::Error) -> Self {
+        HeadlessError::Servers(error.into())
+    }
 }
 
 impl HeadlessError {
@@ -183,20 +190,20 @@ pub fn new_run_id() -> String {
 /// The logins of the data folder; `AUTH_REQUIRED` names the `mcpflow auth login` that
 /// finds the server where this run found it: the blueprint's file or the servers files.
 /// With `sign_in`, a server asking for a wider scope opens the browser instead.
-fn run_authenticator(bp: &Blueprint, spec: &HeadlessRun) -> Arc<mcpflow_mcp::auth::Authenticator> {
+fn run_authenticator(bp: &Blueprint, spec: &HeadlessRun) -> Arc<mcpflow_auth::Authenticator> {
     let declared: std::collections::BTreeSet<String> = bp.servers.keys().cloned().collect();
     let files = crate::auth::servers_flags(&spec.server_files);
     let blueprint =
         spec.file.as_ref().map(|f| format!(" --blueprint {}", crate::auth::shell_word(&f.display().to_string())));
-    let advice: mcpflow_mcp::auth::Advice = Arc::new(move |server| {
+    let advice: mcpflow_auth::Advice = Arc::new(move |server| {
         let flags = match &blueprint {
             Some(blueprint) if declared.contains(server) => blueprint.as_str(),
             _ => files.as_str(),
         };
         crate::auth::cli_login_advice(server, flags)
     });
-    let vault = mcpflow_mcp::auth::Vault::in_data_dir(&crate::home::data_dir());
-    let auth = mcpflow_mcp::auth::Authenticator::new(vault).with_advice(advice);
+    let vault = mcpflow_auth::Vault::in_data_dir(&crate::home::data_dir());
+    let auth = mcpflow_auth::Authenticator::new(vault).with_advice(advice);
     Arc::new(match &spec.sign_in {
         Some(sign_in) => auth.with_sign_in(sign_in.clone()),
         None => auth,

@@ -177,7 +177,7 @@ pub fn provider_settings(home: &Path) -> ProviderSettings {
             out.key_variable = config
                 .api_key
                 .as_deref()
-                .and_then(|key| mcpflow_mcp::config::env::references(key).into_iter().find(|n| is_variable_name(n)))
+                .and_then(|key| mcpflow_config::env::references(key).into_iter().find(|n| is_variable_name(n)))
                 .map(str::to_owned);
             out.key_set = out.key_variable.as_deref().is_some_and(|name| std::env::var_os(name).is_some());
             out.provider = Some(config);
@@ -325,7 +325,7 @@ fn check(config: &ProviderConfig) -> Result<(), String> {
         return Err("`model` is empty; name the model to ask, e.g. \"llama3.2\"".to_owned());
     }
     if let Some(key) = &config.api_key
-        && mcpflow_mcp::config::env::references(key).is_empty()
+        && mcpflow_config::env::references(key).is_empty()
     {
         return Err("`api_key` must be written as \"${env:NAME}\": keys are read from the environment, never \
                     kept in a file"
@@ -416,7 +416,7 @@ impl std::fmt::Debug for Provider {
 
 impl Provider {
     pub fn new(config: ProviderConfig) -> Self {
-        Self::with_env(config, mcpflow_mcp::config::env::process_env())
+        Self::with_env(config, mcpflow_config::env::process_env())
     }
 
     pub fn with_env(config: ProviderConfig, env: mcpflow_mcp::EnvLookup) -> Self {
@@ -441,14 +441,13 @@ impl Provider {
         let client = self.client.as_ref().map_err(|e| failed(request, &format!("no HTTP client: {e}")))?;
         let mut post = client.post(self.endpoint()).json(&body);
         if let Some(key) = &self.config.api_key {
-            if let Some(name) = mcpflow_mcp::config::env::references(key).into_iter().find(|n| (self.env)(n).is_none())
-            {
+            if let Some(name) = mcpflow_config::env::references(key).into_iter().find(|n| (self.env)(n).is_none()) {
                 return Err(request.unavailable(&format!(
                     "the sampling provider's `api_key` is ${{env:{name}}}, which is not set; set it in the \
                      environment that runs mcpflow"
                 )));
             }
-            let key = mcpflow_mcp::config::env::resolve(key, &self.env, "sampling", "api_key")
+            let key = mcpflow_config::env::resolve(key, &self.env, "sampling", "api_key")
                 .map_err(|e| request.unavailable(&e.to_string()))?;
             post = post.bearer_auth(key);
         }

@@ -8,9 +8,9 @@ use crate::app::{App, consent};
 use crate::error::Result;
 use crate::headless::HeadlessError;
 use futures::StreamExt as _;
+use mcpflow_auth::{Authenticator, Vault};
 use mcpflow_blueprint::ProtocolEra;
-use mcpflow_mcp::auth::{Authenticator, Vault};
-use mcpflow_mcp::config::launch::{TransportKind, transport_kind};
+use mcpflow_config::launch::{TransportKind, transport_kind};
 use mcpflow_mcp::{Approvals, Consent, Pool, PoolOptions, ServerConfigs, ServerEntry};
 use serde::Serialize;
 use serde_json::Value;
@@ -95,7 +95,7 @@ fn auth_of(name: &str, config: &mcpflow_blueprint::ServerConfig, vault: &Vault) 
     let names: Vec<String> = config.headers.keys().cloned().collect();
     let plain = || if names.is_empty() { Auth::None } else { Auth::Headers { names: names.clone() } };
     let http = matches!(transport_kind(name, config), Ok(TransportKind::Http));
-    if !http || mcpflow_mcp::auth::has_static_authorization(config) {
+    if !http || mcpflow_auth::has_static_authorization(config) {
         return plain();
     }
     match login_of(name, config, vault) {
@@ -106,9 +106,9 @@ fn auth_of(name: &str, config: &mcpflow_blueprint::ServerConfig, vault: &Vault) 
 }
 
 /// The login held for an HTTP server's URL (`${env:NAME}` resolved from the process).
-fn login_of(name: &str, config: &mcpflow_blueprint::ServerConfig, vault: &Vault) -> Option<mcpflow_mcp::auth::Login> {
-    let url = mcpflow_mcp::auth::resolved_url(name, config, &mcpflow_mcp::config::env::process_env()).ok()?;
-    let resource = mcpflow_mcp::auth::canonical_resource(&url).ok()?;
+fn login_of(name: &str, config: &mcpflow_blueprint::ServerConfig, vault: &Vault) -> Option<mcpflow_auth::Login> {
+    let url = mcpflow_auth::resolved_url(name, config, &mcpflow_config::env::process_env()).ok()?;
+    let resource = mcpflow_auth::canonical_resource(&url).ok()?;
     vault.get(&resource).ok().flatten()
 }
 
@@ -355,14 +355,16 @@ fn hint(
     timeout: Duration,
     front: Front,
 ) -> String {
+    use mcpflow_auth::Error as A;
+    use mcpflow_config::Error as C;
     use mcpflow_mcp::Error as E;
     match e {
         E::ServerNotApproved { .. } => front.approve(name),
-        E::AuthRequired { .. } => front.login(name),
-        E::AuthFailed { .. } | E::AuthVault { .. } => {
+        E::Auth(A::AuthRequired { .. }) => front.login(name),
+        E::Auth(A::AuthFailed { .. } | A::AuthVault { .. }) => {
             format!("{}; if it keeps failing, `RUST_LOG=mcpflow=debug` shows the exchange", front.login(name))
         }
-        E::EnvVarMissing { name: var, .. } => {
+        E::Config(C::EnvVarMissing { name: var, .. }) => {
             format!("set `{var}` in the environment that runs mcpflow, then test again")
         }
         E::ServerNotConfigured { .. } => {
@@ -370,7 +372,7 @@ fn hint(
              files or the data folder"
                 .to_owned()
         }
-        E::ServerConfigInvalid { .. } | E::TransportUnsupported { .. } => {
+        E::Config(C::ServerConfigInvalid { .. } | C::TransportUnsupported { .. }) => {
             "fix the entry where it is configured (its `mcpServers` file, or the studio's Servers panel)".to_owned()
         }
         E::ServerStartFailed { message, .. } if message.contains("within") || message.contains("longer than") => {
@@ -408,7 +410,7 @@ fn secrets_of(entry: &ServerEntry) -> Vec<(String, String)> {
     texts.extend(config.env.values().chain(config.headers.values()).filter_map(Value::as_str));
     let mut out = Vec::new();
     for text in texts {
-        for name in mcpflow_mcp::config::env::references(text) {
+        for name in mcpflow_config::env::references(text) {
             if let Ok(value) = std::env::var(name) {
                 out.push((value, format!("${{env:{name}}}")));
             }
@@ -491,7 +493,7 @@ mod tests {
         let list = summaries_in(&configs, &Approvals::new(), &vault);
         assert_eq!(auth(&list, "oauth").to_string(), "oauth: needs login");
         assert_eq!(auth(&list, "plain"), Auth::None);
-        let login: mcpflow_mcp::auth::Login = serde_json::from_value(serde_json::json!({
+        let login: mcpflow_auth::Login = serde_json::from_value(serde_json::json!({
             "resource": "https://h/mcp", "server": "oauth", "grant": "authorization_code", "access_token": "AT-x",
             "account": "me@example.com", "client_id": "c", "token_endpoint": "https://as/token", "updated_ms": 0}))
         .unwrap();

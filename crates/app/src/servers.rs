@@ -6,7 +6,7 @@
 use crate::app::{App, consent};
 use crate::error::{AppError, Result};
 use mcpflow_blueprint::{Code, Diagnostic};
-use mcpflow_mcp::config::launch::{TransportKind, transport_kind};
+use mcpflow_config::launch::{TransportKind, transport_kind};
 use mcpflow_mcp::{ServerConfigs, ServerEntry};
 use serde::Serialize;
 use serde_json::Value;
@@ -208,8 +208,7 @@ impl App {
 
 /// The `${env:NAME}` names in every string of `value` (keys too).
 fn env_names(value: &Value, out: &mut std::collections::BTreeSet<String>) {
-    let refs =
-        |text: &str| mcpflow_mcp::config::env::references(text).into_iter().map(str::to_owned).collect::<Vec<_>>();
+    let refs = |text: &str| mcpflow_config::env::references(text).into_iter().map(str::to_owned).collect::<Vec<_>>();
     match value {
         Value::String(text) => out.extend(refs(text)),
         Value::Array(items) => items.iter().for_each(|v| env_names(v, out)),

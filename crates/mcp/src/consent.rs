@@ -14,11 +14,11 @@
 //! reach the hash or a prompt and rotating a token does not ask again. Opening or adding
 //! configs never starts anything.
 
-use crate::config::env::references;
-use crate::config::launch::{TransportKind, transport_kind};
-use crate::config::{Origin, ServerConfigs, ServerEntry};
 use crate::error::{Error, Result};
 use mcpflow_blueprint::ServerConfig;
+use mcpflow_config::env::references;
+use mcpflow_config::launch::{TransportKind, transport_kind};
+use mcpflow_config::{Origin, ServerConfigs, ServerEntry};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 use std::fmt;

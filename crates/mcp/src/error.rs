@@ -2,7 +2,6 @@
 //! reaches people through the engine's `CallError`, the CLI and the studio.
 
 use mcpflow_engine::CallError;
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// `Result` with this crate's [`Error`].
@@ -12,37 +11,14 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// A server config file could not be read.
-    #[error("cannot read the server config {}: {message}", path.display())]
-    ConfigRead { path: PathBuf, message: String },
+    /// A server configuration cannot be read or used (`mcpflow_config`).
+    #[error(transparent)]
+    Config(#[from] mcpflow_config::Error),
 
-    /// A server config file is not JSON or not in `mcpServers` shape.
-    #[error("{origin}: {message}")]
-    ConfigInvalid { origin: String, message: String },
-
-    /// A server config file the reader refused before parsing it: larger than its limit
-    /// (`LIMIT_SIZE`, found while reading). The code is the diagnostic's; the message has
-    /// the shape of a `validate` finding (`file:1:1: error[LIMIT_SIZE]: …; hint`).
-    #[error("{}", refused(path, diagnostic))]
-    ConfigRefused { path: PathBuf, diagnostic: Box<mcpflow_blueprint::Diagnostic> },
-
-    /// One server's entry cannot be used (no command or url, wrong types …).
-    #[error("server `{server}`: {message}")]
-    ServerConfigInvalid { server: String, message: String },
-
-    /// The entry names a transport this pool does not speak (legacy SSE).
-    #[error(
-        "server `{server}`: transport `{transport}` is not supported; use a stdio command or a streamable HTTP \
-         url (\"type\": \"http\")"
-    )]
-    TransportUnsupported { server: String, transport: String },
-
-    /// `${env:NAME}` names a variable that is not set where the server starts.
-    #[error(
-        "server `{server}`: environment variable `{name}` is not set (referenced as `${{env:{name}}}` in {field}); \
-         set it in the environment that runs mcpflow"
-    )]
-    EnvVarMissing { server: String, name: String, field: String },
+    /// Signing in to a server, its token vault or the trust store `https://` needs
+    /// (`mcpflow_auth`).
+    #[error(transparent)]
+    Auth(mcpflow_auth::Error),
 
     /// No server of that name is configured.
     #[error("no server named `{server}` is configured{}", known_list(known))]
@@ -165,61 +141,18 @@ pub enum Error {
         "server `{server}` no longer knows task `{task_id}`, which the interrupted run started ({message}); the tool was not called again — run the workflow again"
     )]
     TaskLost { server: String, task_id: String, message: String },
-    /// The server wants an OAuth login this mcpflow does not hold (or no longer: the
-    /// refresh was refused), or a wider scope than the login has. `advice` says what to
-    /// do in the words of the front door (`mcpflow auth login NAME`, the Servers panel).
-    #[error("server `{server}` needs a sign-in{}: {reason}; {advice}", scope.as_ref().map(|s| format!(" with scope `{s}`")).unwrap_or_default())]
-    AuthRequired { server: String, reason: String, scope: Option<String>, advice: String },
-
-    /// Signing in failed: the authorization server refused (its `error` and
-    /// `error_description` are in `message`), or its metadata or answers are unusable.
-    #[error("signing in to server `{server}` failed: {message}")]
-    AuthFailed { server: String, message: String },
-
-    /// Signing in was not completed in the browser within the time allowed.
-    #[error(
-        "signing in to server `{server}` was not completed within {} s (no answer reached the loopback redirect); \
-         run the sign-in again and finish it in the browser, or allow more time with `--timeout`",
-        after.as_secs()
-    )]
-    AuthTimeout { server: String, after: Duration },
-
-    /// The token vault (the OS keyring, else `auth/tokens.json` in the data folder) cannot
-    /// be read or written; `path` is the file, or `OS keyring (Secret Service)`.
-    #[error("the sign-in vault {}: {message}", path.display())]
-    AuthVault { path: PathBuf, message: String },
-
-    /// An `https://` URL was to be reached and the system has no root certificates to
-    /// check its certificate with (no `ca-certificates` package, `SSL_CERT_FILE` naming an
-    /// empty file); nothing was sent. `whom`: `server \`x\``, or an authorization server.
-    #[error(
-        "{whom} is reached over https, but no root certificate could be loaded from the system's trust store \
-         ({reason}); install the CA certificates (e.g. `apt-get install ca-certificates`), or set SSL_CERT_FILE \
-         to a PEM file of them (SSL_CERT_DIR to a folder of them)"
-    )]
-    TlsRootsMissing { whom: String, reason: String },
 
     /// The pool was shut down.
     #[error("the server pool is shut down")]
     ShutDown,
 }
 
-fn refused(path: &std::path::Path, d: &mcpflow_blueprint::Diagnostic) -> String {
-    let at = d.position.map(|p| format!("{}:{}", p.line, p.col)).unwrap_or_else(|| "1:1".to_owned());
-    let hint = d.hint.as_deref().map(|h| format!("; {h}")).unwrap_or_default();
-    format!("{}:{at}: error[{}]: {}{hint}", path.display(), d.code, d.message)
-}
-
 impl Error {
     /// The stable code of this error.
     pub fn code(&self) -> &'static str {
         match self {
-            Error::ConfigRead { .. } => "CONFIG_READ_FAILED",
-            Error::ConfigInvalid { .. } => "CONFIG_INVALID",
-            Error::ConfigRefused { diagnostic, .. } => diagnostic.code.name(),
-            Error::ServerConfigInvalid { .. } => "SERVER_CONFIG_INVALID",
-            Error::TransportUnsupported { .. } => "TRANSPORT_UNSUPPORTED",
-            Error::EnvVarMissing { .. } => "ENV_VAR_MISSING",
+            Error::Config(error) => error.code(),
+            Error::Auth(error) => error.code(),
             Error::ServerNotConfigured { .. } => "SERVER_NOT_CONFIGURED",
             Error::ServerNotApproved { .. } => "SERVER_NOT_APPROVED",
             Error::ServerStartFailed { .. } => "SERVER_START_FAILED",
@@ -238,11 +171,6 @@ impl Error {
             Error::TaskCancelled { .. } => "TASK_CANCELLED",
             Error::TaskInputRequired { .. } => "TASK_INPUT_REQUIRED",
             Error::TaskLost { .. } => "TASK_LOST",
-            Error::AuthRequired { .. } => "AUTH_REQUIRED",
-            Error::AuthFailed { .. } => "AUTH_FAILED",
-            Error::AuthTimeout { .. } => "AUTH_TIMEOUT",
-            Error::AuthVault { .. } => "AUTH_VAULT",
-            Error::TlsRootsMissing { .. } => "TLS_ROOTS_MISSING",
             Error::ShutDown => "POOL_SHUT_DOWN",
         }
     }
@@ -251,6 +179,17 @@ impl Error {
     /// configuration problem, a refusal or a bad answer will not.
     pub fn is_transient(&self) -> bool {
         matches!(self, Error::ServerStartFailed { .. } | Error::ServerDisconnected { .. } | Error::CallTimeout { .. })
+    }
+}
+
+/// An auth error that is a configuration error (a `${env:NAME}` not set) is that
+/// configuration error here too, so it is matched in one place.
+impl From<mcpflow_auth::Error> for Error {
+    fn from(error: mcpflow_auth::Error) -> Self {
+        match error {
+            mcpflow_auth::Error::Config(error) => Error::Config(error),
+            error => Error::Auth(error),
+        }
     }
 }
 

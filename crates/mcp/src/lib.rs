@@ -4,7 +4,9 @@
 //! resources and prompts; routing by tool name; timeouts, cancellation, progress,
 //! concurrency limits, restart after a crash and reaping.
 //!
-//! - [`config`]: reading and merging server configs; `${env:NAME}` at start time.
+//! - Server configs are read and merged by `mcpflow-config` (re-exported here:
+//!   [`ServerConfigs`], [`ServerEntry`], [`EnvLookup`]); signing in to HTTP servers is
+//!   `mcpflow-auth` (an [`mcpflow_auth::Authenticator`] in [`PoolOptions`]).
 //! - [`consent`]: a stdio command starts only if its exact command line was approved; a
 //!   blueprint's HTTP server that sends a variable or leaves the machine, only if approved.
 //! - [`pool`]: [`Pool`], which also implements the engine's [`mcpflow_engine::Servers`].
@@ -24,18 +26,16 @@
 //! ```
 #![forbid(unsafe_code)] // the workspace denies it; only the studio shell has one audited exception
 
-pub mod auth;
 pub mod catalog;
-pub mod config;
 pub mod consent;
 pub mod error;
 pub mod pool;
-mod trust;
 
 pub use catalog::{Catalog, CatalogServer};
-pub use config::{EnvLookup, InProcessConnect, Origin, ServerConfigs, ServerEntry};
 pub use consent::{Approvals, CommandLine, Consent, Endpoint};
 pub use error::{Error, Result};
+/// The server configurations the pool is made from (crate `mcpflow-config`).
+pub use mcpflow_config::{EnvLookup, InProcessConnect, Origin, ServerConfigs, ServerEntry};
 pub use pool::{Discovery, LogStream, Pool, PoolOptions, STACK_META, ServerLog};
 /// The rmcp version the pool speaks, for the types in [`Discovery`].
 pub use rmcp;

@@ -56,15 +56,16 @@ pub use call::STACK_META;
 pub use discovery::Discovery;
 
 use crate::catalog::Catalog;
-use crate::config::env::process_env;
-use crate::config::roots;
-use crate::config::{EnvLookup, ServerConfigs};
 use crate::consent::Approvals;
 use crate::error::{Error, Result};
 use deadlines::Deadlines;
 use futures::future::BoxFuture;
 use handler::SharedRoots;
 use indexmap::IndexMap;
+use mcpflow_config::Error as ConfigError;
+use mcpflow_config::env::process_env;
+use mcpflow_config::roots;
+use mcpflow_config::{EnvLookup, ServerConfigs};
 use mcpflow_engine::{CallError, CallRequest, Servers};
 use serde_json::Value;
 use server::Server;
@@ -126,7 +127,7 @@ pub struct PoolOptions {
     pub roots: Vec<PathBuf>,
     /// Signs HTTP servers in with their stored OAuth logins (refreshed as needed, never
     /// through a browser). Without it a server that answers 401 fails with `AUTH_REQUIRED`.
-    pub auth: Option<Arc<crate::auth::Authenticator>>,
+    pub auth: Option<Arc<mcpflow_auth::Authenticator>>,
 }
 
 impl Default for PoolOptions {
@@ -180,7 +181,7 @@ impl PoolOptions {
         self
     }
 
-    pub fn with_auth(mut self, auth: Arc<crate::auth::Authenticator>) -> Self {
+    pub fn with_auth(mut self, auth: Arc<mcpflow_auth::Authenticator>) -> Self {
         self.auth = Some(auth);
         self
     }
@@ -295,12 +296,12 @@ impl Pool {
         let roots = folders
             .iter()
             .map(|folder| {
-                roots::from_path(folder).map_err(|message| Error::ConfigInvalid {
+                roots::from_path(folder).map_err(|message| ConfigError::ConfigInvalid {
                     origin: "the default roots".to_owned(),
                     message: format!("{}: {message}", folder.display()),
                 })
             })
-            .collect::<Result<Vec<_>>>()?;
+            .collect::<Result<Vec<_>, _>>()?;
         if !self.inner.cx.roots.set(roots) {
             return Ok(());
         }
@@ -317,8 +318,8 @@ impl Pool {
     /// The secrets of every live session (their `${env:NAME}` values, header values and
     /// OAuth tokens, each with what stands for it), for hiding what leaves the pool another
     /// way than its messages (a recorded cassette) exactly as the pool hides them.
-    pub async fn secrets(&self) -> crate::config::launch::Secrets {
-        let mut secrets = crate::config::launch::Secrets::default();
+    pub async fn secrets(&self) -> mcpflow_config::launch::Secrets {
+        let mut secrets = mcpflow_config::launch::Secrets::default();
         for server in self.inner.servers.values() {
             if let Some(connection) = server.live().await {
                 secrets.join(&connection.notes.secrets());

@@ -102,7 +102,7 @@ pub(crate) fn tx_error(action: &'static str) -> impl FnOnce(TransactionError<Err
 
 /// The retired `logins` tree. Stores written before it was retired recorded there which
 /// servers held an OAuth login (name, resource URL, when). Nothing read it, and the token
-/// vault (`mcpflow_mcp::auth::Vault`, user-only, keyed by the canonical resource URL,
+/// vault (`mcpflow_auth::Vault`, user-only, keyed by the canonical resource URL,
 /// naming the server and when it signed in) answers that question by itself — and is
 /// always right, where the record was written only by front doors holding a store and
 /// went stale with every `mcpflow auth` run without `--store`. Opening a store drops the

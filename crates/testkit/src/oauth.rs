@@ -568,7 +568,7 @@ fn url_with(url: &str, pairs: &[(&str, &str)]) -> String {
 fn uuid_like() -> String {
     let mut bytes = [0u8; 16];
     jwt::fill_random(&mut bytes);
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(bytes)
 }
 
 /// PKCE's `BASE64URL(SHA256(verifier))`.

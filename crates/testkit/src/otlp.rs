@@ -288,9 +288,9 @@ fn flatten(request: ExportTraceServiceRequest) -> Vec<SpanRec> {
         for span in resource_spans.scope_spans.into_iter().flat_map(|s| s.spans) {
             let status = span.status.unwrap_or_default();
             out.push(SpanRec {
-                trace_id: hex(&span.trace_id),
-                span_id: hex(&span.span_id),
-                parent_span_id: (!span.parent_span_id.is_empty()).then(|| hex(&span.parent_span_id)),
+                trace_id: hex::encode(&span.trace_id),
+                span_id: hex::encode(&span.span_id),
+                parent_span_id: (!span.parent_span_id.is_empty()).then(|| hex::encode(&span.parent_span_id)),
                 name: span.name,
                 kind: match span.kind {
                     1 => "internal",
@@ -373,13 +373,9 @@ fn json(value: &AnyValue) -> serde_json::Value {
             .map(|kv| (kv.key.clone(), kv.value.as_ref().map_or(serde_json::Value::Null, json)))
             .collect::<serde_json::Map<_, _>>()
             .into(),
-        Some(any_value::Value::BytesValue(b)) => hex(b).into(),
+        Some(any_value::Value::BytesValue(b)) => hex::encode(b).into(),
         _ => serde_json::Value::Null,
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -4,8 +4,8 @@
 
 use super::{Asked, CASSETTE_VERSION, Cassette, Exchange, Outcome, Sampled};
 use futures::future::BoxFuture;
+use mcpflow_config::launch::Secrets;
 use mcpflow_engine::{CallError, CallRequest, Progress, ProgressSink, Question, SampleRequest, Servers};
-use mcpflow_mcp::config::launch::Secrets;
 use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex, PoisonError};
 

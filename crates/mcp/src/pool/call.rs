@@ -13,6 +13,7 @@ use super::trace::{ClientSpan, MaybeSpan, Op};
 use super::weigh::WEIGHT_FACTOR;
 use super::{Context, Inner, Pool};
 use crate::error::{Error, Result};
+use mcpflow_config::Error as ConfigError;
 use mcpflow_engine::people::{Answer, Asking, Question};
 use mcpflow_engine::{
     AskSink, CallAsk, CallRequest, CallTarget, CallTrace, ProgressSink, SampleSink, TaskHooks, TaskSink,
@@ -177,7 +178,7 @@ async fn approve_destructive(
         return Ok(());
     }
     let form = mcpflow_blueprint::ask::input_form(None, true, "Approve this call")
-        .map_err(|message| Error::ServerConfigInvalid { server: server.name.clone(), message })?;
+        .map_err(|message| ConfigError::ServerConfigInvalid { server: server.name.clone(), message })?;
     let question = Question {
         id: String::new(),
         step: String::new(),
@@ -488,29 +489,29 @@ async fn scope_refusal(cx: &Context, server: &Server, error: &ServiceError) -> O
     else {
         return None;
     };
-    let challenge = crate::auth::flow::parse_challenge(403, &refused.www_authenticate_header)
-        .filter(crate::auth::flow::Challenge::is_insufficient_scope)?;
+    let challenge = mcpflow_auth::flow::parse_challenge(403, &refused.www_authenticate_header)
+        .filter(mcpflow_auth::flow::Challenge::is_insufficient_scope)?;
     let name = server.name.as_str();
     tracing::debug!(server = name, scope = ?challenge.scope, "the server refused a request for want of a scope");
     let Some(auth) = &cx.options.auth else {
         // A pool without sign-ins (a library user's): what happened all the same.
-        return Some(Error::AuthRequired {
+        return Some(Error::Auth(mcpflow_auth::Error::AuthRequired {
             server: name.to_owned(),
             reason: "it refused the request: the sign-in lacks a permission it asks for".to_owned(),
             scope: challenge.scope,
             advice: format!("run `mcpflow auth login {name}`"),
-        });
+        }));
     };
-    let config = crate::auth::http_config(name, server.entry());
-    let url = config.map(|config| crate::auth::resolved_url(name, config, &cx.options.env));
+    let config = mcpflow_auth::http_config(name, server.entry());
+    let url = config.map(|config| mcpflow_auth::resolved_url(name, config, &cx.options.env));
     let oauth = config.and_then(|config| config.oauth.as_ref());
-    Some(match url {
+    Some(Error::from(match url {
         Some(Ok(url)) => match auth.unauthorized(name, &url, oauth, &cx.options.env, None, &challenge).await {
             Err(error) => error,
             Ok(_) => auth.required(name, "the server asks for a wider scope", challenge.scope),
         },
         _ => auth.required(name, "the server asks for a wider scope", challenge.scope),
-    })
+    }))
 }
 
 impl Method {

@@ -15,11 +15,12 @@ use super::progress::{ProgressRoutes, TaskRoutes};
 use super::sampling::SampleRoutes;
 use super::trace::{HttpTarget, TraceInfo};
 use super::{Context, http};
-use crate::config::launch::{self, TransportKind, transport_kind};
-use crate::config::roots;
-use crate::config::{Origin, ServerEntry};
 use crate::error::{Error, Result};
 use mcpflow_blueprint::ProtocolEra;
+use mcpflow_config::Error as ConfigError;
+use mcpflow_config::launch::{self, TransportKind, transport_kind};
+use mcpflow_config::roots;
+use mcpflow_config::{Origin, ServerEntry};
 use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
 use rmcp::service::{ClientCacheConfig, ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -60,7 +61,7 @@ impl Connection {
             ServerEntry::Config(config) if let Some(own) = &config.roots => {
                 // A blueprint's `servers` entry was not checked when it was read.
                 let own = roots::parse_list(own)
-                    .map_err(|message| Error::ServerConfigInvalid { server: server.to_owned(), message })?;
+                    .map_err(|message| ConfigError::ServerConfigInvalid { server: server.to_owned(), message })?;
                 Roots::Own(Arc::new(own))
             }
             _ => Roots::Shared(cx.roots.clone()),

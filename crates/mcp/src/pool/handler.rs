@@ -14,7 +14,7 @@ use super::discovery::{DiscoveryCell, List};
 use super::notes::ServerNotes;
 use super::progress::{ProgressRoutes, TaskRoutes};
 use super::sampling::SampleRoutes;
-use crate::config::roots::Root;
+use mcpflow_config::roots::Root;
 use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,

@@ -24,11 +24,12 @@ use super::notes::ServerNotes;
 use super::reissue::Reissue;
 use super::signed::{self, Signed, Tokens};
 use super::{Context, connection};
-use crate::auth;
-use crate::config::launch::HttpLaunch;
 use crate::error::{Error, Result};
 use http::{HeaderName, HeaderValue};
+use mcpflow_auth as auth;
 use mcpflow_blueprint::{ProtocolEra, ServerConfig};
+use mcpflow_config::Error as ConfigError;
+use mcpflow_config::launch::HttpLaunch;
 use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::{StreamableHttpClient, StreamableHttpClientTransportConfig};
@@ -71,12 +72,12 @@ pub(crate) async fn open(
             && let Ok(Some(challenge)) = auth::flow::probe(&client, &launch.url, None).await
         {
             // A pool without sign-ins (a library user's): say what happened all the same.
-            return Err(Error::AuthRequired {
+            return Err(Error::Auth(auth::Error::AuthRequired {
                 server: server.to_owned(),
                 reason: "it answered 401 and this pool keeps no sign-ins".to_owned(),
                 scope: challenge.scope,
                 advice: format!("run `mcpflow auth login {server}`"),
-            });
+            }));
         }
         return Ok(opened.map_err(|failure| failure.message));
     };
@@ -86,11 +87,11 @@ pub(crate) async fn open(
     // others connect, and a refused one reports the vault's error.
     let (first, vault_error) = match authenticator.current(server, &launch.url, oauth.as_ref(), &env).await {
         Ok(first) => (first, None),
-        Err(error @ Error::AuthVault { .. }) => {
+        Err(error @ auth::Error::AuthVault { .. }) => {
             tracing::warn!(server, %error, "the sign-in vault cannot be read; connecting without a token");
-            (None, Some(error))
+            (None, Some(error.into()))
         }
-        Err(error) => return Err(error),
+        Err(error) => return Err(error.into()),
     };
     let had_login = first.is_some();
     let tokens =
@@ -127,8 +128,8 @@ pub(crate) async fn open(
                 .unauthorized(server, &launch.url, oauth, &cx.options.env, token.as_deref(), &challenge)
                 .await
             {
-                Err(error) => error,
-                Ok(_) => authenticator.required(server, "the server asks for a wider scope", challenge.scope),
+                Err(error) => error.into(),
+                Ok(_) => authenticator.required(server, "the server asks for a wider scope", challenge.scope).into(),
             },
         );
     }
@@ -137,7 +138,7 @@ pub(crate) async fn open(
     } else {
         "it answered 401 and mcpflow holds no sign-in for it"
     };
-    Err(authenticator.required(server, reason, None))
+    Err(authenticator.required(server, reason, None).into())
 }
 
 fn transport<C: StreamableHttpClient>(
@@ -147,7 +148,8 @@ fn transport<C: StreamableHttpClient>(
     max_message: usize,
     notes: Arc<ServerNotes>,
 ) -> Result<impl Transport<RoleClient> + 'static> {
-    let invalid = |message: String| Error::ServerConfigInvalid { server: server.to_owned(), message };
+    let invalid =
+        |message: String| Error::from(ConfigError::ServerConfigInvalid { server: server.to_owned(), message });
     let mut headers = HashMap::new();
     for (name, value) in &launch.headers {
         let name = HeaderName::try_from(name.as_str()).map_err(|e| invalid(format!("header `{name}`: {e}")))?;

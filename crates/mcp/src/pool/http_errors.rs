@@ -17,7 +17,7 @@
 //! | a broken stream | the answer broke off |
 
 use super::notes::ServerNotes;
-use crate::config::launch::HttpLaunch;
+use mcpflow_config::launch::HttpLaunch;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::service::RoleClient;
 use rmcp::transport::Transport;

@@ -10,8 +10,8 @@
 //! dropped from server X") before the next line that passes, or when the session ends.
 
 use super::{LogStream, ServerLog};
-use crate::config::launch::Secrets;
 use crate::error::Error;
+use mcpflow_config::launch::Secrets;
 use std::collections::VecDeque;
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;

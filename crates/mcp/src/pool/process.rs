@@ -8,7 +8,7 @@
 //! once (`kill_on_drop`) and reaped by tokio in the background.
 
 use super::notes::{MAX_LOG_LINE, ServerNotes, Throttle};
-use crate::config::launch::StdioLaunch;
+use mcpflow_config::launch::StdioLaunch;
 use std::io;
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;

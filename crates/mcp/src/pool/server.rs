@@ -5,8 +5,8 @@
 use super::Context;
 use super::connection::Connection;
 use super::discovery::{Discovery, DiscoveryCell};
-use crate::config::{Origin, ServerEntry};
 use crate::error::{Error, Result};
+use mcpflow_config::{Origin, ServerEntry};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};

@@ -7,13 +7,13 @@
 //! shows `<OAuth access token>` instead.
 
 use super::notes::ServerNotes;
-use crate::auth::vault::Login;
-use crate::auth::{Authenticator, flow};
-use crate::config::EnvLookup;
-use crate::trust::Clients;
 use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
+use mcpflow_auth::trust::Clients;
+use mcpflow_auth::vault::Login;
+use mcpflow_auth::{Authenticator, flow};
 use mcpflow_blueprint::OAuthConfig;
+use mcpflow_config::EnvLookup;
 use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
@@ -102,7 +102,7 @@ impl Tokens {
     async fn header(&self) -> Option<String> {
         let held = self.held();
         let fresh_enough = match &held {
-            Some((_, Some(at))) => at - flow::REFRESH_MARGIN_MS > crate::auth::vault::now_ms(),
+            Some((_, Some(at))) => at - flow::REFRESH_MARGIN_MS > mcpflow_auth::vault::now_ms(),
             Some((_, None)) => true,
             None => false,
         };
@@ -127,7 +127,7 @@ impl Tokens {
 
     /// After the server refused `sent` for want of a scope (403 `insufficient_scope`): a
     /// token with it to try once, when the person allowed signing in again
-    /// (`auth/step_up.rs`).
+    /// (`mcpflow_auth::step_up`).
     async fn after_scope_refusal(&self, sent: Option<&str>, www_authenticate: &str) -> Option<String> {
         let challenge = flow::parse_challenge(403, www_authenticate)?;
         match self.auth.step_up(&self.server, &self.url, self.oauth.as_ref(), &self.env, sent, &challenge).await {
@@ -139,7 +139,7 @@ impl Tokens {
             Ok(None) => None,
             Err(error) => {
                 tracing::debug!(server = self.server, code = error.code(), "signing in for more scope failed");
-                *self.refusal.lock().unwrap_or_else(PoisonError::into_inner) = Some(error);
+                *self.refusal.lock().unwrap_or_else(PoisonError::into_inner) = Some(error.into());
                 None
             }
         }
@@ -161,7 +161,7 @@ impl Tokens {
             }
             Err(error) => {
                 tracing::debug!(server = self.server, code = error.code(), "the refused token could not be renewed");
-                *self.refusal.lock().unwrap_or_else(PoisonError::into_inner) = Some(error);
+                *self.refusal.lock().unwrap_or_else(PoisonError::into_inner) = Some(error.into());
                 None
             }
         }
@@ -193,7 +193,7 @@ static CLIENTS: Clients = Clients::new(plain_builder);
 /// The client to reach server `server` at `url` with (`TLS_ROOTS_MISSING` when `url`
 /// is `https://` and the system has no root certificates).
 pub(crate) fn plain_client(server: &str, url: &str) -> crate::Result<reqwest::Client> {
-    CLIENTS.for_url(url, || format!("server `{server}`"))
+    Ok(CLIENTS.for_url(url, || format!("server `{server}`"))?)
 }
 
 /// The client rmcp would use by default: no idle connections kept (rmcp: they stall on

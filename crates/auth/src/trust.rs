@@ -15,20 +15,26 @@ type Why = String;
 /// One kind of HTTP client (`make` gives its settings), built the first time a request
 /// needs it: the one that verifies against the system's roots, and, only where those
 /// cannot be loaded, the one for plain `http://`.
-pub(crate) struct Clients {
+pub struct Clients {
     make: fn() -> reqwest::ClientBuilder,
     verified: OnceLock<std::result::Result<reqwest::Client, Why>>,
     plain: OnceLock<std::result::Result<reqwest::Client, Why>>,
 }
 
+impl std::fmt::Debug for Clients {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Clients").finish_non_exhaustive()
+    }
+}
+
 impl Clients {
-    pub(crate) const fn new(make: fn() -> reqwest::ClientBuilder) -> Clients {
+    pub const fn new(make: fn() -> reqwest::ClientBuilder) -> Clients {
         Clients { make, verified: OnceLock::new(), plain: OnceLock::new() }
     }
 
     /// The client to send a request to `url` with. `whom` names who is reached there
     /// (`server \`x\``), for the error.
-    pub(crate) fn for_url(&self, url: &str, whom: impl FnOnce() -> String) -> Result<reqwest::Client> {
+    pub fn for_url(&self, url: &str, whom: impl FnOnce() -> String) -> Result<reqwest::Client> {
         let verified = self.verified.get_or_init(|| (self.make)().build().map_err(|e| reason(&e)));
         match verified {
             Ok(client) => Ok(client.clone()),

@@ -3,9 +3,10 @@
 //! (`dbus-run-session`), unlocked with a password on stdin, read back with `secret-tool`
 //! (libsecret, another client than ours). Each test re-executes this test binary inside
 //! that session (or with no bus at all); the tools are installed by `scripts/test.sh`,
-//! and a test skips — loudly — only where they are missing.
+//! and a test skips — loudly — only where they are missing and `CI` is not `true` (under
+//! CI it fails).
 
-use mcpflow_mcp::auth::{Login, TokenStore, Vault};
+use mcpflow_auth::{Login, TokenStore, Vault};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -47,6 +48,13 @@ fn reexec(name: &str, part: &str, keyring: bool) -> bool {
             .filter(|t| !on_path(t))
             .collect();
         if !missing.is_empty() {
+            // Under CI a missing Secret Service is a broken machine, not a skip.
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "{name}: {} not installed, and CI=true (Debian: apt-get install dbus gnome-keyring libsecret-tools; \
+                 scripts/test.sh installs them)",
+                missing.join(", ")
+            );
             eprintln!(
                 "\n*** SKIPPED {name}: {} not installed (Debian: apt-get install dbus gnome-keyring \
                  libsecret-tools; scripts/test.sh installs them) ***\n",
@@ -210,10 +218,10 @@ fn without_a_session_bus_tokens_stay_in_the_file() {
         reexec("keyring::without_a_session_bus_tokens_stay_in_the_file", "no-bus", false);
         return;
     };
-    let started = std::time::Instant::now();
+    // Without a bus the probe fails at once (a bus that does not answer is bounded by
+    // the keyring's own probe timeout, and the whole run by `output_within`).
     let vault = Vault::in_data_dir(&data);
     assert_eq!(vault.store().unwrap(), TokenStore::File);
-    assert!(started.elapsed() < std::time::Duration::from_secs(3), "{:?}", started.elapsed());
     assert!(vault.describe_store().unwrap().starts_with("file "));
     vault.put(login("http://a/mcp", "AT-a")).unwrap();
     assert!(file_text(&vault).contains("AT-a"));

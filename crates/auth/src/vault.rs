@@ -351,7 +351,7 @@ fn private_file(path: &Path) -> std::io::Result<std::fs::File> {
 }
 
 /// Unix milliseconds now.
-pub(crate) fn now_ms() -> i64 {
+pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))

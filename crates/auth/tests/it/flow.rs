@@ -3,9 +3,9 @@
 //! following redirects: the fixture's `/authorize` approves at once and sends it to the
 //! loopback listener of the sign-in.
 
+use mcpflow_auth::{Authenticator, Browser, Login, LoginRequest, TokenStore, Vault};
 use mcpflow_blueprint::OAuthConfig;
-use mcpflow_mcp::EnvLookup;
-use mcpflow_mcp::auth::{Authenticator, Browser, Login, LoginRequest, TokenStore, Vault};
+use mcpflow_config::EnvLookup;
 use mcpflow_testkit::oauth::{Era, OAuthOptions, OAuthServer, TokenRequest};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -28,7 +28,7 @@ impl Signing {
         fixture: &OAuthServer,
         oauth: Option<&OAuthConfig>,
         env: &EnvLookup,
-    ) -> mcpflow_mcp::Result<Login> {
+    ) -> mcpflow_auth::Result<Login> {
         let url = fixture.url();
         self.auth
             .login(LoginRequest {
@@ -176,87 +176,4 @@ async fn a_2025_03_26_server_without_metadata_is_signed_in_to_at_the_default_end
     assert_eq!(fixture.authorizations().len(), 1);
     assert_eq!(granted(&fixture).grant_type, "authorization_code");
     assert!(login.token_endpoint.ends_with("/token"), "{}", login.token_endpoint);
-}
-
-mod step_up {
-    use super::*;
-    use crate::support::{config, configs, tool};
-    use mcpflow_mcp::auth::SignIn;
-    use mcpflow_mcp::{Approvals, Error, Pool, PoolOptions};
-    use std::sync::Mutex;
-
-    /// A fixture whose `tools/call` needs `files:write` beyond the `files:read` its
-    /// metadata lists, and a sign-in for `files:read` done.
-    async fn signed_in_for_read(withheld: &[&str]) -> (OAuthServer, Signing) {
-        let fixture = fixture(OAuthOptions {
-            scopes_supported: methods(&["files:read"]),
-            tool_scope: Some("files:write".to_owned()),
-            withheld_scopes: methods(withheld),
-            ..OAuthOptions::default()
-        });
-        let signing = Signing::new();
-        let login = signing.login(&fixture, None, &env(&[])).await.unwrap();
-        assert_eq!(login.scopes, ["files:read"]);
-        (fixture, signing)
-    }
-
-    /// A pool whose authenticator may sign in again (`mcpflow run --sign-in`), and what
-    /// it told the person.
-    fn pool(fixture: &OAuthServer, auth: Authenticator, sign_in: bool) -> (Pool, Arc<Mutex<Vec<String>>>) {
-        let told = Arc::new(Mutex::new(Vec::new()));
-        let notes = told.clone();
-        let auth = if sign_in {
-            auth.with_sign_in(SignIn {
-                browser: curl(),
-                timeout: Duration::from_secs(60),
-                notice: Arc::new(move |server, scope| notes.lock().unwrap().push(format!("{server}: {scope}"))),
-            })
-        } else {
-            auth
-        };
-        let servers = configs(vec![("guarded", config(json!({ "url": fixture.url() })))]);
-        let options = PoolOptions::default().with_auth(Arc::new(auth));
-        (Pool::new(servers, Approvals::allow_all(), options), told)
-    }
-
-    #[tokio::test]
-    async fn a_call_refused_for_want_of_a_scope_signs_in_again_for_it_and_is_sent_again() {
-        let (fixture, signing) = signed_in_for_read(&[]).await;
-        let (pool, told) = pool(&fixture, signing.auth.clone(), true);
-        let result = pool.call(tool(Some("guarded"), "echo", json!({ "x": 1 }))).await.unwrap();
-        assert_eq!(result["structuredContent"], json!({ "x": 1 }));
-        let asked: Vec<Vec<String>> = fixture.authorizations().into_iter().map(|a| a.scopes).collect();
-        assert_eq!(asked, [methods(&["files:read"]), methods(&["files:read", "files:write"])]);
-        assert_eq!(*told.lock().unwrap(), ["guarded: files:read files:write"]);
-        let login = signing.auth.login_for(&fixture.url()).unwrap().unwrap();
-        assert_eq!(login.scopes, ["files:read", "files:write"]);
-        pool.shutdown().await;
-    }
-
-    #[tokio::test]
-    async fn without_leave_to_sign_in_the_call_fails_with_auth_required_naming_the_scope() {
-        let (fixture, signing) = signed_in_for_read(&[]).await;
-        let (pool, told) = pool(&fixture, signing.auth.clone(), false);
-        let error = pool.call(tool(Some("guarded"), "echo", json!({}))).await.unwrap_err();
-        assert!(
-            matches!(&error, Error::AuthRequired { scope: Some(scope), .. } if scope.contains("files:write")),
-            "{error:?}"
-        );
-        assert_eq!(fixture.authorizations().len(), 1);
-        assert!(told.lock().unwrap().is_empty());
-        pool.shutdown().await;
-    }
-
-    #[tokio::test]
-    async fn a_server_that_keeps_refusing_gets_at_most_two_sign_ins_more() {
-        let (fixture, signing) = signed_in_for_read(&["files:write"]).await;
-        let (pool, told) = pool(&fixture, signing.auth.clone(), true);
-        for _ in 0..4 {
-            let error = pool.call(tool(Some("guarded"), "echo", json!({}))).await.unwrap_err();
-            assert!(matches!(error, Error::AuthRequired { .. }), "{error:?}");
-        }
-        assert_eq!(fixture.authorizations().len(), 1 + 2);
-        assert_eq!(told.lock().unwrap().len(), 2);
-        pool.shutdown().await;
-    }
 }

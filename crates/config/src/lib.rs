@@ -5,15 +5,20 @@
 //! Reading a config never starts anything and never resolves `${env:NAME}`: values are kept
 //! as written, so nothing resolved is ever stored or exported. They are resolved only when
 //! a server starts ([`launch`]).
+//!
+//! A crate of its own because the pool (`mcpflow-mcp`) and the sign-in (`mcpflow-auth`)
+//! both read server entries; it depends on `mcpflow-blueprint` only.
+#![forbid(unsafe_code)] // the workspace denies it; only the studio shell has one audited exception
 
 pub mod env;
+pub mod error;
 pub mod launch;
 pub mod oauth;
 pub mod roots;
 
 pub use env::EnvLookup;
+pub use error::{Error, Result};
 
-use crate::error::{Error, Result};
 use indexmap::IndexMap;
 use mcpflow_blueprint::limits::SERVERS_FILE_SIZE;
 use mcpflow_blueprint::source::{ReadError, read_bounded};

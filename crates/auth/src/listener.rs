@@ -218,14 +218,18 @@ mod tests {
         assert_eq!(wait.await.unwrap().unwrap().code, "c");
     }
 
-    #[tokio::test]
+    /// On tokio's paused clock (it moves when every task waits): the wait ends at its
+    /// deadline, not after the silent connection's `READ_TIMEOUT`.
+    #[tokio::test(start_paused = true)]
     async fn it_times_out_even_with_a_silent_connection_open() {
         let lb = Loopback::bind().await.unwrap();
         let port = lb.port;
         let _silent = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-        let started = std::time::Instant::now();
-        assert_eq!(lb.wait("s", Duration::from_millis(300)).await, Err(CallbackError::Timeout));
-        assert!(started.elapsed() < Duration::from_secs(5));
+        let started = tokio::time::Instant::now();
+        let timeout = Duration::from_secs(1);
+        assert_eq!(lb.wait("s", timeout).await, Err(CallbackError::Timeout));
+        let waited = started.elapsed();
+        assert!(waited >= timeout && waited < READ_TIMEOUT, "{waited:?}");
     }
 
     #[tokio::test]

@@ -10,31 +10,39 @@
 //! - [`browser`]: opening the authorization URL (`$BROWSER`, else `xdg-open` / `open`).
 //! - [`listener`]: the loopback redirect listener on 127.0.0.1.
 //! - [`flow`]: the grants, refresh, revocation when signing out.
-//! - [`discovery`]: who signs in for a server (protected resource metadata, else the
+//! - `discovery`: who signs in for a server (protected resource metadata, else the
 //!   2025-03-26 fallbacks).
 //! - [`client_auth`]: how mcpflow authenticates to a token endpoint.
 //! - [`assertion`]: the private key and signed assertions of `private_key_jwt`.
 //! - [`step_up`]: more scope when a server asks for it (`403 insufficient_scope`).
+//! - [`trust`]: HTTP clients built when first needed, and the system trust store
+//!   `https://` needs (the pool's HTTP transport uses it too).
+//!
+//! Depends on `mcpflow-config` (server entries, `${env:NAME}`) and `mcpflow-blueprint`;
+//! the pool (`mcpflow-mcp`) depends on this crate, never the reverse.
+#![forbid(unsafe_code)] // the workspace denies it; only the studio shell has one audited exception
 
 pub mod assertion;
 pub mod browser;
 pub mod client_auth;
 mod discovery;
+pub mod error;
 pub mod flow;
 pub mod keyring;
 pub mod listener;
 pub mod step_up;
+pub mod trust;
 pub mod vault;
 
 pub use browser::Browser;
+pub use error::{Error, Result};
 pub use flow::{Advice, Authenticator, Challenge, LoginRequest, Revocation, canonical_resource};
 pub use step_up::SignIn;
 pub use vault::{Login, TOKEN_STORE_ENV, TokenStore, Vault};
 
-use crate::config::launch::{TransportKind, transport_kind};
-use crate::config::{EnvLookup, ServerEntry};
-use crate::error::Result;
 use mcpflow_blueprint::ServerConfig;
+use mcpflow_config::launch::{TransportKind, transport_kind};
+use mcpflow_config::{EnvLookup, ServerEntry};
 
 /// The configuration of an HTTP server entry (`None` for stdio and in-process servers).
 pub fn http_config<'a>(server: &str, entry: &'a ServerEntry) -> Option<&'a ServerConfig> {
@@ -48,7 +56,7 @@ pub fn http_config<'a>(server: &str, entry: &'a ServerEntry) -> Option<&'a Serve
 
 /// The URL of an HTTP server, `${env:NAME}` resolved.
 pub fn resolved_url(server: &str, config: &ServerConfig, env: &EnvLookup) -> Result<String> {
-    crate::config::env::resolve(config.url.as_deref().unwrap_or_default(), env, server, "url")
+    Ok(mcpflow_config::env::resolve(config.url.as_deref().unwrap_or_default(), env, server, "url")?)
 }
 
 /// Whether the entry sends its own `Authorization` header: static headers win, and no

@@ -14,9 +14,9 @@
 use super::browser::Browser;
 use super::flow::{Authenticator, Challenge, LoginRequest, canonical_resource};
 use super::vault::Login;
-use crate::config::EnvLookup;
 use crate::error::Result;
 use mcpflow_blueprint::{OAuthConfig, OAuthGrant};
+use mcpflow_config::EnvLookup;
 use std::sync::Arc;
 use std::time::Duration;
 

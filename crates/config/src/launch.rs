@@ -60,7 +60,7 @@ pub fn secrets_of(server: &str, config: &ServerConfig, lookup: &EnvLookup) -> Se
 
 /// A stdio server's command line, resolved.
 #[derive(Clone, PartialEq, Eq)]
-pub(crate) struct StdioLaunch {
+pub struct StdioLaunch {
     pub command: String,
     pub args: Vec<String>,
     /// Added to the inherited environment.
@@ -71,12 +71,25 @@ pub(crate) struct StdioLaunch {
 
 /// A streamable HTTP endpoint, resolved.
 #[derive(Clone, PartialEq, Eq)]
-pub(crate) struct HttpLaunch {
+pub struct HttpLaunch {
     pub url: String,
     pub headers: Vec<(String, String)>,
     /// The URL as configured, `${env:NAME}` unresolved: what messages show.
     pub shown_url: String,
     pub secrets: Secrets,
+}
+
+// Debug shows what messages may show: no argument, variable or header value.
+impl std::fmt::Debug for StdioLaunch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StdioLaunch").field("command", &self.command).finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for HttpLaunch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpLaunch").field("shown_url", &self.shown_url).finish_non_exhaustive()
+    }
 }
 
 /// The values a resolved launch holds that no message, event, log line or run record may
@@ -93,7 +106,7 @@ pub struct Secrets {
 
 impl Secrets {
     /// Hides `value` (and its percent-encoded forms) as `shown`.
-    pub(crate) fn add(&mut self, value: &str, shown: String) {
+    pub fn add(&mut self, value: &str, shown: String) {
         if value.len() < 4 {
             return;
         }
@@ -169,7 +182,7 @@ const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(
 /// Controls, space and `" # < > '` (as URL parsers write a query).
 const QUERY_TEXT: &AsciiSet = &CONTROLS.add(b' ').add(b'"').add(b'#').add(b'<').add(b'>').add(b'\'');
 
-pub(crate) fn stdio(server: &str, config: &ServerConfig, lookup: &EnvLookup) -> Result<StdioLaunch> {
+pub fn stdio(server: &str, config: &ServerConfig, lookup: &EnvLookup) -> Result<StdioLaunch> {
     let command = config.command.as_deref().unwrap_or_default();
     let mut secrets = Secrets::default();
     for text in config.args.iter().map(String::as_str).chain(config.cwd.as_deref()).chain(Some(command)) {
@@ -192,7 +205,7 @@ pub(crate) fn stdio(server: &str, config: &ServerConfig, lookup: &EnvLookup) -> 
     })
 }
 
-pub(crate) fn http(server: &str, config: &ServerConfig, lookup: &EnvLookup) -> Result<HttpLaunch> {
+pub fn http(server: &str, config: &ServerConfig, lookup: &EnvLookup) -> Result<HttpLaunch> {
     // A blueprint's `servers` entry was not checked when it was read.
     if let Some(oauth) = &config.oauth {
         super::oauth::check(oauth)
