@@ -19,7 +19,7 @@ import { usePanelsFollowDoc } from './app/auto';
 import { EmptyHint } from './app/EmptyHint';
 import { Guide } from './app/Help';
 import { Handle, SidePanel, usePanelShortcuts, usePanelSizes } from './app/Panels';
-import { TAB_BAR, useLayout } from './app/layout';
+import { TAB_BAR, useLayout } from './shared/layout';
 import { Toolbar } from './app/Toolbar';
 import { Canvas } from './canvas/Canvas';
 import { DiagnosticsList } from './diagnostics/DiagnosticsList';

@@ -44,16 +44,18 @@ import {
 import { connectionProblem } from '../doc/ops';
 import { docStore, useDoc } from '../doc/store';
 import type { Blueprint, StepTemplate, XY } from '../doc/types';
-import { cycleDiagnosticsKey, CYCLE_CODE } from '../graph/cycle';
+import { cycleDiagnosticsKey, CYCLE_CODE } from '../doc/cycle';
 import { docToGraph, sameEdge, sameNode } from '../graph/doc-to-graph';
 import { estimatedHandles } from '../graph/handles';
+import { restoreRoutes } from '../graph/apply-layout';
 import { LOOP_HEADER, LOOP_PADDING, NODE_WIDTH, type FlowEdge, type FlowNode } from '../graph/types';
 import { usePrefs } from '../prefs';
 import { useBreakpoints } from '../panels/run/breakpoints';
 import { startRun, syncBreakpoints, useSession } from '../panels/run/session';
 import { runStore, stepsRunning, useRunStore } from '../run';
 import { BitmapMiniMap } from './BitmapMiniMap';
-import { STEP_MIME, useCanvasCommands } from './commands';
+import { useCanvasCommands } from './commands';
+import { STEP_MIME } from '../shared/drag';
 import { ContextMenu } from './ContextMenu';
 import { canvasMenu, edgeMenu, nodeMenu, type MenuEnv, type MenuItem } from './menu-actions';
 import { edgeTypes } from './ImplicitEdge';
@@ -610,7 +612,7 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
         const m = n.measured;
         if (n.type !== 'loop' && m?.width && m.height) sizes[n.id] = { width: m.width, height: m.height };
       }
-      void docStore.getState().restoreRoutes(sizes);
+      void restoreRoutes(docStore, sizes);
     }, 300);
     return () => clearTimeout(t);
   }, [generation]);

@@ -199,25 +199,6 @@ describe('settings', () => {
   });
 });
 
-describe('autoLayout', () => {
-  it('writes a position for every step in one undo entry, bodies relative to their loop', async () => {
-    const store = loaded('loop-collect');
-    const s = () => store.getState();
-    await s().autoLayout();
-    expect(s().past).toHaveLength(1);
-    const layout = s().doc.layout!;
-    expect(Object.keys(layout).sort()).toEqual(['batch', 'each_message', 'measure', 'report', 'say']);
-    expect(layout.each_message!.width).toBeGreaterThan(0);
-    // Left to right: batch, the loop, report; in the body: say, then measure.
-    expect(layout.batch!.x).toBeLessThan(layout.each_message!.x);
-    expect(layout.each_message!.x + layout.each_message!.width!).toBeLessThanOrEqual(layout.report!.x);
-    expect(layout.say!.x).toBeLessThan(layout.measure!.x);
-    expect(layout.say!.x).toBeLessThan(layout.each_message!.width!);
-    expect(layout.say!.y).toBeGreaterThanOrEqual(40);
-    s().undo();
-    expect(s().doc.layout).toBeUndefined();
-  });
-});
 
 describe('where an added step lands', () => {
   const fresh = () => {

@@ -9,10 +9,8 @@
 
 import { useStore } from 'zustand';
 import { createStore, type StoreApi } from 'zustand/vanilla';
-import { layoutGraph, type NodeSizes } from '../graph/auto-layout';
-import { cycleEdgeIds } from '../graph/cycle';
-import { estimateSize, nearestFree, newStepPosition, obstaclesIn, placeAll, type MeasuredSizes } from '../graph/placement';
-import { clearRoutes, setRoutes } from '../graph/routes';
+import { cycleEdgeIds } from './cycle';
+import { estimateSize, nearestFree, newStepPosition, obstaclesIn, placeAll, type MeasuredSizes } from './placement';
 import { copySteps, parseClipboard, pasteSteps, type ClipboardData } from './clipboard';
 import { diagnosticsByStep, diagnosticTarget, type StepDiagnostics } from './diagnostics';
 import * as ops from './ops';
@@ -81,7 +79,7 @@ export interface DocState {
    * (see `ops.addStep`); returns its id, or null if refused. It lands at
    * `opts.position`; without one next to the single selected step (in its list), else
    * at the centre of the view (`setCanvasView`); never on top of a card
-   * (`graph/placement.ts`, `newStepPosition`).
+   * (`placement.ts`, `newStepPosition`).
    */
   addStep(step: StepTemplate, opts?: ops.InsertOptions): string | null;
   /**
@@ -118,14 +116,6 @@ export interface DocState {
   paste(position?: XY, opts?: { text?: string; container?: string | null }): string[];
   /** Sets top-level fields (id, name, description, inputs, servers, on_error, retry, limits, schedule, expose, output). */
   setSettings(patch: SettingsPatch): EditResult;
-  /** Lays the graph out with elkjs and writes `layout` (one undo entry). `sizes`: measured node sizes. */
-  autoLayout(sizes?: NodeSizes): Promise<void>;
-  /**
-   * A document opened with a position for every step may have been auto-laid out: its
-   * edge routes are computed again (nothing is written), and the edges whose ends are
-   * where that layout puts them follow them (`graph/routes.ts`). `sizes` as for `autoLayout`.
-   */
-  restoreRoutes(sizes?: NodeSizes): Promise<void>;
 
   // ---- selection and diagnostics (not undoable) ----
   select(ids: readonly string[], opts?: { field?: string | null; reveal?: boolean }): void;
@@ -220,7 +210,7 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
     /**
      * Moves pasted or duplicated steps (the top-level ones of `ids`, in `container`) off
      * the cards that were there before, together, to the nearest place where none of
-     * them covers one (their common box is nudged, `graph/placement.ts`).
+     * them covers one (their common box is nudged, `placement.ts`).
      */
     const keepOff = (before: Blueprint, after: Blueprint, ids: readonly string[], container: string | null): Blueprint => {
       const steps = Array.isArray(before.steps) ? before.steps : [];
@@ -273,7 +263,6 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
       generation: 0,
 
       load(doc, meta = {}) {
-        clearRoutes();
         set({
           generation: get().generation + 1,
           doc,
@@ -430,24 +419,6 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
 
       setSettings(patch) {
         return edit('Edit settings', (doc) => ops.setSettings(doc, patch));
-      },
-
-      async autoLayout(sizes) {
-        const doc = get().doc;
-        const g = await layoutGraph(doc, sizes);
-        const unchanged = get().doc === doc;
-        edit('Auto-layout', (d) => ops.moveNodes(d, g.positions));
-        // The routes fit the document ELK saw (an edit meanwhile: edges are drawn the usual way).
-        if (unchanged) setRoutes(g);
-        else clearRoutes();
-      },
-
-      async restoreRoutes(sizes) {
-        const doc = get().doc;
-        const layout = doc.layout;
-        if (!layout || !allStepIds(doc).every((id) => layout[id])) return;
-        const g = await layoutGraph(doc, sizes);
-        if (get().doc === doc) setRoutes(g);
       },
 
       select(ids, opts = {}) {
