@@ -24,6 +24,7 @@ import { Toolbar } from './app/Toolbar';
 import { Canvas } from './canvas/Canvas';
 import { DiagnosticsList } from './diagnostics/DiagnosticsList';
 import { Toasts } from './panels/files/StatusLine';
+import { PastDefinitionBanner } from './panels/run/PastDefinitionBanner';
 import { applyTheme, usePrefs } from './prefs';
 
 export interface AppProps {
@@ -65,6 +66,7 @@ export function App({ files, toolbar, left, right, bottom, onSaveShortcut }: App
             <Canvas onSaveShortcut={onSaveShortcut} />
             <EmptyHint />
             <Guide />
+            <PastDefinitionBanner />
             <Toasts />
           </main>
           {right ? (

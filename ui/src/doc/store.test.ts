@@ -286,3 +286,23 @@ describe('measured cards', () => {
     s().setCanvasView(null);
   });
 });
+
+describe('read-only', () => {
+  it('refuses every edit, undo and redo until allowed again or another document is loaded', () => {
+    const store = loaded('loop-collect');
+    const s = () => store.getState();
+    s().setSettings({ name: 'Before' });
+    const doc = s().doc;
+    s().setReadOnly(true);
+    expect(s().setSettings({ name: 'During' })).toEqual({ ok: false, reason: expect.stringMatching(/past run/) });
+    expect(s().addStep({ kind: 'wait', ms: 1 } as never)).toBeNull();
+    s().moveNodes({ batch: { x: 5, y: 5 } });
+    expect(s().undo()).toBe(false);
+    expect(s().doc).toBe(doc);
+    s().setReadOnly(false);
+    expect(s().setSettings({ name: 'After' }).ok).toBe(true);
+    s().setReadOnly(true);
+    s().load(doc);
+    expect(s().readOnly).toBe(false);
+  });
+});

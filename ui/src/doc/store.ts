@@ -26,6 +26,9 @@ import type {
   XY,
 } from './types';
 
+/** Why an edit of a read-only document is refused. */
+export const READ_ONLY = 'this is the definition a past run used: Show current (or Restore this version) to edit';
+
 /** How many edits undo remembers. */
 export const HISTORY_LIMIT = 200;
 
@@ -62,10 +65,14 @@ export interface DocState {
   clipboard: ClipboardData | null;
   /** Counts `load` calls, so views can react to a new document (e.g. fit it into view). */
   generation: number;
+  /** Shown to look at, not to edit (a past run's definition): every edit is refused. */
+  readOnly: boolean;
 
   // ---- document lifecycle ----
   /** Replaces the document; clears history, selection and diagnostics; not dirty. */
   load(doc: Blueprint, meta?: DocMeta): void;
+  /** Refuses (or allows again) every edit of the document shown; `load` allows them. */
+  setReadOnly(on: boolean): void;
   /** The current document is what is stored now (optionally with new meta). */
   markSaved(meta?: DocMeta): void;
   undo(): boolean;
@@ -178,6 +185,7 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
     /** Makes `next` the document; one undo entry unless inside `batch`. */
     const commit = (label: string, next: Blueprint, extra: Partial<DocState> = {}) => {
       const s = get();
+      if (s.readOnly) return;
       if (next === s.doc) {
         if (Object.keys(extra).length) set(extra);
         return;
@@ -197,6 +205,7 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
       fn: (doc: Blueprint) => Blueprint,
       extra?: (s: DocState) => Partial<DocState>,
     ): EditResult => {
+      if (get().readOnly) return { ok: false, reason: READ_ONLY };
       try {
         const next = fn(get().doc);
         commit(label, next, extra ? extra(get()) : {});
@@ -261,6 +270,7 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
       diagnosticsByStep: {},
       clipboard: null,
       generation: 0,
+      readOnly: false,
 
       load(doc, meta = {}) {
         set({
@@ -277,7 +287,12 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
           reveal: null,
           diagnostics: [],
           diagnosticsByStep: {},
+          readOnly: false,
         });
+      },
+
+      setReadOnly(on) {
+        if (get().readOnly !== on) set({ readOnly: on });
       },
 
       markSaved(meta) {
@@ -287,6 +302,7 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
 
       undo() {
         const s = get();
+        if (s.readOnly) return false;
         const entry = s.past[s.past.length - 1];
         if (!entry || batchDepth > 0) return false;
         set({
@@ -299,6 +315,7 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
 
       redo() {
         const s = get();
+        if (s.readOnly) return false;
         const entry = s.future[s.future.length - 1];
         if (!entry || batchDepth > 0) return false;
         set({
