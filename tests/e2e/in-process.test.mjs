@@ -16,6 +16,7 @@ test('in-process: with no service the studio holds the folder itself, runs the d
     await shown(browser, sel('step-namespaces'), 30_000);
     const indicator = await browser.$(sel('service-status'));
     await until(async () => (await indicator.getAttribute('data-state')) === 'in_process', 'the indicator to say in-process');
+    assert.equal(await indicator.getProperty('textContent'), 'in this window', 'the indicator says it in words a person reads');
     assert.equal(servicePid(home), null, 'no service was started');
 
     await click(browser, sel('run-start'));

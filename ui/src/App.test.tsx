@@ -10,7 +10,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { App } from './App';
 import { findStep, locateStep } from './doc/query';
 import { docStore } from './doc/store';
-import { isFree, obstaclesIn } from './graph/placement';
+import { isFree, obstaclesIn } from './doc/placement';
 import type { FlowEdge, FlowNode } from './graph/types';
 import type { Blueprint } from './doc/types';
 import { example } from './testing/examples';

@@ -19,11 +19,12 @@ import { usePanelsFollowDoc } from './app/auto';
 import { EmptyHint } from './app/EmptyHint';
 import { Guide } from './app/Help';
 import { Handle, SidePanel, usePanelShortcuts, usePanelSizes } from './app/Panels';
-import { TAB_BAR, useLayout } from './app/layout';
+import { TAB_BAR, useLayout } from './shared/layout';
 import { Toolbar } from './app/Toolbar';
 import { Canvas } from './canvas/Canvas';
 import { DiagnosticsList } from './diagnostics/DiagnosticsList';
 import { Toasts } from './panels/files/StatusLine';
+import { PastDefinitionBanner } from './panels/run/PastDefinitionBanner';
 import { applyTheme, usePrefs } from './prefs';
 
 export interface AppProps {
@@ -65,6 +66,7 @@ export function App({ files, toolbar, left, right, bottom, onSaveShortcut }: App
             <Canvas onSaveShortcut={onSaveShortcut} />
             <EmptyHint />
             <Guide />
+            <PastDefinitionBanner />
             <Toasts />
           </main>
           {right ? (

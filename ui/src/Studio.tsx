@@ -8,7 +8,7 @@
 
 import { useEffect } from 'react';
 import { App } from './App';
-import { startLayout } from './app/layout';
+import { startLayout } from './shared/layout';
 import { layoutBackend } from './app/ui-state';
 import { inTauri, startValidation } from './backend';
 import { AskDialog, FilesToolbar, OpenDialog, SaveAsDialog, save } from './panels/files';

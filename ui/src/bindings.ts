@@ -499,6 +499,11 @@ export type RunDetailDto_Deserialize = {
 	events: Json,
 	/**  The result, once finished. */
 	envelope?: Json | null,
+	/**
+	 *  The blueprint as it ran: the document the studio ran, or the stored revision
+	 *  (absent when neither is known any more, e.g. the blueprint was deleted).
+	 */
+	definition?: Json | null,
 };
 
 export type RunDetailDto_Serialize = {
@@ -508,6 +513,11 @@ export type RunDetailDto_Serialize = {
 	events: Json,
 	/**  The result, once finished. */
 	envelope: Json | null,
+	/**
+	 *  The blueprint as it ran: the document the studio ran, or the stored revision
+	 *  (absent when neither is known any more, e.g. the blueprint was deleted).
+	 */
+	definition: Json | null,
 };
 
 /**  A recorded run, as the history lists it. */

@@ -99,6 +99,13 @@ impl App {
         self.store().blueprint(id)?.ok_or_else(|| AppError::NotFound { what: "blueprint", id: id.to_owned() })
     }
 
+    /// Revision `rev` of blueprint `id`, as it was saved (what a run of it ran).
+    pub fn blueprint_revision(&self, id: &str, rev: u32) -> Result<StoredBlueprint> {
+        self.store()
+            .revision(id, rev)?
+            .ok_or_else(|| AppError::NotFound { what: "blueprint revision", id: format!("{id}@{rev}") })
+    }
+
     pub fn delete_blueprint(&self, id: &str) -> Result<()> {
         if !self.store().delete_blueprint(id)? {
             return Err(AppError::NotFound { what: "blueprint", id: id.to_owned() });

@@ -222,6 +222,11 @@ impl App {
     /// event; its starter gets every event.
     pub fn start_run(&self, mut spec: StartRun) -> Result<Started> {
         let (bp, plan, rev) = self.load(&spec.target)?;
+        // A document given whole is kept with the run: what it ran, whatever is saved later.
+        let definition = match &spec.target {
+            Target::Inline(doc) => Some(doc.clone()),
+            Target::Stored(_) => None,
+        };
         check_stack(&bp.id, &spec.stack)?;
         let pool = self.pool();
         // A blueprint that brings its own servers runs on a pool of its own, with the
@@ -315,6 +320,7 @@ impl App {
             finished_at: None,
             envelope: None,
             blueprint_rev: rev,
+            definition,
             rerun_of: spec.rerun_of.take(),
             resumed_from: spec.resumed_from.take(),
             debug: spec.paused || !spec.breakpoints.is_empty(),

@@ -484,6 +484,20 @@ pub async fn take_over(home: &Path) -> Result<bool, WireError> {
 /// The service's log in the data folder; kept to one earlier file past this size.
 const SERVICE_LOG_LIMIT: u64 = 5 * 1024 * 1024;
 
+/// Where to read why the service of `home` did not answer: its `service.log` when one
+/// was written, else how to see it (a service never started here wrote none).
+pub fn service_log_hint(home: &Path) -> String {
+    let log = home.join("service.log");
+    if log.is_file() {
+        format!("see {}", log.display())
+    } else {
+        format!(
+            "no service.log was written in {0}; run `MCPFLOW_HOME={0} mcpflow service` in a terminal to see why it does not start",
+            home.display()
+        )
+    }
+}
+
 /// Starts `binary service` (`mcpflow service`) for data folder `home` in a process group
 /// of its own (a Ctrl-C to the front door that started it does not reach it), logging to
 /// `service.log` there; it exits after `--idle` seconds with nothing to do
@@ -553,4 +567,20 @@ pub fn cli_beside(exe: &Path) -> Option<PathBuf> {
         std::env::var_os("PATH")
             .and_then(|paths| std::env::split_paths(&paths).map(|dir| dir.join("mcpflow")).find(|p| p.is_file()))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::service_log_hint;
+
+    #[test]
+    fn the_log_hint_names_service_log_only_when_one_was_written() {
+        let home = tempfile::tempdir().expect("a temp dir");
+        let none = service_log_hint(home.path());
+        assert!(none.starts_with("no service.log was written in "), "{none}");
+        assert!(none.contains(&format!("run `MCPFLOW_HOME={} mcpflow service`", home.path().display())), "{none}");
+        std::fs::write(home.path().join("service.log"), "started\n").expect("write service.log");
+        let some = service_log_hint(home.path());
+        assert_eq!(some, format!("see {}", home.path().join("service.log").display()));
+    }
 }

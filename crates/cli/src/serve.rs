@@ -140,8 +140,8 @@ async fn wait_for_service(
         #[allow(clippy::print_stderr)]
         {
             eprintln!(
-                "note: serving in this process: the mcpflow service did not answer within 10 s (see {})",
-                home.join("service.log").display()
+                "note: serving in this process: the mcpflow service did not answer within 10 s ({})",
+                mcpflow_app::service::service_log_hint(home)
             );
         }
     }

@@ -85,6 +85,10 @@ pub struct RunRecord {
     /// The stored revision that ran, when it ran from the store.
     #[serde(default)]
     pub blueprint_rev: Option<u32>,
+    /// The document that ran, when it did not run from the store (the studio runs what
+    /// is on its canvas, saved or not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub definition: Option<Value>,
     /// The past run this one re-ran part of (the studio's "run this step" / "run from
     /// here"), when it is a re-run.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -4,9 +4,9 @@
 
 import { useState } from 'react';
 import { Modal } from '../panels/files/Modal';
-import { useLayout } from './layout';
-import { Menu } from './Menu';
-import { keyLabel, SHORTCUTS } from './shortcut-list';
+import { useLayout } from '../shared/layout';
+import { Menu } from '../shared/Menu';
+import { keyLabel, SHORTCUTS } from '../shared/shortcut-list';
 
 export function HelpMenu() {
   const [shortcuts, setShortcuts] = useState(false);

@@ -5,8 +5,8 @@
 //! Ctrl+J — quiet while typing).
 
 import { useEffect, useRef, useState, type KeyboardEvent, type PointerEvent, type ReactNode } from 'react';
-import { fitToWindow, useLayout, type PanelId } from './layout';
-import { keyLabel, typing } from './shortcut-list';
+import { fitToWindow, useLayout, type PanelId } from '../shared/layout';
+import { keyLabel, typing } from '../shared/shortcut-list';
 
 /** The window's size, kept current. */
 export function useWindowSize(): { w: number; h: number } {

@@ -14,7 +14,7 @@ import { openSamplingSettings, openServersPanel, openTelemetrySettings } from '.
 import { usePrefs } from '../prefs';
 import { inTauri } from '../backend';
 import { HelpMenu } from './Help';
-import { Menu, type MenuItem } from './Menu';
+import { Menu, type MenuItem } from '../shared/Menu';
 
 const mod = typeof navigator !== 'undefined' && /Mac|iPhone|iPad/.test(navigator.platform) ? '⌘' : 'Ctrl+';
 

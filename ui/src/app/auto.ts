@@ -8,7 +8,7 @@ import { allStepIds } from '../doc/query';
 import { docStore } from '../doc/store';
 import type { Blueprint, Diagnostic } from '../doc/types';
 import { useBottomTab } from '../panels/run/tabs';
-import { useLayout } from './layout';
+import { useLayout } from '../shared/layout';
 
 const errorsOf = (doc: Blueprint, list: readonly Diagnostic[]) =>
   problemsOf(doc, list)

@@ -20,7 +20,7 @@ import {
   fromStored,
   startLayout,
   useLayout,
-} from './layout';
+} from '../shared/layout';
 import { memoryLayoutBackend } from './ui-state';
 
 const L = () => useLayout.getState();

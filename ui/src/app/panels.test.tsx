@@ -13,7 +13,7 @@ import type { Blueprint } from '../doc/types';
 import { BottomTabs } from '../panels/run/BottomTabs';
 import { tid } from '../testing/dom';
 import { installLayoutStubs } from '../testing/jsdom';
-import { defaultLayout, LIMITS, useLayout } from './layout';
+import { defaultLayout, LIMITS, useLayout } from '../shared/layout';
 
 beforeAll(installLayoutStubs);
 

@@ -75,7 +75,7 @@ afterEach(async () => {
 });
 
 describe('the service indicator', () => {
-  it('shows each state in the same box: service with its pid, reconnecting…, in-process, not known yet, no backend', async () => {
+  it('shows each state in the same box: service with its pid, reconnecting…, in this window, not known yet, no backend', async () => {
     await render(<Toasts />);
     const box = indicator();
     expect(box.dataset.state).toBe('unknown');
@@ -94,8 +94,8 @@ describe('the service indicator', () => {
 
     await act(async () => serviceStore.setState({ status: { state: 'in_process', pid: null, message: null } }));
     expect(box.dataset.state).toBe('in_process');
-    expect(box.textContent).toBe('in-process');
-    expect(box.title).toContain('the studio holds the data folder itself');
+    expect(box.textContent).toBe('in this window');
+    expect(box.title).toContain('this window holds the data folder itself');
 
     await act(async () => serviceStore.setState({ status: null, problem: 'the backend did not say how it reaches the data folder: no' }));
     expect(box.dataset.state).toBe('unknown');

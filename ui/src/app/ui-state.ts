@@ -3,7 +3,7 @@
 
 import { commands } from '../bindings';
 import { inTauri } from '../backend';
-import type { LayoutBackend, StoredLayout } from './layout';
+import type { LayoutBackend, StoredLayout } from '../shared/layout';
 
 export const desktopLayoutBackend: LayoutBackend = {
   async load() {

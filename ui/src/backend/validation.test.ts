@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createDocStore, type DocStore } from '../doc/store';
 import type { Blueprint, Diagnostic } from '../doc/types';
 import { deferred } from './mock-backend';
+import { clearStatus, report, statusStore } from './status';
 import { startValidation } from './validation';
 
 const doc = (name: string): Blueprint => ({ blueprint: 1, id: 'v', name, steps: [{ id: 'a', kind: 'wait', ms: 1 }] });
@@ -130,5 +131,43 @@ describe('validation while editing', () => {
     expect(store.getState().diagnostics.map((x) => x.message)).toEqual(['a tool the server does not have']);
     stop();
     expect(unsubscribed).toBe(true);
+  });
+
+  it('ends an error message about the document once validation finds no error, and not before', async () => {
+    vi.advanceTimersByTime(300);
+    requests[0]!.answer.resolve([d('broken')]);
+    await flush();
+    report('error', 'not saved: 1 error (see the diagnostics)', 'document');
+    rename('still broken');
+    vi.advanceTimersByTime(300);
+    requests[1]!.answer.resolve([d('broken')]);
+    await flush();
+    expect(statusStore.getState().message).toBe('not saved: 1 error (see the diagnostics)');
+    rename('fixed');
+    vi.advanceTimersByTime(300);
+    requests[2]!.answer.resolve([{ ...d('only a warning'), level: 'warning' }]);
+    await flush();
+    expect(statusStore.getState().message).toBeNull();
+  });
+
+  it('keeps an error message about something else when the document has no error', async () => {
+    report('error', 'could not list the runs: the service is gone');
+    vi.advanceTimersByTime(300);
+    requests[0]!.answer.resolve([]);
+    await flush();
+    expect(statusStore.getState().message).toBe('could not list the runs: the service is gone');
+    clearStatus();
+  });
+
+  it('ends the validation failure message once validation works again', async () => {
+    vi.advanceTimersByTime(300);
+    requests[0]!.answer.reject(new Error('the backend is gone'));
+    await flush();
+    expect(statusStore.getState().message).toMatch(/^validation failed: /);
+    rename('again');
+    vi.advanceTimersByTime(300);
+    requests[1]!.answer.resolve([]);
+    await flush();
+    expect(statusStore.getState().message).toBeNull();
   });
 });

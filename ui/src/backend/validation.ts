@@ -8,7 +8,7 @@
 import { docStore, type DocStore } from '../doc/store';
 import type { Blueprint, Diagnostic } from '../doc/types';
 import { backend, errorMessage } from './client';
-import { report } from './status';
+import { clearStatus, report, statusStore } from './status';
 
 export const VALIDATE_DELAY_MS = 300;
 
@@ -39,6 +39,10 @@ export function startValidation(opts: ValidationOptions = {}): () => void {
     validate(doc).then(
       (list) => {
         if (stopped || mine !== latest || store.getState().doc !== doc) return;
+        // A message this fixes goes: the failure to validate, or errors in the document.
+        const shown = statusStore.getState();
+        const fixed = shown.message === lastFailure || (shown.about === 'document' && !list.some((d) => d.level === 'error'));
+        if (shown.message !== null && fixed) clearStatus();
         lastFailure = null;
         store.getState().setDiagnostics(list);
       },

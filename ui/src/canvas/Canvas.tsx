@@ -28,6 +28,7 @@ import {
   type NodeChange,
   type OnBeforeDelete,
   type OnSelectionChangeParams,
+  type Viewport,
 } from '@xyflow/react';
 import {
   memo,
@@ -42,18 +43,21 @@ import {
   type MouseEvent as ReactMouseEvent,
 } from 'react';
 import { connectionProblem } from '../doc/ops';
+import { findStep } from '../doc/query';
 import { docStore, useDoc } from '../doc/store';
 import type { Blueprint, StepTemplate, XY } from '../doc/types';
-import { cycleDiagnosticsKey, CYCLE_CODE } from '../graph/cycle';
+import { cycleDiagnosticsKey, CYCLE_CODE } from '../doc/cycle';
 import { docToGraph, sameEdge, sameNode } from '../graph/doc-to-graph';
 import { estimatedHandles } from '../graph/handles';
+import { restoreRoutes } from '../graph/apply-layout';
 import { LOOP_HEADER, LOOP_PADDING, NODE_WIDTH, type FlowEdge, type FlowNode } from '../graph/types';
 import { usePrefs } from '../prefs';
 import { useBreakpoints } from '../panels/run/breakpoints';
 import { startRun, syncBreakpoints, useSession } from '../panels/run/session';
 import { runStore, stepsRunning, useRunStore } from '../run';
 import { BitmapMiniMap } from './BitmapMiniMap';
-import { STEP_MIME, useCanvasCommands } from './commands';
+import { useCanvasCommands } from './commands';
+import { STEP_MIME } from '../shared/drag';
 import { ContextMenu } from './ContextMenu';
 import { canvasMenu, edgeMenu, nodeMenu, type MenuEnv, type MenuItem } from './menu-actions';
 import { edgeTypes } from './ImplicitEdge';
@@ -62,7 +66,8 @@ import { QuickAdd } from './QuickAdd';
 import { unconnected } from './quick-add';
 import { useRename } from './rename';
 import { useShortcuts } from './shortcuts';
-import { MAX_ZOOM, MIN_ZOOM, MINIMAP_HEIGHT, MINIMAP_WIDTH, openViewport } from './view';
+import { GUIDE_INSET, MAX_ZOOM, MIN_ZOOM, MINIMAP_HEIGHT, MINIMAP_WIDTH, openViewport } from './view';
+import { useLayout } from '../shared/layout';
 import { useViewPrefs } from './view-prefs';
 import { ZoomControl } from './ZoomControl';
 import './canvas.css';
@@ -111,14 +116,18 @@ type Flow = ReturnType<typeof useReactFlow<FlowNode, FlowEdge>>;
  * The view of a newly opened document: fitted whole when that is legible, else its
  * start (view.ts `openViewport`); a large one at its start, at 100% (`startViewport`).
  */
-function openView(rf: Flow, nodes: readonly FlowNode[], width: number, height: number) {
+function openView(rf: Flow, nodes: readonly FlowNode[], width: number, height: number): Viewport {
   if (isLarge(nodes)) {
-    void rf.setViewport(startViewport(nodes));
-    return;
+    const start = startViewport(nodes);
+    void rf.setViewport(start);
+    return start;
   }
   const top = rf.getNodes().filter((n) => !n.parentId);
   const bounds = top.length ? rf.getNodesBounds(top) : null;
-  void rf.setViewport(openViewport(bounds, width, height, useViewPrefs.getState().minimap));
+  const guide = useLayout.getState().guideOpen ? GUIDE_INSET : 0;
+  const view = openViewport(bounds, width, height, useViewPrefs.getState().minimap, guide);
+  void rf.setViewport(view);
+  return view;
 }
 
 /** Whether React Flow has measured every node (so bounds are real). */
@@ -213,6 +222,10 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
   const selected = useDoc((s) => s.selected);
   const reveal = useDoc((s) => s.reveal);
   const generation = useDoc((s) => s.generation);
+  const readOnly = useDoc((s) => s.readOnly);
+  const guideOpen = useLayout((s) => s.guideOpen);
+  // The view the open document was given (see `openView`).
+  const opened = useRef<Viewport | null>(null);
   // Only dependency-cycle diagnostics change what is drawn (the edge in red): a key of
   // them, so other diagnostics arriving after each edit do not derive the graph again.
   const cycleKey = useDoc((s) => cycleDiagnosticsKey(s.diagnostics));
@@ -347,14 +360,16 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
 
   const onBeforeDelete = useCallback<OnBeforeDelete<FlowNode, FlowEdge>>(async ({ nodes: ns, edges: es }) => {
     const s = docStore.getState();
-    const gone = new Set(ns.map((n) => n.id));
-    s.batch(ns.length ? 'Delete' : 'Disconnect', () => {
+    // The shortcuts may have deleted these steps on the same key press already.
+    const deleted = new Set(ns.map((n) => n.id));
+    const gone = [...deleted].filter((id) => findStep(s.doc, id));
+    s.batch(gone.length ? 'Delete' : 'Disconnect', () => {
       for (const e of es) {
-        if (gone.has(e.source) || gone.has(e.target)) continue;
+        if (deleted.has(e.source) || deleted.has(e.target)) continue;
         const r = s.disconnect(e.source, e.target, e.sourceHandle);
         if (!r.ok) setNotice(r.reason);
       }
-      if (ns.length) s.removeSteps([...gone]);
+      if (gone.length) s.removeSteps(gone);
     });
     // The document is the source of truth: React Flow removes nothing itself.
     return false;
@@ -593,13 +608,23 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
         return;
       }
       const { width, height } = flowStore.getState();
-      openView(rf, nodesRef.current, width, height);
+      opened.current = openView(rf, nodesRef.current, width, height);
     }, 50);
     return () => {
       clearTimeout(t);
       cancelAnimationFrame(frame);
     };
   }, [generation, rf, flowStore]);
+  // The first-start guide opening over a view just opened (not moved since): the view
+  // opens again beside it.
+  useEffect(() => {
+    const o = opened.current;
+    if (!guideOpen || !o) return;
+    const v = rf.getViewport();
+    if (Math.abs(v.x - o.x) > 1 || Math.abs(v.y - o.y) > 1 || Math.abs(v.zoom - o.zoom) > 0.001) return;
+    const { width, height } = flowStore.getState();
+    opened.current = openView(rf, nodesRef.current, width, height);
+  }, [guideOpen, rf, flowStore]);
   // …and its edges follow the routes of its auto-layout if it was laid out so (once
   // its cards are measured; not for a large document).
   useEffect(() => {
@@ -610,7 +635,7 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
         const m = n.measured;
         if (n.type !== 'loop' && m?.width && m.height) sizes[n.id] = { width: m.width, height: m.height };
       }
-      void docStore.getState().restoreRoutes(sizes);
+      void restoreRoutes(docStore, sizes);
     }, 300);
     return () => clearTimeout(t);
   }, [generation]);
@@ -647,7 +672,9 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
         zoomOnDoubleClick={false}
         snapToGrid
         snapGrid={SNAP_GRID}
-        deleteKeyCode={['Delete', 'Backspace']}
+        deleteKeyCode={readOnly ? null : ['Delete', 'Backspace']}
+        nodesDraggable={!readOnly}
+        nodesConnectable={!readOnly}
         multiSelectionKeyCode={['Shift', 'Meta', 'Control']}
         selectionKeyCode="Shift"
         colorMode={theme}

@@ -9,6 +9,7 @@ import { ancestors } from '../doc/query';
 import { docStore } from '../doc/store';
 import type { XY } from '../doc/types';
 import type { NodeSizes } from '../graph/auto-layout';
+import { autoLayout } from '../graph/apply-layout';
 import type { FlowEdge, FlowNode } from '../graph/types';
 import { fitOptions, stepZoom, zoomAround } from './view';
 import { useViewPrefs } from './view-prefs';
@@ -16,8 +17,6 @@ import { useViewPrefs } from './view-prefs';
 /** How long a zoom step animates. */
 const ZOOM_MS = 150;
 
-/** The drag-and-drop type the palette uses: its data is a JSON step template. */
-export const STEP_MIME = 'application/mcpflow-step';
 
 export interface CanvasCommands {
   /** Lays out with elkjs using the measured node sizes (one undo entry), then fits the view. */
@@ -57,7 +56,7 @@ export function useCanvasCommands(): CanvasCommands {
         for (const n of rf.getNodes()) {
           if (n.type !== 'loop' && n.measured?.width && n.measured.height) sizes[n.id] = n.measured;
         }
-        await docStore.getState().autoLayout(sizes);
+        await autoLayout(docStore, sizes);
         // Let React Flow take the new positions (two frames) before fitting them; never
         // zoomed in past 100% (see \`fit\`).
         requestAnimationFrame(() => requestAnimationFrame(() => fit(300)));

@@ -2,5 +2,5 @@
 //! view commands.
 
 export { Canvas, mergeEdges, mergeNodes, type CanvasProps } from './Canvas';
-export { STEP_MIME, useCanvasCommands, type CanvasCommands } from './commands';
+export { useCanvasCommands, type CanvasCommands } from './commands';
 export { nodeTypes } from './nodes';

@@ -5,8 +5,9 @@
 //! Ctrl/Cmd+S calls `onSave` (the shell saves) · `+`/`=` and Ctrl/Cmd+`=`/`+` zoom in ·
 //! `-` and Ctrl/Cmd+`-` zoom out · Ctrl/Cmd+0 zoom to 100% · Shift+1 fit · Tab opens the
 //! quick-add (n8n's node panel) · Escape closes an open menu, else clears the selection
-//! · F2 renames the selected step. Delete/Backspace are React Flow's
-//! (see `Canvas`). Nothing fires while typing in a field.
+//! · F2 renames the selected step · Delete/Backspace delete the selected steps (every
+//! press: React Flow's own handler, which also deletes a selected edge, missed some when
+//! its key state went stale; see `Canvas`). Nothing fires while typing in a field.
 //!
 //! Copy writes the clipboard JSON to the system clipboard through the `copy` event;
 //! paste reads the `paste` event's text when it is mcpflow JSON (or a step), else the
@@ -39,6 +40,11 @@ export interface ShortcutOptions {
   onEscape?(): boolean;
   /** Tab: opens the quick-add (at the pointer when it is over the canvas). */
   onQuickAdd?(): void;
+}
+
+/** Whether a key press comes from inside a dialog (its keys are its own). */
+function inDialog(target: EventTarget | null): boolean {
+  return target instanceof Element && target.closest('[role="dialog"], [role="alertdialog"], dialog') !== null;
 }
 
 /** Whether a key press is on the canvas's side of the page (not a toolbar button, a panel, a dialog). */
@@ -120,6 +126,9 @@ export function useShortcuts(opts: ShortcutOptions): void {
       } else if (e.key === 'Escape') {
         if (ref.current.onEscape?.()) return;
         if (s.selected.length) s.select([]);
+      } else if ((e.key === 'Delete' || e.key === 'Backspace') && !mod && !e.altKey && s.selected.length && !inDialog(e.target)) {
+        e.preventDefault();
+        if (!e.repeat) s.batch('Delete', () => s.removeSteps(s.selected));
       } else if (e.key === 'F2' && s.selected.length === 1) {
         e.preventDefault();
         useRename.getState().start(s.selected[0]!);

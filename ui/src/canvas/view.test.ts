@@ -2,7 +2,7 @@
 // minimap off the nodes, and the zoom steps — against hand-worked cases.
 
 import { describe, expect, it } from 'vitest';
-import { fitOptions, MINIMAP_HEIGHT, OPEN_MIN_ZOOM, openViewport, START_ZOOM, stepZoom, zoomAround, zoomLabel } from './view';
+import { fitOptions, GUIDE_INSET, MINIMAP_HEIGHT, OPEN_MIN_ZOOM, openViewport, START_ZOOM, stepZoom, zoomAround, zoomLabel } from './view';
 
 describe('openViewport', () => {
   it('never opens a small blueprint past 100%', () => {
@@ -37,6 +37,16 @@ describe('openViewport', () => {
 
   it('an empty canvas opens at 100%', () => {
     expect(openViewport(null, 1000, 700, true)).toEqual({ x: 0, y: 0, zoom: 1 });
+  });
+
+  it('keeps a fitted blueprint clear of the guide on the left', () => {
+    const bounds = { x: 0, y: 0, width: 500, height: 200 };
+    const v = openViewport(bounds, 1000, 700, true, GUIDE_INSET);
+    expect(v.x).toBeGreaterThanOrEqual(GUIDE_INSET);
+    // Its right edge stays inside the canvas.
+    expect(v.x + bounds.width * v.zoom).toBeLessThanOrEqual(1000);
+    const start = openViewport({ x: 0, y: 0, width: 6000, height: 3000 }, 1000, 700, true, GUIDE_INSET);
+    expect(start.x).toBeGreaterThanOrEqual(GUIDE_INSET);
   });
 });
 

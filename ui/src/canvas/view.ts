@@ -25,14 +25,17 @@ export const MINIMAP_HEIGHT = 100;
 export const MINIMAP_MARGIN = 12;
 /** Room around a fitted view, in pixels. */
 const PAD = 40;
+/** The first-start guide's card over the canvas's left side (`.guide-card` in
+ * app/layout.css: 12 px in, 340 px wide): a blueprint opened with it shown keeps clear. */
+export const GUIDE_INSET = 12 + 340;
 
 /**
  * Padding of a fitted view: with the minimap shown, the bottom keeps its height free,
  * so no node of a fitted view lies under it.
  */
-export function fitPadding(minimap: boolean): Padding {
+export function fitPadding(minimap: boolean, leftInset = 0): Padding {
   const bottom = minimap ? MINIMAP_HEIGHT + MINIMAP_MARGIN * 2 : PAD;
-  return { top: `${PAD}px`, left: `${PAD}px`, right: `${PAD}px`, bottom: `${bottom}px` };
+  return { top: `${PAD}px`, left: `${PAD + leftInset}px`, right: `${PAD}px`, bottom: `${bottom}px` };
 }
 
 /** The fit options of Fit, Shift+1 and auto-layout. */
@@ -43,13 +46,14 @@ export function fitOptions(minimap: boolean, duration = 200) {
 /**
  * Where a blueprint opens: fitted whole when that is legible (≥ `OPEN_MIN_ZOOM`, never
  * above 100%), else at `START_ZOOM` showing its start (its top-left steps).
- * `bounds`: every node's box in flow coordinates; `width`/`height`: the canvas.
+ * `bounds`: every node's box in flow coordinates; `width`/`height`: the canvas;
+ * `leftInset`: what covers the canvas's left side (the guide, `GUIDE_INSET`).
  */
-export function openViewport(bounds: Rect | null, width: number, height: number, minimap: boolean): Viewport {
-  if (!bounds || width <= 0 || height <= 0) return { x: 0, y: 0, zoom: 1 };
-  const fitted = getViewportForBounds(bounds, width, height, MIN_ZOOM, FIT_MAX_ZOOM, fitPadding(minimap));
+export function openViewport(bounds: Rect | null, width: number, height: number, minimap: boolean, leftInset = 0): Viewport {
+  if (!bounds || width <= 0 || height <= 0) return { x: leftInset, y: 0, zoom: 1 };
+  const fitted = getViewportForBounds(bounds, width, height, MIN_ZOOM, FIT_MAX_ZOOM, fitPadding(minimap, leftInset));
   if (fitted.zoom >= OPEN_MIN_ZOOM) return fitted;
-  return { x: PAD - bounds.x * START_ZOOM, y: PAD - bounds.y * START_ZOOM, zoom: START_ZOOM };
+  return { x: PAD + leftInset - bounds.x * START_ZOOM, y: PAD - bounds.y * START_ZOOM, zoom: START_ZOOM };
 }
 
 /** The zoom after one step in or out, clamped. */

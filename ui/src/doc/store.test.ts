@@ -199,25 +199,6 @@ describe('settings', () => {
   });
 });
 
-describe('autoLayout', () => {
-  it('writes a position for every step in one undo entry, bodies relative to their loop', async () => {
-    const store = loaded('loop-collect');
-    const s = () => store.getState();
-    await s().autoLayout();
-    expect(s().past).toHaveLength(1);
-    const layout = s().doc.layout!;
-    expect(Object.keys(layout).sort()).toEqual(['batch', 'each_message', 'measure', 'report', 'say']);
-    expect(layout.each_message!.width).toBeGreaterThan(0);
-    // Left to right: batch, the loop, report; in the body: say, then measure.
-    expect(layout.batch!.x).toBeLessThan(layout.each_message!.x);
-    expect(layout.each_message!.x + layout.each_message!.width!).toBeLessThanOrEqual(layout.report!.x);
-    expect(layout.say!.x).toBeLessThan(layout.measure!.x);
-    expect(layout.say!.x).toBeLessThan(layout.each_message!.width!);
-    expect(layout.say!.y).toBeGreaterThanOrEqual(40);
-    s().undo();
-    expect(s().doc.layout).toBeUndefined();
-  });
-});
 
 describe('where an added step lands', () => {
   const fresh = () => {
@@ -303,5 +284,25 @@ describe('measured cards', () => {
     const b = s().addStep({ kind: 'wait', ms: 1 }, { container: null, position: { x: 0, y: 10 } })!;
     expect(s().doc.layout![b]).toEqual({ x: 0, y: 50 + 20 });
     s().setCanvasView(null);
+  });
+});
+
+describe('read-only', () => {
+  it('refuses every edit, undo and redo until allowed again or another document is loaded', () => {
+    const store = loaded('loop-collect');
+    const s = () => store.getState();
+    s().setSettings({ name: 'Before' });
+    const doc = s().doc;
+    s().setReadOnly(true);
+    expect(s().setSettings({ name: 'During' })).toEqual({ ok: false, reason: expect.stringMatching(/past run/) });
+    expect(s().addStep({ kind: 'wait', ms: 1 } as never)).toBeNull();
+    s().moveNodes({ batch: { x: 5, y: 5 } });
+    expect(s().undo()).toBe(false);
+    expect(s().doc).toBe(doc);
+    s().setReadOnly(false);
+    expect(s().setSettings({ name: 'After' }).ok).toBe(true);
+    s().setReadOnly(true);
+    s().load(doc);
+    expect(s().readOnly).toBe(false);
   });
 });

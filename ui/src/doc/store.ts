@@ -9,10 +9,8 @@
 
 import { useStore } from 'zustand';
 import { createStore, type StoreApi } from 'zustand/vanilla';
-import { layoutGraph, type NodeSizes } from '../graph/auto-layout';
-import { cycleEdgeIds } from '../graph/cycle';
-import { estimateSize, nearestFree, newStepPosition, obstaclesIn, placeAll, type MeasuredSizes } from '../graph/placement';
-import { clearRoutes, setRoutes } from '../graph/routes';
+import { cycleEdgeIds } from './cycle';
+import { estimateSize, nearestFree, newStepPosition, obstaclesIn, placeAll, type MeasuredSizes } from './placement';
 import { copySteps, parseClipboard, pasteSteps, type ClipboardData } from './clipboard';
 import { diagnosticsByStep, diagnosticTarget, type StepDiagnostics } from './diagnostics';
 import * as ops from './ops';
@@ -27,6 +25,9 @@ import type {
   StepTemplate,
   XY,
 } from './types';
+
+/** Why an edit of a read-only document is refused. */
+export const READ_ONLY = 'this is the definition a past run used: Show current (or Restore this version) to edit';
 
 /** How many edits undo remembers. */
 export const HISTORY_LIMIT = 200;
@@ -64,10 +65,14 @@ export interface DocState {
   clipboard: ClipboardData | null;
   /** Counts `load` calls, so views can react to a new document (e.g. fit it into view). */
   generation: number;
+  /** Shown to look at, not to edit (a past run's definition): every edit is refused. */
+  readOnly: boolean;
 
   // ---- document lifecycle ----
   /** Replaces the document; clears history, selection and diagnostics; not dirty. */
   load(doc: Blueprint, meta?: DocMeta): void;
+  /** Refuses (or allows again) every edit of the document shown; `load` allows them. */
+  setReadOnly(on: boolean): void;
   /** The current document is what is stored now (optionally with new meta). */
   markSaved(meta?: DocMeta): void;
   undo(): boolean;
@@ -81,7 +86,7 @@ export interface DocState {
    * (see `ops.addStep`); returns its id, or null if refused. It lands at
    * `opts.position`; without one next to the single selected step (in its list), else
    * at the centre of the view (`setCanvasView`); never on top of a card
-   * (`graph/placement.ts`, `newStepPosition`).
+   * (`placement.ts`, `newStepPosition`).
    */
   addStep(step: StepTemplate, opts?: ops.InsertOptions): string | null;
   /**
@@ -118,14 +123,6 @@ export interface DocState {
   paste(position?: XY, opts?: { text?: string; container?: string | null }): string[];
   /** Sets top-level fields (id, name, description, inputs, servers, on_error, retry, limits, schedule, expose, output). */
   setSettings(patch: SettingsPatch): EditResult;
-  /** Lays the graph out with elkjs and writes `layout` (one undo entry). `sizes`: measured node sizes. */
-  autoLayout(sizes?: NodeSizes): Promise<void>;
-  /**
-   * A document opened with a position for every step may have been auto-laid out: its
-   * edge routes are computed again (nothing is written), and the edges whose ends are
-   * where that layout puts them follow them (`graph/routes.ts`). `sizes` as for `autoLayout`.
-   */
-  restoreRoutes(sizes?: NodeSizes): Promise<void>;
 
   // ---- selection and diagnostics (not undoable) ----
   select(ids: readonly string[], opts?: { field?: string | null; reveal?: boolean }): void;
@@ -188,6 +185,7 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
     /** Makes `next` the document; one undo entry unless inside `batch`. */
     const commit = (label: string, next: Blueprint, extra: Partial<DocState> = {}) => {
       const s = get();
+      if (s.readOnly) return;
       if (next === s.doc) {
         if (Object.keys(extra).length) set(extra);
         return;
@@ -207,6 +205,7 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
       fn: (doc: Blueprint) => Blueprint,
       extra?: (s: DocState) => Partial<DocState>,
     ): EditResult => {
+      if (get().readOnly) return { ok: false, reason: READ_ONLY };
       try {
         const next = fn(get().doc);
         commit(label, next, extra ? extra(get()) : {});
@@ -220,7 +219,7 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
     /**
      * Moves pasted or duplicated steps (the top-level ones of `ids`, in `container`) off
      * the cards that were there before, together, to the nearest place where none of
-     * them covers one (their common box is nudged, `graph/placement.ts`).
+     * them covers one (their common box is nudged, `placement.ts`).
      */
     const keepOff = (before: Blueprint, after: Blueprint, ids: readonly string[], container: string | null): Blueprint => {
       const steps = Array.isArray(before.steps) ? before.steps : [];
@@ -271,9 +270,9 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
       diagnosticsByStep: {},
       clipboard: null,
       generation: 0,
+      readOnly: false,
 
       load(doc, meta = {}) {
-        clearRoutes();
         set({
           generation: get().generation + 1,
           doc,
@@ -288,7 +287,12 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
           reveal: null,
           diagnostics: [],
           diagnosticsByStep: {},
+          readOnly: false,
         });
+      },
+
+      setReadOnly(on) {
+        if (get().readOnly !== on) set({ readOnly: on });
       },
 
       markSaved(meta) {
@@ -298,6 +302,7 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
 
       undo() {
         const s = get();
+        if (s.readOnly) return false;
         const entry = s.past[s.past.length - 1];
         if (!entry || batchDepth > 0) return false;
         set({
@@ -310,6 +315,7 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
 
       redo() {
         const s = get();
+        if (s.readOnly) return false;
         const entry = s.future[s.future.length - 1];
         if (!entry || batchDepth > 0) return false;
         set({
@@ -430,24 +436,6 @@ export function createDocStore(initial: Blueprint = EMPTY_BLUEPRINT): DocStore {
 
       setSettings(patch) {
         return edit('Edit settings', (doc) => ops.setSettings(doc, patch));
-      },
-
-      async autoLayout(sizes) {
-        const doc = get().doc;
-        const g = await layoutGraph(doc, sizes);
-        const unchanged = get().doc === doc;
-        edit('Auto-layout', (d) => ops.moveNodes(d, g.positions));
-        // The routes fit the document ELK saw (an edit meanwhile: edges are drawn the usual way).
-        if (unchanged) setRoutes(g);
-        else clearRoutes();
-      },
-
-      async restoreRoutes(sizes) {
-        const doc = get().doc;
-        const layout = doc.layout;
-        if (!layout || !allStepIds(doc).every((id) => layout[id])) return;
-        const g = await layoutGraph(doc, sizes);
-        if (get().doc === doc) setRoutes(g);
       },
 
       select(ids, opts = {}) {

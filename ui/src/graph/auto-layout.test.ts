@@ -5,6 +5,7 @@ import { layoutGraph, type GraphLayout, type Rect } from './auto-layout';
 import { createDocStore } from '../doc/store';
 import { docToGraph } from './doc-to-graph';
 import { anchored, routedPath, routeStore } from './routes';
+import { autoLayout, restoreRoutes } from './apply-layout';
 
 // A loop between two steps, a body step that depends on a step outside the loop
 // (written by hand: the editor keeps `after` within one list), and a long edge that
@@ -138,7 +139,7 @@ describe('drawing edges along their routes', () => {
   it('keeps routes after an auto-layout through the store, one undo entry, and forgets them on load', async () => {
     const store = createDocStore();
     store.getState().load(doc);
-    await store.getState().autoLayout();
+    await autoLayout(store);
     expect(store.getState().past.map((h) => h.label)).toEqual(['Auto-layout']);
     expect(Object.keys(routeStore.getState().routes).sort()).toEqual(docToGraph(doc).edges.map((e) => e.id).sort());
     expect(anchored('fetch', { x: store.getState().doc.layout!.fetch!.x, y: store.getState().doc.layout!.fetch!.y }, routeStore.getState().anchors)).toBe(true);
@@ -148,12 +149,33 @@ describe('drawing edges along their routes', () => {
     expect(routeStore.getState().routes).toEqual({});
     // Reopened as laid out: the routes come back; a document without positions gets none.
     store.getState().load(laidOut);
-    await store.getState().restoreRoutes();
+    await restoreRoutes(store);
     expect(Object.keys(routeStore.getState().routes).length).toBeGreaterThan(0);
     const l = laidOut.layout!;
     expect(anchored('report', { x: l.report!.x, y: l.report!.y }, routeStore.getState().anchors)).toBe(true);
     store.getState().load(doc);
-    await store.getState().restoreRoutes();
+    await restoreRoutes(store);
     expect(routeStore.getState().routes).toEqual({});
+  });
+});
+
+describe('autoLayout through a document store', () => {
+  it('writes a position for every step in one undo entry, bodies relative to their loop', async () => {
+    const store = createDocStore();
+    store.getState().load(JSON.parse(example('loop-collect')) as Blueprint);
+    const s = () => store.getState();
+    await autoLayout(store);
+    expect(s().past).toHaveLength(1);
+    const layout = s().doc.layout!;
+    expect(Object.keys(layout).sort()).toEqual(['batch', 'each_message', 'measure', 'report', 'say']);
+    expect(layout.each_message!.width).toBeGreaterThan(0);
+    // Left to right: batch, the loop, report; in the body: say, then measure.
+    expect(layout.batch!.x).toBeLessThan(layout.each_message!.x);
+    expect(layout.each_message!.x + layout.each_message!.width!).toBeLessThanOrEqual(layout.report!.x);
+    expect(layout.say!.x).toBeLessThan(layout.measure!.x);
+    expect(layout.say!.x).toBeLessThan(layout.each_message!.width!);
+    expect(layout.say!.y).toBeGreaterThanOrEqual(40);
+    s().undo();
+    expect(s().doc.layout).toBeUndefined();
   });
 });

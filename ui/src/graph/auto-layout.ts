@@ -18,7 +18,7 @@ import type { NodeBounds } from '../doc/ops';
 import { isLoop } from '../doc/query';
 import type { Blueprint, Step, XY } from '../doc/types';
 import { docToGraph } from './doc-to-graph';
-import { estimateSize } from './placement';
+import { estimateSize } from '../doc/placement';
 import { GAP_X, GAP_Y, LOOP_HEADER, LOOP_MIN_HEIGHT, LOOP_MIN_WIDTH, LOOP_PADDING } from './types';
 
 // elkjs is large (~1.6 MB): it is loaded on the first auto-layout, as its own chunk.

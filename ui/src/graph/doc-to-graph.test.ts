@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Blueprint, Step } from '../doc/types';
 import { example } from '../testing/examples';
-import { cycleDiagnosticsKey } from './cycle';
+import { cycleDiagnosticsKey } from '../doc/cycle';
 import { docToGraph, sameNode } from './doc-to-graph';
 import type { FlowEdge } from './types';
 

@@ -20,8 +20,8 @@
 import { listRoles, stepDeps, switchTargets } from '../doc/deps';
 import { isLoop } from '../doc/query';
 import { STEP_KINDS, type Blueprint, type Diagnostic, type Step } from '../doc/types';
-import { cycleEdgeIds } from './cycle';
-import { placeAll, type MeasuredSizes } from './placement';
+import { cycleEdgeIds } from '../doc/cycle';
+import { placeAll, type MeasuredSizes } from '../doc/placement';
 import { ARROW, IMPLICIT_ARROW, type FlowEdge, type FlowGraph, type FlowNode, type FlowNodeType } from './types';
 
 const KNOWN = new Set<string>(STEP_KINDS);

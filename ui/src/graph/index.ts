@@ -3,5 +3,5 @@
 
 export { docToGraph, nodeTypeOf, sameEdge, sameNode, type GraphOptions } from './doc-to-graph';
 export { computeAutoLayout, type NodeSizes } from './auto-layout';
-export { estimateSize, placeAll, type MeasuredSizes, type Placed } from './placement';
+export { estimateSize, placeAll, type MeasuredSizes, type Placed } from '../doc/placement';
 export * from './types';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Blueprint } from '../doc/types';
 import { docToGraph, sameNode } from './doc-to-graph';
-import { isFree, newStepPosition, obstaclesIn, placeAll, SLOT_MARGIN } from './placement';
+import { isFree, newStepPosition, obstaclesIn, placeAll, SLOT_MARGIN } from '../doc/placement';
 import { GAP_X, GAP_Y, NODE_HEIGHT, NODE_WIDTH } from './types';
 
 // Three steps after one: a column of three at depth 1; a loop with a two-step body.

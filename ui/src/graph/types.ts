@@ -65,14 +65,5 @@ export const ARROW = { type: 'arrowclosed' as MarkerType, width: 16, height: 16 
 /** The arrowhead of an implicit edge: smaller, in the implicit edge's grey. */
 export const IMPLICIT_ARROW = { type: 'arrowclosed' as MarkerType, width: 12, height: 12, color: 'var(--edge-implicit)' };
 
-/** Estimated node sizes (the CSS gives step nodes this width), used before nodes are measured. */
-export const NODE_WIDTH = 240;
-export const NODE_HEIGHT = 110;
-export const CASE_ROW_HEIGHT = 22;
-/** Inside a loop container: room for its header, and padding around the body. */
-export const LOOP_HEADER = 72;
-export const LOOP_PADDING = 24;
-export const LOOP_MIN_WIDTH = NODE_WIDTH + 2 * LOOP_PADDING;
-export const LOOP_MIN_HEIGHT = LOOP_HEADER + 80;
-export const GAP_X = 80;
-export const GAP_Y = 40;
+// The card sizes placement estimates with live with the document (`doc/sizes.ts`).
+export * from '../doc/sizes';

@@ -462,6 +462,9 @@ interface Target {
   path: IterationPath;
 }
 
+/** The event of one kind. */
+type EventOf<K extends RunEvent['type']> = Extract<RunEvent, { type: K }>;
+
 /**
  * One batch: copies what it changes, once (objects it created or copied are in
  * `fresh` and are changed in place), and aggregates the nodes it touched at the end.
@@ -535,163 +538,210 @@ class Draft {
     }
   }
 
+  /** Folds one event into the view (one method per event kind below). */
   apply(ev: RunEvent): void {
     this.v.lastSeq = ev.seq;
     this.v.atMs = Math.max(this.v.atMs, ev.at_ms);
     switch (ev.type) {
       case 'RunStarted':
-        this.v.runId = ev.run_id;
-        this.v.blueprintId = ev.blueprint;
-        this.v.inputs = ev.inputs;
-        this.v.traceId = ev.trace_id ?? null;
-        if (this.v.status === 'pending') this.v.status = 'running';
-        break;
-      case 'StepStarted': {
-        const t = this.target(ev.step, ev.path);
-        const before = t.inst.state;
-        this.setState(t, 'running');
-        t.inst.attempt = ev.attempt;
-        t.inst.startedAtMs ??= ev.at_ms;
-        if (t.key !== null) t.node.startedAtMs ??= ev.at_ms;
+        return this.runStarted(ev);
+      case 'StepStarted':
+        return this.stepStarted(ev);
+      case 'StepRetrying':
+        return this.stepRetrying(ev);
+      case 'StepProgress':
+        return this.stepProgress(ev);
+      case 'StepFinished':
+        return this.stepFinished(ev);
+      case 'StepSkipped':
+        return this.stepSkipped(ev);
+      case 'StepWaiting':
+        return this.stepWaiting(ev);
+      case 'StepAnswered':
+        return this.stepAnswered(ev);
+      case 'StepSampling':
+        return this.stepSampling(ev);
+      case 'StepSampled':
+        return this.stepSampled(ev);
+      case 'RunPaused':
+        return this.runPaused(ev);
+      case 'RunResumed':
+        return this.runResumed(ev);
+      case 'Log':
+        return this.logLine(ev);
+      case 'RunFinished':
+        return this.runFinished(ev);
+    }
+  }
+
+  /** The run has its id, inputs and trace; it is running. */
+  private runStarted(ev: EventOf<'RunStarted'>): void {
+    this.v.runId = ev.run_id;
+    this.v.blueprintId = ev.blueprint;
+    this.v.inputs = ev.inputs;
+    this.v.traceId = ev.trace_id ?? null;
+    if (this.v.status === 'pending') this.v.status = 'running';
+  }
+
+  /** An instance started (an attempt): running, with its arguments; a loop learns its item count. */
+  private stepStarted(ev: EventOf<'StepStarted'>): void {
+    const t = this.target(ev.step, ev.path);
+    const before = t.inst.state;
+    this.setState(t, 'running');
+    t.inst.attempt = ev.attempt;
+    t.inst.startedAtMs ??= ev.at_ms;
+    if (t.key !== null) t.node.startedAtMs ??= ev.at_ms;
+    t.inst.args = ev.args;
+    t.inst.seq = ev.seq;
+    if (t.inst.loop && isItemsArgs(ev.args) && t.inst.loop.total === null) {
+      this.setLoopCounts(t, t.inst.loop.done, ev.args.items);
+    }
+    this.trackIteration(t, before, false, ev.seq);
+  }
+
+  /** An instance failed an attempt and waits to retry. */
+  private stepRetrying(ev: EventOf<'StepRetrying'>): void {
+    const t = this.target(ev.step, ev.path);
+    const before = t.inst.state;
+    this.setState(t, 'retrying');
+    t.inst.retry = { attempt: ev.attempt, delayMs: ev.delay_ms, error: ev.error, atMs: ev.at_ms };
+    t.inst.sampling = null;
+    t.inst.seq = ev.seq;
+    this.trackIteration(t, before, false, ev.seq);
+  }
+
+  /** A progress notification; for a loop, how many iterations are done. */
+  private stepProgress(ev: EventOf<'StepProgress'>): void {
+    const t = this.target(ev.step, ev.path);
+    t.inst.progress = { progress: ev.progress, total: ev.total ?? null, message: ev.message ?? null };
+    t.inst.seq = ev.seq;
+    if (t.inst.loop) this.loopProgress(t, ev.progress, ev.total ?? null);
+  }
+
+  /** An instance settled: its output or error, duration and attempts. Finished without a start or attempt: its output was pinned. */
+  private stepFinished(ev: EventOf<'StepFinished'>): void {
+    const t = this.target(ev.step, ev.path);
+    const before = t.inst.state;
+    if (t.key === null && ev.attempts === 0 && ev.status === 'succeeded' && t.inst.startedAtMs === null && before === 'queued') {
+      this.v.pinned = { ...this.v.pinned, [ev.step]: true };
+    }
+    this.setState(t, ev.status);
+    t.inst.attempt = ev.attempts;
+    t.inst.durationMs = ev.duration_ms;
+    t.inst.finishedAtMs = ev.at_ms;
+    t.inst.startedAtMs ??= Math.max(0, ev.at_ms - ev.duration_ms);
+    if (t.key !== null) t.node.startedAtMs ??= t.inst.startedAtMs;
+    t.inst.output = ev.output;
+    t.inst.error = ev.error ?? null;
+    t.inst.raw = ev.raw;
+    t.inst.recoveredBy = ev.recovered_by ?? null;
+    t.inst.skipReason = null;
+    t.inst.question = null;
+    t.inst.sampling = null;
+    t.inst.seq = ev.seq;
+    this.trackIteration(t, before, ev.status === 'failed' && !ev.recovered_by, ev.seq);
+    if (t.inst.loop) this.loopFinished(t);
+  }
+
+  /** An instance was skipped (a disabled step shows `null` as its output). */
+  private stepSkipped(ev: EventOf<'StepSkipped'>): void {
+    const t = this.target(ev.step, ev.path);
+    const before = t.inst.state;
+    this.setState(t, 'skipped');
+    t.inst.finishedAtMs = ev.at_ms;
+    t.inst.skipReason = ev.reason ?? null;
+    // A disabled step's output is `null` (what the steps after it see); other skips have none.
+    if (ev.reason === 'disabled') t.inst.output = null;
+    t.inst.seq = ev.seq;
+    this.trackIteration(t, before, false, ev.seq);
+  }
+
+  /** An instance asks a person a question. */
+  private stepWaiting(ev: EventOf<'StepWaiting'>): void {
+    const t = this.target(ev.step, ev.path);
+    const before = t.inst.state;
+    this.setState(t, 'waiting');
+    t.inst.question = ev.question;
+    // Asked before any start was seen (a history cut short): it started then.
+    t.inst.startedAtMs ??= ev.at_ms;
+    if (t.key !== null) t.node.startedAtMs ??= ev.at_ms;
+    t.inst.seq = ev.seq;
+    this.trackIteration(t, before, false, ev.seq);
+  }
+
+  /** A question was answered. */
+  private stepAnswered(ev: EventOf<'StepAnswered'>): void {
+    const t = this.target(ev.step, ev.path);
+    const before = t.inst.state;
+    // Back to work (the call goes on, or the step settles with the answer next).
+    if (before === 'waiting') this.setState(t, 'running');
+    t.inst.question = null;
+    t.inst.answer = { action: ev.action, content: ev.content, atMs: ev.at_ms };
+    t.inst.seq = ev.seq;
+    this.trackIteration(t, before, false, ev.seq);
+  }
+
+  /** An instance asked a model (sampling). */
+  private stepSampling(ev: EventOf<'StepSampling'>): void {
+    const t = this.target(ev.step, ev.path);
+    const open = t.inst.sampling?.open ?? 0;
+    t.inst.sampling = { server: ev.server, request: ev.request, atMs: ev.at_ms, open: open + 1 };
+    t.inst.startedAtMs ??= ev.at_ms;
+    if (t.key !== null) t.node.startedAtMs ??= ev.at_ms;
+    t.inst.seq = ev.seq;
+    this.pushSample({ seq: ev.seq, step: ev.step, path: ev.path, server: ev.server, request: ev.request, atMs: ev.at_ms, answer: null });
+  }
+
+  /** The model answered an instance's request. */
+  private stepSampled(ev: EventOf<'StepSampled'>): void {
+    const t = this.target(ev.step, ev.path);
+    const s = t.inst.sampling;
+    t.inst.sampling = s && s.open > 1 ? { ...s, open: s.open - 1 } : null;
+    t.inst.seq = ev.seq;
+    this.answerSample(ev.step, ev.path, ev.server, { result: ev.result, error: ev.error ?? null, atMs: ev.at_ms });
+  }
+
+  /** The run paused (a breakpoint, a step, a request). */
+  private runPaused(ev: EventOf<'RunPaused'>): void {
+    this.v.status = 'paused';
+    this.v.pausedSinceMs ??= ev.at_ms;
+    this.v.pause = { reason: ev.reason, step: ev.step ?? null, path: ev.path ?? null, args: ev.args };
+    if (ev.preview !== undefined) this.v.pause.preview = ev.preview;
+    // Breakpoints pause before the step starts: it shows as paused, with its
+    // arguments, until it starts. (`stepped` names the step that just started,
+    // which keeps its state: only instances that have not started are marked.)
+    if (ev.step !== undefined && ev.reason !== 'requested') {
+      const path = ev.path ?? [];
+      const cur = this.peek(ev.step, path);
+      if (!cur || cur.state === 'queued') {
+        const t = this.target(ev.step, path);
+        this.setState(t, 'paused');
         t.inst.args = ev.args;
         t.inst.seq = ev.seq;
-        if (t.inst.loop && isItemsArgs(ev.args) && t.inst.loop.total === null) {
-          this.setLoopCounts(t, t.inst.loop.done, ev.args.items);
-        }
-        this.trackIteration(t, before, false, ev.seq);
-        break;
       }
-      case 'StepRetrying': {
-        const t = this.target(ev.step, ev.path);
-        const before = t.inst.state;
-        this.setState(t, 'retrying');
-        t.inst.retry = { attempt: ev.attempt, delayMs: ev.delay_ms, error: ev.error, atMs: ev.at_ms };
-        t.inst.sampling = null;
-        t.inst.seq = ev.seq;
-        this.trackIteration(t, before, false, ev.seq);
-        break;
-      }
-      case 'StepProgress': {
-        const t = this.target(ev.step, ev.path);
-        t.inst.progress = { progress: ev.progress, total: ev.total ?? null, message: ev.message ?? null };
-        t.inst.seq = ev.seq;
-        if (t.inst.loop) this.loopProgress(t, ev.progress, ev.total ?? null);
-        break;
-      }
-      case 'StepFinished': {
-        const t = this.target(ev.step, ev.path);
-        const before = t.inst.state;
-        if (t.key === null && ev.attempts === 0 && ev.status === 'succeeded' && t.inst.startedAtMs === null && before === 'queued') {
-          this.v.pinned = { ...this.v.pinned, [ev.step]: true };
-        }
-        this.setState(t, ev.status);
-        t.inst.attempt = ev.attempts;
-        t.inst.durationMs = ev.duration_ms;
-        t.inst.finishedAtMs = ev.at_ms;
-        t.inst.startedAtMs ??= Math.max(0, ev.at_ms - ev.duration_ms);
-        if (t.key !== null) t.node.startedAtMs ??= t.inst.startedAtMs;
-        t.inst.output = ev.output;
-        t.inst.error = ev.error ?? null;
-        t.inst.raw = ev.raw;
-        t.inst.recoveredBy = ev.recovered_by ?? null;
-        t.inst.skipReason = null;
-        t.inst.question = null;
-        t.inst.sampling = null;
-        t.inst.seq = ev.seq;
-        this.trackIteration(t, before, ev.status === 'failed' && !ev.recovered_by, ev.seq);
-        if (t.inst.loop) this.loopFinished(t);
-        break;
-      }
-      case 'StepSkipped': {
-        const t = this.target(ev.step, ev.path);
-        const before = t.inst.state;
-        this.setState(t, 'skipped');
-        t.inst.finishedAtMs = ev.at_ms;
-        t.inst.skipReason = ev.reason ?? null;
-        // A disabled step's output is `null` (what the steps after it see); other skips have none.
-        if (ev.reason === 'disabled') t.inst.output = null;
-        t.inst.seq = ev.seq;
-        this.trackIteration(t, before, false, ev.seq);
-        break;
-      }
-      case 'StepWaiting': {
-        const t = this.target(ev.step, ev.path);
-        const before = t.inst.state;
-        this.setState(t, 'waiting');
-        t.inst.question = ev.question;
-        // Asked before any start was seen (a history cut short): it started then.
-        t.inst.startedAtMs ??= ev.at_ms;
-        if (t.key !== null) t.node.startedAtMs ??= ev.at_ms;
-        t.inst.seq = ev.seq;
-        this.trackIteration(t, before, false, ev.seq);
-        break;
-      }
-      case 'StepAnswered': {
-        const t = this.target(ev.step, ev.path);
-        const before = t.inst.state;
-        // Back to work (the call goes on, or the step settles with the answer next).
-        if (before === 'waiting') this.setState(t, 'running');
-        t.inst.question = null;
-        t.inst.answer = { action: ev.action, content: ev.content, atMs: ev.at_ms };
-        t.inst.seq = ev.seq;
-        this.trackIteration(t, before, false, ev.seq);
-        break;
-      }
-      case 'StepSampling': {
-        const t = this.target(ev.step, ev.path);
-        const open = t.inst.sampling?.open ?? 0;
-        t.inst.sampling = { server: ev.server, request: ev.request, atMs: ev.at_ms, open: open + 1 };
-        t.inst.startedAtMs ??= ev.at_ms;
-        if (t.key !== null) t.node.startedAtMs ??= ev.at_ms;
-        t.inst.seq = ev.seq;
-        this.pushSample({ seq: ev.seq, step: ev.step, path: ev.path, server: ev.server, request: ev.request, atMs: ev.at_ms, answer: null });
-        break;
-      }
-      case 'StepSampled': {
-        const t = this.target(ev.step, ev.path);
-        const s = t.inst.sampling;
-        t.inst.sampling = s && s.open > 1 ? { ...s, open: s.open - 1 } : null;
-        t.inst.seq = ev.seq;
-        this.answerSample(ev.step, ev.path, ev.server, { result: ev.result, error: ev.error ?? null, atMs: ev.at_ms });
-        break;
-      }
-      case 'RunPaused': {
-        this.v.status = 'paused';
-        this.v.pausedSinceMs ??= ev.at_ms;
-        this.v.pause = { reason: ev.reason, step: ev.step ?? null, path: ev.path ?? null, args: ev.args };
-        if (ev.preview !== undefined) this.v.pause.preview = ev.preview;
-        // Breakpoints pause before the step starts: it shows as paused, with its
-        // arguments, until it starts. (`stepped` names the step that just started,
-        // which keeps its state: only instances that have not started are marked.)
-        if (ev.step !== undefined && ev.reason !== 'requested') {
-          const path = ev.path ?? [];
-          const cur = this.peek(ev.step, path);
-          if (!cur || cur.state === 'queued') {
-            const t = this.target(ev.step, path);
-            this.setState(t, 'paused');
-            t.inst.args = ev.args;
-            t.inst.seq = ev.seq;
-          }
-        }
-        break;
-      }
-      case 'RunResumed':
-        if (this.v.status === 'paused') this.v.status = 'running';
-        this.v.pause = null;
-        this.endPause(ev.at_ms);
-        break;
-      case 'Log':
-        this.newLogs.push({ seq: ev.seq, atMs: ev.at_ms, level: ev.level, message: ev.message, step: ev.step ?? null });
-        break;
-      case 'RunFinished':
-        this.v.envelope = ev.envelope;
-        this.v.traceId = ev.envelope.trace_id ?? this.v.traceId;
-        this.v.status = ev.envelope.status;
-        this.v.pause = null;
-        this.endPause(ev.at_ms);
-        this.settleLeftovers(ev.envelope, ev.seq, ev.at_ms);
-        break;
     }
+  }
+
+  /** The run goes on after a pause. */
+  private runResumed(ev: EventOf<'RunResumed'>): void {
+    if (this.v.status === 'paused') this.v.status = 'running';
+    this.v.pause = null;
+    this.endPause(ev.at_ms);
+  }
+
+  /** A log line. */
+  private logLine(ev: EventOf<'Log'>): void {
+    this.newLogs.push({ seq: ev.seq, atMs: ev.at_ms, level: ev.level, message: ev.message, step: ev.step ?? null });
+  }
+
+  /** The run ended with its envelope; instances it names as failed and still active are failed. */
+  private runFinished(ev: EventOf<'RunFinished'>): void {
+    this.v.envelope = ev.envelope;
+    this.v.traceId = ev.envelope.trace_id ?? this.v.traceId;
+    this.v.status = ev.envelope.status;
+    this.v.pause = null;
+    this.endPause(ev.at_ms);
+    this.settleLeftovers(ev.envelope, ev.seq, ev.at_ms);
   }
 
   private endPause(atMs: number): void {

@@ -776,6 +776,9 @@ pub struct RunDetailDto {
     pub events: Json,
     /// The result, once finished.
     pub envelope: Option<Json>,
+    /// The blueprint as it ran: the document the studio ran, or the stored revision
+    /// (absent when neither is known any more, e.g. the blueprint was deleted).
+    pub definition: Option<Json>,
 }
 
 /// What a re-run runs again: the step alone, or the step and everything after it.

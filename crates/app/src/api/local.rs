@@ -238,7 +238,12 @@ impl Local {
         let events = serde_json::to_value(&detail.events).map_err(|e| CommandError::new("INTERNAL", e.to_string()))?;
         let envelope = detail.record.envelope.as_ref().and_then(|e| serde_json::to_value(e).ok()).map(Json);
         let inputs = Json(detail.record.inputs.clone());
-        Ok(RunDetailDto { info: detail.record.into(), inputs, events: Json(events), envelope })
+        let definition = match (&detail.record.definition, detail.record.blueprint_rev) {
+            (Some(doc), _) => Some(Json(doc.clone())),
+            (None, Some(rev)) => self.app.blueprint_revision(&detail.record.blueprint, rev).ok().map(|s| Json(s.json)),
+            (None, None) => None,
+        };
+        Ok(RunDetailDto { info: detail.record.into(), inputs, events: Json(events), envelope, definition })
     }
 
     pub async fn save_run_as_test(&self, doc: Json, run_id: String) -> Result<SavedTestDto> {

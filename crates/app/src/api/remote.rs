@@ -96,7 +96,7 @@ fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 fn unavailable(home: &Path, why: &str) -> CommandError {
     CommandError::new(
         "SERVICE_UNAVAILABLE",
-        format!("the mcpflow service of {} {why}; see {}", home.display(), home.join("service.log").display()),
+        format!("the mcpflow service of {} {why}; {}", home.display(), service::service_log_hint(home)),
     )
 }
 
@@ -234,9 +234,9 @@ async fn open(shared: &Arc<Shared>) -> Result<Arc<Conn>, WireError> {
         return Err(WireError {
             code: "SERVICE_UNAVAILABLE".into(),
             message: format!(
-                "no mcpflow service answers for {}, and none could be started (see {})",
+                "no mcpflow service answers for {}, and none could be started ({})",
                 shared.home.display(),
-                shared.home.join("service.log").display()
+                service::service_log_hint(&shared.home)
             ),
         });
     };

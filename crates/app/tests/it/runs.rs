@@ -131,3 +131,23 @@ async fn sub_workflows_nested_deeper_than_the_limit_are_stopped() {
     assert_eq!(ok.envelope.status, RunStatus::Succeeded, "{:?}", ok.envelope.errors);
     assert_eq!(ok.envelope.output, json!("reached"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_keeps_the_document_it_ran_and_a_stored_run_its_revision() {
+    use mcpflow_app::runs::{StartRun, Target, Trigger};
+    use mcpflow_app::{App, AppOptions};
+    let app =
+        App::with_store(mcpflow_store::Store::open_temporary().unwrap(), Vec::new(), AppOptions::default()).unwrap();
+    let doc = json!({ "blueprint": 1, "id": "kept", "steps": [ { "id": "a", "kind": "transform", "value": "one" } ] });
+    let inline = app.run_to_end(StartRun::new(Target::Inline(doc.clone()), json!({}), Trigger::Studio)).await.unwrap();
+    let record = app.run_detail(&inline.run_id).unwrap().record;
+    assert_eq!((record.definition, record.blueprint_rev), (Some(doc.clone()), None), "the studio's document is kept");
+
+    app.save_blueprint(&doc).unwrap();
+    let stored = app.run_to_end(StartRun::new(Target::Stored("kept".into()), json!({}), Trigger::Cli)).await.unwrap();
+    let record = app.run_detail(&stored.run_id).unwrap().record;
+    assert_eq!((record.definition, record.blueprint_rev), (None, Some(1)), "a stored run names its revision");
+    assert_eq!(app.blueprint_revision("kept", 1).unwrap().json, doc);
+    let missing = app.blueprint_revision("kept", 2).unwrap_err().to_string();
+    assert!(missing.contains("kept@2"), "{missing}");
+}

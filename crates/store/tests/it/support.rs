@@ -96,6 +96,7 @@ pub fn record(id: &str, blueprint: &str) -> RunRecord {
         finished_at: None,
         envelope: None,
         blueprint_rev: Some(1),
+        definition: None,
         rerun_of: None,
         resumed_from: None,
         debug: false,

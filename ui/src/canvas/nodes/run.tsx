@@ -16,6 +16,7 @@ import { useBreakpoints } from '../../panels/run/breakpoints';
 import { syncBreakpoints } from '../../panels/run/session';
 import { approve, useAnswers } from '../../panels/run/answers';
 import { lastAsked } from '../../run/sampling';
+import { formatMs } from '../../shared/duration';
 import './run.css';
 
 /** The step's run view, or undefined when no run is shown. */
@@ -62,13 +63,6 @@ export function useRunClass(id: string, node: NodeView | undefined): string {
   const shown = useRunStore((s) => (node ? shownState(s.view, id, node) : null));
   if (!node || !shown) return '';
   return ` run-${shown === 'pinned' ? node.state : shown}`;
-}
-
-export function formatMs(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
-  const m = Math.floor(ms / 60_000);
-  return `${m} min ${Math.round((ms % 60_000) / 1000)} s`;
 }
 
 /** Time since the node started running (or since `fromMs`), ticking while it runs in a live run. */

@@ -8,7 +8,7 @@
 //! fade after a while.
 
 import { memo, useEffect, useState } from 'react';
-import { ServiceIndicator } from '../../app/ServiceIndicator';
+import { ServiceIndicator } from '../../shared/ServiceIndicator';
 import { clearStatus, statusStore, useStatus } from '../../backend';
 import { QuestionToasts } from '../run/QuestionToasts';
 import { ChangedNotice } from './ChangedNotice';

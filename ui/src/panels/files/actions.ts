@@ -194,7 +194,7 @@ export async function save(): Promise<boolean> {
     if (e instanceof BackendError && e.code === 'BLUEPRINT_INVALID') {
       const errors = e.diagnostics.filter((d) => d.level === 'error').length;
       docStore.getState().setDiagnostics(e.diagnostics);
-      report('error', `not saved: ${plural(errors, 'error')}${errors ? ' (see the diagnostics)' : ` — ${e.message}`}`);
+      report('error', `not saved: ${plural(errors, 'error')}${errors ? ' (see the diagnostics)' : ` — ${e.message}`}`, errors ? 'document' : null);
     } else {
       report('error', `not saved: ${errorMessage(e)}`);
     }

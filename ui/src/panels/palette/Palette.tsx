@@ -10,7 +10,7 @@
 
 import { memo, useDeferredValue, useEffect, useMemo, useState, type DragEvent, type KeyboardEvent } from 'react';
 import { inTauri, type PromptInfo, type ResourceInfo, type ServerOffer, type ToolInfo } from '../../backend';
-import { STEP_MIME } from '../../canvas/commands';
+import { STEP_MIME } from '../../shared/drag';
 import { docStore } from '../../doc/store';
 import type { StepTemplate } from '../../doc/types';
 import { refreshAll, serversStore, useServers } from '../servers/store';

@@ -2,8 +2,8 @@
 //! that collapses it to its tab row (Ctrl+J). A click on a tab opens it there.
 //! Test hooks: `tab-problems`, `tab-run`, `tab-history`, `tab-tests`, `bottom-toggle`.
 
-import { useLayout } from '../../app/layout';
-import { keyLabel } from '../../app/shortcut-list';
+import { useLayout } from '../../shared/layout';
+import { keyLabel } from '../../shared/shortcut-list';
 import { DiagnosticsList } from '../../diagnostics/DiagnosticsList';
 import { problemsOf } from '../../diagnostics/hints';
 import { useDoc } from '../../doc/store';

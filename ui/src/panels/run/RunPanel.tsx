@@ -32,7 +32,7 @@ import type { Blueprint, Json } from '../../doc/types';
 import { AUTH_REQUIRED, authServer, RunSignIn } from '../servers';
 import { activeMs, eventLabel, runStore, scopeAt, timelineMarkers, useRunStore, type StepNames } from '../../run';
 import { allStepIds, findStep } from '../../doc/query';
-import { formatMs } from '../../canvas/nodes/run';
+import { formatMs } from '../../shared/duration';
 import { evalFreeValidator } from '../inspector/validator';
 import { JsonView } from './JsonView';
 import type { RerunOf as RerunOfDto, RunInfo } from '../../backend';
@@ -40,7 +40,7 @@ import { openRun, refreshHistory, refreshWaiting, setInputs, startRun, useSessio
 import { PausePreview } from './PausePreview';
 import { SamplesSection } from './Samples';
 import { startedBy } from './started-by';
-import { copyText } from '../../app/copy';
+import { copyText } from '../../shared/copy';
 import { inTauri, report } from '../../backend';
 import { saveRunAsTest, useTests } from '../tests';
 import './debug.css';

@@ -13,7 +13,7 @@
 import { memo, useState } from 'react';
 import { useRunStore, type SampleExchange } from '../../run';
 import { cutText, modelAnswer, requestLines } from '../../run/sampling';
-import { formatMs } from '../../canvas/nodes/run';
+import { formatMs } from '../../shared/duration';
 import './samples.css';
 
 function stateOf(x: SampleExchange): 'open' | 'answered' | 'failed' {

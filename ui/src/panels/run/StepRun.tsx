@@ -25,7 +25,7 @@ import type { Json } from '../../doc/types';
 import { instanceAt, isFinished, pathKey, runStore, shownState, STATE_LABELS, useRunStore, type StepFields } from '../../run';
 import { argumentProblem, type ArgumentProblem } from '../../run/argerror';
 import type { StepError } from '../../run/events';
-import { formatMs } from '../../canvas/nodes/run';
+import { formatMs } from '../../shared/duration';
 import { findTool, inputSchemaOf, useOffers } from '../inspector/offers';
 import { JsonView } from './JsonView';
 import { openRun, startRun, useSession } from './session';

@@ -6,6 +6,7 @@ export { BottomTabs } from './BottomTabs';
 export { breakpointsOf, useBreakpoints, useBreakpointsOf } from './breakpoints';
 export { JsonView, jsonSize } from './JsonView';
 export { HistoryPanel, RunPanel } from './RunPanel';
+export { PastDefinitionBanner } from './PastDefinitionBanner';
 export { RunToolbar } from './RunToolbar';
 export { closeRun, control, openRun, refreshHistory, startRun, useSession } from './session';
 export { StepRun } from './StepRun';

@@ -20,6 +20,7 @@
 //! behind and the backend dropped events (`lagged`), the run is read again from the
 //! store and the live view rebuilt from it.
 
+import { showCurrent, showPastDefinition } from './past-definition';
 import { Channel } from '@tauri-apps/api/core';
 import { create } from 'zustand';
 import { backend, BackendError, errorMessage, report, type AnswerInfo, type RunInfo, type WaitingRunInfo } from '../../backend';
@@ -169,6 +170,8 @@ async function consentFirst(doc: Blueprint): Promise<boolean> {
 export async function startRun({ debug, rerun }: StartOptions): Promise<void> {
   const s = useSession.getState();
   if (s.active || s.starting) return;
+  // Runs run the current document, never a past run's definition on show.
+  showCurrent();
   const doc = docStore.getState().doc;
   set({ starting: true, error: null });
   let consented = false;
@@ -205,7 +208,8 @@ export async function startRun({ debug, rerun }: StartOptions): Promise<void> {
     runStore.getState().reset();
     const message = errorMessage(e);
     set({ error: message });
-    report('error', `the run did not start: ${message}`);
+    const aboutDoc = e instanceof BackendError && e.diagnostics.some((d) => d.level === 'error');
+    report('error', `the run did not start: ${message}`, aboutDoc ? 'document' : null);
   } finally {
     set({ starting: false });
   }
@@ -266,9 +270,11 @@ export async function openRun(runId: string): Promise<void> {
     const detail = await backend.getRun(runId);
     // Still going (started elsewhere): it plays live.
     if (detail.info.status === 'running' && (await followRun(runId, startedBy(detail.info)))) return;
+    const waits = detail.info.status === 'waiting';
+    // A finished run is drawn over the definition it ran (read-only when that is not the current one).
+    if (!waits) showPastDefinition(runId, detail.definition);
     const { stepIds, parents } = runShape(docStore.getState().doc);
     const store = runStore.getState();
-    const waits = detail.info.status === 'waiting';
     store.begin(runId, stepIds, waits ? 'live' : 'history', {
       parents,
       startedAt: detail.info.started_at,
@@ -332,6 +338,7 @@ export function closeRun(): void {
   batcher = null;
   set({ waitingRun: null, watching: null });
   runStore.getState().reset();
+  showCurrent();
 }
 
 export function setInputs(blueprint: string, inputs: Json): void {

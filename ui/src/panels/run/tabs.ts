@@ -3,7 +3,7 @@
 //! starting calls `showTab('run')`: it opens even after the user collapsed it).
 
 import { create } from 'zustand';
-import { useLayout } from '../../app/layout';
+import { useLayout } from '../../shared/layout';
 
 export type BottomTab = 'problems' | 'run' | 'history' | 'tests';
 

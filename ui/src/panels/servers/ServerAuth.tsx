@@ -11,7 +11,7 @@
 //! same with `palette-signin`.
 
 import { useEffect, useState, type ReactNode } from 'react';
-import { Menu } from '../../app/Menu';
+import { Menu } from '../../shared/Menu';
 import type { AuthStatus } from '../../backend';
 import type { Blueprint } from '../../doc/types';
 import { cancelSignIn, signIn, signOut } from './auth';

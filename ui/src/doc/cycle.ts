@@ -4,9 +4,9 @@
 //! through that step, found here the way the engine orders steps (`doc/deps.ts`).
 //! Edge ids are `doc-to-graph.ts`'s (`after:a->b`, `case:sw:i->t`).
 
-import { listRoles, stepDeps, switchTargets } from '../doc/deps';
-import { containerSteps, locateStep, resolvePointer } from '../doc/query';
-import type { Blueprint, Diagnostic, Step, SwitchStep } from '../doc/types';
+import { listRoles, stepDeps, switchTargets } from './deps';
+import { containerSteps, locateStep, resolvePointer } from './query';
+import type { Blueprint, Diagnostic, Step, SwitchStep } from './types';
 
 export const CYCLE_CODE = 'DEPENDENCY_CYCLE';
 

@@ -1,7 +1,7 @@
 //! A quiet dot and a word at the top of the toasts over the canvas: how the studio
 //! reaches its data folder (`serviceStore`). Green "service" when it speaks to the `mcpflow
 //! service` (the pid on hover), amber "reconnecting…" while the connection is lost, grey
-//! "in-process" when the studio holds the store itself. Its box has a fixed size, so
+//! "in this window" when the studio holds the store itself (no service). Its box has a fixed size, so
 //! nothing moves when its text changes. Test hook: `service-status` (`data-state`).
 
 import { memo } from 'react';
@@ -30,7 +30,11 @@ export function serviceShown(status: ServiceStatus | null, problem: string | nul
         title: `reconnecting to the mcpflow service: runs can start once it is back${said}`,
       };
     case 'in_process':
-      return { state: 'in_process', text: 'in-process', title: `the studio holds the data folder itself (no mcpflow service)${said}` };
+      return {
+        state: 'in_process',
+        text: 'in this window',
+        title: `no mcpflow service: this window holds the data folder itself and answers the CLI and your MCP hosts until it closes${said}`,
+      };
   }
 }
 

@@ -6,9 +6,9 @@
 //! step takes at least its estimated size in its column, so measuring nodes that are
 //! smaller than estimated moves nothing.
 
-import { listRoles, stepDeps } from '../doc/deps';
-import { isLoop } from '../doc/query';
-import type { Layout, Step, XY } from '../doc/types';
+import { listRoles, stepDeps } from './deps';
+import { isLoop } from './query';
+import type { Layout, Step, XY } from './types';
 import {
   CASE_ROW_HEIGHT,
   GAP_X,
@@ -19,7 +19,7 @@ import {
   LOOP_PADDING,
   NODE_HEIGHT,
   NODE_WIDTH,
-} from './types';
+} from './sizes';
 
 export interface Placed {
   position: XY;

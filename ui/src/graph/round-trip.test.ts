@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { docToGraph } from '../graph/doc-to-graph';
+import { docToGraph } from './doc-to-graph';
 import { EXAMPLES, example } from '../testing/examples';
-import type { NodeBounds } from './ops';
-import { allStepIds } from './query';
-import { serializeBlueprint } from './serialize';
-import { createDocStore } from './store';
-import type { Blueprint } from './types';
+import type { NodeBounds } from '../doc/ops';
+import { allStepIds } from '../doc/query';
+import { serializeBlueprint } from '../doc/serialize';
+import { createDocStore } from '../doc/store';
+import type { Blueprint } from '../doc/types';
 
 /** The graph's node positions (and loop sizes) for the ids given, as `moveNodes` takes them. */
 function graphBounds(doc: Blueprint, ids: Iterable<string>): Record<string, NodeBounds> {

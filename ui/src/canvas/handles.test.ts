@@ -3,11 +3,11 @@
 
 import { Position } from '@xyflow/react';
 import { describe, expect, it } from 'vitest';
-import { mergeNodes } from '../canvas/Canvas';
+import { mergeNodes } from './Canvas';
 import type { Blueprint } from '../doc/types';
-import { docToGraph } from './doc-to-graph';
-import { estimatedHandles } from './handles';
-import type { FlowNode } from './types';
+import { docToGraph } from '../graph/doc-to-graph';
+import { estimatedHandles } from '../graph/handles';
+import type { FlowNode } from '../graph/types';
 
 const doc = {
   blueprint: 1,

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { docToGraph } from '../graph/doc-to-graph';
+import { docToGraph } from './doc-to-graph';
 import { example } from '../testing/examples';
-import { copySteps, parseClipboard, pasteSteps } from './clipboard';
-import { STEP_ID_PATTERN, RESERVED_STEP_IDS } from './ids';
-import * as ops from './ops';
-import { allStepIds, findStep, locateStep, stepPointer } from './query';
-import { createDocStore } from './store';
-import type { Blueprint, LoopStep, Step, SwitchStep } from './types';
+import { copySteps, parseClipboard, pasteSteps } from '../doc/clipboard';
+import { STEP_ID_PATTERN, RESERVED_STEP_IDS } from '../doc/ids';
+import * as ops from '../doc/ops';
+import { allStepIds, findStep, locateStep, stepPointer } from '../doc/query';
+import { createDocStore } from '../doc/store';
+import type { Blueprint, LoopStep, Step, SwitchStep } from '../doc/types';
 
 const load = (name: string) => JSON.parse(example(name)) as Blueprint;
 const step = (doc: Blueprint, id: string) => findStep(doc, id)!;
