@@ -7,11 +7,15 @@
 //! [`Journal`] hook flushes the store before a call starts after a step finished — so a
 //! finished step is on disk before any step that depends on it reaches a server.
 
+pub(crate) mod active;
+pub(crate) mod asked;
 mod questions;
 mod rerun;
 mod resume;
 
-pub use questions::{Answered, Questions, WaitingRun};
+pub(crate) use active::Active;
+pub use asked::Questions;
+pub use questions::{Answered, WaitingRun};
 pub use rerun::Rerun;
 pub use resume::tasks_in_flight;
 
@@ -180,20 +184,6 @@ impl Started {
         let blueprint = self.blueprint;
         self.done.await.unwrap_or_else(|_| Envelope::lost(run_id, blueprint))
     }
-}
-
-pub(crate) struct Active {
-    pub(crate) blueprint: String,
-    /// Left waiting ([`App::park`]): its events from now on are not recorded, nor its end.
-    pub(crate) parked: Arc<AtomicBool>,
-    /// The questions open in its recorded events.
-    pub(crate) asking: Arc<std::sync::Mutex<OpenQuestions>>,
-    pub(crate) control: mpsc::UnboundedSender<Control>,
-    pub(crate) cancel: CancellationToken,
-    pub(crate) events: broadcast::Sender<Arc<RunEvent>>,
-    /// Its record is on disk: from then on it is listed as in flight (before, a crash
-    /// would leave nothing to mark `interrupted`, so no one is told of it).
-    pub(crate) recorded: Arc<AtomicBool>,
 }
 
 /// A recorded run with its events.
@@ -609,13 +599,6 @@ pub fn check_stack(id: &str, stack: &[String]) -> Result<()> {
         return Err(AppError::Depth { limit: MAX_WORKFLOW_DEPTH, chain: chain() });
     }
     Ok(())
-}
-
-/// Waits until no run is in flight.
-pub(crate) async fn wait_idle(app: &App) {
-    while !app.active_runs().is_empty() {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
 }
 
 /// Syncs the store for the engine's [`Journal`] hook; reports a failing store once.

@@ -5,10 +5,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod auth;
-mod daemon;
 mod debug;
 mod faults;
-mod http_limits;
 mod import;
 mod noise;
 mod reference;
@@ -18,9 +16,6 @@ mod roots_change;
 mod runs;
 mod sampling;
 mod saved_tests;
-mod schedule;
-mod serve;
-mod serve_people;
 mod servers;
 mod telemetry;
 mod waiting;

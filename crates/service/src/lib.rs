@@ -18,8 +18,8 @@
 //! - `"mcp"`: from then on the connection is an MCP session (the stdio framing) with the
 //!   service's mediator — the same tools `mcpflow serve` offers, on the service's store,
 //!   servers and runs. `mcpflow serve` on stdio is then a bridge that copies bytes
-//!   (`mcpflow_app::service::bridge`), so any number of MCP hosts share one engine.
-//! - `"api"`: JSON-RPC 2.0 requests for the application's use cases ([`api`]), and
+//!   (`mcpflow_service::bridge`), so any number of MCP hosts share one engine.
+//! - `"api"`: JSON-RPC 2.0 requests for the application's use cases ([`rpc`]), and
 //!   notifications of changes for a client that subscribed.
 //!
 //! Why JSON-RPC and not MCP for the API: the API is the application's own use cases —
@@ -27,15 +27,23 @@
 //! from; MCP's `tools/call` would wrap every answer in content blocks and every change in
 //! a tool-list notification. JSON-RPC 2.0 is the same framing MCP uses, so one reader
 //! and one writer serve both kinds of session.
+//!
+//! This crate also holds what runs in the service besides the endpoint: [`daemon`] the
+//! loop that fires scheduled runs (its pure planner in [`schedule`]), and the studio's one
+//! client interface [`api::Api`] (in process, or [`api::Remote`] over this endpoint).
+#![forbid(unsafe_code)] // the workspace denies it; only the studio shell has one audited exception
 
 pub mod api;
+pub mod daemon;
 pub mod endpoint;
 pub mod install;
+pub mod rpc;
+pub mod schedule;
 
-use crate::app::App;
-use crate::serve::Mediator;
 use endpoint::{Connection, Token};
 pub use endpoint::{ReadHalf, WriteHalf};
+use mcpflow_app::app::App;
+use mcpflow_serve::Mediator;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -192,7 +200,7 @@ pub async fn host_with(
 ) -> std::io::Result<()> {
     let listener = endpoint::bind(&home)?;
     let mediator = Mediator::new(app.clone());
-    let local = crate::api::Local::new(app.clone());
+    let local = api::Local::new(app.clone());
     let mut connections = tokio::task::JoinSet::new();
     loop {
         tokio::select! {
@@ -233,7 +241,7 @@ pub async fn host_with(
 /// One connection: its hello, then its session. Over the loopback port the hello's token
 /// is checked before anything else.
 async fn serve_connection(
-    local: crate::api::Local,
+    local: api::Local,
     mediator: Mediator,
     connection: Connection,
     home: &Path,
@@ -308,7 +316,7 @@ async fn serve_connection(
                 Err(error) => tracing::debug!(%error, "an MCP session over the service endpoint did not start"),
             }
         }
-        _ => api::serve(local, read, write, stoppable).await,
+        _ => rpc::serve(local, read, write, stoppable).await,
     }
 }
 
@@ -447,7 +455,7 @@ impl Client {
     }
 
     async fn next_message(&mut self) -> Result<serde_json::Value, WireError> {
-        let answer = read_line_within(&mut self.read, api::MAX_ANSWER).await.map_err(|e| lost(&e.to_string()))?;
+        let answer = read_line_within(&mut self.read, rpc::MAX_ANSWER).await.map_err(|e| lost(&e.to_string()))?;
         let answer = answer.ok_or_else(|| lost("it closed the connection (it stopped or restarted)"))?;
         serde_json::from_str(&answer).map_err(|e| lost(&e.to_string()))
     }
@@ -496,7 +504,7 @@ pub fn start_service(home: &Path, binary: &Path) -> Result<(), String> {
 /// [`start_service`] with more arguments for `mcpflow service` (the telemetry flags of
 /// the `mcpflow serve` that starts it: `--otlp URL`).
 pub fn start_service_with(home: &Path, binary: &Path, args: &[String]) -> Result<(), String> {
-    crate::home::prepare(home).map_err(|e| format!("error[{}]: {e}", e.code()))?;
+    mcpflow_app::home::prepare(home).map_err(|e| format!("error[{}]: {e}", e.code()))?;
     let log = home.join("service.log");
     if std::fs::metadata(&log).is_ok_and(|m| m.len() > SERVICE_LOG_LIMIT) {
         let _ = std::fs::rename(&log, home.join("service.log.1"));

@@ -19,13 +19,13 @@ mod remote;
 pub use local::{CliAnswer, CliRerun, CliResume, CliRun, EventStream, LOGIN_TIMEOUT, Local};
 pub use remote::{Remote, Status};
 
-use crate::portable::Portable;
 use dto::{
     AnswerDto, AuthStatusDto, BlueprintInfo, CommandError, DiagnosticDto, Json, OpenedBlueprint, QuestionDto,
     RerunMode, RunAction, RunDetailDto, RunInfo, RunStarted, SamplingProviderDto, SamplingSettingsDto, SaveResult,
     SavedTestDto, ServerDto, ServerOffer, ServerTestDto, SignedOutDto, TelemetryConfigDto, TelemetrySettingsDto,
     TemplatePreviewDto, TestDto, TestListDto, WaitingRunDto,
 };
+use mcpflow_app::portable::Portable;
 use serde_json::Value;
 
 type Result<T> = std::result::Result<T, CommandError>;
@@ -265,7 +265,7 @@ impl Api {
 
     /// What changes in the data folder, whoever changes it. For a remote one, a
     /// reconnection reports `Blueprints` and `Servers` (things may have changed meanwhile).
-    pub fn subscribe_changes(&self) -> tokio::sync::broadcast::Receiver<crate::Change> {
+    pub fn subscribe_changes(&self) -> tokio::sync::broadcast::Receiver<mcpflow_app::Change> {
         match self {
             Api::Local(local) => local.app.subscribe_changes(),
             Api::Remote(remote) => remote.subscribe_changes(),

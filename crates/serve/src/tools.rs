@@ -4,11 +4,11 @@
 
 use super::people::{Caller, Reach};
 use super::waiting::{Retry, Settled};
-use crate::app::App;
-use crate::blueprints::document;
-use crate::error::AppError;
-use crate::pipeline::{self, PIPELINE_ID, PipelineError};
-use crate::runs::{StartRun, Target, Trigger, step_records};
+use mcpflow_app::app::App;
+use mcpflow_app::blueprints::document;
+use mcpflow_app::error::AppError;
+use mcpflow_app::pipeline::{self, PIPELINE_ID, PipelineError};
+use mcpflow_app::runs::{StartRun, Target, Trigger, step_records};
 use mcpflow_blueprint::{Code, Diagnostic, ServerStatus, ToolCatalog as _};
 use mcpflow_engine::results::tool_output;
 use mcpflow_engine::{CallRequest, CallTarget, EventKind, RunStatus};
@@ -355,7 +355,7 @@ impl Call<'_> {
             reach,
             live: live.clone(),
             run: run_rx,
-            questions: self.app.inner.questions.clone(),
+            questions: self.app.open_questions(),
             parked: self.parked.clone(),
         }));
         let mut started = self.app.start_run(spec).map_err(|e| app_failure(&e))?;
@@ -401,7 +401,7 @@ impl Call<'_> {
 
     /// Sends an MCP progress notification per finished top-level step, when the client
     /// asked for progress.
-    fn forward_progress(&self, started: &mut crate::runs::Started) -> Option<tokio::task::JoinHandle<u32>> {
+    fn forward_progress(&self, started: &mut mcpflow_app::runs::Started) -> Option<tokio::task::JoinHandle<u32>> {
         let token = self.context.meta.get_progress_token()?;
         let peer = self.context.peer.clone();
         // The starter's own receiver has every event from the first on (a fresh

@@ -2,8 +2,8 @@
 //! assertion an exact instant.
 
 use chrono::{DateTime, Utc};
-use mcpflow_app::schedule::{Fire, FireReason, Planner, ScheduleError, ScheduleState, Trigger};
 use mcpflow_blueprint::model::Schedule;
+use mcpflow_service::schedule::{Fire, FireReason, Planner, ScheduleError, ScheduleState, Trigger};
 use serde_json::{Value, json};
 
 fn t(s: &str) -> DateTime<Utc> {

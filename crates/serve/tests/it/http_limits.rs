@@ -6,8 +6,8 @@
 
 use crate::serve::{TOKEN, app, call, client, status};
 use crate::setup;
-use mcpflow_app::serve::http::{HttpLimits, HttpOptions, HttpServer, serve_http};
 use mcpflow_engine::{Progress, ProgressSink};
+use mcpflow_serve::http::{HttpLimits, HttpOptions, HttpServer, serve_http};
 use serde_json::json;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};

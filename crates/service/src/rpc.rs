@@ -22,8 +22,8 @@
 
 use crate::api::dto::{CommandError, RunStarted};
 use crate::api::{EventStream, Local};
-use crate::app::{App, Change};
-use crate::error::AppError;
+use mcpflow_app::app::{App, Change};
+use mcpflow_app::error::AppError;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use tokio::io::{AsyncWriteExt as _, BufReader};
@@ -286,7 +286,7 @@ fn unknown(id: Value, method: &str) -> Value {
         &format!(
             "no method `{method}`: blueprints/list, blueprints/get, runs/list, runs/get, runs/active, runs/remove, \
              questions/list, store/export, store/import, subscribe, service/stop, or a use case of the studio's (list_blueprints, \
-             start_run, …: crates/app/src/api)"
+             start_run, …: crates/service/src/api)"
         ),
     )
 }

@@ -8,13 +8,13 @@
 //! A question the client cannot take — it declared no elicitation (or not that mode), it
 //! speaks 2026-07-28 (no server-to-client requests: the call returns `input_required`
 //! instead, see `tools.rs`), its call has returned, or it failed to answer — waits in the
-//! application's registry of open questions ([`crate::runs::Questions`]), where
+//! application's registry of open questions ([`mcpflow_app::runs::Questions`]), where
 //! `answer_run`, the studio or `mcpflow answer` can answer it. Each one parked there is
 //! announced on the mediator's `parked` channel (by run id), so the call can return at
 //! once with `INPUT_REQUIRED` instead of waiting.
 
-use crate::runs::Questions;
 use futures::future::BoxFuture;
+use mcpflow_app::runs::Questions;
 use mcpflow_blueprint::ask::{self, Form};
 use mcpflow_engine::people::{Answer, Asking, People, Question};
 use mcpflow_engine::{AskSink, CallError};

@@ -10,9 +10,9 @@ use super::dto::{
     TelemetrySettingsDto, TemplatePreviewDto, TestDto, TestListDto, WaitingRunDto,
 };
 use super::logins::Logins;
-use crate::App;
-use crate::portable::Portable;
-use crate::runs::{StartRun, Target, Trigger};
+use mcpflow_app::App;
+use mcpflow_app::portable::Portable;
+use mcpflow_app::runs::{StartRun, Target, Trigger};
 use mcpflow_engine::{Control, RunEvent};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -90,7 +90,7 @@ impl Local {
     }
 
     pub async fn set_sampling_provider(&self, provider: Option<SamplingProviderDto>) -> Result<SamplingSettingsDto> {
-        let config = provider.map(crate::sampling::ProviderConfig::from);
+        let config = provider.map(mcpflow_app::sampling::ProviderConfig::from);
         Ok(self.app.set_sampling_provider(config.as_ref())?.into())
     }
 
@@ -99,7 +99,8 @@ impl Local {
     }
 
     pub async fn set_telemetry_settings(&self, config: Option<TelemetryConfigDto>) -> Result<TelemetrySettingsDto> {
-        let settings = config.map(TelemetryConfigDto::settings).transpose().map_err(crate::AppError::BadRequest)?;
+        let settings =
+            config.map(TelemetryConfigDto::settings).transpose().map_err(mcpflow_app::AppError::BadRequest)?;
         Ok(self.app.set_telemetry_settings(settings.as_ref())?.into())
     }
 
@@ -160,7 +161,7 @@ impl Local {
     pub async fn auth_login(&self, server: String, doc: Option<Json>) -> Result<AuthStatusDto> {
         let app = self.app.clone();
         let name = server.clone();
-        let options = crate::auth::LoginOptions { timeout: LOGIN_TIMEOUT, ..Default::default() };
+        let options = mcpflow_app::auth::LoginOptions { timeout: LOGIN_TIMEOUT, ..Default::default() };
         let login =
             async move { app.auth_login(doc.as_ref().map(|d| &d.0), &name, options).await.map(AuthStatusDto::from) };
         self.logins.run(&server, login).await
@@ -230,7 +231,7 @@ impl Local {
     }
 
     pub async fn preview_template(&self, template: Json, scope: Option<Json>) -> Result<TemplatePreviewDto> {
-        Ok(crate::preview::preview(&template.0, scope.as_ref().map(|s| &s.0)).into())
+        Ok(mcpflow_app::preview::preview(&template.0, scope.as_ref().map(|s| &s.0)).into())
     }
 
     pub async fn get_run(&self, run_id: String) -> Result<RunDetailDto> {
@@ -322,14 +323,14 @@ impl Local {
     pub fn run_cli(&self, request: CliRun) -> Result<(RunStarted, EventStream)> {
         let answers = match (request.answers, request.answers_file) {
             (Some(value), file) => Some(
-                crate::people::Answers::from_value(std::path::Path::new(&file.unwrap_or_default()), value)
+                mcpflow_app::people::Answers::from_value(std::path::Path::new(&file.unwrap_or_default()), value)
                     .map_err(|m| CommandError::new("BAD_REQUEST", m))?,
             ),
             (None, _) => None,
         };
         let mut spec = StartRun::new(Target::Inline(request.doc.0), request.inputs.0, Trigger::Cli);
         spec.timeout_ms = request.timeout_ms;
-        spec.people = Some(Arc::new(crate::people::Headless::new(answers)) as _);
+        spec.people = Some(Arc::new(mcpflow_app::people::Headless::new(answers)) as _);
         spec.wait = request.wait;
         self.start(spec)
     }
@@ -337,7 +338,7 @@ impl Local {
     /// `mcpflow rerun` through the service: `step` of past run `run_id` again, on `doc`
     /// when given, else on the blueprint that run was of.
     pub fn rerun_cli(&self, request: CliRerun) -> Result<(RunStarted, EventStream)> {
-        let mode = if request.from_here { crate::runs::Rerun::FromHere } else { crate::runs::Rerun::Step };
+        let mode = if request.from_here { mcpflow_app::runs::Rerun::FromHere } else { mcpflow_app::runs::Rerun::Step };
         let mut spec = match request.doc {
             Some(doc) => self.app.rerun_plan_on(&request.run_id, Target::Inline(doc.0), &request.step, mode)?,
             None => self.app.rerun_plan(&request.run_id, &request.step, mode)?,
@@ -360,7 +361,7 @@ impl Local {
     /// here, or resumed when it was left waiting (on `doc` when given).
     pub fn answer_cli(&self, request: CliAnswer) -> Result<(RunStarted, EventStream)> {
         let file = request.answers_file.unwrap_or_default();
-        let answers = crate::people::Answers::from_value(std::path::Path::new(&file), request.answers)
+        let answers = mcpflow_app::people::Answers::from_value(std::path::Path::new(&file), request.answers)
             .map_err(|m| CommandError::new("BAD_REQUEST", m))?;
         let question = self.app.waiting_question(&request.run_id, &request.step)?;
         let answer = match answers.answer(&question) {

@@ -114,7 +114,7 @@ fn one_of(schema: &Value, args: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::serve::builtin::find;
+    use crate::builtin::find;
 
     fn code_and_pointer(tool: &str, args: Value) -> (String, String, String) {
         let e = check(find(tool).unwrap(), &args).unwrap_err();

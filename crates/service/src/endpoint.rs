@@ -13,8 +13,8 @@
 //! same boxed halves ([`ReadHalf`], [`WriteHalf`]), so nothing past the hello knows which.
 
 use super::{SOCKET_FILE, endpoint_file, socket_path};
-use crate::home::NotPrivate;
-use crate::serve::http::constant_time_eq;
+use mcpflow_app::home::NotPrivate;
+use mcpflow_serve::http::constant_time_eq;
 use serde::{Deserialize, Serialize};
 use std::io::Read as _;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -321,7 +321,7 @@ fn bind_port(home: &Path) -> std::io::Result<Listener> {
     let token = Token::generate()?;
     let file = EndpointFile { port, token: token.clone(), pid: std::process::id() };
     let text = serde_json::to_string(&file).map_err(std::io::Error::other)?;
-    crate::files::write_private(&path, &text)
+    mcpflow_app::files::write_private(&path, &text)
         .map_err(|e| std::io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display())))?;
     Ok(Listener { inner: Inner::Tcp { listener, port, token }, path })
 }
@@ -384,7 +384,7 @@ pub fn present(home: &Path) -> bool {
 /// (`SO_PEERCRED`): someone who could write to the folder may have planted it.
 pub async fn connect(home: &Path) -> Result<Option<Connection>, NotPrivate> {
     #[cfg(unix)]
-    let me = crate::home::current_uid();
+    let me = mcpflow_app::home::current_uid();
     #[cfg(not(unix))]
     let me = 0;
     connect_as(home, me).await
@@ -392,7 +392,7 @@ pub async fn connect(home: &Path) -> Result<Option<Connection>, NotPrivate> {
 
 /// [`connect`] as user `me` (tests pretend to be another user).
 async fn connect_as(home: &Path, me: u32) -> Result<Option<Connection>, NotPrivate> {
-    crate::home::check(home)?;
+    mcpflow_app::home::check(home)?;
     #[cfg(unix)]
     {
         let path = socket_path(home);
@@ -432,7 +432,7 @@ fn check_peer(socket: &Path, peer: std::io::Result<u32>, me: u32) -> Result<(), 
         Err(e) => format!("is answered by a process whose user cannot be told ({e})"),
     };
     Err(NotPrivate {
-        code: crate::home::NOT_YOURS,
+        code: mcpflow_app::home::NOT_YOURS,
         path: socket.to_owned(),
         message: format!(
             "the mcpflow service socket {} {why}, so nothing was sent to it: someone who can write to the data \
@@ -448,7 +448,7 @@ fn check_peer(socket: &Path, peer: std::io::Result<u32>, me: u32) -> Result<(), 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::service::{ENDPOINT_FILE, Hello, PROTOCOL, Welcome};
+    use crate::{ENDPOINT_FILE, Hello, PROTOCOL, Welcome};
     use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 
     #[cfg(unix)]
@@ -515,9 +515,9 @@ mod tests {
         use std::os::unix::fs::PermissionsExt as _;
         let dir = tempfile::tempdir().unwrap();
         let home = dir.path().join("home");
-        crate::home::prepare(&home).unwrap();
+        mcpflow_app::home::prepare(&home).unwrap();
         let listener = bind_with(&home, Transport::Unix).unwrap();
-        let me = crate::home::current_uid();
+        let me = mcpflow_app::home::current_uid();
         // The real socket, the real SO_PEERCRED: this user's process is talked to …
         assert!(connect_as(&home, me).await.unwrap().is_some());
         // … and, to a client of another user, it is another user's: refused.
@@ -634,10 +634,10 @@ mod tests {
     async fn connections_past_the_cap_are_closed_and_the_service_serves_again_when_they_go() {
         let dir = tempfile::tempdir().unwrap();
         let home = home_of_length(dir.path(), 150);
-        let app = crate::App::open(&home, crate::AppOptions::default()).unwrap();
+        let app = mcpflow_app::App::open(&home, mcpflow_app::AppOptions::default()).unwrap();
         let stop = tokio_util::sync::CancellationToken::new();
-        let activity: std::sync::Arc<crate::service::Activity> = std::sync::Arc::default();
-        let hosting = tokio::spawn(crate::service::host(app.clone(), home.clone(), activity.clone(), stop.clone()));
+        let activity: std::sync::Arc<crate::Activity> = std::sync::Arc::default();
+        let hosting = tokio::spawn(crate::host(app.clone(), home.clone(), activity.clone(), stop.clone()));
         let file = loop {
             if let Ok(Some(file)) = read_endpoint_file(&endpoint_file(&home)) {
                 break file;
@@ -646,19 +646,19 @@ mod tests {
         };
         // Connections that never say hello (anyone on the machine can open them).
         let mut silent = Vec::new();
-        for _ in 0..crate::service::MAX_CONNECTIONS {
+        for _ in 0..crate::MAX_CONNECTIONS {
             silent.push(TcpStream::connect(("127.0.0.1", file.port)).await.unwrap());
         }
-        while activity.connections() < crate::service::MAX_CONNECTIONS {
+        while activity.connections() < crate::MAX_CONNECTIONS {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         // One more is closed at once: the user's client is told the service did not answer.
-        let refused = crate::service::Client::connect(&home, "test").await;
+        let refused = crate::Client::connect(&home, "test").await;
         assert!(refused.is_err(), "past the cap a connection is closed");
         drop(silent);
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         let client = loop {
-            match crate::service::Client::connect(&home, "test").await {
+            match crate::Client::connect(&home, "test").await {
                 Ok(Some(client)) => break client,
                 _ if std::time::Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(50)).await,
                 other => panic!("the service did not serve again: {other:?}"),
@@ -675,10 +675,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         // Deep enough that no socket fits: the service answers on the port by itself.
         let home = home_of_length(dir.path(), 150);
-        let app = crate::App::open(&home, crate::AppOptions::default()).unwrap();
+        let app = mcpflow_app::App::open(&home, mcpflow_app::AppOptions::default()).unwrap();
         let stop = tokio_util::sync::CancellationToken::new();
         let activity = std::sync::Arc::default();
-        let hosting = tokio::spawn(crate::service::host(app.clone(), home.clone(), activity, stop.clone()));
+        let hosting = tokio::spawn(crate::host(app.clone(), home.clone(), activity, stop.clone()));
         let file = loop {
             if let Ok(Some(file)) = read_endpoint_file(&endpoint_file(&home)) {
                 break file;
@@ -705,7 +705,7 @@ mod tests {
         assert!(!line.contains(&file.token.0), "the refusal never shows the token: {line}");
 
         // The same user's client reads the token from the file and is served.
-        let mut client = crate::service::Client::connect(&home, "test").await.unwrap().expect("it answers");
+        let mut client = crate::Client::connect(&home, "test").await.unwrap().expect("it answers");
         assert_eq!(client.pid, std::process::id());
         let listed = client.call("blueprints/list", serde_json::json!({})).await.unwrap();
         assert_eq!(listed, serde_json::json!([]));

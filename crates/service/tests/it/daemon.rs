@@ -2,8 +2,8 @@
 //! missed while mcpflow was closed runs once on start. (The planner's exact instants,
 //! across timezones and DST, are in `schedule.rs` with an injected clock.)
 
-use mcpflow_app::schedule::Trigger;
 use mcpflow_app::{App, AppOptions};
+use mcpflow_service::schedule::Trigger;
 use mcpflow_store::{RecordStatus, Store};
 use serde_json::json;
 use std::time::Duration;
@@ -29,7 +29,7 @@ async fn scheduled_runs_fire_and_a_run_in_flight_blocks_the_next_slot() {
         "steps": [{ "id": "slow", "kind": "wait", "ms": 1500 }] }))
         .unwrap();
     let stop = CancellationToken::new();
-    let scheduler = tokio::spawn(mcpflow_app::daemon::run_schedules(app.clone(), stop.clone()));
+    let scheduler = tokio::spawn(mcpflow_service::daemon::run_schedules(app.clone(), stop.clone()));
     // Until two runs have finished and a slot was skipped while one was in flight.
     until(|| {
         let finished = app.runs(Some("tick"), 10).unwrap().iter().filter(|r| r.finished_at.is_some()).count();
@@ -76,7 +76,7 @@ async fn a_fire_missed_while_closed_runs_once_on_start() {
         "steps": [{ "id": "echo", "kind": "transform", "value": "{{ inputs.n }}" }] }))
         .unwrap();
     let stop = CancellationToken::new();
-    let scheduler = tokio::spawn(mcpflow_app::daemon::run_schedules(app.clone(), stop.clone()));
+    let scheduler = tokio::spawn(mcpflow_service::daemon::run_schedules(app.clone(), stop.clone()));
     // Until the missed slots' run has finished and the schedule has moved past now.
     until(|| {
         let finished = app.runs(Some("hourly"), 10).unwrap().iter().any(|r| r.finished_at.is_some());

@@ -3,8 +3,8 @@
 //! documents and server configs stay JSON (`serde_json::Value`): the document is the
 //! source of truth and the editor keeps its key order and unknown fields.
 
-use crate::AppError;
-use crate::runs::Rerun;
+use mcpflow_app::AppError;
+use mcpflow_app::runs::Rerun;
 use mcpflow_blueprint::Diagnostic;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -140,8 +140,8 @@ pub struct ServerDto {
     pub sampling: bool,
 }
 
-impl From<crate::servers::ServerView> for ServerDto {
-    fn from(s: crate::servers::ServerView) -> Self {
+impl From<mcpflow_app::servers::ServerView> for ServerDto {
+    fn from(s: mcpflow_app::servers::ServerView) -> Self {
         ServerDto {
             name: s.name,
             transport: s.transport.to_owned(),
@@ -164,8 +164,8 @@ pub struct ServerTestDto {
     pub tools: Vec<ToolDto>,
 }
 
-impl From<crate::servers::Tested> for ServerTestDto {
-    fn from(t: crate::servers::Tested) -> Self {
+impl From<mcpflow_app::servers::Tested> for ServerTestDto {
+    fn from(t: mcpflow_app::servers::Tested) -> Self {
         ServerTestDto { protocol_version: t.protocol_version, tools: t.tools.into_iter().map(ToolDto::from).collect() }
     }
 }
@@ -238,8 +238,8 @@ impl ServerOffer {
     }
 }
 
-impl From<crate::servers::ToolView> for ToolDto {
-    fn from(t: crate::servers::ToolView) -> Self {
+impl From<mcpflow_app::servers::ToolView> for ToolDto {
+    fn from(t: mcpflow_app::servers::ToolView) -> Self {
         ToolDto {
             server: t.server,
             name: t.name,
@@ -268,8 +268,8 @@ pub struct TemplateProblemDto {
     pub hint: Option<String>,
 }
 
-impl From<Result<Option<Value>, crate::preview::TemplateProblem>> for TemplatePreviewDto {
-    fn from(r: Result<Option<Value>, crate::preview::TemplateProblem>) -> Self {
+impl From<Result<Option<Value>, mcpflow_app::preview::TemplateProblem>> for TemplatePreviewDto {
+    fn from(r: Result<Option<Value>, mcpflow_app::preview::TemplateProblem>) -> Self {
         match r {
             Ok(value) => TemplatePreviewDto { value: value.map(Json), problem: None },
             Err(p) => TemplatePreviewDto {
@@ -281,7 +281,7 @@ impl From<Result<Option<Value>, crate::preview::TemplateProblem>> for TemplatePr
 }
 
 impl ServerOffer {
-    pub fn from_offer(server: &str, offer: crate::servers::Offer) -> Self {
+    pub fn from_offer(server: &str, offer: mcpflow_app::servers::Offer) -> Self {
         ServerOffer {
             server: server.to_owned(),
             protocol_version: offer.protocol_version,
@@ -369,9 +369,9 @@ pub struct SignedOutDto {
     pub reason: Option<String>,
 }
 
-impl From<crate::auth::Revocation> for SignedOutDto {
-    fn from(told: crate::auth::Revocation) -> Self {
-        use crate::auth::Revocation;
+impl From<mcpflow_app::auth::Revocation> for SignedOutDto {
+    fn from(told: mcpflow_app::auth::Revocation) -> Self {
+        use mcpflow_app::auth::Revocation;
         let (revocation, reason) = match told {
             Revocation::NoLogin => ("no_login", None),
             Revocation::Revoked => ("revoked", None),
@@ -382,8 +382,8 @@ impl From<crate::auth::Revocation> for SignedOutDto {
     }
 }
 
-impl From<crate::auth::AuthStatus> for AuthStatusDto {
-    fn from(s: crate::auth::AuthStatus) -> Self {
+impl From<mcpflow_app::auth::AuthStatus> for AuthStatusDto {
+    fn from(s: mcpflow_app::auth::AuthStatus) -> Self {
         AuthStatusDto {
             server: s.server,
             url: s.url,
@@ -503,9 +503,9 @@ pub struct SamplingProviderDto {
     pub max_tokens: Option<u32>,
 }
 
-impl From<SamplingProviderDto> for crate::sampling::ProviderConfig {
+impl From<SamplingProviderDto> for mcpflow_app::sampling::ProviderConfig {
     fn from(p: SamplingProviderDto) -> Self {
-        crate::sampling::ProviderConfig {
+        mcpflow_app::sampling::ProviderConfig {
             base_url: p.base_url,
             model: p.model,
             api_key: p.api_key_env.filter(|n| !n.trim().is_empty()).map(|name| format!("${{env:{}}}", name.trim())),
@@ -533,8 +533,8 @@ pub struct SamplingSettingsDto {
     pub writable: bool,
 }
 
-impl From<crate::sampling::ProviderSettings> for SamplingSettingsDto {
-    fn from(s: crate::sampling::ProviderSettings) -> Self {
+impl From<mcpflow_app::sampling::ProviderSettings> for SamplingSettingsDto {
+    fn from(s: mcpflow_app::sampling::ProviderSettings) -> Self {
         let api_key_env = s.key_variable;
         SamplingSettingsDto {
             path: s.path.display().to_string(),
@@ -590,14 +590,14 @@ pub struct TelemetryConfigDto {
 impl TelemetryConfigDto {
     /// The section to write; a header whose variable is not a variable's name is refused
     /// by name.
-    pub fn settings(self) -> Result<crate::telemetry::Settings, String> {
-        use crate::telemetry::Settings;
+    pub fn settings(self) -> Result<mcpflow_app::telemetry::Settings, String> {
+        use mcpflow_app::telemetry::Settings;
         let mut headers = std::collections::BTreeMap::new();
         for h in self.headers {
             let (name, var) = (h.name.trim().to_owned(), h.env.trim());
             let var = var.strip_prefix("${env:").and_then(|v| v.strip_suffix('}')).unwrap_or(var);
             let var = var.strip_prefix('$').unwrap_or(var);
-            if !crate::sampling::is_variable_name(var) {
+            if !mcpflow_app::sampling::is_variable_name(var) {
                 return Err(format!(
                     "the header `{name}` must name an environment variable (letters, digits and _, not starting with a \
                      digit, e.g. HONEYCOMB_KEY), not `{var}`: its value is read from the environment, never kept in a \
@@ -611,8 +611,8 @@ impl TelemetryConfigDto {
         Ok(Settings {
             endpoint: self.endpoint,
             protocol: self.protocol.map(|p| match p {
-                TelemetryProtocolDto::HttpProtobuf => crate::telemetry::Protocol::HttpProtobuf,
-                TelemetryProtocolDto::Grpc => crate::telemetry::Protocol::Grpc,
+                TelemetryProtocolDto::HttpProtobuf => mcpflow_app::telemetry::Protocol::HttpProtobuf,
+                TelemetryProtocolDto::Grpc => mcpflow_app::telemetry::Protocol::Grpc,
             }),
             headers,
             capture_payloads: self.capture_payloads,
@@ -644,13 +644,13 @@ pub struct TelemetrySettingsDto {
     pub env_endpoint: Option<String>,
 }
 
-impl From<crate::telemetry::TelemetryView> for TelemetrySettingsDto {
-    fn from(v: crate::telemetry::TelemetryView) -> Self {
+impl From<mcpflow_app::telemetry::TelemetryView> for TelemetrySettingsDto {
+    fn from(v: mcpflow_app::telemetry::TelemetryView) -> Self {
         let config = v.settings.map(|s| TelemetryConfigDto {
             endpoint: s.endpoint,
             protocol: s.protocol.map(|p| match p {
-                crate::telemetry::Protocol::HttpProtobuf => TelemetryProtocolDto::HttpProtobuf,
-                crate::telemetry::Protocol::Grpc => TelemetryProtocolDto::Grpc,
+                mcpflow_app::telemetry::Protocol::HttpProtobuf => TelemetryProtocolDto::HttpProtobuf,
+                mcpflow_app::telemetry::Protocol::Grpc => TelemetryProtocolDto::Grpc,
             }),
             headers: s
                 .headers
@@ -829,8 +829,8 @@ pub struct SavedTestDto {
     pub exchanges: u32,
 }
 
-impl From<crate::testing::SavedTest> for SavedTestDto {
-    fn from(t: crate::testing::SavedTest) -> Self {
+impl From<mcpflow_app::testing::SavedTest> for SavedTestDto {
+    fn from(t: mcpflow_app::testing::SavedTest) -> Self {
         SavedTestDto {
             name: t.name,
             file: t.file.display().to_string(),
@@ -862,8 +862,8 @@ pub struct TestDto {
     pub status: Option<String>,
 }
 
-impl From<crate::testing::TestOutcome> for TestDto {
-    fn from(t: crate::testing::TestOutcome) -> Self {
+impl From<mcpflow_app::testing::TestOutcome> for TestDto {
+    fn from(t: mcpflow_app::testing::TestOutcome) -> Self {
         TestDto {
             name: t.name,
             file: t.file.display().to_string(),

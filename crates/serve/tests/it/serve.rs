@@ -4,10 +4,10 @@
 
 use crate::setup;
 use mcpflow_app::runs::{StartRun, Target, Trigger};
-use mcpflow_app::serve::http::{HttpOptions, HttpServer, serve_http};
 use mcpflow_app::{App, AppOptions};
 use mcpflow_engine::{CallRequest, CallTarget, Progress, ProgressSink, RunStatus};
 use mcpflow_mcp::{Approvals, Pool, PoolOptions, ServerConfigs};
+use mcpflow_serve::http::{HttpOptions, HttpServer, serve_http};
 use mcpflow_store::Store;
 use serde_json::{Value, json};
 use std::net::SocketAddr;

@@ -5,7 +5,7 @@
 //! run's id, status and summary under `_meta["mcpflow/run"]`; without one, the run's
 //! envelope, as `run_workflow` answers.
 
-use crate::blueprints::Exposed;
+use mcpflow_app::blueprints::Exposed;
 use rmcp::model::{CallToolResult, MetaObject, Tool};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;

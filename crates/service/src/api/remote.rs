@@ -8,8 +8,8 @@
 
 use super::dto::{CommandError, EventBatch};
 use super::local::EventStream;
-use crate::Change;
-use crate::service::{self, Hello, PROTOCOL, WireError};
+use crate::{self as service, Hello, PROTOCOL, WireError};
+use mcpflow_app::Change;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -314,7 +314,7 @@ async fn read_loop(
     loop {
         let line = tokio::select! {
             () = conn.closed.cancelled() => break,
-            line = service::read_line_within(&mut read, service::api::MAX_ANSWER) => line,
+            line = service::read_line_within(&mut read, service::rpc::MAX_ANSWER) => line,
         };
         let Ok(Some(line)) = line else { break };
         let Ok(message) = serde_json::from_str::<Value>(&line) else {

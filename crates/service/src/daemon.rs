@@ -5,10 +5,10 @@
 //! never overlap), starts what is due, and keeps its state in the store so a fire
 //! missed while mcpflow was closed runs once on the next start.
 
-use crate::app::{App, Change};
-use crate::runs::{StartRun, Target, Trigger as RunTrigger};
 use crate::schedule::{Planner, ScheduleState, Trigger};
 use chrono::{DateTime, Utc};
+use mcpflow_app::app::{App, Change};
+use mcpflow_app::runs::{StartRun, Target, Trigger as RunTrigger};
 use mcpflow_blueprint::{Options, check_value};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};

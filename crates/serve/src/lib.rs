@@ -3,6 +3,7 @@
 //! Blueprints with `"expose": true` are tools of their own, announced with
 //! `tools/list_changed`. Over stdio ([`serve_stdio`]) or streamable HTTP
 //! ([`http::serve_http`], bearer token, Host/Origin checks, loopback by default).
+#![forbid(unsafe_code)] // the workspace denies it; only the studio shell has one audited exception
 
 mod args;
 mod builtin;
@@ -17,7 +18,7 @@ mod tools;
 mod trace;
 mod waiting;
 
-use crate::app::{App, Change};
+use mcpflow_app::app::{App, Change};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,

@@ -5,7 +5,7 @@
 use super::people::describe;
 use super::tools::{Call, app_failure, failure, string_arg};
 use super::waiting::{ANSWER_WAIT, finished};
-use crate::runs::Trigger;
+use mcpflow_app::runs::Trigger;
 use serde_json::{Value, json};
 
 /// How many runs `list_runs` answers when `limit` is left out.

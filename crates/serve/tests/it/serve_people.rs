@@ -5,10 +5,10 @@
 
 use crate::serve::{TOKEN, app, call as plain_call, client};
 use crate::setup;
-use mcpflow_app::serve::http::{HttpOptions, serve_http};
 use mcpflow_engine::people::{Answer, Asking, Question};
 use mcpflow_engine::{AskSink, CallError, CallRequest, CallTarget};
 use mcpflow_mcp::{Approvals, Pool, PoolOptions, ServerConfigs};
+use mcpflow_serve::http::{HttpOptions, serve_http};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};

@@ -14,7 +14,6 @@
 //! streamed back (the progress of a long run) is never cut.
 
 use super::Mediator;
-use crate::app::App;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -23,6 +22,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
+use mcpflow_app::app::App;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::net::SocketAddr;
@@ -348,7 +348,7 @@ fn split_host(value: &str) -> (&str, Option<u16>) {
 
 /// Whether `a` and `b` are equal, in a time that does not depend on where they differ
 /// (their lengths are not secret).
-pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }
