@@ -2,7 +2,7 @@
 //! sub-workflow, exported by the real OpenTelemetry SDK over OTLP/HTTP to a receiver on
 //! loopback that decodes with the official `opentelemetry-proto` definitions.
 
-use super::{Setup, run_as, setup};
+use super::{Setup, Spec as _, run_as, setup};
 use mcpflow_app::headless::HeadlessRun;
 use mcpflow_engine::{EventKind, RunEvent, RunStatus, Telemetry};
 use mcpflow_telemetry::{Config, Flags, Otel};

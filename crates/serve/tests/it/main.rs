@@ -9,28 +9,10 @@ mod serve;
 mod serve_people;
 mod telemetry;
 
-use serde_json::{Value, json};
-use std::path::PathBuf;
+pub use mcpflow_testkit::ServersFile as Setup;
+use serde_json::Value;
 
 /// A temp dir with an `mcpServers` file naming the testkit fixtures (and `extra`).
-#[derive(Debug)]
-pub struct Setup {
-    pub dir: tempfile::TempDir,
-    pub servers: PathBuf,
-}
-
 pub fn setup(extra: Value) -> Setup {
-    let dir = tempfile::tempdir().unwrap();
-    let bin = mcpflow_testkit::binary().display().to_string();
-    let mut servers = json!({
-        "echo": { "command": bin, "args": ["echo"] },
-        "faulty": { "command": bin, "args": ["faulty"] },
-        "cluster": { "command": bin, "args": ["cluster-sim"] },
-    });
-    for (k, v) in extra.as_object().cloned().unwrap_or_default() {
-        servers[k] = v;
-    }
-    let path = dir.path().join("servers.json");
-    std::fs::write(&path, json!({ "mcpServers": servers }).to_string()).unwrap();
-    Setup { dir, servers: path }
+    mcpflow_testkit::servers_file(extra).unwrap()
 }
