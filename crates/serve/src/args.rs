@@ -2,7 +2,7 @@
 //! unknown property is refused naming it (with the nearest known one), a wrong type or a
 //! missing property naming where it is. `BAD_REQUEST`, with `pointer`.
 
-use super::tools::failure;
+use super::call::failure;
 use mcpflow_blueprint::diagnostic::did_you_mean;
 use rmcp::model::Tool;
 use serde_json::{Value, json};

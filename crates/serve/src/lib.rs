@@ -7,6 +7,7 @@
 
 mod args;
 mod builtin;
+mod call;
 mod exposed;
 mod format;
 pub mod http;
@@ -147,11 +148,11 @@ impl ServerHandler for Mediator {
                 return Ok(CallToolResult::structured_error(error).into());
             }
         };
-        let call = tools::Call {
+        let call = call::Call {
             app: &self.app,
             context: &context,
             stack,
-            trace: tools::CallerTrace { telemetry, parent },
+            trace: call::CallerTrace { telemetry, parent },
             parked: &self.parked,
             retry,
             input_required: std::sync::OnceLock::new(),
@@ -167,7 +168,7 @@ impl ServerHandler for Mediator {
         let (answer, output_schema) = match exposed {
             Ok(Some(e)) => (call.run_exposed(&e.id, args).await, e.output_schema),
             Ok(None) => (call.dispatch(&request.name, args).await, None),
-            Err(e) => (Err(tools::app_failure(&e)), None),
+            Err(e) => (Err(call::app_failure(&e)), None),
         };
         let result: CallToolResult = match answer {
             Ok(value) => {

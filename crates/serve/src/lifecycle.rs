@@ -2,8 +2,8 @@
 //! `resume_run` (an interrupted run, its finished steps kept) and `delete_workflow`
 //! (refused while a run of it is in flight; its runs' history stays, as in the studio).
 
+use super::call::{Call, app_failure, failure, string_arg};
 use super::people::describe;
-use super::tools::{Call, app_failure, failure, string_arg};
 use super::waiting::{ANSWER_WAIT, finished};
 use mcpflow_app::runs::Trigger;
 use serde_json::{Value, json};

@@ -5,7 +5,7 @@
 //! yet). The tests live in the data folder's `tests/<id>/`, where `mcpflow test` runs
 //! them too (docs/testing.md).
 
-use super::tools::{Call, app_failure, failure, string_arg};
+use super::call::{Call, app_failure, failure, string_arg};
 use serde_json::{Value, json};
 
 impl Call<'_> {

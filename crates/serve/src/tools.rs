@@ -2,9 +2,8 @@
 //! JSON (sent as `structuredContent` and as text); a failure is `isError: true` with
 //! `{ error: { code, message, … } }`.
 
+use super::call::{Call, Settled, app_failure, failure, string_arg};
 use super::people::{Caller, Reach};
-use super::waiting::{Retry, Settled};
-use mcpflow_app::app::App;
 use mcpflow_app::blueprints::document;
 use mcpflow_app::error::AppError;
 use mcpflow_app::pipeline::{self, PIPELINE_ID, PipelineError};
@@ -12,68 +11,16 @@ use mcpflow_app::runs::{StartRun, Target, Trigger, step_records};
 use mcpflow_blueprint::{Code, Diagnostic, ServerStatus, ToolCatalog as _};
 use mcpflow_engine::results::tool_output;
 use mcpflow_engine::{CallRequest, CallTarget, EventKind, RunStatus};
-use rmcp::RoleServer;
-use rmcp::model::{InputRequiredResult, ProgressNotificationParam};
-use rmcp::service::RequestContext;
+use rmcp::model::ProgressNotificationParam;
 use serde_json::{Map, Value, json};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
 use tokio::sync::{broadcast, watch};
 
 /// The gap between a run's last progress notification and its response (see `watch`).
 const PROGRESS_SETTLE: std::time::Duration = std::time::Duration::from_millis(20);
 
-/// The trace an incoming call continues (see `trace.rs`).
-pub(super) struct CallerTrace {
-    /// Where spans go; `None`: telemetry is off.
-    pub(super) telemetry: Option<Arc<dyn mcpflow_engine::Telemetry>>,
-    /// The call's SERVER span, else the caller's span: the parent of what it starts.
-    pub(super) parent: Option<mcpflow_engine::TraceContext>,
-}
-
-impl CallerTrace {
-    /// What a direct call to a server takes along (a client span under this call's).
-    fn call_trace(&self) -> Option<mcpflow_engine::CallTrace> {
-        Some(mcpflow_engine::CallTrace { telemetry: self.telemetry.clone()?, parent: self.parent.clone()? })
-    }
-}
-
-/// One incoming call.
-pub(super) struct Call<'a> {
-    pub(super) app: &'a App,
-    pub(super) context: &'a RequestContext<RoleServer>,
-    pub(super) stack: Vec<String>,
-    pub(super) trace: CallerTrace,
-    /// The runs whose questions wait for `answer_run`, announced by run id.
-    pub(super) parked: &'a broadcast::Sender<String>,
-    /// This call is a 2026-07-28 client's retry after `input_required`.
-    pub(super) retry: Option<Retry>,
-    /// The reply is this `input_required` result instead of the JSON answer (a
-    /// 2026-07-28 client that can answer the run's questions).
-    pub(super) input_required: OnceLock<InputRequiredResult>,
-}
-
 type Answer = Result<Value, Value>;
-
-pub(super) fn failure(code: &str, message: impl Into<String>) -> Value {
-    json!({ "error": { "code": code, "message": message.into() } })
-}
-
-pub(super) fn app_failure(e: &AppError) -> Value {
-    let mut v = failure(e.code(), e.to_string());
-    if let AppError::Invalid(diagnostics) = e {
-        let diagnostics: Vec<_> = diagnostics.iter().cloned().map(super::format::in_band).collect();
-        v["error"]["diagnostics"] = json!(diagnostics);
-    }
-    v
-}
-
-pub(super) fn string_arg(args: &Value, name: &str) -> Result<String, Value> {
-    args.get(name)
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-        .ok_or_else(|| failure("BAD_REQUEST", format!("`{name}` (a string) is required")))
-}
 
 impl Call<'_> {
     /// The calling client's name (`clientInfo.name`), recorded with the runs it starts.

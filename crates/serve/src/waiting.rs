@@ -6,11 +6,11 @@
 //! its retry (with `inputResponses` and our `requestState`) answers them and goes on
 //! following the same run.
 
+use super::call::{Call, Retry, Settled, app_failure, failure, string_arg};
 use super::people::{Reach, describe, elicit_request, wanted};
-use super::tools::{Call, app_failure, failure, string_arg};
 use mcpflow_engine::people::{Answer, Question};
 use mcpflow_engine::{Envelope, EventKind, RunEvent, RunStatus};
-use rmcp::model::{CallToolRequestParams, InputRequest, InputRequests, InputRequiredResult, InputResponses};
+use rmcp::model::{CallToolRequestParams, InputRequest, InputRequests, InputRequiredResult};
 use serde_json::{Value, json};
 use std::future::Future;
 use std::sync::Arc;
@@ -29,22 +29,6 @@ const LOOK_EVERY: Duration = Duration::from_millis(10);
 /// What our `requestState` starts with; the rest is the run id. The state is only a
 /// handle: the run waits here, and an answer is checked against the open question.
 const STATE_PREFIX: &str = "mcpflow-run:";
-
-/// Where a run stands.
-pub(super) enum Settled {
-    Finished(Box<Envelope>),
-    /// Waiting on these open questions (in the application's registry).
-    Waiting(Vec<Question>),
-    /// Still going when the wait ended.
-    Running,
-}
-
-/// A 2026-07-28 client's retry of a call that returned `input_required`.
-#[derive(Debug, Clone)]
-pub(super) struct Retry {
-    pub run_id: String,
-    pub responses: InputResponses,
-}
 
 /// The retry a call is, when it carries `requestState`.
 pub(super) fn retry_of(request: &CallToolRequestParams) -> Result<Option<Retry>, Value> {
