@@ -4,7 +4,7 @@
 //! Open list, the open document and History follow without a manual refresh.
 
 use mcpflow_app::Change;
-use mcpflow_app::api::Api;
+use mcpflow_service::api::Api;
 use serde::{Deserialize, Serialize};
 use specta::Type;
 use tauri_specta::Event;
@@ -42,8 +42,6 @@ pub fn forward(handle: tauri::AppHandle, api: &Api) {
                 Ok(Change::RunStarted { run_id, blueprint, trigger, client }) => {
                     StoreChanged::RunStarted { run_id, blueprint, trigger, client }
                 }
-                // A change the window has no use for yet.
-                Ok(_) => continue,
                 Err(RecvError::Lagged(_)) => StoreChanged::Missed,
                 Err(RecvError::Closed) => return,
             };

@@ -9,7 +9,7 @@ use crate::dto::{
     OpenedBlueprint, QuestionDto, SamplingProviderDto, SamplingSettingsDto, SaveResult, ServerDto, ServerOffer,
     ServerTestDto, SignedOutDto, StudioInfo, TelemetryConfigDto, TelemetrySettingsDto,
 };
-use mcpflow_app::api::Api;
+use mcpflow_service::api::Api;
 use serde_json::Value;
 use tauri::{AppHandle, State};
 

@@ -6,7 +6,7 @@
 
 use crate::commands::Studio;
 use crate::dto::CommandError;
-use mcpflow_app::api::Api;
+use mcpflow_service::api::Api;
 use serde::{Deserialize, Serialize};
 use specta::Type;
 use tauri::State;
@@ -41,8 +41,8 @@ pub fn status_of(api: &Api) -> ServiceStatus {
     }
 }
 
-fn from_remote(status: &mcpflow_app::api::Status) -> ServiceStatus {
-    use mcpflow_app::api::Status;
+fn from_remote(status: &mcpflow_service::api::Status) -> ServiceStatus {
+    use mcpflow_service::api::Status;
     match status {
         Status::Connected { pid } => ServiceStatus { state: ServiceState::Connected, pid: Some(*pid), message: None },
         Status::Reconnecting { message } => {

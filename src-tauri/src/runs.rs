@@ -4,7 +4,7 @@
 //! waiting for a person — an earlier session's too, after a restart — are listed with
 //! their questions, and answering one streams the run that goes on (`answer_and_follow`).
 //!
-//! Events come in batches, one per frame at most (`mcpflow_app::api::EventStream`): a
+//! Events come in batches, one per frame at most (`mcpflow_service::api::EventStream`): a
 //! burst of thousands of events a second becomes about sixty messages, each a JSON array
 //! in `seq` order. The window batches again before React sees them
 //! (`ui/src/run/batcher.ts`).
@@ -14,7 +14,7 @@ use crate::dto::{
     AnswerDto, CommandError, EventBatch, Json, RerunMode, RunAction, RunDetailDto, RunInfo, RunStarted, ServerDto,
     TemplatePreviewDto, WaitingRunDto,
 };
-use mcpflow_app::api::EventStream;
+use mcpflow_service::api::EventStream;
 use tauri::State;
 use tauri::ipc::Channel;
 

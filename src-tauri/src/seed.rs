@@ -4,8 +4,8 @@
 //! It starts nothing and approves nothing: the demo servers ask for consent on first use
 //! like any other.
 
-use mcpflow_app::api::Api;
-use mcpflow_app::api::dto::Json;
+use mcpflow_service::api::Api;
+use mcpflow_service::api::dto::Json;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 

@@ -43,8 +43,9 @@ pub struct AppOptions {
 }
 
 /// What changed, for subscribers (e.g. `tools/list_changed` for exposed blueprints).
+/// Exhaustive on purpose: the subscribers (`mcpflow-serve`, `mcpflow-service`) match on
+/// every kind, so a new one is a compile error where it must be told.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum Change {
     Blueprints,
     Servers,
@@ -75,7 +76,7 @@ pub(crate) struct Inner {
     pub(crate) options: AppOptions,
     /// The configured servers and their pool; replaced when servers or consents change.
     pub(crate) servers: RwLock<ServerState>,
-    pub(crate) active: Mutex<HashMap<String, crate::runs::Active>>,
+    pub(crate) active: Mutex<HashMap<String, crate::runs::active::Active>>,
     pub(crate) changes: broadcast::Sender<Change>,
     /// Runs left `running` by a process that died, found when the store opened.
     pub(crate) interrupted: Vec<String>,
@@ -88,7 +89,7 @@ pub(crate) struct Inner {
     /// OAuth logins: the data folder's vault, shared by the pool and the sign-in.
     pub(crate) auth: Arc<mcpflow_auth::Authenticator>,
     /// Questions of runs waiting for a person, answered by any front door.
-    pub(crate) questions: Arc<crate::runs::Questions>,
+    pub(crate) questions: Arc<crate::runs::asked::Questions>,
     /// The data folder whose `settings.json` names the sampling provider.
     pub(crate) home: PathBuf,
     /// The exporter runs use, replaced when the studio changes the settings.
@@ -136,14 +137,6 @@ impl App {
         let files = read_server_files(&options)?;
         let auth = app_authenticator(&crate::home::data_dir(), &options);
         Self::build(store, interrupted, options, files, (Vec::new(), crate::home::data_dir()), auth)
-    }
-
-    /// Who answers servers' sampling requests in runs that bring no sampler of their own:
-    /// the provider of the data folder's `settings.json`, read now; else, in the studio, a
-    /// person (the run's questions); else nobody (`SAMPLING_UNAVAILABLE`).
-    pub fn sampling_model(&self) -> crate::sampling::Model {
-        let person = self.inner.options.front == crate::advice::Front::Studio;
-        crate::sampling::Model::configured(&self.inner.home, person)
     }
 
     fn build(
@@ -236,9 +229,16 @@ impl App {
         for t in tokens {
             t.cancel();
         }
-        crate::runs::wait_idle(self).await;
+        self.wait_idle().await;
         self.pool().shutdown().await;
         self.shutdown_telemetry().await;
+    }
+
+    /// Waits until no run is in flight.
+    async fn wait_idle(&self) {
+        while !self.active_runs().is_empty() {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
     }
 }
 
@@ -246,12 +246,12 @@ impl App {
 /// `auth login` that finds the server as this application does (`--store`, its files).
 fn app_authenticator(home: &std::path::Path, options: &AppOptions) -> Arc<mcpflow_auth::Authenticator> {
     match options.front {
-        crate::advice::Front::Studio => crate::auth::authenticator(home, options.front),
+        crate::advice::Front::Studio => crate::authenticator::authenticator(home, options.front),
         crate::advice::Front::Cli => {
-            let flags = format!(" --store{}", crate::auth::servers_flags(&options.server_files));
-            crate::auth::authenticator_advising(
+            let flags = format!(" --store{}", crate::authenticator::servers_flags(&options.server_files));
+            crate::authenticator::authenticator_advising(
                 home,
-                Arc::new(move |server| crate::auth::cli_login_advice(server, &flags)),
+                Arc::new(move |server| crate::authenticator::cli_login_advice(server, &flags)),
             )
         }
     }

@@ -8,17 +8,15 @@
 //! revoke it (RFC 7009, best effort: [`Revocation`] says what it answered).
 
 use crate::App;
-use crate::advice::Front;
 use crate::error::{AppError, Result};
 /// What signing out told the authorization server.
 pub use mcpflow_auth::Revocation;
-use mcpflow_auth::{Authenticator, LoginRequest, Vault, canonical_resource, http_config, resolved_url};
+use mcpflow_auth::{Authenticator, LoginRequest, canonical_resource, http_config, resolved_url};
 /// How the authorization URL is opened ([`LoginOptions::browser`]).
 pub use mcpflow_auth::{Browser, SignIn};
 use mcpflow_config::env::process_env;
 use mcpflow_mcp::{Approvals, EnvLookup, ServerConfigs};
 use serde_json::Value;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -52,33 +50,6 @@ impl Default for LoginOptions {
     fn default() -> Self {
         LoginOptions { timeout: Duration::from_secs(300), browser: Browser::System }
     }
-}
-
-/// The authenticator of data folder `home`, advising in `front`'s words.
-pub fn authenticator(home: &Path, front: Front) -> Arc<Authenticator> {
-    authenticator_advising(home, Arc::new(move |server| front.login(server)))
-}
-
-/// The authenticator of data folder `home` with its own advice for `AUTH_REQUIRED`.
-pub fn authenticator_advising(home: &Path, advice: mcpflow_auth::Advice) -> Arc<Authenticator> {
-    Arc::new(Authenticator::new(Vault::in_data_dir(home)).with_advice(advice))
-}
-
-/// `run `mcpflow auth login NAME FLAGS`, then run again`: the command that finds the
-/// server where the failing command found it (`--servers FILE`, `--store`,
-/// `--blueprint FILE`).
-pub fn cli_login_advice(server: &str, flags: &str) -> String {
-    format!("run `mcpflow auth login {}{flags}`, then run again", shell_word(server))
-}
-
-/// ` --servers FILE` for each file, quoted for a POSIX shell where needed.
-pub fn servers_flags(files: &[std::path::PathBuf]) -> String {
-    files.iter().map(|f| format!(" --servers {}", shell_word(&f.display().to_string()))).collect()
-}
-
-pub(crate) fn shell_word(word: &str) -> String {
-    let plain = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c));
-    if plain { word.to_owned() } else { format!("'{}'", word.replace('\'', r"'\''")) }
 }
 
 impl App {

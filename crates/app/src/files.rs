@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 /// Replaces `file` with `text` (creating its folder): written beside it under a name of
 /// this process, given the old file's permissions (it may hold secrets), then renamed
 /// over it; the file beside is removed when the rename fails.
-pub(crate) fn write_whole(file: &Path, text: &str) -> std::io::Result<()> {
+pub fn write_whole(file: &Path, text: &str) -> std::io::Result<()> {
     if let Some(folder) = file.parent() {
         std::fs::create_dir_all(folder)?;
     }
@@ -21,7 +21,7 @@ pub(crate) fn write_whole(file: &Path, text: &str) -> std::io::Result<()> {
 /// Replaces `file` with `text`, readable by its user alone: the file beside is created
 /// new with mode 0600 (on Unix; elsewhere it takes the folder's access rules), so what
 /// it holds is never readable by others, not even for a moment; then renamed over it.
-pub(crate) fn write_private(file: &Path, text: &str) -> std::io::Result<()> {
+pub fn write_private(file: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write as _;
     let beside = beside(file);
     // A leftover of an earlier process with this id.

@@ -156,7 +156,8 @@ pub async fn live_catalog_with(
         configs = configs.with_blueprint(&bp.servers);
     }
     let approvals = consent(&configs, allow, allow_all)?;
-    let options = PoolOptions::default().with_auth(crate::auth::authenticator(&crate::home::data_dir(), Front::Cli));
+    let options =
+        PoolOptions::default().with_auth(crate::authenticator::authenticator(&crate::home::data_dir(), Front::Cli));
     let pool = Pool::new(configs, approvals, options);
     let catalog = pool.catalog().await;
     pool.shutdown().await;
@@ -192,15 +193,17 @@ pub fn new_run_id() -> String {
 /// With `sign_in`, a server asking for a wider scope opens the browser instead.
 fn run_authenticator(bp: &Blueprint, spec: &HeadlessRun) -> Arc<mcpflow_auth::Authenticator> {
     let declared: std::collections::BTreeSet<String> = bp.servers.keys().cloned().collect();
-    let files = crate::auth::servers_flags(&spec.server_files);
-    let blueprint =
-        spec.file.as_ref().map(|f| format!(" --blueprint {}", crate::auth::shell_word(&f.display().to_string())));
+    let files = crate::authenticator::servers_flags(&spec.server_files);
+    let blueprint = spec
+        .file
+        .as_ref()
+        .map(|f| format!(" --blueprint {}", crate::authenticator::shell_word(&f.display().to_string())));
     let advice: mcpflow_auth::Advice = Arc::new(move |server| {
         let flags = match &blueprint {
             Some(blueprint) if declared.contains(server) => blueprint.as_str(),
             _ => files.as_str(),
         };
-        crate::auth::cli_login_advice(server, flags)
+        crate::authenticator::cli_login_advice(server, flags)
     });
     let vault = mcpflow_auth::Vault::in_data_dir(&crate::home::data_dir());
     let auth = mcpflow_auth::Authenticator::new(vault).with_advice(advice);
@@ -244,7 +247,7 @@ pub fn missing_commands(checked: &Checked, spec: &HeadlessRun) -> Vec<String> {
 
 /// Each server the steps call, with the ids of the steps calling it, in order.
 fn servers_by_step(steps: Option<&Value>, out: &mut Vec<(String, Vec<String>)>) {
-    crate::servers::each_step(steps, &mut |step| {
+    crate::steps::each_step(steps, &mut |step| {
         if let (Some(server), Some(id)) =
             (step.get("server").and_then(Value::as_str), step.get("id").and_then(Value::as_str))
         {

@@ -105,7 +105,7 @@ pub(crate) fn unsafe_because(owner: u32, mode: u32, me: u32) -> Option<String> {
 
 /// This process's user id.
 #[cfg(unix)]
-pub(crate) fn current_uid() -> u32 {
+pub fn current_uid() -> u32 {
     nix::unistd::getuid().as_raw()
 }
 

@@ -5,10 +5,8 @@
 //!   (`mcpflow run`).
 //! - [`App`]: the long-lived application over the store — [`blueprints`] (save with
 //!   validation, list, get, delete), [`runs`] (start with recording and broadcast,
-//!   control, history), [`pipeline`] (`run_pipeline`), [`serve`] (`mcpflow serve`, the
-//!   MCP mediator over stdio and HTTP), [`servers`] (configs, consent, connection
-//!   tests), [`server_report`] (`mcpflow servers`: list and test), [`schedule`] (the pure planner) and [`daemon`] (the loop that fires
-//!   scheduled runs).
+//!   control, history), [`pipeline`] (`run_pipeline`), [`servers`] (configs, consent,
+//!   connection tests), [`server_report`] (`mcpflow servers`: list and test).
 //! - [`cassette`]: recording a run's MCP exchanges (`run --record`) and replaying them
 //!   without servers (`mcpflow test`).
 //! - [`auth`]: signing in to OAuth servers (status, login through the browser, logout).
@@ -17,15 +15,14 @@
 #![forbid(unsafe_code)] // the workspace denies it; only the studio shell has one audited exception
 
 pub mod advice;
-pub mod api;
 pub mod app;
 pub mod auth;
+pub mod authenticator;
 pub mod backup;
 pub mod blueprints;
 pub mod cassette;
-pub mod daemon;
 pub mod error;
-mod files;
+pub mod files;
 pub mod headless;
 pub mod home;
 mod logs;
@@ -35,13 +32,12 @@ pub mod portable;
 pub mod preview;
 pub mod runs;
 pub mod sampling;
-pub mod schedule;
-pub mod serve;
 pub mod server_report;
 pub mod servers;
-pub mod service;
+pub mod settings;
 pub mod setup;
 pub mod signals;
+mod steps;
 pub mod telemetry;
 pub mod testing;
 

@@ -183,7 +183,7 @@ fn carry_called_servers(files: &mut [(String, Value)]) {
 
 /// The blueprint ids `workflow` steps call, in order, each once.
 fn named_workflows(steps: Option<&Value>, out: &mut Vec<String>) {
-    crate::servers::each_step(steps, &mut |step| {
+    crate::steps::each_step(steps, &mut |step| {
         if step.get("kind").and_then(Value::as_str) == Some("workflow")
             && let Some(id) = step.get("workflow").and_then(Value::as_str)
             && !out.iter().any(|n| n == id)

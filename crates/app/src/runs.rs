@@ -7,11 +7,15 @@
 //! [`Journal`] hook flushes the store before a call starts after a step finished — so a
 //! finished step is on disk before any step that depends on it reaches a server.
 
+pub(crate) mod active;
+pub(crate) mod asked;
 mod questions;
 mod rerun;
 mod resume;
 
-pub use questions::{Answered, Questions, WaitingRun, waiting_note};
+pub(crate) use active::Active;
+pub use asked::Questions;
+pub use questions::{Answered, WaitingRun, waiting_note};
 pub use rerun::Rerun;
 pub use resume::tasks_in_flight;
 
@@ -22,8 +26,8 @@ use mcpflow_engine::TaskHandle;
 use mcpflow_engine::driver::MAX_WORKFLOW_DEPTH;
 use mcpflow_engine::event::IterationPath;
 use mcpflow_engine::{
-    BlueprintSource, Control, Engine, Envelope, EventKind, EventSink, FolderSource, Journal, RunEvent, RunOrigin,
-    RunRequest, Servers, TraceContext,
+    BlueprintSource, Control, Engine, Envelope, EventKind, EventSink, FolderSource, Journal, RunConfig, RunEvent,
+    RunOrigin, RunRequest, Servers, TraceContext,
 };
 use mcpflow_mcp::{Pool, PoolOptions};
 use mcpflow_store::{OpenQuestions, RecordStatus, RerunOf, RunRecord, Store};
@@ -182,20 +186,6 @@ impl Started {
     }
 }
 
-pub(crate) struct Active {
-    pub(crate) blueprint: String,
-    /// Left waiting ([`App::park`]): its events from now on are not recorded, nor its end.
-    pub(crate) parked: Arc<AtomicBool>,
-    /// The questions open in its recorded events.
-    pub(crate) asking: Arc<std::sync::Mutex<OpenQuestions>>,
-    pub(crate) control: mpsc::UnboundedSender<Control>,
-    pub(crate) cancel: CancellationToken,
-    pub(crate) events: broadcast::Sender<Arc<RunEvent>>,
-    /// Its record is on disk: from then on it is listed as in flight (before, a crash
-    /// would leave nothing to mark `interrupted`, so no one is told of it).
-    pub(crate) recorded: Arc<AtomicBool>,
-}
-
 /// A recorded run with its events.
 #[derive(Debug, Clone)]
 pub struct RunDetail {
@@ -222,114 +212,126 @@ impl App {
     /// event; its starter gets every event.
     pub fn start_run(&self, mut spec: StartRun) -> Result<Started> {
         let (bp, plan, rev) = self.load(&spec.target)?;
-        // A document given whole is kept with the run: what it ran, whatever is saved later.
-        let definition = match &spec.target {
-            Target::Inline(doc) => Some(doc.clone()),
-            Target::Stored(_) => None,
-        };
         check_stack(&bp.id, &spec.stack)?;
-        let pool = self.pool();
-        // A blueprint that brings its own servers runs on a pool of its own, with the
-        // configured servers kept under their names (a clash is `SERVER_SHADOWED` in
-        // validation); when every one it declares is configured, the shared pool.
-        let state = self.server_state();
-        let (configs, shadowed) = state.configs.clone().under_blueprint(&bp.servers);
-        let own_pool = if shadowed.len() == bp.servers.len() {
-            None
-        } else {
-            let options = PoolOptions::default()
-                .with_log(self.inner.logs.sender())
-                .with_roots(self.inner.roots.clone())
-                .with_auth(self.authenticator());
-            Some(Arc::new(Pool::new(configs, state.approvals.clone(), options)))
-        };
+        let own_pool = self.own_pool(&bp);
         let run_id = crate::headless::new_run_id();
-        let servers: Arc<dyn Servers> = match &own_pool {
-            Some(p) => p.clone(),
-            None => pool,
-        };
-        let servers = self.inner.options.front.advise(self.inner.logs.track(&run_id, servers));
         let store = self.store().clone();
         let recorder = Arc::new(Recorder { store: store.clone(), failed: AtomicBool::new(false) });
-        let engine = Engine {
+        let engine = self.run_engine(&spec, &run_id, own_pool.clone(), recorder.clone());
+        let config = run_config(&engine, &bp, &plan, run_id.clone(), &mut spec)?;
+        let (events_tx, events_rx) = broadcast::channel(EVENT_BUFFER);
+        let (control_tx, control_rx) = mpsc::unbounded_channel();
+        let cancel = CancellationToken::new();
+        let shared = Shared {
+            run_id: run_id.clone(),
+            store,
+            parked: Arc::new(AtomicBool::new(false)),
+            // The questions open in the run's events: the record is `waiting` while any is.
+            asking: Arc::new(std::sync::Mutex::new(OpenQuestions::default())),
+            paused: Arc::new(std::sync::Mutex::new((None, 0))),
+        };
+        let recorded = Arc::new(AtomicBool::new(false));
+        self.enter(&shared, &bp.id, control_tx, cancel.clone(), events_tx.clone(), recorded.clone())?;
+        let record = run_record(&run_id, &bp.id, rev, &config, &mut spec);
+        self.begin(&shared, &record, &recorded)?;
+        let sink = event_sink(&shared, recorder, spec.observer.clone(), events_tx);
+        let (done_tx, done_rx) = oneshot::channel();
+        let blueprint = bp.id.clone();
+        let steps = u32::try_from(bp.steps.len()).unwrap_or(u32::MAX);
+        let logs = self.inner.logs.join(&run_id, crate::logs::Listen::of(&bp));
+        let origin = RunOrigin { trigger: spec.trigger.as_str(), parent: spec.parent.clone() };
+        let request = RunRequest { blueprint: Arc::new(bp), plan: Arc::new(plan), config, stack: spec.stack, origin };
+        let run = RunTask { engine, request, sink, control: control_rx, logs, cancel, own_pool, done: done_tx };
+        tokio::spawn(self.clone().drive(shared, run));
+        Ok(Started { run_id, blueprint, steps, events: events_rx, done: done_rx })
+    }
+
+    /// The pool of a blueprint that brings its own servers, with the configured servers
+    /// kept under their names (a clash is `SERVER_SHADOWED` in validation); `None` when
+    /// every one it declares is configured: it runs on the shared pool.
+    fn own_pool(&self, bp: &Blueprint) -> Option<Arc<Pool>> {
+        let state = self.server_state();
+        let (configs, shadowed) = state.configs.clone().under_blueprint(&bp.servers);
+        if shadowed.len() == bp.servers.len() {
+            return None;
+        }
+        let options = PoolOptions::default()
+            .with_log(self.inner.logs.sender())
+            .with_roots(self.inner.roots.clone())
+            .with_auth(self.authenticator());
+        Some(Arc::new(Pool::new(configs, state.approvals.clone(), options)))
+    }
+
+    /// The engine run `run_id` runs on: its servers, the store as its source, saved
+    /// values and journal, its people, sampler and telemetry.
+    fn run_engine(
+        &self,
+        spec: &StartRun,
+        run_id: &str,
+        own_pool: Option<Arc<Pool>>,
+        recorder: Arc<Recorder>,
+    ) -> Engine {
+        let servers: Arc<dyn Servers> = match own_pool {
+            Some(p) => p,
+            None => self.pool(),
+        };
+        let servers = self.inner.options.front.advise(self.inner.logs.track(run_id, servers));
+        let store = self.store().clone();
+        Engine {
             servers,
             source: Some(Arc::new(Sources {
                 store: store.clone(),
                 folder: self.inner.options.folder.clone().map(FolderSource::new),
             })),
-            saved: Some(Arc::new(store.clone())),
-            journal: Some(recorder.clone()),
+            saved: Some(Arc::new(store)),
+            journal: Some(recorder),
             // A run with no people of its own asks the application's: any front door answers.
             people: Some(match (spec.people.clone(), spec.wait) {
-                (None, _) => self.inner.questions.people(&run_id),
+                (None, _) => self.inner.questions.people(run_id),
                 (Some(people), false) => people,
-                (Some(people), true) => questions::then_wait(people, self.inner.questions.people(&run_id)),
+                (Some(people), true) => questions::then_wait(people, self.inner.questions.people(run_id)),
             }),
             // Read for each run: a provider set in the settings applies from the next run.
             sampler: Some(spec.sampler.clone().unwrap_or_else(|| Arc::new(self.sampling_model()))),
             // Read for each run, like the sampler: a settings change applies from the next run.
             telemetry: self.telemetry(),
-        };
-        let mut config = engine.config(&bp, run_id.clone(), spec.inputs.clone()).map_err(|e| match e {
-            mcpflow_engine::StartError::Inputs(list) => AppError::Inputs(list),
-            other => AppError::BadRequest(other.to_string()),
-        })?;
-        config.breakpoints = spec.breakpoints.clone();
-        config.start_paused = spec.paused;
-        config.timeout_ms = spec.timeout_ms;
-        config.pinned = std::mem::take(&mut spec.pinned);
-        config.only = spec.only.take();
-        config.resume_tasks = std::mem::take(&mut spec.resume_tasks);
-        config.check(&plan).map_err(|e| AppError::BadRequest(e.to_string()))?;
-
-        let (events_tx, events_rx) = broadcast::channel(EVENT_BUFFER);
-        let (control_tx, control_rx) = mpsc::unbounded_channel();
-        let cancel = CancellationToken::new();
-        let parked = Arc::new(AtomicBool::new(false));
-        // The questions open in the run's events: the record is `waiting` while any is.
-        let asking = Arc::new(std::sync::Mutex::new(OpenQuestions::default()));
-        let recorded = Arc::new(AtomicBool::new(false));
-        {
-            let mut active = self.inner.active.lock().map_err(|_| AppError::Store("run table poisoned".into()))?;
-            let limit = self.inner.options.max_runs.unwrap_or(crate::app::DEFAULT_MAX_RUNS);
-            if active.len() >= limit {
-                return Err(AppError::Busy { active: active.len() });
-            }
-            active.insert(
-                run_id.clone(),
-                Active {
-                    blueprint: bp.id.clone(),
-                    parked: parked.clone(),
-                    asking: asking.clone(),
-                    control: control_tx,
-                    cancel: cancel.clone(),
-                    events: events_tx.clone(),
-                    recorded: recorded.clone(),
-                },
-            );
         }
-        let resumes = spec.resumed_from.clone();
-        let record = RunRecord {
-            id: run_id.clone(),
-            blueprint: bp.id.clone(),
-            status: RecordStatus::Running,
-            trigger: spec.trigger.as_str().to_owned(),
-            client: spec.client.as_deref().map(client_name),
-            inputs: config.inputs.clone(),
-            started_at: config.started_at.clone(),
-            finished_at: None,
-            envelope: None,
-            blueprint_rev: rev,
-            definition,
-            rerun_of: spec.rerun_of.take(),
-            resumed_from: spec.resumed_from.take(),
-            debug: spec.paused || !spec.breakpoints.is_empty(),
-            paused_ms: None,
+    }
+
+    /// Puts the run in the table of runs in flight; refused past `max_runs`.
+    fn enter(
+        &self,
+        shared: &Shared,
+        blueprint: &str,
+        control: mpsc::UnboundedSender<Control>,
+        cancel: CancellationToken,
+        events: broadcast::Sender<Arc<RunEvent>>,
+        recorded: Arc<AtomicBool>,
+    ) -> Result<()> {
+        let mut active = self.inner.active.lock().map_err(|_| AppError::Store("run table poisoned".into()))?;
+        let limit = self.inner.options.max_runs.unwrap_or(crate::app::DEFAULT_MAX_RUNS);
+        if active.len() >= limit {
+            return Err(AppError::Busy { active: active.len() });
+        }
+        let entry = Active {
+            blueprint: blueprint.to_owned(),
+            parked: shared.parked.clone(),
+            asking: shared.asking.clone(),
+            control,
+            cancel,
+            events,
+            recorded,
         };
-        // The time the run sits paused, from its events' `at_ms`: (since, total).
-        let paused = Arc::new(std::sync::Mutex::new((None::<u64>, 0u64)));
-        let begun = store.begin_run(&record).and_then(|()| store.sync());
-        if let Some(resumed) = &resumes {
+        active.insert(shared.run_id.clone(), entry);
+        Ok(())
+    }
+
+    /// Records the run's start (a waiting run it resumes waits no more) and tells the
+    /// subscribers; when the store refuses, the run leaves the table and is not started.
+    fn begin(&self, shared: &Shared, record: &RunRecord, recorded: &AtomicBool) -> Result<()> {
+        let store = &shared.store;
+        let begun = store.begin_run(record).and_then(|()| store.sync());
+        if let Some(resumed) = &record.resumed_from {
             // A run left waiting whose question this run answers waits no more.
             if begun.is_ok()
                 && let Err(e) = store.settle_waiting(resumed)
@@ -339,109 +341,51 @@ impl App {
             self.inner.questions.resumed(resumed);
         }
         if let Err(e) = begun {
-            self.forget(&run_id);
+            self.forget(&shared.run_id);
             return Err(e.into());
         }
         recorded.store(true, Ordering::Release);
         self.changed(crate::app::Change::RunStarted {
-            run_id: run_id.clone(),
+            run_id: shared.run_id.clone(),
             blueprint: record.blueprint.clone(),
             trigger: record.trigger.clone(),
             client: record.client.clone(),
         });
-        let sink: EventSink = {
-            let store = store.clone();
-            let run_id = run_id.clone();
-            let recorder = recorder.clone();
-            let observer = spec.observer.clone();
-            let paused = paused.clone();
-            let parked = parked.clone();
-            let asking = asking.clone();
-            Arc::new(move |e: &RunEvent| {
-                if parked.load(Ordering::Acquire) {
-                    // Left waiting: the record stays as it was when the run was parked.
-                    return;
-                }
-                if let Ok(mut p) = paused.lock() {
-                    match e.kind {
-                        EventKind::RunPaused { .. } => {
-                            p.0.get_or_insert(e.at_ms);
-                        }
-                        EventKind::RunResumed {} | EventKind::RunFinished { .. } => {
-                            if let Some(since) = p.0.take() {
-                                p.1 += e.at_ms.saturating_sub(since);
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                match store.append_event(&run_id, e) {
-                    Ok(()) => {}
-                    // Too deep to read back: the run records why in the event's place
-                    // (see `Store::note_unrecorded`) and goes on.
-                    Err(refused @ mcpflow_store::Error::TooDeep { .. }) => {
-                        tracing::warn!(run = %run_id, error = %refused, "an event is recorded as why it was not");
-                        if let Err(err) = store.note_unrecorded(&run_id, e, &refused) {
-                            recorder.report(&err);
-                        }
-                    }
-                    Err(err) => recorder.report(&err),
-                }
-                let change = asking.lock().ok().and_then(|mut open| open.apply(&e.kind));
-                if let Some(waiting) = change
-                    && let Err(err) = store.set_waiting(&run_id, waiting)
-                {
-                    recorder.report(&err);
-                }
-                if let Some(observer) = &observer {
-                    observer(e);
-                }
-                let _ = events_tx.send(Arc::new(e.clone()));
-            })
-        };
-        let (done_tx, done_rx) = oneshot::channel();
-        let app = self.clone();
-        let blueprint = bp.id.clone();
-        let steps = u32::try_from(bp.steps.len()).unwrap_or(u32::MAX);
-        let logs = self.inner.logs.join(&run_id, crate::logs::Listen::of(&bp));
-        let origin = RunOrigin { trigger: spec.trigger.as_str(), parent: spec.parent.clone() };
-        let request = RunRequest { blueprint: Arc::new(bp), plan: Arc::new(plan), config, stack: spec.stack, origin };
-        let id = run_id.clone();
-        let workers = self.inner.options.workers.clone();
-        tokio::spawn(async move {
-            let mut envelope = match &workers {
-                Some(command) => {
-                    mcpflow_worker::run(command, &engine, request, sink, Some(control_rx), Some(logs), cancel).await
-                }
-                None => engine.run_with_logs(request, sink, Some(control_rx), logs, cancel).await,
-            };
-            app.inner.logs.leave(&id);
-            if parked.load(Ordering::Acquire) {
-                let open = asking.lock().map(|open| open.clone().into_questions()).unwrap_or_default();
-                questions::left_waiting(&mut envelope, &open);
-                if let Some(pool) = own_pool {
-                    pool.shutdown().await;
-                }
-                app.forget(&id);
-                let _ = done_tx.send(envelope);
-                return;
+        Ok(())
+    }
+
+    /// Runs the engine (in a worker process for the long-lived front doors), then records
+    /// the end — or, when the run was parked, leaves its record waiting — and lets go of
+    /// what the run held.
+    async fn drive(self, shared: Shared, run: RunTask) {
+        let RunTask { engine, request, sink, control, logs, cancel, own_pool, done } = run;
+        let id = &shared.run_id;
+        let mut envelope = match &self.inner.options.workers {
+            Some(command) => {
+                mcpflow_worker::run(command, &engine, request, sink, Some(control), Some(logs), cancel).await
             }
-            if let Err(e) = store.finish_run(&id, &envelope) {
+            None => engine.run_with_logs(request, sink, Some(control), logs, cancel).await,
+        };
+        self.inner.logs.leave(id);
+        if shared.parked.load(Ordering::Acquire) {
+            let open = shared.asking.lock().map(|open| open.clone().into_questions()).unwrap_or_default();
+            questions::left_waiting(&mut envelope, &open);
+        } else {
+            if let Err(e) = shared.store.finish_run(id, &envelope) {
                 tracing::error!(run = %id, error = %e, "could not record the end of a run");
             }
-            let paused_ms = paused.lock().map(|p| p.1).unwrap_or(0);
+            let paused_ms = shared.paused.lock().map(|p| p.1).unwrap_or(0);
             if paused_ms > 0
-                && let Err(e) = store.record_paused(&id, paused_ms)
+                && let Err(e) = shared.store.record_paused(id, paused_ms)
             {
                 tracing::error!(run = %id, error = %e, "could not record the time a run sat paused");
             }
-            if let Some(pool) = own_pool {
-                pool.shutdown().await;
-            }
-            app.forget(&id);
-            let _ = done_tx.send(envelope);
-        });
-        Ok(Started { run_id, blueprint, steps, events: events_rx, done: done_rx })
+        }
+        if let Some(pool) = own_pool {
+            pool.shutdown().await;
+        }
+        self.forget(id);
+        let _ = done.send(envelope);
     }
 
     /// Starts a run and waits for its end.
@@ -617,10 +561,132 @@ pub fn check_stack(id: &str, stack: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// Waits until no run is in flight.
-pub(crate) async fn wait_idle(app: &App) {
-    while !app.active_runs().is_empty() {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+/// What a run in flight shares between its entry in the table, its event sink and the
+/// task that drives it.
+#[derive(Clone)]
+struct Shared {
+    run_id: String,
+    store: Store,
+    /// Left waiting ([`App::park`]): its events from now on are not recorded, nor its end.
+    parked: Arc<AtomicBool>,
+    /// The questions open in its recorded events.
+    asking: Arc<std::sync::Mutex<OpenQuestions>>,
+    /// The time the run sits paused, from its events' `at_ms`: (since, total).
+    paused: Arc<std::sync::Mutex<(Option<u64>, u64)>>,
+}
+
+/// What the task driving a run owns.
+struct RunTask {
+    engine: Engine,
+    request: RunRequest,
+    sink: EventSink,
+    control: mpsc::UnboundedReceiver<Control>,
+    logs: mpsc::Receiver<(String, String)>,
+    cancel: CancellationToken,
+    own_pool: Option<Arc<Pool>>,
+    done: oneshot::Sender<Envelope>,
+}
+
+/// The run's configuration: its inputs checked against the blueprint, and what `spec`
+/// asks of it (breakpoints, a paused start, a timeout, pinned outputs, a selection,
+/// tasks to resume), checked against the plan.
+fn run_config(engine: &Engine, bp: &Blueprint, plan: &Plan, run_id: String, spec: &mut StartRun) -> Result<RunConfig> {
+    let mut config = engine.config(bp, run_id, spec.inputs.clone()).map_err(|e| match e {
+        mcpflow_engine::StartError::Inputs(list) => AppError::Inputs(list),
+        other => AppError::BadRequest(other.to_string()),
+    })?;
+    config.breakpoints = spec.breakpoints.clone();
+    config.start_paused = spec.paused;
+    config.timeout_ms = spec.timeout_ms;
+    config.pinned = std::mem::take(&mut spec.pinned);
+    config.only = spec.only.take();
+    config.resume_tasks = std::mem::take(&mut spec.resume_tasks);
+    config.check(plan).map_err(|e| AppError::BadRequest(e.to_string()))?;
+    Ok(config)
+}
+
+/// The run's record as it starts.
+fn run_record(run_id: &str, blueprint: &str, rev: Option<u32>, config: &RunConfig, spec: &mut StartRun) -> RunRecord {
+    RunRecord {
+        id: run_id.to_owned(),
+        blueprint: blueprint.to_owned(),
+        status: RecordStatus::Running,
+        trigger: spec.trigger.as_str().to_owned(),
+        client: spec.client.as_deref().map(client_name),
+        inputs: config.inputs.clone(),
+        started_at: config.started_at.clone(),
+        finished_at: None,
+        envelope: None,
+        blueprint_rev: rev,
+        // A document given whole is kept with the run: what it ran, whatever is saved later.
+        definition: match &spec.target {
+            Target::Inline(doc) => Some(doc.clone()),
+            Target::Stored(_) => None,
+        },
+        rerun_of: spec.rerun_of.take(),
+        resumed_from: spec.resumed_from.take(),
+        debug: spec.paused || !spec.breakpoints.is_empty(),
+        paused_ms: None,
+    }
+}
+
+/// Where the run's events go: the store (with the time it sits paused and whether it
+/// waits for a person), the starter's observer, and the broadcast its followers hear.
+/// A parked run's events go nowhere.
+fn event_sink(
+    shared: &Shared,
+    recorder: Arc<Recorder>,
+    observer: Option<EventSink>,
+    events: broadcast::Sender<Arc<RunEvent>>,
+) -> EventSink {
+    let shared = shared.clone();
+    Arc::new(move |e: &RunEvent| {
+        if shared.parked.load(Ordering::Acquire) {
+            // Left waiting: the record stays as it was when the run was parked.
+            return;
+        }
+        if let Ok(mut p) = shared.paused.lock() {
+            match e.kind {
+                EventKind::RunPaused { .. } => {
+                    p.0.get_or_insert(e.at_ms);
+                }
+                EventKind::RunResumed {} | EventKind::RunFinished { .. } => {
+                    if let Some(since) = p.0.take() {
+                        p.1 += e.at_ms.saturating_sub(since);
+                    }
+                }
+                _ => {}
+            }
+        }
+        record_event(&shared, &recorder, e);
+        if let Some(observer) = &observer {
+            observer(e);
+        }
+        let _ = events.send(Arc::new(e.clone()));
+    })
+}
+
+/// Appends an event to the run's record, and marks the record waiting (or not) as the
+/// event opens or closes a question.
+fn record_event(shared: &Shared, recorder: &Recorder, e: &RunEvent) {
+    let (store, run_id) = (&shared.store, &shared.run_id);
+    match store.append_event(run_id, e) {
+        Ok(()) => {}
+        // Too deep to read back: the run records why in the event's place
+        // (see `Store::note_unrecorded`) and goes on.
+        Err(refused @ mcpflow_store::Error::TooDeep { .. }) => {
+            tracing::warn!(run = %run_id, error = %refused, "an event is recorded as why it was not");
+            if let Err(err) = store.note_unrecorded(run_id, e, &refused) {
+                recorder.report(&err);
+            }
+        }
+        Err(err) => recorder.report(&err),
+    }
+    let change = shared.asking.lock().ok().and_then(|mut open| open.apply(&e.kind));
+    if let Some(waiting) = change
+        && let Err(err) = store.set_waiting(run_id, waiting)
+    {
+        recorder.report(&err);
     }
 }
 

@@ -250,7 +250,7 @@ pub async fn test_servers(
     timeout: Duration,
     front: Front,
 ) -> Vec<ServerTest> {
-    let auth = crate::auth::authenticator(&crate::home::data_dir(), front);
+    let auth = crate::authenticator::authenticator(&crate::home::data_dir(), front);
     test_servers_with(configs, approvals, names, timeout, front, auth).await
 }
 

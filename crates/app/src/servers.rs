@@ -254,21 +254,13 @@ fn steps_naming(steps: Option<&Value>, pointer: &str, out: &mut Vec<(String, Str
 
 /// The `server` of every step in `steps` (loop bodies included), each once.
 pub(crate) fn named_servers(steps: Option<&Value>, out: &mut Vec<String>) {
-    each_step(steps, &mut |step| {
+    crate::steps::each_step(steps, &mut |step| {
         if let Some(name) = step.get("server").and_then(Value::as_str)
             && !out.iter().any(|n| n == name)
         {
             out.push(name.to_owned());
         }
     });
-}
-
-/// Calls `f` with every step of `steps`, loop bodies included, in document order.
-pub(crate) fn each_step(steps: Option<&Value>, f: &mut impl FnMut(&Value)) {
-    for step in steps.and_then(Value::as_array).into_iter().flatten() {
-        f(step);
-        each_step(step.get("steps"), f);
-    }
 }
 
 fn view(configs: &ServerConfigs, approvals: &mcpflow_mcp::Approvals, name: &str, entry: &ServerEntry) -> ServerView {

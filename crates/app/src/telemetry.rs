@@ -113,7 +113,7 @@ impl TelemetryOptions {
 pub(crate) struct Live {
     otel: Otel,
     /// Where spans go (`…/v1/traces`), for the studio's form.
-    traces: Option<String>,
+    pub(crate) traces: Option<String>,
     closed: AtomicBool,
 }
 
@@ -126,7 +126,7 @@ impl std::fmt::Debug for Live {
 impl Live {
     /// Sends what is queued, waiting at most [`mcpflow_telemetry::SHUTDOWN_TIMEOUT`]:
     /// blocking, off the runtime.
-    fn close(&self) {
+    pub(crate) fn close(&self) {
         if !self.closed.swap(true, Ordering::AcqRel) {
             self.otel.shutdown();
         }
@@ -159,8 +159,8 @@ impl Telemetry for Live {
 /// attempt to start one failed.
 #[derive(Default)]
 pub(crate) struct TelemetryState {
-    live: Option<Arc<Live>>,
-    problem: Option<String>,
+    pub(crate) live: Option<Arc<Live>>,
+    pub(crate) problem: Option<String>,
 }
 
 /// Starts the exporter of `options` and data folder `home` (not `short_lived`: failed
@@ -209,7 +209,7 @@ pub struct TelemetryView {
 
 /// The `telemetry` section of `settings.json` in data folder `home`, for the studio's
 /// form; never fails (a file or section that cannot be used is described in `problem`).
-fn view(home: &Path) -> TelemetryView {
+pub(crate) fn view(home: &Path) -> TelemetryView {
     let path = settings_path(home);
     let mut out = TelemetryView {
         path: path.clone(),
@@ -266,68 +266,6 @@ pub fn write_settings(home: &Path, settings: Option<&Settings>) -> Result<(), St
         None => None,
     };
     crate::sampling::write_section(home, "telemetry", section)
-}
-
-impl crate::App {
-    /// The exporter for a run starting now (read once per run: a settings change applies
-    /// from the next run); `None`: telemetry is off.
-    pub fn telemetry(&self) -> Option<Arc<dyn Telemetry>> {
-        self.telemetry_state().map(|live| live as Arc<dyn Telemetry>)
-    }
-
-    fn telemetry_state(&self) -> Option<Arc<Live>> {
-        let state = self.inner.telemetry.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-        state.live.clone()
-    }
-
-    /// The data folder's `telemetry` settings for the studio's form, with what is in effect.
-    pub fn telemetry_settings(&self) -> TelemetryView {
-        let mut out = view(&self.inner.home);
-        let state = self.inner.telemetry.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-        out.sending_to = state.live.as_ref().and_then(|l| l.traces.clone());
-        out.start_problem = state.problem.clone();
-        out.flag_endpoint = self.inner.options.telemetry.flags.otlp.clone();
-        out
-    }
-
-    /// Writes the `telemetry` section of the data folder's `settings.json` (`None`
-    /// removes it), then starts the exporter it configures for the runs that start from
-    /// now on; the one it replaces is shut down once its last run lets go of it. Refused
-    /// with the field named when the section does not pass the checks.
-    pub fn set_telemetry_settings(&self, settings: Option<&Settings>) -> crate::error::Result<TelemetryView> {
-        write_settings(&self.inner.home, settings).map_err(crate::AppError::BadRequest)?;
-        self.restart_telemetry();
-        Ok(self.telemetry_settings())
-    }
-
-    /// Starts the exporter again from the flags, the settings and the environment.
-    pub(crate) fn restart_telemetry(&self) {
-        let fresh = start_state(&self.inner.options.telemetry, &self.inner.home);
-        let old = {
-            let mut state = self.inner.telemetry.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-            std::mem::replace(&mut *state, fresh)
-        };
-        // Dropped here, or by the last run using it: `Live::drop` shuts it down off
-        // this thread.
-        drop(old);
-    }
-
-    /// Shuts the exporter down once, sending what is queued (up to 2 s, off the async
-    /// runtime); runs started later are not traced.
-    pub(crate) async fn shutdown_telemetry(&self) {
-        let live = {
-            let mut state = self.inner.telemetry.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-            state.live.take()
-        };
-        let Some(live) = live else { return };
-        match Arc::try_unwrap(live) {
-            Ok(live) => {
-                let _ = tokio::task::spawn_blocking(move || live.close()).await;
-            }
-            // A run still holds it: the last to let go shuts it down.
-            Err(shared) => drop(shared),
-        }
-    }
 }
 
 #[cfg(test)]

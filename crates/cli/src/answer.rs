@@ -122,12 +122,12 @@ async fn execute(args: &AnswerArgs) -> anyhow::Result<ExitCode> {
 /// left waiting by an earlier process); its events are shown here until it ends.
 #[allow(clippy::print_stderr)]
 async fn through_service(
-    api: &mcpflow_app::api::Api,
+    api: &mcpflow_service::api::Api,
     args: &AnswerArgs,
     file: &std::path::Path,
     doc: Option<Value>,
 ) -> anyhow::Result<ExitCode> {
-    let refused = |e: mcpflow_app::api::dto::CommandError| {
+    let refused = |e: mcpflow_service::api::dto::CommandError| {
         eprintln!("error[{}]: {}", e.code, e.message);
         Ok(ExitCode::from(2))
     };
@@ -139,12 +139,12 @@ async fn through_service(
         Err(message) => return Ok(unread(&message)),
     };
     let total = doc.as_ref().map_or(0, crate::run::top_level);
-    let request = mcpflow_app::api::CliAnswer {
+    let request = mcpflow_service::api::CliAnswer {
         run_id: args.run.clone(),
         step: args.step.clone(),
         answers,
         answers_file: Some(file.display().to_string()),
-        doc: doc.map(mcpflow_app::api::dto::Json),
+        doc: doc.map(mcpflow_service::api::dto::Json),
     };
     let (started, events) = match api.answer_cli(request).await {
         Ok(started) => started,

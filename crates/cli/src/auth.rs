@@ -76,7 +76,7 @@ pub async fn run(args: AuthArgs) -> anyhow::Result<ExitCode> {
         None
     };
     let home = mcpflow_app::home::data_dir();
-    let authenticator = auth::authenticator(&home, Front::Cli);
+    let authenticator = mcpflow_app::authenticator::authenticator(&home, Front::Cli);
     let (configs, approvals) = match &app {
         Some(app) => app.server_set(),
         None => {

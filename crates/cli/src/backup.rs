@@ -59,9 +59,9 @@ pub fn import(file: &Path) -> anyhow::Result<ExitCode> {
         Err(ReadError::Io(e)) => return Err(e).with_context(|| format!("cannot read {}", file.display())),
         Err(ReadError::Refused(d)) => return Ok(unread(&render(&file.display().to_string(), &d))),
     };
-    if crate::app::database().is_none() && mcpflow_app::service::endpoint::present(&mcpflow_app::home::data_dir()) {
+    if crate::app::database().is_none() && mcpflow_service::endpoint::present(&mcpflow_app::home::data_dir()) {
         let size = serde_json::to_vec(&doc).map_or(0, |b| b.len() as u64);
-        let limit = mcpflow_app::service::api::MAX_REQUEST - 1024;
+        let limit = mcpflow_service::rpc::MAX_REQUEST - 1024;
         // Too large to send: refused only when a service does answer (else the store is ours).
         let answer = if size > limit {
             crate::history::through_service("runs/active", serde_json::json!({}))?

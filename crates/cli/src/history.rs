@@ -100,7 +100,7 @@ pub fn remove(run_id: &str) -> anyhow::Result<ExitCode> {
 /// (the store is then the database's).
 pub(crate) fn through_service(method: &str, params: serde_json::Value) -> anyhow::Result<Option<serde_json::Value>> {
     let home = mcpflow_app::home::data_dir();
-    if crate::app::database().is_some() || !mcpflow_app::service::endpoint::present(&home) {
+    if crate::app::database().is_some() || !mcpflow_service::endpoint::present(&home) {
         return Ok(None);
     }
     // On a thread of its own, so it works from inside a command's runtime too.
@@ -109,8 +109,8 @@ pub(crate) fn through_service(method: &str, params: serde_json::Value) -> anyhow
             .spawn(|| {
                 let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
                 runtime.block_on(async {
-                    let failed = |e: mcpflow_app::service::WireError| anyhow::anyhow!("{} [{}]", e.message, e.code);
-                    match mcpflow_app::service::Client::connect(&home, "cli").await.map_err(failed)? {
+                    let failed = |e: mcpflow_service::WireError| anyhow::anyhow!("{} [{}]", e.message, e.code);
+                    match mcpflow_service::Client::connect(&home, "cli").await.map_err(failed)? {
                         Some(mut client) => Ok(Some(client.call(method, params).await.map_err(failed)?)),
                         None => Ok(None),
                     }

@@ -414,7 +414,7 @@ async fn recorded(
 /// `--store` while the data folder's service holds the store: the run is the service's.
 #[allow(clippy::too_many_arguments, reason = "the same run as `recorded`, handed over whole")]
 async fn through_service(
-    api: &mcpflow_app::api::Api,
+    api: &mcpflow_service::api::Api,
     args: &RunArgs,
     app_args: &AppArgs,
     bytes: &[u8],
@@ -424,7 +424,7 @@ async fn through_service(
     cancel: &CancellationToken,
 ) -> Result<mcpflow_engine::Envelope, (&'static str, String, bool)> {
     // The service's code as this command's (one string for the life of the process).
-    let refused = |e: mcpflow_app::api::dto::CommandError| (&*Box::leak(e.code.into_boxed_str()), e.message, true);
+    let refused = |e: mcpflow_service::api::dto::CommandError| (&*Box::leak(e.code.into_boxed_str()), e.message, true);
     if let Some(e) = crate::through::options_refused(app_args) {
         return Err(refused(e));
     }
@@ -439,9 +439,9 @@ async fn through_service(
         ),
         None => None,
     };
-    let request = mcpflow_app::api::CliRun {
-        doc: mcpflow_app::api::dto::Json(doc),
-        inputs: mcpflow_app::api::dto::Json(inputs),
+    let request = mcpflow_service::api::CliRun {
+        doc: mcpflow_service::api::dto::Json(doc),
+        inputs: mcpflow_service::api::dto::Json(inputs),
         timeout_ms: spec.timeout_ms,
         answers,
         answers_file: args.people.file().map(|p| p.display().to_string()),

@@ -5,8 +5,8 @@ use crate::run::cancel_on_signals;
 use crate::telemetry::TelemetryArgs;
 use anyhow::{Context as _, bail};
 use clap::Args;
-use mcpflow_app::serve::http::{HttpLimits, HttpOptions, new_token, serve_http};
 use mcpflow_app::signals::Stop;
+use mcpflow_serve::http::{HttpLimits, HttpOptions, new_token, serve_http};
 use std::net::{IpAddr, SocketAddr};
 use std::process::ExitCode;
 
@@ -67,7 +67,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     )?;
     let stop = tokio_util::sync::CancellationToken::new();
     if args.schedule {
-        tokio::spawn(mcpflow_app::daemon::run_schedules(app.clone(), stop.clone()));
+        tokio::spawn(mcpflow_service::daemon::run_schedules(app.clone(), stop.clone()));
     }
     let result = Box::pin(serve(&args, app.clone(), &signals)).await;
     stop.cancel();
@@ -79,7 +79,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
 /// number of hosts share its engine and store). `None`: no service answers, serve here.
 #[allow(clippy::print_stderr)]
 async fn bridge(args: &ServeArgs) -> anyhow::Result<Option<ExitCode>> {
-    use mcpflow_app::service::{Hello, PROTOCOL, connect};
+    use mcpflow_service::{Hello, PROTOCOL, connect};
     let home = mcpflow_app::home::data_dir();
     let hello = Hello {
         mcpflow: PROTOCOL,
@@ -113,7 +113,7 @@ async fn bridge(args: &ServeArgs) -> anyhow::Result<Option<ExitCode>> {
             return Ok(Some(ExitCode::from(1)));
         }
     };
-    match mcpflow_app::service::bridge(tokio::io::stdin(), tokio::io::stdout(), read, write).await {
+    match mcpflow_service::bridge(tokio::io::stdin(), tokio::io::stdout(), read, write).await {
         Ok(()) => Ok(Some(ExitCode::SUCCESS)),
         Err(e) => {
             eprintln!("error[SERVICE_UNAVAILABLE]: {e}");
@@ -123,25 +123,25 @@ async fn bridge(args: &ServeArgs) -> anyhow::Result<Option<ExitCode>> {
 }
 
 /// Starts `mcpflow service` with this binary and `telemetry`'s flags (see
-/// [`mcpflow_app::service::start_service`]).
+/// [`mcpflow_service::start_service`]).
 fn start_service(home: &std::path::Path, telemetry: &TelemetryArgs) -> Result<(), String> {
     let binary = std::env::current_exe().map_err(|e| format!("cannot tell where this binary is: {e}"))?;
-    mcpflow_app::service::start_service_with(home, &binary, &telemetry.service_args())
+    mcpflow_service::start_service_with(home, &binary, &telemetry.service_args())
 }
 
 /// Connects to the service just started, for up to 10 s; `None` (serve here) when it
 /// did not answer.
 async fn wait_for_service(
     home: &std::path::Path,
-    hello: &mcpflow_app::service::Hello,
-) -> Result<Option<mcpflow_app::service::Connected>, mcpflow_app::service::WireError> {
-    let connected = mcpflow_app::service::wait_for_service(home, hello).await?;
+    hello: &mcpflow_service::Hello,
+) -> Result<Option<mcpflow_service::Connected>, mcpflow_service::WireError> {
+    let connected = mcpflow_service::wait_for_service(home, hello).await?;
     if connected.is_none() {
         #[allow(clippy::print_stderr)]
         {
             eprintln!(
                 "note: serving in this process: the mcpflow service did not answer within 10 s ({})",
-                mcpflow_app::service::service_log_hint(home)
+                mcpflow_service::service_log_hint(home)
             );
         }
     }
@@ -177,7 +177,7 @@ pub async fn daemon(app_args: AppArgs, max_runs: Option<usize>, telemetry: Telem
     let signals = cancel_on_signals()?;
     let app = crate::app::open_app_with_options(&app_args, max_runs, None, false, Some(&telemetry))?;
     let stop = tokio_util::sync::CancellationToken::new();
-    let scheduler = tokio::spawn(mcpflow_app::daemon::run_schedules(app.clone(), stop.clone()));
+    let scheduler = tokio::spawn(mcpflow_service::daemon::run_schedules(app.clone(), stop.clone()));
     // The scheduler logs the runs an earlier process left waiting for a person, and each
     // question a run it starts comes to.
     eprintln!("mcpflow fires scheduled runs (Ctrl-C or SIGTERM stops)");
@@ -192,7 +192,7 @@ pub async fn daemon(app_args: AppArgs, max_runs: Option<usize>, telemetry: Telem
 async fn serve(args: &ServeArgs, app: mcpflow_app::App, signals: &Stop) -> anyhow::Result<ExitCode> {
     let Some(http) = &args.http else {
         tokio::select! {
-            served = mcpflow_app::serve::serve_stdio(app) => served.context("serving MCP over stdio")?,
+            served = mcpflow_serve::serve_stdio(app) => served.context("serving MCP over stdio")?,
             signal = signals.received() => return Ok(ExitCode::from(signal.exit_code())),
         }
         return Ok(ExitCode::SUCCESS);

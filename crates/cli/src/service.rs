@@ -1,6 +1,6 @@
 //! `mcpflow service [--keep]`: the one owner of a data folder — its store, its servers,
 //! its runs and schedules — answering the other front doors on the folder's endpoint
-//! (`mcpflow_app::service`; its socket, or a loopback port and token file where there can
+//! (`mcpflow_service`; its socket, or a loopback port and token file where there can
 //! be no socket): `mcpflow serve` bridges MCP hosts to it, `mcpflow list` and `runs`
 //! read through it. It exits once idle — no connection, no run in flight, no
 //! scheduled blueprint — for `--idle` (default 5 minutes), unless `--keep`.
@@ -11,9 +11,9 @@ use crate::stdout::out;
 use anyhow::Context as _;
 use clap::Args;
 use mcpflow_app::Change;
-use mcpflow_app::service::endpoint::Transport;
-use mcpflow_app::service::install::Flavour;
-use mcpflow_app::service::{Activity, endpoint_file, has_schedules, host_with, socket_path};
+use mcpflow_service::endpoint::Transport;
+use mcpflow_service::install::Flavour;
+use mcpflow_service::{Activity, endpoint_file, has_schedules, host_with, socket_path};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -69,7 +69,7 @@ pub async fn run(args: ServiceArgs) -> anyhow::Result<ExitCode> {
     let transport = Transport::for_home(&home).context("choosing the service's endpoint")?;
     let app = crate::app::open_app_with_options(&args.app, args.max_runs, None, false, Some(&args.telemetry))?;
     let stop = tokio_util::sync::CancellationToken::new();
-    let scheduler = tokio::spawn(mcpflow_app::daemon::run_schedules(app.clone(), stop.clone()));
+    let scheduler = tokio::spawn(mcpflow_service::daemon::run_schedules(app.clone(), stop.clone()));
     let activity = Arc::new(Activity::default());
     let started = Instant::now();
     // A client's `service/stop` (the studio taking the folder over) ends it like idleness.

@@ -1,15 +1,15 @@
 //! `mcpflow run --store` and `mcpflow rerun` while the data folder's service holds the
 //! store: the run is asked of the service (`run_cli`, `rerun_cli` of
-//! `mcpflow_app::api`) and watched from here as if it ran here — its events on the same
+//! `mcpflow_service::api`) and watched from here as if it ran here — its events on the same
 //! sink (progress, `--events`), Ctrl-C cancels it there, and the envelope is read from
 //! its record when it ends. A run that asks a person gets the `--answers` file's answers;
 //! with `--wait` one nobody answers waits in the service (the studio, or `mcpflow
 //! answer`, answers it).
 
 use crate::app::AppArgs;
-use mcpflow_app::api::dto::{CommandError, RunAction};
-use mcpflow_app::api::{Api, EventStream, Remote};
 use mcpflow_engine::{Envelope, EventSink, RunEvent};
+use mcpflow_service::api::dto::{CommandError, RunAction};
+use mcpflow_service::api::{Api, EventStream, Remote};
 use tokio_util::sync::CancellationToken;
 
 /// The service of the data folder, when one answers (it is not started for this: with

@@ -2,24 +2,22 @@
 //! [`Servers`]), runs timers on tokio's clock, forwards control requests and
 //! cancellation, runs sub-workflows, and hands every event to the sink.
 
+mod drive;
+
 use crate::event::{Envelope, IterationPath, RunEvent, RunStatus};
 use crate::people::{AskSink, NoOne, People, Question};
 use crate::run_trace::RunTrace;
 use crate::sampling::{NoModel, SampleRequest, SampleSink, Sampler};
-use crate::scheduler::{Action, Control, Input, Invocation, Retired, RunConfig, Scheduler, TimerId};
+use crate::scheduler::{Control, Input, Invocation, RunConfig, Scheduler};
 use crate::servers::{CallAsk, CallError, CallRequest, ProgressSink, Servers, TaskHandle, TaskHooks, TaskSink};
 use crate::source::{BlueprintSource, SavedValues};
 use crate::telemetry::{CallTrace, RunOrigin, TraceContext};
-use futures::stream::FuturesUnordered;
-use futures::{FutureExt as _, StreamExt as _};
+use drive::Drive;
 use mcpflow_blueprint::inputs::prepare_inputs;
 use mcpflow_blueprint::{Blueprint, Options, Plan, check_bytes};
 use serde_json::Value;
-use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
-use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
@@ -164,15 +162,15 @@ impl Engine {
         &self,
         request: RunRequest,
         events: EventSink,
-        mut control: Option<mpsc::UnboundedReceiver<Control>>,
-        mut logs: Option<mpsc::Receiver<(String, String)>>,
+        control: Option<mpsc::UnboundedReceiver<Control>>,
+        logs: Option<mpsc::Receiver<(String, String)>>,
         cancel: CancellationToken,
     ) -> futures::future::BoxFuture<'_, Envelope> {
         let RunRequest { blueprint, plan, mut config, mut stack, origin } = request;
         // Traced: the root span opens now, and its trace id goes into the config, from
         // which the scheduler writes it into `RunStarted` and the envelope (the id is an
         // input: the scheduler stays deterministic).
-        let mut trace = self
+        let trace = self
             .telemetry
             .as_ref()
             .map(|telemetry| RunTrace::start(telemetry.clone(), plan.clone(), &blueprint.id, &config.run_id, &origin));
@@ -185,180 +183,11 @@ impl Engine {
         });
         let run = Box::pin(async move {
             stack.push(blueprint.id.clone());
-            let bp_id = blueprint.id.clone();
-            let mut sched = Scheduler::new(&blueprint, plan, config);
-            // Timers and progress come in apart: timers are served first, and progress is
-            // bounded (a server controls how much of it there is; the scheduler, timers).
-            let (timer_tx, mut timer_rx) = mpsc::unbounded_channel::<TimerId>();
-            let (tx, mut rx) = mpsc::channel::<Input>(PROGRESS_QUEUE);
-            // Task handles: one per call at most, each acknowledged once recorded and synced.
-            let (task_tx, mut task_rx) = mpsc::unbounded_channel::<TaskStart>();
-            let start = Instant::now();
-            let now = move || u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
-            let mut calls: HashMap<u64, CancellationToken> = HashMap::new();
-            // Calls are polled here, in the driver's own task: no spawn and no channel
-            // hop between a call finishing and the scheduler hearing of it.
-            let mut inflight = FuturesUnordered::new();
-            // Calls found finished before their turn (see below).
-            let mut finished: VecDeque<(u64, Result<Value, CallError>)> = VecDeque::new();
-            let mut timers: HashMap<TimerId, JoinHandle<()>> = HashMap::new();
-            // Events already handed to the sink. They, and the values the scheduler
-            // retired, are freed when the driver would otherwise wait (see `Garbage`).
-            let mut garbage = Garbage::default();
-            let mut actions = sched.apply(now(), Input::Start);
-            // A task handle whose event the actions below record: acknowledged once synced.
-            let mut task_recorded: Option<tokio::sync::oneshot::Sender<()>> = None;
-            loop {
-                for action in actions.drain(..) {
-                    match action {
-                        Action::Emit(e) => {
-                            // Before the sink: a sub-workflow's sink is a no-op.
-                            if let Some(trace) = &mut trace {
-                                trace.on_event(&e);
-                            }
-                            events(&e);
-                            garbage.events.push(e);
-                        }
-                        Action::Invoke { inv, step, path, invocation, sync, resume, confirm } => {
-                            // What this call reads is on disk before it starts.
-                            if sync && let Some(journal) = &self.journal {
-                                journal.sync();
-                            }
-                            let token = cancel.child_token();
-                            calls.insert(inv, token.clone());
-                            let tx = tx.clone();
-                            let task_tx = task_tx.clone();
-                            let stack = stack.clone();
-                            // The call's span parent: its step's attempt. Its log lines
-                            // carry the attempt's span id.
-                            let parent = trace.as_ref().map(|t| t.parent_for(&step, &path));
-                            let log_span = match &parent {
-                                Some(p) => tracing::info_span!("step", step = %step, span_id = %p.span_id_hex()),
-                                None => tracing::Span::none(),
-                            };
-                            inflight.push(
-                                async move {
-                                    let call = Call {
-                                        inv,
-                                        step,
-                                        path,
-                                        cancel: token,
-                                        tx: &tx,
-                                        tasks: task_tx,
-                                        resume,
-                                        stack,
-                                        confirm,
-                                        trace: parent,
-                                    };
-                                    let result = self.invoke(invocation, call).await;
-                                    (inv, result)
-                                }
-                                .instrument(log_span),
-                            );
-                        }
-                        Action::Cancel { inv } => {
-                            if let Some(t) = calls.remove(&inv) {
-                                t.cancel();
-                            }
-                        }
-                        Action::SetTimer { timer, at_ms } => {
-                            let timer_tx = timer_tx.clone();
-                            let at = start + std::time::Duration::from_millis(at_ms);
-                            let handle = tokio::spawn(async move {
-                                tokio::time::sleep_until(at).await;
-                                let _ = timer_tx.send(timer);
-                            });
-                            timers.insert(timer, handle);
-                        }
-                        Action::Save { name, value } => {
-                            if let Some(saved) = &self.saved
-                                && let Err(e) = saved.save(&bp_id, &name, &value)
-                            {
-                                tracing::warn!(blueprint = %bp_id, name, error = %e, "could not save a value");
-                            }
-                        }
-                        Action::IterationClosed { step, path } => {
-                            if let Some(trace) = &mut trace {
-                                trace.iteration_closed(&step, &path);
-                            }
-                        }
-                        Action::Finish(envelope) => {
-                            for (_, t) in calls.drain() {
-                                t.cancel();
-                            }
-                            // Sub-workflows still running end their spans here, before
-                            // this run's root.
-                            drop(inflight);
-                            for (_, h) in timers.drain() {
-                                h.abort();
-                            }
-                            if let Some(trace) = trace.take() {
-                                trace.finish(&envelope);
-                            }
-                            return envelope;
-                        }
-                    }
-                }
-                if let Some(recorded) = task_recorded.take() {
-                    // The handle's event is recorded: on disk before the pool polls.
-                    if let Some(journal) = &self.journal {
-                        journal.sync();
-                    }
-                    let _ = recorded.send(());
-                }
-                if !inflight.is_empty() && !cancel.is_cancelled() {
-                    // Sends the new calls' requests now. Calls found finished wait in
-                    // `finished` for their turn below.
-                    while let Some(Some(done)) = inflight.next().now_or_never() {
-                        finished.push_back(done);
-                    }
-                }
-                garbage.retired.push(sched.take_retired());
-                // Piece by piece, while no result waits.
-                while finished.is_empty() && garbage.free_one() {
-                    if !inflight.is_empty() && !cancel.is_cancelled() {
-                        while let Some(Some(done)) = inflight.next().now_or_never() {
-                            finished.push_back(done);
-                        }
-                    }
-                }
-                let more = sched.has_more();
-                // Cancellation and timers first: nothing a server sends, however much,
-                // delays a timeout. Then what changes the run's course, then more of the
-                // steps that need no call, then progress.
-                let input = tokio::select! {
-                    biased;
-                    () = cancel.cancelled() => Input::Control(Control::Cancel),
-                    Some(timer) = timer_rx.recv() => Input::Timer { timer },
-                    Some(c) = recv_or_pending(&mut control) => Input::Control(c),
-                    Some((source, message)) = recv_logs(&mut logs) => Input::Log { source, message },
-                    Some((inv, result)) = async { finished.pop_front() }, if !finished.is_empty() => {
-                        Input::Completed { inv, result }
-                    }
-                    Some((inv, result)) = inflight.next(), if !inflight.is_empty() => Input::Completed { inv, result },
-                    Some(start) = task_rx.recv() => {
-                        let TaskStart { inv, handle, recorded } = start;
-                        task_recorded = Some(recorded);
-                        Input::TaskStarted { inv, handle }
-                    }
-                    // Yields first: the next piece waits for the runtime's other tasks
-                    // (the run's timers, signals, other runs), however long the run.
-                    () = tokio::task::yield_now(), if more => Input::Continue,
-                    Some(i) = rx.recv() => i,
-                };
-                if let Input::Completed { inv, .. } = &input {
-                    calls.remove(inv);
-                    // What the call said before it ended (its progress, its questions and
-                    // their answers) goes first: at most the queue's bound.
-                    while let Ok(early) = rx.try_recv() {
-                        actions.extend(sched.apply(now(), early));
-                    }
-                }
-                if let Input::Timer { timer } = &input {
-                    timers.remove(timer);
-                }
-                actions.extend(sched.apply(now(), input));
-            }
+            let sched = Scheduler::new(&blueprint, plan, config);
+            let (drive, mut inbox) = Drive::new(self, &blueprint.id, stack, cancel, trace, events);
+            inbox.control = control;
+            inbox.logs = logs;
+            drive.run(sched, inbox).await
         });
         match log_span {
             Some(span) => Box::pin(run.instrument(span)),
@@ -598,60 +427,6 @@ struct TaskStart {
     inv: u64,
     handle: TaskHandle,
     recorded: tokio::sync::oneshot::Sender<()>,
-}
-
-/// What inputs left behind: events the sink has seen, values the scheduler retired.
-///
-/// Freeing a large output takes about as long as building it, so the driver does it
-/// only when it would otherwise wait: after the calls the last input started are on
-/// their way, one piece at a time, and not while another call's result waits (in a
-/// burst of results, each next call is started first).
-#[derive(Default)]
-struct Garbage {
-    events: Vec<RunEvent>,
-    retired: Vec<Retired>,
-}
-
-impl Garbage {
-    /// Frees one piece; false when there was none.
-    fn free_one(&mut self) -> bool {
-        if let Some(event) = self.events.pop() {
-            drop(event);
-        } else if let Some(retired) = self.retired.pop() {
-            drop(retired);
-        } else {
-            return false;
-        }
-        true
-    }
-}
-
-/// The next message, or never once the channel is gone (so `select!` ignores it).
-async fn recv_or_pending<T>(control: &mut Option<mpsc::UnboundedReceiver<T>>) -> Option<T> {
-    match control {
-        Some(rx) => match rx.recv().await {
-            Some(c) => Some(c),
-            None => {
-                *control = None;
-                std::future::pending().await
-            }
-        },
-        None => std::future::pending().await,
-    }
-}
-
-/// The next log line, or never once the channel is gone (so `select!` ignores it).
-async fn recv_logs<T>(logs: &mut Option<mpsc::Receiver<T>>) -> Option<T> {
-    match logs {
-        Some(rx) => match rx.recv().await {
-            Some(line) => Some(line),
-            None => {
-                *logs = None;
-                std::future::pending().await
-            }
-        },
-        None => std::future::pending().await,
-    }
 }
 
 /// The current time as RFC 3339 (UTC, milliseconds).

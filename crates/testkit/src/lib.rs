@@ -36,12 +36,14 @@ pub mod procs;
 mod pump;
 mod reply;
 mod serve;
+mod servers_file;
 
 use std::time::Duration;
 
 pub use binary::binary;
 pub use faulty::HANG_MARK;
 pub use serve::{serve_stdio, spawn_in_process};
+pub use servers_file::{ServersFile, servers_file};
 
 /// Which fixture server to run.
 #[derive(Debug, Clone, PartialEq)]

@@ -17,19 +17,19 @@
 //! ([`App::answer_and_follow`]: the studio's canvas plays the resuming run live), and
 //! lists every run waiting for a person with its record ([`App::waiting`]).
 
+use super::asked::{Questions, complete};
 use super::{StartRun, Target, Trigger};
 use crate::app::App;
 use crate::error::{AppError, Result};
 use futures::future::BoxFuture;
-use mcpflow_blueprint::ask::{self, Form};
 use mcpflow_engine::CallError;
 use mcpflow_engine::event::IterationPath;
-use mcpflow_engine::people::{Answer, Asking, People, Question};
+use mcpflow_engine::people::{Answer, People, Question};
 use mcpflow_engine::{Envelope, ErrorEntry, EventKind, RunEvent, RunStatus};
 use mcpflow_store::{RecordStatus, RunRecord, open_questions};
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
-use tokio::sync::{broadcast, oneshot};
+use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 /// A run waiting for a person ([`App::waiting`]).
@@ -55,131 +55,13 @@ pub struct Answered {
     pub resumed: bool,
 }
 
-/// Open questions, by run id and question id.
-#[derive(Default)]
-pub struct Questions {
-    open: Mutex<BTreeMap<(String, String), Open>>,
-    /// Waiting runs of an earlier process being resumed now (answered once only).
-    resuming: Mutex<BTreeSet<String>>,
-}
-
-struct Open {
-    question: Question,
-    answer: oneshot::Sender<Answer>,
-}
-
-impl std::fmt::Debug for Questions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Questions").finish_non_exhaustive()
-    }
-}
-
-impl Questions {
-    fn open(&self) -> std::sync::MutexGuard<'_, BTreeMap<(String, String), Open>> {
-        self.open.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// The people of run `run_id`: its questions wait here for an answer.
-    pub fn people(self: &Arc<Self>, run_id: &str) -> Arc<dyn People> {
-        Arc::new(RunPeople { questions: self.clone(), run_id: run_id.to_owned() })
-    }
-
-    /// The open questions, of one run or of all, oldest first per run.
-    pub fn list(&self, run_id: Option<&str>) -> Vec<(String, Question)> {
-        self.open()
-            .iter()
-            .filter(|((run, _), _)| run_id.is_none_or(|r| r == run))
-            .map(|((run, _), open)| (run.clone(), open.question.clone()))
-            .collect()
-    }
-
-    /// Answers an open question; the answer is checked against its form first (a wrong
-    /// answer leaves the question open and says what is wrong, field by field).
-    pub fn answer(&self, run_id: &str, question_id: &str, answer: Answer) -> Result<()> {
-        let mut open = self.open();
-        let key = (run_id.to_owned(), question_id.to_owned());
-        let Some(entry) = open.get(&key) else {
-            let ids: Vec<String> = open.keys().filter(|(r, _)| r == run_id).map(|(_, q)| q.clone()).collect::<Vec<_>>();
-            return Err(AppError::QuestionNotOpen(if ids.is_empty() {
-                format!("run `{run_id}` waits for no answer (it may have been answered already, or ended)")
-            } else {
-                format!("run `{run_id}` has no open question `{question_id}`; open: {}", ids.join(", "))
-            }));
-        };
-        let answer = complete(&entry.question, answer)?;
-        let Some(entry) = open.remove(&key) else { return Ok(()) };
-        // The run ended meanwhile: nobody hears the answer, which is fine.
-        let _ = entry.answer.send(answer);
-        Ok(())
-    }
-
-    /// Whether run `run_id` has a question open here (its run is in flight in this process).
-    fn asks(&self, run_id: &str, question_id: &str) -> bool {
-        self.open().contains_key(&(run_id.to_owned(), question_id.to_owned()))
-    }
-
-    fn resuming(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
-        self.resuming.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Claims waiting run `run_id` for resuming; false when it is being resumed already.
-    fn claim(&self, run_id: &str) -> bool {
-        self.resuming().insert(run_id.to_owned())
-    }
-
-    /// The run resuming waiting run `run_id` started (or could not): the claim ends.
-    pub(crate) fn resumed(&self, run_id: &str) {
-        self.resuming().remove(run_id);
-    }
-}
-
-/// An answer as the run gets it: the fields left out take their schema's `default`
-/// (SEP-1034), then it is checked against its question's form; a wrong answer says what
-/// is wrong, field by field.
-fn complete(question: &Question, answer: Answer) -> Result<Answer> {
-    let Answer::Accept { content } = answer else { return Ok(answer) };
-    if question.asking == Asking::ElicitationUrl {
-        return Ok(Answer::Accept { content });
-    }
-    let form = Form { schema: question.schema.clone().unwrap_or_else(ask::empty), wrapped: false };
-    ask::complete(&form, content).map(|content| Answer::Accept { content }).map_err(|problems| {
-        AppError::BadRequest(format!(
-            "the answer to `{}` in step `{}` does not fit its form: {}",
-            question.id,
-            question.step,
-            problems.join("; ")
-        ))
-    })
-}
-
-struct RunPeople {
-    questions: Arc<Questions>,
-    run_id: String,
-}
-
-impl People for RunPeople {
-    fn ask(
-        &self,
-        question: Question,
-        cancel: CancellationToken,
-    ) -> BoxFuture<'static, std::result::Result<Answer, CallError>> {
-        let (tx, rx) = oneshot::channel();
-        let key = (self.run_id.clone(), question.id.clone());
-        self.questions.open().insert(key.clone(), Open { question, answer: tx });
-        let questions = self.questions.clone();
-        Box::pin(async move {
-            let answer = tokio::select! {
-                answer = rx => answer.map_err(|_| CallError::cancelled()),
-                () = cancel.cancelled() => Err(CallError::cancelled()),
-            };
-            // Withdrawn (the step or run ended first) or answered: no longer open.
-            questions.open().remove(&key);
-            answer
-        })
-    }
-}
-
 impl App {
+    /// Where the questions of this application's runs in flight wait for a person (a
+    /// front door that asks them itself, like `mcpflow serve`'s caller, parks them here).
+    pub fn open_questions(&self) -> Arc<Questions> {
+        self.inner.questions.clone()
+    }
+
     /// The questions runs of this application wait on (of one run, or all): those of the
     /// runs in flight here, then those of the runs an earlier process left `waiting`.
     pub fn questions(&self, run_id: Option<&str>) -> Vec<(String, Question)> {

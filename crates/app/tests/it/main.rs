@@ -5,10 +5,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod auth;
-mod daemon;
 mod debug;
 mod faults;
-mod http_limits;
 mod import;
 mod noise;
 mod reference;
@@ -18,16 +16,13 @@ mod roots_change;
 mod runs;
 mod sampling;
 mod saved_tests;
-mod schedule;
-mod serve;
-mod serve_people;
 mod servers;
 mod telemetry;
 mod waiting;
 
 use mcpflow_app::headless::{self, HeadlessRun};
 use mcpflow_engine::{Envelope, EventKind, EventSink, RunEvent};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
@@ -49,27 +44,11 @@ pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// A temp dir with an `mcpServers` file naming the testkit fixtures (and `extra`).
-#[derive(Debug)]
-pub struct Setup {
-    pub dir: tempfile::TempDir,
-    pub servers: PathBuf,
-}
+pub use mcpflow_testkit::ServersFile as Setup;
 
+/// A temp dir with an `mcpServers` file naming the testkit fixtures (and `extra`).
 pub fn setup(extra: Value) -> Setup {
-    let dir = tempfile::tempdir().unwrap();
-    let bin = mcpflow_testkit::binary().display().to_string();
-    let mut servers = json!({
-        "echo": { "command": bin, "args": ["echo"] },
-        "faulty": { "command": bin, "args": ["faulty"] },
-        "cluster": { "command": bin, "args": ["cluster-sim"] },
-    });
-    for (k, v) in extra.as_object().cloned().unwrap_or_default() {
-        servers[k] = v;
-    }
-    let path = dir.path().join("servers.json");
-    std::fs::write(&path, json!({ "mcpServers": servers }).to_string()).unwrap();
-    Setup { dir, servers: path }
+    mcpflow_testkit::servers_file(extra).unwrap()
 }
 
 /// The result of a run and every event it produced.
@@ -98,9 +77,13 @@ pub async fn run(setup: &Setup, blueprint: Value, inputs: &[&str]) -> Ran {
     run_as(blueprint, &spec).await
 }
 
-impl Setup {
-    /// A headless run in this setup's folder with its servers, all allowed.
-    pub fn spec(&self) -> HeadlessRun {
+/// A headless run in a setup's folder with its servers, all allowed.
+pub trait Spec {
+    fn spec(&self) -> HeadlessRun;
+}
+
+impl Spec for Setup {
+    fn spec(&self) -> HeadlessRun {
         HeadlessRun {
             folder: Some(self.dir.path().to_owned()),
             server_files: vec![self.servers.clone()],

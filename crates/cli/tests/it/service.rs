@@ -8,7 +8,7 @@
 
 use crate::spawned::{Killed, serve_client, serve_client_with, wait_for};
 use crate::{repo, stderr, stdout};
-use mcpflow_app::service::{Client, endpoint, endpoint_file, socket_path};
+use mcpflow_service::{Client, endpoint, endpoint_file, socket_path};
 use serde_json::{Value, json};
 use std::io::{Read as _, Write as _};
 use std::path::Path;
@@ -386,7 +386,7 @@ fn an_idle_service_hands_the_folder_over_and_a_busy_one_says_why_not() {
         active.as_array().is_some_and(|a| !a.is_empty()).then_some(())
     });
     assert!(busy.is_some(), "the run started");
-    let refused = rt.block_on(mcpflow_app::service::take_over(&home)).unwrap_err();
+    let refused = rt.block_on(mcpflow_service::take_over(&home)).unwrap_err();
     assert!(refused.message.contains("1 run(s) in flight") && refused.message.contains("kill"), "{refused:?}");
     // Idle again: it hands the folder over and exits; the store opens here.
     let idle = wait_for(Duration::from_secs(20), || {
@@ -394,7 +394,7 @@ fn an_idle_service_hands_the_folder_over_and_a_busy_one_says_why_not() {
     });
     assert!(idle.is_some(), "the run ended");
     drop((stdin, client));
-    assert!(rt.block_on(mcpflow_app::service::take_over(&home)).unwrap());
+    assert!(rt.block_on(mcpflow_service::take_over(&home)).unwrap());
     assert!(!socket_path(&home).exists());
     let ended = wait_for(Duration::from_secs(10), || owner.try_wait().unwrap());
     assert_eq!(ended.and_then(|s| s.code()), Some(0));
@@ -457,7 +457,7 @@ fn a_service_too_deep_for_a_socket_answers_on_loopback_and_refuses_a_hello_witho
     assert!(stdout(&list).contains("from-host-a"), "{}{}", stdout(&list), stderr(&list));
 
     // A hello without the token, or with another, is refused and closed, and never shown it.
-    let hello = json!({ "mcpflow": mcpflow_app::service::PROTOCOL, "session": "api", "client": "stranger" });
+    let hello = json!({ "mcpflow": mcpflow_service::PROTOCOL, "session": "api", "client": "stranger" });
     let mut wrong = hello.clone();
     wrong["token"] = json!("0".repeat(64));
     for refused in [&hello, &wrong] {

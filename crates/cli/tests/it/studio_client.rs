@@ -1,12 +1,12 @@
-//! The studio's client interface (`mcpflow_app::api::Api`) with real processes: the
+//! The studio's client interface (`mcpflow_service::api::Api`) with real processes: the
 //! remote one starts `mcpflow service` when none answers and gets the same answers and
 //! errors as the in-process one for the same calls, a run's events included; when the
 //! service is killed under it, it says so, starts a service again, reconnects and
 //! re-subscribes, and the run it had in flight is `interrupted` — nothing else lost.
 
-use mcpflow_app::api::dto::{CommandError, Json, RunStarted};
-use mcpflow_app::api::{Api, EventStream, Local, Remote, Status};
 use mcpflow_app::{App, AppOptions, Change};
+use mcpflow_service::api::dto::{CommandError, Json, RunStarted};
+use mcpflow_service::api::{Api, EventStream, Local, Remote, Status};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::Duration;
@@ -73,7 +73,7 @@ async fn script(api: &Api) -> Value {
     let (types, done) = drain(events).await;
     let detail = api.get_run(run_id.clone()).await.unwrap();
     let history = api.list_runs("pair".into(), 10).await.unwrap();
-    let not_running = api.control_run(run_id.clone(), mcpflow_app::api::dto::RunAction::Pause).await;
+    let not_running = api.control_run(run_id.clone(), mcpflow_service::api::dto::RunAction::Pause).await;
     json!({
         "servers": servers.iter().map(|s| json!([s.name, s.transport, s.approved])).collect::<Vec<_>>(),
         "approved": approved.contains("mcpflow-testkit"),

@@ -161,7 +161,7 @@ fn a_service_applies_its_otlp_flag_and_serve_flags_it_cannot_apply_are_told_once
         .unwrap();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let up = crate::spawned::wait_for(std::time::Duration::from_secs(20), || {
-        rt.block_on(mcpflow_app::service::endpoint::connect(&home)).unwrap()
+        rt.block_on(mcpflow_service::endpoint::connect(&home)).unwrap()
     });
     assert!(up.is_some(), "the service did not answer");
     let out =
