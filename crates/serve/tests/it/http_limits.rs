@@ -121,7 +121,8 @@ async fn past_the_connection_cap_a_new_connection_is_closed_at_once_and_honest_o
     for _ in 0..4 {
         slow.push(TcpStream::connect(addr).await.unwrap());
     }
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Connections are accepted in the order they came, each taking its place among the
+    // four as it is accepted: the fifth finds them taken.
     let (mut read, _write) = TcpStream::connect(addr).await.unwrap().into_split();
     let (answer, after) =
         closed_within(&mut read, Duration::from_secs(1)).await.expect("a connection past the cap was held open");
