@@ -5,7 +5,8 @@
 // the live preview under the field shows its value against that run. The editor (⤢):
 // several lines, the result live, a wrong key is the run's own error with the keys that
 // exist, a syntax error shows as one types, the template reference opens from it, Apply
-// writes the field. A blueprint never run says "no run yet".
+// writes the field; the template is coloured and a field of the last run dragged from
+// beside it lands at the drop point. A blueprint never run says "no run yet".
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { approveAll, click, importDoc, openStudio, runStatus, sel, shown, until } from './harness.mjs';
@@ -25,6 +26,32 @@ async function jsClick(browser, selector) {
   const el = await browser.$(selector);
   await el.waitForExist({ timeout: 15_000 });
   await browser.execute((e) => e.click(), el);
+}
+
+/**
+ * Drags `source` onto the bottom-right corner of `target` (inside its box) with HTML5
+ * drag events dispatched in the page: WebDriver pointer actions give none in WebKit.
+ */
+async function dragOnto(browser, source, target) {
+  const r = await browser.execute(
+    (s, t) => {
+      const from = document.querySelector(s);
+      const to = document.querySelector(t);
+      if (!from || !to) return `missing ${!from ? s : t}`;
+      const box = to.getBoundingClientRect();
+      const data = new DataTransfer();
+      const at = { bubbles: true, cancelable: true, dataTransfer: data, clientX: box.right - 30, clientY: box.bottom - 8 };
+      from.dispatchEvent(new DragEvent('dragstart', { ...at, clientX: 0, clientY: 0 }));
+      to.dispatchEvent(new DragEvent('dragenter', at));
+      to.dispatchEvent(new DragEvent('dragover', at));
+      to.dispatchEvent(new DragEvent('drop', at));
+      from.dispatchEvent(new DragEvent('dragend', at));
+      return 'ok';
+    },
+    source,
+    target,
+  );
+  assert.equal(r, 'ok');
 }
 
 async function text(browser, selector) {
@@ -90,6 +117,22 @@ test('a template completed from an output field of the last run, with its value 
     assert.match(unresolved, /TEMPLATE_UNRESOLVED/, unresolved);
     assert.match(unresolved, /said/, `it names the key that exists: ${unresolved}`);
     await studio.shot('editor-error');
+    await browser.keys(['Control', 'a']);
+    await browser.keys(['Backspace']);
+    await editor.addValue('Hi {{ greet.who[0] }},');
+    await browser.keys(['Enter']);
+    await editor.addValue('copy says {{ copy.said }}');
+    // Coloured: the delimiters, paths and plain text each painted behind the text.
+    const path = await browser.execute(() => [...document.querySelectorAll('[data-testid="template-highlight"] .tpl-t-path')].map((e) => e.textContent));
+    assert.deepEqual(path, ['greet.who[0]', 'copy.said']);
+    // The last run's values beside it: a key dragged in lands where it is dropped.
+    const said = `${sel('template-fields-copy')} [data-template="{{ copy.said }}"]`;
+    await shown(browser, said);
+    await editor.addValue(' and ');
+    await dragOnto(browser, said, sel('template-editor-input'));
+    await until(async () => (await editor.getValue()).endsWith('copy says {{ copy.said }} and {{ copy.said }}'), 'the dropped field in the text');
+    await until(async () => /copy says hello and hello/.test(await text(browser, sel('template-editor-result'))), 'the result with the dropped field');
+    await studio.shot('editor-highlight-drag');
     await browser.keys(['Control', 'a']);
     await browser.keys(['Backspace']);
     await editor.addValue('Hi {{ greet.who[0] }},');
