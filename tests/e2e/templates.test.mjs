@@ -54,6 +54,15 @@ async function dragOnto(browser, source, target) {
   assert.equal(r, 'ok');
 }
 
+/** Replaces the editor's text with the two lines the test checks the result of. */
+async function typeTwoLines(browser, editor) {
+  await browser.keys(['Control', 'a']);
+  await browser.keys(['Backspace']);
+  await editor.addValue('Hi {{ greet.who[0] }},');
+  await browser.keys(['Enter']);
+  await editor.addValue('copy says {{ copy.said }}');
+}
+
 async function text(browser, selector) {
   return (await shown(browser, selector)).getProperty('textContent');
 }
@@ -104,11 +113,7 @@ test('a template completed from an output field of the last run, with its value 
     const editor = await shown(browser, sel('template-editor-input'));
     // It opens focused (the suggestions may cover it): select all and type over it.
     await until(async () => browser.execute(() => document.activeElement?.getAttribute('data-testid') === 'template-editor-input'), 'the editor focused');
-    await browser.keys(['Control', 'a']);
-    await browser.keys(['Backspace']);
-    await editor.addValue('Hi {{ greet.who[0] }},');
-    await browser.keys(['Enter']);
-    await editor.addValue('copy says {{ copy.said }}');
+    await typeTwoLines(browser, editor);
     await until(async () => /Hi ada,\\ncopy says hello|Hi ada,\ncopy says hello/.test(await text(browser, sel('template-editor-result'))), 'the result of two lines');
     await studio.shot('editor-result');
     await editor.addValue(' {{ copy.saidd }}');
@@ -117,11 +122,7 @@ test('a template completed from an output field of the last run, with its value 
     assert.match(unresolved, /TEMPLATE_UNRESOLVED/, unresolved);
     assert.match(unresolved, /said/, `it names the key that exists: ${unresolved}`);
     await studio.shot('editor-error');
-    await browser.keys(['Control', 'a']);
-    await browser.keys(['Backspace']);
-    await editor.addValue('Hi {{ greet.who[0] }},');
-    await browser.keys(['Enter']);
-    await editor.addValue('copy says {{ copy.said }}');
+    await typeTwoLines(browser, editor);
     // Coloured: the delimiters, paths and plain text each painted behind the text.
     const path = await browser.execute(() => [...document.querySelectorAll('[data-testid="template-highlight"] .tpl-t-path')].map((e) => e.textContent));
     assert.deepEqual(path, ['greet.who[0]', 'copy.said']);
@@ -133,11 +134,7 @@ test('a template completed from an output field of the last run, with its value 
     await until(async () => (await editor.getValue()).endsWith('copy says {{ copy.said }} and {{ copy.said }}'), 'the dropped field in the text');
     await until(async () => /copy says hello and hello/.test(await text(browser, sel('template-editor-result'))), 'the result with the dropped field');
     await studio.shot('editor-highlight-drag');
-    await browser.keys(['Control', 'a']);
-    await browser.keys(['Backspace']);
-    await editor.addValue('Hi {{ greet.who[0] }},');
-    await browser.keys(['Enter']);
-    await editor.addValue('copy says {{ copy.said }}');
+    await typeTwoLines(browser, editor);
     await click(browser, sel('template-reference-link'));
     assert.match(await text(browser, sel('template-reference')), /Strict paths/);
     await studio.shot('reference');
