@@ -134,6 +134,15 @@ test('a template completed from an output field of the last run, with its value 
     await until(async () => (await editor.getValue()).endsWith('copy says {{ copy.said }} and {{ copy.said }}'), 'the dropped field in the text');
     await until(async () => /copy says hello and hello/.test(await text(browser, sel('template-editor-result'))), 'the result with the dropped field');
     await studio.shot('editor-highlight-drag');
+    // Long enough to wrap and scroll: the painted letters stay under the typed ones.
+    await editor.addValue(' and a long tail of words'.repeat(40));
+    const drift = await browser.execute(() => {
+      const ta = document.querySelector('[data-testid="template-editor-input"]');
+      const pre = document.querySelector('[data-testid="template-highlight"]');
+      return { width: ta.clientWidth - pre.clientWidth, scroll: ta.scrollTop - pre.scrollTop, height: ta.scrollHeight - pre.scrollHeight };
+    });
+    assert.deepEqual(drift, { width: 0, scroll: 0, height: 0 }, 'the painted layer lines up with the textarea');
+    await studio.shot('editor-long-text');
     await typeTwoLines(browser, editor);
     await click(browser, sel('template-reference-link'));
     assert.match(await text(browser, sel('template-reference')), /Strict paths/);
