@@ -6,7 +6,7 @@
 // several lines, the result live, a wrong key is the run's own error with the keys that
 // exist, a syntax error shows as one types, the template reference opens from it, Apply
 // writes the field; the template is coloured and a field of the last run dragged from
-// beside it lands at the drop point. A blueprint never run says "no run yet".
+// beside it (or from the Run panel's Scope into a field) lands at the drop point. A blueprint never run says "no run yet".
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { approveAll, click, importDoc, openStudio, runStatus, sel, shown, until } from './harness.mjs';
@@ -82,6 +82,18 @@ test('a template completed from an output field of the last run, with its value 
     await approveAll(browser);
     await until(async () => ['succeeded', 'failed'].includes(await runStatus(browser)), 'the run to end', 60_000);
     assert.equal(await runStatus(browser), 'succeeded');
+    // A field of the run's Scope (the Run panel) dragged into a step's template field
+    // lands where it is dropped, as n8n's drag from the input panel.
+    await jsClick(browser, sel('step-say'));
+    await shown(browser, '#root_message');
+    await click(browser, `${sel('scope')} > summary`);
+    const scoped = `${sel('scope-copy')} [data-template="{{ copy.said }}"]`;
+    await shown(browser, scoped);
+    await dragOnto(browser, scoped, '#root_message');
+    await until(async () => (await (await browser.$('#root_message')).getValue()) === 'x{{ copy.said }}', 'the dropped field in the message');
+    await studio.shot('scope-dragged');
+    await browser.keys(['Tab']);
+
     // The run closed: previews read the newest run in History.
     await click(browser, sel('run-close'));
 
