@@ -3,15 +3,18 @@
 //! the steps' outputs (their tools' output schemas, else the last run's values); its
 //! result on the right, live, against the last run ("no run yet" otherwise); an error
 //! as one types; the template reference a click away. Ctrl+Enter or Apply writes the
-//! text to the field; Esc or Cancel leaves it as it was.
+//! text to the field; Esc or Cancel leaves it as it was. The template is coloured
+//! (highlight.ts) and the last run's values sit under it, their keys dragged into it.
 //!
 //! Test hooks: `template-editor`, `template-editor-input`, `template-editor-apply`,
-//! `template-editor-result`, `template-reference-link`, `template-reference`.
+//! `template-editor-result`, `template-reference-link`, `template-reference`,
+//! `template-highlight`, `template-fields`.
 
 import { useContext, useState } from 'react';
 import { Modal } from '../files/Modal';
 import { useTemplatePreview } from './preview';
 import type { ScopeName } from './scope';
+import { TemplateFields } from './TemplateFields';
 import { TemplateInput } from './TemplateInput';
 import { PreviewScope, TemplatePreviewPane } from './TemplatePreview';
 import { TemplateReference } from './TemplateReference';
@@ -55,6 +58,7 @@ export function TemplateEditor({ value, names, title, onApply, onClose }: Templa
           <div className="te-left">
             <TemplateInput
               multiline
+              highlight
               expandable={false}
               value={text}
               onChange={setText}
@@ -71,6 +75,7 @@ export function TemplateEditor({ value, names, title, onApply, onClose }: Templa
                 Template reference
               </button>
             </p>
+            <TemplateFields names={names} scope={scope?.scope} />
           </div>
           <TemplatePreviewPane preview={preview} runId={scope?.runId} />
         </div>

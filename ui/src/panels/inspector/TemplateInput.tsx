@@ -23,9 +23,13 @@ import {
   useRef,
   useState,
   type ChangeEvent,
+  type DragEvent,
   type KeyboardEvent,
+  type UIEvent,
 } from 'react';
 import { applyCompletion, suggest, templateContext } from './completion';
+import { FIELD_MIME, offsetAtPoint } from '../../shared/field-drop';
+import { tokenize } from './highlight';
 import { useTemplatePreview } from './preview';
 import type { ScopeName } from './scope';
 import { TemplateEditor } from './TemplateEditor';
@@ -119,6 +123,8 @@ export interface TemplateInputProps {
   list?: string;
   inputMode?: 'text' | 'decimal' | 'numeric';
   className?: string;
+  /** Colours the template syntax (a layer painted behind a multi-line field). */
+  highlight?: boolean;
   /**
    * Offers the template editor (the ⤢ button) and a live preview under the field while
    * it is focused — inside the inspector (`PreviewScope`), unless false.
@@ -143,6 +149,7 @@ export function TemplateInput(props: TemplateInputProps) {
   const [dismissed, setDismissed] = useState<string | null>(null);
   const pendingCaret = useRef<number | null>(null);
   const listRef = useRef<HTMLUListElement>(null);
+  const paintRef = useRef<HTMLPreElement>(null);
   const [, relayout] = useState(0);
   const previewScope = useContext(PreviewScope);
   const [focused, setFocused] = useState(false);
@@ -271,6 +278,24 @@ export function TemplateInput(props: TemplateInputProps) {
       setFocused(true);
       props.onFocus?.();
     },
+    onDragOver: (e: DragEvent<HTMLInputElement | HTMLTextAreaElement>) => {
+      if (e.dataTransfer.types.includes(FIELD_MIME)) e.preventDefault();
+    },
+    // A field dragged from a step's output (its run output in the inspector) lands where
+    // it is dropped, as `{{ step.path }}` (n8n's drag from the input panel).
+    onDrop: (e: DragEvent<HTMLInputElement | HTMLTextAreaElement>) => {
+      const dropped = e.dataTransfer.getData(FIELD_MIME);
+      const el = ref.current;
+      if (!dropped || !el || props.readOnly || props.disabled) return;
+      e.preventDefault();
+      const at = offsetAtPoint(el, e.clientX, e.clientY) ?? el.selectionStart ?? value.length;
+      pendingCaret.current = at + dropped.length;
+      el.focus();
+      onChange(value.slice(0, at) + dropped + value.slice(at));
+    },
+    onScroll: (e: UIEvent<HTMLInputElement | HTMLTextAreaElement>) => {
+      if (paintRef.current) paintRef.current.scrollTop = e.currentTarget.scrollTop;
+    },
     onBlur: () => {
       setFocused(false);
       setCaret(null);
@@ -281,7 +306,20 @@ export function TemplateInput(props: TemplateInputProps) {
 
   return (
     <div className={`tpl${multiline ? ' tpl-multiline' : ''}${withEditor && !props.readOnly && !props.disabled ? ' tpl-expandable' : ''}`}>
-      {multiline ? (
+      {multiline && props.highlight ? (
+        <div className="tpl-hl">
+          <pre ref={paintRef} className="tpl-hl-paint" aria-hidden="true" data-testid="template-highlight">
+            {tokenize(value).map((t, i) => (
+              <span key={i} className={`tpl-t-${t.kind}`}>
+                {t.text}
+              </span>
+            ))}
+            {/* A last empty line keeps its height, as the textarea's does. */}
+            {'\n'}
+          </pre>
+          <textarea {...common} rows={3} />
+        </div>
+      ) : multiline ? (
         <textarea {...common} rows={3} />
       ) : (
         <input {...common} type="text" list={props.list} inputMode={props.inputMode} />

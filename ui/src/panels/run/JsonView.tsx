@@ -2,7 +2,8 @@
 //! and draw their first `PAGE` members at a time, so a 50 MB output costs only what is
 //! open. The header shows the value's size as JSON.
 
-import { memo, useMemo, useState } from 'react';
+import { memo, useMemo, useState, type ReactNode } from 'react';
+import { FIELD_MIME, fieldTemplate } from '../../shared/field-drop';
 
 const PAGE = 100;
 
@@ -27,10 +28,51 @@ function scalar(value: unknown): { text: string; cls: string } {
   return { text: String(value), cls: '' };
 }
 
-const Node = memo(function Node({ name, value, depth, open: startOpen }: { name: string | null; value: unknown; depth: number; open: boolean }) {
+/** A key one can drag into a template field, carrying `{{ step.path }}` (see field-drop.ts). */
+function DragKey({ step, path, children }: { step: string; path: readonly (string | number)[]; children: ReactNode }) {
+  const template = fieldTemplate(step, path);
+  return (
+    <span
+      className="json-key is-draggable"
+      draggable
+      title={`Drag into a template field: ${template}`}
+      data-testid="json-drag-key"
+      data-template={template}
+      onDragStart={(e) => {
+        e.dataTransfer.setData(FIELD_MIME, template);
+        e.dataTransfer.setData('text/plain', template);
+        e.dataTransfer.effectAllowed = 'copy';
+      }}
+    >
+      {children}
+    </span>
+  );
+}
+
+interface NodeProps {
+  name: string | null;
+  value: unknown;
+  depth: number;
+  open: boolean;
+  /** The step whose output this is: its keys can be dragged into templates. */
+  step?: string;
+  path: readonly (string | number)[];
+}
+
+const Node = memo(function Node({ name, value, depth, open: startOpen, step, path }: NodeProps) {
   const [open, setOpen] = useState(startOpen);
   const [shown, setShown] = useState(PAGE);
-  const label = name === null ? null : <span className="json-key">{name}: </span>;
+  const label =
+    name === null ? null : step ? (
+      <>
+        <DragKey step={step} path={path}>
+          {name}
+        </DragKey>
+        <span className="json-key">: </span>
+      </>
+    ) : (
+      <span className="json-key">{name}: </span>
+    );
   if (value === null || typeof value !== 'object') {
     const s = scalar(value);
     return (
@@ -53,7 +95,11 @@ const Node = memo(function Node({ name, value, depth, open: startOpen }: { name:
         <span className="json-summary">{summary}</span>
       </div>
       {open &&
-        entries.slice(0, shown).map(([k, v]) => <Node key={k} name={k} value={v} depth={depth + 1} open={false} />)}
+        entries
+          .slice(0, shown)
+          .map(([k, v]) => (
+            <Node key={k} name={k} value={v} depth={depth + 1} open={false} step={step} path={[...path, array ? Number(k) : k]} />
+          ))}
       {open && entries.length > shown && (
         <div className="json-row" style={{ paddingLeft: (depth + 1) * 12 }}>
           <button type="button" className="json-more" onClick={() => setShown(shown + PAGE)}>
@@ -65,13 +111,13 @@ const Node = memo(function Node({ name, value, depth, open: startOpen }: { name:
   );
 });
 
-export function JsonView({ value, testId, title }: { value: unknown; testId?: string; title?: string }) {
+export function JsonView({ value, testId, title, step }: { value: unknown; testId?: string; title?: string; step?: string }) {
   const size = useMemo(() => jsonSize(value), [value]);
   const [raw, setRaw] = useState(false);
   return (
     <div className="json-view" data-testid={testId}>
       <div className="json-head">
-        {title ? <span className="json-title">{title}</span> : null}
+        {title ? step ? <DragKey step={step} path={[]}><span className="json-title">{title}</span></DragKey> : <span className="json-title">{title}</span> : null}
         <span className="json-size">{size}</span>
         <button type="button" className="json-mode" onClick={() => setRaw(!raw)}>
           {raw ? 'tree' : 'text'}
@@ -81,7 +127,7 @@ export function JsonView({ value, testId, title }: { value: unknown; testId?: st
         <pre className="json-raw">{JSON.stringify(value, null, 2)}</pre>
       ) : (
         <div className="json-tree">
-          <Node name={null} value={value} depth={0} open={true} />
+          <Node name={null} value={value} depth={0} open={true} step={step} path={[]} />
         </div>
       )}
     </div>

@@ -217,7 +217,7 @@ function ScopeNames() {
     <>
       {names.map((name) => (
         <div key={name} className="scope-entry" data-testid={`scope-${name}`}>
-          <JsonView value={scope[name]} title={name} />
+          <JsonView value={scope[name]} title={name} step={name} />
         </div>
       ))}
     </>

@@ -239,7 +239,7 @@ export function StepRun({ id }: { id: string }) {
       )}
       <ErrorBox id={id} f={f} problem={problem} />
       {f.args !== undefined && <JsonView value={f.args} title="resolved arguments" testId="step-run-args" />}
-      {f.output !== undefined && <JsonView value={f.output} title="output" testId="step-run-output" />}
+      {f.output !== undefined && <JsonView value={f.output} title="output" testId="step-run-output" step={id} />}
       {f.raw !== undefined && (
         <details className="step-run-raw" data-testid="step-run-raw">
           <summary>raw MCP result</summary>
