@@ -43,7 +43,40 @@ pub const MAX_MAX_VALUE_DEPTH: u32 = 100;
 /// thread: at most a few hundred milliseconds of work.
 pub const MAX_TEMPLATE_OPS: u64 = 10_000_000;
 
-use crate::source::SizeLimit;
+use crate::diagnostic::{Code, Diagnostic, Position};
+
+/// How much of one kind of document mcpflow reads, and what to say past it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SizeLimit<'a> {
+    /// The most bytes the document may have.
+    pub bytes: usize,
+    /// What the document is, for the message ("the blueprint").
+    pub what: &'a str,
+    /// What to do about it.
+    pub hint: &'a str,
+}
+
+impl SizeLimit<'_> {
+    /// The `LIMIT_SIZE` diagnostic, at 1:1.
+    pub fn exceeded(&self) -> Diagnostic {
+        Diagnostic::new(
+            Code::LimitSize,
+            "",
+            format!("{} is larger than the limit of {} bytes ({})", self.what, self.bytes, human(self.bytes)),
+        )
+        .with_hint(self.hint)
+        .at(Position { line: 1, col: 1 })
+    }
+}
+
+fn human(bytes: usize) -> String {
+    const MB: usize = 1024 * 1024;
+    match bytes {
+        b if b >= 1024 * MB && b % (1024 * MB) == 0 => format!("{} GB", b / (1024 * MB)),
+        b if b >= MB && b % MB == 0 => format!("{} MB", b / MB),
+        b => format!("{b} bytes"),
+    }
+}
 
 /// Blueprint files, from disk, standard input, an import or an agent.
 pub const BLUEPRINT_SIZE: SizeLimit<'static> = SizeLimit {

@@ -9,7 +9,8 @@
 mod bounded;
 mod weigh;
 
-pub use bounded::{ReadError, SizeLimit, read_bounded, read_json, read_json_streamed};
+pub use crate::limits::SizeLimit;
+pub use bounded::{ReadError, read_bounded, read_json, read_json_streamed};
 pub use weigh::{count_values, heavier_than, nesting};
 
 use crate::diagnostic::{Code, Diagnostic, Position, pointer_push};

@@ -11,44 +11,12 @@
 
 use super::{Parsed, parse_within};
 use crate::diagnostic::{Code, Diagnostic, Position, pointer_push};
+use crate::limits::SizeLimit;
 use serde::de::{DeserializeSeed, Error as _, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::io::Read;
-
-/// How much of one kind of document mcpflow reads, and what to say past it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SizeLimit<'a> {
-    /// The most bytes the document may have.
-    pub bytes: usize,
-    /// What the document is, for the message ("the blueprint").
-    pub what: &'a str,
-    /// What to do about it.
-    pub hint: &'a str,
-}
-
-impl SizeLimit<'_> {
-    /// The `LIMIT_SIZE` diagnostic, at 1:1.
-    pub fn exceeded(&self) -> Diagnostic {
-        Diagnostic::new(
-            Code::LimitSize,
-            "",
-            format!("{} is larger than the limit of {} bytes ({})", self.what, self.bytes, human(self.bytes)),
-        )
-        .with_hint(self.hint)
-        .at(Position { line: 1, col: 1 })
-    }
-}
-
-fn human(bytes: usize) -> String {
-    const MB: usize = 1024 * 1024;
-    match bytes {
-        b if b >= 1024 * MB && b % (1024 * MB) == 0 => format!("{} GB", b / (1024 * MB)),
-        b if b >= MB && b % MB == 0 => format!("{} MB", b / MB),
-        b => format!("{b} bytes"),
-    }
-}
 
 /// Why a document could not be had.
 #[derive(Debug, thiserror::Error)]

@@ -5,6 +5,7 @@
 
 mod ask;
 mod budget;
+mod circles;
 mod closed_pipe;
 mod consent;
 mod crash;
