@@ -21,11 +21,9 @@ step "npm packages"
 step "UI build (ui/dist; scripts/test.sh built it already)"
 [ -n "${MCPFLOW_UI_BUILT:-}" ] || npm run ui:build
 
-step "the studio (UI embedded), the fixture servers and the CLI: the one build of scripts/lib.sh (nothing to do after scripts/test.sh)"
+step "the studio (UI embedded), the fixture servers and the CLI, linted as they build: the one build of scripts/lib.sh (nothing to do after scripts/test.sh)"
+lint_while_building
 build_all
-
-step "lint the shell (the same feature set: nothing to do after scripts/test.sh)"
-cargo clippy "${ALL_TARGETS[@]}" --all-targets -- -D warnings
 
 step "TypeScript bindings are current (ui/src/bindings.ts)"
 fresh="$(mktemp --suffix=.ts)"

@@ -43,11 +43,9 @@ step "UI build (ui/dist: the studio embeds it)"
 npm run ui:build
 export MCPFLOW_UI_BUILT=1
 
-step "build: the whole workspace, every target, one feature set (lint, tests, benches and the e2e tests reuse it)"
+step "build and lint: the whole workspace, every target, one feature set, clippy's warnings as errors (the tests, benches and e2e tests reuse it)"
+lint_while_building
 build_all
-
-step "lint"
-cargo clippy "${ALL_TARGETS[@]}" --all-targets -- -D warnings
 
 step "the MCP conformance suite (every client scenario against the binary, the server scenarios against serve --http)"
 MCPFLOW_BIN="$PWD/target/debug/mcpflow" bash scripts/conformance.sh
