@@ -69,7 +69,7 @@ npm run ui:test
 step "examples validate"
 target/debug/mcpflow validate workflows/*.json
 
-step "the studio: lint, then end-to-end tests of the real app under Xvfb"
+step "the studio: end-to-end tests of the real app under Xvfb"
 bash scripts/e2e.sh
 
 step "the .deb of the tested build: bundled, installed with dpkg -i, checked, removed (needs root; skipped otherwise)"
