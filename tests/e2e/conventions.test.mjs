@@ -56,13 +56,7 @@ test('zoom keys, Tab quick-add, snap, edge re-route, drop at the pointer, quiet 
     const empty = { x: Math.round(pane.x + 30), y: Math.round(pane.y + 30) };
     await pointerAt(browser, empty.x, empty.y, true);
     // The view settled after the import's fit.
-    let last = null;
-    await until(async () => {
-      const z = await viewportZoom(browser);
-      const same = z === last;
-      last = z;
-      return same;
-    }, 'the zoom to settle');
+    await standsStill(browser);
 
     // Ctrl+= zooms in, Ctrl+- zooms out.
     await browser.execute(() => {

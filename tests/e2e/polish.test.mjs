@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { click, importDoc, openStudio, OUTPUT, sel, shown, until, windowShot } from './harness.mjs';
+import { click, importDoc, openStudio, OUTPUT, sel, shown, standsStill, until, windowShot } from './harness.mjs';
 
 const KEPT = ['a', 'b', 'c', 'd', 'e', 'f'];
 const DOC = {
@@ -91,13 +91,7 @@ test('the demo opens fitted beside the first-start guide, none of its cards unde
     await shown(browser, sel('step-namespaces'), 30_000);
     await shown(browser, sel('guide'));
     // Wait for the opened view to settle (the open fit happens once the cards are measured).
-    let last = null;
-    await until(async () => {
-      const now = await browser.execute(() => document.querySelector('.react-flow__viewport')?.style.transform ?? '');
-      const same = now !== '' && now === last;
-      last = now;
-      return same;
-    }, 'the opened view to settle');
+    await standsStill(browser);
     const covered = await browser.execute(() => {
       const g = document.querySelector('[data-testid="guide"]').getBoundingClientRect();
       return [...document.querySelectorAll('.react-flow__node')]

@@ -21,14 +21,11 @@ pub fn children_of(parent: u32) -> Vec<Child> {
 /// Every live process whose command line contains `needle` (a process forked but not yet
 /// exec'd shows its parent's command line).
 pub fn mentioning(needle: &str) -> Vec<Child> {
-    every(|_, pid| {
-        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        String::from_utf8_lossy(&cmdline).contains(needle)
-    })
+    every(|_, cmdline| cmdline.contains(needle))
 }
 
-/// The processes that `keep(ppid, pid)` keeps.
-fn every(keep: impl Fn(u32, u32) -> bool) -> Vec<Child> {
+/// The processes that `keep(ppid, cmdline)` keeps.
+fn every(keep: impl Fn(u32, &str) -> bool) -> Vec<Child> {
     let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
     let mut found = Vec::new();
     for entry in entries.flatten() {
@@ -38,11 +35,11 @@ fn every(keep: impl Fn(u32, u32) -> bool) -> Vec<Child> {
         let mut rest = stat.rsplit(')').next().unwrap_or_default().split_whitespace();
         let state = rest.next().and_then(|s| s.chars().next()).unwrap_or('?');
         let ppid: u32 = rest.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-        if !keep(ppid, pid) {
-            continue;
-        }
         let cmdline =
             String::from_utf8_lossy(&std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default()).into_owned();
+        if !keep(ppid, &cmdline) {
+            continue;
+        }
         let environ = std::fs::read(format!("/proc/{pid}/environ"))
             .unwrap_or_default()
             .split(|b| *b == 0)

@@ -135,11 +135,9 @@ fn ctrl_c_cancels_the_run_exits_130_and_leaves_no_server_running() {
     let child =
         d.cmd(&["run", &f, "--servers", &servers, "--allow-all-servers"]).stderr(Stdio::piped()).spawn().unwrap();
     // Wait until the call is in flight: the server marks it.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !d.dir.path().join("hang.mark").exists() {
-        assert!(std::time::Instant::now() < deadline, "the `hang` call never reached the server");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let mark = d.dir.path().join("hang.mark");
+    let called = crate::spawned::wait_for(std::time::Duration::from_secs(20), || mark.exists().then_some(()));
+    assert!(called.is_some(), "the `hang` call never reached the server");
     let server_pid = child_of(child.id(), "mcpflow-testkit").expect("the server is the run's child");
     let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(status.success());

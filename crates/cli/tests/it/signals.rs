@@ -2,6 +2,7 @@
 //! running is cancelled, every server's process group is reaped (a grandchild the server
 //! left running too), and the exit code is the signal's (143, 129).
 
+use crate::spawned::wait_for;
 use crate::stderr;
 use serde_json::{Value, json};
 use std::io::Write as _;
@@ -55,20 +56,14 @@ impl Dir {
     /// Waits for the grandchild's pid, then for the `hang` call to be in flight.
     fn grandchild(&self) -> u32 {
         let path: PathBuf = self.dir.path().join("grandchild.pid");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let pid = loop {
-            if let Some(pid) = std::fs::read_to_string(&path).ok().and_then(|t| t.trim().parse::<u32>().ok()) {
-                break pid;
-            }
-            assert!(Instant::now() < deadline, "the server never started");
-            std::thread::sleep(Duration::from_millis(50));
-        };
+        let pid = wait_for(Duration::from_secs(20), || {
+            std::fs::read_to_string(&path).ok().and_then(|t| t.trim().parse::<u32>().ok())
+        })
+        .expect("the server never started");
         assert!(alive(pid), "the grandchild {pid} should be running");
         let mark = self.dir.path().join("hang.mark");
-        while !mark.exists() {
-            assert!(Instant::now() < deadline, "the `hang` call never reached the server");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let called = wait_for(Duration::from_secs(20), || mark.exists().then_some(()));
+        assert!(called.is_some(), "the `hang` call never reached the server");
         pid
     }
 }
@@ -169,7 +164,7 @@ fn sigterm_and_sighup_stop_the_daemon_with_their_exit_codes() {
 }
 
 /// Waits until the daemon says it fires scheduled runs: its signal handlers are installed
-/// before. What it says after is left to `ended`.
+/// before. What it says after that is not kept.
 fn wait_until_started(child: &mut Child) {
     let (_said, _rest) = crate::spawned::said_on_stderr(child, "mcpflow fires scheduled runs");
 }

@@ -78,18 +78,16 @@ impl Spawned {
 }
 
 /// Reads `child`'s stderr until a line contains `needle` (failing after 30 s of silence):
-/// what it said so far, and a reader that returns the rest once the child has ended.
-pub fn said_on_stderr(child: &mut Child, needle: &str) -> (String, std::thread::JoinHandle<String>) {
+/// what it said so far, and the lines after it.
+pub fn said_on_stderr(child: &mut Child, needle: &str) -> (String, Rest) {
     let lines = BufReader::new(child.stderr.take().expect("stderr piped")).lines();
     let (tx, rx) = std::sync::mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        let mut rest = String::new();
+    // Reads to the end even when nobody listens any more, so the child never blocks on a
+    // full pipe.
+    std::thread::spawn(move || {
         for line in lines.map_while(Result::ok) {
-            if let Err(unsent) = tx.send(line) {
-                rest.push_str(&(unsent.0 + "\n"));
-            }
+            let _ = tx.send(line);
         }
-        rest
     });
     let mut said = String::new();
     while !said.contains(needle) {
@@ -98,8 +96,17 @@ pub fn said_on_stderr(child: &mut Child, needle: &str) -> (String, std::thread::
             Err(e) => panic!("`{needle}` was never said ({e}); it said:\n{said}"),
         }
     }
-    drop(rx);
-    (said, reader)
+    (said, Rest(rx))
+}
+
+/// The lines a child says on stderr after [`said_on_stderr`] found its line.
+pub struct Rest(std::sync::mpsc::Receiver<String>);
+
+impl Rest {
+    /// Every line after, once the child has ended (its stderr closed).
+    pub fn after_the_end(self) -> String {
+        self.0.iter().map(|line| line + "\n").collect()
+    }
 }
 
 /// Waits up to `limit` for `found` to find something.

@@ -260,11 +260,11 @@ fn a_run_waiting_in_the_daemon_survives_its_restart_and_is_answered_after() {
     };
     // The daemon says when the scheduled run comes to wait at `ask` (after `first`).
     let mut child = daemon(&s);
-    let (said, reader) = crate::spawned::said_on_stderr(&mut child, "waits for an answer");
+    let (said, rest) = crate::spawned::said_on_stderr(&mut child, "waits for an answer");
     assert!(said.contains("waits for an answer at step `ask`"), "{said}");
     assert_eq!(s.calls(), ["first"]);
     let out = stop(child);
-    assert_eq!(out.status.code(), Some(143), "{said}{}", reader.join().unwrap());
+    assert_eq!(out.status.code(), Some(143), "{said}{}", rest.after_the_end());
 
     let runs: Value = serde_json::from_str(&stdout(&s.mcpflow(&["runs", "--json"]))).unwrap();
     assert_eq!(runs.as_array().map(Vec::len), Some(1), "{runs}");
@@ -274,10 +274,10 @@ fn a_run_waiting_in_the_daemon_survives_its_restart_and_is_answered_after() {
     // The next daemon fires nothing more (`at` fired) and says what waits: read its
     // stderr until it has said so, then stop it.
     let mut child = daemon(&s);
-    let (mut said, reader) = crate::spawned::said_on_stderr(&mut child, "waits for an answer");
+    let (mut said, rest) = crate::spawned::said_on_stderr(&mut child, "waits for an answer");
     let out = stop(child);
     assert_eq!(out.status.code(), Some(143), "{said}");
-    said.push_str(&reader.join().unwrap());
+    said.push_str(&rest.after_the_end());
     assert!(
         said.contains(&format!(
             "run {run} waits for an answer at step `ask`: Which colour?; answer it with `mcpflow answer {run} ask --answers FILE`"
