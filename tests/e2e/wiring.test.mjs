@@ -270,9 +270,11 @@ test('auto-layout routes edges around the loop box and cards, and fits the view'
     await standsStill(browser);
     await studio.shot('before-layout');
 
+    const laidOut = () => browser.execute(() => document.querySelector('.react-flow')?.getAttribute('data-laid-out') ?? null);
+    const before = await laidOut();
     await click(browser, sel('auto-layout'));
-    // The view is fitted after the layout (animated): wait until it is still.
-    await shown(browser, '[data-testid="rf__node-report"]');
+    // The layout (elkjs, loaded on first use) and the animated fit after it have finished.
+    await until(async () => (await laidOut()) !== before, 'the auto-layout and its fit to finish');
     await standsStill(browser);
     await studio.shot('after-layout');
 

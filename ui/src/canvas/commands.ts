@@ -32,6 +32,9 @@ export interface CanvasCommands {
   zoomBy(dir: 1 | -1): void;
 }
 
+/** How many auto-layouts have finished, fit included (see \`autoLayout\`). */
+let laidOut = 0;
+
 export function useCanvasCommands(): CanvasCommands {
   const rf = useReactFlow<FlowNode, FlowEdge>();
   const store = useStoreApi<FlowNode, FlowEdge>();
@@ -59,7 +62,12 @@ export function useCanvasCommands(): CanvasCommands {
         await autoLayout(docStore, sizes);
         // Let React Flow take the new positions (two frames) before fitting them; never
         // zoomed in past 100% (see \`fit\`).
-        requestAnimationFrame(() => requestAnimationFrame(() => fit(300)));
+        await new Promise<void>((done) => requestAnimationFrame(() => requestAnimationFrame(() => done())));
+        pending = null;
+        await rf.fitView(fitOptions(useViewPrefs.getState().minimap, 300));
+        // The sign that this layout and its fit have finished: the end-to-end tests wait on
+        // it (elkjs loads on first use and lays out asynchronously, so no frame count would do).
+        store.getState().domNode?.setAttribute('data-laid-out', String(++laidOut));
       },
       fitView() {
         fit(200);
