@@ -197,7 +197,7 @@ describe('docToGraph', () => {
     expect(docToGraph(doc).edges).toEqual([]);
   });
 
-  it('maps a 1,000-step blueprint fast', () => {
+  it('maps a 1,000-step blueprint, loops and all', () => {
     const steps: Step[] = [];
     for (let i = 0; i < 700; i++) {
       steps.push({
@@ -217,16 +217,6 @@ describe('docToGraph', () => {
     const doc: Blueprint = { blueprint: 1, id: 'big', steps };
     const total = 700 + 30 * 10;
     expect(docToGraph(doc).nodes).toHaveLength(total);
-    const runs: number[] = [];
-    for (let r = 0; r < 21; r++) {
-      const t0 = performance.now();
-      const g = docToGraph({ ...doc, steps: doc.steps.slice() });
-      runs.push(performance.now() - t0);
-      expect(g.nodes).toHaveLength(total);
-    }
-    runs.sort((a, b) => a - b);
-    const median = runs[10]!;
-    console.log(`docToGraph, ${total} steps: min ${runs[0]!.toFixed(2)} ms, median ${median.toFixed(2)} ms, max ${runs[20]!.toFixed(2)} ms`);
-    expect(median).toBeLessThan(50);
+    // How fast: `npm run ui:bench` (ui/src/ui.bench.ts).
   });
 });

@@ -1,8 +1,7 @@
 // A generated 1,000-step blueprint (scripts/gen-blueprint.mjs) through the graph
-// mapping and the auto-layout: it must come out whole, and the times are printed
-// (`graph perf: …`) to see where opening a large blueprint spends its time. The
-// timings are not asserted tightly: the real figure is measured in the app by
-// tests/e2e/perf.test.mjs.
+// mapping and the auto-layout: it must come out whole. How long opening a large
+// blueprint takes is measured in the app by the studio's bench (`npm run perf:studio`,
+// tests/e2e/perf.bench.mjs), never asserted by a test.
 
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -23,22 +22,8 @@ function allIds(steps: readonly Step[]): string[] {
   return steps.flatMap((s) => [s.id, ...(s.kind === 'loop' ? allIds(s.steps) : [])]);
 }
 
-/** Median wall time of `runs` calls, in ms. */
-async function time(runs: number, f: () => unknown): Promise<number> {
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t = performance.now();
-    await f();
-    times.push(performance.now() - t);
-  }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)]!;
-}
-
-const ms = (n: number) => `${n.toFixed(1)} ms`;
-
 describe('a generated 1,000-step blueprint', () => {
-  it('maps to 1,000 nodes, placed without overlaps, quickly', async () => {
+  it('maps to 1,000 nodes, placed without overlaps', () => {
     const doc = generate({ steps: 1000 });
     const ids = allIds(doc.steps);
     expect(ids).toHaveLength(1000);
@@ -66,25 +51,15 @@ describe('a generated 1,000-step blueprint', () => {
       }
     }
 
+    // Measured sizes and a stored layout place every step too.
     const measured = new Map(ids.map((id) => [id, { width: 240, height: 96 }]));
-    const plain = await time(7, () => docToGraph(doc));
-    const withSizes = await time(7, () => docToGraph(doc, { measured }));
-    const withLayout = generate({ steps: 1000, layout: true });
-    const laidOut = await time(7, () => docToGraph(withLayout));
-    console.log(
-      `graph perf: docToGraph 1000 steps (Node, no DOM): no layout ${ms(plain)}, measured sizes ${ms(withSizes)}, with layout ${ms(laidOut)} (median of 7)`,
-    );
-    // Generous: a regression to something quadratic would take seconds.
-    expect(plain).toBeLessThan(250);
+    expect(docToGraph(doc, { measured }).nodes).toHaveLength(g.nodes.length);
+    expect(docToGraph(generate({ steps: 1000, layout: true })).nodes).toHaveLength(g.nodes.length);
   });
 
   it('auto-lays out 1,000 steps (elkjs) with a position for every step', async () => {
     const doc = generate({ steps: 1000 });
-    const t = performance.now();
     const layout = await computeAutoLayout(doc);
-    const first = performance.now() - t;
     expect(Object.keys(layout).sort()).toEqual(allIds(doc.steps).sort());
-    const again = await time(3, () => computeAutoLayout(doc));
-    console.log(`graph perf: computeAutoLayout 1000 steps: first ${ms(first)} (elkjs load included), then ${ms(again)} (median of 3)`);
   }, 120_000);
 });
