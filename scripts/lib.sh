@@ -16,6 +16,26 @@ step() {
 # tokio, serde or mcpflow-app with other features and compile most of the tree again;
 # every script builds with these arguments instead, and clippy and the tests reuse it.
 # Needs ui/dist (`npm run ui:build`) and WebKitGTK (`ensure_studio_debs`).
+# `beside NAME COMMAND...` runs a command in the background, its output kept in
+# target/beside/NAME.log; `joined NAME` waits for it, prints that output and fails as it
+# did. CI runs what waits on other things (downloads, child processes) beside the work
+# that keeps both cores busy.
+beside() {
+  local name=$1
+  shift
+  mkdir -p target/beside
+  "$@" >"target/beside/$name.log" 2>&1 &
+  eval "beside_$name=$!"
+}
+joined() {
+  local name=$1 pid code=0
+  pid=$(eval "echo \$beside_$name")
+  wait "$pid" || code=$?
+  cat "target/beside/$name.log"
+  if [ "$code" -ne 0 ]; then echo "$name failed (exit $code): its output is above" >&2; fi
+  return "$code"
+}
+
 ALL_TARGETS=(--workspace --locked --features mcpflow-studio/custom-protocol)
 build_all() { cargo build "${ALL_TARGETS[@]}" --all-targets; }
 

@@ -23,7 +23,8 @@ npm ci --no-audit --no-fund
 step "Python packages (the MCP Python SDK 2.x, a 2026-07-28 server for the tests; never fetched at run time)"
 ensure_debs python3 python3-venv
 [ -x .venv-test/bin/python ] || python3 -m venv .venv-test
-.venv-test/bin/pip install --quiet --disable-pip-version-check -r requirements-test.txt
+# Downloads: they go on beside the build, and are joined before the tests.
+beside pip .venv-test/bin/pip install --quiet --disable-pip-version-check -r requirements-test.txt
 
 step "Debian packages (a real Secret Service for the OS-keyring tests: D-Bus, gnome-keyring, secret-tool; systemd-analyze for the user unit)"
 ensure_debs dbus gnome-keyring libsecret-tools systemd
@@ -50,7 +51,12 @@ build_all
 step "the MCP conformance suite (every client scenario against the binary, the server scenarios against serve --http)"
 MCPFLOW_BIN="$PWD/target/debug/mcpflow" bash scripts/conformance.sh
 
-step "tests (the whole workspace, the studio's unit tests included)"
+step "Python packages installed (started beside the build)"
+joined pip
+
+step "tests (the whole workspace, the studio's unit tests included), and beside them the UI unit tests (Vitest)"
+# Many Rust tests wait on child processes, so Vitest runs beside them (its output follows).
+beside ui-test npm run ui:test
 # CI=true makes insta fail on any snapshot that is missing or differs instead of writing it.
 # Tests wait for events with deadlines only as failure guards; a hang anywhere still ends
 # here, with a clear message, long before the CI's own limit.
@@ -59,12 +65,11 @@ CI=true timeout --kill-after=30s 40m cargo test "${ALL_TARGETS[@]}" || {
   [ "$code" -ne 124 ] || echo "the tests did not finish within 40 minutes: one of them hangs" >&2
   exit "$code"
 }
+step "UI unit tests (Vitest: the document store, the blueprint <-> graph mapping; run beside the Rust tests)"
+joined ui-test
 
 step "benches compile and run once (criterion test mode)"
 cargo test "${ALL_TARGETS[@]}" --benches
-
-step "UI unit tests (Vitest: the document store, the blueprint <-> graph mapping)"
-npm run ui:test
 
 step "examples validate"
 target/debug/mcpflow validate workflows/*.json
