@@ -20,7 +20,7 @@ if ! command -v node >/dev/null 2>&1; then
 fi
 npm ci --no-audit --no-fund
 
-step "Python packages (the MCP Python SDK 2.x, a 2026-07-28 server for the tests; never fetched at run time)"
+step "Python packages (the MCP Python SDK 2.x, a 2026-07-28 server for the tests; kubernetes-validate for deploy/; never fetched at run time)"
 ensure_debs python3 python3-venv
 [ -x .venv-test/bin/python ] || python3 -m venv .venv-test
 # Downloads: they go on beside the build, and are joined before the tests.

@@ -10,6 +10,7 @@ mod closed_pipe;
 mod consent;
 mod crash;
 mod database;
+mod deploy;
 mod doc_paths;
 mod era_pin;
 mod eras;
