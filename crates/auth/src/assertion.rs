@@ -5,14 +5,15 @@
 //! `exp` (5 minutes), a random `jti`.
 //!
 //! Keys: PKCS#8 (`PRIVATE KEY`) or SEC1 (`EC PRIVATE KEY`) P-256, signed ES256; PKCS#8
-//! or PKCS#1 (`RSA PRIVATE KEY`) RSA, signed RS256. The signing is aws-lc-rs's, the
-//! crypto library rustls already brings for HTTPS.
+//! or PKCS#1 (`RSA PRIVATE KEY`) RSA, signed RS256. The signing is ring's, the crypto
+//! library rustls uses for HTTPS here. A SEC1 key must carry its public key (OpenSSL's
+//! do): ring reads P-256 keys as PKCS#8, so a SEC1 key is wrapped into one first.
 
 use super::vault::now_ms;
-use aws_lc_rs::rand::SystemRandom;
-use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, RSA_PKCS1_SHA256, RsaKeyPair};
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use ring::rand::SystemRandom;
+use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, RSA_PKCS1_SHA256, RsaKeyPair};
 use std::path::Path;
 
 /// How long an assertion is good for.
@@ -86,13 +87,19 @@ impl SigningKey {
         let body: String = rest[body_start..end].chars().filter(|c| !c.is_whitespace()).collect();
         let der = STANDARD.decode(body).map_err(|_| format!("its {label} is not base64"))?;
         let key = match label {
-            "PRIVATE KEY" => EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &der)
+            "PRIVATE KEY" => EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &der, &SystemRandom::new())
                 .map(Key::Es256)
                 .or_else(|_| RsaKeyPair::from_pkcs8(&der).map(Key::Rs256))
                 .map_err(|_| "its PKCS#8 key is neither a P-256 nor an RSA key".to_owned())?,
-            "EC PRIVATE KEY" => EcdsaKeyPair::from_private_key_der(&ECDSA_P256_SHA256_FIXED_SIGNING, &der)
-                .map(Key::Es256)
-                .map_err(|_| "its EC key is not a P-256 key".to_owned())?,
+            "EC PRIVATE KEY" => {
+                EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &p256_pkcs8(&der), &SystemRandom::new())
+                    .map(Key::Es256)
+                    .map_err(|_| {
+                        "its EC key is not a P-256 key with its public key (`openssl ec -in KEY -out KEY` \
+                         writes one that has it)"
+                            .to_owned()
+                    })?
+            }
             "RSA PRIVATE KEY" => {
                 RsaKeyPair::from_der(&der).map(Key::Rs256).map_err(|_| "its RSA key cannot be read".to_owned())?
             }
@@ -131,7 +138,7 @@ impl SigningKey {
                 .map(|s| s.as_ref().to_vec())
                 .map_err(|_| "signing the client assertion failed".to_owned())?,
             Key::Rs256(pair) => {
-                let mut out = vec![0; pair.public_modulus_len()];
+                let mut out = vec![0; pair.public().modulus_len()];
                 pair.sign(&RSA_PKCS1_SHA256, &rng, signing_input.as_bytes(), &mut out)
                     .map_err(|_| "signing the client assertion failed".to_owned())?;
                 out
@@ -141,10 +148,42 @@ impl SigningKey {
     }
 }
 
+/// A SEC1 `ECPrivateKey` of P-256 (`der`) as the PKCS#8 document holding it (RFC 5915 §3,
+/// RFC 5208): version 0, the algorithm id-ecPublicKey on prime256v1, the key as an octet
+/// string. Whether `der` is a good key is for the reader of the result to say.
+fn p256_pkcs8(der: &[u8]) -> Vec<u8> {
+    /// AlgorithmIdentifier { id-ecPublicKey (1.2.840.10045.2.1), prime256v1 (1.2.840.10045.3.1.7) }.
+    const P256_ALGORITHM: [u8; 21] = [
+        0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01, 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d,
+        0x03, 0x01, 0x07,
+    ];
+    let mut body = vec![0x02, 0x01, 0x00];
+    body.extend_from_slice(&P256_ALGORITHM);
+    der_push(&mut body, 0x04, der);
+    let mut out = Vec::with_capacity(body.len() + 4);
+    der_push(&mut out, 0x30, &body);
+    out
+}
+
+/// Appends a DER element: `tag`, the length of `value` (short or long form), `value`.
+fn der_push(out: &mut Vec<u8>, tag: u8, value: &[u8]) {
+    out.push(tag);
+    let len = value.len();
+    if len < 0x80 {
+        out.push(len as u8);
+    } else {
+        let bytes = len.to_be_bytes();
+        let first = bytes.iter().position(|&b| b != 0).unwrap_or(bytes.len() - 1);
+        out.push(0x80 | (bytes.len() - first) as u8);
+        out.extend_from_slice(&bytes[first..]);
+    }
+    out.extend_from_slice(value);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED, KeyPair as _, UnparsedPublicKey};
+    use ring::signature::{ECDSA_P256_SHA256_FIXED, KeyPair as _, UnparsedPublicKey};
 
     fn pem(der: &[u8], label: &str) -> String {
         format!("-----BEGIN {label}-----\n{}\n-----END {label}-----\n", STANDARD.encode(der))
@@ -153,7 +192,7 @@ mod tests {
     #[test]
     fn an_es256_assertion_verifies_with_the_public_key_and_names_the_client() {
         let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &SystemRandom::new()).unwrap();
-        let public = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref())
+        let public = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &SystemRandom::new())
             .unwrap()
             .public_key()
             .as_ref()
@@ -171,6 +210,20 @@ mod tests {
         assert_eq!(claims["aud"], "https://as.example");
         assert!(claims["exp"].as_i64().unwrap() > claims["iat"].as_i64().unwrap());
         assert!(format!("{key:?}").contains("ES256"));
+    }
+
+    #[test]
+    fn a_sec1_key_is_read_as_the_pkcs8_document_holding_it() {
+        let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &SystemRandom::new()).unwrap();
+        // ring's PKCS#8: the SEQUENCE's header (3 bytes), the version (3), the algorithm
+        // (21), the octet string's header (2), then the SEC1 key with its public key.
+        let sec1 = &pkcs8.as_ref()[29..];
+        assert_eq!(sec1[0], 0x30, "a SEC1 ECPrivateKey is a SEQUENCE");
+        assert_eq!(p256_pkcs8(sec1), pkcs8.as_ref());
+        let key = SigningKey::from_pem(&pem(sec1, "EC PRIVATE KEY")).unwrap();
+        assert_eq!(key.algorithm(), "ES256");
+        let error = SigningKey::from_pem(&pem(&sec1[..40], "EC PRIVATE KEY")).unwrap_err();
+        assert!(error.contains("not a P-256 key with its public key"), "{error}");
     }
 
     #[test]

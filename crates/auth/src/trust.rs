@@ -7,7 +7,24 @@
 //! one — so a run that needs no TLS runs.
 
 use crate::error::{Error, Result};
-use std::sync::OnceLock;
+use std::sync::{Once, OnceLock};
+
+/// Makes ring the crypto of every rustls client of this process (reqwest is built without
+/// a provider of its own; see Cargo.toml for why ring). Call before building a client; a
+/// provider installed already (by the embedding program) is kept.
+pub fn install_crypto() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let _kept_if_one_is_installed = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+/// `reqwest::Client::builder()` with the process's crypto installed ([`install_crypto`]):
+/// how every HTTP client of mcpflow starts.
+pub fn client_builder() -> reqwest::ClientBuilder {
+    install_crypto();
+    reqwest::Client::builder()
+}
 
 /// What reqwest says when the system has no root certificates, for the message.
 type Why = String;
@@ -35,6 +52,7 @@ impl Clients {
     /// The client to send a request to `url` with. `whom` names who is reached there
     /// (`server \`x\``), for the error.
     pub fn for_url(&self, url: &str, whom: impl FnOnce() -> String) -> Result<reqwest::Client> {
+        install_crypto();
         let verified = self.verified.get_or_init(|| (self.make)().build().map_err(|e| reason(&e)));
         match verified {
             Ok(client) => Ok(client.clone()),

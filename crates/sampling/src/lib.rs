@@ -61,7 +61,7 @@ impl Provider {
 
     pub fn with_env(config: ProviderConfig, env: mcpflow_mcp::EnvLookup) -> Self {
         let timeout = config.timeout_ms.map_or(DEFAULT_TIMEOUT, Duration::from_millis);
-        let client = reqwest::Client::builder()
+        let client = mcpflow_auth::trust::client_builder()
             .timeout(timeout)
             .connect_timeout(Duration::from_secs(10).min(timeout))
             // The key goes to the configured host only.

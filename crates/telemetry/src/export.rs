@@ -141,6 +141,8 @@ pub(crate) fn metrics(config: &Config, _endpoint: &str, _keep: &Keep) -> Result<
 fn http_client(endpoint: &str, timeout: std::time::Duration) -> Result<reqwest::blocking::Client> {
     let build = move |plain: bool| {
         std::thread::spawn(move || {
+            // ring, as for every HTTP client of mcpflow (mcpflow-auth's trust.rs says why).
+            let _kept_if_one_is_installed = rustls::crypto::ring::default_provider().install_default();
             let builder = reqwest::blocking::Client::builder().timeout(timeout);
             let builder = if plain { builder.tls_certs_only(Vec::<reqwest::Certificate>::new()) } else { builder };
             builder.build().map_err(|e| with_sources(&e))

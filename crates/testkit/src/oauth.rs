@@ -573,5 +573,5 @@ fn uuid_like() -> String {
 
 /// PKCE's `BASE64URL(SHA256(verifier))`.
 fn s256(verifier: &str) -> String {
-    URL_SAFE_NO_PAD.encode(aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, verifier.as_bytes()))
+    URL_SAFE_NO_PAD.encode(ring::digest::digest(&ring::digest::SHA256, verifier.as_bytes()))
 }

@@ -289,7 +289,9 @@ async fn request_2026(addr: SocketAddr, header_method: &str, method: &str) -> (u
         "io.modelcontextprotocol/clientCapabilities": {},
     });
     let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": { "_meta": meta } });
-    let answer = reqwest::Client::new()
+    let answer = mcpflow_auth::trust::client_builder()
+        .build()
+        .unwrap()
         .post(format!("http://{addr}/mcp"))
         .bearer_auth(TOKEN)
         .header("Accept", "application/json, text/event-stream")

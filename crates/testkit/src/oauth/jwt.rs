@@ -5,8 +5,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use serde_json::Value;
 
-use aws_lc_rs::rand::{SecureRandom, SystemRandom};
-use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED, ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair as _};
+use ring::rand::{SecureRandom, SystemRandom};
+use ring::signature::{ECDSA_P256_SHA256_FIXED, ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair as _};
 
 pub(super) struct KeyPair {
     pkcs8: Vec<u8>,
@@ -19,8 +19,8 @@ impl KeyPair {
     pub fn generate() -> KeyPair {
         let rng = SystemRandom::new();
         let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).expect("a P-256 key");
-        let pair =
-            EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref()).expect("the key just made");
+        let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &rng)
+            .expect("the key just made");
         KeyPair { pkcs8: pkcs8.as_ref().to_vec(), public: pair.public_key().as_ref().to_vec() }
     }
 
@@ -41,7 +41,7 @@ impl KeyPair {
         if header["alg"] != "ES256" {
             return None;
         }
-        let key = aws_lc_rs::signature::UnparsedPublicKey::new(&ECDSA_P256_SHA256_FIXED, &self.public);
+        let key = ring::signature::UnparsedPublicKey::new(&ECDSA_P256_SHA256_FIXED, &self.public);
         let signed = &assertion[..assertion.rfind('.')?];
         key.verify(signed.as_bytes(), &decode(signature)?).ok()?;
         let claims: Value = serde_json::from_slice(&decode(claims)?).ok()?;
