@@ -48,15 +48,14 @@ step "build and lint: the whole workspace, every target, one feature set, clippy
 lint_while_building
 build_all
 
-step "the MCP conformance suite (every client scenario against the binary, the server scenarios against serve --http)"
-MCPFLOW_BIN="$PWD/target/debug/mcpflow" bash scripts/conformance.sh
-
 step "Python packages installed (started beside the build)"
 joined pip
 
 step "tests (the whole workspace, the studio's unit tests included), and beside them the UI unit tests (Vitest)"
-# Many Rust tests wait on child processes, so Vitest runs beside them (its output follows).
+# Many Rust tests wait on child processes, so Vitest and the MCP conformance suite run
+# beside them (their output follows).
 beside ui-test npm run ui:test
+beside conformance env MCPFLOW_BIN="$PWD/target/debug/mcpflow" bash scripts/conformance.sh
 # CI=true makes insta fail on any snapshot that is missing or differs instead of writing it.
 # Tests wait for events with deadlines only as failure guards; a hang anywhere still ends
 # here, with a clear message, long before the CI's own limit.
@@ -67,6 +66,9 @@ CI=true timeout --kill-after=30s 40m cargo test "${ALL_TARGETS[@]}" || {
 }
 step "UI unit tests (Vitest: the document store, the blueprint <-> graph mapping; run beside the Rust tests)"
 joined ui-test
+
+step "the MCP conformance suite (every client scenario against the binary, the server scenarios against serve --http; run beside the Rust tests)"
+joined conformance
 
 step "benches compile and run once (criterion test mode)"
 cargo test "${ALL_TARGETS[@]}" --benches
