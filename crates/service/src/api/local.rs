@@ -134,11 +134,11 @@ impl Local {
                             "`{name}` starts `{command}`, which nobody approved yet; approve it in the Servers panel"
                         ),
                     );
-                    return ServerOffer::failed(&name, error);
+                    return ServerOffer::failed(&name, error, app.last_listing(&name));
                 }
                 match app.offer(&name).await {
                     Ok(offer) => ServerOffer::from_offer(&name, offer),
-                    Err(e) => ServerOffer::failed(&name, e.into()),
+                    Err(e) => ServerOffer::failed(&name, e.into(), app.last_listing(&name)),
                 }
             }
         }))
