@@ -4,7 +4,7 @@
 //! argument error of the shown run marks its field in the form (see `StepRun`).
 
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
-import { diagnosticTarget, docStore, findStep, useDoc, type Diagnostic, type Step } from '../../doc';
+import { diagnosticTarget, docStore, findStep, READ_ONLY, useDoc, type Diagnostic, type Step } from '../../doc';
 import { StepRun, useArgumentProblem } from '../run/StepRun';
 import { FieldDiagnostics } from './fields';
 import { OffersOverride, useOffers, type Offer } from './offers';
@@ -75,6 +75,7 @@ function StepInspector({ step, tab, setTab }: { step: Step; tab: Tab; setTab(t: 
   const items = useDoc((s) => s.diagnosticsByStep[step.id]?.items ?? NO_DIAGS);
   const field = useDoc((s) => s.field);
   const reveal = useDoc((s) => s.reveal);
+  const readOnly = useDoc((s) => s.readOnly);
   const root = useRef<HTMLDivElement>(null);
 
   const offers = useOffers();
@@ -138,17 +139,26 @@ function StepInspector({ step, tab, setTab }: { step: Step; tab: Tab; setTab(t: 
           Raw JSON
         </button>
       </div>
-      {tab === 'form' ? (
-        <ScopeNames.Provider value={names}>
-          <PreviewScope.Provider value={lastRun}>
-            <FieldDiagnostics.Provider value={byField}>
-              <StepForm step={step} diags={diags} />
-            </FieldDiagnostics.Provider>
-          </PreviewScope.Provider>
-        </ScopeNames.Provider>
-      ) : (
-        <RawJson step={step} />
-      )}
+      {readOnly ? (
+        <p className="insp-read-only" data-testid="inspector-read-only">
+          {READ_ONLY[0]?.toUpperCase()}
+          {READ_ONLY.slice(1)}.
+        </p>
+      ) : null}
+      {/* A past run's definition: every field shown, none editable (the store refuses edits too). */}
+      <fieldset className="insp-fields" disabled={readOnly} data-testid="inspector-fields">
+        {tab === 'form' ? (
+          <ScopeNames.Provider value={names}>
+            <PreviewScope.Provider value={lastRun}>
+              <FieldDiagnostics.Provider value={byField}>
+                <StepForm step={step} diags={diags} />
+              </FieldDiagnostics.Provider>
+            </PreviewScope.Provider>
+          </ScopeNames.Provider>
+        ) : (
+          <RawJson step={step} />
+        )}
+      </fieldset>
     </div>
   );
 }

@@ -1,5 +1,6 @@
-//! The palette's one entry for every server waiting for approval: a header with the
-//! count that expands to one line per server — its name, the command it would start
+//! The palette's one entry for every server waiting for approval that was never listed
+//! (so its tools are not known yet): a header with the count that expands to one line
+//! per server — its name, "not listed yet", the command it would start
 //! (one line under it, long paths shortened to their last two parts and cut with an
 //! ellipsis, whole on hover) and a Review… button that opens the
 //! consent prompt with the exact command. Nothing starts from here without consent.
@@ -31,7 +32,9 @@ export const WaitingGroup = memo(function WaitingGroup({ waiting }: { waiting: W
         <ul className="palette-waiting-list">
           {waiting.map((w) => (
             <li key={w.server} className="palette-waiting-row" data-testid={`palette-waiting-${w.server}`}>
-              <span className="palette-waiting-name">{w.server}</span>
+              <span className="palette-waiting-name">
+                {w.server} <span className="muted palette-waiting-unlisted">not listed yet — Approve to see its tools</span>
+              </span>
               <code className="palette-waiting-command" title={w.command}>
                 {shortCommand(w.command)}
               </code>
@@ -41,13 +44,15 @@ export const WaitingGroup = memo(function WaitingGroup({ waiting }: { waiting: W
                 onClick={() => void requestConsent(w.server)}
                 title={`Review what ${w.server} starts, and approve it`}
               >
-                Review…
+                Approve…
               </button>
             </li>
           ))}
         </ul>
       ) : (
-        <p className="muted palette-waiting-hint">Their tools appear here once approved.</p>
+        <p className="muted palette-waiting-hint" data-testid="palette-waiting-hint">
+          Not listed yet — approve to see their tools.
+        </p>
       )}
     </section>
   );
