@@ -18,6 +18,12 @@ async function rectOf(browser, selector) {
 
 const CHANGED = 'MCPFLOW_E2E_LISTED';
 
+async function clearSearch(browser) {
+  await click(browser, sel('palette-search'));
+  await browser.keys(['Control', 'a']);
+  await browser.keys(['Backspace']);
+}
+
 test('a tool of an unapproved server is found, dropped, approved on its node and run', async () => {
   const studio = await openStudio('listed');
   const { browser, home } = studio;
@@ -41,9 +47,7 @@ test('a tool of an unapproved server is found, dropped, approved on its node and
     const item = await shown(browser, sel('palette-item-everything-echo'));
     assert.equal(await item.getAttribute('data-awaiting'), 'true');
     // A server never listed says so.
-    await click(browser, sel('palette-search'));
-    await browser.keys(['Control', 'a']);
-    await browser.keys(['Backspace']);
+    await clearSearch(browser);
     const hint = await shown(browser, sel('palette-waiting-hint'));
     assert.match(await hint.getText(), /not listed yet/i);
     await fill(browser, sel('palette-search'), 'echo');
@@ -81,9 +85,7 @@ test('a tool of an unapproved server is found, dropped, approved on its node and
 
     // Its argument, then a second step wired with the pointer: no hint stays over the card.
     await fill(browser, '#root_message', 'hello');
-    await click(browser, sel('palette-search'));
-    await browser.keys(['Control', 'a']);
-    await browser.keys(['Backspace']);
+    await clearSearch(browser);
     assert.equal(await dragToCanvas(browser, sel('palette-item-kind-wait'), Math.round(pane.x + pane.w * 0.7), Math.round(pane.y + pane.h * 0.3)), 'ok');
     await shown(browser, sel('step-wait'));
     await standsStill(browser);
