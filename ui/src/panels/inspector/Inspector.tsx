@@ -3,7 +3,7 @@
 //! Selecting another step scrolls back to the top, where its run section is; an
 //! argument error of the shown run marks its field in the form (see `StepRun`).
 
-import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { diagnosticTarget, docStore, findStep, READ_ONLY, useDoc, type Diagnostic, type Step } from '../../doc';
 import { StepRun, useArgumentProblem } from '../run/StepRun';
 import { FieldDiagnostics } from './fields';
@@ -75,7 +75,6 @@ function StepInspector({ step, tab, setTab }: { step: Step; tab: Tab; setTab(t: 
   const items = useDoc((s) => s.diagnosticsByStep[step.id]?.items ?? NO_DIAGS);
   const field = useDoc((s) => s.field);
   const reveal = useDoc((s) => s.reveal);
-  const readOnly = useDoc((s) => s.readOnly);
   const root = useRef<HTMLDivElement>(null);
 
   const offers = useOffers();
@@ -139,14 +138,7 @@ function StepInspector({ step, tab, setTab }: { step: Step; tab: Tab; setTab(t: 
           Raw JSON
         </button>
       </div>
-      {readOnly ? (
-        <p className="insp-read-only" data-testid="inspector-read-only">
-          {READ_ONLY[0]?.toUpperCase()}
-          {READ_ONLY.slice(1)}.
-        </p>
-      ) : null}
-      {/* A past run's definition: every field shown, none editable (the store refuses edits too). */}
-      <fieldset className="insp-fields" disabled={readOnly} data-testid="inspector-fields">
+      <ReadOnlyFields>
         {tab === 'form' ? (
           <ScopeNames.Provider value={names}>
             <PreviewScope.Provider value={lastRun}>
@@ -158,8 +150,30 @@ function StepInspector({ step, tab, setTab }: { step: Step; tab: Tab; setTab(t: 
         ) : (
           <RawJson step={step} />
         )}
-      </fieldset>
+      </ReadOnlyFields>
     </div>
+  );
+}
+
+/**
+ * The fields of the inspector: while a past run's definition is shown, every one is
+ * shown and none is editable (the document store refuses edits too), under a line
+ * saying why.
+ */
+function ReadOnlyFields({ children }: { children: ReactNode }) {
+  const readOnly = useDoc((s) => s.readOnly);
+  return (
+    <>
+      {readOnly ? (
+        <p className="insp-read-only" data-testid="inspector-read-only">
+          {READ_ONLY[0]?.toUpperCase()}
+          {READ_ONLY.slice(1)}.
+        </p>
+      ) : null}
+      <fieldset className="insp-fields" disabled={readOnly} data-testid="inspector-fields">
+        {children}
+      </fieldset>
+    </>
   );
 }
 
@@ -223,7 +237,9 @@ export function Inspector({ offers }: InspectorProps) {
           <span className="insp-head-title">Blueprint settings</span>
         </header>
         <DiagnosticRows items={blueprintDiags} onPick={(d) => root.current && focusField(root.current, d.pointer)} />
-        <Settings diagnostics={blueprintDiags} />
+        <ReadOnlyFields>
+          <Settings diagnostics={blueprintDiags} />
+        </ReadOnlyFields>
       </>
     );
   } else if (selected.length === 1 && step) {
