@@ -2,9 +2,10 @@
 // its last listing remembered in the store; such a tool is found by search, dropped, its
 // node says the server awaits approval and approves it inline (the consent prompt with
 // the exact command: nothing starts before that click), and it runs. A server never
-// listed says "not listed yet". Along the way, three dead ends of the walk-through: the
+// listed says "not listed yet". Along the way, four dead ends of the walk-through: the
 // approval toast goes at the next press, an edge dragged onto a handle leaves no hint
-// over the card, and an empty Loop being built does not pop the Problems panel open.
+// over the card, an edge let go on a card's body connects (it sprang back), and an
+// empty Loop being built does not pop the Problems panel open.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { apiCall, approveAll, click, dragToCanvas, fill, frames, openStudio, pointerDrag, runStatus, sel, shown, standsStill, until } from './harness.mjs';
@@ -98,6 +99,18 @@ test('a tool of an unapproved server is found, dropped, approved on its node and
     }));
     assert.deepEqual(hints, { shown: [], titled: [] }, 'no hint left over the cards after the drag');
     await studio.shot('edge-dragged');
+
+    // An edge let go on a card's body, not on its small handle, connects to that card.
+    assert.equal(await dragToCanvas(browser, sel('palette-item-kind-transform'), Math.round(pane.x + pane.w * 0.35), Math.round(pane.y + pane.h * 0.55)), 'ok');
+    await shown(browser, sel('step-transform'));
+    await standsStill(browser);
+    assert.equal(await browser.$$('.handle-hint').length, 0, 'no hint under the resting pointer once the canvas changed');
+    await pointerDrag(browser, sel('handle-echo-out'), `${sel('step-transform')} .step-sub`);
+    await until(async () => browser.$(sel('rf__edge-after:echo->transform')).isExisting(), 'the edge echo → transform, dropped on its card');
+    await studio.shot('edge-dropped-on-card');
+    await click(browser, `${sel('step-transform')} .step-head`);
+    await browser.keys(['Delete']);
+    await until(async () => !(await browser.$(sel('step-transform')).isExisting()), 'the transform deleted');
 
     // Run: the tool of the server approved on its node answers.
     await click(browser, sel('run-start'));

@@ -117,7 +117,9 @@ export function StepHandle({
       className={className ? `handle ${className}` : 'handle'}
       data-testid={`handle-${id}-${handle}`}
       aria-label={title}
-      onPointerEnter={() => setHover((h) => (h === 'quiet' ? h : 'on'))}
+      // Moving on it shows the hint, not entering it: a card moved or an edge added under
+      // a resting pointer (after a drop) "enters" the handle without anyone pointing at it.
+      onPointerMove={() => setHover((h) => (h === 'off' ? 'on' : h))}
       onPointerLeave={() => setHover('off')}
       onPointerDown={() => setHover('quiet')}
       onPointerUp={() => setHover('quiet')}
