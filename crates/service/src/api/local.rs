@@ -131,7 +131,7 @@ impl Local {
                     let error = CommandError::new(
                         "SERVER_NOT_APPROVED",
                         format!(
-                            "`{name}` starts `{command}`, which nobody approved yet; approve it in the Servers panel"
+                            "`{name}` starts `{command}`, which nobody approved yet; approve it with Approve… on a step that calls it, in the palette or in the Servers panel"
                         ),
                     );
                     return ServerOffer::failed(&name, error, app.last_listing(&name));
