@@ -1,6 +1,6 @@
 // Issue 33, point 5, on the real app: a past run opens with the definition it ran. A
 // run of a two-step blueprint, then one step deleted: opening the run from the history
-// shows its own definition (the deleted step back, read-only) under a banner; "Show
+// shows its own definition (the deleted step back, read-only, in the inspector too) under a banner; "Show
 // current" goes back to the edited document, "Restore this version" makes the old one
 // the document again (unsaved, undoable). Screenshots: past-run-*.png.
 import { test } from 'node:test';
@@ -50,8 +50,17 @@ test('a past run opens with the definition it ran; Show current and Restore this
     await until(() => exists(browser, 'gone'), 'the run`s definition (with the deleted step) on the canvas');
     assert.equal(await (await browser.$(sel('run-gone'))).getAttribute('data-state'), 'succeeded', 'the step shows how it ran');
     await windowShot(browser, join(OUTPUT, 'past-run-01-earlier-version.png'));
-    // Read-only: Delete deletes nothing.
+    // Read-only: Delete deletes nothing, and the inspector shows the step without letting
+    // anyone type into it.
     await click(browser, '.react-flow__node[data-id="gone"]');
+    await shown(browser, sel('inspector-read-only'));
+    const editable = await browser.execute(() =>
+      [...document.querySelectorAll('[data-testid="inspector-fields"] input, [data-testid="inspector-fields"] textarea, [data-testid="inspector-fields"] select')]
+        .filter((el) => !el.matches(':disabled'))
+        .map((el) => el.outerHTML.slice(0, 80)),
+    );
+    assert.deepEqual(editable, [], 'no field of a past run`s definition takes typing');
+    await windowShot(browser, join(OUTPUT, 'past-run-01-read-only-inspector.png'));
     await browser.keys(['Delete']);
     await until(() => exists(browser, 'keep'), 'the canvas to stay');
     assert.ok(await exists(browser, 'gone'), 'a past run`s definition cannot be edited');

@@ -744,8 +744,16 @@ export type ServerOffer_Deserialize = {
 	tools: ToolDto_Deserialize[],
 	resources: ResourceDto_Deserialize[],
 	prompts: PromptDto_Deserialize[],
-	/**  Set when the server was not listed (e.g. `SERVER_NOT_APPROVED`: approve it first). */
+	/**
+	 *  Set when the server was not listed now (e.g. `SERVER_NOT_APPROVED`: approve it
+	 *  first); what it offers is then its last listing, if it had one (`listed_at`).
+	 */
 	error?: CommandError_Deserialize | null,
+	/**
+	 *  When what it offers was listed, if it is the server's last listing remembered in
+	 *  the store (the server was not started now); `None` when listed now, or never.
+	 */
+	listed_at?: string | null,
 };
 
 /**  What one server offers, or why it could not be listed. */
@@ -756,8 +764,16 @@ export type ServerOffer_Serialize = {
 	tools: ToolDto_Serialize[],
 	resources: ResourceDto_Serialize[],
 	prompts: PromptDto_Serialize[],
-	/**  Set when the server was not listed (e.g. `SERVER_NOT_APPROVED`: approve it first). */
+	/**
+	 *  Set when the server was not listed now (e.g. `SERVER_NOT_APPROVED`: approve it
+	 *  first); what it offers is then its last listing, if it had one (`listed_at`).
+	 */
 	error: CommandError_Serialize | null,
+	/**
+	 *  When what it offers was listed, if it is the server's last listing remembered in
+	 *  the store (the server was not started now); `None` when listed now, or never.
+	 */
+	listed_at: string | null,
 };
 
 /**  What a connection test found: the protocol revision spoken and the tools. */

@@ -25,6 +25,7 @@ pub mod error;
 pub mod files;
 pub mod headless;
 pub mod home;
+pub mod listings;
 mod logs;
 pub mod people;
 pub mod pipeline;

@@ -8,7 +8,7 @@ use crate::error::{AppError, Result};
 use mcpflow_blueprint::{Code, Diagnostic};
 use mcpflow_config::launch::{TransportKind, transport_kind};
 use mcpflow_mcp::{ServerConfigs, ServerEntry};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// One configured server as the studio and `list_servers` show it.
@@ -37,7 +37,7 @@ pub struct ServerView {
 }
 
 /// A tool a server offers, for the palette and `list_tools`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolView {
     pub server: String,
     pub name: String,
@@ -330,6 +330,7 @@ impl App {
         if !self.store().delete_server(name)? {
             return Err(AppError::NotFound { what: "server", id: name.to_owned() });
         }
+        self.forget_listing(name);
         self.reload_servers()
     }
 
@@ -395,7 +396,7 @@ fn tool_views(server: &str, found: &mcpflow_mcp::Discovery) -> Vec<ToolView> {
 }
 
 /// A resource a server offers, for the palette.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResourceView {
     pub server: String,
     pub uri: String,
@@ -407,7 +408,7 @@ pub struct ResourceView {
 }
 
 /// A prompt a server offers, for the palette.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PromptView {
     pub server: String,
     pub name: String,
@@ -417,7 +418,7 @@ pub struct PromptView {
     pub arguments: Vec<PromptArgumentView>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PromptArgumentView {
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -426,7 +427,7 @@ pub struct PromptArgumentView {
 }
 
 /// Everything one server offers.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Offer {
     /// The MCP revision the connection speaks (see [`Tested`]).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -438,43 +439,51 @@ pub struct Offer {
 
 impl App {
     /// Connects to a server (starting it if it is approved) and lists its tools,
-    /// resources and prompts. Refused with `SERVER_NOT_APPROVED` for a stdio command
-    /// nobody approved: nothing starts without consent.
+    /// resources and prompts, remembered as its last listing (see [`App::last_listing`]).
+    /// Refused with `SERVER_NOT_APPROVED` for a stdio command nobody approved: nothing
+    /// starts without consent.
     pub async fn offer(&self, name: &str) -> Result<Offer> {
         let found = self.pool().discover(name).await?;
-        Ok(Offer {
-            protocol_version: found.protocol_version.clone(),
-            tools: tool_views(name, &found),
-            resources: found
-                .resources
-                .iter()
-                .map(|r| ResourceView {
-                    server: name.to_owned(),
-                    uri: r.uri.clone(),
-                    name: r.name.clone(),
-                    description: r.description.clone(),
-                    mime_type: r.mime_type.clone(),
-                })
-                .collect(),
-            prompts: found
-                .prompts
-                .iter()
-                .map(|p| PromptView {
-                    server: name.to_owned(),
-                    name: p.name.clone(),
-                    description: p.description.clone(),
-                    arguments: p
-                        .arguments
-                        .iter()
-                        .flatten()
-                        .map(|a| PromptArgumentView {
-                            name: a.name.clone(),
-                            description: a.description.clone(),
-                            required: a.required.unwrap_or(false),
-                        })
-                        .collect(),
-                })
-                .collect(),
-        })
+        let offer = offer_of(name, &found);
+        self.remember_listing(name, &offer);
+        Ok(offer)
+    }
+}
+
+/// What a discovery found, as the palette shows it.
+fn offer_of(name: &str, found: &mcpflow_mcp::Discovery) -> Offer {
+    Offer {
+        protocol_version: found.protocol_version.clone(),
+        tools: tool_views(name, found),
+        resources: found
+            .resources
+            .iter()
+            .map(|r| ResourceView {
+                server: name.to_owned(),
+                uri: r.uri.clone(),
+                name: r.name.clone(),
+                description: r.description.clone(),
+                mime_type: r.mime_type.clone(),
+            })
+            .collect(),
+        prompts: found
+            .prompts
+            .iter()
+            .map(|p| PromptView {
+                server: name.to_owned(),
+                name: p.name.clone(),
+                description: p.description.clone(),
+                arguments: p
+                    .arguments
+                    .iter()
+                    .flatten()
+                    .map(|a| PromptArgumentView {
+                        name: a.name.clone(),
+                        description: a.description.clone(),
+                        required: a.required.unwrap_or(false),
+                    })
+                    .collect(),
+            })
+            .collect(),
     }
 }

@@ -93,6 +93,11 @@ pub(crate) trait Values {
     fn servers(&self) -> Result<Vec<(String, Value)>>;
     fn delete_server(&self, name: &str) -> Result<bool>;
 
+    /// A server's last listing (`listings.rs`), replaced whole.
+    fn put_listing(&self, server: &str, listing: &Value) -> Result<()>;
+    fn listing(&self, server: &str) -> Result<Option<Value>>;
+    fn delete_listing(&self, server: &str) -> Result<bool>;
+
     /// Records the consent (and makes it durable).
     fn put_consent(&self, consent: &Consent) -> Result<()>;
     fn consent(&self, hash: &str) -> Result<Option<Consent>>;

@@ -11,6 +11,7 @@
 //! | `events` | `01 run_id 00 seq:u64` | [`mcpflow_engine::RunEvent`] |
 //! | `saved` | `01 blueprint 00 name` | the saved value |
 //! | `servers` | `01 name` | the `mcpServers` entry as written |
+//! | `listings` | `01 name` | a server's last listing (`listings.rs`) |
 //! | `consents` | `01 hash` | [`crate::Consent`] |
 //! | `schedules` | `01 blueprint` | the scheduler's state |
 //! | `meta` | `schema_version` (no version byte) | a number |
@@ -28,6 +29,7 @@ pub(crate) const RUN_INDEX: &str = "runs_by_blueprint";
 pub(crate) const EVENTS: &str = "events";
 pub(crate) const SAVED: &str = "saved";
 pub(crate) const SERVERS: &str = "servers";
+pub(crate) const LISTINGS: &str = "listings";
 pub(crate) const CONSENTS: &str = "consents";
 pub(crate) const SCHEDULES: &str = "schedules";
 pub(crate) const META: &str = "meta";

@@ -23,6 +23,7 @@ mod codec;
 mod consents;
 mod error;
 mod keys;
+mod listings;
 mod postgres;
 mod runs;
 mod saved;

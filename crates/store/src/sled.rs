@@ -28,6 +28,7 @@ pub(crate) struct Sled {
     pub(crate) events: Tree,
     pub(crate) saved: Tree,
     pub(crate) servers: Tree,
+    pub(crate) listings: Tree,
     pub(crate) consents: Tree,
     pub(crate) schedules: Tree,
 }
@@ -65,6 +66,7 @@ impl Sled {
             events: tree(keys::EVENTS)?,
             saved: tree(keys::SAVED)?,
             servers: tree(keys::SERVERS)?,
+            listings: tree(keys::LISTINGS)?,
             consents: tree(keys::CONSENTS)?,
             schedules: tree(keys::SCHEDULES)?,
             db,

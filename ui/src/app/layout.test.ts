@@ -150,6 +150,28 @@ describe('toggles and panels that open by themselves', () => {
     }
   });
 
+  it('lets a step being built change its errors without popping the panel; a working step that breaks opens it', () => {
+    const stop = followDocForPanels();
+    const step = (id: string, code: string, pointer: string) => ({ level: 'error' as const, code, message: 'x', pointer, step: id, hint: null });
+    try {
+      docStore.getState().load({ blueprint: 1, id: 'a', steps: [{ id: 'prev', kind: 'transform', value: 1 }] } as Blueprint);
+      docStore.getState().setDiagnostics([]);
+      // A Loop dropped: its card is marked, the panel stays shut.
+      docStore.getState().addStep({ kind: 'loop', for_each: '', steps: [] } as never);
+      const loop = docStore.getState().doc.steps.find((s) => s.kind === 'loop')?.id ?? 'loop';
+      docStore.getState().setDiagnostics([step(loop, 'LOOP_INVALID', '/steps/1/for_each')]);
+      expect(L().bottom.collapsed).toBe(true);
+      // Its list typed: another error of the same step (no body yet) — still being built.
+      docStore.getState().setDiagnostics([step(loop, 'LOOP_INVALID', '/steps/1/steps')]);
+      expect(L().bottom.collapsed).toBe(true);
+      // A step that was working breaks: that is news.
+      docStore.getState().setDiagnostics([step(loop, 'LOOP_INVALID', '/steps/1/steps'), step('prev', 'TEMPLATE_SYNTAX', '/steps/0/value')]);
+      expect(L().bottom.collapsed).toBe(false);
+    } finally {
+      stop();
+    }
+  });
+
   it('does not count an empty document\'s "no steps" as a problem', () => {
     const stop = followDocForPanels();
     try {

@@ -25,6 +25,7 @@ import {
   type Connection,
   type EdgeChange,
   type IsValidConnection,
+  type OnConnectEnd,
   type NodeChange,
   type OnBeforeDelete,
   type OnSelectionChangeParams,
@@ -43,6 +44,7 @@ import {
   type MouseEvent as ReactMouseEvent,
 } from 'react';
 import { connectionProblem } from '../doc/ops';
+import { cardUnder } from './connect-drop';
 import { findStep } from '../doc/query';
 import { docStore, useDoc } from '../doc/store';
 import type { Blueprint, StepTemplate, XY } from '../doc/types';
@@ -335,6 +337,20 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
 
   const onConnect = useCallback((c: Connection) => {
     const r = docStore.getState().connect(c.source, c.target, c.sourceHandle);
+    if (!r.ok) setNotice(r.reason);
+  }, []);
+
+  /** An edge's end being dragged (React Flow ends that through onConnectEnd too). */
+  const reconnecting = useRef(false);
+  /** An edge let go on a card (not on a handle): connected to that card's `in`. */
+  const onConnectEnd = useCallback<OnConnectEnd>((event, state) => {
+    if (reconnecting.current) return;
+    // (A card's own source handles near the pointer count as "invalid" targets: the card
+    // under the pointer is what the person aimed at.)
+    if (state.isValid || !state.fromNode || state.fromHandle?.type !== 'source') return;
+    const target = cardUnder(event);
+    if (!target || target === state.fromNode.id) return;
+    const r = docStore.getState().connect(state.fromNode.id, target, state.fromHandle.id ?? null);
     if (!r.ok) setNotice(r.reason);
   }, []);
 
@@ -658,7 +674,10 @@ export const Canvas = memo(function Canvas({ onSaveShortcut }: CanvasProps) {
         onEdgesChange={onEdgesChange}
         onSelectionChange={onSelectionChange}
         onConnect={onConnect}
+        onConnectEnd={onConnectEnd}
         onReconnect={onReconnect}
+        onReconnectStart={() => (reconnecting.current = true)}
+        onReconnectEnd={() => (reconnecting.current = false)}
         isValidConnection={isValidConnection}
         onBeforeDelete={onBeforeDelete}
         onDragOver={onDragOver}

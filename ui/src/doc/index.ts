@@ -17,6 +17,7 @@ export {
   docStore,
   EMPTY_BLUEPRINT,
   HISTORY_LIMIT,
+  READ_ONLY,
   sameIds,
   useDoc,
   type DocMeta,

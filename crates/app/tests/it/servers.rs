@@ -269,3 +269,29 @@ async fn the_switch_may_ask_the_model_is_written_on_the_stored_entry_and_keeps_t
     assert_eq!(err.code(), "SERVER_NOT_FOUND", "{err}");
     app.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_servers_listing_is_remembered_for_when_it_is_not_started_and_forgotten_with_the_server() {
+    let bin = mcpflow_testkit::binary().display().to_string();
+    let app = App::with_store(Store::open_temporary().unwrap(), Vec::new(), AppOptions::default()).unwrap();
+    app.put_server("echo", &json!({ "command": bin, "args": ["echo"] })).unwrap();
+    assert!(app.last_listing("echo").is_none(), "never listed");
+    assert_eq!(app.offer("echo").await.unwrap_err().code(), "SERVER_NOT_APPROVED");
+    assert!(app.last_listing("echo").is_none(), "a refusal lists nothing");
+
+    app.approve_server("echo").unwrap();
+    let offer = app.offer("echo").await.unwrap();
+    let last = app.last_listing("echo").expect("remembered when listed");
+    assert_eq!(last.offer, offer, "the listing as the palette showed it");
+    assert!(last.offer.tools.iter().any(|t| t.name == "echo" && t.server == "echo"), "{:?}", last.offer.tools);
+    assert!(chrono::DateTime::parse_from_rfc3339(&last.listed_at).is_ok(), "{}", last.listed_at);
+
+    // Its command changes: not approved any more, and its last listing still stands.
+    app.put_server("echo", &json!({ "command": bin, "args": ["echo"], "env": { "NEW": "1" } })).unwrap();
+    assert!(!app.servers()[0].approved);
+    assert_eq!(app.last_listing("echo").map(|l| l.offer), Some(offer));
+
+    app.delete_server("echo").unwrap();
+    assert!(app.last_listing("echo").is_none(), "forgotten with the server");
+    app.shutdown().await;
+}

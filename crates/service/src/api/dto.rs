@@ -221,19 +221,34 @@ pub struct ServerOffer {
     pub tools: Vec<ToolDto>,
     pub resources: Vec<ResourceDto>,
     pub prompts: Vec<PromptDto>,
-    /// Set when the server was not listed (e.g. `SERVER_NOT_APPROVED`: approve it first).
+    /// Set when the server was not listed now (e.g. `SERVER_NOT_APPROVED`: approve it
+    /// first); what it offers is then its last listing, if it had one (`listed_at`).
     pub error: Option<CommandError>,
+    /// When what it offers was listed, if it is the server's last listing remembered in
+    /// the store (the server was not started now); `None` when listed now, or never.
+    pub listed_at: Option<String>,
 }
 
 impl ServerOffer {
-    pub fn failed(server: &str, error: CommandError) -> Self {
-        ServerOffer {
-            server: server.to_owned(),
-            protocol_version: None,
-            tools: vec![],
-            resources: vec![],
-            prompts: vec![],
-            error: Some(error),
+    /// A server not listed now: its last listing with the reason, or only the reason
+    /// when it was never listed.
+    pub fn failed(server: &str, error: CommandError, last: Option<mcpflow_app::listings::Listed>) -> Self {
+        match last {
+            Some(last) => ServerOffer {
+                protocol_version: None,
+                error: Some(error),
+                listed_at: Some(last.listed_at),
+                ..ServerOffer::from_offer(server, last.offer)
+            },
+            None => ServerOffer {
+                server: server.to_owned(),
+                protocol_version: None,
+                tools: vec![],
+                resources: vec![],
+                prompts: vec![],
+                error: Some(error),
+                listed_at: None,
+            },
         }
     }
 }
@@ -312,6 +327,7 @@ impl ServerOffer {
                 })
                 .collect(),
             error: None,
+            listed_at: None,
         }
     }
 }

@@ -131,14 +131,14 @@ impl Local {
                     let error = CommandError::new(
                         "SERVER_NOT_APPROVED",
                         format!(
-                            "`{name}` starts `{command}`, which nobody approved yet; approve it in the Servers panel"
+                            "`{name}` starts `{command}`, which nobody approved yet; approve it with Approve… on a step that calls it, in the palette or in the Servers panel"
                         ),
                     );
-                    return ServerOffer::failed(&name, error);
+                    return ServerOffer::failed(&name, error, app.last_listing(&name));
                 }
                 match app.offer(&name).await {
                     Ok(offer) => ServerOffer::from_offer(&name, offer),
-                    Err(e) => ServerOffer::failed(&name, e.into()),
+                    Err(e) => ServerOffer::failed(&name, e.into(), app.last_listing(&name)),
                 }
             }
         }))

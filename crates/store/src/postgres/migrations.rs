@@ -15,7 +15,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// The SQL migrations, in order: (version, name, SQL).
-const MIGRATIONS: &[(i64, &str, &str)] = &[(1, "tables", include_str!("../../migrations/0001_tables.sql"))];
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "tables", include_str!("../../migrations/0001_tables.sql")),
+    (2, "listings", include_str!("../../migrations/0002_listings.sql")),
+];
 
 /// The advisory lock the process owning the store holds for as long as it is connected
 /// ("mcpflow" and 1, as a number).

@@ -1,4 +1,4 @@
-//! Saved values, servers, consents and schedule state in PostgreSQL: a table each, a
+//! Saved values, servers, their listings, consents and schedule state in PostgreSQL: a table each, a
 //! JSON value under its name.
 
 use super::{Postgres, col, json_text};
@@ -25,6 +25,15 @@ const SERVERS: Table = Table {
           ON CONFLICT (name) DO UPDATE SET config = EXCLUDED.config",
     delete: "DELETE FROM servers WHERE name = $1",
     list: "SELECT name, config::text FROM servers ORDER BY name",
+};
+
+const LISTINGS: Table = Table {
+    name: "listings",
+    get: "SELECT listing::text FROM listings WHERE name = $1",
+    put: "INSERT INTO listings (name, listing) VALUES ($1, $2::text::json)
+          ON CONFLICT (name) DO UPDATE SET listing = EXCLUDED.listing",
+    delete: "DELETE FROM listings WHERE name = $1",
+    list: "SELECT name, listing::text FROM listings ORDER BY name",
 };
 
 const CONSENTS: Table = Table {
@@ -163,6 +172,18 @@ impl Values for Postgres {
 
     fn delete_server(&self, name: &str) -> Result<bool> {
         self.delete(&SERVERS, name)
+    }
+
+    fn put_listing(&self, server: &str, listing: &Value) -> Result<()> {
+        self.put(&LISTINGS, server, json_text(|| "the server's listing".to_owned(), listing)?)
+    }
+
+    fn listing(&self, server: &str) -> Result<Option<Value>> {
+        self.get(&LISTINGS, server)
+    }
+
+    fn delete_listing(&self, server: &str) -> Result<bool> {
+        self.delete(&LISTINGS, server)
     }
 
     fn put_consent(&self, consent: &Consent) -> Result<()> {

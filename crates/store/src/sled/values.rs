@@ -1,4 +1,4 @@
-//! Saved values, servers, consents and schedule state in sled: a tree each, keyed by
+//! Saved values, servers, their listings, consents and schedule state in sled: a tree each, keyed by
 //! name (`keys.rs`).
 
 use super::Sled;
@@ -6,7 +6,7 @@ use crate::backend::Values;
 use crate::codec::{decode, encode};
 use crate::consents::Consent;
 use crate::error::{Error, Result};
-use crate::keys::{self, CONSENTS, SAVED, SCHEDULES, SERVERS};
+use crate::keys::{self, CONSENTS, LISTINGS, SAVED, SCHEDULES, SERVERS};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use sled::Tree;
@@ -62,6 +62,22 @@ impl Values for Sled {
 
     fn delete_server(&self, name: &str) -> Result<bool> {
         let removed = self.servers.remove(keys::single(name)).map_err(Error::db("removing a server"))?;
+        Ok(removed.is_some())
+    }
+
+    fn put_listing(&self, server: &str, listing: &Value) -> Result<()> {
+        self.listings
+            .insert(keys::single(server), encode("the server's listing", listing)?)
+            .map_err(Error::db("remembering a server's listing"))?;
+        Ok(())
+    }
+
+    fn listing(&self, server: &str) -> Result<Option<Value>> {
+        get(&self.listings, LISTINGS, &keys::single(server), "reading a server's listing")
+    }
+
+    fn delete_listing(&self, server: &str) -> Result<bool> {
+        let removed = self.listings.remove(keys::single(server)).map_err(Error::db("forgetting a server's listing"))?;
         Ok(removed.is_some())
     }
 

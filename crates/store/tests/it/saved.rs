@@ -1,4 +1,4 @@
-//! Saved values through the engine's `SavedValues`, across runs and reopenings.
+//! Saved values through the engine's `SavedValues`, across runs and reopenings; servers' listings.
 
 use crate::support::{Kind, Place, fresh};
 use mcpflow_engine::SavedValues;
@@ -28,4 +28,26 @@ fn saved_values_stay_with_their_blueprint(kind: Kind) {
     assert!(error.contains("saved value name"), "{error}");
 }
 
-on_both!(saved_values_reach_the_next_run_after_the_store_is_reopened, saved_values_stay_with_their_blueprint,);
+on_both!(
+    saved_values_reach_the_next_run_after_the_store_is_reopened,
+    saved_values_stay_with_their_blueprint,
+    a_servers_listing_outlives_the_store_and_is_replaced_whole,
+);
+
+fn a_servers_listing_outlives_the_store_and_is_replaced_whole(kind: Kind) {
+    let place = Place::new(kind);
+    let store = place.store();
+    assert_eq!(store.listing("everything").unwrap(), None, "never listed");
+    store.put_listing("everything", &json!({"tools": [{"name": "echo"}, {"name": "add"}]})).unwrap();
+    store.put_listing("everything", &json!({"tools": [{"name": "echo"}]})).unwrap();
+    store.put_listing("memory", &json!({"tools": []})).unwrap();
+    drop(store);
+
+    let store = place.store();
+    assert_eq!(store.listing("everything").unwrap(), Some(json!({"tools": [{"name": "echo"}]})));
+    assert!(store.delete_listing("memory").unwrap());
+    assert_eq!(store.listing("memory").unwrap(), None);
+    assert!(!store.delete_listing("memory").unwrap(), "already gone");
+    let error = store.put_listing("", &json!({})).unwrap_err().to_string();
+    assert!(error.contains("server name"), "{error}");
+}

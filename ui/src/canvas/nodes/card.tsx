@@ -1,12 +1,13 @@
 //! The parts every step node shares: the card (icon, title, subtitle, key fields,
-//! badges), the handles, and the diagnostics badge. Test hooks:
+//! badges, a server awaiting approval), the handles, and the diagnostics badge. Test hooks:
 //! `step-<id>` on the card, `diag-<id>` on the badge, `handle-<id>-<handle>` on handles.
 
-import { Handle, Position } from '@xyflow/react';
-import { memo, type ReactNode } from 'react';
+import { Handle, Position, useConnection } from '@xyflow/react';
+import { memo, useState, type ReactNode } from 'react';
 import { useDoc } from '../../doc/store';
 import type { Json, Step } from '../../doc/types';
 import type { StepNodeData } from '../../graph/types';
+import { ServerApproval } from './approval';
 import { KindIcon } from './icons';
 import { BreakpointToggle, QuestionBar, RunStatus, useRunClass, useNodeRun } from './run';
 import { StepTitle } from './title';
@@ -85,6 +86,12 @@ export function DisabledTag() {
   );
 }
 
+/**
+ * A handle; `title` is its hint ("runs after…"), drawn as a label beside it while the
+ * pointer rests on it — never a native tooltip, which WebKit leaves on screen after an
+ * edge is dragged onto the handle. No hint while an edge is being dragged, nor after a
+ * press or a drop on the handle until the pointer leaves it.
+ */
 export function StepHandle({
   id,
   handle,
@@ -100,6 +107,8 @@ export function StepHandle({
   className?: string;
   title?: string;
 }) {
+  const connecting = useConnection((c) => c.inProgress);
+  const [hover, setHover] = useState<'off' | 'on' | 'quiet'>('off');
   return (
     <Handle
       type={type}
@@ -107,8 +116,20 @@ export function StepHandle({
       id={handle}
       className={className ? `handle ${className}` : 'handle'}
       data-testid={`handle-${id}-${handle}`}
-      title={title}
-    />
+      aria-label={title}
+      // Moving on it shows the hint, not entering it: a card moved or an edge added under
+      // a resting pointer (after a drop) "enters" the handle without anyone pointing at it.
+      onPointerMove={() => setHover((h) => (h === 'off' ? 'on' : h))}
+      onPointerLeave={() => setHover('off')}
+      onPointerDown={() => setHover('quiet')}
+      onPointerUp={() => setHover('quiet')}
+    >
+      {title && hover === 'on' && !connecting ? (
+        <span className={`handle-hint handle-hint-${position}`} data-testid={`handle-hint-${id}-${handle}`}>
+          {title}
+        </span>
+      ) : null}
+    </Handle>
   );
 }
 
@@ -170,6 +191,7 @@ export function StepCard({ id, kind, data, selected, subtitle, fields = [], chil
         </dl>
       )}
       {children}
+      {'server' in step && typeof step.server === 'string' && step.server ? <ServerApproval id={id} server={step.server} selected={selected} /> : null}
       {badges.length > 0 && (
         <div className="step-badges">
           {badges.map((b) => (

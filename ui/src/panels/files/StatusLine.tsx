@@ -5,7 +5,8 @@
 //! you (`WaitingNotice`) and the questions the run shown waits on (`QuestionToasts`).
 //! Nothing in the toolbar moves when a message comes or goes, and the whole text is shown
 //! (wrapped, never cut). Errors and warnings stay until dismissed or replaced; the others
-//! fade after a while.
+//! fade after a while, or as soon as the person goes on working (a press anywhere but on
+//! the toast), so an "approved …" never lies over the card being worked on.
 
 import { memo, useEffect, useState } from 'react';
 import { ServiceIndicator } from '../../shared/ServiceIndicator';
@@ -25,7 +26,16 @@ export const StatusLine = memo(function StatusLine() {
     const t = setTimeout(() => {
       if (statusStore.getState().seq === seq) clearStatus();
     }, FADE_MS);
-    return () => clearTimeout(t);
+    // The press that caused the message is over by now: the next one elsewhere ends it.
+    const onPress = (e: PointerEvent) => {
+      if (e.target instanceof Element && e.target.closest('[data-testid="status"]')) return;
+      if (statusStore.getState().seq === seq) clearStatus();
+    };
+    document.addEventListener('pointerdown', onPress, true);
+    return () => {
+      clearTimeout(t);
+      document.removeEventListener('pointerdown', onPress, true);
+    };
   }, [message, level, seq]);
   const sticky = level === 'error' || level === 'warning';
   return (

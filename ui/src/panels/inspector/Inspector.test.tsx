@@ -368,6 +368,22 @@ describe('Inspector: diagnostics and selection', () => {
   });
 });
 
+describe('Inspector: a past run shown', () => {
+  it('shows every field of the definition it used, none editable', async () => {
+    await mount(DOC, ['say']);
+    const inputs = () => [...host.querySelectorAll<HTMLInputElement>('[data-testid="inspector-fields"] input, [data-testid="inspector-fields"] textarea, [data-testid="inspector-fields"] select')];
+    expect(inputs().length).toBeGreaterThan(3);
+    expect(inputs().every((el) => !el.matches(':disabled'))).toBe(true);
+    expect(q('[data-testid="inspector-read-only"]')).toBeNull();
+    await act(async () => s().setReadOnly(true));
+    expect(inputs().length).toBeGreaterThan(3);
+    expect(inputs().filter((el) => !el.matches(':disabled')).map((el) => el.outerHTML)).toEqual([]);
+    expect(q('[data-testid="inspector-read-only"]')!.textContent).toMatch(/past run used/);
+    await act(async () => s().setReadOnly(false));
+    expect(inputs().every((el) => !el.matches(':disabled'))).toBe(true);
+  });
+});
+
 describe('Inspector: every example', () => {
   it('renders the settings and every step of every example without errors', async () => {
     const errors = vi.spyOn(console, 'error');

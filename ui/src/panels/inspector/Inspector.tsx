@@ -3,8 +3,8 @@
 //! Selecting another step scrolls back to the top, where its run section is; an
 //! argument error of the shown run marks its field in the form (see `StepRun`).
 
-import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
-import { diagnosticTarget, docStore, findStep, useDoc, type Diagnostic, type Step } from '../../doc';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import { diagnosticTarget, docStore, findStep, READ_ONLY, useDoc, type Diagnostic, type Step } from '../../doc';
 import { StepRun, useArgumentProblem } from '../run/StepRun';
 import { FieldDiagnostics } from './fields';
 import { OffersOverride, useOffers, type Offer } from './offers';
@@ -138,18 +138,42 @@ function StepInspector({ step, tab, setTab }: { step: Step; tab: Tab; setTab(t: 
           Raw JSON
         </button>
       </div>
-      {tab === 'form' ? (
-        <ScopeNames.Provider value={names}>
-          <PreviewScope.Provider value={lastRun}>
-            <FieldDiagnostics.Provider value={byField}>
-              <StepForm step={step} diags={diags} />
-            </FieldDiagnostics.Provider>
-          </PreviewScope.Provider>
-        </ScopeNames.Provider>
-      ) : (
-        <RawJson step={step} />
-      )}
+      <ReadOnlyFields>
+        {tab === 'form' ? (
+          <ScopeNames.Provider value={names}>
+            <PreviewScope.Provider value={lastRun}>
+              <FieldDiagnostics.Provider value={byField}>
+                <StepForm step={step} diags={diags} />
+              </FieldDiagnostics.Provider>
+            </PreviewScope.Provider>
+          </ScopeNames.Provider>
+        ) : (
+          <RawJson step={step} />
+        )}
+      </ReadOnlyFields>
     </div>
+  );
+}
+
+/**
+ * The fields of the inspector: while a past run's definition is shown, every one is
+ * shown and none is editable (the document store refuses edits too), under a line
+ * saying why.
+ */
+function ReadOnlyFields({ children }: { children: ReactNode }) {
+  const readOnly = useDoc((s) => s.readOnly);
+  return (
+    <>
+      {readOnly ? (
+        <p className="insp-read-only" data-testid="inspector-read-only">
+          {READ_ONLY[0]?.toUpperCase()}
+          {READ_ONLY.slice(1)}.
+        </p>
+      ) : null}
+      <fieldset className="insp-fields" disabled={readOnly} data-testid="inspector-fields">
+        {children}
+      </fieldset>
+    </>
   );
 }
 
@@ -213,7 +237,9 @@ export function Inspector({ offers }: InspectorProps) {
           <span className="insp-head-title">Blueprint settings</span>
         </header>
         <DiagnosticRows items={blueprintDiags} onPick={(d) => root.current && focusField(root.current, d.pointer)} />
-        <Settings diagnostics={blueprintDiags} />
+        <ReadOnlyFields>
+          <Settings diagnostics={blueprintDiags} />
+        </ReadOnlyFields>
       </>
     );
   } else if (selected.length === 1 && step) {

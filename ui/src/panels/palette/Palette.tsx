@@ -1,9 +1,13 @@
 //! The palette (left sidebar): the step kinds, then every tool, resource and prompt of
 //! every configured server, filtered by the search box. Items are dragged onto the
 //! canvas (`STEP_MIME` data: a step template), or added with a double-click or Enter.
-//! Servers nobody approved are gathered in one "N servers waiting for approval" entry
-//! (`WaitingGroup`: each with its command and a Review… button; consent first). A server
-//! whose listing failed with `AUTH_REQUIRED` offers Sign in (`palette-signin-NAME`).
+//! A server that is not started now (not approved yet, or failing) shows its last listing,
+//! remembered in the store, so its tools can be found and dropped like any other; one
+//! awaiting approval says so with an Approve… button (the consent prompt with the exact
+//! command: nothing starts without it). Servers nobody approved that were never listed are
+//! gathered in one "N servers waiting for approval" entry (`WaitingGroup`: each with its
+//! command and an Approve… button). A server whose listing failed with `AUTH_REQUIRED`
+//! offers Sign in (`palette-signin-NAME`).
 //!
 //! Typing in the search box re-renders the palette only: it writes nothing to the
 //! document store, so the canvas does not render again.
@@ -13,12 +17,12 @@ import { inTauri, type PromptInfo, type ResourceInfo, type ServerOffer, type Too
 import { STEP_MIME } from '../../shared/drag';
 import { docStore } from '../../doc/store';
 import type { StepTemplate } from '../../doc/types';
-import { refreshAll, serversStore, useServers } from '../servers/store';
+import { refreshAll, requestConsent, serversStore, useServers } from '../servers/store';
 import { AUTH_REQUIRED } from '../servers/authtext';
 import { RunSignIn } from '../servers/ServerAuth';
 import { KIND_ITEMS, matches, promptTemplate, resourceTemplate, toolTemplate } from './templates';
 import { WaitingGroup } from './WaitingGroup';
-import { isWaiting, waitingServers } from './waiting';
+import { isUnlisted, isWaiting, waitingServers } from './waiting';
 
 /** Adds a step from a template at the end of the blueprint and selects it (keyboard users). */
 export function addFromTemplate(json: string): string | null {
@@ -36,9 +40,11 @@ interface ItemProps {
   hint?: string | null;
   /** The step template, as JSON text (stable for memo). */
   json: string;
+  /** Its server awaits approval: the step can be added, and is approved on its node. */
+  awaiting?: boolean;
 }
 
-const PaletteItem = memo(function PaletteItem({ testId, kind, label, detail, hint, json }: ItemProps) {
+const PaletteItem = memo(function PaletteItem({ testId, kind, label, detail, hint, json, awaiting }: ItemProps) {
   const onDragStart = (e: DragEvent) => {
     e.dataTransfer.setData(STEP_MIME, json);
     e.dataTransfer.setData('text/plain', json);
@@ -59,7 +65,8 @@ const PaletteItem = memo(function PaletteItem({ testId, kind, label, detail, hin
         draggable
         data-testid={testId}
         data-template={json}
-        title={`${hint ?? detail ?? label}\nDrag onto the canvas, or double-click / Enter to add`}
+        data-awaiting={awaiting ? 'true' : undefined}
+        title={`${hint ?? detail ?? label}\nDrag onto the canvas, or double-click / Enter to add${awaiting ? '\n(its server awaits approval: approve it on the step)' : ''}`}
         onDragStart={onDragStart}
         onDoubleClick={() => addFromTemplate(json)}
         onKeyDown={onKeyDown}
@@ -117,13 +124,32 @@ const ServerSection = memo(function ServerSection({
   const found = useMemo(() => filterOffer(offer, query), [offer, query]);
   const count = found.tools.length + found.resources.length + found.prompts.length;
   if (query && count === 0 && !(offer.error && matches(query, offer.server))) return null;
+  const awaiting = isWaiting(offer);
+  const remembered = typeof offer.listed_at === 'string';
   return (
-    <section className="palette-section" aria-label={`Server ${offer.server}`} data-testid={`palette-server-${offer.server}`}>
+    <section
+      className="palette-section"
+      aria-label={`Server ${offer.server}`}
+      data-testid={`palette-server-${offer.server}`}
+      data-awaiting={awaiting ? 'true' : undefined}
+    >
       <h3 className="palette-heading">
         {offer.server}
-        {!offer.error ? <span className="palette-count">{count}</span> : null}
+        {!offer.error || remembered ? <span className="palette-count">{count}</span> : null}
       </h3>
-      {offer.error?.code === AUTH_REQUIRED ? (
+      {awaiting ? (
+        <div className="palette-awaiting" data-testid={`palette-awaiting-${offer.server}`}>
+          <span title={offer.listed_at ? `As listed ${offer.listed_at}` : undefined}>Awaits approval · tools as last listed</span>
+          <button
+            type="button"
+            data-testid={`palette-approve-${offer.server}`}
+            onClick={() => void requestConsent(offer.server)}
+            title={`Review what ${offer.server} starts, and approve it`}
+          >
+            Approve…
+          </button>
+        </div>
+      ) : offer.error?.code === AUTH_REQUIRED ? (
         <div data-testid={`palette-error-${offer.server}`} data-code={AUTH_REQUIRED}>
           <p className="inline-warning">Needs a sign-in before its tools can be listed.</p>
           <RunSignIn server={offer.server} message={offer.error.message} testPrefix="palette-signin" />
@@ -131,6 +157,7 @@ const ServerSection = memo(function ServerSection({
       ) : offer.error ? (
         <p className="inline-error" data-testid={`palette-error-${offer.server}`}>
           {offer.error.message}
+          {remembered ? ' (its tools as last listed)' : ''}
         </p>
       ) : count === 0 ? (
         <p className="muted">offers nothing</p>
@@ -144,6 +171,7 @@ const ServerSection = memo(function ServerSection({
               kind="tool"
               label={t.name}
               detail={t.description}
+              awaiting={awaiting}
               json={JSON.stringify(toolTemplate({ ...t, server: offer.server }))}
             />
           ))}
@@ -161,6 +189,7 @@ const ServerSection = memo(function ServerSection({
                 label={r.name}
                 detail={r.description ?? r.uri}
                 hint={r.uri}
+                awaiting={awaiting}
                 json={JSON.stringify(resourceTemplate({ ...r, server: offer.server }))}
               />
             ))}
@@ -178,6 +207,7 @@ const ServerSection = memo(function ServerSection({
                 kind="prompt"
                 label={p.name}
                 detail={p.description}
+                awaiting={awaiting}
                 json={JSON.stringify(promptTemplate({ ...p, server: offer.server }))}
               />
             ))}
@@ -242,7 +272,7 @@ export const Palette = memo(function Palette() {
       ) : null}
       <WaitingGroup waiting={waiting} />
       {offers
-        .filter((o) => !isWaiting(o))
+        .filter((o) => !isUnlisted(o))
         .map((o) => (
           <ServerSection key={o.server} offer={o} query={deferred} />
         ))}

@@ -1,5 +1,7 @@
-//! The palette's one entry for every server waiting for approval: a header with the
-//! count that expands to one line per server — its name, the command it would start
+//! The palette's one entry for every server waiting for approval that was never listed
+//! (so its tools are not known yet, as its line under the header says): a header with the
+//! count that expands to one line
+//! per server — its name, the command it would start
 //! (one line under it, long paths shortened to their last two parts and cut with an
 //! ellipsis, whole on hover) and a Review… button that opens the
 //! consent prompt with the exact command. Nothing starts from here without consent.
@@ -27,11 +29,16 @@ export const WaitingGroup = memo(function WaitingGroup({ waiting }: { waiting: W
         </span>
         <span className="palette-waiting-title">{waitingTitle(waiting.length)}</span>
       </button>
+      <p className="muted palette-waiting-hint" data-testid="palette-waiting-hint">
+        Not listed yet — approve to see their tools.
+      </p>
       {open ? (
         <ul className="palette-waiting-list">
           {waiting.map((w) => (
             <li key={w.server} className="palette-waiting-row" data-testid={`palette-waiting-${w.server}`}>
-              <span className="palette-waiting-name">{w.server}</span>
+              <span className="palette-waiting-name" title={`${w.server}: not listed yet — Approve to see its tools`}>
+                {w.server}
+              </span>
               <code className="palette-waiting-command" title={w.command}>
                 {shortCommand(w.command)}
               </code>
@@ -41,14 +48,12 @@ export const WaitingGroup = memo(function WaitingGroup({ waiting }: { waiting: W
                 onClick={() => void requestConsent(w.server)}
                 title={`Review what ${w.server} starts, and approve it`}
               >
-                Review…
+                Approve…
               </button>
             </li>
           ))}
         </ul>
-      ) : (
-        <p className="muted palette-waiting-hint">Their tools appear here once approved.</p>
-      )}
+      ) : null}
     </section>
   );
 });

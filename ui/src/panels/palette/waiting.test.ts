@@ -1,8 +1,9 @@
-// The palette's grouped "servers waiting for approval" entry: which servers it holds.
+// The palette's grouped "servers waiting for approval" entry: which servers it holds (those
+// never listed); a server listed before shows its remembered tools in its own section.
 
 import { describe, expect, it } from 'vitest';
 import type { ServerInfo, ServerOffer } from '../../backend';
-import { isWaiting, shortCommand, waitingServers, waitingTitle } from './waiting';
+import { isRemembered, isUnlisted, isWaiting, shortCommand, waitingServers, waitingTitle } from './waiting';
 
 const refused = (server: string, message = `server \`${server}\` is not approved`): ServerOffer => ({
   server,
@@ -11,6 +12,7 @@ const refused = (server: string, message = `server \`${server}\` is not approved
   resources: [],
   prompts: [],
   error: { code: 'SERVER_NOT_APPROVED', message } as ServerOffer['error'],
+  listed_at: null,
 });
 const listed = (server: string): ServerOffer => ({
   server,
@@ -19,6 +21,7 @@ const listed = (server: string): ServerOffer => ({
   resources: [],
   prompts: [],
   error: null,
+  listed_at: null,
 });
 const info = (name: string, command: string | null, approved = false): ServerInfo =>
   ({ name, transport: 'stdio', command, approved, config: {} }) as unknown as ServerInfo;
@@ -52,6 +55,18 @@ describe('servers waiting for approval', () => {
     expect(waitingServers(offers, servers, 'mem').map((w) => w.server)).toEqual(['memory']);
     expect(waitingServers(offers, servers, 'server-everything').map((w) => w.server)).toEqual(['everything']);
     expect(waitingServers(offers, servers, 'nothing-like-it')).toEqual([]);
+  });
+
+  it('a server listed before is not in the group: its last listing shows, marked as awaiting approval', () => {
+    const remembered: ServerOffer = { ...listed('everything'), error: refused('everything').error, listed_at: '2026-12-07T14:00:00Z' };
+    const withMemory = [refused('memory'), remembered];
+    expect(waitingServers(withMemory, servers).map((w) => w.server)).toEqual(['memory']);
+    expect(withMemory.map((o) => [o.server, isWaiting(o), isRemembered(o), isUnlisted(o)])).toEqual([
+      ['memory', true, false, true],
+      ['everything', true, true, false],
+    ]);
+    // Listed now (approved): neither remembered nor in the group.
+    expect([isRemembered(listed('echo')), isUnlisted(listed('echo'))]).toEqual([false, false]);
   });
 
   it('says how many in one title', () => {

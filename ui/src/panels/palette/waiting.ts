@@ -1,5 +1,7 @@
-//! Servers waiting for approval, gathered for the palette's one grouped entry ("3
-//! servers waiting for approval") instead of a box per server. Pure, for tests.
+//! Servers waiting for approval. Those never listed are gathered in the palette's one
+//! grouped entry ("3 servers waiting for approval": not listed yet, approve to see their
+//! tools); those listed before show their last listing in a section of their own, as any
+//! server, marked as awaiting approval. Pure, for tests.
 
 import type { ServerInfo, ServerOffer } from '../../backend';
 import { matches } from './templates';
@@ -13,8 +15,15 @@ export interface Waiting {
 /** Whether an offer could not be listed because its server is not approved. */
 export const isWaiting = (offer: ServerOffer): boolean => offer.error?.code === 'SERVER_NOT_APPROVED';
 
+/** Whether an offer is the server's last listing, remembered (the server was not started now). */
+export const isRemembered = (offer: ServerOffer): boolean => typeof offer.listed_at === 'string';
+
+/** Whether an offer goes to the grouped entry: waiting for approval and never listed. */
+export const isUnlisted = (offer: ServerOffer): boolean => isWaiting(offer) && !isRemembered(offer);
+
 /**
- * The servers whose offer is refused for want of approval, in palette order, with the
+ * The servers whose offer is refused for want of approval and that were never listed
+ * (those listed before show their last listing instead), in palette order, with the
  * command each would start (the servers list's, or the refusal's text). With a search,
  * only those whose name or command matches it.
  */
@@ -22,7 +31,7 @@ export function waitingServers(offers: readonly ServerOffer[], servers: readonly
   const byName = new Map(servers.map((s) => [s.name, s]));
   const out: Waiting[] = [];
   for (const offer of offers) {
-    if (!isWaiting(offer)) continue;
+    if (!isUnlisted(offer)) continue;
     const command = byName.get(offer.server)?.command ?? offer.error?.message ?? '';
     if (query && !matches(query, offer.server, command)) continue;
     out.push({ server: offer.server, command });
