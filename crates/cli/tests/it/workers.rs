@@ -39,9 +39,33 @@ fn ok(out: Output) -> Output {
     out
 }
 
+/// A database of the test cluster, a data folder, the echo fixture's servers file and the
+/// blueprint's file, in a temporary folder.
+struct Setup {
+    url: String,
+    home: std::path::PathBuf,
+    servers: std::path::PathBuf,
+    file: String,
+    _dir: tempfile::TempDir,
+}
+
+fn setup() -> Option<Setup> {
+    let cluster = Cluster::shared()?;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("queued.json");
+    std::fs::write(&file, blueprint().to_string()).unwrap();
+    Some(Setup {
+        url: cluster.database(),
+        home: dir.path().join("home"),
+        servers: echo_servers(dir.path()),
+        file: file.to_str().unwrap().to_owned(),
+        _dir: dir,
+    })
+}
+
 /// A worker with a short lease (so the reaper acts within seconds), running the echo
-/// fixture from `servers`; returns once it says it is on the queue.
-fn worker(home: &Path, url: &str, servers: &Path, extra: &[&str]) -> Worker {
+/// fixture from `servers`; returns once it says it is on the queue, with what it said.
+fn worker(home: &Path, url: &str, servers: &Path, extra: &[&str]) -> (Worker, String) {
     let servers = servers.to_str().unwrap();
     let mut args = vec!["worker", "--lease", "3s", "--poll", "200ms", "--servers", servers, "--allow-all-servers"];
     args.extend_from_slice(extra);
@@ -50,7 +74,7 @@ fn worker(home: &Path, url: &str, servers: &Path, extra: &[&str]) -> Worker {
     assert!(said.contains(&format!(":{}:", child.id())), "{said}");
     // Keep reading its stderr so it never blocks on a full pipe.
     std::thread::spawn(move || drop(rest.after_the_end()));
-    Worker(child)
+    (Worker(child), said)
 }
 
 /// A worker process, killed when dropped (also when the test fails).
@@ -99,14 +123,8 @@ fn held_with_a_finished_step(db: &mut postgres::Client, pid: u32) -> Vec<String>
 
 #[test]
 fn three_workers_run_200_queued_runs_once_each_through_a_worker_killed_while_it_holds_runs() {
-    let Some(cluster) = Cluster::shared() else { return };
-    let url = cluster.database();
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    let servers = echo_servers(dir.path());
-    let file = dir.path().join("queued.json");
-    std::fs::write(&file, blueprint().to_string()).unwrap();
-    let file = file.to_str().unwrap();
+    let Some(Setup { url, home, servers, file, _dir }) = setup() else { return };
+    let file = file.as_str();
 
     // 200 runs queued before any worker is there, eight `run --detach` at a time.
     let mut queued = Vec::new();
@@ -121,7 +139,7 @@ fn three_workers_run_200_queued_runs_once_each_through_a_worker_killed_while_it_
     }
     assert_eq!(queued.iter().collect::<BTreeSet<_>>().len(), 200, "200 distinct ids: {queued:?}");
 
-    let workers: Vec<Worker> = (0..3).map(|_| worker(&home, &url, &servers, &["--concurrency", "4"])).collect();
+    let workers: Vec<Worker> = (0..3).map(|_| worker(&home, &url, &servers, &["--concurrency", "4"]).0).collect();
     let mut db = postgres::Client::connect(&url, postgres::NoTls).unwrap();
 
     // The first worker is killed once the database shows it holds runs that have finished
@@ -203,24 +221,8 @@ fn get(addr: &str, path: &str) -> String {
 
 #[test]
 fn a_worker_serves_its_probes_and_run_with_db_waits_for_the_queued_run_and_prints_its_result() {
-    let Some(cluster) = Cluster::shared() else { return };
-    let url = cluster.database();
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    let servers = echo_servers(dir.path());
-    let file = dir.path().join("queued.json");
-    std::fs::write(&file, blueprint().to_string()).unwrap();
-
-    let servers_arg = servers.to_str().unwrap();
-    let mut child = Worker(
-        mcpflow(&home, &url, &["worker", "--health", "127.0.0.1:0", "--servers", servers_arg, "--allow-all-servers"])
-            .stdin(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let (said, rest) = said_on_stderr(&mut child.0, "up to");
-    std::thread::spawn(move || drop(rest.after_the_end()));
+    let Some(Setup { url, home, servers, file, _dir }) = setup() else { return };
+    let (child, said) = worker(&home, &url, &servers, &["--health", "127.0.0.1:0"]);
     let addr = said.split("http://").nth(1).and_then(|s| s.split('/').next()).expect(&said).to_owned();
     assert!(get(&addr, "/healthz").starts_with("HTTP/1.1 200"), "healthz");
     let ready = get(&addr, "/readyz");
@@ -228,7 +230,7 @@ fn a_worker_serves_its_probes_and_run_with_db_waits_for_the_queued_run_and_print
     assert!(get(&addr, "/elsewhere").starts_with("HTTP/1.1 404"));
 
     // Without --detach, `run --db` waits for the worker and prints the envelope.
-    let out = ok(mcpflow(&home, &url, &["run", "--json", file.to_str().unwrap()]).output().unwrap());
+    let out = ok(mcpflow(&home, &url, &["run", "--json", &file]).output().unwrap());
     let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(envelope["status"], "succeeded", "{envelope}");
     assert_eq!(envelope["output"], "n=3", "{envelope}");
@@ -236,7 +238,7 @@ fn a_worker_serves_its_probes_and_run_with_db_waits_for_the_queued_run_and_print
 
     // --detach needs a database.
     let out = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
-        .args(["run", "--detach", file.to_str().unwrap()])
+        .args(["run", "--detach", &file])
         .env("MCPFLOW_HOME", &home)
         .env_remove("MCPFLOW_DB")
         .output()
