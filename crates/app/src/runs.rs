@@ -10,6 +10,7 @@
 pub(crate) mod active;
 pub(crate) mod asked;
 mod questions;
+mod queue;
 mod rerun;
 mod resume;
 
@@ -117,6 +118,9 @@ pub struct StartRun {
     /// The MCP client that asked for the run (`mcpflow serve`: its `clientInfo.name`);
     /// recorded, cut to printable text.
     pub client: Option<String>,
+    /// The queued run this start takes over (`mcpflow worker` claimed it): the run keeps
+    /// that id and its record is written over the queued one.
+    pub queued: Option<String>,
 }
 
 /// A client's name as recorded: printable characters only, at most 64 of them.
@@ -160,6 +164,7 @@ impl StartRun {
             wait: false,
             sampler: None,
             client: None,
+            queued: None,
         }
     }
 }
@@ -214,7 +219,7 @@ impl App {
         let (bp, plan, rev) = self.load(&spec.target)?;
         check_stack(&bp.id, &spec.stack)?;
         let own_pool = self.own_pool(&bp);
-        let run_id = crate::headless::new_run_id();
+        let run_id = spec.queued.clone().unwrap_or_else(crate::headless::new_run_id);
         let store = self.store().clone();
         let recorder = Arc::new(Recorder { store: store.clone(), failed: AtomicBool::new(false) });
         let engine = self.run_engine(&spec, &run_id, own_pool.clone(), recorder.clone());
@@ -233,7 +238,7 @@ impl App {
         let recorded = Arc::new(AtomicBool::new(false));
         self.enter(&shared, &bp.id, control_tx, cancel.clone(), events_tx.clone(), recorded.clone())?;
         let record = run_record(&run_id, &bp.id, rev, &config, &mut spec);
-        self.begin(&shared, &record, &recorded)?;
+        self.begin(&shared, &record, spec.queued.is_some(), &recorded)?;
         let sink = event_sink(&shared, recorder, spec.observer.clone(), events_tx);
         let (done_tx, done_rx) = oneshot::channel();
         let blueprint = bp.id.clone();
@@ -328,9 +333,11 @@ impl App {
 
     /// Records the run's start (a waiting run it resumes waits no more) and tells the
     /// subscribers; when the store refuses, the run leaves the table and is not started.
-    fn begin(&self, shared: &Shared, record: &RunRecord, recorded: &AtomicBool) -> Result<()> {
+    /// `queued`: the record goes over the queued run a worker claimed.
+    fn begin(&self, shared: &Shared, record: &RunRecord, queued: bool, recorded: &AtomicBool) -> Result<()> {
         let store = &shared.store;
-        let begun = store.begin_run(record).and_then(|()| store.sync());
+        let begun = if queued { store.take_over_run(record) } else { store.begin_run(record) };
+        let begun = begun.and_then(|()| store.sync());
         if let Some(resumed) = &record.resumed_from {
             // A run left waiting whose question this run answers waits no more.
             if begun.is_ok()

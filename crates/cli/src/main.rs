@@ -10,9 +10,11 @@ mod answer;
 mod app;
 mod auth;
 mod backup;
+mod health;
 mod history;
 mod lock;
 mod progress;
+mod queue;
 mod rerun;
 mod resume;
 mod run;
@@ -25,6 +27,7 @@ mod telemetry;
 mod test;
 mod through;
 mod validate;
+mod worker;
 
 #[derive(Debug, Parser)]
 #[command(name = "mcpflow", version, about = "Design, validate and run MCP workflow blueprints", long_about = None)]
@@ -36,7 +39,8 @@ struct Cli {
     log_format: Option<LogFormatArg>,
     /// The store in this PostgreSQL database instead of the data folder:
     /// `postgresql://USER:PASSWORD@HOST:PORT/DB` (also `MCPFLOW_DB`). For `list`, `runs`,
-    /// `show`, `export`, `import` and `run --store`; see docs/scale-out.md.
+    /// `show`, `export`, `import`, `run` (queues for `worker`s; `run --store` runs here)
+    /// and `worker`; see docs/scale-out.md.
     #[arg(long, global = true, value_name = "URL")]
     db: Option<String>,
     #[command(subcommand)]
@@ -219,10 +223,11 @@ enum Command {
     /// launches `mcpflow serve`, written into the host's configuration file with the rest
     /// of the file kept as it is (`--print` shows it and changes nothing).
     Setup(setup::SetupArgs),
-    /// Run one run sent on standard input, for `mcpflow service` and `serve`, which start
-    /// it (each of their runs in a worker process of its own).
-    #[command(hide = true)]
-    Worker,
+    /// With `--db URL` (or `MCPFLOW_DB`): a worker on the store's run queue — claims
+    /// queued runs (`mcpflow run FILE --db URL --detach`) and runs them; see
+    /// docs/scale-out.md. Without: one run sent on standard input, for `mcpflow service`
+    /// and `serve`, which start it (each of their runs in a worker process of its own).
+    Worker(worker::WorkerArgs),
     /// Import a blueprint file or a store backup into the store. Starts no server.
     Import {
         #[arg(value_name = "FILE")]
@@ -284,7 +289,10 @@ fn main() -> ExitCode {
             report(backup::export_blueprint(&id, portable, out.as_deref(), &app))
         }
         Command::Setup(args) => report(setup::run(&args)),
-        Command::Worker => ExitCode::from(mcpflow_worker::serve(std::io::stdin(), std::io::stdout())),
+        Command::Worker(args) => match app::database() {
+            Some(url) => worker::run(args, url),
+            None => ExitCode::from(mcpflow_worker::serve(std::io::stdin(), std::io::stdout())),
+        },
         Command::Import { file } => with_runtime(async move { backup::import(&file) }),
         Command::Schema => match stdout::out!("{}", mcpflow_blueprint::schema::blueprint_schema_text()) {
             Ok(()) => ExitCode::SUCCESS,

@@ -78,6 +78,11 @@ pub struct RunArgs {
     /// cassette, secrets hidden, for `mcpflow test` to replay without servers.
     #[arg(long, value_name = "CASSETTE", conflicts_with = "store")]
     record: Option<PathBuf>,
+    /// With `--db URL` (or `MCPFLOW_DB`): queue the run for a `mcpflow worker`, print its
+    /// id and return. Without it, `run --db` (no `--store`) queues the run too, then waits
+    /// for its end and prints the usual result.
+    #[arg(long, conflicts_with_all = ["store", "record", "sign_in", "wait"])]
+    detach: bool,
 }
 
 /// Who answers a run's questions (`input` steps, servers' elicitations).
@@ -134,6 +139,10 @@ impl Watch {
             eprintln!("error: --json and --events - both write to stdout; send the events to a file");
             ExitCode::from(EXIT_USAGE)
         })
+    }
+
+    pub(crate) fn is_quiet(&self) -> bool {
+        self.quiet
     }
 
     pub(crate) fn timeout_ms(&self) -> Option<u64> {
@@ -318,6 +327,14 @@ async fn execute(args: RunArgs, telemetry: Option<Arc<dyn mcpflow_engine::Teleme
         eprintln!("warning[SERVER_COMMAND_MISSING]: {warning}");
     }
 
+    match (crate::app::database(), args.store) {
+        (Some(url), false) => return crate::queue::run(url, &args.out, args.detach, &bytes, &checked, &spec).await,
+        (None, _) if args.detach => {
+            eprintln!("error: --detach queues the run in a database: give --db URL (or set MCPFLOW_DB)");
+            return Ok(ExitCode::from(EXIT_USAGE));
+        }
+        _ => {}
+    }
     let top_level = checked.plan.lists.first().map_or(0, |l| l.members.len()) as u64;
     let (sink, writer) = args.out.sink(top_level)?;
     let stop = cancel_on_signals()?;

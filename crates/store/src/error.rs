@@ -11,6 +11,10 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// An operation only a store in PostgreSQL has (the run queue of `mcpflow worker`).
+    #[error("{what} needs the store in a PostgreSQL database (--db URL or MCPFLOW_DB); the store at {} is a folder", path.display())]
+    NeedsDatabase { what: &'static str, path: PathBuf },
+
     /// The data folder could not be created or read.
     #[error("cannot use the store folder {}: {source}; check its permissions or set MCPFLOW_HOME", path.display())]
     Folder { path: PathBuf, source: std::io::Error },
@@ -30,10 +34,11 @@ pub enum Error {
     )]
     Connect { url: String, source: postgres::Error },
 
-    /// Another process holds the store's lock in that database.
+    /// Another process holds the store's lock in that database: one that owns the store
+    /// (when sharing it), or workers sharing it (when owning it).
     #[error(
-        "the store in the database at {url} is in use by another mcpflow process (it holds the store's lock); stop \
-         it, or point --db at another database"
+        "the store in the database at {url} is in use by another mcpflow process (it holds the store's lock: a \
+         process owning the store, or `mcpflow worker`s sharing it); stop it, or point --db at another database"
     )]
     DatabaseLocked { url: String },
 
@@ -136,6 +141,7 @@ impl Error {
             Error::Db { .. } | Error::Postgres { .. } | Error::ConnectionGone { .. } => "STORE_IO",
             Error::Connect { .. } => "STORE_CONNECT",
             Error::DatabaseLocked { .. } => "STORE_LOCKED",
+            Error::NeedsDatabase { .. } => "STORE_NEEDS_DATABASE",
             Error::NewerDatabase { .. } => "STORE_NEWER_SCHEMA",
             Error::Corrupt { .. } => "STORE_CORRUPT",
             Error::InvalidKey { .. } => "STORE_INVALID_KEY",

@@ -1,8 +1,9 @@
 //! The PostgreSQL backend: the store's data in tables of one database (the SQL is in
-//! `crates/store/migrations/`, applied at open by `postgres/migrations.rs`), one process
-//! owning the store at a time, as with a sled folder (`pg_try_advisory_lock`, held by the
-//! store's connection for as long as it is open). Each concern's operations are in
-//! `postgres/`.
+//! `crates/store/migrations/`, applied at open by `postgres/migrations.rs`), either owned
+//! by one process at a time, as a sled folder is (`pg_try_advisory_lock`, held by the
+//! store's connection for as long as it is open), or shared by `mcpflow worker`s and the
+//! processes that queue runs for them (the same lock, taken shared: see [`Mode`]). Each
+//! concern's operations are in `postgres/`; the run queue is `postgres/queue.rs`.
 //!
 //! ## Why the connection has a thread of its own
 //!
@@ -29,12 +30,12 @@
 //!
 //! Not built yet: TLS (the URL must reach PostgreSQL over loopback, a Unix socket or a
 //! network the operator trusts), reconnecting after the connection breaks (each call
-//! then fails `STORE_IO` until mcpflow restarts), several processes sharing one store
-//! (they need the leases of issue 34's workers).
+//! then fails `STORE_IO` until mcpflow restarts).
 
 mod blueprints;
 mod import;
 mod migrations;
+mod queue;
 mod runs;
 mod values;
 
@@ -42,6 +43,7 @@ use crate::backend::Backend;
 use crate::backup::Writes;
 use crate::codec::encode_named;
 use crate::error::{Error, Result};
+use crate::store::Mode;
 use postgres::Client;
 use postgres::config::Host;
 use postgres::types::FromSql;
@@ -58,12 +60,15 @@ pub(crate) struct Postgres {
     jobs: Option<mpsc::Sender<Job>>,
     thread: Option<JoinHandle<()>>,
     shown: String,
+    /// Where to connect again (a listener's connection of its own).
+    config: postgres::Config,
 }
 
 impl Postgres {
-    /// Connects to `url`, takes the store's lock there and migrates its tables and data.
-    /// Returns the data's schema version migrated from, if it was older.
-    pub(crate) fn connect(url: &str) -> Result<(Postgres, Option<u32>)> {
+    /// Connects to `url`, takes the store's lock there (exclusive or shared, by `mode`)
+    /// and migrates its tables and data. Returns the data's schema version migrated
+    /// from, if it was older.
+    pub(crate) fn connect(url: &str, mode: Mode) -> Result<(Postgres, Option<u32>)> {
         let mut config: postgres::Config = url
             .parse()
             .map_err(|source| Error::Connect { url: "(the URL given, which is not one)".to_owned(), source })?;
@@ -74,10 +79,11 @@ impl Postgres {
         let (jobs, queue) = mpsc::channel::<Job>();
         let (ready, opened) = mpsc::sync_channel(1);
         let at = shown.clone();
+        let own = config.clone();
         let thread = std::thread::Builder::new()
             .name("mcpflow-store-postgres".to_owned())
             .spawn(move || {
-                let mut client = match migrations::open(&config, &at) {
+                let mut client = match migrations::open(&own, &at, mode) {
                     Ok((client, migrated_from)) => {
                         let _ = ready.send(Ok(migrated_from));
                         client
@@ -99,7 +105,7 @@ impl Postgres {
             Ok(answer) => answer,
             Err(_) => Err(gone("connecting")),
         };
-        let store = Postgres { jobs: Some(jobs), thread: Some(thread), shown };
+        let store = Postgres { jobs: Some(jobs), thread: Some(thread), shown, config };
         Ok((store, migrated_from?))
     }
 
@@ -132,6 +138,10 @@ impl Backend for Postgres {
 
     fn apply_import(&self, writes: Writes) -> Result<()> {
         self.call("importing", move |client| import::apply(client, &writes))
+    }
+
+    fn queue(&self) -> Option<&dyn crate::backend::Queue> {
+        Some(self)
     }
 }
 

@@ -19,6 +19,8 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RecordStatus {
+    /// Waiting in the queue for a worker (`mcpflow run --db URL --detach`; PostgreSQL).
+    Queued,
     Running,
     /// A question to a person is open (an `input` step, a server's elicitation): in
     /// flight, or left by a process that stopped or died while it waited — then
@@ -36,6 +38,7 @@ pub enum RecordStatus {
 impl RecordStatus {
     pub fn as_str(self) -> &'static str {
         match self {
+            RecordStatus::Queued => "queued",
             RecordStatus::Running => "running",
             RecordStatus::Waiting => "waiting",
             RecordStatus::Succeeded => "succeeded",
@@ -238,7 +241,11 @@ impl Store {
     }
 
     /// Changes the record atomically; returns it as it was before.
-    fn update_run(&self, run_id: &str, change: impl Fn(&mut RunRecord) + Send + Sync + 'static) -> Result<RunRecord> {
+    pub(crate) fn update_run(
+        &self,
+        run_id: &str,
+        change: impl Fn(&mut RunRecord) + Send + Sync + 'static,
+    ) -> Result<RunRecord> {
         keys::check("run id", run_id)?;
         self.backend.update_run(run_id, Arc::new(change))
     }

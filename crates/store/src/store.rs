@@ -13,6 +13,19 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// How a process holds a store in PostgreSQL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// One process owns the store, as with a folder: the commands of one person (`list`,
+    /// `runs`, `show`, `export`, `import`, `run --store`). It takes the store's lock
+    /// exclusively and sweeps the runs an earlier process left running.
+    Owner,
+    /// Several processes share the store: `mcpflow worker` and `mcpflow run --db URL`
+    /// (which queues a run for them). Each takes the store's lock shared and sweeps
+    /// nothing; runs whose worker died are the reaper's.
+    Shared,
+}
+
 /// mcpflow's persistence: a sled folder (the default) or a PostgreSQL database, behind
 /// one API. Cheap to clone; every clone is the same store. Dropping the last clone
 /// flushes sled to disk, or closes the database connection.
@@ -57,9 +70,21 @@ impl Store {
     /// password never appears in [`Store::path`] or in messages.
     #[tracing::instrument(skip_all, err)]
     pub fn connect(url: &str) -> Result<Opened> {
-        let (postgres, migrated_from) = Postgres::connect(url)?;
+        let (postgres, migrated_from) = Postgres::connect(url, Mode::Owner)?;
         let shown = PathBuf::from(postgres.shown());
         Store::opened(Arc::new(postgres), shown, migrated_from)
+    }
+
+    /// Connects to the store in the PostgreSQL database at `url` to share it with other
+    /// processes ([`Mode::Shared`]): `mcpflow worker` and `mcpflow run --db URL` (which
+    /// queues). No sweep at open — other processes' runs are theirs, and a run whose
+    /// worker died is the reaper's ([`Store::reap`]). Refused (`STORE_LOCKED`) while a
+    /// process owns the store ([`Store::connect`]), and the other way round.
+    #[tracing::instrument(skip_all, err)]
+    pub fn connect_shared(url: &str) -> Result<Opened> {
+        let (postgres, migrated_from) = Postgres::connect(url, Mode::Shared)?;
+        let store = Store { path: Arc::new(PathBuf::from(postgres.shown())), backend: Arc::new(postgres) };
+        Ok(Opened { store, interrupted: Vec::new(), waiting: Vec::new(), unreadable: Vec::new(), migrated_from })
     }
 
     /// A store in memory (sled's temporary mode), removed when the last clone is dropped.

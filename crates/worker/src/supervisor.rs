@@ -63,6 +63,8 @@ pub async fn run(
     let blueprint_id = request.blueprint.id.clone();
     let mut child = match tokio::process::Command::new(&command.program)
         .args(&command.args)
+        // `mcpflow worker` with a database is the queue's worker; this one speaks on stdio.
+        .env_remove("MCPFLOW_DB")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

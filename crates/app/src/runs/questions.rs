@@ -252,7 +252,7 @@ impl App {
         if !self.inner.questions.claim(run_id) {
             return Err(AppError::QuestionNotOpen(format!("run `{run_id}` is being resumed with an answer already")));
         }
-        let planned = self.plan_resume(&record, target);
+        let planned = self.plan_resume(&record, target, None);
         let mut spec = match planned {
             Ok(spec) => spec,
             Err(e) => {

@@ -39,14 +39,22 @@ impl App {
                 record.status.as_str()
             )));
         }
-        self.plan_resume(&record, target)
+        self.plan_resume(&record, target, None)
     }
 
     /// The resume of `record` (interrupted, or waiting for an answer): its finished
-    /// steps pinned, its tasks in flight polled again, the rest to run.
-    pub(super) fn plan_resume(&self, record: &RunRecord, target: Option<Target>) -> Result<StartRun> {
+    /// steps pinned, its tasks in flight polled again, the rest to run. `queued`: the
+    /// queued run that resumes it (the reaper queued it), which this start takes over.
+    pub(super) fn plan_resume(
+        &self,
+        record: &RunRecord,
+        target: Option<Target>,
+        queued: Option<&str>,
+    ) -> Result<StartRun> {
         let run_id = record.id.as_str();
-        if let Some(by) = self.store().resumed_by(run_id)? {
+        if let Some(by) = self.store().resumed_by(run_id)?
+            && Some(by.as_str()) != queued
+        {
             return Err(AppError::BadRequest(format!(
                 "run `{run_id}` was already resumed by run `{by}`; resume that one if it was interrupted too"
             )));
@@ -89,6 +97,7 @@ impl App {
         spec.pinned = check.pinned;
         spec.resume_tasks = tasks_in_flight(&events);
         spec.resumed_from = Some(run_id.to_owned());
+        spec.queued = queued.map(str::to_owned);
         Ok(spec)
     }
 }

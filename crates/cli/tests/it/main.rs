@@ -46,6 +46,7 @@ mod telemetry;
 mod trust;
 mod validate;
 mod waiting;
+mod workers;
 mod workflow_refs;
 
 use std::path::{Path, PathBuf};

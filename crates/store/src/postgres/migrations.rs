@@ -6,7 +6,7 @@
 //! [`MIGRATIONS`]. A database migrated further than this mcpflow knows is refused
 //! before anything is written to it.
 
-use super::col;
+use super::{Mode, col};
 use crate::codec::decode;
 use crate::error::{Error, Result};
 use crate::schema::{self, SCHEMA_VERSION, VERSION_KEY};
@@ -18,10 +18,12 @@ use std::time::{Duration, Instant};
 const MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "tables", include_str!("../../migrations/0001_tables.sql")),
     (2, "listings", include_str!("../../migrations/0002_listings.sql")),
+    (3, "queue", include_str!("../../migrations/0003_queue.sql")),
 ];
 
-/// The advisory lock the process owning the store holds for as long as it is connected
-/// ("mcpflow" and 1, as a number).
+/// The advisory lock on the store ("mcpflow" and 1, as a number): the process owning the
+/// store holds it exclusively, each process sharing it (workers) holds it shared, for as
+/// long as it is connected — so an owner and sharers never meet.
 const OWNER_LOCK: i64 = 0x6d63_7066_6c6f_7701;
 /// The advisory lock migrations run under, so two processes never migrate at once.
 const MIGRATION_LOCK: i64 = 0x6d63_7066_6c6f_7702;
@@ -30,19 +32,24 @@ const MIGRATION_LOCK: i64 = 0x6d63_7066_6c6f_7702;
 /// may not have been seen gone by the server yet.
 const LOCK_WAIT: Duration = Duration::from_secs(1);
 
-/// Connects, takes the store's lock and migrates. `url` is the URL to show.
-pub(super) fn open(config: &postgres::Config, url: &str) -> Result<(Client, Option<u32>)> {
+/// Connects, takes the store's lock (exclusive or shared, by `mode`) and migrates. `url`
+/// is the URL to show.
+pub(super) fn open(config: &postgres::Config, url: &str, mode: Mode) -> Result<(Client, Option<u32>)> {
     let mut client = config.connect(NoTls).map_err(|source| Error::Connect { url: url.to_owned(), source })?;
-    take_lock(&mut client, url)?;
+    take_lock(&mut client, url, mode)?;
     let migrated_from = migrate(&mut client, url)?;
     Ok((client, migrated_from))
 }
 
-fn take_lock(client: &mut Client, url: &str) -> Result<()> {
+fn take_lock(client: &mut Client, url: &str, mode: Mode) -> Result<()> {
     let action = "taking the store's lock";
+    let statement = match mode {
+        Mode::Owner => "SELECT pg_try_advisory_lock($1)",
+        Mode::Shared => "SELECT pg_try_advisory_lock_shared($1)",
+    };
     let deadline = Instant::now() + LOCK_WAIT;
     loop {
-        let row = client.query_one("SELECT pg_try_advisory_lock($1)", &[&OWNER_LOCK]).map_err(Error::pg(action))?;
+        let row = client.query_one(statement, &[&OWNER_LOCK]).map_err(Error::pg(action))?;
         if col::<bool>(&row, 0, action)? {
             return Ok(());
         }

@@ -11,6 +11,7 @@ mod blueprints;
 mod corruption;
 mod open;
 mod postgres;
+mod queue;
 mod runs;
 mod saved;
 mod settings;

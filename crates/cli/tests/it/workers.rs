@@ -1,0 +1,248 @@
+//! `mcpflow worker --db URL` and `mcpflow run FILE --db URL [--detach]` (issue 34): runs
+//! queued in a PostgreSQL store (a throwaway cluster of `mcpflow_testkit::postgres`) and
+//! run by stateless workers; a worker killed while it holds runs loses nothing — its runs
+//! are reaped when their lease expires and resumed elsewhere, their finished steps never
+//! run again. Skips without PostgreSQL; fails then under `CI=true`.
+
+use crate::spawned::{said_on_stderr, wait_for};
+use crate::{echo_servers, repo, stderr, stdout};
+use mcpflow_engine::EventKind;
+use mcpflow_store::{RecordStatus, RunRecord, Store};
+use mcpflow_testkit::postgres::Cluster;
+use serde_json::{Value, json};
+use std::collections::{BTreeSet, HashMap};
+use std::io::{Read as _, Write as _};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+/// Transforms around two calls to the echo fixture (a short sleep, then an echo).
+fn blueprint() -> Value {
+    json!({ "blueprint": 1, "id": "queued", "name": "Queued",
+        "steps": [
+            { "id": "first", "kind": "transform", "value": "{{ length(`[1, 2, 3]`) }}" },
+            { "id": "nap", "kind": "tool", "server": "echo", "tool": "sleep", "args": { "ms": 150 }, "after": ["first"] },
+            { "id": "say", "kind": "tool", "server": "echo", "tool": "echo", "args": { "message": "n={{ first }}" },
+              "after": ["nap"] },
+            { "id": "last", "kind": "transform", "value": "{{ say }}", "after": ["say"] }
+        ] })
+}
+
+fn mcpflow(home: &Path, url: &str, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcpflow"));
+    command.arg("--db").arg(url).args(args).current_dir(repo()).env("MCPFLOW_HOME", home).env_remove("MCPFLOW_DB");
+    command
+}
+
+fn ok(out: Output) -> Output {
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    out
+}
+
+/// A database of the test cluster, a data folder, the echo fixture's servers file and the
+/// blueprint's file, in a temporary folder.
+struct Setup {
+    url: String,
+    home: std::path::PathBuf,
+    servers: std::path::PathBuf,
+    file: String,
+    _dir: tempfile::TempDir,
+}
+
+fn setup() -> Option<Setup> {
+    let cluster = Cluster::shared()?;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("queued.json");
+    std::fs::write(&file, blueprint().to_string()).unwrap();
+    Some(Setup {
+        url: cluster.database(),
+        home: dir.path().join("home"),
+        servers: echo_servers(dir.path()),
+        file: file.to_str().unwrap().to_owned(),
+        _dir: dir,
+    })
+}
+
+/// A worker with a short lease (so the reaper acts within seconds), running the echo
+/// fixture from `servers`; returns once it says it is on the queue, with what it said.
+fn worker(home: &Path, url: &str, servers: &Path, extra: &[&str]) -> (Worker, String) {
+    let servers = servers.to_str().unwrap();
+    let mut args = vec!["worker", "--lease", "3s", "--poll", "200ms", "--servers", servers, "--allow-all-servers"];
+    args.extend_from_slice(extra);
+    let mut child = mcpflow(home, url, &args).stdin(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let (said, rest) = said_on_stderr(&mut child, "up to");
+    assert!(said.contains(&format!(":{}:", child.id())), "{said}");
+    // Keep reading its stderr so it never blocks on a full pipe.
+    std::thread::spawn(move || drop(rest.after_the_end()));
+    (Worker(child), said)
+}
+
+/// A worker process, killed when dropped (also when the test fails).
+struct Worker(Child);
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Every run in the store, by id.
+fn runs(store: &Store) -> HashMap<String, RunRecord> {
+    store.runs(None, 10_000).unwrap().into_iter().map(|r| (r.id.clone(), r)).collect()
+}
+
+/// The top-level steps of run `id` with an event of kind `which` (`started`/`finished`).
+fn steps(store: &Store, id: &str, finished: bool) -> BTreeSet<String> {
+    let mut steps = BTreeSet::new();
+    for event in store.events(id).unwrap() {
+        match event.kind {
+            EventKind::StepStarted { step, path, .. } if !finished && path.is_empty() => steps.insert(step),
+            EventKind::StepFinished { step, path, status, .. }
+                if finished && path.is_empty() && status == mcpflow_engine::StepStatus::Succeeded =>
+            {
+                steps.insert(step)
+            }
+            _ => false,
+        };
+    }
+    steps
+}
+
+/// The runs held by the worker with pid `pid` that have finished a step.
+fn held_with_a_finished_step(db: &mut postgres::Client, pid: u32) -> Vec<String> {
+    let rows = db
+        .query(
+            "SELECT r.id FROM runs r WHERE r.status = 'running' AND r.lease_owner LIKE $1
+             AND EXISTS (SELECT 1 FROM events e WHERE e.run_id = r.id AND e.event::text LIKE '%\"StepFinished\"%')",
+            &[&format!("%:{pid}:%")],
+        )
+        .unwrap();
+    rows.iter().map(|row| row.get(0)).collect()
+}
+
+#[test]
+fn three_workers_run_200_queued_runs_once_each_through_a_worker_killed_while_it_holds_runs() {
+    let Some(Setup { url, home, servers, file, _dir }) = setup() else { return };
+    let file = file.as_str();
+
+    // 200 runs queued before any worker is there, eight `run --detach` at a time.
+    let mut queued = Vec::new();
+    for _ in 0..25 {
+        let batch: Vec<Child> = (0..8)
+            .map(|_| mcpflow(&home, &url, &["run", "--detach", file]).stdout(Stdio::piped()).spawn().unwrap())
+            .collect();
+        for child in batch {
+            let out = ok(child.wait_with_output().unwrap());
+            queued.push(stdout(&out).trim().to_owned());
+        }
+    }
+    assert_eq!(queued.iter().collect::<BTreeSet<_>>().len(), 200, "200 distinct ids: {queued:?}");
+
+    let workers: Vec<Worker> = (0..3).map(|_| worker(&home, &url, &servers, &["--concurrency", "4"]).0).collect();
+    let mut db = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+
+    // The first worker is killed once the database shows it holds runs that have finished
+    // a step (so their resume has steps to keep).
+    let mut workers = workers.into_iter();
+    let mut victim = workers.next().unwrap();
+    let pid = victim.0.id();
+    let held = wait_for(Duration::from_secs(120), || {
+        Some(held_with_a_finished_step(&mut db, pid)).filter(|held| !held.is_empty())
+    })
+    .expect("the first worker never held a run with a finished step");
+    victim.0.kill().unwrap();
+    victim.0.wait().unwrap();
+
+    // Every queued run ends: the store shows 200 succeeded runs.
+    let store = Store::connect_shared(&url).unwrap().store;
+    let done = wait_for(Duration::from_secs(300), || {
+        let all = runs(&store);
+        let succeeded = all.values().filter(|r| r.status == RecordStatus::Succeeded).count();
+        let open = all.values().any(|r| matches!(r.status, RecordStatus::Queued | RecordStatus::Running));
+        (succeeded >= 200 && !open).then_some(all)
+    });
+    let all = done.unwrap_or_else(|| {
+        let all = runs(&store);
+        let mut count: HashMap<&str, usize> = HashMap::new();
+        for r in all.values() {
+            *count.entry(r.status.as_str()).or_default() += 1;
+        }
+        panic!("the queued runs did not all end: {count:?}")
+    });
+    drop(workers);
+
+    // Each queued run ends in one chain: interrupted runs, each resumed by the next, and
+    // one succeeded run at its end; no run outside the chains, none claimed twice.
+    let resumed_by: HashMap<&str, &RunRecord> =
+        all.values().filter_map(|r| r.resumed_from.as_deref().map(|from| (from, r))).collect();
+    let attempts: HashMap<String, i32> =
+        db.query("SELECT id, attempts FROM runs", &[]).unwrap().iter().map(|row| (row.get(0), row.get(1))).collect();
+    let mut chained = 0;
+    let mut resumes = 0;
+    for root in &queued {
+        let mut run = &all[root];
+        let mut claims = 1;
+        loop {
+            chained += 1;
+            assert_eq!(attempts[&run.id], claims, "run {} was claimed once, as claim {claims} of its chain", run.id);
+            match run.status {
+                RecordStatus::Succeeded => break,
+                RecordStatus::Interrupted => {
+                    let next = resumed_by.get(run.id.as_str()).unwrap_or_else(|| panic!("{} not resumed", run.id));
+                    // No step that finished before the worker died started again.
+                    let kept = steps(&store, &run.id, true);
+                    let again = steps(&store, &next.id, false);
+                    assert!(kept.is_disjoint(&again), "run {} ran {:?} again", next.id, kept.intersection(&again));
+                    assert_eq!(steps(&store, &next.id, true).len(), 4, "the resume finished every step");
+                    resumes += 1;
+                    run = next;
+                    claims += 1;
+                }
+                other => panic!("run {} ended {other:?}", run.id),
+            }
+        }
+    }
+    assert_eq!(chained, all.len(), "every run is in the chain of one queued run");
+    assert!(resumes >= held.len(), "the runs the killed worker held were resumed: {held:?}");
+    for id in &held {
+        assert_eq!(all[id].status, RecordStatus::Interrupted, "run {id} of the killed worker");
+    }
+}
+
+/// `GET PATH` on `addr`: the status line and the body.
+fn get(addr: &str, path: &str) -> String {
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer
+}
+
+#[test]
+fn a_worker_serves_its_probes_and_run_with_db_waits_for_the_queued_run_and_prints_its_result() {
+    let Some(Setup { url, home, servers, file, _dir }) = setup() else { return };
+    let (child, said) = worker(&home, &url, &servers, &["--health", "127.0.0.1:0"]);
+    let addr = said.split("http://").nth(1).and_then(|s| s.split('/').next()).expect(&said).to_owned();
+    assert!(get(&addr, "/healthz").starts_with("HTTP/1.1 200"), "healthz");
+    let ready = get(&addr, "/readyz");
+    assert!(ready.starts_with("HTTP/1.1 200") && ready.ends_with("ready\n"), "{ready}");
+    assert!(get(&addr, "/elsewhere").starts_with("HTTP/1.1 404"));
+
+    // Without --detach, `run --db` waits for the worker and prints the envelope.
+    let out = ok(mcpflow(&home, &url, &["run", "--json", &file]).output().unwrap());
+    let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(envelope["status"], "succeeded", "{envelope}");
+    assert_eq!(envelope["output"], "n=3", "{envelope}");
+    drop(child);
+
+    // --detach needs a database.
+    let out = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+        .args(["run", "--detach", &file])
+        .env("MCPFLOW_HOME", &home)
+        .env_remove("MCPFLOW_DB")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--detach queues the run in a database"), "{}", stderr(&out));
+}

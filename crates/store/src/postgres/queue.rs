@@ -1,0 +1,223 @@
+//! The run queue in PostgreSQL (migration `0003_queue.sql`): queueing a run (and waking
+//! the workers that listen), claiming the oldest queued run in one statement
+//! (`FOR UPDATE SKIP LOCKED`, so workers never wait on each other's claims), renewing and
+//! releasing a lease, and the reaper, which turns runs whose lease expired into
+//! `interrupted` and queues a run resuming each.
+
+use super::{Postgres, col, json_text};
+use crate::backend::Queue;
+use crate::codec::{decode, now};
+use crate::error::{Error, Result};
+use crate::queue::{CHANNEL, Listener, MAX_ATTEMPTS, Reaped};
+use crate::runs::{RecordStatus, RunRecord};
+use postgres::fallible_iterator::FallibleIterator as _;
+use postgres::{Client, NoTls};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// How often the listening thread looks whether its [`Listener`] was dropped.
+const LISTEN_TICK: Duration = Duration::from_millis(250);
+
+/// A duration as whole milliseconds for SQL (`$n * interval '1 millisecond'`).
+fn millis(lease: Duration) -> f64 {
+    lease.as_secs_f64() * 1000.0
+}
+
+impl Queue for Postgres {
+    fn enqueue(&self, record: &RunRecord) -> Result<()> {
+        let action = "queueing a run";
+        let text = json_text(|| format!("the record of run `{}`", record.id), record)?;
+        let (id, blueprint) = (record.id.clone(), record.blueprint.clone());
+        self.call(action, move |client| {
+            let mut tx = client.transaction().map_err(Error::pg(action))?;
+            let added = tx
+                .execute(
+                    "INSERT INTO runs (id, blueprint, status, record, queued_at)
+                     VALUES ($1, $2, 'queued', $3::text::json, now()) ON CONFLICT (id) DO NOTHING",
+                    &[&id, &blueprint, &text],
+                )
+                .map_err(Error::pg(action))?;
+            if added == 0 {
+                return Err(Error::RunExists { id });
+            }
+            // Delivered when the transaction commits, so a woken worker finds the run.
+            tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &id]).map_err(Error::pg(action))?;
+            tx.commit().map_err(Error::pg(action))
+        })
+    }
+
+    fn claim(&self, owner: &str, lease: Duration) -> Result<Option<RunRecord>> {
+        let action = "claiming a queued run";
+        let owner = owner.to_owned();
+        self.call(action, move |client| {
+            let row = client
+                .query_opt(
+                    "UPDATE runs SET status = 'running', lease_owner = $1,
+                         lease_until = now() + $2 * interval '1 millisecond', attempts = attempts + 1
+                     WHERE id = (SELECT id FROM runs WHERE status = 'queued' ORDER BY queued_at, id
+                                 LIMIT 1 FOR UPDATE SKIP LOCKED)
+                     RETURNING id, record::text",
+                    &[&owner, &millis(lease)],
+                )
+                .map_err(Error::pg(action))?;
+            let Some(row) = row else { return Ok(None) };
+            let id: String = col(&row, 0, action)?;
+            let record: String = col(&row, 1, action)?;
+            Ok(Some(decode("runs", id.as_bytes(), record.as_bytes())?))
+        })
+    }
+
+    fn renew(&self, run_id: &str, owner: &str, lease: Duration) -> Result<bool> {
+        let action = "renewing a run's lease";
+        let (run_id, owner) = (run_id.to_owned(), owner.to_owned());
+        self.call(action, move |client| {
+            let renewed = client
+                .execute(
+                    "UPDATE runs SET lease_until = now() + $3 * interval '1 millisecond'
+                     WHERE id = $1 AND lease_owner = $2 AND status IN ('running', 'waiting')",
+                    &[&run_id, &owner, &millis(lease)],
+                )
+                .map_err(Error::pg(action))?;
+            Ok(renewed > 0)
+        })
+    }
+
+    fn release(&self, run_id: &str, owner: &str) -> Result<()> {
+        let action = "releasing a run's lease";
+        let (run_id, owner) = (run_id.to_owned(), owner.to_owned());
+        self.call(action, move |client| {
+            client
+                .execute(
+                    "UPDATE runs SET lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2",
+                    &[&run_id, &owner],
+                )
+                .map_err(Error::pg(action))?;
+            Ok(())
+        })
+    }
+
+    fn reap(&self) -> Result<Vec<Reaped>> {
+        let action = "reaping runs whose lease expired";
+        self.call(action, move |client| {
+            let mut tx = client.transaction().map_err(Error::pg(action))?;
+            let rows = tx
+                .query(
+                    "SELECT id, record::text, attempts FROM runs
+                     WHERE lease_until < now() AND status IN ('running', 'waiting')
+                     ORDER BY id LIMIT 100 FOR UPDATE SKIP LOCKED",
+                    &[],
+                )
+                .map_err(Error::pg(action))?;
+            let mut reaped = Vec::new();
+            for row in &rows {
+                let id: String = col(row, 0, action)?;
+                let attempts: i32 = col(row, 2, action)?;
+                let mut record: RunRecord = decode("runs", id.as_bytes(), col::<String>(row, 1, action)?.as_bytes())?;
+                record.status = RecordStatus::Interrupted;
+                record.finished_at = Some(now());
+                let text = json_text(|| format!("the record of run `{id}`"), &record)?;
+                tx.execute(
+                    "UPDATE runs SET status = 'interrupted', record = $2::text::json, lease_owner = NULL,
+                         lease_until = NULL WHERE id = $1",
+                    &[&id, &text],
+                )
+                .map_err(Error::pg(action))?;
+                let again = (attempts < MAX_ATTEMPTS && record.definition.is_some()).then(|| resuming(&record));
+                if let Some(next) = &again {
+                    let text = json_text(|| format!("the record of run `{}`", next.id), next)?;
+                    tx.execute(
+                        "INSERT INTO runs (id, blueprint, status, record, queued_at, attempts)
+                         VALUES ($1, $2, 'queued', $3::text::json, now(), $4)",
+                        &[&next.id, &next.blueprint, &text, &attempts],
+                    )
+                    .map_err(Error::pg(action))?;
+                    tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &next.id]).map_err(Error::pg(action))?;
+                }
+                reaped.push(Reaped { interrupted: id, resumed_by: again.map(|next| next.id), attempts });
+            }
+            tx.commit().map_err(Error::pg(action))?;
+            Ok(reaped)
+        })
+    }
+
+    fn listen(&self, on_queued: Box<dyn Fn() + Send>) -> Result<Listener> {
+        let (url, config) = (self.shown.clone(), self.config.clone());
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = stop.clone();
+        let (ready, listening) = std::sync::mpsc::sync_channel(1);
+        // The connection is made on the thread itself: the `postgres` client enters a
+        // runtime of its own, which must not happen on a caller's runtime thread.
+        let thread = std::thread::Builder::new()
+            .name("mcpflow-store-listen".to_owned())
+            .spawn(move || {
+                let connected =
+                    config.connect(NoTls).map_err(|source| Error::Connect { url, source }).and_then(|mut client| {
+                        let listen = format!("LISTEN {CHANNEL}");
+                        client.batch_execute(&listen).map_err(Error::pg("listening for queued runs"))?;
+                        Ok(client)
+                    });
+                match connected {
+                    Ok(mut client) => {
+                        let _ = ready.send(Ok(()));
+                        hear(&mut client, &on_queued, &stopped);
+                    }
+                    Err(e) => {
+                        let _ = ready.send(Err(e));
+                    }
+                }
+            })
+            .map_err(|e| Error::ConnectionGone {
+                action: "listening for queued runs",
+                detail: format!("its thread cannot start: {e}"),
+            })?;
+        let listener = Listener::new(stop, thread);
+        match listening.recv() {
+            Ok(Ok(())) => Ok(listener),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(Error::ConnectionGone {
+                action: "listening for queued runs",
+                detail: "its thread stopped before it listened".to_owned(),
+            }),
+        }
+    }
+
+    fn ping(&self) -> Result<()> {
+        let action = "checking the connection";
+        self.call(action, move |client| client.simple_query("SELECT 1").map(drop).map_err(Error::pg(action)))
+    }
+}
+
+/// Calls `on_queued` for each notification until `stop` is set or the connection breaks
+/// (then the workers still poll).
+fn hear(client: &mut Client, on_queued: &(dyn Fn() + Send), stop: &AtomicBool) {
+    while !stop.load(Ordering::Acquire) {
+        let mut notifications = client.notifications();
+        let mut heard = notifications.timeout_iter(LISTEN_TICK);
+        loop {
+            match heard.next() {
+                Ok(Some(_)) => on_queued(),
+                Ok(None) => break,
+                Err(error) => {
+                    tracing::warn!(%error, "stopped listening for queued runs; workers still poll the queue");
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The queued run that resumes interrupted run `record`: the same blueprint and inputs.
+fn resuming(record: &RunRecord) -> RunRecord {
+    RunRecord {
+        id: uuid::Uuid::now_v7().to_string(),
+        status: RecordStatus::Queued,
+        started_at: now(),
+        finished_at: None,
+        envelope: None,
+        rerun_of: None,
+        resumed_from: Some(record.id.clone()),
+        paused_ms: None,
+        ..record.clone()
+    }
+}
