@@ -234,7 +234,8 @@ mod tests {
     fn basic_credentials_are_form_urlencoded_before_base64() {
         let auth = ClientAuth::choose("a:b c".into(), Some("p&w=d".into()), None, None, &[]).unwrap();
         let mut form = Vec::new();
-        let request = auth.apply(&mut form, reqwest::Client::new().post("http://127.0.0.1:1/token"), "x").unwrap();
+        let client = crate::trust::client_builder().build().unwrap();
+        let request = auth.apply(&mut form, client.post("http://127.0.0.1:1/token"), "x").unwrap();
         let header = request.build().unwrap().headers()["authorization"].to_str().unwrap().to_owned();
         let decoded = base64::engine::general_purpose::STANDARD.decode(header.strip_prefix("Basic ").unwrap()).unwrap();
         assert_eq!(String::from_utf8(decoded).unwrap(), "a%3Ab+c:p%26w%3Dd");

@@ -461,7 +461,7 @@ fn oauth_error(body: &Value) -> String {
 
 /// The settings of the client that talks to authorization servers.
 fn oauth_client() -> reqwest::ClientBuilder {
-    reqwest::Client::builder()
+    crate::trust::client_builder()
         .timeout(REQUEST_TIMEOUT)
         .connect_timeout(Duration::from_secs(10))
         .redirect(reqwest::redirect::Policy::limited(3))

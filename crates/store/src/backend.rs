@@ -11,13 +11,12 @@ use crate::backup::Writes;
 use crate::blueprints::{BlueprintMeta, StoredBlueprint};
 use crate::consents::Consent;
 use crate::error::Result;
-use crate::queue::{Listener, Reaped};
+use crate::queue::Queue;
 use crate::runs::{RunList, RunRecord};
 use crate::unreadable::Unreadable;
 use mcpflow_engine::RunEvent;
 use serde_json::{Map, Value};
 use std::sync::Arc;
-use std::time::Duration;
 
 /// A change to a run record, applied atomically by [`Runs::update_run`]. Owned (`Arc`,
 /// `'static`) so the PostgreSQL backend can hand it to its connection thread; `Fn`, as
@@ -37,17 +36,6 @@ pub(crate) trait Backend: Blueprints + Runs + Values + Send + Sync + 'static {
     fn queue(&self) -> Option<&dyn Queue> {
         None
     }
-}
-
-/// The run queue of `mcpflow worker` (`crate::queue` says how it works).
-pub(crate) trait Queue {
-    fn enqueue(&self, record: &RunRecord) -> Result<()>;
-    fn claim(&self, owner: &str, lease: Duration) -> Result<Option<RunRecord>>;
-    fn renew(&self, run_id: &str, owner: &str, lease: Duration) -> Result<bool>;
-    fn release(&self, run_id: &str, owner: &str) -> Result<()>;
-    fn reap(&self) -> Result<Vec<Reaped>>;
-    fn listen(&self, on_queued: Box<dyn Fn() + Send>) -> Result<Listener>;
-    fn ping(&self) -> Result<()>;
 }
 
 /// Blueprints and their revisions.

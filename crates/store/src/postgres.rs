@@ -43,7 +43,6 @@ use crate::backend::Backend;
 use crate::backup::Writes;
 use crate::codec::encode_named;
 use crate::error::{Error, Result};
-use crate::store::Mode;
 use postgres::Client;
 use postgres::config::Host;
 use postgres::types::FromSql;
@@ -51,6 +50,19 @@ use serde::Serialize;
 use std::fmt;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
+
+/// How a process holds a store in PostgreSQL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// One process owns the store, as with a folder: the commands of one person (`list`,
+    /// `runs`, `show`, `export`, `import`, `run --store`). It takes the store's lock
+    /// exclusively and sweeps the runs an earlier process left running.
+    Owner,
+    /// Several processes share the store: `mcpflow worker` and `mcpflow run --db URL`
+    /// (which queues a run for them). Each takes the store's lock shared and sweeps
+    /// nothing; runs whose worker died are the reaper's.
+    Shared,
+}
 
 /// An operation run on the connection's thread.
 type Job = Box<dyn FnOnce(&mut Client) + Send>;
@@ -140,7 +152,7 @@ impl Backend for Postgres {
         self.call("importing", move |client| import::apply(client, &writes))
     }
 
-    fn queue(&self) -> Option<&dyn crate::backend::Queue> {
+    fn queue(&self) -> Option<&dyn crate::queue::Queue> {
         Some(self)
     }
 }

@@ -58,7 +58,7 @@ impl Drop for Listener {
 
 impl Store {
     /// The queue, or why this store has none.
-    fn queue(&self, what: &'static str) -> Result<&dyn crate::backend::Queue> {
+    fn queue(&self, what: &'static str) -> Result<&dyn Queue> {
         self.backend.queue().ok_or_else(|| Error::NeedsDatabase { what, path: self.path().to_owned() })
     }
 
@@ -120,4 +120,15 @@ impl Store {
         self.update_run(&record.id.clone(), move |stored| *stored = record.clone())?;
         self.sync()
     }
+}
+
+/// The run queue of `mcpflow worker`, as a backend keeps it (PostgreSQL's: `postgres/queue.rs`).
+pub(crate) trait Queue {
+    fn enqueue(&self, record: &RunRecord) -> Result<()>;
+    fn claim(&self, owner: &str, lease: Duration) -> Result<Option<RunRecord>>;
+    fn renew(&self, run_id: &str, owner: &str, lease: Duration) -> Result<bool>;
+    fn release(&self, run_id: &str, owner: &str) -> Result<()>;
+    fn reap(&self) -> Result<Vec<Reaped>>;
+    fn listen(&self, on_queued: Box<dyn Fn() + Send>) -> Result<Listener>;
+    fn ping(&self) -> Result<()>;
 }

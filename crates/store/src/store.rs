@@ -6,25 +6,12 @@
 
 use crate::backend::Backend;
 use crate::error::Result;
-use crate::postgres::Postgres;
+use crate::postgres::{Mode, Postgres};
 use crate::sled::Sled;
 use crate::unreadable::Unreadable;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// How a process holds a store in PostgreSQL.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    /// One process owns the store, as with a folder: the commands of one person (`list`,
-    /// `runs`, `show`, `export`, `import`, `run --store`). It takes the store's lock
-    /// exclusively and sweeps the runs an earlier process left running.
-    Owner,
-    /// Several processes share the store: `mcpflow worker` and `mcpflow run --db URL`
-    /// (which queues a run for them). Each takes the store's lock shared and sweeps
-    /// nothing; runs whose worker died are the reaper's.
-    Shared,
-}
 
 /// mcpflow's persistence: a sled folder (the default) or a PostgreSQL database, behind
 /// one API. Cheap to clone; every clone is the same store. Dropping the last clone

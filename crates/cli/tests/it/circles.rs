@@ -11,7 +11,7 @@ use std::path::Path;
 /// front door (`--locked` checks the lock while validating; the run, its telemetry and
 /// the service it goes through).
 const KEPT: &[&str] = &[
-    "cli: app run telemetry through",
+    "cli: app queue run telemetry through",
     "cli: lock validate",
     "engine: event people sampling servers telemetry",
     "mcp: catalog pool",

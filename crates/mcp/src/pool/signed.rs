@@ -205,7 +205,7 @@ fn plain_builder() -> reqwest::ClientBuilder {
         let keeps_method = matches!(attempt.status().as_u16(), 307 | 308);
         if attempt.previous().len() <= 10 && same_origin && keeps_method { attempt.follow() } else { attempt.stop() }
     });
-    reqwest::Client::builder().pool_max_idle_per_host(0).redirect(policy)
+    mcpflow_auth::trust::client_builder().pool_max_idle_per_host(0).redirect(policy)
 }
 
 type Error = StreamableHttpError<reqwest::Error>;

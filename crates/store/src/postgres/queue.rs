@@ -5,9 +5,9 @@
 //! `interrupted` and queues a run resuming each.
 
 use super::{Postgres, col, json_text};
-use crate::backend::Queue;
 use crate::codec::{decode, now};
 use crate::error::{Error, Result};
+use crate::queue::Queue;
 use crate::queue::{CHANNEL, Listener, MAX_ATTEMPTS, Reaped};
 use crate::runs::{RecordStatus, RunRecord};
 use postgres::fallible_iterator::FallibleIterator as _;
