@@ -5,7 +5,7 @@ use anyhow::Context as _;
 use mcpflow_app::advice::Front;
 use mcpflow_blueprint::limits::{BLUEPRINT_SIZE, CATALOG_FILE_SIZE, INPUTS_FILE_SIZE};
 use mcpflow_blueprint::source::{ReadError, SizeLimit, heavier_than, parse_within, read_bounded};
-use mcpflow_blueprint::template::VALUE_OVERHEAD;
+use mcpflow_blueprint::template::SCALAR_OVERHEAD;
 use mcpflow_blueprint::{Code, Diagnostic, JsonCatalog, Options, Position, ToolCatalog, check_many};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -156,17 +156,17 @@ pub(crate) fn read_json_input(path: &Path, limit: &SizeLimit<'_>) -> Result<Valu
 }
 
 /// An `--inputs` file: [`read_input`] within its size limit, then weighed before it is
-/// parsed — its bytes plus 64 per JSON value, as `limits.max_value_bytes` counts a value
+/// parsed — its bytes plus [`SCALAR_OVERHEAD`] per JSON value, the least `limits.max_value_bytes` counts a value
 /// — so a file of millions of tiny values is refused before it takes memory.
 pub(crate) fn read_inputs_file(path: &Path, max_value_bytes: u64) -> Result<Value, String> {
     let bytes = read_input(path, &INPUTS_FILE_SIZE)?;
     let limit = usize::try_from(max_value_bytes).unwrap_or(usize::MAX);
-    if heavier_than(&bytes, VALUE_OVERHEAD as usize, limit) {
+    if heavier_than(&bytes, SCALAR_OVERHEAD as usize, limit) {
         let d = Diagnostic::new(
             Code::LimitSize,
             "",
             format!(
-                "the inputs would be larger than {max_value_bytes} bytes (limits.max_value_bytes: their JSON plus 64 bytes for each value in it)"
+                "the inputs would be larger than {max_value_bytes} bytes (limits.max_value_bytes: their JSON plus at least {SCALAR_OVERHEAD} bytes for each value in it)"
             ),
         )
         .with_hint("pass fewer, larger values, or raise the blueprint's limits.max_value_bytes")

@@ -245,7 +245,7 @@ const OPS_PER_INPUT: u64 = 1_000_000;
 const RETIRED: usize = 64;
 
 /// What a finished iteration frame held: outputs, records, loop variables.
-type FrameValues = (HashMap<String, Rcvar>, HashMap<String, Rcvar>, Vec<(String, Rcvar)>);
+type FrameValues = (HashMap<String, Rcvar>, HashMap<String, frames::StepRecord>, Vec<(String, Rcvar)>);
 
 /// Values of finished iterations that nothing reads any more, to be dropped.
 #[derive(Debug, Default)]

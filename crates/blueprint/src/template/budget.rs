@@ -7,9 +7,14 @@
 //! at every place it appears. [`json_size`] measures that without building the JSON,
 //! visiting each shared container once, and stops as soon as the size passes the limit.
 //! [`value_fits`], the measure of what a template builds and a step outputs, adds
-//! [`VALUE_OVERHEAD`] bytes per JSON value: the engine converts outputs to
-//! `serde_json::Value` trees, where a one-byte leaf costs a hundred bytes or more, so
-//! JSON bytes alone would let a value of many tiny leaves take ~50× its limit. It also
+//! [`SCALAR_OVERHEAD`] bytes per string, number, boolean or null and
+//! [`CONTAINER_OVERHEAD`] per array or object: a number or a short string weighs its
+//! text and its slot, a container also its own allocation. JSON bytes alone would let a
+//! value of many tiny parts (`[[],[],…]`, or `[prev, prev]` doubled twenty times) take
+//! far more memory than its limit once the engine holds it as `serde_json::Value`s
+//! (72 bytes each, an array's buffer besides); so charged, a tree of small arrays costs
+//! about what it did at 64 bytes a value, while a million numbers collected by a loop
+//! (~24 MB) fit under the default 64 MB. It also
 //! checks the value's depth (`limits.max_value_depth`): every walk over a value stops at
 //! its limit, so no walk recurses deeper than the limit on any data.
 //!
@@ -27,8 +32,15 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::LazyLock;
 
-/// What [`value_fits`] adds for each JSON value (string, number, array, object, …).
-pub const VALUE_OVERHEAD: u64 = 64;
+/// What [`value_fits`] adds for each string, number, boolean or null: its slot in its
+/// container. (Every value was charged 64 bytes, which made a million small numbers
+/// weigh 71 MB, past the default limit.)
+pub const SCALAR_OVERHEAD: u64 = 16;
+
+/// What [`value_fits`] adds for each array or object: its slot and its own allocation.
+/// With [`SCALAR_OVERHEAD`], a tree of two-entry arrays of short strings (a value
+/// doubled by `[prev, prev]`) is charged as it was at 64 bytes a value.
+pub const CONTAINER_OVERHEAD: u64 = 112;
 
 /// Deepest nesting [`json_size`] walks: values the engine holds are
 /// never deeper than [`MAX_MAX_VALUE_DEPTH`], and results are checked with
@@ -49,18 +61,18 @@ pub enum Past {
 /// The JSON size of `var` in bytes (compact, as `serde_json::to_string` writes it),
 /// when it is at most `limit`; `None` past it. Shared parts count wherever they appear.
 pub fn json_size(var: &Variable, limit: u64) -> Option<u64> {
-    measure(var, limit, 0, WALK_DEPTH).ok()
+    measure(var, limit, (0, 0), WALK_DEPTH).ok()
 }
 
 /// Whether `var` is within both value limits: its size ([`json_size`] plus
-/// [`VALUE_OVERHEAD`] per JSON value in it) at
+/// [`SCALAR_OVERHEAD`] per scalar and [`CONTAINER_OVERHEAD`] per container in it) at
 /// most `bytes`, and its nesting of arrays and objects at most `depth` levels (a scalar
 /// is 0 deep, `[]` 1). The walk never goes deeper than `depth + 1`.
 pub fn value_fits(var: &Variable, bytes: u64, depth: u32) -> Result<u64, Past> {
-    measure(var, bytes, VALUE_OVERHEAD, depth)
+    measure(var, bytes, (SCALAR_OVERHEAD, CONTAINER_OVERHEAD), depth)
 }
 
-fn measure(var: &Variable, limit: u64, per_value: u64, depth: u32) -> Result<u64, Past> {
+fn measure(var: &Variable, limit: u64, per_value: (u64, u64), depth: u32) -> Result<u64, Past> {
     let mut sizer = Sizer { left: limit, per_value, depth, memo: HashMap::new() };
     sizer.node(var, 1)?;
     Ok(limit - sizer.left)
@@ -68,7 +80,8 @@ fn measure(var: &Variable, limit: u64, per_value: u64, depth: u32) -> Result<u64
 
 struct Sizer {
     left: u64,
-    per_value: u64,
+    /// What a scalar and what a container cost beyond their JSON.
+    per_value: (u64, u64),
     /// Deepest nesting allowed.
     depth: u32,
     /// Sizes and heights of shared containers already measured, by address.
@@ -104,15 +117,12 @@ impl Sizer {
     /// `v`, a container of which would be at nesting `level`; returns its height (0 for
     /// a scalar, 1 for a container of scalars).
     fn node(&mut self, v: &Variable, level: u32) -> Result<u32, Past> {
-        self.take(self.per_value)?;
+        let container = matches!(v, Variable::Array(_) | Variable::Object(_));
+        self.take(if container { self.per_value.1 } else { self.per_value.0 })?;
         match v {
             Variable::Null | Variable::Expref(_) | Variable::Bool(true) => self.take(4).map(|()| 0),
             Variable::Bool(false) => self.take(5).map(|()| 0),
-            Variable::Number(n) => {
-                let mut count = Count(0);
-                let _ = write!(count, "{n}");
-                self.take(count.0).map(|()| 0)
-            }
+            Variable::Number(n) => self.take(number_len(n)).map(|()| 0),
             Variable::String(s) => self.string(s).map(|()| 0),
             Variable::Array(items) => {
                 if level > self.depth {
@@ -154,6 +164,21 @@ impl Sizer {
             })
             .sum();
         self.take(extra)
+    }
+}
+
+/// The length of `n` as serde_json writes it: integers counted digit by digit, without
+/// formatting them (a loop weighs one number per iteration); floats formatted.
+fn number_len(n: &serde_json::Number) -> u64 {
+    let digits = |u: u64| u64::from(u.checked_ilog10().unwrap_or(0)) + 1;
+    if let Some(u) = n.as_u64() {
+        digits(u)
+    } else if let Some(i) = n.as_i64() {
+        1 + digits(i.unsigned_abs())
+    } else {
+        let mut count = Count(0);
+        let _ = write!(count, "{n}");
+        count.0
     }
 }
 
@@ -308,12 +333,30 @@ mod tests {
 
     #[test]
     fn json_size_matches_serde_json() {
-        let v = json!({"a": [1, -2, 3.5, true, false, null], "q\"uote": "tab\there\u{1}é", "n": {}, "e": []});
+        let v = json!({"a": [1, -2, 3.5, true, false, null, 0, 10, -10, 99, u64::MAX, i64::MIN, 1e300, -0.5],
+            "q\"uote": "tab\there\u{1}é", "n": {}, "e": []});
         let expected = serde_json::to_string(&v).unwrap().len() as u64;
         let var = value_to_var(v);
         assert_eq!(json_size(&var, u64::MAX), Some(expected));
         assert_eq!(json_size(&var, expected), Some(expected));
         assert_eq!(json_size(&var, expected - 1), None);
+    }
+
+    #[test]
+    fn a_million_small_numbers_fit_under_the_default_limit_and_tiny_leaves_cost_their_slots() {
+        use crate::limits::{DEFAULT_MAX_VALUE_BYTES, DEFAULT_MAX_VALUE_DEPTH};
+        let numbers = |n: u64, of: fn(u64) -> u64| {
+            Rcvar::new(Variable::Array((0..n).map(|i| Rcvar::new(Variable::Number(of(i).into()))).collect()))
+        };
+        let million = numbers(1_000_000, |i| i);
+        // `[0,1,…,999999]`: the digits, 999,999 commas and the brackets.
+        let text: u64 = (0..1_000_000u64).map(|i| i.to_string().len() as u64).sum::<u64>() + 999_999 + 2;
+        let weight = value_fits(&million, DEFAULT_MAX_VALUE_BYTES, DEFAULT_MAX_VALUE_DEPTH);
+        assert_eq!(weight, Ok(text + 1_000_000 * SCALAR_OVERHEAD + CONTAINER_OVERHEAD));
+        assert!(text + 1_000_000 * SCALAR_OVERHEAD + CONTAINER_OVERHEAD < 25_000_000);
+        // 4.2 million zeros, 8.4 MB of JSON, are charged 18 bytes each: past 64 MB.
+        let zeros = numbers(4_200_000, |_| 0);
+        assert_eq!(value_fits(&zeros, DEFAULT_MAX_VALUE_BYTES, DEFAULT_MAX_VALUE_DEPTH), Err(Past::Bytes));
     }
 
     #[test]
@@ -331,6 +374,6 @@ mod tests {
         }
         let expected = serde_json::to_string(&small).unwrap().len() as u64;
         assert_eq!(json_size(&small, u64::MAX), Some(expected));
-        assert_eq!(value_fits(&small, u64::MAX, 3), Ok(expected + 15 * VALUE_OVERHEAD));
+        assert_eq!(value_fits(&small, u64::MAX, 3), Ok(expected + 8 * SCALAR_OVERHEAD + 7 * CONTAINER_OVERHEAD));
     }
 }

@@ -123,8 +123,8 @@ fn until_with_on_exhausted_succeed_still_stops_at_1000_iterations_by_default_wit
 
 #[test]
 fn max_step_runs_defaults_to_a_million_so_a_run_of_over_100000_step_runs_succeeds() {
-    // The old default was 100,000 step runs: this run, 100,001 iterations plus the loop
-    // step itself, failed with MAX_STEP_RUNS. (The explicit `max_iterations` keeps the
+    // The old default was 100,000 step runs: this run, 100,001 iterations of one step,
+    // failed with MAX_STEP_RUNS. (The explicit `max_iterations` keeps the
     // test about step runs, not the loop's own default.)
     let n = 100_001;
     let dir = tempfile::tempdir().unwrap();

@@ -12,8 +12,9 @@ use super::loops::LoopRun;
 use super::outcome::Outcome;
 use super::{Action, FrameId, FrameValues, InvId, Scheduler, TimerId, err};
 use crate::event::{EventKind, IterationPath, RunStatus, StepError, StepStatus};
-use mcpflow_blueprint::template::Rcvar;
-use std::collections::HashMap;
+use mcpflow_blueprint::template::{Rcvar, Variable, value_to_var};
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::{Index, IndexMut};
 
@@ -104,10 +105,37 @@ pub(crate) struct Frame {
     pub(crate) vars: Vec<(String, Rcvar)>,
     pub(super) slots: Vec<Slot>,
     pub(crate) outputs: HashMap<String, Rcvar>,
-    pub(crate) records: HashMap<String, Rcvar>,
+    pub(crate) records: HashMap<String, StepRecord>,
     pub(super) open: usize,
     pub(super) iteration: u32,
     pub(super) closed: bool,
+}
+
+/// A finished step instance as `steps.<id>` shows it (`{ output, status, error, attempts,
+/// duration_ms }`), made into a value only when a template reads it: most never are,
+/// and a loop settles one per step per iteration.
+#[derive(Debug)]
+pub(crate) struct StepRecord {
+    pub(super) output: Rcvar,
+    pub(super) status: StepStatus,
+    /// The error's code and message.
+    pub(super) error: Option<Box<(String, String)>>,
+    pub(super) attempts: u32,
+    pub(super) duration_ms: u64,
+}
+
+impl StepRecord {
+    pub(super) fn to_var(&self) -> Rcvar {
+        let mut record = BTreeMap::new();
+        record.insert("output".to_owned(), self.output.clone());
+        record.insert("status".to_owned(), value_to_var(json!(self.status.as_str())));
+        let error =
+            self.error.as_deref().map_or(Value::Null, |(code, message)| json!({"code": code, "message": message}));
+        record.insert("error".to_owned(), value_to_var(error));
+        record.insert("attempts".to_owned(), value_to_var(json!(self.attempts)));
+        record.insert("duration_ms".to_owned(), value_to_var(json!(self.duration_ms)));
+        Rcvar::new(Variable::Object(record))
+    }
 }
 
 #[derive(Debug, Default)]

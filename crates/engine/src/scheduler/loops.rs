@@ -9,7 +9,9 @@ use super::timers::TimerKind;
 use super::{FrameId, Scheduler, TimerId, err};
 use crate::event::{EventKind, LogLevel, StepError, UntilExhausted};
 use mcpflow_blueprint::limits::{DEFAULT_UNTIL_MAX_ITERATIONS, MAX_LOOP_CONCURRENCY};
-use mcpflow_blueprint::template::{Rcvar, Variable, truthy, value_to_var, var_to_value};
+use mcpflow_blueprint::template::{
+    CONTAINER_OVERHEAD, Past, Rcvar, Variable, truthy, value_fits, value_to_var, var_to_value,
+};
 use mcpflow_blueprint::{OnExhausted, StepKind, StepTemplates};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
@@ -23,7 +25,15 @@ pub(super) struct LoopRun {
     pub(super) total: Option<u32>,
     pub(super) next: u32,
     pub(super) active: BTreeSet<FrameId>,
-    pub(super) results: BTreeMap<u32, Rcvar>,
+    /// The collected values of iterations `0..results.len()`, in order.
+    pub(super) results: Vec<Rcvar>,
+    /// Collected values of iterations that finished before an earlier one (concurrent
+    /// iterations), until the ones before them are in.
+    pub(super) early: BTreeMap<u32, Rcvar>,
+    /// What the collected array weighs so far, as `limits.max_value_bytes` counts it:
+    /// each value is weighed as it is collected, so a loop collecting too much fails
+    /// at the iteration that passes the limit, not after the last one.
+    pub(super) weight: u64,
     pub(super) done: u32,
     pub(super) delay: Option<TimerId>,
     /// Iterations below this index may start without waiting `delay_ms` again.
@@ -97,8 +107,13 @@ impl Scheduler {
                         self.finish(frame, pos, Outcome::Failed { error, retryable: false, raw: None });
                         return;
                     }
-                    let output = Variable::Array(std::mem::take(&mut run.results).into_values().collect());
-                    self.finish(frame, pos, Outcome::Succeeded { output: Rcvar::new(output), json: None, raw: None });
+                    let output = Variable::Array(std::mem::take(&mut run.results));
+                    // Weighed item by item as it was collected (`collected`).
+                    self.finish_within_limits(
+                        frame,
+                        pos,
+                        Outcome::Succeeded { output: Rcvar::new(output), json: None, raw: None },
+                    );
                 }
                 return;
             }
@@ -122,9 +137,8 @@ impl Scheduler {
                 _ => None,
             }
             .unwrap_or_else(|| value_to_var(Value::Null));
-            let last = l.until.is_some().then(|| {
-                i.checked_sub(1).and_then(|p| run.results.get(&p).cloned()).unwrap_or_else(|| value_to_var(Value::Null))
-            });
+            let last =
+                l.until.is_some().then(|| run.results.last().cloned().unwrap_or_else(|| value_to_var(Value::Null)));
             let mut path = self.frames[frame].path.clone();
             path.push(i);
             let var = l.as_name.clone().unwrap_or_else(|| "item".into());
@@ -197,9 +211,12 @@ impl Scheduler {
         self.frames.retired.push(values);
         self.frames.finished.push(frame);
         let stop = condition.as_ref().is_some_and(|v| truthy(v));
+        if let Some(error) = self.collected(of, opos, frame, iteration, result) {
+            self.cancel_loop(of, opos);
+            self.finish(of, opos, Outcome::Failed { error, retryable: false, raw: None });
+            return;
+        }
         let State::Loop(run) = &mut self.frames[of].slots[opos].state else { return };
-        run.active.remove(&frame);
-        run.results.insert(iteration, result);
         run.done += 1;
         if stop {
             run.stop = true;
@@ -241,6 +258,44 @@ impl Scheduler {
             }
         }
         self.loop_advance(of, opos);
+    }
+
+    /// Iteration `iteration` (frame `frame`, now finished) of the loop at `of`/`opos`
+    /// collected `result`: weighed against what the loop may still collect, then kept in
+    /// order. `OUTPUT_TOO_LARGE` (or `_DEEP`) once the collected array would be past the
+    /// value limits.
+    fn collected(
+        &mut self,
+        of: FrameId,
+        opos: usize,
+        frame: FrameId,
+        iteration: u32,
+        result: Rcvar,
+    ) -> Option<StepError> {
+        let (bytes, depth) = (self.limits.max_value_bytes, self.limits.max_value_depth);
+        let State::Loop(run) = &mut self.frames[of].slots[opos].state else { return None };
+        run.active.remove(&frame);
+        // The array itself: its own overhead and brackets once, a comma before each
+        // value but the first.
+        let before = if run.weight == 0 { CONTAINER_OVERHEAD + 2 } else { run.weight + 1 };
+        let fits = match (bytes.checked_sub(before), depth.checked_sub(1)) {
+            (Some(left), Some(below)) => value_fits(&result, left, below),
+            (None, _) => Err(Past::Bytes),
+            (_, None) => Err(Past::Depth),
+        };
+        match fits {
+            Ok(weight) => run.weight = before + weight,
+            Err(past) => return Some(self.past_limits_error(past)),
+        }
+        if iteration as usize == run.results.len() {
+            run.results.push(result);
+            while let Some(next) = run.early.remove(&(run.results.len() as u32)) {
+                run.results.push(next);
+            }
+        } else {
+            run.early.insert(iteration, result);
+        }
+        None
     }
 
     /// Cancels the active iterations of a loop instance.

@@ -3,7 +3,7 @@
 //! aborts, or a success recorded for the steps that read it.
 
 use super::events::Finished;
-use super::frames::{Slot, State};
+use super::frames::{Slot, State, StepRecord};
 use super::timers::TimerKind;
 use super::{Action, FrameId, InvId, Scheduler, err};
 use crate::event::{ErrorEntry, EventKind, LogLevel, StepError, StepStatus};
@@ -13,7 +13,6 @@ use mcpflow_blueprint::template::{Past, Rcvar, Variable, value_fits, value_to_va
 use mcpflow_blueprint::{OnError, StepKind};
 use serde_json::{Value, json};
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 
 /// The outcome of a step instance.
 pub(super) enum Outcome {
@@ -144,6 +143,12 @@ impl Scheduler {
     /// A step instance ends (or retries, or hands over to its fallback).
     pub(super) fn finish(&mut self, frame: FrameId, pos: usize, outcome: Outcome) {
         let outcome = self.within_value_limit(outcome);
+        self.finish_within_limits(frame, pos, outcome);
+    }
+
+    /// [`Scheduler::finish`] of an outcome already within the value limits (a loop's
+    /// array, weighed as it was collected).
+    pub(super) fn finish_within_limits(&mut self, frame: FrameId, pos: usize, outcome: Outcome) {
         let idx = self.id_of(frame, pos);
         let plan = self.plan.clone();
         let planned = &plan.steps[idx];
@@ -229,20 +234,27 @@ impl Scheduler {
     pub(super) fn output_past_limits(&self, output: &Variable) -> Option<StepError> {
         match value_fits(output, self.limits.max_value_bytes, self.limits.max_value_depth) {
             Ok(_) => None,
-            Err(Past::Depth) => Some(err(
+            Err(past) => Some(self.past_limits_error(past)),
+        }
+    }
+
+    /// `OUTPUT_TOO_DEEP` or `OUTPUT_TOO_LARGE`, naming the limit `past`.
+    pub(super) fn past_limits_error(&self, past: Past) -> StepError {
+        match past {
+            Past::Depth => err(
                 "OUTPUT_TOO_DEEP",
                 format!(
                     "the step's output is nested deeper than {} levels (limits.max_value_depth); return flatter data, or raise the limit (at most 100)",
                     self.limits.max_value_depth
                 ),
-            )),
-            Err(_) => Some(err(
+            ),
+            _ => err(
                 "OUTPUT_TOO_LARGE",
                 format!(
                     "the step's output is larger than {} bytes (limits.max_value_bytes); return or collect less, or raise the limit",
                     self.limits.max_value_bytes
                 ),
-            )),
+            ),
         }
     }
 
@@ -300,18 +312,14 @@ impl Scheduler {
         let id = self.plan.steps[idx].step.id().to_owned();
         let slot = &mut self.frames[frame].slots[pos];
         slot.state = State::Done(status);
-        // The record shares the output value; only the small fields are new.
-        let mut record = BTreeMap::new();
-        record.insert("output".to_owned(), output.clone());
-        record.insert("status".to_owned(), value_to_var(json!(status.as_str())));
-        record.insert(
-            "error".to_owned(),
-            value_to_var(error.map_or(Value::Null, |e| json!({"code": e.code, "message": e.message}))),
-        );
-        record.insert("attempts".to_owned(), value_to_var(json!(slot.attempts)));
-        let duration_ms = self.now.saturating_sub(slot.started_ms.unwrap_or(self.now));
-        record.insert("duration_ms".to_owned(), value_to_var(json!(duration_ms)));
-        let record = Rcvar::new(Variable::Object(record));
+        // The record shares the output value; it becomes a value when a template reads it.
+        let record = StepRecord {
+            output: output.clone(),
+            status,
+            error: error.map(|e| Box::new((e.code, e.message))),
+            attempts: slot.attempts,
+            duration_ms: self.now.saturating_sub(slot.started_ms.unwrap_or(self.now)),
+        };
         let f = &mut self.frames[frame];
         f.outputs.insert(id.clone(), output);
         f.records.insert(id, record);

@@ -61,7 +61,7 @@ impl Scope for View<'_> {
                 let mut map = BTreeMap::new();
                 for f in self.chain() {
                     for (k, v) in &f.records {
-                        map.entry(k.clone()).or_insert_with(|| v.clone());
+                        map.entry(k.clone()).or_insert_with(|| v.to_var());
                     }
                 }
                 return Some(Rcvar::new(Variable::Object(map)));
@@ -80,7 +80,7 @@ impl Scope for View<'_> {
     }
 
     fn step_record(&self, id: &str) -> Option<Rcvar> {
-        self.chain().find_map(|f| f.records.get(id).cloned())
+        self.chain().find_map(|f| f.records.get(id).map(super::frames::StepRecord::to_var))
     }
 
     fn names(&self) -> Vec<String> {

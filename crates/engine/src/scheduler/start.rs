@@ -101,7 +101,11 @@ impl Scheduler {
         if self.held_at_breakpoint(frame, pos, &step_id, &path, args.as_ref(), value.as_ref()) {
             return false;
         }
-        self.limits.step_runs += 1;
+        // A loop at the top level starts once (a loop is never retried), so it is not
+        // counted: a `for_each` over `max_step_runs` items of one step fits. Every step
+        // started inside an iteration counts, loops included.
+        let once = frame == 0 && matches!(planned.step.kind, StepKind::Loop(_));
+        self.limits.step_runs += u64::from(!once);
         if self.limits.step_runs > self.limits.max_step_runs {
             let e = err(
                 "MAX_STEP_RUNS",

@@ -363,7 +363,47 @@ fn max_step_runs_ends_the_run_with_its_code() {
     let env = sim.envelope();
     assert_eq!(env.status, RunStatus::Failed);
     assert_eq!(env.errors.last().unwrap().code, "MAX_STEP_RUNS");
-    assert_eq!(sim.invokes.len(), 19, "the loop step itself is one of the 20 runs");
+    assert_eq!(sim.invokes.len(), 20, "a top-level loop starts once and is not one of the 20 runs");
+}
+
+#[test]
+fn a_for_each_over_exactly_max_step_runs_items_of_one_step_fits_and_a_nested_loop_counts() {
+    let mut cfg = config();
+    cfg.inputs = json!({ "items": (0..20).collect::<Vec<_>>() });
+    let each = |body: Value| {
+        json!({ "blueprint": 1, "id": "t", "limits": { "max_step_runs": 20 }, "steps": [
+            { "id": "l", "kind": "loop", "for_each": "{{ inputs.items }}", "steps": [body] }
+        ]})
+    };
+    let mut sim = Sim::with(each(tool("w")), cfg.clone()).start();
+    sim.drive(|_, _, _| text(json!(1)));
+    assert_eq!(sim.envelope().status, RunStatus::Succeeded, "{:?}", sim.envelope().errors);
+    assert_eq!(sim.invokes.len(), 20);
+    // Inside an iteration a loop is a step like any other: 20 inner loops and their
+    // calls are 40 runs.
+    let inner = json!({ "id": "m", "kind": "loop", "for_each": "{{ [item] }}", "steps": [tool("w")] });
+    let mut sim = Sim::with(each(inner), cfg).start();
+    sim.drive(|_, _, _| text(json!(1)));
+    assert_eq!(sim.envelope().errors.last().unwrap().code, "MAX_STEP_RUNS");
+    assert_eq!(sim.invokes.len(), 10);
+}
+
+#[test]
+fn a_loop_collecting_past_the_value_limit_fails_at_the_iteration_that_passes_it() {
+    let mut sim = Sim::with(
+        json!({ "blueprint": 1, "id": "t", "limits": { "max_value_bytes": 1024 }, "steps": [
+            { "id": "l", "kind": "loop", "for_each": (0..100).collect::<Vec<_>>(), "steps": [tool("w")] }
+        ]}),
+        config(),
+    )
+    .start();
+    // Each iteration collects a 100-character string: 118 bytes as the limit counts it.
+    sim.drive(|_, _, _| text(json!("x".repeat(100))));
+    let env = sim.envelope();
+    assert_eq!(env.status, RunStatus::Failed);
+    let error = env.errors.last().unwrap();
+    assert_eq!((error.code.as_str(), error.step.as_str()), ("OUTPUT_TOO_LARGE", "l"), "{error:?}");
+    assert_eq!(sim.invokes.len(), 9, "8 values fit in 1,024 bytes; the 9th is past them");
 }
 
 #[test]
