@@ -54,7 +54,7 @@ joined pip
 step "tests (the whole workspace, the studio's unit tests included), and beside them the UI unit tests (Vitest)"
 # Many Rust tests wait on child processes, so Vitest and the MCP conformance suite run
 # beside them (their output follows).
-beside ui-test npm run ui:test
+beside ui_test npm run ui:test
 beside conformance env MCPFLOW_BIN="$PWD/target/debug/mcpflow" bash scripts/conformance.sh
 # CI=true makes insta fail on any snapshot that is missing or differs instead of writing it.
 # Tests wait for events with deadlines only as failure guards; a hang anywhere still ends
@@ -65,7 +65,7 @@ CI=true timeout --kill-after=30s 40m cargo test "${ALL_TARGETS[@]}" || {
   exit "$code"
 }
 step "UI unit tests (Vitest: the document store, the blueprint <-> graph mapping; run beside the Rust tests)"
-joined ui-test
+joined ui_test
 
 step "the MCP conformance suite (every client scenario against the binary, the server scenarios against serve --http; run beside the Rust tests)"
 joined conformance

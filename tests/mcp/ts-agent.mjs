@@ -225,7 +225,10 @@ try {
   try { await client.close(); } catch { /* killed */ }
   client = await connect();
   const interrupted = ok(await call('list_runs', { status: 'interrupted' })).runs.map((r) => r.run_id);
-  assert.ok(interrupted.includes(died.run_id), JSON.stringify(interrupted));
+  if (!interrupted.includes(died.run_id)) {
+    const all = ok(await call('list_runs', {})).runs.map((r) => [r.run_id, r.blueprint, r.status]);
+    assert.fail(`run ${died.run_id} (${JSON.stringify(died)}) is not interrupted; interrupted: ${JSON.stringify(interrupted)}; all runs: ${JSON.stringify(all)}`);
+  }
   const resumed = ok(size('resume_run', await call('resume_run', { run_id: died.run_id })));
   assert.equal(resumed.status, 'succeeded', JSON.stringify(resumed));
   assert.equal(resumed.resumed_from, died.run_id);

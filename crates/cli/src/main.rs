@@ -12,6 +12,7 @@ mod auth;
 mod backup;
 mod health;
 mod history;
+mod lead;
 mod lock;
 mod progress;
 mod queue;

@@ -4,7 +4,8 @@
 //! and journal as `run --store` (`App::start_claimed`), renewing its lease every third of
 //! `--lease` while the run goes on. On each turn of its loop it reaps: runs whose lease
 //! expired become `interrupted` and a run resuming each is queued. It waits for work on
-//! `LISTEN/NOTIFY` and polls every `--poll` as well. `--health ADDR` serves `/healthz`
+//! `LISTEN/NOTIFY` and polls every `--poll` as well. One worker at a time also fires the
+//! stored blueprints' schedules (`lead.rs`). `--health ADDR` serves `/healthz`
 //! and `/readyz` (`health.rs`). The first SIGINT/SIGTERM stops claiming and lets the runs
 //! in flight finish; a second quits at once (their leases then expire and they resume
 //! elsewhere).
@@ -70,6 +71,7 @@ async fn serve(args: WorkerArgs, url: String) -> anyhow::Result<ExitCode> {
     }
     eprintln!("worker {owner} on {} (up to {} runs at once)", store.path().display(), args.concurrency);
     let stop = crate::run::cancel_on_signals()?;
+    let scheduler = tokio::spawn(crate::lead::lead(app.clone(), store.clone(), stop.token().clone(), args.poll));
     let slots = Arc::new(Semaphore::new(args.concurrency as usize));
     let lease = Lease { store: store.clone(), owner: owner.clone(), length: args.lease };
     while !stop.token().is_cancelled() {
@@ -96,7 +98,8 @@ async fn serve(args: WorkerArgs, url: String) -> anyhow::Result<ExitCode> {
             () = stop.token().cancelled() => {}
         }
     }
-    // Stopped: the runs in flight finish (each holds a slot).
+    // Stopped: the scheduler lets its lock go, the runs in flight finish (each holds a slot).
+    let _ = scheduler.await;
     let _all = slots.acquire_many(args.concurrency).await;
     app.shutdown().await;
     Ok(ExitCode::SUCCESS)

@@ -1,11 +1,16 @@
-//! The scheduler loop (`mcpflow serve --schedule`, and the studio): fires the runs that
-//! stored blueprints' `schedule` asks for. Decisions are the pure [`Planner`]'s; this loop
-//! feeds it the stored blueprints, the clock and which blueprints have a run in flight
-//! (any run — scheduled, from the studio or from an agent — so runs of one blueprint
-//! never overlap), starts what is due, and keeps its state in the store so a fire
-//! missed while mcpflow was closed runs once on the next start.
+//! The scheduler loop (`mcpflow serve --schedule`, the studio, and the one leading
+//! `mcpflow worker` of a team's store): fires the runs that stored blueprints' `schedule`
+//! asks for. Decisions are the pure [`Planner`]'s; this loop feeds it the stored
+//! blueprints, the clock and which blueprints have a run in flight (any run — scheduled,
+//! from the studio or from an agent — so runs of one blueprint never overlap), starts
+//! what is due, and keeps its state in the store so a fire missed while mcpflow was
+//! closed runs once on the next start.
+//!
+//! [`run_schedules`] starts the runs in this process; [`queue_schedules`] queues them in
+//! a store in PostgreSQL for the workers, each slot once ([`App::enqueue_fire`]), while
+//! this process holds the scheduler's lock.
 
-use crate::schedule::{Planner, ScheduleState, Trigger};
+use crate::schedule::{Fire, Planner, ScheduleState, Trigger};
 use chrono::{DateTime, Utc};
 use mcpflow_app::app::{App, Change};
 use mcpflow_app::runs::{StartRun, Target, Trigger as RunTrigger, waiting_note};
@@ -22,6 +27,18 @@ use tokio_util::sync::CancellationToken;
 const BUSY_TICK: Duration = Duration::from_millis(250);
 /// The longest sleep, so a changed clock is noticed.
 const IDLE_TICK: Duration = Duration::from_secs(60);
+/// How often the queueing scheduler reads the stored blueprints again: other processes
+/// save them, and their changes are not announced to this one.
+const RELOAD_TICK: Duration = Duration::from_secs(5);
+
+/// Where a fire's run goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Firing {
+    /// Started in this process.
+    Here,
+    /// Queued for the workers, once per slot.
+    Queue,
+}
 
 /// The scheduler's view of the stored blueprints.
 #[derive(Debug, Default)]
@@ -33,8 +50,21 @@ struct Schedules {
     running: HashSet<String>,
 }
 
-/// Runs the scheduler until `stop` is cancelled.
+/// Runs the scheduler until `stop` is cancelled, starting the runs in this process.
 pub async fn run_schedules(app: App, stop: CancellationToken) {
+    announce_unfinished(&app);
+    schedule(app, stop, Firing::Here).await;
+}
+
+/// Runs the scheduler until `stop` is cancelled, queueing the runs in the store (a store
+/// in PostgreSQL: [`App::enqueue_fire`]). Only the process holding the scheduler's lock
+/// (`Store::lead_schedules`) calls it, and stops it when it loses the lock.
+pub async fn queue_schedules(app: App, stop: CancellationToken) {
+    schedule(app, stop, Firing::Queue).await;
+}
+
+/// Warns of the runs an earlier process left interrupted with tasks in flight, or waiting.
+fn announce_unfinished(app: &App) {
     for (run, tasks) in app.resumable() {
         let ids: Vec<&str> = tasks.iter().map(|t| t.task_id.as_str()).collect();
         tracing::warn!(
@@ -46,26 +76,21 @@ pub async fn run_schedules(app: App, stop: CancellationToken) {
     for note in app.waiting_notes() {
         tracing::warn!("{note}");
     }
+}
+
+async fn schedule(app: App, stop: CancellationToken, firing: Firing) {
     let mut changes = app.subscribe_changes();
     let mut s = Schedules::default();
     s.load(&app, Utc::now());
+    let mut loaded = tokio::time::Instant::now();
     loop {
         let now = Utc::now();
-        s.track_running(&app);
+        s.track_running(&app, firing);
         for fire in s.planner.due(now) {
             let inputs = s.known.get(&fire.blueprint).map(|(_, i)| i.clone()).unwrap_or_default();
-            let spec =
-                StartRun::new(Target::Stored(fire.blueprint.clone()), Value::Object(inputs), RunTrigger::Schedule);
-            match app.start_run(spec) {
-                Ok(started) => {
-                    tracing::info!(blueprint = %fire.blueprint, run = %started.run_id, reason = ?fire.reason, "scheduled run started");
-                    s.planner.run_started(&fire.blueprint);
-                    s.running.insert(fire.blueprint.clone());
-                    tokio::spawn(announce_questions(started.run_id, started.events));
-                }
-                Err(e) => {
-                    tracing::warn!(blueprint = %fire.blueprint, code = e.code(), error = %e, "a scheduled run could not start");
-                }
+            if fired(&app, &fire, Value::Object(inputs), firing) {
+                s.planner.run_started(&fire.blueprint);
+                s.running.insert(fire.blueprint.clone());
             }
         }
         s.persist(&app);
@@ -74,6 +99,7 @@ pub async fn run_schedules(app: App, stop: CancellationToken) {
             None => IDLE_TICK,
         };
         let wait = if s.running.is_empty() { wait } else { wait.min(BUSY_TICK) };
+        let wait = if firing == Firing::Queue { wait.min(RELOAD_TICK) } else { wait };
         tokio::select! {
             () = stop.cancelled() => break,
             () = tokio::time::sleep(wait) => {}
@@ -83,8 +109,50 @@ pub async fn run_schedules(app: App, stop: CancellationToken) {
                 Err(RecvError::Closed) => break,
             },
         }
+        if firing == Firing::Queue && loaded.elapsed() >= RELOAD_TICK {
+            s.load(&app, Utc::now());
+            loaded = tokio::time::Instant::now();
+        }
     }
     s.persist(&app);
+}
+
+/// Starts or queues the run of `fire`; whether a run of it is now in flight.
+fn fired(app: &App, fire: &Fire, inputs: Value, firing: Firing) -> bool {
+    let blueprint = &fire.blueprint;
+    match firing {
+        Firing::Here => {
+            let spec = StartRun::new(Target::Stored(blueprint.clone()), inputs, RunTrigger::Schedule);
+            match app.start_run(spec) {
+                Ok(started) => {
+                    tracing::info!(%blueprint, run = %started.run_id, reason = ?fire.reason, "scheduled run started");
+                    tokio::spawn(announce_questions(started.run_id, started.events));
+                    true
+                }
+                Err(e) => {
+                    tracing::warn!(%blueprint, code = e.code(), error = %e, "a scheduled run could not start");
+                    false
+                }
+            }
+        }
+        Firing::Queue => {
+            let slot = fire.scheduled_for.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+            match app.enqueue_fire(blueprint, inputs, &slot) {
+                Ok(Some(run)) => {
+                    tracing::info!(%blueprint, %run, %slot, reason = ?fire.reason, "scheduled run queued");
+                    true
+                }
+                Ok(None) => {
+                    tracing::info!(%blueprint, %slot, "this slot was fired already (by the scheduler before this one)");
+                    false
+                }
+                Err(e) => {
+                    tracing::warn!(%blueprint, %slot, code = e.code(), error = %e, "a scheduled run could not be queued");
+                    false
+                }
+            }
+        }
+    }
 }
 
 /// Logs each question a scheduled run comes to, with the command that answers it: nobody
@@ -142,9 +210,19 @@ impl Schedules {
         }
     }
 
-    /// Tells the planner which blueprints have a run in flight, whoever started it.
-    fn track_running(&mut self, app: &App) {
-        let active: HashSet<String> = app.active_runs().into_iter().map(|(_, bp)| bp).collect();
+    /// Tells the planner which blueprints have a run in flight, whoever started it (in
+    /// this process, or on any worker when the runs are queued).
+    fn track_running(&mut self, app: &App, firing: Firing) {
+        let active: HashSet<String> = match firing {
+            Firing::Here => app.active_runs().into_iter().map(|(_, bp)| bp).collect(),
+            Firing::Queue => match app.store().blueprints_in_flight() {
+                Ok(blueprints) => blueprints.into_iter().collect(),
+                Err(e) => {
+                    tracing::warn!(error = %e, "could not read the runs in flight; the schedules wait");
+                    return;
+                }
+            },
+        };
         for id in active.difference(&self.running) {
             self.planner.run_started(id);
         }

@@ -1,4 +1,4 @@
--- mcpflow's store in PostgreSQL, migration 2: the run queue of `mcpflow worker` (issue 34).
+-- mcpflow's store in PostgreSQL, migration 3: the run queue of `mcpflow worker` (issue 34).
 --
 -- A queued run is a row of `runs` with status `queued`; what it runs is in its record
 -- (`definition`: the blueprint JSON, `inputs`), as for any run of a document given whole,

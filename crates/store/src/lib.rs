@@ -41,7 +41,7 @@ pub use codec::MAX_RECORD_DEPTH;
 pub use consents::Consent;
 pub use error::{Error, Result};
 pub use postgres::Mode;
-pub use queue::{CHANNEL, Listener, MAX_ATTEMPTS, Reaped};
+pub use queue::{CHANNEL, Leadership, Listener, MAX_ATTEMPTS, Reaped};
 pub use runs::{OpenQuestions, RecordStatus, RerunMode, RerunOf, RunList, RunRecord, open_questions};
 pub use schema::SCHEMA_VERSION;
 pub use store::{Opened, Store};

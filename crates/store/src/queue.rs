@@ -56,6 +56,28 @@ impl Drop for Listener {
     }
 }
 
+/// The hold of the one worker that fires the schedules (PostgreSQL's advisory lock
+/// `SCHEDULER_LOCK`, held by a connection of its own on a thread of its own, which checks
+/// every quarter second that the connection still answers). Dropping it lets go; so does
+/// the worker's death, as the server closes its connection.
+#[derive(Debug)]
+pub struct Leadership {
+    lost: Arc<AtomicBool>,
+    _thread: Listener,
+}
+
+impl Leadership {
+    pub(crate) fn new(lost: Arc<AtomicBool>, thread: Listener) -> Leadership {
+        Leadership { lost, _thread: thread }
+    }
+
+    /// Whether the lock is still this process's: `false` once its connection broke (the
+    /// database restarted, the network went away), after which another worker may lead.
+    pub fn held(&self) -> bool {
+        !self.lost.load(Ordering::Acquire)
+    }
+}
+
 impl Store {
     /// The queue, or why this store has none.
     fn queue(&self, what: &'static str) -> Result<&dyn Queue> {
@@ -108,6 +130,33 @@ impl Store {
         self.queue("listening for queued runs")?.listen(Box::new(on_queued))
     }
 
+    /// Takes the scheduler's lock if no other process holds it: `Some` makes this process
+    /// the one that fires the schedules for as long as [`Leadership::held`].
+    pub fn lead_schedules(&self) -> Result<Option<Leadership>> {
+        self.queue("taking the scheduler's lock")?.lead()
+    }
+
+    /// Queues `record`, the run of a schedule's fire for `slot` (RFC 3339), unless that
+    /// slot of its blueprint was fired already (by a scheduler that died before it saved
+    /// its state): `false` then, and nothing is queued.
+    pub fn enqueue_fire(&self, record: &RunRecord, slot: &str) -> Result<bool> {
+        keys::check("run id", &record.id)?;
+        keys::check("blueprint id", &record.blueprint)?;
+        if record.status != RecordStatus::Queued || record.definition.is_none() {
+            return Err(Error::InvalidValue {
+                what: format!("the record of run `{}`", record.id),
+                message: "a queued run is `queued` and carries its blueprint (`definition`)".to_owned(),
+            });
+        }
+        self.queue("queueing a scheduled run")?.enqueue_fire(record, slot)
+    }
+
+    /// The blueprints with a run queued or running on any worker (a schedule does not
+    /// fire over one).
+    pub fn blueprints_in_flight(&self) -> Result<Vec<String>> {
+        self.queue("reading the runs in flight")?.in_flight()
+    }
+
     /// Whether the database answers (a worker's readiness).
     pub fn ping(&self) -> Result<()> {
         self.queue("checking the connection")?.ping()
@@ -131,4 +180,7 @@ pub(crate) trait Queue {
     fn reap(&self) -> Result<Vec<Reaped>>;
     fn listen(&self, on_queued: Box<dyn Fn() + Send>) -> Result<Listener>;
     fn ping(&self) -> Result<()>;
+    fn lead(&self) -> Result<Option<Leadership>>;
+    fn enqueue_fire(&self, record: &RunRecord, slot: &str) -> Result<bool>;
+    fn in_flight(&self) -> Result<Vec<String>>;
 }

@@ -1,5 +1,6 @@
 //! Runs through the queue of a store in PostgreSQL (`mcpflow_store`'s `queue.rs`):
-//! [`App::enqueue`] queues a run of a document for a worker, [`App::start_claimed`] starts
+//! [`App::enqueue`] queues a run of a document for a worker, [`App::enqueue_fire`] the run
+//! of a schedule's slot, [`App::start_claimed`] starts
 //! a run a worker claimed — a fresh run, or the resume of a run whose worker died (the
 //! reaper queued it with `resumed_from`): its finished steps keep their outputs and do not
 //! run again, as `mcpflow resume` does it — and [`App::fail_claimed`] records a claimed
@@ -17,8 +18,26 @@ impl App {
     /// Checks `doc` and queues a run of it with `inputs`; returns the run's id. A worker
     /// (`mcpflow worker`) runs it.
     pub fn enqueue(&self, doc: Value, inputs: Value, trigger: Trigger) -> Result<String> {
+        let record = self.queued_record(doc, inputs, trigger)?;
+        self.store().enqueue(&record)?;
+        Ok(record.id)
+    }
+
+    /// Queues a run of stored blueprint `blueprint` for the schedule's `slot` (RFC 3339)
+    /// unless that slot was fired already; returns the run's id, `None` when it was.
+    pub fn enqueue_fire(&self, blueprint: &str, inputs: Value, slot: &str) -> Result<Option<String>> {
+        let stored = self
+            .store()
+            .blueprint(blueprint)?
+            .ok_or_else(|| AppError::NotFound { what: "blueprint", id: blueprint.to_owned() })?;
+        let record = self.queued_record(stored.json, inputs, Trigger::Schedule)?;
+        Ok(self.store().enqueue_fire(&record, slot)?.then_some(record.id))
+    }
+
+    /// The record of a queued run of `doc` (checked first).
+    fn queued_record(&self, doc: Value, inputs: Value, trigger: Trigger) -> Result<RunRecord> {
         let (bp, _, _) = self.load(&Target::Inline(doc.clone()))?;
-        let record = RunRecord {
+        Ok(RunRecord {
             id: crate::headless::new_run_id(),
             blueprint: bp.id,
             status: RecordStatus::Queued,
@@ -34,9 +53,7 @@ impl App {
             resumed_from: None,
             debug: false,
             paused_ms: None,
-        };
-        self.store().enqueue(&record)?;
-        Ok(record.id)
+        })
     }
 
     /// Starts the run of `claimed`, the record of a queued run this worker claimed; the

@@ -246,3 +246,96 @@ fn a_worker_serves_its_probes_and_run_with_db_waits_for_the_queued_run_and_print
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("--detach queues the run in a database"), "{}", stderr(&out));
 }
+
+/// The process id of the worker leading the schedules, as PostgreSQL sees it: the
+/// application name of the connection holding the scheduler's lock.
+fn leader(db: &mut postgres::Client) -> Option<u32> {
+    let row = db
+        .query_opt(
+            "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+             WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1 AND l.objid = $2",
+            &[&0x6d63_7066_u32, &0x6c6f_7703_u32],
+        )
+        .unwrap()?;
+    row.get::<_, String>(0).strip_prefix("mcpflow scheduler ")?.parse().ok()
+}
+
+/// The fired slots, oldest first: (slot as Unix milliseconds, the run queued for it).
+fn fires(db: &mut postgres::Client) -> Vec<(i64, String)> {
+    db.query(
+        "SELECT (extract(epoch FROM slot) * 1000)::bigint, run_id FROM schedule_fires WHERE blueprint = 'ticks'
+         ORDER BY slot",
+        &[],
+    )
+    .unwrap()
+    .iter()
+    .map(|row| (row.get(0), row.get(1)))
+    .collect()
+}
+
+/// How many fired slots have a run that succeeded (itself, or the run resuming it).
+fn succeeded_fires(db: &mut postgres::Client) -> i64 {
+    db.query_one(
+        "SELECT count(*) FROM schedule_fires f WHERE EXISTS (SELECT 1 FROM runs r WHERE r.status = 'succeeded'
+         AND (r.id = f.run_id OR r.record->>'resumed_from' = f.run_id))",
+        &[],
+    )
+    .unwrap()
+    .get(0)
+}
+
+#[test]
+fn two_workers_fire_a_schedule_of_every_second_once_per_slot_also_when_the_leader_is_killed() {
+    let Some(Setup { url, home, servers, _dir, .. }) = setup() else { return };
+    let store = Store::connect_shared(&url).unwrap().store;
+    let ticks = json!({ "blueprint": 1, "id": "ticks", "schedule": { "every": "1s" },
+        "steps": [{ "id": "say", "kind": "tool", "server": "echo", "tool": "echo", "args": { "message": "tick" } }] });
+    store.save_blueprint("ticks", &ticks).unwrap();
+    let mut db = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+
+    let mut workers: Vec<Worker> = (0..2).map(|_| worker(&home, &url, &servers, &[]).0).collect();
+    let first = wait_for(Duration::from_secs(30), || leader(&mut db)).expect("no worker took the scheduler's lock");
+    let at = workers.iter().position(|w| w.0.id() == first).expect("the leader is one of the two workers");
+
+    // The leader fires a few slots, then is killed.
+    wait_for(Duration::from_secs(60), || (succeeded_fires(&mut db) >= 3).then_some(()))
+        .unwrap_or_else(|| panic!("the schedule did not fire three runs: {:?}", fires(&mut db)));
+    let mut killed = workers.remove(at);
+    killed.0.kill().unwrap();
+    killed.0.wait().unwrap();
+    let before = fires(&mut db);
+
+    // The other worker takes the lock over and goes on.
+    let second = wait_for(Duration::from_secs(30), || leader(&mut db).filter(|pid| *pid != first))
+        .expect("the other worker never took the scheduler's lock over");
+    assert_eq!(second, workers[0].0.id());
+    let last_before = before.last().map(|(slot, _)| *slot).unwrap_or_default();
+    wait_for(Duration::from_secs(60), || {
+        let after = fires(&mut db).iter().filter(|(slot, _)| *slot > last_before).count();
+        (after >= 3 && succeeded_fires(&mut db) >= i64::try_from(before.len()).unwrap() + 3).then_some(())
+    })
+    .unwrap_or_else(|| panic!("the schedule did not go on after the leader died: {:?}", fires(&mut db)));
+    drop(workers);
+
+    // One run per slot: the slots are whole seconds from the first one, each fired once
+    // (the table's key), and the runs of the schedule are exactly the fires' runs and the
+    // runs resuming them (a run the killed worker held).
+    let fired = fires(&mut db);
+    let (first_slot, _) = fired[0];
+    for pair in fired.windows(2) {
+        let step = pair[1].0 - pair[0].0;
+        assert!(step >= 1000 && step % 1000 == 0, "slots {} and {} are whole seconds apart", pair[0].0, pair[1].0);
+    }
+    assert!(fired.iter().all(|(slot, _)| (slot - first_slot) % 1000 == 0));
+    let all = runs(&store);
+    let fired_runs: BTreeSet<&str> = fired.iter().map(|(_, run)| run.as_str()).collect();
+    let scheduled: BTreeSet<&str> = all
+        .values()
+        .filter(|r| r.blueprint == "ticks" && r.trigger == "schedule" && r.resumed_from.is_none())
+        .map(|r| r.id.as_str())
+        .collect();
+    assert_eq!(scheduled, fired_runs, "each scheduled run is the run of one slot");
+    for r in all.values().filter(|r| r.resumed_from.is_some()) {
+        assert!(fired_runs.contains(r.resumed_from.as_deref().unwrap()), "run {} resumes a fired run", r.id);
+    }
+}

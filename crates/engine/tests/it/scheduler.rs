@@ -397,13 +397,14 @@ fn a_loop_collecting_past_the_value_limit_fails_at_the_iteration_that_passes_it(
         config(),
     )
     .start();
-    // Each iteration collects a 100-character string: 118 bytes as the limit counts it.
+    // Each iteration collects a 100-character string: 118 bytes as the limit counts it
+    // (the text with its quotes and 16 per scalar), the list itself 112.
     sim.drive(|_, _, _| text(json!("x".repeat(100))));
     let env = sim.envelope();
     assert_eq!(env.status, RunStatus::Failed);
     let error = env.errors.last().unwrap();
     assert_eq!((error.code.as_str(), error.step.as_str()), ("OUTPUT_TOO_LARGE", "l"), "{error:?}");
-    assert_eq!(sim.invokes.len(), 9, "8 values fit in 1,024 bytes; the 9th is past them");
+    assert_eq!(sim.invokes.len(), 8, "a list of 7 values fits in 1,024 bytes; the 8th takes it past them");
 }
 
 #[test]

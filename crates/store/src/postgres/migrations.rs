@@ -19,6 +19,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "tables", include_str!("../../migrations/0001_tables.sql")),
     (2, "listings", include_str!("../../migrations/0002_listings.sql")),
     (3, "queue", include_str!("../../migrations/0003_queue.sql")),
+    (4, "schedule fires", include_str!("../../migrations/0004_schedule_fires.sql")),
 ];
 
 /// The advisory lock on the store ("mcpflow" and 1, as a number): the process owning the
@@ -27,6 +28,8 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
 const OWNER_LOCK: i64 = 0x6d63_7066_6c6f_7701;
 /// The advisory lock migrations run under, so two processes never migrate at once.
 const MIGRATION_LOCK: i64 = 0x6d63_7066_6c6f_7702;
+/// The advisory lock of the one worker that fires the schedules (`postgres/queue.rs`).
+pub(super) const SCHEDULER_LOCK: i64 = 0x6d63_7066_6c6f_7703;
 
 /// How long opening waits for the store's lock: a process that just closed the store
 /// may not have been seen gone by the server yet.

@@ -2,13 +2,15 @@
 //! the workers that listen), claiming the oldest queued run in one statement
 //! (`FOR UPDATE SKIP LOCKED`, so workers never wait on each other's claims), renewing and
 //! releasing a lease, and the reaper, which turns runs whose lease expired into
-//! `interrupted` and queues a run resuming each.
+//! `interrupted` and queues a run resuming each; the scheduler's lock and its fires
+//! (migration `0004_schedule_fires.sql`).
 
+use super::migrations::SCHEDULER_LOCK;
 use super::{Postgres, col, json_text};
 use crate::codec::{decode, now};
 use crate::error::{Error, Result};
 use crate::queue::Queue;
-use crate::queue::{CHANNEL, Listener, MAX_ATTEMPTS, Reaped};
+use crate::queue::{CHANNEL, Leadership, Listener, MAX_ATTEMPTS, Reaped};
 use crate::runs::{RecordStatus, RunRecord};
 use postgres::fallible_iterator::FallibleIterator as _;
 use postgres::{Client, NoTls};
@@ -24,6 +26,29 @@ fn millis(lease: Duration) -> f64 {
     lease.as_secs_f64() * 1000.0
 }
 
+/// Inserts queued run `id` and announces it, in transaction `tx` (the announcement is
+/// delivered when it commits, so a woken worker finds the run).
+fn insert_queued(
+    tx: &mut postgres::Transaction<'_>,
+    id: &str,
+    blueprint: &str,
+    text: &str,
+    action: &'static str,
+) -> Result<()> {
+    let added = tx
+        .execute(
+            "INSERT INTO runs (id, blueprint, status, record, queued_at)
+             VALUES ($1, $2, 'queued', $3::text::json, now()) ON CONFLICT (id) DO NOTHING",
+            &[&id, &blueprint, &text],
+        )
+        .map_err(Error::pg(action))?;
+    if added == 0 {
+        return Err(Error::RunExists { id: id.to_owned() });
+    }
+    tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &id]).map_err(Error::pg(action))?;
+    Ok(())
+}
+
 impl Queue for Postgres {
     fn enqueue(&self, record: &RunRecord) -> Result<()> {
         let action = "queueing a run";
@@ -31,20 +56,84 @@ impl Queue for Postgres {
         let (id, blueprint) = (record.id.clone(), record.blueprint.clone());
         self.call(action, move |client| {
             let mut tx = client.transaction().map_err(Error::pg(action))?;
-            let added = tx
-                .execute(
-                    "INSERT INTO runs (id, blueprint, status, record, queued_at)
-                     VALUES ($1, $2, 'queued', $3::text::json, now()) ON CONFLICT (id) DO NOTHING",
-                    &[&id, &blueprint, &text],
-                )
-                .map_err(Error::pg(action))?;
-            if added == 0 {
-                return Err(Error::RunExists { id });
-            }
-            // Delivered when the transaction commits, so a woken worker finds the run.
-            tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &id]).map_err(Error::pg(action))?;
+            insert_queued(&mut tx, &id, &blueprint, &text, action)?;
             tx.commit().map_err(Error::pg(action))
         })
+    }
+
+    fn enqueue_fire(&self, record: &RunRecord, slot: &str) -> Result<bool> {
+        let action = "queueing a scheduled run";
+        let text = json_text(|| format!("the record of run `{}`", record.id), record)?;
+        let (id, blueprint, slot) = (record.id.clone(), record.blueprint.clone(), slot.to_owned());
+        self.call(action, move |client| {
+            let mut tx = client.transaction().map_err(Error::pg(action))?;
+            let fired = tx
+                .execute(
+                    "INSERT INTO schedule_fires (blueprint, slot, run_id) VALUES ($1, $2::text::timestamptz, $3)
+                     ON CONFLICT (blueprint, slot) DO NOTHING",
+                    &[&blueprint, &slot, &id],
+                )
+                .map_err(Error::pg(action))?;
+            if fired == 0 {
+                return Ok(false);
+            }
+            insert_queued(&mut tx, &id, &blueprint, &text, action)?;
+            tx.commit().map_err(Error::pg(action))?;
+            Ok(true)
+        })
+    }
+
+    fn in_flight(&self) -> Result<Vec<String>> {
+        let action = "reading the runs in flight";
+        self.call(action, move |client| {
+            let rows = client
+                .query("SELECT DISTINCT blueprint FROM runs WHERE status IN ('queued', 'running')", &[])
+                .map_err(Error::pg(action))?;
+            rows.iter().map(|row| col(row, 0, action)).collect()
+        })
+    }
+
+    fn lead(&self) -> Result<Option<Leadership>> {
+        let action = "taking the scheduler's lock";
+        let (url, mut config) = (self.shown.clone(), self.config.clone());
+        // So `pg_stat_activity` tells which process leads.
+        config.application_name(&format!("mcpflow scheduler {}", std::process::id()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let lost = Arc::new(AtomicBool::new(false));
+        let (stopped, losing) = (stop.clone(), lost.clone());
+        let (ready, taken) = std::sync::mpsc::sync_channel(1);
+        // As for a listener: the connection is made and kept on the thread itself.
+        let thread = std::thread::Builder::new()
+            .name("mcpflow-store-lead".to_owned())
+            .spawn(move || {
+                let locked =
+                    config.connect(NoTls).map_err(|source| Error::Connect { url, source }).and_then(|mut client| {
+                        let row = client
+                            .query_one("SELECT pg_try_advisory_lock($1)", &[&SCHEDULER_LOCK])
+                            .map_err(Error::pg(action))?;
+                        Ok((col::<bool>(&row, 0, action)?, client))
+                    });
+                match locked {
+                    Ok((true, mut client)) => {
+                        let _ = ready.send(Ok(true));
+                        hold(&mut client, &stopped, &losing);
+                    }
+                    Ok((false, _)) => {
+                        let _ = ready.send(Ok(false));
+                    }
+                    Err(e) => {
+                        let _ = ready.send(Err(e));
+                    }
+                }
+            })
+            .map_err(|e| Error::ConnectionGone { action, detail: format!("its thread cannot start: {e}") })?;
+        let guard = Listener::new(stop, thread);
+        match taken.recv() {
+            Ok(Ok(true)) => Ok(Some(Leadership::new(lost, guard))),
+            Ok(Ok(false)) => Ok(None),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(Error::ConnectionGone { action, detail: "its thread stopped before it asked".to_owned() }),
+        }
     }
 
     fn claim(&self, owner: &str, lease: Duration) -> Result<Option<RunRecord>> {
@@ -203,6 +292,19 @@ fn hear(client: &mut Client, on_queued: &(dyn Fn() + Send), stop: &AtomicBool) {
                     return;
                 }
             }
+        }
+    }
+}
+
+/// Keeps the scheduler's lock until `stop` is set; sets `lost` when the connection no
+/// longer answers (the lock is gone with it).
+fn hold(client: &mut Client, stop: &AtomicBool, lost: &AtomicBool) {
+    while !stop.load(Ordering::Acquire) {
+        std::thread::sleep(LISTEN_TICK);
+        if let Err(error) = client.simple_query("SELECT 1") {
+            tracing::warn!(%error, "the scheduler's connection broke: this worker no longer fires the schedules");
+            lost.store(true, Ordering::Release);
+            return;
         }
     }
 }

@@ -35,7 +35,7 @@ fn connecting_applies_the_migrations_once_and_records_the_schema_version() {
         .iter()
         .map(|r| r.get(0))
         .collect();
-    assert_eq!(versions, [1, 2, 3], "each migration once");
+    assert_eq!(versions, [1, 2, 3, 4], "each migration once");
     let row = db.query_one("SELECT value::text FROM mcpflow_meta WHERE key = 'schema_version'", &[]).unwrap();
     assert_eq!(row.get::<_, String>(0), SCHEMA_VERSION.to_string());
 }
