@@ -119,6 +119,12 @@ impl App {
         Self::open_on(home, options, || Store::connect(url))
     }
 
+    /// [`App::open_database`] sharing the store with other processes (workers, other
+    /// readers) instead of owning it: for the commands that read it.
+    pub fn open_database_shared(home: &std::path::Path, url: &str, options: AppOptions) -> Result<App> {
+        Self::open_on(home, options, || Store::connect_shared(url))
+    }
+
     fn open_on(
         home: &std::path::Path,
         options: AppOptions,

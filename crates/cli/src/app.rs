@@ -40,6 +40,16 @@ pub struct AppArgs {
     pub allow_all_servers: bool,
 }
 
+/// Opens the application for a command that only reads the store (`list`, `runs`,
+/// `show`, `export`). On a database it shares the store ([`mcpflow_store::Mode::Shared`]),
+/// so it reads while workers run; on the data folder it is [`open_app`].
+pub fn open_reader() -> anyhow::Result<App> {
+    let Some(url) = database() else { return open_app(&AppArgs::default(), None) };
+    let options = AppOptions { front: mcpflow_app::advice::Front::Cli, ..AppOptions::default() };
+    App::open_database_shared(&mcpflow_app::home::data_dir(), url, options)
+        .context("reading the store in the database of --db (or MCPFLOW_DB)")
+}
+
 /// Opens the store in the data folder (`MCPFLOW_HOME`, else the platform's).
 pub fn open_app(args: &AppArgs, max_runs: Option<usize>) -> anyhow::Result<App> {
     open_app_with(args, max_runs, None)

@@ -23,7 +23,7 @@ pub fn export(file: Option<&Path>) -> anyhow::Result<ExitCode> {
             // A service from before `with_skipped` answers the document alone.
             Some(doc) => (doc, Vec::new()),
             None => {
-                let backup = open_app(&AppArgs::default(), None)?.store().backup()?;
+                let backup = crate::app::open_reader()?.store().backup()?;
                 (backup.doc, backup.skipped)
             }
         };

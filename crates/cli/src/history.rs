@@ -12,7 +12,7 @@ use std::process::ExitCode;
 pub fn list(json_out: bool) -> anyhow::Result<ExitCode> {
     let list: Vec<mcpflow_app::BlueprintMeta> = match through_service("blueprints/list", json!({}))? {
         Some(list) => serde_json::from_value(list)?,
-        None => open_app(&AppArgs::default(), None)?.blueprints()?,
+        None => crate::app::open_reader()?.blueprints()?,
     };
     if json_out {
         let list: Vec<_> = list
@@ -39,7 +39,7 @@ pub fn runs(blueprint: Option<&str>, limit: usize, json_out: bool) -> anyhow::Re
             mcpflow_app::RunList { runs: serde_json::from_value(runs)?, skipped: Vec::new() }
         }
         Some(list) => serde_json::from_value(list)?,
-        None => open_app(&AppArgs::default(), None)?.run_list(blueprint, limit)?,
+        None => crate::app::open_reader()?.run_list(blueprint, limit)?,
     };
     warn_skipped(&list.skipped);
     let runs = list.runs;
@@ -171,7 +171,7 @@ fn open_questions(run: Option<&str>) -> anyhow::Result<Vec<(String, String, mcpf
             })
             .collect();
     }
-    let app = open_app(&AppArgs::default(), None)?;
+    let app = crate::app::open_reader()?;
     let blueprint_of = |run: &str| app.store().run(run).ok().flatten().map(|r| r.blueprint).unwrap_or_default();
     Ok(app.questions(run).into_iter().map(|(r, q)| (r.clone(), blueprint_of(&r), q)).collect())
 }
@@ -210,7 +210,7 @@ pub fn show(run_id: &str, events: bool, json_out: bool) -> anyhow::Result<ExitCo
             record: serde_json::from_value(detail["record"].clone())?,
             events: serde_json::from_value(detail["events"].clone())?,
         },
-        None => open_app(&AppArgs::default(), None)?.run_detail(run_id)?,
+        None => crate::app::open_reader()?.run_detail(run_id)?,
     };
     if events {
         for e in &detail.events {

@@ -234,6 +234,18 @@ fn a_worker_serves_its_probes_and_run_with_db_waits_for_the_queued_run_and_print
     let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(envelope["status"], "succeeded", "{envelope}");
     assert_eq!(envelope["output"], "n=3", "{envelope}");
+
+    // The commands that read the store share it with the worker: they work while it runs.
+    let run_id = envelope["run_id"].as_str().unwrap();
+    let out = ok(mcpflow(&home, &url, &["runs", "--json"]).output().unwrap());
+    assert!(stdout(&out).contains(run_id), "{}", stdout(&out));
+    let out = ok(mcpflow(&home, &url, &["show", run_id]).output().unwrap());
+    assert!(stdout(&out).contains("succeeded"), "{}", stdout(&out));
+    ok(mcpflow(&home, &url, &["list"]).output().unwrap());
+    let backup = _dir.path().join("backup.json");
+    ok(mcpflow(&home, &url, &["export", backup.to_str().unwrap()]).output().unwrap());
+    let doc: Value = serde_json::from_slice(&std::fs::read(&backup).unwrap()).unwrap();
+    assert!(doc.to_string().contains(run_id), "the export holds the run");
     drop(child);
 
     // --detach needs a database.
@@ -253,7 +265,8 @@ fn leader(db: &mut postgres::Client) -> Option<u32> {
     let row = db
         .query_opt(
             "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-             WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1 AND l.objid = $2",
+             WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1 AND l.objid = $2
+               AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())",
             &[&0x6d63_7066_u32, &0x6c6f_7703_u32],
         )
         .unwrap()?;
