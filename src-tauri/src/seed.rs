@@ -2,7 +2,8 @@
 //! user opens the studio onto something that runs. Seeding happens once per data folder
 //! (a marker file records it), so deleting the examples later does not bring them back.
 //! It starts nothing and approves nothing: the demo servers ask for consent on first use
-//! like any other.
+//! like any other. Their tools are in the palette from the start, from the listings
+//! shipped in `demo/listings.json`.
 
 use mcpflow_service::api::Api;
 use mcpflow_service::api::dto::Json;
@@ -15,6 +16,11 @@ include!(concat!(env!("OUT_DIR"), "/examples.rs"));
 pub const DEMO: &str = "cmdb-sync-sketch";
 
 const MARKER: &str = "seeded";
+
+/// What the demo servers list (`demo/listings.json`, checked against the live servers by
+/// `crates/app/tests/it/servers.rs`): remembered at first start, so their tools are in
+/// the palette before anything is approved or started.
+const LISTINGS: &str = include_str!("../../demo/listings.json");
 
 /// Where the demo servers are: the fixture servers' binary and the folder holding the
 /// npm reference servers.
@@ -126,6 +132,13 @@ pub async fn seed(api: &Api, home: &Path) -> bool {
         if let Err(e) = api.put_server((*name).to_owned(), Json(config.clone())).await {
             tracing::warn!("demo server `{name}` was not added: {} [{}]", e.message, e.code);
         }
+    }
+    let listed = match serde_json::from_str::<Value>(LISTINGS) {
+        Ok(doc) => api.remember_shipped_listings(Json(doc)).await.map_err(|e| e.message),
+        Err(e) => Err(e.to_string()),
+    };
+    if let Err(e) = listed {
+        tracing::warn!("the demo servers' listings were not added: {e}");
     }
     for (file, text) in EXAMPLES {
         let saved = match serde_json::from_str::<Value>(text) {

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { approveAll, click, importDoc, openStudio, ROOT, runStatus, sel, shown, standsStill, until } from './harness.mjs';
+import { approveAll, click, fill, importDoc, openStudio, ROOT, runStatus, sel, shown, standsStill, until } from './harness.mjs';
 
 
 /** The run state of every node on the canvas: `{ stepId: state }`. */
@@ -73,27 +73,26 @@ test('the demo runs from a folder other than the repository, by the seeded serve
       assert.ok(t.px >= 10, `title "${t.text}" is drawn at ${t.px.toFixed(1)} px on screen (≥ 10 px)`);
     }
 
-    // ---- The palette: one grouped entry for the servers waiting for approval.
-    const group = await shown(browser, sel('palette-waiting'), 30_000);
-    const title = await (await shown(browser, sel('palette-waiting-toggle'))).getText();
-    const waitingCount = Number(/^(\d+) servers? waiting for approval$/.exec(title.replace(/^[▸▾]\s*/, ''))?.[1]);
-    assert.ok(waitingCount >= 4, `one entry for the seeded servers: "${title}"`);
-    assert.equal(await browser.$$('.palette-consent').length, 0, 'no box per server any more');
-    await studio.shot('palette-grouped');
-    await click(browser, sel('palette-waiting-toggle'));
-    const row = await shown(browser, sel('palette-waiting-memory'));
-    const command = await row.$('.palette-waiting-command');
-    const shape = await browser.execute((el) => {
-      const r = el.getBoundingClientRect();
-      return { height: r.height, lineHeight: parseFloat(getComputedStyle(el).lineHeight) || 16, cut: el.scrollWidth > el.clientWidth, title: el.title, text: el.textContent };
-    }, command);
-    assert.ok(shape.height <= shape.lineHeight * 1.5, `one line: ${JSON.stringify(shape)}`);
-    assert.ok(shape.cut || shape.text.startsWith('node …/'), `long paths shortened or cut: ${JSON.stringify(shape)}`);
-    assert.match(shape.title, /server-memory\/dist\/index\.js/, 'the whole command on hover');
-    assert.ok(shape.title.includes(ROOT), `an absolute path, not one relative to where the studio started: ${shape.title}`);
-    assert.ok(await (await row.$(sel('approve-memory'))).isDisplayed(), 'a Review… button per server');
-    await studio.shot('palette-waiting-open');
-    assert.ok(await group.isDisplayed());
+    // ---- The palette: the seeded servers' tools are there from the start, as shipped
+    // (demo/listings.json), each server marked as awaiting approval; nothing started.
+    const awaiting = await shown(browser, sel('palette-awaiting-memory'), 30_000);
+    assert.match(await awaiting.getText(), /Awaits approval/);
+    assert.equal(await browser.$$(sel('palette-waiting')).length, 0, 'no seeded server is "not listed yet"');
+    await fill(browser, sel('palette-search'), 'create_entities');
+    const item = await shown(browser, sel('palette-item-memory-create_entities'));
+    assert.equal(await item.getAttribute('data-awaiting'), 'true');
+    await studio.shot('palette-listed-awaiting');
+    await click(browser, sel('palette-search'));
+    await browser.keys(['Control', 'a']);
+    await browser.keys(['Backspace']);
+    // Approve… shows the exact command, by its absolute path; cancelled, nothing starts.
+    await click(browser, sel('palette-approve-memory'));
+    const command = await (await shown(browser, sel('consent-command'))).getText();
+    assert.match(command, /server-memory\/dist\/index\.js/, 'the whole command');
+    assert.ok(command.includes(ROOT), `an absolute path, not one relative to where the studio started: ${command}`);
+    await studio.shot('palette-approve-memory');
+    await click(browser, sel('consent-cancel'));
+    await until(async () => !(await browser.$(sel('consent-command')).isExisting()), 'the consent prompt to close');
 
     // ---- Run the demo: consent for the seeded servers, by absolute command lines.
     await click(browser, sel('run-start'));

@@ -31,12 +31,12 @@ test('design a blueprint: palette, connect, form, diagnostics (a tool typo too),
     await studio.shot('opened');
 
     // The echo fixture server asks for consent, showing the exact command.
-    await click(browser, sel('palette-waiting-toggle')); // one grouped entry for the servers waiting for approval
-    await click(browser, sel('approve-echo'));
+    await click(browser, sel('palette-approve-echo')); // its section: tools as shipped, awaiting approval
     const command = await (await shown(browser, sel('consent-command'))).getText();
     assert.match(command, /mcpflow-testkit echo/, `the consent prompt shows the command, got: ${command}`);
     await studio.shot('consent');
     await click(browser, sel('consent-approve'));
+    await until(async () => !(await browser.$(sel('palette-awaiting-echo')).isExisting()), 'echo approved and listed', 30_000);
     await shown(browser, sel('palette-item-echo-echo'), 30_000);
 
     // Drag the echo tool onto an empty part of the canvas.

@@ -47,7 +47,9 @@ test('a tool of an unapproved server is found, dropped, approved on its node and
     await fill(browser, sel('palette-search'), 'echo');
     const item = await shown(browser, sel('palette-item-everything-echo'));
     assert.equal(await item.getAttribute('data-awaiting'), 'true');
-    // A server never listed says so.
+    // A server never listed says so (the seeded ones were listed as shipped).
+    await apiCall(home, 'put_server', { name: 'unlisted', config: { command: 'true', args: [] } });
+    await click(browser, sel('palette-refresh'));
     await clearSearch(browser);
     const hint = await shown(browser, sel('palette-waiting-hint'));
     assert.match(await hint.getText(), /not listed yet/i);

@@ -46,9 +46,9 @@ test('tests: a typo in an output path is a problem before running; a run saved a
   try {
     await shown(browser, '.react-flow__node', 30_000);
     // The echo fixture must be listed for its output schemas to be known: approve it.
-    await click(browser, sel('palette-waiting-toggle'));
-    await click(browser, sel('approve-echo'));
+    await click(browser, sel('palette-approve-echo'));
     await click(browser, sel('consent-approve'));
+    await until(async () => !(await browser.$(sel('palette-awaiting-echo')).isExisting()), 'echo approved and listed', 30_000);
     await shown(browser, sel('palette-item-echo-add'), 30_000);
 
     // ---- 1. `sum.summ`: TEMPLATE_PATH_UNKNOWN before any run, on `say`, naming `sum`.

@@ -44,13 +44,12 @@ test('the four-step blueprint built from an empty canvas by hand runs and writes
     await until(async () => (await browser.execute(() => document.querySelectorAll('.react-flow__node').length)) === 0, 'an empty canvas');
     await studio.shot('empty');
 
-    // The two servers: approved from the palette's waiting entry (a person finds it there).
-    await act(() => click(browser, sel('palette-waiting-toggle')));
+    // The two servers: approved from their palette sections (their tools are listed there
+    // already, as shipped, under "Awaits approval").
     for (const server of ['everything', 'memory']) {
-      if (!(await (await browser.$(sel(`approve-${server}`))).isDisplayed())) await act(() => click(browser, sel('palette-waiting-toggle')));
-      await act(() => click(browser, sel(`approve-${server}`)));
+      await act(() => click(browser, sel(`palette-approve-${server}`)));
       await act(() => click(browser, sel('consent-approve')));
-      await shown(browser, sel(`palette-server-${server}`), 60_000);
+      await until(async () => !(await browser.$(sel(`palette-awaiting-${server}`)).isExisting()), `${server} approved and listed`, 60_000);
     }
     await studio.shot('servers-approved');
 

@@ -295,3 +295,58 @@ async fn a_servers_listing_is_remembered_for_when_it_is_not_started_and_forgotte
     assert!(app.last_listing("echo").is_none(), "forgotten with the server");
     app.shutdown().await;
 }
+
+/// `demo/listings.json`, which the studio remembers at first start so the demo servers'
+/// tools are in the palette before anything is approved, is what those servers list now.
+/// `MCPFLOW_BLESS=1` writes it anew from them (after a server changed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shipped_demo_listings_are_what_the_demo_servers_list() {
+    use mcpflow_app::listings::Shipped;
+    let repo = crate::repo();
+    let bin = mcpflow_testkit::binary().display().to_string();
+    let npm = |package: &str| {
+        repo.join("node_modules/@modelcontextprotocol").join(package).join("dist/index.js").display().to_string()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // The servers as src-tauri/src/seed.rs configures them.
+    let servers = [
+        ("cluster", json!({ "command": bin, "args": ["cluster-sim"] })),
+        ("memory", json!({ "command": "node", "args": [npm("server-memory")],
+            "env": { "MEMORY_FILE_PATH": dir.path().join("memory.json").display().to_string() }, "max_concurrency": 1 })),
+        ("everything", json!({ "command": "node", "args": [npm("server-everything"), "stdio"] })),
+        ("echo", json!({ "command": bin, "args": ["echo"] })),
+        ("faulty", json!({ "command": bin, "args": ["faulty"] })),
+    ];
+    let app = App::with_store(Store::open_temporary().unwrap(), Vec::new(), AppOptions::default()).unwrap();
+    let mut live = std::collections::BTreeMap::new();
+    for (name, config) in &servers {
+        app.put_server(name, config).unwrap();
+        app.approve_server(name).unwrap();
+        live.insert((*name).to_owned(), app.offer(name).await.unwrap());
+    }
+    app.shutdown().await;
+
+    let file = repo.join("demo/listings.json");
+    if std::env::var("MCPFLOW_BLESS").is_ok_and(|v| v == "1") {
+        let shipped = Shipped { listed_at: chrono::Utc::now().to_rfc3339(), servers: live.clone() };
+        std::fs::write(&file, serde_json::to_string_pretty(&shipped).unwrap() + "\n").unwrap();
+    }
+    let shipped: Shipped = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    for (name, offer) in &live {
+        assert_eq!(
+            shipped.servers.get(name),
+            Some(offer),
+            "demo/listings.json differs from what `{name}` lists now: run `MCPFLOW_BLESS=1 cargo test -p mcpflow-app \
+             --test it the_shipped_demo_listings` and commit the file"
+        );
+    }
+    assert_eq!(shipped.servers.len(), live.len(), "demo/listings.json lists servers the studio does not seed");
+
+    // Remembered for configured servers never listed here, and only for them.
+    let fresh = App::with_store(Store::open_temporary().unwrap(), Vec::new(), AppOptions::default()).unwrap();
+    fresh.put_server("echo", &servers[3].1).unwrap();
+    assert_eq!(fresh.remember_shipped(&shipped), ["echo"]);
+    assert_eq!(fresh.last_listing("echo").map(|l| l.offer), Some(live["echo"].clone()));
+    assert!(fresh.remember_shipped(&shipped).is_empty(), "a listing made here is not replaced");
+    fresh.shutdown().await;
+}

@@ -117,6 +117,12 @@ impl Local {
         Ok(self.app.test_connection(&name).await?.into())
     }
 
+    pub async fn remember_shipped_listings(&self, doc: Json) -> Result<Vec<String>> {
+        let shipped: mcpflow_app::listings::Shipped = serde_json::from_value(doc.0)
+            .map_err(|e| CommandError::new("BAD_REQUEST", format!("not a document of shipped listings: {e}")))?;
+        Ok(self.app.remember_shipped(&shipped))
+    }
+
     pub async fn server_offers(&self) -> Result<Vec<ServerOffer>> {
         let app = self.app.clone();
         let servers = app.servers();

@@ -125,6 +125,9 @@ api! {
     fn test_server(name: String) -> ServerTestDto;
     /// What every configured server offers; unapproved ones stay stopped.
     fn server_offers() -> Vec<ServerOffer>;
+    /// Remembers listings made elsewhere (`mcpflow_app::listings::Shipped`, as
+    /// `demo/listings.json`) for configured servers never listed here; returns their names.
+    fn remember_shipped_listings(doc: Json) -> Vec<String>;
     /// Adds every entry of an `mcpServers` document; starts and approves nothing.
     fn import_servers(doc: Json) -> Vec<String>;
     /// The document as it travels: the servers it uses copied in, what it calls beside.
