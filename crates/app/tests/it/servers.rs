@@ -311,8 +311,11 @@ async fn the_shipped_demo_listings_are_what_the_demo_servers_list() {
     // The servers as src-tauri/src/seed.rs configures them.
     let servers = [
         ("cluster", json!({ "command": bin, "args": ["cluster-sim"] })),
-        ("memory", json!({ "command": "node", "args": [npm("server-memory")],
-            "env": { "MEMORY_FILE_PATH": dir.path().join("memory.json").display().to_string() }, "max_concurrency": 1 })),
+        (
+            "memory",
+            json!({ "command": "node", "args": [npm("server-memory")],
+            "env": { "MEMORY_FILE_PATH": dir.path().join("memory.json").display().to_string() }, "max_concurrency": 1 }),
+        ),
         ("everything", json!({ "command": "node", "args": [npm("server-everything"), "stdio"] })),
         ("echo", json!({ "command": bin, "args": ["echo"] })),
         ("faulty", json!({ "command": bin, "args": ["faulty"] })),
