@@ -74,18 +74,8 @@ async function waitForPort(port, ms) {
   throw new Error(`tauri-driver did not listen on 127.0.0.1:${port} within ${ms} ms`);
 }
 
-/**
- * Starts tauri-driver and a session on the studio with a fresh MCPFLOW_HOME.
- * Returns { browser, home, dialogPath, shot(name), close() }.
- * `env` is added to the studio's environment (through tauri-driver, which it inherits).
- * Options: `home` reuses a data folder (a restart), `keep` leaves the data folder in
- * place on `close()` (default: when `home` was given; the caller removes it),
- * `cwd` is the folder the studio starts in (default: this process's), `guide` lets the
- * first-start guide open (off by default, so it does not cover what tests click).
- */
-export async function openStudio(name, env = {}, { home: reuse, cwd, keep = reuse !== undefined, guide = false } = {}) {
-  const home = reuse ?? mkdtempSync(join(tmpdir(), `mcpflow-e2e-${name}-`));
-  const dialogPath = join(home, 'dialog-pick.json');
+/** Starts tauri-driver on free ports and a session through it; kills it when that fails. */
+async function startSession(home, dialogPath, cwd, guide, env) {
   const port = await freePort();
   const nativePort = await freePort();
   const driver = spawn(
@@ -105,6 +95,56 @@ export async function openStudio(name, env = {}, { home: reuse, cwd, keep = reus
       },
     },
   );
+  try {
+    await waitForPort(port, 15_000);
+    const browser = await remote({
+      hostname: '127.0.0.1',
+      port,
+      logLevel: 'warn',
+      connectionRetryTimeout: 90_000,
+      connectionRetryCount: 0,
+      capabilities: {
+        'wdio:enforceWebDriverClassic': true,
+        'tauri:options': { application: APP },
+      },
+    });
+    return { driver, browser };
+  } catch (e) {
+    try {
+      process.kill(-driver.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+    throw e;
+  }
+}
+
+/**
+ * Starts tauri-driver and a session on the studio with a fresh MCPFLOW_HOME.
+ * Returns { browser, home, dialogPath, shot(name), close() }.
+ * `env` is added to the studio's environment (through tauri-driver, which it inherits).
+ * Options: `home` reuses a data folder (a restart), `keep` leaves the data folder in
+ * place on `close()` (default: when `home` was given; the caller removes it),
+ * `cwd` is the folder the studio starts in (default: this process's), `guide` lets the
+ * first-start guide open (off by default, so it does not cover what tests click).
+ */
+export async function openStudio(name, env = {}, { home: reuse, cwd, keep = reuse !== undefined, guide = false } = {}) {
+  const home = reuse ?? mkdtempSync(join(tmpdir(), `mcpflow-e2e-${name}-`));
+  const dialogPath = join(home, 'dialog-pick.json');
+  // tauri-driver 2.1 now and then never answers the session request: its accept loop
+  // spins on an error, printing "accept new stream fail" (its server.rs). That driver is
+  // killed and a new one tried, once.
+  let driver;
+  let browser;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      ({ driver, browser } = await startSession(home, dialogPath, cwd, guide, env));
+      break;
+    } catch (e) {
+      if (attempt === 2) throw e;
+      console.error(`# tauri-driver did not start a session (${e.message}); trying once more with a new driver`);
+    }
+  }
   const killDriver = () => {
     try {
       process.kill(-driver.pid, 'SIGKILL');
@@ -112,22 +152,6 @@ export async function openStudio(name, env = {}, { home: reuse, cwd, keep = reus
       // already gone
     }
   };
-  let browser;
-  try {
-    await waitForPort(port, 15_000);
-    browser = await remote({
-      hostname: '127.0.0.1',
-      port,
-      logLevel: 'warn',
-      capabilities: {
-        'wdio:enforceWebDriverClassic': true,
-        'tauri:options': { application: APP },
-      },
-    });
-  } catch (e) {
-    killDriver();
-    throw e;
-  }
   let shots = 0;
   return {
     browser,

@@ -87,14 +87,7 @@ impl Store {
     /// Queues `record` (status `queued`, its blueprint in `definition`) and wakes the
     /// workers that listen. The id must be new.
     pub fn enqueue(&self, record: &RunRecord) -> Result<()> {
-        keys::check("run id", &record.id)?;
-        keys::check("blueprint id", &record.blueprint)?;
-        if record.status != RecordStatus::Queued || record.definition.is_none() {
-            return Err(Error::InvalidValue {
-                what: format!("the record of run `{}`", record.id),
-                message: "a queued run is `queued` and carries its blueprint (`definition`)".to_owned(),
-            });
-        }
+        check_queued(record)?;
         self.queue("queueing a run")?.enqueue(record)
     }
 
@@ -140,14 +133,7 @@ impl Store {
     /// slot of its blueprint was fired already (by a scheduler that died before it saved
     /// its state): `false` then, and nothing is queued.
     pub fn enqueue_fire(&self, record: &RunRecord, slot: &str) -> Result<bool> {
-        keys::check("run id", &record.id)?;
-        keys::check("blueprint id", &record.blueprint)?;
-        if record.status != RecordStatus::Queued || record.definition.is_none() {
-            return Err(Error::InvalidValue {
-                what: format!("the record of run `{}`", record.id),
-                message: "a queued run is `queued` and carries its blueprint (`definition`)".to_owned(),
-            });
-        }
+        check_queued(record)?;
         self.queue("queueing a scheduled run")?.enqueue_fire(record, slot)
     }
 
@@ -169,6 +155,19 @@ impl Store {
         self.update_run(&record.id.clone(), move |stored| *stored = record.clone())?;
         self.sync()
     }
+}
+
+/// Whether `record` may be queued: good ids, status `queued`, its blueprint in `definition`.
+fn check_queued(record: &RunRecord) -> Result<()> {
+    keys::check("run id", &record.id)?;
+    keys::check("blueprint id", &record.blueprint)?;
+    if record.status != RecordStatus::Queued || record.definition.is_none() {
+        return Err(Error::InvalidValue {
+            what: format!("the record of run `{}`", record.id),
+            message: "a queued run is `queued` and carries its blueprint (`definition`)".to_owned(),
+        });
+    }
+    Ok(())
 }
 
 /// The run queue of `mcpflow worker`, as a backend keeps it (PostgreSQL's: `postgres/queue.rs`).
