@@ -89,6 +89,8 @@ test('a tool of an unapproved server is found, dropped, approved on its node and
     // Its argument, then a second step wired with the pointer: no hint stays over the card.
     await fill(browser, '#root_message', 'hello');
     await clearSearch(browser);
+    // The palette filters with a deferred value: the step kinds come back a render later.
+    await shown(browser, sel('palette-item-kind-wait'));
     assert.equal(await dragToCanvas(browser, sel('palette-item-kind-wait'), Math.round(pane.x + pane.w * 0.7), Math.round(pane.y + pane.h * 0.3)), 'ok');
     await shown(browser, sel('step-wait'));
     await standsStill(browser);
