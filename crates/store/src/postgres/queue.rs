@@ -49,6 +49,57 @@ fn insert_queued(
     Ok(())
 }
 
+impl Postgres {
+    /// Connects with `config` on a thread of its own named `name` (the `postgres` client
+    /// enters a runtime of its own, which must not happen on a caller's runtime thread) and
+    /// runs `setup` there. When it answers `true` the thread goes on with `keep`, which
+    /// holds the connection until the returned [`Listener`] is dropped (it sets the flag
+    /// `keep` is given); `false` closes the connection and answers `None`.
+    fn on_own_connection(
+        &self,
+        config: postgres::Config,
+        name: &str,
+        action: &'static str,
+        setup: impl FnOnce(&mut Client) -> Result<bool> + Send + 'static,
+        keep: impl FnOnce(&mut Client, &AtomicBool) + Send + 'static,
+    ) -> Result<Option<Listener>> {
+        let url = self.shown.clone();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = stop.clone();
+        let (ready, answered) = std::sync::mpsc::sync_channel(1);
+        let thread = std::thread::Builder::new()
+            .name(name.to_owned())
+            .spawn(move || {
+                let set_up = config
+                    .connect(NoTls)
+                    .map_err(|source| Error::Connect { url, source })
+                    .and_then(|mut client| Ok((setup(&mut client)?, client)));
+                match set_up {
+                    Ok((true, mut client)) => {
+                        let _ = ready.send(Ok(true));
+                        keep(&mut client, &stopped);
+                    }
+                    Ok((false, _)) => {
+                        let _ = ready.send(Ok(false));
+                    }
+                    Err(e) => {
+                        let _ = ready.send(Err(e));
+                    }
+                }
+            })
+            .map_err(|e| Error::ConnectionGone { action, detail: format!("its thread cannot start: {e}") })?;
+        let guard = Listener::new(stop, thread);
+        match answered.recv() {
+            Ok(Ok(true)) => Ok(Some(guard)),
+            Ok(Ok(false)) => Ok(None),
+            Ok(Err(e)) => Err(e),
+            Err(_) => {
+                Err(Error::ConnectionGone { action, detail: "its thread stopped before it connected".to_owned() })
+            }
+        }
+    }
+}
+
 impl Queue for Postgres {
     fn enqueue(&self, record: &RunRecord) -> Result<()> {
         let action = "queueing a run";
@@ -95,45 +146,24 @@ impl Queue for Postgres {
 
     fn lead(&self) -> Result<Option<Leadership>> {
         let action = "taking the scheduler's lock";
-        let (url, mut config) = (self.shown.clone(), self.config.clone());
+        let mut config = self.config.clone();
         // So `pg_stat_activity` tells which process leads.
         config.application_name(&format!("mcpflow scheduler {}", std::process::id()));
-        let stop = Arc::new(AtomicBool::new(false));
         let lost = Arc::new(AtomicBool::new(false));
-        let (stopped, losing) = (stop.clone(), lost.clone());
-        let (ready, taken) = std::sync::mpsc::sync_channel(1);
-        // As for a listener: the connection is made and kept on the thread itself.
-        let thread = std::thread::Builder::new()
-            .name("mcpflow-store-lead".to_owned())
-            .spawn(move || {
-                let locked =
-                    config.connect(NoTls).map_err(|source| Error::Connect { url, source }).and_then(|mut client| {
-                        let row = client
-                            .query_one("SELECT pg_try_advisory_lock($1)", &[&SCHEDULER_LOCK])
-                            .map_err(Error::pg(action))?;
-                        Ok((col::<bool>(&row, 0, action)?, client))
-                    });
-                match locked {
-                    Ok((true, mut client)) => {
-                        let _ = ready.send(Ok(true));
-                        hold(&mut client, &stopped, &losing);
-                    }
-                    Ok((false, _)) => {
-                        let _ = ready.send(Ok(false));
-                    }
-                    Err(e) => {
-                        let _ = ready.send(Err(e));
-                    }
-                }
-            })
-            .map_err(|e| Error::ConnectionGone { action, detail: format!("its thread cannot start: {e}") })?;
-        let guard = Listener::new(stop, thread);
-        match taken.recv() {
-            Ok(Ok(true)) => Ok(Some(Leadership::new(lost, guard))),
-            Ok(Ok(false)) => Ok(None),
-            Ok(Err(e)) => Err(e),
-            Err(_) => Err(Error::ConnectionGone { action, detail: "its thread stopped before it asked".to_owned() }),
-        }
+        let losing = lost.clone();
+        let held = self.on_own_connection(
+            config,
+            "mcpflow-store-lead",
+            action,
+            move |client| {
+                let row = client
+                    .query_one("SELECT pg_try_advisory_lock($1)", &[&SCHEDULER_LOCK])
+                    .map_err(Error::pg(action))?;
+                col::<bool>(&row, 0, action)
+            },
+            move |client, stop| hold(client, stop, &losing),
+        )?;
+        Ok(held.map(|guard| Leadership::new(lost, guard)))
     }
 
     fn claim(&self, owner: &str, lease: Duration) -> Result<Option<RunRecord>> {
@@ -231,44 +261,18 @@ impl Queue for Postgres {
     }
 
     fn listen(&self, on_queued: Box<dyn Fn() + Send>) -> Result<Listener> {
-        let (url, config) = (self.shown.clone(), self.config.clone());
-        let stop = Arc::new(AtomicBool::new(false));
-        let stopped = stop.clone();
-        let (ready, listening) = std::sync::mpsc::sync_channel(1);
-        // The connection is made on the thread itself: the `postgres` client enters a
-        // runtime of its own, which must not happen on a caller's runtime thread.
-        let thread = std::thread::Builder::new()
-            .name("mcpflow-store-listen".to_owned())
-            .spawn(move || {
-                let connected =
-                    config.connect(NoTls).map_err(|source| Error::Connect { url, source }).and_then(|mut client| {
-                        let listen = format!("LISTEN {CHANNEL}");
-                        client.batch_execute(&listen).map_err(Error::pg("listening for queued runs"))?;
-                        Ok(client)
-                    });
-                match connected {
-                    Ok(mut client) => {
-                        let _ = ready.send(Ok(()));
-                        hear(&mut client, &on_queued, &stopped);
-                    }
-                    Err(e) => {
-                        let _ = ready.send(Err(e));
-                    }
-                }
-            })
-            .map_err(|e| Error::ConnectionGone {
-                action: "listening for queued runs",
-                detail: format!("its thread cannot start: {e}"),
-            })?;
-        let listener = Listener::new(stop, thread);
-        match listening.recv() {
-            Ok(Ok(())) => Ok(listener),
-            Ok(Err(e)) => Err(e),
-            Err(_) => Err(Error::ConnectionGone {
-                action: "listening for queued runs",
-                detail: "its thread stopped before it listened".to_owned(),
-            }),
-        }
+        let action = "listening for queued runs";
+        let listening = self.on_own_connection(
+            self.config.clone(),
+            "mcpflow-store-listen",
+            action,
+            move |client| {
+                client.batch_execute(&format!("LISTEN {CHANNEL}")).map_err(Error::pg(action))?;
+                Ok(true)
+            },
+            move |client, stop| hear(client, &on_queued, stop),
+        )?;
+        listening.ok_or_else(|| Error::ConnectionGone { action, detail: "it was not kept".to_owned() })
     }
 
     fn ping(&self) -> Result<()> {
