@@ -19,10 +19,11 @@ pub async fn lead(app: App, store: Store, stop: CancellationToken, poll: Duratio
     while !stop.is_cancelled() {
         let taken = {
             let store = store.clone();
-            tokio::task::spawn_blocking(move || store.lead_schedules()).await
+            let asked = tokio::task::spawn_blocking(move || store.lead_schedules()).await;
+            asked.map_err(|e| e.to_string()).and_then(|answer| answer.map_err(|e| e.to_string()))
         };
         match taken {
-            Ok(Ok(Some(leadership))) => {
+            Ok(Some(leadership)) => {
                 eprintln!("this worker fires the schedules");
                 let led = stop.child_token();
                 let watch = {
@@ -46,9 +47,8 @@ pub async fn lead(app: App, store: Store, stop: CancellationToken, poll: Duratio
                     eprintln!("this worker no longer fires the schedules (its connection to the database broke)");
                 }
             }
-            Ok(Ok(None)) => {}
-            Ok(Err(e)) => tracing::warn!(error = %e, "could not ask for the scheduler's lock; asking again"),
-            Err(e) => tracing::warn!(error = %e, "could not ask for the scheduler's lock; asking again"),
+            Ok(None) => {}
+            Err(error) => tracing::warn!(%error, "could not ask for the scheduler's lock; asking again"),
         }
         tokio::select! {
             () = tokio::time::sleep(poll) => {}
