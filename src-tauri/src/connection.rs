@@ -20,6 +20,8 @@ pub struct ServiceStatus {
     pub pid: Option<u32>,
     /// What happened, while reconnecting.
     pub message: Option<String>,
+    /// The address of the team's service (`MCPFLOW_SERVICE`), when it is one.
+    pub team: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
@@ -36,17 +38,20 @@ pub enum ServiceState {
 /// The status of `api` now.
 pub fn status_of(api: &Api) -> ServiceStatus {
     match api {
-        Api::Local(_) => ServiceStatus { state: ServiceState::InProcess, pid: None, message: None },
-        Api::Remote(remote) => from_remote(&remote.status().borrow()),
+        Api::Local(_) => ServiceStatus { state: ServiceState::InProcess, pid: None, message: None, team: None },
+        Api::Remote(remote) => from_remote(&remote.status().borrow(), remote.team()),
     }
 }
 
-fn from_remote(status: &mcpflow_service::api::Status) -> ServiceStatus {
+fn from_remote(status: &mcpflow_service::api::Status, team: Option<&str>) -> ServiceStatus {
     use mcpflow_service::api::Status;
+    let team = team.map(str::to_owned);
     match status {
-        Status::Connected { pid } => ServiceStatus { state: ServiceState::Connected, pid: Some(*pid), message: None },
+        Status::Connected { pid } => {
+            ServiceStatus { state: ServiceState::Connected, pid: Some(*pid), message: None, team }
+        }
         Status::Reconnecting { message } => {
-            ServiceStatus { state: ServiceState::Reconnecting, pid: None, message: Some(message.clone()) }
+            ServiceStatus { state: ServiceState::Reconnecting, pid: None, message: Some(message.clone()), team }
         }
     }
 }
@@ -55,9 +60,10 @@ fn from_remote(status: &mcpflow_service::api::Status) -> ServiceStatus {
 pub fn forward(handle: tauri::AppHandle, api: &Api) {
     if let Api::Remote(remote) = api {
         let mut status = remote.status();
+        let team = remote.team().map(str::to_owned);
         tauri::async_runtime::spawn(async move {
             while status.changed().await.is_ok() {
-                let now = from_remote(&status.borrow_and_update());
+                let now = from_remote(&status.borrow_and_update(), team.as_deref());
                 if let Some(pid) = now.pid {
                     tracing::info!(pid, "connected to the mcpflow service");
                 } else {

@@ -91,8 +91,12 @@ fn export_bindings(path: &str) -> Result<(), String> {
 /// The studio's engine: the service holding the data folder (started when none
 /// answers, with the `mcpflow` CLI beside this executable or on `PATH`), else this
 /// process, which then opens the store and answers the folder's endpoint itself.
-/// `MCPFLOW_STUDIO_IN_PROCESS=1` asks for this process.
+/// `MCPFLOW_STUDIO_IN_PROCESS=1` asks for this process; `MCPFLOW_SERVICE=HOST:PORT` (with
+/// `MCPFLOW_SERVICE_TOKEN`) for a team's service instead ([`team`]).
 async fn connect(home: &std::path::Path) -> Result<Api, String> {
+    if let Some(addr) = team() {
+        return connect_team(addr).await;
+    }
     if std::env::var_os("MCPFLOW_STUDIO_IN_PROCESS").is_none_or(|v| v.is_empty() || v == "0") {
         let binary = std::env::current_exe().ok().and_then(|exe| mcpflow_service::cli_beside(&exe));
         match mcpflow_service::api::Remote::connect(home, "studio", binary).await {
@@ -120,12 +124,30 @@ async fn connect(home: &std::path::Path) -> Result<Api, String> {
     Ok(Api::Local(Local::new(app)))
 }
 
+/// The team service the studio is to use, when `MCPFLOW_SERVICE` names one.
+fn team() -> Option<String> {
+    std::env::var("MCPFLOW_SERVICE").ok().map(|a| a.trim().to_owned()).filter(|a| !a.is_empty())
+}
+
+/// The team's service at `addr`, with the token of `MCPFLOW_SERVICE_TOKEN`.
+async fn connect_team(addr: String) -> Result<Api, String> {
+    use mcpflow_service::endpoint::{TEAM_TOKEN_ENV, Token};
+    let token = Token::from_secret(&std::env::var(TEAM_TOKEN_ENV).unwrap_or_default())
+        .map_err(|why| format!("MCPFLOW_SERVICE is {addr}, but {why}"))?;
+    let target = mcpflow_service::api::Target::Team { addr: addr.clone(), token };
+    mcpflow_service::api::Remote::connect_to(target, "studio")
+        .await
+        .map(Api::Remote)
+        .map_err(|e| format!("could not reach the team's mcpflow service at {addr}: {} [{}]", e.message, e.code))
+}
+
 async fn open_studio() -> Result<Studio, String> {
     let home: PathBuf = mcpflow_app::home::data_dir();
     // Made 0700 whatever the umask; refused when it is not the user's alone.
     mcpflow_app::home::prepare(&home).map_err(|e| format!("error[{}]: {e}", e.code()))?;
     let api = connect(&home).await?;
-    let first_start = seed::seed(&api, &home).await;
+    // A team's store is the team's: the demo is seeded only into a data folder's own.
+    let first_start = if team().is_some() { false } else { seed::seed(&api, &home).await };
     let open_first = api.get_blueprint(seed::DEMO.to_owned()).await.ok().map(|_| seed::DEMO.to_owned());
     let info = dto::StudioInfo {
         version: env!("CARGO_PKG_VERSION").to_owned(),

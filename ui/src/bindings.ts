@@ -817,6 +817,8 @@ export type ServiceStatus_Deserialize = {
 	pid?: number | null,
 	/**  What happened, while reconnecting. */
 	message?: string | null,
+	/**  The address of the team's service (`MCPFLOW_SERVICE`), when it is one. */
+	team?: string | null,
 };
 
 /**  The studio's connection to its engine. */
@@ -826,6 +828,8 @@ export type ServiceStatus_Serialize = {
 	pid: number | null,
 	/**  What happened, while reconnecting. */
 	message: string | null,
+	/**  The address of the team's service (`MCPFLOW_SERVICE`), when it is one. */
+	team: string | null,
 };
 
 /**

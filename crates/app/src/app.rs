@@ -194,6 +194,12 @@ impl App {
         let _ = self.inner.changes.send(change);
     }
 
+    /// Tells this process's subscribers of a change another process made in a shared
+    /// store (a team's database): a run a worker started, a blueprint saved elsewhere.
+    pub fn announce(&self, change: Change) {
+        self.changed(change);
+    }
+
     /// The shared pool (servers start lazily, on first use).
     pub fn pool(&self) -> Arc<Pool> {
         self.server_state().pool

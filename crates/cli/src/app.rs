@@ -90,6 +90,29 @@ pub fn open_app_with_options(
     }
 }
 
+/// Opens the application on the store in the database of `--db`, shared with the workers
+/// and other front doors (`mcpflow service --listen`: a team's service). Its runs run in
+/// worker processes, as the local service's do.
+pub fn open_shared_app(
+    args: &AppArgs,
+    max_runs: Option<usize>,
+    telemetry: &crate::telemetry::TelemetryArgs,
+) -> anyhow::Result<App> {
+    let Some(url) = database() else { anyhow::bail!("no database: give --db URL (or MCPFLOW_DB)") };
+    let options = AppOptions {
+        server_files: args.servers.clone(),
+        allow: args.allow.clone(),
+        allow_all: args.allow_all_servers,
+        max_runs,
+        front: mcpflow_app::advice::Front::Cli,
+        telemetry: telemetry.options(),
+        workers: workers(),
+        ..AppOptions::default()
+    };
+    App::open_database_shared(&mcpflow_app::home::data_dir(), url, options)
+        .context("starting a team's service on the store in the database of --db (or MCPFLOW_DB)")
+}
+
 /// How this program starts a worker (`mcpflow worker`); `None` (with a warning) when its
 /// own path cannot be found: runs then run in this process.
 fn workers() -> Option<mcpflow_worker::Command> {

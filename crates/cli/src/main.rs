@@ -253,8 +253,8 @@ fn main() -> ExitCode {
     let unwired = cli.command.without_database();
     if let (Some(name), Some(_)) = (unwired, &cli.db) {
         return report(Err(anyhow::anyhow!(
-            "`mcpflow {name}` cannot use a store in a database yet: --db is for list, runs, show, export, import and \
-             run --store (docs/scale-out.md); leave it out to use the data folder's store"
+            "`mcpflow {name}` cannot use a store in a database yet: --db is for list, runs, show, export, import, \
+             run, worker and service --listen (docs/scale-out.md); leave it out to use the data folder's store"
         )));
     }
     app::choose_database(cli.db, unwired.is_none());
@@ -311,7 +311,7 @@ impl Command {
             Command::Answer(_) => Some("answer"),
             Command::Serve(_) => Some("serve"),
             Command::Daemon { .. } => Some("daemon"),
-            Command::Service(_) => Some("service"),
+            Command::Service(args) if !args.is_team() => Some("service"),
             Command::Servers(_) => Some("servers"),
             Command::Auth(_) => Some("auth"),
             Command::ExportBlueprint { .. } => Some("export-blueprint"),

@@ -33,6 +33,11 @@ pub struct ServiceArgs {
     /// Runs in flight at once; past it, run requests get a `RUNS_BUSY` error.
     #[arg(long, value_name = "N")]
     max_runs: Option<usize>,
+    /// Be a team's service on the store in the database of `--db` (or `MCPFLOW_DB`),
+    /// answering studios at this loopback address (`127.0.0.1:PORT`; port 0 picks one),
+    /// each hello carrying the token in `MCPFLOW_SERVICE_TOKEN`. Never exits when idle.
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<std::net::SocketAddr>,
     #[command(flatten)]
     app: AppArgs,
     #[command(flatten)]
@@ -54,6 +59,13 @@ enum Action {
     Uninstall,
 }
 
+impl ServiceArgs {
+    /// A team's service (`--listen`), on the store in the database of `--db`.
+    pub fn is_team(&self) -> bool {
+        self.listen.is_some()
+    }
+}
+
 #[allow(clippy::print_stderr)]
 pub async fn run(args: ServiceArgs) -> anyhow::Result<ExitCode> {
     match &args.action {
@@ -65,6 +77,9 @@ pub async fn run(args: ServiceArgs) -> anyhow::Result<ExitCode> {
         return Ok(code);
     }
     let signals = cancel_on_signals()?;
+    if let Some(addr) = args.listen {
+        return team(&args, addr, signals).await;
+    }
     let home = mcpflow_app::home::data_dir();
     let transport = Transport::for_home(&home).context("choosing the service's endpoint")?;
     let app = crate::app::open_app_with_options(&args.app, args.max_runs, None, false, Some(&args.telemetry))?;
@@ -117,6 +132,59 @@ pub async fn run(args: ServiceArgs) -> anyhow::Result<ExitCode> {
         Err(e) => eprintln!("error: the service endpoint: {e}"),
         Ok(Ok(())) => {}
     }
+    app.shutdown().await;
+    Ok(code)
+}
+
+/// `mcpflow service --db URL --listen ADDR`: a team's service. It shares the store with
+/// the workers (it does not own it), runs what its studios start, and announces to them
+/// what the workers and other front doors do ([`mcpflow_service::team::watch`]); the
+/// schedules are the workers' leader's.
+#[allow(clippy::print_stderr)]
+async fn team(
+    args: &ServiceArgs,
+    addr: std::net::SocketAddr,
+    signals: mcpflow_app::signals::Stop,
+) -> anyhow::Result<ExitCode> {
+    use mcpflow_service::endpoint::{Listener, TEAM_TOKEN_ENV, Token};
+    if crate::app::database().is_none() {
+        anyhow::bail!("--listen makes a team's service, on a store in PostgreSQL: give --db URL (or MCPFLOW_DB) too");
+    }
+    let secret = std::env::var(TEAM_TOKEN_ENV).unwrap_or_default();
+    let token = Token::from_secret(&secret).map_err(anyhow::Error::msg)?;
+    let app = crate::app::open_shared_app(&args.app, args.max_runs, &args.telemetry)?;
+    let listener = Listener::team(addr, token).await.with_context(|| format!("listening on {addr}"))?;
+    let port = listener.port().unwrap_or(addr.port());
+    let stop = tokio_util::sync::CancellationToken::new();
+    let watching = tokio::spawn(mcpflow_service::team::watch(app.clone(), stop.clone()));
+    let door = mcpflow_service::Door::Team;
+    let hosting = tokio::spawn(mcpflow_service::host_on(
+        app.clone(),
+        listener,
+        door,
+        Arc::new(Activity::default()),
+        stop.clone(),
+        None,
+    ));
+    eprintln!(
+        "mcpflow team service (pid {}) on {} answers at {}:{port}",
+        std::process::id(),
+        app.store().path().display(),
+        addr.ip()
+    );
+    let code = tokio::select! {
+        signal = signals.received() => ExitCode::from(signal.exit_code()),
+        ended = hosting => {
+            match ended {
+                Ok(Err(e)) => eprintln!("error: the team service's endpoint: {e}"),
+                Err(e) => eprintln!("error: the team service's endpoint: {e}"),
+                Ok(Ok(())) => {}
+            }
+            ExitCode::from(1)
+        }
+    };
+    stop.cancel();
+    let _ = watching.await;
     app.shutdown().await;
     Ok(code)
 }

@@ -38,6 +38,12 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 /// Longest socket path the platform takes, its final NUL included (`sun_path`).
 const SUN_PATH: usize = if cfg!(any(target_os = "linux", target_os = "android")) { 108 } else { 104 };
 
+/// The environment variable holding a team service's token: `mcpflow service --listen`
+/// wants every hello to carry it, and the studio (with `MCPFLOW_SERVICE`) presents it.
+pub const TEAM_TOKEN_ENV: &str = "MCPFLOW_SERVICE_TOKEN";
+/// The shortest token a team service takes.
+pub const MIN_TEAM_TOKEN: usize = 32;
+
 /// Which kind of endpoint a data folder gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Transport {
@@ -98,6 +104,20 @@ impl Token {
             std::io::Error::other(format!("no random bytes from the operating system for the endpoint's token: {e}"))
         })?;
         Ok(Token(hex::encode(bytes)))
+    }
+
+    /// A team service's token, as its operator gave it ([`TEAM_TOKEN_ENV`]): at least
+    /// [`MIN_TEAM_TOKEN`] characters. The error says what is wrong, never the value.
+    pub fn from_secret(secret: &str) -> Result<Token, String> {
+        let secret = secret.trim();
+        let length = secret.chars().count();
+        if length < MIN_TEAM_TOKEN {
+            return Err(format!(
+                "{TEAM_TOKEN_ENV} has {length} characters; a team service's token needs at least {MIN_TEAM_TOKEN}: \
+                 make one with `openssl rand -hex 32` and give the same to the service and to each studio"
+            ));
+        }
+        Ok(Token(secret.to_owned()))
     }
 
     /// Whether `presented` is this token; `false` when none was presented.
@@ -179,6 +199,12 @@ enum Inner {
         port: u16,
         token: Token,
     },
+    /// A team service's address (`mcpflow service --listen`): no file.
+    Team {
+        listener: TcpListener,
+        port: u16,
+        token: Token,
+    },
 }
 
 impl Listener {
@@ -190,7 +216,7 @@ impl Listener {
                 let (read, write) = stream.into_split();
                 Ok(Connection::new(read, write))
             }
-            Inner::Tcp { listener, token, .. } => {
+            Inner::Tcp { listener, token, .. } | Inner::Team { listener, token, .. } => {
                 let (stream, _) = listener.accept().await?;
                 Ok(Connection::tcp(stream, token.clone()))
             }
@@ -206,7 +232,7 @@ impl Listener {
         match &self.inner {
             #[cfg(unix)]
             Inner::Unix(_) => Transport::Unix,
-            Inner::Tcp { .. } => Transport::Tcp,
+            Inner::Tcp { .. } | Inner::Team { .. } => Transport::Tcp,
         }
     }
 
@@ -215,7 +241,7 @@ impl Listener {
         match &self.inner {
             #[cfg(unix)]
             Inner::Unix(_) => None,
-            Inner::Tcp { port, .. } => Some(*port),
+            Inner::Tcp { port, .. } | Inner::Team { port, .. } => Some(*port),
         }
     }
 }
@@ -227,6 +253,7 @@ impl Drop for Listener {
             Inner::Unix(_) => {
                 let _ = std::fs::remove_file(&self.path);
             }
+            Inner::Team { .. } => {}
             // Only while it still names this listener.
             Inner::Tcp { port, .. } => {
                 if read_endpoint_file(&self.path)
@@ -237,6 +264,35 @@ impl Drop for Listener {
             }
         }
     }
+}
+
+impl Listener {
+    /// A team service's endpoint at `addr`, whose hellos must carry `token`. Loopback
+    /// only: the endpoint speaks no TLS, so another machine reaches it through a tunnel
+    /// (`ssh -L`), never in the clear (docs/scale-out.md).
+    pub async fn team(addr: SocketAddr, token: Token) -> std::io::Result<Listener> {
+        if !addr.ip().is_loopback() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "--listen {addr} is not a loopback address: a team service speaks no TLS yet, so it answers on \
+                     loopback only (127.0.0.1:PORT); from another machine, reach it through an SSH tunnel \
+                     (`ssh -L PORT:127.0.0.1:PORT HOST`)"
+                ),
+            ));
+        }
+        let listener = TcpListener::bind(addr).await?;
+        let port = listener.local_addr()?.port();
+        Ok(Listener { inner: Inner::Team { listener, port, token }, path: PathBuf::new() })
+    }
+}
+
+/// A connection to the team service at `addr` (`HOST:PORT`), whose hello will carry `token`.
+pub async fn connect_team(addr: &str, token: Token) -> std::io::Result<Connection> {
+    let stream = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(addr))
+        .await
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, format!("no answer from {addr}")))??;
+    Ok(Connection::tcp(stream, token))
 }
 
 /// Binds the endpoint of data folder `home`, of the kind [`Transport::for_home`] says.

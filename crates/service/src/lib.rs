@@ -39,6 +39,7 @@ pub mod endpoint;
 pub mod install;
 pub mod rpc;
 pub mod schedule;
+pub mod team;
 
 use endpoint::{Connection, Token};
 pub use endpoint::{ReadHalf, WriteHalf};
@@ -199,6 +200,51 @@ pub async fn host_with(
     stoppable: Option<CancellationToken>,
 ) -> std::io::Result<()> {
     let listener = endpoint::bind(&home)?;
+    host_on(app, listener, Door::Folder(home), activity, stop, stoppable).await
+}
+
+/// Which endpoint a service answers on: the one of a data folder, or a team's.
+#[derive(Debug, Clone)]
+pub enum Door {
+    /// The data folder's socket, or its loopback port and endpoint file.
+    Folder(PathBuf),
+    /// A team service's address (`mcpflow service --db URL --listen ADDR`).
+    Team,
+}
+
+impl Door {
+    /// Where a client finds the token this endpoint wants.
+    fn token_hint(&self) -> String {
+        match self {
+            Door::Folder(home) => format!(
+                "this mcpflow service answers on a loopback port and wants the token written in {}",
+                endpoint_file(home).display()
+            ),
+            Door::Team => format!(
+                "this mcpflow team service wants the token its operator gave it in {}",
+                endpoint::TEAM_TOKEN_ENV
+            ),
+        }
+    }
+
+    /// What to do about a wrong token.
+    fn token_advice(&self) -> &'static str {
+        match self {
+            Door::Folder(_) => "use the mcpflow of the user who runs the service, which reads it from there",
+            Door::Team => "ask the service's operator for it and set the same in your environment",
+        }
+    }
+}
+
+/// Answers `listener` until `stop`, as [`host_with`] does.
+pub async fn host_on(
+    app: App,
+    listener: endpoint::Listener,
+    door: Door,
+    activity: Arc<Activity>,
+    stop: CancellationToken,
+    stoppable: Option<CancellationToken>,
+) -> std::io::Result<()> {
     let mediator = Mediator::new(app.clone());
     let local = api::Local::new(app.clone());
     let mut connections = tokio::task::JoinSet::new();
@@ -222,12 +268,12 @@ pub async fn host_with(
                     continue;
                 }
                 let (local, mediator, guard) = (local.clone(), mediator.clone(), activity.enter());
-                let (stop, stoppable, home) = (stop.clone(), stoppable.clone(), home.clone());
+                let (stop, stoppable, door) = (stop.clone(), stoppable.clone(), door.clone());
                 connections.spawn(async move {
                     let _guard = guard;
                     tokio::select! {
                         () = stop.cancelled() => {}
-                        () = serve_connection(local, mediator, connection, &home, stoppable) => {}
+                        () = serve_connection(local, mediator, connection, &door, stoppable) => {}
                     }
                 });
             }
@@ -244,7 +290,7 @@ async fn serve_connection(
     local: api::Local,
     mediator: Mediator,
     connection: Connection,
-    home: &Path,
+    door: &Door,
     stoppable: Option<CancellationToken>,
 ) {
     let expected = connection.token().cloned();
@@ -260,10 +306,10 @@ async fn serve_connection(
         Ok(hello) if expected.as_ref().is_some_and(|token| !token.admits(hello.token.as_ref())) => Some(WireError {
             code: "BAD_TOKEN".into(),
             message: format!(
-                "this mcpflow service answers on a loopback port and wants the token written in {}, which the \
-                 hello {}: use the mcpflow of the user who runs the service, which reads it from there",
-                endpoint_file(home).display(),
-                if hello.token.is_some() { "got wrong" } else { "did not carry" }
+                "{}, which the hello {}: {}",
+                door.token_hint(),
+                if hello.token.is_some() { "got wrong" } else { "did not carry" },
+                door.token_advice()
             ),
         }),
         Ok(hello) if hello.mcpflow != PROTOCOL => Some(WireError {
@@ -332,6 +378,22 @@ pub async fn connect(home: &Path, hello: &Hello) -> Result<Option<Connected>, Wi
         Ok(None) => return Ok(None),
         Err(refused) => return Err(WireError { code: refused.code().into(), message: refused.message }),
     };
+    greet(connection, hello, &format!("the mcpflow service of {}", home.display())).await.map(Some)
+}
+
+/// A connection to the team service at `addr` (`HOST:PORT`), past its welcome; the hello
+/// carries `token`.
+pub async fn connect_team(addr: &str, token: Token, hello: &Hello) -> Result<Connected, WireError> {
+    let what = format!("the mcpflow team service at {addr}");
+    let connection = endpoint::connect_team(addr, token).await.map_err(|e| WireError {
+        code: "SERVICE_UNAVAILABLE".into(),
+        message: format!("{what} did not answer: {e}"),
+    })?;
+    greet(connection, hello, &what).await
+}
+
+/// Says `hello` on `connection` (with its token, over TCP) and reads the welcome.
+async fn greet(connection: Connection, hello: &Hello, what: &str) -> Result<Connected, WireError> {
     let mut hello = hello.clone();
     if let Some(token) = connection.token() {
         hello.token = Some(token.clone());
@@ -340,7 +402,7 @@ pub async fn connect(home: &Path, hello: &Hello) -> Result<Option<Connected>, Wi
     let mut read = BufReader::new(read);
     let lost = |e: std::io::Error| WireError {
         code: "SERVICE_UNAVAILABLE".into(),
-        message: format!("the mcpflow service of {} did not answer: {e}", home.display()),
+        message: format!("{what} did not answer: {e}"),
     };
     let mut line = serde_json::to_vec(&hello).map_err(|e| lost(std::io::Error::other(e)))?;
     line.push(b'\n');
@@ -353,7 +415,7 @@ pub async fn connect(home: &Path, hello: &Hello) -> Result<Option<Connected>, Wi
         serde_json::from_str(&answer).map_err(|e| lost(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
     match &welcome.error {
         Some(error) if !welcome.ok => Err(error.clone()),
-        _ => Ok(Some((read, write, welcome))),
+        _ => Ok((read, write, welcome)),
     }
 }
 

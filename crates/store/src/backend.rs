@@ -75,8 +75,9 @@ pub(crate) trait Runs {
     fn unfinished_runs(&self) -> Result<(Vec<RunRecord>, Vec<Unreadable>)>;
     /// Every readable run, oldest first, and the ones that cannot be read (the backup).
     fn all_runs(&self) -> Result<(Vec<RunRecord>, Vec<Unreadable>)>;
-    /// A run's readable events in `seq` order, and the ones that cannot be read.
-    fn readable_events(&self, run_id: &str) -> Result<(Vec<RunEvent>, Vec<Unreadable>)>;
+    /// A run's readable events after `seq` `after` (0: all of them) in `seq` order, and
+    /// the ones that cannot be read.
+    fn readable_events(&self, run_id: &str, after: u64) -> Result<(Vec<RunEvent>, Vec<Unreadable>)>;
     /// Removes the run with its events (also when its record cannot be read).
     fn delete_run(&self, id: &str) -> Result<bool>;
     /// Files the readable runs of blueprint `from` under `to`, except those in `keep`;

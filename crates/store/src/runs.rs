@@ -280,7 +280,14 @@ impl Store {
     /// A run's events in `seq` order. An event that cannot be read is
     /// [`Error::Unreadable`], with the command that removes the run.
     pub fn events(&self, run_id: &str) -> Result<Vec<RunEvent>> {
-        let (events, unreadable) = self.readable_events(run_id)?;
+        self.events_after(run_id, 0)
+    }
+
+    /// A run's events after `seq` `after`, in `seq` order: what was recorded since a reader
+    /// last looked (a run another process runs, followed from its journal).
+    pub fn events_after(&self, run_id: &str, after: u64) -> Result<Vec<RunEvent>> {
+        keys::check("run id", run_id)?;
+        let (events, unreadable) = self.backend.readable_events(run_id, after)?;
         match unreadable.into_iter().next() {
             Some(first) => Err(Error::Unreadable(Box::new(first))),
             None => Ok(events),
@@ -290,7 +297,7 @@ impl Store {
     /// A run's readable events in `seq` order, and the ones that cannot be read.
     pub(crate) fn readable_events(&self, run_id: &str) -> Result<(Vec<RunEvent>, Vec<Unreadable>)> {
         keys::check("run id", run_id)?;
-        self.backend.readable_events(run_id)
+        self.backend.readable_events(run_id, 0)
     }
 
     /// Removes run `id` with its events. Returns whether it was recorded.

@@ -1,6 +1,8 @@
 //! `mcpflow-testkit <echo|cluster-sim|faulty>`: serves one fixture MCP server over stdio; logs go to stderr.
 //! `mcpflow-testkit otlp [--grpc] [--port P] [--tree]`: an OTLP/HTTP (or OTLP/gRPC) receiver on loopback that
 //! prints the spans it receives (NDJSON, or as trees).
+//! `mcpflow-testkit postgres`: starts a throwaway PostgreSQL cluster (a Unix socket in a temporary folder, no
+//! port), prints the URL of an empty database in it, and keeps it until stdin closes (the end-to-end tests).
 #![forbid(unsafe_code)] // the workspace denies it; only the studio shell has one audited exception
 
 use std::time::Duration;
@@ -45,6 +47,8 @@ enum Name {
     Faulty,
     /// An OTLP/HTTP or OTLP/gRPC receiver (not MCP): prints the spans sent to it.
     Otlp,
+    /// A throwaway PostgreSQL cluster (not MCP): prints a database's URL, stops when stdin closes.
+    Postgres,
 }
 
 #[tokio::main]
@@ -65,9 +69,21 @@ async fn main() -> anyhow::Result<()> {
             let port = cli.port.unwrap_or(if cli.grpc { 4317 } else { 4318 });
             return receive(port, cli.grpc, cli.tree).await;
         }
+        Name::Postgres => return postgres(),
     };
     let name = fixture.name();
     mcpflow_testkit::serve_stdio(fixture).await.with_context(|| format!("serving the {name} fixture over stdio"))
+}
+
+/// Starts the cluster, prints a database's URL, and waits for stdin to close; the cluster
+/// stops as this process exits (its watchdog's stdin is a pipe from it).
+#[allow(clippy::print_stdout)]
+fn postgres() -> anyhow::Result<()> {
+    let cluster = mcpflow_testkit::postgres::Cluster::shared()
+        .context("PostgreSQL is not installed (Debian: apt-get install postgresql)")?;
+    println!("{}", cluster.database());
+    std::io::Read::read_to_end(&mut std::io::stdin(), &mut Vec::new()).context("reading stdin")?;
+    Ok(())
 }
 
 /// Runs the OTLP receiver until the process is stopped, printing what arrives.

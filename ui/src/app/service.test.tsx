@@ -28,9 +28,9 @@ let host: HTMLElement;
 let be: MockBackend;
 let stop: () => void = () => {};
 
-const connected = (pid: number): ServiceStatus => ({ state: 'connected', pid, message: null });
+const connected = (pid: number): ServiceStatus => ({ state: 'connected', pid, message: null, team: null });
 const STOPPED = 'the mcpflow service (pid 4242) stopped; runs it had in flight are marked interrupted';
-const lost = (message: string | null = STOPPED): ServiceStatus => ({ state: 'reconnecting', pid: null, message });
+const lost = (message: string | null = STOPPED): ServiceStatus => ({ state: 'reconnecting', pid: null, message, team: null });
 
 const DOC = JSON.parse(example('pipeline-prev')) as Blueprint;
 const INFO = { id: DOC.id, rev: 1, saved_at: '2026-11-28T10:00:00Z', name: DOC.name ?? null, description: null };
@@ -75,7 +75,7 @@ afterEach(async () => {
 });
 
 describe('the service indicator', () => {
-  it('shows each state in the same box: service with its pid, reconnecting…, in this window, not known yet, no backend', async () => {
+  it('shows each state in the same box: service with its pid, a team’s service with its address, reconnecting…, in this window, not known yet, no backend', async () => {
     await render(<Toasts />);
     const box = indicator();
     expect(box.dataset.state).toBe('unknown');
@@ -86,13 +86,19 @@ describe('the service indicator', () => {
     expect(box.textContent).toBe('service');
     expect(box.title).toBe('mcpflow service, pid 1234 — shared with your MCP hosts and the CLI');
 
+    // A team's service (MCPFLOW_SERVICE): "team", its address on hover.
+    await act(async () => serviceStore.setState({ status: { ...connected(99), team: '127.0.0.1:7070' } }));
+    expect(box.dataset.state).toBe('connected');
+    expect(box.textContent).toBe('team');
+    expect(box.title).toBe("the team's mcpflow service at 127.0.0.1:7070, pid 99 — the team's store and workers");
+
     await act(async () => serviceStore.setState({ status: lost() }));
     expect(box.dataset.state).toBe('reconnecting');
     expect(box.className).toContain('service-reconnecting');
     expect(box.textContent).toBe('reconnecting…');
     expect(box.title).toContain(STOPPED);
 
-    await act(async () => serviceStore.setState({ status: { state: 'in_process', pid: null, message: null } }));
+    await act(async () => serviceStore.setState({ status: { state: 'in_process', pid: null, message: null, team: null } }));
     expect(box.dataset.state).toBe('in_process');
     expect(box.textContent).toBe('in this window');
     expect(box.title).toContain('this window holds the data folder itself');
@@ -184,7 +190,7 @@ describe('the connection to the service', () => {
     expect(statusStore.getState().message).toBeNull();
     serviceStatusChanged(connected(2));
     expect(statusStore.getState()).toMatchObject({ level: 'success', message: 'reconnected to the mcpflow service (pid 2)' });
-    serviceStatusChanged({ state: 'in_process', pid: null, message: null });
+    serviceStatusChanged({ state: 'in_process', pid: null, message: null, team: null });
     expect(statusStore.getState()).toMatchObject({ level: 'info', message: 'the studio holds the data folder itself now (no mcpflow service)' });
     serviceStatusChanged(connected(3));
     expect(statusStore.getState().message).toBe('connected to the mcpflow service (pid 3)');

@@ -46,7 +46,7 @@ export function diag(
 const DEFAULTS: Record<string, Handler> = {
   studio_info: () => ({ version: '0.1.0', home: '/tmp/mcpflow', first_start: false, open_first: null, interrupted: [] }),
   // A service that owns the data folder, as the studio finds it when it starts.
-  service_status: () => ({ state: 'connected', pid: 4242, message: null }),
+  service_status: () => ({ state: 'connected', pid: 4242, message: null, team: null }),
   list_blueprints: () => [],
   get_blueprint: (a) => {
     throw commandError('BLUEPRINT_NOT_FOUND', `no blueprint ${String(a.id)}`);

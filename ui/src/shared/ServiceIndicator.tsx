@@ -1,6 +1,7 @@
 //! A quiet dot and a word at the top of the toasts over the canvas: how the studio
 //! reaches its data folder (`serviceStore`). Green "service" when it speaks to the `mcpflow
-//! service` (the pid on hover), amber "reconnecting…" while the connection is lost, grey
+//! service` (the pid on hover), green "team" when it is a team's service (`MCPFLOW_SERVICE`:
+//! its address on hover), amber "reconnecting…" while the connection is lost, grey
 //! "in this window" when the studio holds the store itself (no service). Its box has a fixed size, so
 //! nothing moves when its text changes. Test hook: `service-status` (`data-state`).
 
@@ -22,12 +23,18 @@ export function serviceShown(status: ServiceStatus | null, problem: string | nul
   const said = status.message ? `\n${status.message}` : '';
   switch (status.state) {
     case 'connected':
+      if (status.team)
+        return {
+          state: 'connected',
+          text: 'team',
+          title: `the team's mcpflow service at ${status.team}${status.pid === null ? '' : `, pid ${status.pid}`} — the team's store and workers${said}`,
+        };
       return { state: 'connected', text: 'service', title: `mcpflow service${status.pid === null ? '' : `, pid ${status.pid}`} — ${SHARED}${said}` };
     case 'reconnecting':
       return {
         state: 'reconnecting',
         text: 'reconnecting…',
-        title: `reconnecting to the mcpflow service: runs can start once it is back${said}`,
+        title: `reconnecting to the ${status.team ? `team's mcpflow service at ${status.team}` : 'mcpflow service'}: runs can start once it is back${said}`,
       };
     case 'in_process':
       return {

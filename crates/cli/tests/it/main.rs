@@ -42,6 +42,7 @@ mod signals;
 mod spawned;
 mod studio_client;
 mod tasks;
+mod team;
 mod telemetry;
 mod trust;
 mod validate;

@@ -393,8 +393,22 @@ impl Local {
         Ok((RunStarted { run_id: answered.run_id, blueprint: answered.blueprint }, EventStream::local(answered.events)))
     }
 
+    /// Follows run `run_id` in flight: in this process, from its broadcast; run by another
+    /// process on the same store (a worker of a team's database), from its journal.
     pub fn follow_run(&self, run_id: String) -> Result<(RunStarted, EventStream)> {
-        let events = self.app.subscribe(&run_id)?;
+        let events = match self.app.subscribe(&run_id) {
+            Ok(events) => events,
+            Err(not_here @ mcpflow_app::AppError::NotRunning(_)) => {
+                return match self.app.store().run(&run_id).map_err(mcpflow_app::AppError::from)? {
+                    Some(record) if super::journal::unfinished(record.status) => {
+                        let events = super::journal::follow(self.app.store().clone(), run_id.clone());
+                        Ok((RunStarted { run_id, blueprint: record.blueprint }, events))
+                    }
+                    _ => Err(not_here.into()),
+                };
+            }
+            Err(e) => return Err(e.into()),
+        };
         let blueprint = self
             .app
             .active_runs()

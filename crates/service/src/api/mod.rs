@@ -12,12 +12,13 @@
 //! (`{run_id, batch}`), the last batch marked `done`.
 
 pub mod dto;
+mod journal;
 mod local;
 mod logins;
 mod remote;
 
 pub use local::{CliAnswer, CliRerun, CliResume, CliRun, EventStream, LOGIN_TIMEOUT, Local};
-pub use remote::{Remote, Status};
+pub use remote::{Remote, Status, Target};
 
 use dto::{
     AnswerDto, AuthStatusDto, BlueprintInfo, CommandError, DiagnosticDto, Json, OpenedBlueprint, QuestionDto,

@@ -44,13 +44,39 @@ pub struct Remote {
     shared: Arc<Shared>,
 }
 
+/// Which service a [`Remote`] speaks to.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// The one of data folder `home`; `binary` (`mcpflow`) starts one when none answers.
+    Folder { home: PathBuf, binary: Option<PathBuf> },
+    /// A team service (`mcpflow service --db URL --listen ADDR`) at `addr` (`HOST:PORT`),
+    /// which wants `token`. Nothing starts one: its operator runs it.
+    Team { addr: String, token: crate::endpoint::Token },
+}
+
+impl Target {
+    /// "the mcpflow service of FOLDER", "the mcpflow team service at ADDR".
+    fn describe(&self) -> String {
+        match self {
+            Target::Folder { home, .. } => format!("the mcpflow service of {}", home.display()),
+            Target::Team { addr, .. } => format!("the mcpflow team service at {addr}"),
+        }
+    }
+
+    /// Where to look for why it is not there.
+    fn hint(&self) -> String {
+        match self {
+            Target::Folder { home, .. } => service::service_log_hint(home),
+            Target::Team { .. } => "ask its operator whether it runs (`mcpflow service --db URL --listen ADDR`)".into(),
+        }
+    }
+}
+
 #[derive(Debug)]
 struct Shared {
-    home: PathBuf,
+    target: Target,
     /// Who this is, in the hello (`studio`).
     client: String,
-    /// The `mcpflow` binary that starts a service when none answers.
-    binary: Option<PathBuf>,
     current: watch::Sender<Option<Arc<Conn>>>,
     status: watch::Sender<Status>,
     changes: broadcast::Sender<Change>,
@@ -93,11 +119,8 @@ fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn unavailable(home: &Path, why: &str) -> CommandError {
-    CommandError::new(
-        "SERVICE_UNAVAILABLE",
-        format!("the mcpflow service of {} {why}; {}", home.display(), service::service_log_hint(home)),
-    )
+fn unavailable(target: &Target, why: &str) -> CommandError {
+    CommandError::new("SERVICE_UNAVAILABLE", format!("{} {why}; {}", target.describe(), target.hint()))
 }
 
 impl Remote {
@@ -105,11 +128,15 @@ impl Remote {
     /// (`mcpflow`) when none answers; then keeps reconnecting until [`Remote::close`].
     /// The error says why no service could be reached (or that one refused).
     pub async fn connect(home: &Path, client: &str, binary: Option<PathBuf>) -> Result<Remote, WireError> {
+        Remote::connect_to(Target::Folder { home: home.to_owned(), binary }, client).await
+    }
+
+    /// Connects to `target`'s service; then keeps reconnecting until [`Remote::close`].
+    pub async fn connect_to(target: Target, client: &str) -> Result<Remote, WireError> {
         let (status, _) = watch::channel(Status::Reconnecting { message: "connecting".into() });
         let shared = Arc::new(Shared {
-            home: home.to_owned(),
+            target,
             client: client.to_owned(),
-            binary,
             current: watch::channel(None).0,
             status,
             changes: broadcast::channel(256).0,
@@ -118,6 +145,14 @@ impl Remote {
         let first = open(&shared).await?;
         tokio::spawn(supervise(shared.clone(), first));
         Ok(Remote { shared })
+    }
+
+    /// The team service's address, when this speaks to one ([`Target::Team`]).
+    pub fn team(&self) -> Option<&str> {
+        match &self.shared.target {
+            Target::Team { addr, .. } => Some(addr),
+            Target::Folder { .. } => None,
+        }
     }
 
     /// The connection's state now, and as it changes.
@@ -154,7 +189,7 @@ impl Remote {
         match tokio::time::timeout(RECONNECT_WAIT, live).await {
             Ok(Some(conn)) => Ok(conn),
             _ => Err(unavailable(
-                &self.shared.home,
+                &self.shared.target,
                 &format!("did not answer within {} s (it is being started again)", RECONNECT_WAIT.as_secs()),
             )),
         }
@@ -177,9 +212,9 @@ impl Remote {
         let line = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
         if let Err(e) = send(&conn, &line).await {
             locked(&conn.pending).remove(&id);
-            return Err(unavailable(&self.shared.home, &format!("could not be written to ({e})")));
+            return Err(unavailable(&self.shared.target, &format!("could not be written to ({e})")));
         }
-        answered.await.unwrap_or_else(|_| Err(unavailable(&self.shared.home, "went away during the call")))
+        answered.await.unwrap_or_else(|_| Err(unavailable(&self.shared.target, "went away during the call")))
     }
 
     /// Calls a plain use case: its result, or its error as the service's application
@@ -219,13 +254,21 @@ async fn open(shared: &Arc<Shared>) -> Result<Arc<Conn>, WireError> {
         options: Vec::new(),
         token: None,
     };
-    let connected = match service::connect(&shared.home, &hello).await? {
+    let (home, binary) = match &shared.target {
+        Target::Folder { home, binary } => (home, binary),
+        Target::Team { addr, token } => {
+            let hello = Hello { token: Some(token.clone()), ..hello };
+            let (read, write, welcome) = service::connect_team(addr, token.clone(), &hello).await?;
+            return opened(shared, read, write, welcome).await;
+        }
+    };
+    let connected = match service::connect(home, &hello).await? {
         Some(connected) => Some(connected),
-        None => match &shared.binary {
+        None => match binary {
             Some(binary) => {
-                service::start_service(&shared.home, binary)
+                service::start_service(home, binary)
                     .map_err(|why| WireError { code: "SERVICE_UNAVAILABLE".into(), message: why })?;
-                service::wait_for_service(&shared.home, &hello).await?
+                service::wait_for_service(home, &hello).await?
             }
             None => None,
         },
@@ -235,11 +278,21 @@ async fn open(shared: &Arc<Shared>) -> Result<Arc<Conn>, WireError> {
             code: "SERVICE_UNAVAILABLE".into(),
             message: format!(
                 "no mcpflow service answers for {}, and none could be started ({})",
-                shared.home.display(),
-                service::service_log_hint(&shared.home)
+                home.display(),
+                service::service_log_hint(home)
             ),
         });
     };
+    opened(shared, read, write, welcome).await
+}
+
+/// A connection past its welcome becomes the current one, subscribed to changes.
+async fn opened(
+    shared: &Arc<Shared>,
+    read: tokio::io::BufReader<service::ReadHalf>,
+    write: service::WriteHalf,
+    welcome: service::Welcome,
+) -> Result<Arc<Conn>, WireError> {
     let conn = Arc::new(Conn {
         write: tokio::sync::Mutex::new(write),
         pending: Mutex::new(HashMap::new()),
@@ -248,7 +301,7 @@ async fn open(shared: &Arc<Shared>) -> Result<Arc<Conn>, WireError> {
         closed: CancellationToken::new(),
         pid: welcome.pid,
     });
-    tokio::spawn(read_loop(conn.clone(), read, shared.changes.clone(), shared.home.clone()));
+    tokio::spawn(read_loop(conn.clone(), read, shared.changes.clone(), shared.target.clone()));
     shared.current.send_replace(Some(conn.clone()));
     let remote = Remote { shared: shared.clone() };
     if let Err(e) = remote.call("subscribe", json!({})).await {
@@ -269,11 +322,15 @@ async fn supervise(shared: Arc<Shared>, mut conn: Arc<Conn>) {
         }
         shared.current.send_replace(None);
         let pid = conn.pid;
-        shared.status.send_replace(Status::Reconnecting {
-            message: format!(
+        let message = match &shared.target {
+            Target::Folder { .. } => format!(
                 "the mcpflow service (pid {pid}) went away; runs it had in flight are marked interrupted. Starting it again…"
             ),
-        });
+            Target::Team { addr, .. } => {
+                format!("the mcpflow team service at {addr} went away; reconnecting (runs on its workers go on)…")
+            }
+        };
+        shared.status.send_replace(Status::Reconnecting { message });
         let mut pause = Duration::from_millis(100);
         conn = loop {
             if shared.stop.is_cancelled() {
@@ -309,7 +366,7 @@ async fn read_loop(
     conn: Arc<Conn>,
     mut read: tokio::io::BufReader<service::ReadHalf>,
     changes: broadcast::Sender<Change>,
-    home: PathBuf,
+    target: Target,
 ) {
     loop {
         let line = tokio::select! {
@@ -340,7 +397,7 @@ async fn read_loop(
     let waiting: Vec<Pending> = locked(&conn.pending).drain().map(|(_, p)| p).collect();
     for pending in waiting {
         let (Pending::Plain(answer) | Pending::Stream(answer, _)) = pending;
-        let _ = answer.send(Err(unavailable(&home, "went away during the call")));
+        let _ = answer.send(Err(unavailable(&target, "went away during the call")));
     }
     locked(&conn.followed).clear();
 }

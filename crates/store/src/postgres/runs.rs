@@ -185,12 +185,17 @@ impl Runs for Postgres {
         })
     }
 
-    fn readable_events(&self, run_id: &str) -> Result<(Vec<RunEvent>, Vec<Unreadable>)> {
+    fn readable_events(&self, run_id: &str, after: u64) -> Result<(Vec<RunEvent>, Vec<Unreadable>)> {
         let action = "reading events";
         let run_id = run_id.to_owned();
+        // 0 is every event (seq 0 included); else the ones after it.
+        let after = if after == 0 { i64::MIN } else { i64::try_from(after).unwrap_or(i64::MAX) };
         self.call(action, move |client| {
             let rows = client
-                .query("SELECT seq, event::text FROM events WHERE run_id = $1 ORDER BY seq", &[&run_id])
+                .query(
+                    "SELECT seq, event::text FROM events WHERE run_id = $1 AND seq > $2 ORDER BY seq",
+                    &[&run_id, &after],
+                )
                 .map_err(Error::pg(action))?;
             let (mut events, mut unreadable) = (Vec::new(), Vec::new());
             for row in &rows {

@@ -145,9 +145,13 @@ impl Runs for Sled {
         Ok((runs, unreadable))
     }
 
-    fn readable_events(&self, run_id: &str) -> Result<(Vec<RunEvent>, Vec<Unreadable>)> {
+    fn readable_events(&self, run_id: &str, after: u64) -> Result<(Vec<RunEvent>, Vec<Unreadable>)> {
         let (mut events, mut unreadable) = (Vec::new(), Vec::new());
-        for entry in self.events.scan_prefix(keys::prefix(run_id)) {
+        // The run's keys share its prefix and sort by `seq` (big-endian).
+        let prefix = keys::prefix(run_id);
+        let from = if after == 0 { prefix.clone() } else { keys::event(run_id, after.saturating_add(1)) };
+        let run_events = self.events.range(from..).take_while(|e| !matches!(e, Ok((k, _)) if !k.starts_with(&prefix)));
+        for entry in run_events {
             let (key, bytes) = entry.map_err(Error::db("reading events"))?;
             match decode(EVENTS, &key, &bytes) {
                 Ok(event) => events.push(event),

@@ -27,6 +27,23 @@ fn events_of_one_run_never_mix_with_another(kind: Kind) {
     assert_eq!(store.events("run2").unwrap(), [event(2)]);
 }
 
+/// What a reader following a run from its journal asks: the events since the last it saw.
+fn events_after_a_seq_are_the_later_ones_of_that_run_alone(kind: Kind) {
+    let store = fresh(kind);
+    store.begin_run(&record("run", "inv")).unwrap();
+    store.begin_run(&record("run2", "inv")).unwrap();
+    for seq in [1, 2, 255, 256] {
+        store.append_event("run", &event(seq)).unwrap();
+        store.append_event("run2", &event(seq)).unwrap();
+    }
+    let seqs = |after| store.events_after("run", after).unwrap().iter().map(|e| e.seq).collect::<Vec<_>>();
+    assert_eq!(seqs(0), [1, 2, 255, 256]);
+    assert_eq!(seqs(2), [255, 256]);
+    assert_eq!(seqs(255), [256]);
+    assert!(seqs(256).is_empty());
+    assert!(seqs(u64::MAX).is_empty());
+}
+
 fn runs_are_listed_newest_first_and_filtered_by_blueprint(kind: Kind) {
     let store = fresh(kind);
     for (n, blueprint) in [(3, "a"), (1, "a"), (4, "b"), (2, "b"), (5, "a")] {
@@ -142,6 +159,7 @@ fn a_re_run_keeps_its_origin_and_a_record_from_before_the_field_reads_as_no_re_r
 on_both!(
     events_come_back_in_seq_order_even_when_appended_out_of_order,
     events_of_one_run_never_mix_with_another,
+    events_after_a_seq_are_the_later_ones_of_that_run_alone,
     runs_are_listed_newest_first_and_filtered_by_blueprint,
     finishing_a_run_records_status_time_and_envelope,
     a_run_must_be_recorded_before_its_events_or_its_finish,

@@ -248,7 +248,7 @@ function StartedBy() {
   if (!by) return null;
   return (
     <p className="run-by" data-testid="run-by">
-      Started by <strong>{by}</strong>, on this studio’s engine: it plays here as it runs.
+      Started by <strong>{by}</strong>, not in this window: it plays here as it runs.
     </p>
   );
 }

@@ -76,12 +76,12 @@ describe('RunToolbar', () => {
   it('disables Run and Debug while the mcpflow service reconnects, saying why, and enables them when it is back', async () => {
     const button = (id: string) => host.querySelector(`[data-testid="${id}"]`) as HTMLButtonElement;
     await act(async () => root.render(<RunToolbar />));
-    await act(async () => serviceStore.setState({ status: { state: 'reconnecting', pid: null, message: 'the service stopped' } }));
+    await act(async () => serviceStore.setState({ status: { state: 'reconnecting', pid: null, message: 'the service stopped', team: null } }));
     for (const id of ['run-start', 'run-debug']) {
       expect(button(id).disabled).toBe(true);
       expect(button(id).title).toBe('The mcpflow service is reconnecting: runs can start once it is back');
     }
-    await act(async () => serviceStore.setState({ status: { state: 'connected', pid: 7, message: null } }));
+    await act(async () => serviceStore.setState({ status: { state: 'connected', pid: 7, message: null, team: null } }));
     expect(button('run-start').disabled).toBe(false);
     expect(button('run-start').title).toBe('Run the blueprint on the canvas (saved or not)');
     expect(button('run-debug').disabled).toBe(false);

@@ -1,0 +1,92 @@
+//! `mcpflow service --db URL --listen ADDR` (issue 34): a team's service on a store in
+//! PostgreSQL. Its door: loopback only, a token of the operator's in every hello (a wrong
+//! or missing one is refused without saying the token), and clear refusals of what it
+//! cannot be. The studio's side (a run a worker runs, played live) is the e2e test
+//! `tests/e2e/team.test.mjs`. Skips without PostgreSQL; fails then under `CI=true`.
+
+use crate::spawned::said_on_stderr;
+use crate::stderr;
+use mcpflow_testkit::postgres::Cluster;
+use serde_json::{Value, json};
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+
+const TOKEN: &str = "0123456789abcdef0123456789abcdef-team";
+
+fn service(url: Option<&str>, listen: &str, token: Option<&str>) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcpflow"));
+    command.args(["service", "--listen", listen]).env_remove("MCPFLOW_SERVICE_TOKEN").env_remove("MCPFLOW_DB");
+    if let Some(url) = url {
+        command.args(["--db", url]);
+    }
+    if let Some(token) = token {
+        command.env("MCPFLOW_SERVICE_TOKEN", token);
+    }
+    command
+}
+
+/// Says `hello` on a new connection to `addr`; the welcome, and the connection.
+fn greet(addr: &str, hello: &Value) -> (Value, BufReader<TcpStream>) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.write_all(format!("{hello}\n").as_bytes()).unwrap();
+    let mut read = BufReader::new(stream);
+    let mut line = String::new();
+    read.read_line(&mut line).unwrap();
+    (serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")), read)
+}
+
+#[test]
+fn a_team_service_wants_a_database_a_long_token_and_a_loopback_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let out = service(None, "127.0.0.1:0", Some(TOKEN)).env("MCPFLOW_HOME", &home).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("give --db URL (or MCPFLOW_DB) too"), "{}", stderr(&out));
+    let Some(cluster) = Cluster::shared() else { return };
+    let url = cluster.database();
+    let out = service(Some(&url), "127.0.0.1:0", Some("short")).env("MCPFLOW_HOME", &home).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("MCPFLOW_SERVICE_TOKEN has 5 characters"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("short"), "the token is not shown: {}", stderr(&out));
+    let out = service(Some(&url), "0.0.0.0:0", Some(TOKEN)).env("MCPFLOW_HOME", &home).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not a loopback address"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("ssh -L"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_team_service_answers_a_hello_with_its_token_and_refuses_one_without() {
+    let Some(cluster) = Cluster::shared() else { return };
+    let url = cluster.database();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = service(Some(&url), "127.0.0.1:0", Some(TOKEN))
+        .env("MCPFLOW_HOME", dir.path().join("home"))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (said, _rest) = said_on_stderr(&mut child, "answers at ");
+    let addr = said.split("answers at ").nth(1).unwrap().split_whitespace().next().unwrap().to_owned();
+    let hello = |token: Option<&str>| json!({ "mcpflow": 2, "session": "api", "client": "test", "token": token });
+
+    for (token, got) in [(None, "did not carry"), (Some("0123456789abcdef0123456789abcdef-wrong"), "got wrong")] {
+        let (welcome, _) = greet(&addr, &hello(token));
+        assert_eq!(welcome["ok"], false, "{welcome}");
+        assert_eq!(welcome["error"]["code"], "BAD_TOKEN", "{welcome}");
+        let message = welcome["error"]["message"].as_str().unwrap();
+        assert!(message.contains("MCPFLOW_SERVICE_TOKEN") && message.contains(got), "{message}");
+        assert!(!message.contains(TOKEN), "the token is never said: {message}");
+    }
+
+    let (welcome, mut read) = greet(&addr, &hello(Some(TOKEN)));
+    assert_eq!(welcome["ok"], true, "{welcome}");
+    let request = json!({ "jsonrpc": "2.0", "id": 1, "method": "blueprints/list", "params": {} });
+    read.get_mut().write_all(format!("{request}\n").as_bytes()).unwrap();
+    let mut line = String::new();
+    read.read_line(&mut line).unwrap();
+    let answer: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(answer["result"], json!([]), "{answer}");
+
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
