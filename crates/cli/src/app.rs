@@ -55,8 +55,10 @@ pub fn open_app(args: &AppArgs, max_runs: Option<usize>) -> anyhow::Result<App> 
     open_app_with(args, max_runs, None)
 }
 
+/// Opens the store for a command that continues a recorded run (`rerun`, `resume`,
+/// `answer`): the data folder's, or the database's shared with the workers.
 pub fn open_app_with(args: &AppArgs, max_runs: Option<usize>, folder: Option<PathBuf>) -> anyhow::Result<App> {
-    open_app_with_options(args, max_runs, folder, false, None)
+    open(args, max_runs, folder, false, None, Database::Share)
 }
 
 /// [`open_app_with`], whether blueprints from clients may declare servers that use
@@ -68,6 +70,38 @@ pub fn open_app_with_options(
     folder: Option<PathBuf>,
     allow_blueprint_env: bool,
     telemetry: Option<&crate::telemetry::TelemetryArgs>,
+) -> anyhow::Result<App> {
+    open(args, max_runs, folder, allow_blueprint_env, telemetry, Database::Own)
+}
+
+/// [`open_app_with_options`] sharing the store in the database of `--db` with the
+/// workers and other front doors (`serve --db`, `service --db --listen`) instead of
+/// owning it; on the data folder the same.
+pub fn open_app_sharing(
+    args: &AppArgs,
+    max_runs: Option<usize>,
+    allow_blueprint_env: bool,
+    telemetry: &crate::telemetry::TelemetryArgs,
+) -> anyhow::Result<App> {
+    open(args, max_runs, None, allow_blueprint_env, Some(telemetry), Database::Share)
+}
+
+/// How a command holds a store in a database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Database {
+    /// Alone ([`mcpflow_store::Mode::Owner`]): `import`, `run --store`.
+    Own,
+    /// With the workers and other processes ([`mcpflow_store::Mode::Shared`]).
+    Share,
+}
+
+fn open(
+    args: &AppArgs,
+    max_runs: Option<usize>,
+    folder: Option<PathBuf>,
+    allow_blueprint_env: bool,
+    telemetry: Option<&crate::telemetry::TelemetryArgs>,
+    database_mode: Database,
 ) -> anyhow::Result<App> {
     let home = mcpflow_app::home::data_dir();
     let options = AppOptions {
@@ -84,33 +118,12 @@ pub fn open_app_with_options(
         workers: telemetry.and_then(|_| workers()),
     };
     match database() {
+        Some(url) if database_mode == Database::Share => App::open_database_shared(&home, url, options)
+            .context("starting mcpflow on the store in the database of --db (or MCPFLOW_DB)"),
         Some(url) => App::open_database(&home, url, options)
             .context("starting mcpflow with the store in the database of --db (or MCPFLOW_DB)"),
         None => App::open(&home, options).with_context(|| format!("starting mcpflow (data folder {})", home.display())),
     }
-}
-
-/// Opens the application on the store in the database of `--db`, shared with the workers
-/// and other front doors (`mcpflow service --listen`: a team's service). Its runs run in
-/// worker processes, as the local service's do.
-pub fn open_shared_app(
-    args: &AppArgs,
-    max_runs: Option<usize>,
-    telemetry: &crate::telemetry::TelemetryArgs,
-) -> anyhow::Result<App> {
-    let Some(url) = database() else { anyhow::bail!("no database: give --db URL (or MCPFLOW_DB)") };
-    let options = AppOptions {
-        server_files: args.servers.clone(),
-        allow: args.allow.clone(),
-        allow_all: args.allow_all_servers,
-        max_runs,
-        front: mcpflow_app::advice::Front::Cli,
-        telemetry: telemetry.options(),
-        workers: workers(),
-        ..AppOptions::default()
-    };
-    App::open_database_shared(&mcpflow_app::home::data_dir(), url, options)
-        .context("starting a team's service on the store in the database of --db (or MCPFLOW_DB)")
 }
 
 /// How this program starts a worker (`mcpflow worker`); `None` (with a warning) when its

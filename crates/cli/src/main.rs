@@ -254,7 +254,7 @@ fn main() -> ExitCode {
     if let (Some(name), Some(_)) = (unwired, &cli.db) {
         return report(Err(anyhow::anyhow!(
             "`mcpflow {name}` cannot use a store in a database yet: --db is for list, runs, show, export, import, \
-             run, worker and service --listen (docs/scale-out.md); leave it out to use the data folder's store"
+             run, rerun, resume, answer, serve, worker and service --listen (docs/scale-out.md); leave it out to use the data folder's store"
         )));
     }
     app::choose_database(cli.db, unwired.is_none());
@@ -306,10 +306,6 @@ impl Command {
     /// The name of a command that uses the store but not yet one in a database.
     fn without_database(&self) -> Option<&'static str> {
         match self {
-            Command::Rerun(_) => Some("rerun"),
-            Command::Resume(_) => Some("resume"),
-            Command::Answer(_) => Some("answer"),
-            Command::Serve(_) => Some("serve"),
             Command::Daemon { .. } => Some("daemon"),
             Command::Service(args) if !args.is_team() => Some("service"),
             Command::Servers(_) => Some("servers"),

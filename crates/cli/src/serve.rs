@@ -52,19 +52,23 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if let Err(code) = args.telemetry.check() {
         return Ok(code);
     }
+    let on_database = crate::app::database().is_some();
+    if on_database && args.schedule {
+        bail!(
+            "--schedule fires schedules in this process; on a store in a database (--db or MCPFLOW_DB) the \
+             workers' leader fires them (`mcpflow worker`): leave --schedule out"
+        );
+    }
+    // On a database the store is the team's, not the data folder's: no bridge to the
+    // folder's service.
     if args.http.is_none()
+        && !on_database
         && let Some(code) = bridge(&args).await?
     {
         return Ok(code);
     }
     let signals = cancel_on_signals()?;
-    let app = crate::app::open_app_with_options(
-        &args.app,
-        args.max_runs,
-        None,
-        args.allow_blueprint_env,
-        Some(&args.telemetry),
-    )?;
+    let app = crate::app::open_app_sharing(&args.app, args.max_runs, args.allow_blueprint_env, &args.telemetry)?;
     let stop = tokio_util::sync::CancellationToken::new();
     if args.schedule {
         tokio::spawn(mcpflow_service::daemon::run_schedules(app.clone(), stop.clone()));

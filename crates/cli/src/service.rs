@@ -152,7 +152,7 @@ async fn team(
     }
     let secret = std::env::var(TEAM_TOKEN_ENV).unwrap_or_default();
     let token = Token::from_secret(&secret).map_err(anyhow::Error::msg)?;
-    let app = crate::app::open_shared_app(&args.app, args.max_runs, &args.telemetry)?;
+    let app = crate::app::open_app_sharing(&args.app, args.max_runs, false, &args.telemetry)?;
     let listener = Listener::team(addr, token).await.with_context(|| format!("listening on {addr}"))?;
     let port = listener.port().unwrap_or(addr.port());
     let stop = tokio_util::sync::CancellationToken::new();

@@ -65,7 +65,17 @@ fn a_folder_backup_imported_with_db_is_listed_shown_and_run_against_from_the_dat
     let local: Value = serde_json::from_slice(&ok(mcpflow(&elsewhere, &[], &["list", "--json"])).stdout).unwrap();
     assert_eq!(local, json!([]), "the folder's store was not used");
 
-    // The same document comes back out of the database (with the new run).
+    // A recorded run re-run against the database, recorded there with the run it came from.
+    let rerun: Value = serde_json::from_slice(
+        &ok(mcpflow(&elsewhere, &env, &["rerun", &first, "n", "--file", file, "--json"])).stdout,
+    )
+    .unwrap();
+    assert_eq!((rerun["status"].as_str(), rerun["output"].as_u64()), (Some("succeeded"), Some(3)), "{rerun}");
+    let runs: Value =
+        serde_json::from_slice(&ok(mcpflow(&elsewhere, &env, &["runs", "count", "--json"])).stdout).unwrap();
+    assert_eq!(runs.as_array().map(Vec::len), Some(3), "{runs}");
+
+    // The same document comes back out of the database (with the new runs).
     let exported: Value = serde_json::from_slice(&ok(mcpflow(&elsewhere, &env, &["export"])).stdout).unwrap();
     assert_eq!(
         exported["blueprints"],
@@ -76,9 +86,12 @@ fn a_folder_backup_imported_with_db_is_listed_shown_and_run_against_from_the_dat
 #[test]
 fn a_command_not_wired_to_a_database_refuses_db_and_a_bad_url_is_explained() {
     let dir = tempfile::tempdir().unwrap();
-    let out = mcpflow(dir.path(), &[], &["--db", "postgresql://u:pw@127.0.0.1:1/x", "rerun", "r1", "s"]);
+    let out = mcpflow(dir.path(), &[], &["--db", "postgresql://u:pw@127.0.0.1:1/x", "daemon"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("`mcpflow rerun` cannot use a store in a database yet"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("`mcpflow daemon` cannot use a store in a database yet"), "{}", stderr(&out));
+    let out = mcpflow(dir.path(), &[], &["--db", "postgresql://u:pw@127.0.0.1:1/x", "serve", "--schedule"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("the workers' leader fires them"), "{}", stderr(&out));
 
     let Some(cluster) = Cluster::shared() else { return };
     let nowhere = format!("postgresql://postgres:pw@/x?host={}", cluster.socket_folder().join("none").display());
@@ -86,4 +99,61 @@ fn a_command_not_wired_to_a_database_refuses_db_and_a_bad_url_is_explained() {
     assert_eq!(out.status.code(), Some(2));
     let text = stderr(&out);
     assert!(text.contains("cannot connect to the store's database") && !text.contains(":pw@"), "{text}");
+}
+
+/// `mcpflow serve --db URL`: an MCP client over stdio sees the blueprints of the team's
+/// store (not the data folder's, whose service is not asked) and runs one there.
+#[test]
+fn serve_on_a_database_lists_and_runs_the_teams_blueprints() {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    let Some(cluster) = Cluster::shared() else { return };
+    let url = cluster.database();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("count.json");
+    let blueprint = json!({ "blueprint": 1, "id": "team-count", "name": "Team count",
+        "steps": [{ "id": "n", "kind": "transform", "value": "{{ length(`[1, 2]`) }}" }] });
+    std::fs::write(&file, blueprint.to_string()).unwrap();
+    let home = dir.path().join("home");
+    ok(mcpflow(&home, &[], &["--db", &url, "import", file.to_str().unwrap()]));
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcpflow"))
+        .args(["--db", &url, "serve"])
+        .env("MCPFLOW_HOME", &home)
+        .env_remove("MCPFLOW_DB")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut call = |id: u64, method: &str, params: Value| -> Value {
+        writeln!(stdin, "{}", json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })).unwrap();
+        if method == "initialize" {
+            writeln!(stdin, "{}", json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })).unwrap();
+        }
+        loop {
+            let line = lines.next().expect("serve answered").unwrap();
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == id {
+                return message;
+            }
+        }
+    };
+    call(
+        1,
+        "initialize",
+        json!({ "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": { "name": "team-test", "version": "1" } }),
+    );
+    let listed = call(2, "tools/call", json!({ "name": "list_workflows", "arguments": {} }));
+    assert!(listed.to_string().contains("team-count"), "{listed}");
+    let ran = call(3, "tools/call", json!({ "name": "run_workflow", "arguments": { "id": "team-count" } }));
+    assert_eq!(ran["result"]["structuredContent"]["status"], "succeeded", "{ran}");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    // The run is the team's: recorded in the database.
+    let runs: Value =
+        serde_json::from_slice(&ok(mcpflow(&home, &[], &["--db", &url, "runs", "team-count", "--json"])).stdout)
+            .unwrap();
+    assert_eq!(runs.as_array().map(Vec::len), Some(1), "{runs}");
 }
