@@ -21,9 +21,8 @@ pub struct ResumeArgs {
     /// The interrupted run (`mcpflow runs` lists them).
     #[arg(value_name = "RUN")]
     run: String,
-    /// The blueprint file the run ran (`mcpflow run --store FILE`: the store keeps no
-    /// copy of a file); by default a run of a stored blueprint resumes on its current
-    /// revision.
+    /// The blueprint file to go on with; by default the document the run ran (kept with
+    /// it), or for a run of a stored blueprint its current revision.
     #[arg(long, value_name = "FILE")]
     file: Option<PathBuf>,
     #[command(flatten)]

@@ -151,6 +151,32 @@ struct Lease {
     length: Duration,
 }
 
+/// Parks run `id` ([`App::park`]) when it asks a person: nobody answers on a worker, so
+/// the run is left `waiting` in the store and its slot freed. True when it was parked.
+async fn park_when_asked(
+    app: App,
+    id: String,
+    mut events: tokio::sync::broadcast::Receiver<Arc<mcpflow_engine::RunEvent>>,
+) -> bool {
+    use mcpflow_engine::EventKind;
+    use tokio::sync::broadcast::error::RecvError;
+    loop {
+        let asked = match events.recv().await {
+            Ok(event) => match event.kind {
+                EventKind::StepWaiting { .. } => true,
+                EventKind::RunFinished { .. } => return false,
+                _ => false,
+            },
+            // Events were missed: whether it asks is in the registry.
+            Err(RecvError::Lagged(_)) => !app.questions(Some(&id)).is_empty(),
+            Err(RecvError::Closed) => return false,
+        };
+        if asked && app.park(&id).await {
+            return true;
+        }
+    }
+}
+
 /// Runs a claimed run to its end, renewing the lease meanwhile, then lets the lease go.
 async fn run_claimed(app: &App, lease: &Lease, claimed: RunRecord) {
     let id = claimed.id.clone();
@@ -185,9 +211,15 @@ async fn run_claimed(app: &App, lease: &Lease, claimed: RunRecord) {
             }
         })
     };
-    let envelope = started.finish().await;
+    let mcpflow_app::runs::Started { run_id, blueprint, events, done, .. } = started;
+    let parking = tokio::spawn(park_when_asked(app.clone(), id.clone(), events));
+    let envelope = done.await.unwrap_or_else(|_| mcpflow_engine::Envelope::lost(run_id, blueprint));
     renewing.abort();
-    tracing::info!(run = %id, status = envelope.status.as_str(), "a queued run ended");
+    if parking.await.unwrap_or(false) {
+        tracing::info!(run = %id, "a queued run asks a person: left waiting (`mcpflow answer RUN STEP --db URL` resumes it)");
+    } else {
+        tracing::info!(run = %id, status = envelope.status.as_str(), "a queued run ended");
+    }
     if let Err(e) = lease.store.release_lease(&id, &lease.owner) {
         tracing::error!(run = %id, error = %e, "could not release a run's lease");
     }

@@ -12,7 +12,6 @@ use crate::error::{AppError, Result};
 use mcpflow_engine::{Envelope, ErrorEntry, RunStatus, Summary};
 use mcpflow_store::{RecordStatus, RunRecord};
 use serde_json::Value;
-use std::sync::Arc;
 
 impl App {
     /// Checks `doc` and queues a run of it with `inputs`; returns the run's id. A worker
@@ -57,7 +56,9 @@ impl App {
     }
 
     /// Starts the run of `claimed`, the record of a queued run this worker claimed; the
-    /// run keeps its id. Nobody answers its questions: one fails with INPUT_REQUIRED.
+    /// run keeps its id. A question it asks waits in this application's registry: the
+    /// worker then parks the run ([`App::park`]), which stays `waiting` in the store until
+    /// `mcpflow answer` resumes it.
     pub fn start_claimed(&self, claimed: &RunRecord) -> Result<Started> {
         let doc = claimed.definition.clone().ok_or_else(|| {
             AppError::BadRequest(format!("queued run `{}` carries no blueprint to run; queue it again", claimed.id))
@@ -77,7 +78,7 @@ impl App {
             }
         };
         start.trigger = trigger_of(&claimed.trigger);
-        start.people = Some(Arc::new(crate::people::Headless::new(None)));
+        start.people = None;
         self.start_run(start)
     }
 

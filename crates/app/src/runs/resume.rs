@@ -62,6 +62,8 @@ impl App {
         let target = match target {
             Some(target) => target,
             None if record.blueprint_rev.is_some() => Target::Stored(record.blueprint.clone()),
+            // A document given whole ran: it is kept with the run, and the run goes on with it.
+            None if record.definition.is_some() => Target::Inline(record.definition.clone().unwrap_or_default()),
             None => {
                 let how = if record.status == RecordStatus::Waiting {
                     format!(

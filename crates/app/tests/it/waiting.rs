@@ -214,7 +214,7 @@ async fn questions_answered_before_in_a_loop_that_runs_again_get_their_earlier_a
 /// listed with its record, resumed on the document given again, and followed: the
 /// resuming run's events come from its first on, and `first` is not called again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_waiting_inline_run_is_listed_after_a_restart_and_followed_when_answered_on_its_document() {
+async fn a_waiting_inline_run_is_listed_after_a_restart_and_followed_when_answered_on_the_document_it_ran() {
     let s = setup(json!({}));
     let home = s.dir.path().join("home");
     let file = s.dir.path().join("calls.txt");
@@ -242,19 +242,17 @@ async fn a_waiting_inline_run_is_listed_after_a_restart_and_followed_when_answer
     let q = waiting[0].questions[0].clone();
     assert_eq!(q.step, "ask");
 
-    // Without the document: the store has no copy of an inline blueprint; said so, and
-    // the run stays waiting (it can be answered again).
+    // Another blueprint's document is refused, naming the right one; the run stays
+    // waiting (it can be answered again).
     let answer = || Answer::Accept { content: json!({ "name": "db", "replicas": 1 }) };
-    let err = app.answer_and_follow(&run, &q.id, answer(), None).unwrap_err();
-    assert!(err.to_string().contains("not from the store"), "{err}");
-    // Another blueprint's document is refused, naming the right one.
     let mut other = doc.clone();
     other["id"] = json!("something-else");
     let err = app.answer_and_follow(&run, &q.id, answer(), Some(Target::Inline(other))).unwrap_err();
     assert!(err.to_string().contains("resume it on `ask-app`"), "{err}");
     assert_eq!(app.waiting().len(), 1, "still waiting after refusals");
 
-    let mut answered = app.answer_and_follow(&run, &q.id, answer(), Some(Target::Inline(doc))).unwrap();
+    // Without a document: the one the run ran, kept with it.
+    let mut answered = app.answer_and_follow(&run, &q.id, answer(), None).unwrap();
     assert!(answered.resumed);
     assert_ne!(answered.run_id, run);
     assert_eq!(answered.blueprint, "ask-app");

@@ -352,3 +352,64 @@ fn two_workers_fire_a_schedule_of_every_second_once_per_slot_also_when_the_leade
         assert!(fired_runs.contains(r.resumed_from.as_deref().unwrap()), "run {} resumes a fired run", r.id);
     }
 }
+
+/// A queued run that asks a person: its worker parks it (`waiting` in the database, the
+/// lease let go) and goes on with other runs; `mcpflow answer --db` resumes it, the step
+/// before the question not run again.
+#[test]
+fn a_queued_run_that_asks_a_person_waits_in_the_database_and_answer_resumes_it() {
+    let Some(Setup { url, home, servers, file: queued, _dir }) = setup() else { return };
+    let doc = json!({ "blueprint": 1, "id": "asks", "steps": [
+        { "id": "first", "kind": "tool", "server": "echo", "tool": "echo", "args": { "message": "before" } },
+        { "id": "ask", "kind": "input", "prompt": "Which colour?", "after": ["first"] },
+        { "id": "after", "kind": "transform", "value": "{{ first }} then {{ ask }}", "after": ["ask"] },
+    ], "output": "{{ after }}" });
+    let file = _dir.path().join("asks.json");
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let (_worker, _) = worker(&home, &url, &servers, &["--concurrency", "1"]);
+    let out = ok(mcpflow(&home, &url, &["run", "--detach", file.to_str().unwrap()]).output().unwrap());
+    let id = stdout(&out).trim().to_owned();
+    let store = Store::connect_shared(&url).unwrap().store;
+    let waiting = wait_for(Duration::from_secs(60), || {
+        store.run(&id).unwrap().filter(|r| r.status == RecordStatus::Waiting && !lease_held(&url, &id))
+    });
+    assert!(waiting.is_some(), "the run was not left waiting: {:?}", store.run(&id).unwrap());
+    // The worker's one slot is free again: another queued run runs to its end.
+    let other = ok(mcpflow(&home, &url, &["run", "--json", &queued]).output().unwrap());
+    let envelope: Value = serde_json::from_slice(&other.stdout).unwrap();
+    assert_eq!(envelope["status"], "succeeded", "{envelope}");
+
+    let answers = _dir.path().join("answers.json");
+    std::fs::write(&answers, json!({ "ask": "teal" }).to_string()).unwrap();
+    let servers = servers.to_str().unwrap();
+    let out = ok(mcpflow(
+        &home,
+        &url,
+        &[
+            "answer",
+            &id,
+            "ask",
+            "--answers",
+            answers.to_str().unwrap(),
+            "--servers",
+            servers,
+            "--allow-all-servers",
+            "--json",
+        ],
+    )
+    .output()
+    .unwrap());
+    let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(envelope["status"], "succeeded", "{envelope}");
+    assert_eq!(envelope["output"], "before then teal", "{envelope}");
+    let resumed = envelope["run_id"].as_str().unwrap();
+    assert!(steps(&store, resumed, false).contains("ask"));
+    assert!(!steps(&store, resumed, false).contains("first"), "the step before the question ran again");
+    assert_eq!(store.run(&id).unwrap().unwrap().status, RecordStatus::Interrupted, "the waiting run is settled");
+}
+
+/// Whether a worker holds run `id`'s lease.
+fn lease_held(url: &str, id: &str) -> bool {
+    let mut db = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    db.query_one("SELECT lease_owner IS NOT NULL FROM runs WHERE id = $1", &[&id]).unwrap().get(0)
+}
