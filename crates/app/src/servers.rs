@@ -356,6 +356,27 @@ impl App {
         self.approve_in(&self.server_state().configs, name)
     }
 
+    /// The servers and consents in the store, as a fingerprint: another process sharing
+    /// the store (a team's database: the studio approving a server on the team's service)
+    /// changed them when it differs from the last one read.
+    pub fn stored_servers_fingerprint(&self) -> Result<u64> {
+        use std::hash::{Hash as _, Hasher as _};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        for (name, config) in self.store().servers()? {
+            (name, config.to_string()).hash(&mut hasher);
+        }
+        for consent in self.store().consents()? {
+            consent.hash.hash(&mut hasher);
+        }
+        Ok(hasher.finish())
+    }
+
+    /// Reads the servers and consents in the store again and rebuilds the pool (runs in
+    /// flight keep the one they started with): after another process changed them.
+    pub fn reload_stored_servers(&self) -> Result<()> {
+        self.reload_servers()
+    }
+
     /// Connects to a server (starting it if it is approved) and lists its tools.
     pub async fn test_server(&self, name: &str) -> Result<Vec<ToolView>> {
         Ok(self.test_connection(name).await?.tools)

@@ -74,8 +74,10 @@ async fn serve(args: WorkerArgs, url: String) -> anyhow::Result<ExitCode> {
     let scheduler = tokio::spawn(crate::lead::lead(app.clone(), store.clone(), stop.token().clone(), args.poll));
     let slots = Arc::new(Semaphore::new(args.concurrency as usize));
     let lease = Lease { store: store.clone(), owner: owner.clone(), length: args.lease };
+    let mut servers = StoredServers::read(&app);
     while !stop.token().is_cancelled() {
         reap(&store);
+        servers.check(&app, args.poll);
         let Ok(slot) = slots.clone().acquire_owned().await else { break };
         match store.claim(&owner, args.lease) {
             Ok(Some(claimed)) => {
@@ -125,6 +127,39 @@ fn owner() -> String {
     let random = mcpflow_app::headless::new_run_id();
     let tail = random.get(random.len().saturating_sub(6)..).unwrap_or_default();
     format!("{host}:{}:{tail}", std::process::id())
+}
+
+/// The servers and consents in the store this worker runs with. Another process may
+/// change them (the studio approving a server on the team's service): they are read again
+/// at most every `--poll`, and the pool rebuilt when they changed.
+struct StoredServers {
+    fingerprint: Option<u64>,
+    read_at: std::time::Instant,
+}
+
+impl StoredServers {
+    fn read(app: &App) -> Self {
+        StoredServers { fingerprint: app.stored_servers_fingerprint().ok(), read_at: std::time::Instant::now() }
+    }
+
+    #[allow(clippy::print_stderr)]
+    fn check(&mut self, app: &App, every: Duration) {
+        if self.read_at.elapsed() < every {
+            return;
+        }
+        self.read_at = std::time::Instant::now();
+        match app.stored_servers_fingerprint() {
+            Ok(now) if self.fingerprint == Some(now) => {}
+            Ok(now) => match app.reload_stored_servers() {
+                Ok(()) => {
+                    self.fingerprint = Some(now);
+                    eprintln!("worker: the servers or consents in the store changed; the next runs use them");
+                }
+                Err(e) => tracing::error!(error = %e, "could not reload the servers after they changed in the store"),
+            },
+            Err(e) => tracing::error!(error = %e, "could not read the servers and consents in the store"),
+        }
+    }
 }
 
 fn reap(store: &Store) {

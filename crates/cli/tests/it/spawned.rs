@@ -103,6 +103,19 @@ pub fn said_on_stderr(child: &mut Child, needle: &str) -> (String, Rest) {
 pub struct Rest(std::sync::mpsc::Receiver<String>);
 
 impl Rest {
+    /// Waits for a line that contains `needle` (failing after 30 s of silence); what was
+    /// said until it.
+    pub fn wait_for_line(&self, needle: &str) -> String {
+        let mut said = String::new();
+        while !said.contains(needle) {
+            match self.0.recv_timeout(Duration::from_secs(30)) {
+                Ok(line) => said.push_str(&(line + "\n")),
+                Err(e) => panic!("`{needle}` was never said ({e}); it said:\n{said}"),
+            }
+        }
+        said
+    }
+
     /// Every line after, once the child has ended (its stderr closed).
     pub fn after_the_end(self) -> String {
         self.0.iter().map(|line| line + "\n").collect()

@@ -6,6 +6,7 @@
 
 use crate::spawned::{said_on_stderr, wait_for};
 use crate::{echo_servers, repo, stderr, stdout};
+use mcpflow_app::{App, AppOptions};
 use mcpflow_engine::EventKind;
 use mcpflow_store::{RecordStatus, RunRecord, Store};
 use mcpflow_testkit::postgres::Cluster;
@@ -412,4 +413,40 @@ fn a_queued_run_that_asks_a_person_waits_in_the_database_and_answer_resumes_it()
 fn lease_held(url: &str, id: &str) -> bool {
     let mut db = postgres::Client::connect(url, postgres::NoTls).unwrap();
     db.query_one("SELECT lease_owner IS NOT NULL FROM runs WHERE id = $1", &[&id]).unwrap().get(0)
+}
+
+/// Which stdio commands the team's workers may start is a consent in the database: a
+/// worker started without `--allow-*` refuses the echo fixture until someone approves it
+/// in the team's store (as the studio's Servers panel on the team's service does), then
+/// runs it — without a restart.
+#[test]
+fn a_server_approved_in_the_teams_store_starts_on_a_running_worker() {
+    let Some(Setup { url, home, servers, file, _dir }) = setup() else { return };
+    let servers_arg = servers.to_str().unwrap();
+    let mut child = mcpflow(&home, &url, &["worker", "--poll", "200ms", "--servers", servers_arg])
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (_, said) = said_on_stderr(&mut child, "up to");
+    let _worker = Worker(child);
+
+    let refused: Value =
+        serde_json::from_slice(&mcpflow(&home, &url, &["run", "--json", &file]).output().unwrap().stdout).unwrap();
+    assert_eq!(refused["status"], "failed", "{refused}");
+    assert!(refused.to_string().contains("SERVER_NOT_APPROVED"), "{refused}");
+
+    // Approved in the team's store by another process.
+    let options = AppOptions { server_files: vec![servers.clone()], ..AppOptions::default() };
+    let store = Store::connect_shared(&url).unwrap().store;
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let approver = App::with_store(store, Vec::new(), options).unwrap();
+        approver.approve_server("echo").unwrap();
+        approver.shutdown().await;
+    });
+    said.wait_for_line("the servers or consents in the store changed");
+
+    let ran: Value =
+        serde_json::from_slice(&ok(mcpflow(&home, &url, &["run", "--json", &file]).output().unwrap()).stdout).unwrap();
+    assert_eq!(ran["status"], "succeeded", "{ran}");
 }
