@@ -27,7 +27,7 @@ ensure_debs python3 python3-venv
 beside pip .venv-test/bin/pip install --quiet --disable-pip-version-check -r requirements-test.txt
 
 step "Debian packages (a real Secret Service for the OS-keyring tests: D-Bus, gnome-keyring, secret-tool; systemd-analyze for the user unit)"
-ensure_debs dbus gnome-keyring libsecret-tools systemd
+ensure_debs dbus gnome-keyring libsecret-tools systemd openssl
 
 step "Debian packages the studio needs (WebKitGTK to build it; Xvfb and WebKitWebDriver to drive it)"
 ensure_studio_debs

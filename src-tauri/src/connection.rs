@@ -39,7 +39,7 @@ pub enum ServiceState {
 pub fn status_of(api: &Api) -> ServiceStatus {
     match api {
         Api::Local(_) => ServiceStatus { state: ServiceState::InProcess, pid: None, message: None, team: None },
-        Api::Remote(remote) => from_remote(&remote.status().borrow(), remote.team()),
+        Api::Remote(remote) => from_remote(&remote.status().borrow(), remote.team().as_deref()),
     }
 }
 
@@ -60,7 +60,7 @@ fn from_remote(status: &mcpflow_service::api::Status, team: Option<&str>) -> Ser
 pub fn forward(handle: tauri::AppHandle, api: &Api) {
     if let Api::Remote(remote) = api {
         let mut status = remote.status();
-        let team = remote.team().map(str::to_owned);
+        let team = remote.team();
         tauri::async_runtime::spawn(async move {
             while status.changed().await.is_ok() {
                 let now = from_remote(&status.borrow_and_update(), team.as_deref());

@@ -129,12 +129,21 @@ fn team() -> Option<String> {
     std::env::var("MCPFLOW_SERVICE").ok().map(|a| a.trim().to_owned()).filter(|a| !a.is_empty())
 }
 
-/// The team's service at `addr`, with the token of `MCPFLOW_SERVICE_TOKEN`.
+/// The team's service at `addr` (`HOST:PORT`, or `tls://HOST:PORT`), with the token of
+/// `MCPFLOW_SERVICE_TOKEN`; over TLS trusting the CA of `MCPFLOW_SERVICE_CA`, else the
+/// system's roots.
 async fn connect_team(addr: String) -> Result<Api, String> {
-    use mcpflow_service::endpoint::{TEAM_TOKEN_ENV, Token};
+    use mcpflow_service::endpoint::{TEAM_TOKEN_ENV, TeamAddress, Token};
+    let to = TeamAddress::parse(&addr).map_err(|why| format!("MCPFLOW_SERVICE: {why}"))?;
     let token = Token::from_secret(&std::env::var(TEAM_TOKEN_ENV).unwrap_or_default())
         .map_err(|why| format!("MCPFLOW_SERVICE is {addr}, but {why}"))?;
-    let target = mcpflow_service::api::Target::Team { addr: addr.clone(), token };
+    let tls = if to.is_tls() {
+        let ca = std::env::var_os(mcpflow_service::tls::CA_ENV).filter(|v| !v.is_empty()).map(PathBuf::from);
+        Some(mcpflow_service::tls::connector(ca.as_deref())?)
+    } else {
+        None
+    };
+    let target = mcpflow_service::api::Target::Team { addr: to, token, tls };
     mcpflow_service::api::Remote::connect_to(target, "studio")
         .await
         .map(Api::Remote)

@@ -38,6 +38,13 @@ pub struct ServiceArgs {
     /// each hello carrying the token in `MCPFLOW_SERVICE_TOKEN`. Never exits when idle.
     #[arg(long, value_name = "ADDR")]
     listen: Option<std::net::SocketAddr>,
+    /// With `--listen`: serve TLS with this certificate chain (PEM); needed for an address
+    /// other than loopback. Studios then connect to `tls://HOST:PORT`.
+    #[arg(long, value_name = "FILE", requires = "listen", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// With `--tls-cert`: its private key (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
     #[command(flatten)]
     app: AppArgs,
     #[command(flatten)]
@@ -153,7 +160,12 @@ async fn team(
     let secret = std::env::var(TEAM_TOKEN_ENV).unwrap_or_default();
     let token = Token::from_secret(&secret).map_err(anyhow::Error::msg)?;
     let app = crate::app::open_app_sharing(&args.app, args.max_runs, false, &args.telemetry)?;
-    let listener = Listener::team(addr, token).await.with_context(|| format!("listening on {addr}"))?;
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(mcpflow_service::tls::acceptor(cert, key).map_err(anyhow::Error::msg)?),
+        _ => None,
+    };
+    let scheme = if tls.is_some() { "tls://" } else { "" };
+    let listener = Listener::team(addr, token, tls).await.with_context(|| format!("listening on {addr}"))?;
     let port = listener.port().unwrap_or(addr.port());
     let stop = tokio_util::sync::CancellationToken::new();
     let watching = tokio::spawn(mcpflow_service::team::watch(app.clone(), stop.clone()));
@@ -167,7 +179,7 @@ async fn team(
         None,
     ));
     eprintln!(
-        "mcpflow team service (pid {}) on {} answers at {}:{port}",
+        "mcpflow team service (pid {}) on {} answers at {scheme}{}:{port}",
         std::process::id(),
         app.store().path().display(),
         addr.ip()

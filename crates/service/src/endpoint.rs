@@ -149,14 +149,20 @@ struct EndpointFile {
 
 /// One connection to or from the endpoint.
 pub struct Connection {
-    read: ReadHalf,
-    write: WriteHalf,
+    halves: Halves,
     token: Option<Token>,
+}
+
+/// A connection's two directions, or (a team service over TLS, just accepted) the stream
+/// whose TLS handshake is still to come ([`Connection::handshake`]).
+enum Halves {
+    Ready(ReadHalf, WriteHalf),
+    Tls(TcpStream, crate::tls::Acceptor),
 }
 
 impl Connection {
     fn new(read: impl AsyncRead + Send + Unpin + 'static, write: impl AsyncWrite + Send + Unpin + 'static) -> Self {
-        Connection { read: Box::new(read), write: Box::new(write), token: None }
+        Connection { halves: Halves::Ready(Box::new(read), Box::new(write)), token: None }
     }
 
     fn tcp(stream: TcpStream, token: Token) -> Self {
@@ -166,14 +172,45 @@ impl Connection {
         Connection { token: Some(token), ..Connection::new(read, write) }
     }
 
+    /// A TLS stream (either side) whose hellos carry `token`.
+    fn tls<S>(stream: S, token: Token) -> Self
+    where
+        S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
+    {
+        let (read, write) = tokio::io::split(stream);
+        Connection { token: Some(token), ..Connection::new(read, write) }
+    }
+
+    /// Completes a connection a TLS listener accepted: the TLS handshake, within `within`
+    /// (done on the connection's own task, so a slow client holds up no other). Any other
+    /// connection is ready as it is.
+    pub async fn handshake(self, within: Duration) -> std::io::Result<Connection> {
+        let Connection { halves, token } = self;
+        match halves {
+            Halves::Ready(read, write) => Ok(Connection { halves: Halves::Ready(read, write), token }),
+            Halves::Tls(stream, acceptor) => {
+                let _ = stream.set_nodelay(true);
+                let tls = tokio::time::timeout(within, acceptor.0.accept(stream))
+                    .await
+                    .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "no TLS handshake in time"))??;
+                Ok(Connection::tls(tls, token.unwrap_or_else(|| Token(String::new()))))
+            }
+        }
+    }
+
     /// The endpoint's token: over the loopback port, what a client presents in its hello
     /// and the service expects there; `None` over the Unix socket (its mode guards it).
     pub fn token(&self) -> Option<&Token> {
         self.token.as_ref()
     }
 
+    /// The two directions. A TLS connection not yet through [`Connection::handshake`]
+    /// has none: it reads as ended.
     pub fn split(self) -> (ReadHalf, WriteHalf) {
-        (self.read, self.write)
+        match self.halves {
+            Halves::Ready(read, write) => (read, write),
+            Halves::Tls(..) => (Box::new(tokio::io::empty()), Box::new(tokio::io::sink())),
+        }
     }
 }
 
@@ -199,11 +236,12 @@ enum Inner {
         port: u16,
         token: Token,
     },
-    /// A team service's address (`mcpflow service --listen`): no file.
+    /// A team service's address (`mcpflow service --listen`): no file; TLS when given.
     Team {
         listener: TcpListener,
         port: u16,
         token: Token,
+        tls: Option<crate::tls::Acceptor>,
     },
 }
 
@@ -216,9 +254,13 @@ impl Listener {
                 let (read, write) = stream.into_split();
                 Ok(Connection::new(read, write))
             }
-            Inner::Tcp { listener, token, .. } | Inner::Team { listener, token, .. } => {
+            Inner::Tcp { listener, token, .. } | Inner::Team { listener, token, tls: None, .. } => {
                 let (stream, _) = listener.accept().await?;
                 Ok(Connection::tcp(stream, token.clone()))
+            }
+            Inner::Team { listener, token, tls: Some(acceptor), .. } => {
+                let (stream, _) = listener.accept().await?;
+                Ok(Connection { halves: Halves::Tls(stream, acceptor.clone()), token: Some(token.clone()) })
             }
         }
     }
@@ -267,32 +309,91 @@ impl Drop for Listener {
 }
 
 impl Listener {
-    /// A team service's endpoint at `addr`, whose hellos must carry `token`. Loopback
-    /// only: the endpoint speaks no TLS, so another machine reaches it through a tunnel
-    /// (`ssh -L`), never in the clear (docs/scale-out.md).
-    pub async fn team(addr: SocketAddr, token: Token) -> std::io::Result<Listener> {
-        if !addr.ip().is_loopback() {
+    /// A team service's endpoint at `addr`, whose hellos must carry `token`, over TLS
+    /// with `tls`. Without TLS, loopback only: the token and every blueprint would cross a
+    /// network in the clear (docs/scale-out.md).
+    pub async fn team(addr: SocketAddr, token: Token, tls: Option<crate::tls::Acceptor>) -> std::io::Result<Listener> {
+        if tls.is_none() && !addr.ip().is_loopback() {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
                 format!(
-                    "--listen {addr} is not a loopback address: a team service speaks no TLS yet, so it answers on \
-                     loopback only (127.0.0.1:PORT); from another machine, reach it through an SSH tunnel \
-                     (`ssh -L PORT:127.0.0.1:PORT HOST`)"
+                    "--listen {addr} is not a loopback address, and without TLS the token and every blueprint would \
+                     cross the network in the clear: give --tls-cert FILE and --tls-key FILE (PEM), or listen on \
+                     127.0.0.1:PORT and reach it through an SSH tunnel (`ssh -L PORT:127.0.0.1:PORT HOST`)"
                 ),
             ));
         }
         let listener = TcpListener::bind(addr).await?;
         let port = listener.local_addr()?.port();
-        Ok(Listener { inner: Inner::Team { listener, port, token }, path: PathBuf::new() })
+        Ok(Listener { inner: Inner::Team { listener, port, token, tls }, path: PathBuf::new() })
     }
 }
 
-/// A connection to the team service at `addr` (`HOST:PORT`), whose hello will carry `token`.
-pub async fn connect_team(addr: &str, token: Token) -> std::io::Result<Connection> {
+/// Where a team service answers: `HOST:PORT` (plain TCP, loopback only) or
+/// `tls://HOST:PORT`, as `MCPFLOW_SERVICE` says.
+#[derive(Debug, Clone)]
+pub struct TeamAddress {
+    /// `HOST:PORT`.
+    pub addr: String,
+    /// The host, for the certificate's name; `Some` over TLS.
+    tls_host: Option<String>,
+}
+
+impl TeamAddress {
+    /// Reads `HOST:PORT` or `tls://HOST:PORT`. Plain TCP is refused to any host but
+    /// loopback, so the token never crosses a network in the clear.
+    pub fn parse(text: &str) -> Result<TeamAddress, String> {
+        let text = text.trim();
+        let (tls, rest) = match text.strip_prefix("tls://") {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        let Some((host, port)) = rest.rsplit_once(':').filter(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok())
+        else {
+            return Err(format!("`{text}` is not HOST:PORT or tls://HOST:PORT"));
+        };
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let loopback = host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+        if !tls && !loopback {
+            return Err(format!(
+                "`{text}` is not on this machine, and plain TCP would send the token in the clear: use \
+                 tls://{rest} (the service with --tls-cert), or an SSH tunnel to 127.0.0.1:{port}"
+            ));
+        }
+        Ok(TeamAddress { addr: rest.to_owned(), tls_host: tls.then(|| host.to_owned()) })
+    }
+
+    pub fn is_tls(&self) -> bool {
+        self.tls_host.is_some()
+    }
+}
+
+impl std::fmt::Display for TeamAddress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.is_tls() { write!(f, "tls://{}", self.addr) } else { f.write_str(&self.addr) }
+    }
+}
+
+/// A connection to the team service at `to`, whose hello will carry `token`; over TLS,
+/// checked with `tls`.
+pub async fn connect_team(
+    to: &TeamAddress,
+    token: Token,
+    tls: Option<&crate::tls::Connector>,
+) -> std::io::Result<Connection> {
+    let addr = &to.addr;
     let stream = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(addr))
         .await
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, format!("no answer from {addr}")))??;
-    Ok(Connection::tcp(stream, token))
+    let (Some(host), Some(connector)) = (&to.tls_host, tls) else {
+        return Ok(Connection::tcp(stream, token));
+    };
+    let _ = stream.set_nodelay(true);
+    let name = crate::tls::server_name(host).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    let tls = tokio::time::timeout(CONNECT_TIMEOUT * 5, connector.0.connect(name, stream))
+        .await
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, format!("no TLS handshake with {addr}")))??;
+    Ok(Connection::tls(tls, token))
 }
 
 /// Binds the endpoint of data folder `home`, of the kind [`Transport::for_home`] says.
@@ -506,6 +607,27 @@ mod tests {
     use super::*;
     use crate::{ENDPOINT_FILE, Hello, PROTOCOL, Welcome};
     use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
+
+    #[test]
+    fn a_team_address_is_plain_on_loopback_only_and_tls_anywhere() {
+        let plain = TeamAddress::parse("127.0.0.1:7070").unwrap();
+        assert_eq!(
+            (plain.addr.as_str(), plain.is_tls(), plain.to_string()),
+            ("127.0.0.1:7070", false, "127.0.0.1:7070".into())
+        );
+        assert!(TeamAddress::parse("localhost:7070").is_ok());
+        assert!(TeamAddress::parse("[::1]:7070").is_ok());
+        let far = TeamAddress::parse("team.example:7070").unwrap_err();
+        assert!(far.contains("tls://team.example:7070") && far.contains("in the clear"), "{far}");
+        let tls = TeamAddress::parse("tls://team.example:7070").unwrap();
+        assert_eq!(
+            (tls.addr.as_str(), tls.is_tls(), tls.to_string()),
+            ("team.example:7070", true, "tls://team.example:7070".into())
+        );
+        for bad in ["team.example", "tls://:7070", "127.0.0.1:port", ""] {
+            assert!(TeamAddress::parse(bad).is_err(), "{bad}");
+        }
+    }
 
     #[cfg(unix)]
     fn mode(path: &Path) -> u32 {

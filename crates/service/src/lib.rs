@@ -40,6 +40,7 @@ pub mod install;
 pub mod rpc;
 pub mod schedule;
 pub mod team;
+pub mod tls;
 
 use endpoint::{Connection, Token};
 pub use endpoint::{ReadHalf, WriteHalf};
@@ -293,6 +294,8 @@ async fn serve_connection(
     door: &Door,
     stoppable: Option<CancellationToken>,
 ) {
+    // Over TLS, the handshake first (within the hello's time).
+    let Ok(connection) = connection.handshake(HELLO_TIMEOUT).await else { return };
     let expected = connection.token().cloned();
     let (read, mut write) = connection.split();
     let mut read = BufReader::new(read);
@@ -381,11 +384,16 @@ pub async fn connect(home: &Path, hello: &Hello) -> Result<Option<Connected>, Wi
     greet(connection, hello, &format!("the mcpflow service of {}", home.display())).await.map(Some)
 }
 
-/// A connection to the team service at `addr` (`HOST:PORT`), past its welcome; the hello
-/// carries `token`.
-pub async fn connect_team(addr: &str, token: Token, hello: &Hello) -> Result<Connected, WireError> {
-    let what = format!("the mcpflow team service at {addr}");
-    let connection = endpoint::connect_team(addr, token).await.map_err(|e| WireError {
+/// A connection to the team service at `to`, past its welcome; the hello carries
+/// `token`, over TLS checked with `tls`.
+pub async fn connect_team(
+    to: &endpoint::TeamAddress,
+    token: Token,
+    tls: Option<&tls::Connector>,
+    hello: &Hello,
+) -> Result<Connected, WireError> {
+    let what = format!("the mcpflow team service at {to}");
+    let connection = endpoint::connect_team(to, token, tls).await.map_err(|e| WireError {
         code: "SERVICE_UNAVAILABLE".into(),
         message: format!("{what} did not answer: {e}"),
     })?;

@@ -90,3 +90,101 @@ fn a_team_service_answers_a_hello_with_its_token_and_refuses_one_without() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+/// A certificate authority and a certificate for `localhost` and 127.0.0.1 signed by it
+/// (openssl, P-256), in `dir`: (the CA's PEM, the certificate's, its key's).
+fn certificates(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl").args(args).current_dir(dir).output().expect("openssl is installed");
+        assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+    openssl(
+        &[
+            &["req", "-x509"],
+            &ec[..],
+            &["-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=team test CA"],
+        ]
+        .concat(),
+    );
+    openssl(&[&["req"], &ec[..], &["-keyout", "key.pem", "-out", "leaf.csr", "-subj", "/CN=localhost"]].concat());
+    std::fs::write(
+        dir.join("leaf.ext"),
+        "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "leaf.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "cert.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "leaf.ext",
+    ]);
+    (dir.join("ca.pem"), dir.join("cert.pem"), dir.join("key.pem"))
+}
+
+#[test]
+fn a_team_service_over_tls_answers_a_client_that_trusts_its_ca_and_no_plain_hello() {
+    use mcpflow_service::endpoint::{TeamAddress, Token};
+    let Some(cluster) = Cluster::shared() else { return };
+    let url = cluster.database();
+    let dir = tempfile::tempdir().unwrap();
+    let (ca, cert, key) = certificates(dir.path());
+    let mut child = service(Some(&url), "127.0.0.1:0", Some(TOKEN))
+        .args(["--tls-cert", cert.to_str().unwrap(), "--tls-key", key.to_str().unwrap()])
+        .env("MCPFLOW_HOME", dir.path().join("home"))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (said, _rest) = said_on_stderr(&mut child, "answers at ");
+    let at = said.split("answers at ").nth(1).unwrap().split_whitespace().next().unwrap().to_owned();
+    assert!(at.starts_with("tls://127.0.0.1:"), "{said}");
+    let port = at.rsplit(':').next().unwrap().to_owned();
+
+    // A plain hello gets no welcome: the service speaks TLS first.
+    let mut plain = TcpStream::connect(format!("127.0.0.1:{port}")).unwrap();
+    let hello = json!({ "mcpflow": 2, "session": "api", "client": "test", "token": TOKEN });
+    plain.write_all(format!("{hello}\n").as_bytes()).unwrap();
+    let mut line = String::new();
+    let _ = BufReader::new(plain).read_line(&mut line);
+    assert!(!line.contains("\"ok\""), "a plain hello was answered: {line}");
+
+    // A client that trusts the team's CA is welcomed, and served.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let to = TeamAddress::parse(&format!("tls://localhost:{port}")).unwrap();
+        let connector = mcpflow_service::tls::connector(Some(&ca)).unwrap();
+        let token = Token::from_secret(TOKEN).unwrap();
+        let hello: mcpflow_service::Hello = serde_json::from_value(hello.clone()).unwrap();
+        let (mut read, mut write, welcome) =
+            mcpflow_service::connect_team(&to, token.clone(), Some(&connector), &hello).await.unwrap();
+        assert!(welcome.ok, "{welcome:?}");
+        use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
+        let request = json!({ "jsonrpc": "2.0", "id": 1, "method": "blueprints/list", "params": {} });
+        write.write_all(format!("{request}\n").as_bytes()).await.unwrap();
+        let mut line = String::new();
+        read.read_line(&mut line).await.unwrap();
+        assert_eq!(serde_json::from_str::<Value>(&line).unwrap()["result"], json!([]), "{line}");
+
+        // One that does not trust it gets no further than the handshake.
+        let stranger = mcpflow_service::tls::connector(Some(&cert)).unwrap();
+        let Err(refused) = mcpflow_service::connect_team(&to, token, Some(&stranger), &hello).await else {
+            panic!("a client that does not trust the certificate was welcomed")
+        };
+        assert_eq!(refused.code, "SERVICE_UNAVAILABLE", "{refused:?}");
+        assert!(refused.message.to_lowercase().contains("certificate"), "{}", refused.message);
+    });
+
+    child.kill().unwrap();
+    child.wait().unwrap();
+}

@@ -49,9 +49,10 @@ pub struct Remote {
 pub enum Target {
     /// The one of data folder `home`; `binary` (`mcpflow`) starts one when none answers.
     Folder { home: PathBuf, binary: Option<PathBuf> },
-    /// A team service (`mcpflow service --db URL --listen ADDR`) at `addr` (`HOST:PORT`),
-    /// which wants `token`. Nothing starts one: its operator runs it.
-    Team { addr: String, token: crate::endpoint::Token },
+    /// A team service (`mcpflow service --db URL --listen ADDR`) at `addr`, which wants
+    /// `token`; over TLS, its certificate checked with `tls`. Nothing starts one: its
+    /// operator runs it.
+    Team { addr: crate::endpoint::TeamAddress, token: crate::endpoint::Token, tls: Option<crate::tls::Connector> },
 }
 
 impl Target {
@@ -148,9 +149,9 @@ impl Remote {
     }
 
     /// The team service's address, when this speaks to one ([`Target::Team`]).
-    pub fn team(&self) -> Option<&str> {
+    pub fn team(&self) -> Option<String> {
         match &self.shared.target {
-            Target::Team { addr, .. } => Some(addr),
+            Target::Team { addr, .. } => Some(addr.to_string()),
             Target::Folder { .. } => None,
         }
     }
@@ -256,9 +257,9 @@ async fn open(shared: &Arc<Shared>) -> Result<Arc<Conn>, WireError> {
     };
     let (home, binary) = match &shared.target {
         Target::Folder { home, binary } => (home, binary),
-        Target::Team { addr, token } => {
+        Target::Team { addr, token, tls } => {
             let hello = Hello { token: Some(token.clone()), ..hello };
-            let (read, write, welcome) = service::connect_team(addr, token.clone(), &hello).await?;
+            let (read, write, welcome) = service::connect_team(addr, token.clone(), tls.as_ref(), &hello).await?;
             return opened(shared, read, write, welcome).await;
         }
     };
