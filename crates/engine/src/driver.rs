@@ -280,13 +280,17 @@ impl Engine {
             question.path.clone_from(&path);
             let (people, tx, cancel, unanswered) = (people.clone(), tx.clone(), cancel.clone(), unanswered.clone());
             Box::pin(async move {
+                // Asked first, then put on record: whoever answers (the application's
+                // registry) holds the question before anyone can read that the run waits
+                // for it, and answer it.
+                let asked = people.ask(question.clone(), cancel.clone());
                 // Not dropped when the queue is full, unlike progress: the question must be
                 // on record (it waits for the driver, which is not blocked on this call).
-                if tx.send(Input::Waiting { inv, question: Box::new(question.clone()) }).await.is_err() {
+                if tx.send(Input::Waiting { inv, question: Box::new(question) }).await.is_err() {
                     return Err(CallError::cancelled());
                 }
                 let answer = tokio::select! {
-                    answer = people.ask(question, cancel.clone()) => answer,
+                    answer = asked => answer,
                     () = cancel.cancelled() => Err(CallError::cancelled()),
                 };
                 match &answer {

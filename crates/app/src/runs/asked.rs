@@ -115,6 +115,18 @@ struct RunPeople {
     run_id: String,
 }
 
+/// Closes an open question when its asking ends (answered, withdrawn, or dropped).
+struct Withdraw {
+    questions: Arc<Questions>,
+    key: (String, String),
+}
+
+impl Drop for Withdraw {
+    fn drop(&mut self) {
+        self.questions.open().remove(&self.key);
+    }
+}
+
 impl People for RunPeople {
     fn ask(
         &self,
@@ -123,16 +135,15 @@ impl People for RunPeople {
     ) -> BoxFuture<'static, std::result::Result<Answer, CallError>> {
         let (tx, rx) = oneshot::channel();
         let key = (self.run_id.clone(), question.id.clone());
+        // Open from now (the registry answers it) until answered, withdrawn, or dropped.
         self.questions.open().insert(key.clone(), Open { question, answer: tx });
-        let questions = self.questions.clone();
+        let open = Withdraw { questions: self.questions.clone(), key };
         Box::pin(async move {
-            let answer = tokio::select! {
+            let _open = open;
+            tokio::select! {
                 answer = rx => answer.map_err(|_| CallError::cancelled()),
                 () = cancel.cancelled() => Err(CallError::cancelled()),
-            };
-            // Withdrawn (the step or run ended first) or answered: no longer open.
-            questions.open().remove(&key);
-            answer
+            }
         })
     }
 }

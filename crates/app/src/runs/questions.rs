@@ -384,13 +384,23 @@ impl People for ThenWait {
         question: Question,
         cancel: CancellationToken,
     ) -> BoxFuture<'static, std::result::Result<Answer, CallError>> {
-        let (first, then) = (self.first.clone(), self.then.clone());
-        Box::pin(async move {
-            match first.ask(question.clone(), cancel.clone()).await {
-                Err(e) if e.code == "INPUT_REQUIRED" => then.ask(question, cancel).await,
-                other => other,
+        use futures::FutureExt as _;
+        let mut first = self.first.ask(question.clone(), cancel.clone());
+        // A first who cannot answer at once (no terminal, no answer in the file): the
+        // question goes to `then` now, so it is open there as soon as the run says it waits.
+        match (&mut first).now_or_never() {
+            Some(Err(e)) if e.code == "INPUT_REQUIRED" => self.then.ask(question, cancel),
+            Some(other) => Box::pin(async move { other }),
+            None => {
+                let then = self.then.clone();
+                Box::pin(async move {
+                    match first.await {
+                        Err(e) if e.code == "INPUT_REQUIRED" => then.ask(question, cancel).await,
+                        other => other,
+                    }
+                })
             }
-        })
+        }
     }
 }
 

@@ -335,3 +335,34 @@ async fn a_resume_that_cannot_start_leaves_the_run_waiting_and_answerable() {
     }
     app.shutdown().await;
 }
+
+/// Whoever reads that a run waits can answer it at once: the question is open in the
+/// application before its `StepWaiting` event exists (asked of the registry directly, and
+/// through a front door's own people first — `run --store --wait` — that cannot answer).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_is_open_before_the_run_says_it_waits() {
+    let s = setup(json!({}));
+    let app = open(&s, &s.dir.path().join("home"));
+    let doc = json!({ "blueprint": 1, "id": "asks-now", "steps": [
+        { "id": "ask", "kind": "input", "prompt": "Name?",
+          "schema": { "type": "object", "properties": { "name": { "type": "string" } } } } ], "output": "{{ ask.name }}" });
+    for headless_first in [false, true] {
+        let mut spec = StartRun::new(Target::Inline(doc.clone()), json!({}), Trigger::Cli);
+        if headless_first {
+            spec.people = Some(std::sync::Arc::new(mcpflow_app::people::Headless::new(None)));
+            spec.wait = true;
+        }
+        let mut started = app.start_run(spec).unwrap();
+        let run = started.run_id.clone();
+        let question = loop {
+            let event = started.events.recv().await.unwrap();
+            if let mcpflow_engine::EventKind::StepWaiting { question, .. } = &event.kind {
+                break question.clone();
+            }
+        };
+        // Answered the moment the event is seen, without waiting for anything.
+        app.answer(&run, &question.id, Answer::Accept { content: json!({ "name": "Ada" }) }).unwrap();
+        let envelope = started.finish().await;
+        assert_eq!((envelope.status, envelope.output), (RunStatus::Succeeded, json!("Ada")), "{headless_first}");
+    }
+}
