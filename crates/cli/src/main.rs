@@ -40,8 +40,9 @@ struct Cli {
     log_format: Option<LogFormatArg>,
     /// The store in this PostgreSQL database instead of the data folder:
     /// `postgresql://USER:PASSWORD@HOST:PORT/DB` (also `MCPFLOW_DB`). For `list`, `runs`,
-    /// `show`, `export`, `import`, `run` (queues for `worker`s; `run --store` runs here)
-    /// and `worker`; see docs/scale-out.md.
+    /// `show`, `export`, `import`, `run` (queues for `worker`s; `run --store` runs here),
+    /// `rerun`, `resume`, `answer`, `serve`, `worker` and `service --listen`; see
+    /// docs/scale-out.md.
     #[arg(long, global = true, value_name = "URL")]
     db: Option<String>,
     #[command(subcommand)]

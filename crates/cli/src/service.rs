@@ -34,8 +34,9 @@ pub struct ServiceArgs {
     #[arg(long, value_name = "N")]
     max_runs: Option<usize>,
     /// Be a team's service on the store in the database of `--db` (or `MCPFLOW_DB`),
-    /// answering studios at this loopback address (`127.0.0.1:PORT`; port 0 picks one),
-    /// each hello carrying the token in `MCPFLOW_SERVICE_TOKEN`. Never exits when idle.
+    /// answering studios at this address (`127.0.0.1:PORT`, port 0 picks one; another
+    /// than loopback only with `--tls-cert`), each hello carrying the token in
+    /// `MCPFLOW_SERVICE_TOKEN`. Never exits when idle.
     #[arg(long, value_name = "ADDR")]
     listen: Option<std::net::SocketAddr>,
     /// With `--listen`: serve TLS with this certificate chain (PEM); needed for an address
