@@ -212,9 +212,10 @@ impl App {
         }
     }
 
-    /// Rebuilds the server configs and the pool after servers or consents changed. The
-    /// old pool's processes are reaped once its runs let go of it.
-    pub(crate) fn reload_servers(&self) -> Result<()> {
+    /// Rebuilds the server configs and the pool after servers or consents changed (here,
+    /// or in a store another process shares: [`App::stored_servers_fingerprint`]). The old
+    /// pool's processes are reaped once its runs let go of it.
+    pub fn reload_servers(&self) -> Result<()> {
         let inner = &self.inner;
         let fresh = build_servers(&inner.store, &inner.files, &inner.options, &inner.logs, &inner.roots, &inner.auth)?;
         let old = {

@@ -371,12 +371,6 @@ impl App {
         Ok(hasher.finish())
     }
 
-    /// Reads the servers and consents in the store again and rebuilds the pool (runs in
-    /// flight keep the one they started with): after another process changed them.
-    pub fn reload_stored_servers(&self) -> Result<()> {
-        self.reload_servers()
-    }
-
     /// Connects to a server (starting it if it is approved) and lists its tools.
     pub async fn test_server(&self, name: &str) -> Result<Vec<ToolView>> {
         Ok(self.test_connection(name).await?.tools)

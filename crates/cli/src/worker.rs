@@ -150,7 +150,7 @@ impl StoredServers {
         self.read_at = std::time::Instant::now();
         match app.stored_servers_fingerprint() {
             Ok(now) if self.fingerprint == Some(now) => {}
-            Ok(now) => match app.reload_stored_servers() {
+            Ok(now) => match app.reload_servers() {
                 Ok(()) => {
                     self.fingerprint = Some(now);
                     eprintln!("worker: the servers or consents in the store changed; the next runs use them");

@@ -173,12 +173,12 @@ impl Connection {
     }
 
     /// A TLS stream (either side) whose hellos carry `token`.
-    fn tls<S>(stream: S, token: Token) -> Self
+    fn tls<S>(stream: S, token: Option<Token>) -> Self
     where
         S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
     {
         let (read, write) = tokio::io::split(stream);
-        Connection { token: Some(token), ..Connection::new(read, write) }
+        Connection { token, ..Connection::new(read, write) }
     }
 
     /// Completes a connection a TLS listener accepted: the TLS handshake, within `within`
@@ -193,7 +193,7 @@ impl Connection {
                 let tls = tokio::time::timeout(within, acceptor.0.accept(stream))
                     .await
                     .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "no TLS handshake in time"))??;
-                Ok(Connection::tls(tls, token.unwrap_or_else(|| Token(String::new()))))
+                Ok(Connection::tls(tls, token))
             }
         }
     }
@@ -246,6 +246,25 @@ enum Inner {
 }
 
 impl Listener {
+    /// A team service's endpoint at `addr`, whose hellos must carry `token`, over TLS
+    /// with `tls`. Without TLS, loopback only: the token and every blueprint would cross a
+    /// network in the clear (docs/scale-out.md).
+    pub async fn team(addr: SocketAddr, token: Token, tls: Option<crate::tls::Acceptor>) -> std::io::Result<Listener> {
+        if tls.is_none() && !addr.ip().is_loopback() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "--listen {addr} is not a loopback address, and without TLS the token and every blueprint would \
+                     cross the network in the clear: give --tls-cert FILE and --tls-key FILE (PEM), or listen on \
+                     127.0.0.1:PORT and reach it through an SSH tunnel (`ssh -L PORT:127.0.0.1:PORT HOST`)"
+                ),
+            ));
+        }
+        let listener = TcpListener::bind(addr).await?;
+        let port = listener.local_addr()?.port();
+        Ok(Listener { inner: Inner::Team { listener, port, token, tls }, path: PathBuf::new() })
+    }
+
     pub async fn accept(&self) -> std::io::Result<Connection> {
         match &self.inner {
             #[cfg(unix)]
@@ -305,27 +324,6 @@ impl Drop for Listener {
                 }
             }
         }
-    }
-}
-
-impl Listener {
-    /// A team service's endpoint at `addr`, whose hellos must carry `token`, over TLS
-    /// with `tls`. Without TLS, loopback only: the token and every blueprint would cross a
-    /// network in the clear (docs/scale-out.md).
-    pub async fn team(addr: SocketAddr, token: Token, tls: Option<crate::tls::Acceptor>) -> std::io::Result<Listener> {
-        if tls.is_none() && !addr.ip().is_loopback() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                format!(
-                    "--listen {addr} is not a loopback address, and without TLS the token and every blueprint would \
-                     cross the network in the clear: give --tls-cert FILE and --tls-key FILE (PEM), or listen on \
-                     127.0.0.1:PORT and reach it through an SSH tunnel (`ssh -L PORT:127.0.0.1:PORT HOST`)"
-                ),
-            ));
-        }
-        let listener = TcpListener::bind(addr).await?;
-        let port = listener.local_addr()?.port();
-        Ok(Listener { inner: Inner::Team { listener, port, token, tls }, path: PathBuf::new() })
     }
 }
 
@@ -393,7 +391,7 @@ pub async fn connect_team(
     let tls = tokio::time::timeout(CONNECT_TIMEOUT * 5, connector.0.connect(name, stream))
         .await
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, format!("no TLS handshake with {addr}")))??;
-    Ok(Connection::tls(tls, token))
+    Ok(Connection::tls(tls, Some(token)))
 }
 
 /// Binds the endpoint of data folder `home`, of the kind [`Transport::for_home`] says.

@@ -4,7 +4,7 @@
 //! cannot be. The studio's side (a run a worker runs, played live) is the e2e test
 //! `tests/e2e/team.test.mjs`. Skips without PostgreSQL; fails then under `CI=true`.
 
-use crate::spawned::said_on_stderr;
+use crate::spawned::{Killed, said_on_stderr};
 use crate::stderr;
 use mcpflow_testkit::postgres::Cluster;
 use serde_json::{Value, json};
@@ -24,6 +24,20 @@ fn service(url: Option<&str>, listen: &str, token: Option<&str>) -> Command {
         command.env("MCPFLOW_SERVICE_TOKEN", token);
     }
     command
+}
+
+/// A team service on database `url` with `extra` flags, its data folder in `dir`, killed
+/// when dropped (also when the test fails); where it says it answers.
+fn running(url: &str, dir: &std::path::Path, extra: &[&str]) -> (Killed, String) {
+    let mut child = service(Some(url), "127.0.0.1:0", Some(TOKEN))
+        .args(extra)
+        .env("MCPFLOW_HOME", dir.join("home"))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (said, _rest) = said_on_stderr(&mut child, "answers at ");
+    let at = said.split("answers at ").nth(1).unwrap().split_whitespace().next().unwrap().to_owned();
+    (Killed(child), at)
 }
 
 /// Says `hello` on a new connection to `addr`; the welcome, and the connection.
@@ -60,13 +74,7 @@ fn a_team_service_answers_a_hello_with_its_token_and_refuses_one_without() {
     let Some(cluster) = Cluster::shared() else { return };
     let url = cluster.database();
     let dir = tempfile::tempdir().unwrap();
-    let mut child = service(Some(&url), "127.0.0.1:0", Some(TOKEN))
-        .env("MCPFLOW_HOME", dir.path().join("home"))
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (said, _rest) = said_on_stderr(&mut child, "answers at ");
-    let addr = said.split("answers at ").nth(1).unwrap().split_whitespace().next().unwrap().to_owned();
+    let (_service, addr) = running(&url, dir.path(), &[]);
     let hello = |token: Option<&str>| json!({ "mcpflow": 2, "session": "api", "client": "test", "token": token });
 
     for (token, got) in [(None, "did not carry"), (Some("0123456789abcdef0123456789abcdef-wrong"), "got wrong")] {
@@ -86,9 +94,6 @@ fn a_team_service_answers_a_hello_with_its_token_and_refuses_one_without() {
     read.read_line(&mut line).unwrap();
     let answer: Value = serde_json::from_str(&line).unwrap();
     assert_eq!(answer["result"], json!([]), "{answer}");
-
-    child.kill().unwrap();
-    child.wait().unwrap();
 }
 
 /// A certificate authority and a certificate for `localhost` and 127.0.0.1 signed by it
@@ -140,15 +145,9 @@ fn a_team_service_over_tls_answers_a_client_that_trusts_its_ca_and_no_plain_hell
     let url = cluster.database();
     let dir = tempfile::tempdir().unwrap();
     let (ca, cert, key) = certificates(dir.path());
-    let mut child = service(Some(&url), "127.0.0.1:0", Some(TOKEN))
-        .args(["--tls-cert", cert.to_str().unwrap(), "--tls-key", key.to_str().unwrap()])
-        .env("MCPFLOW_HOME", dir.path().join("home"))
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (said, _rest) = said_on_stderr(&mut child, "answers at ");
-    let at = said.split("answers at ").nth(1).unwrap().split_whitespace().next().unwrap().to_owned();
-    assert!(at.starts_with("tls://127.0.0.1:"), "{said}");
+    let (_service, at) =
+        running(&url, dir.path(), &["--tls-cert", cert.to_str().unwrap(), "--tls-key", key.to_str().unwrap()]);
+    assert!(at.starts_with("tls://127.0.0.1:"), "{at}");
     let port = at.rsplit(':').next().unwrap().to_owned();
 
     // A plain hello gets no welcome: the service speaks TLS first.
@@ -184,7 +183,4 @@ fn a_team_service_over_tls_answers_a_client_that_trusts_its_ca_and_no_plain_hell
         assert_eq!(refused.code, "SERVICE_UNAVAILABLE", "{refused:?}");
         assert!(refused.message.to_lowercase().contains("certificate"), "{}", refused.message);
     });
-
-    child.kill().unwrap();
-    child.wait().unwrap();
 }

@@ -4,7 +4,7 @@
 //! are reaped when their lease expires and resumed elsewhere, their finished steps never
 //! run again. Skips without PostgreSQL; fails then under `CI=true`.
 
-use crate::spawned::{said_on_stderr, wait_for};
+use crate::spawned::{Killed, said_on_stderr, wait_for};
 use crate::{echo_servers, repo, stderr, stdout};
 use mcpflow_app::{App, AppOptions};
 use mcpflow_engine::EventKind;
@@ -66,7 +66,7 @@ fn setup() -> Option<Setup> {
 
 /// A worker with a short lease (so the reaper acts within seconds), running the echo
 /// fixture from `servers`; returns once it says it is on the queue, with what it said.
-fn worker(home: &Path, url: &str, servers: &Path, extra: &[&str]) -> (Worker, String) {
+fn worker(home: &Path, url: &str, servers: &Path, extra: &[&str]) -> (Killed, String) {
     let servers = servers.to_str().unwrap();
     let mut args = vec!["worker", "--lease", "3s", "--poll", "200ms", "--servers", servers, "--allow-all-servers"];
     args.extend_from_slice(extra);
@@ -75,17 +75,7 @@ fn worker(home: &Path, url: &str, servers: &Path, extra: &[&str]) -> (Worker, St
     assert!(said.contains(&format!(":{}:", child.id())), "{said}");
     // Keep reading its stderr so it never blocks on a full pipe.
     std::thread::spawn(move || drop(rest.after_the_end()));
-    (Worker(child), said)
-}
-
-/// A worker process, killed when dropped (also when the test fails).
-struct Worker(Child);
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+    (Killed(child), said)
 }
 
 /// Every run in the store, by id.
@@ -140,7 +130,7 @@ fn three_workers_run_200_queued_runs_once_each_through_a_worker_killed_while_it_
     }
     assert_eq!(queued.iter().collect::<BTreeSet<_>>().len(), 200, "200 distinct ids: {queued:?}");
 
-    let workers: Vec<Worker> = (0..3).map(|_| worker(&home, &url, &servers, &["--concurrency", "4"]).0).collect();
+    let workers: Vec<Killed> = (0..3).map(|_| worker(&home, &url, &servers, &["--concurrency", "4"]).0).collect();
     let mut db = postgres::Client::connect(&url, postgres::NoTls).unwrap();
 
     // The first worker is killed once the database shows it holds runs that have finished
@@ -307,7 +297,7 @@ fn two_workers_fire_a_schedule_of_every_second_once_per_slot_also_when_the_leade
     store.save_blueprint("ticks", &ticks).unwrap();
     let mut db = postgres::Client::connect(&url, postgres::NoTls).unwrap();
 
-    let mut workers: Vec<Worker> = (0..2).map(|_| worker(&home, &url, &servers, &[]).0).collect();
+    let mut workers: Vec<Killed> = (0..2).map(|_| worker(&home, &url, &servers, &[]).0).collect();
     let first = wait_for(Duration::from_secs(30), || leader(&mut db)).expect("no worker took the scheduler's lock");
     let at = workers.iter().position(|w| w.0.id() == first).expect("the leader is one of the two workers");
 
@@ -429,7 +419,7 @@ fn a_server_approved_in_the_teams_store_starts_on_a_running_worker() {
         .spawn()
         .unwrap();
     let (_, said) = said_on_stderr(&mut child, "up to");
-    let _worker = Worker(child);
+    let _worker = Killed(child);
 
     let refused: Value =
         serde_json::from_slice(&mcpflow(&home, &url, &["run", "--json", &file]).output().unwrap().stdout).unwrap();

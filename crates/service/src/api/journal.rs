@@ -2,16 +2,13 @@
 //! its events are read from the store's journal as they are recorded, in batches like a
 //! run of this process, until its record says it ended.
 
-use super::dto::{EventBatch, Json};
-use super::local::EventStream;
+use super::local::{EventStream, MAX_BATCH, encode_batch};
 use mcpflow_store::{RecordStatus, Store};
 use std::time::Duration;
 use tokio::sync::mpsc;
 
 /// How often the journal is read again while the run goes on.
 const POLL: Duration = Duration::from_millis(200);
-/// Events in one batch, at most.
-const MAX_BATCH: usize = 4096;
 
 /// Whether a run with this record is still going somewhere (or queued to).
 pub(crate) fn unfinished(status: RecordStatus) -> bool {
@@ -43,12 +40,12 @@ pub(crate) fn follow(store: Store, run_id: String) -> EventStream {
             };
             for chunk in events.chunks(MAX_BATCH) {
                 after = chunk.last().map_or(after, |e| e.seq);
-                if batches.send(batch(chunk, false)).await.is_err() {
+                if batches.send(encode_batch(chunk, 0, false)).await.is_err() {
                     return;
                 }
             }
             if ended {
-                let _ = batches.send(batch(&[], true)).await;
+                let _ = batches.send(encode_batch::<mcpflow_engine::RunEvent>(&[], 0, true)).await;
                 return;
             }
             tokio::select! {
@@ -58,12 +55,4 @@ pub(crate) fn follow(store: Store, run_id: String) -> EventStream {
         }
     });
     EventStream::remote(receiver)
-}
-
-fn batch(events: &[mcpflow_engine::RunEvent], done: bool) -> EventBatch {
-    let json = serde_json::to_value(events).unwrap_or_else(|e| {
-        tracing::error!("could not encode run events: {e}");
-        serde_json::Value::Array(Vec::new())
-    });
-    EventBatch { events: Json(json), lagged: 0, done }
 }

@@ -466,7 +466,7 @@ pub struct CliAnswer {
 /// How long events gather before they go out as one batch: one frame.
 const FRAME: Duration = Duration::from_millis(16);
 /// A batch goes at once past this many events, frame or not.
-const MAX_BATCH: usize = 4096;
+pub(super) const MAX_BATCH: usize = 4096;
 
 /// A run's events in batches, one per frame at most, ending with the batch marked `done`
 /// (the run ended), or with `None` (the run's source went away: the service stopped).
@@ -524,9 +524,14 @@ async fn gather(events: &mut broadcast::Receiver<Arc<RunEvent>>) -> EventBatch {
             Err(_) => break,
         }
     }
-    let json = serde_json::to_value(&batch).unwrap_or_else(|e| {
+    encode_batch(&batch, u32::try_from(lagged).unwrap_or(u32::MAX), done)
+}
+
+/// A batch of `events` as it travels (the engine's JSON of each event).
+pub(super) fn encode_batch<T: serde::Serialize>(events: &[T], lagged: u32, done: bool) -> EventBatch {
+    let json = serde_json::to_value(events).unwrap_or_else(|e| {
         tracing::error!("could not encode run events: {e}");
         serde_json::Value::Array(Vec::new())
     });
-    EventBatch { events: Json(json), lagged: u32::try_from(lagged).unwrap_or(u32::MAX), done }
+    EventBatch { events: Json(json), lagged, done }
 }

@@ -258,7 +258,7 @@ async fn open(shared: &Arc<Shared>) -> Result<Arc<Conn>, WireError> {
     let (home, binary) = match &shared.target {
         Target::Folder { home, binary } => (home, binary),
         Target::Team { addr, token, tls } => {
-            let hello = Hello { token: Some(token.clone()), ..hello };
+            // The hello carries the token: `connect_team` puts the connection's in it.
             let (read, write, welcome) = service::connect_team(addr, token.clone(), tls.as_ref(), &hello).await?;
             return opened(shared, read, write, welcome).await;
         }
