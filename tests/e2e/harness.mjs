@@ -58,7 +58,7 @@ export function freePort() {
   });
 }
 
-async function waitForPort(port, ms) {
+async function waitForPort(port, ms, what) {
   const until = Date.now() + ms;
   while (Date.now() < until) {
     const open = await new Promise((ok) => {
@@ -71,7 +71,7 @@ async function waitForPort(port, ms) {
     if (open) return;
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`tauri-driver did not listen on 127.0.0.1:${port} within ${ms} ms`);
+  throw new Error(`${what} did not listen on 127.0.0.1:${port} within ${ms} ms`);
 }
 
 /** Starts tauri-driver on free ports and a session through it; kills it when that fails. */
@@ -96,7 +96,10 @@ async function startSession(home, dialogPath, cwd, guide, env) {
     },
   );
   try {
-    await waitForPort(port, 15_000);
+    await waitForPort(port, 15_000, 'tauri-driver');
+    // tauri-driver listens as soon as it has spawned WebKitWebDriver, which binds its own
+    // port later: a session asked for before that fails ("tcp connect error").
+    await waitForPort(nativePort, 15_000, 'WebKitWebDriver');
     const browser = await remote({
       hostname: '127.0.0.1',
       port,
