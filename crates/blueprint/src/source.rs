@@ -354,6 +354,8 @@ impl Parser<'_> {
                 Some(b',') => self.pos += 1,
                 Some(b']') => {
                     self.pos += 1;
+                    // Grown by doubling: a long list would keep up to twice its size.
+                    items.shrink_to_fit();
                     return Ok(Value::Array(items));
                 }
                 _ => return Err(self.syntax(ptr, format!("expected `,` or `]`, found {}", self.describe_here()))),

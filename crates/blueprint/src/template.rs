@@ -18,7 +18,7 @@ mod interpret;
 mod parse;
 
 pub use budget::{CONTAINER_OVERHEAD, Past, SCALAR_OVERHEAD, json_size, ops_spent, value_fits};
-pub use eval::{MapScope, RenderError, Scope, truthy, value_to_var, var_to_value};
+pub use eval::{MapScope, RenderError, Scope, truthy, value_ref_to_var, value_to_var, var_to_value};
 pub use expr::{Expr, PathSegment, RootRef};
 pub use jmespath::{Rcvar, Variable};
 

@@ -137,9 +137,27 @@ fn to_variable(value: Value) -> Variable {
         Value::Bool(b) => Variable::Bool(b),
         Value::Number(n) => Variable::Number(n),
         Value::String(s) => Variable::String(s),
-        Value::Array(items) => Variable::Array(items.into_iter().map(value_to_var).collect()),
+        Value::Array(items) => {
+            // Not `collect()`: collected in place, the pointers would keep the buffer of
+            // the JSON values they came from (nine times their size).
+            let mut vars = Vec::with_capacity(items.len());
+            vars.extend(items.into_iter().map(value_to_var));
+            Variable::Array(vars)
+        }
         Value::Object(map) => Variable::Object(map.into_iter().map(|(k, v)| (k, value_to_var(v))).collect()),
     }
+}
+
+/// [`value_to_var`] of a value that stays where it is (no copy of it first).
+pub fn value_ref_to_var(value: &Value) -> Rcvar {
+    Rcvar::new(match value {
+        Value::Null => Variable::Null,
+        Value::Bool(b) => Variable::Bool(*b),
+        Value::Number(n) => Variable::Number(n.clone()),
+        Value::String(s) => Variable::String(s.clone()),
+        Value::Array(items) => Variable::Array(items.iter().map(value_ref_to_var).collect()),
+        Value::Object(map) => Variable::Object(map.iter().map(|(k, v)| (k.clone(), value_ref_to_var(v))).collect()),
+    })
 }
 
 /// Most JSON nodes one template may produce (a result built from shared parts can be
@@ -151,7 +169,14 @@ pub fn var_to_value_bounded(var: &Variable) -> Result<Value, usize> {
     fn walk(v: &Variable, budget: &mut usize) -> Option<Value> {
         *budget = budget.checked_sub(1)?;
         Some(match v {
-            Variable::Array(items) => Value::Array(items.iter().map(|i| walk(i, budget)).collect::<Option<_>>()?),
+            Variable::Array(items) => {
+                // Sized up front (a collect through `Option` grows by doubling).
+                let mut values = Vec::with_capacity(items.len());
+                for item in items {
+                    values.push(walk(item, budget)?);
+                }
+                Value::Array(values)
+            }
             Variable::Object(map) => {
                 Value::Object(map.iter().map(|(k, i)| walk(i, budget).map(|v| (k.clone(), v))).collect::<Option<_>>()?)
             }

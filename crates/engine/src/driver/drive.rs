@@ -130,7 +130,9 @@ impl<'e> Drive<'e> {
             if let Input::Timer { timer } = &input {
                 self.timers.remove(timer);
             }
-            actions.extend(sched.apply(self.now(), input));
+            let more = sched.apply(self.now(), input);
+            // Usually all there is: taken as it is rather than copied over.
+            if actions.is_empty() { actions = more } else { actions.extend(more) }
         }
     }
 

@@ -20,16 +20,23 @@ pub(super) struct Out {
     pub(super) unsynced: HashSet<StepIdx>,
 }
 
+/// Most actions the next batch has room for before it grows: what one busy batch of a
+/// loop holds, not what a rare huge one did.
+const ROOM: usize = 4_096;
+
 impl Out {
     #[inline]
     pub(super) fn push(&mut self, action: Action) {
         self.actions.push(action);
     }
 
-    /// The actions so far, to hand to the driver.
+    /// The actions so far, to hand to the driver. The next input's actions start with
+    /// room for as many (up to [`ROOM`]): a loop's batches are alike, and a vector grown
+    /// by doubling would copy every action several times.
     #[inline]
     pub(super) fn take(&mut self) -> Vec<Action> {
-        std::mem::take(&mut self.actions)
+        let room = Vec::with_capacity(self.actions.len().min(ROOM));
+        std::mem::replace(&mut self.actions, room)
     }
 }
 

@@ -6,7 +6,7 @@
 use super::config::RunConfig;
 use super::{FrameId, Scheduler};
 use mcpflow_blueprint::Blueprint;
-use mcpflow_blueprint::template::{Rcvar, Scope, Variable, value_to_var};
+use mcpflow_blueprint::template::{Rcvar, Scope, Variable, value_ref_to_var, value_to_var};
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -24,8 +24,8 @@ impl Globals {
             "id": config.run_id, "blueprint": blueprint.id, "started_at": config.started_at,
         }));
         Globals {
-            inputs: value_to_var(config.inputs.clone()),
-            saved: value_to_var(if config.saved.is_object() { config.saved.clone() } else { json!({}) }),
+            inputs: value_ref_to_var(&config.inputs),
+            saved: if config.saved.is_object() { value_ref_to_var(&config.saved) } else { value_to_var(json!({})) },
             run_var,
         }
     }
