@@ -11,7 +11,7 @@
 //!
 //! `isError: true` fails the step with the tool's text as the message.
 
-use mcpflow_blueprint::template::{Rcvar, Variable};
+use mcpflow_blueprint::template::{Rcvar, Variable, value_ref_to_var};
 use serde_json::{Value, json};
 use std::borrow::Cow;
 use std::collections::hash_map::Entry;
@@ -89,7 +89,7 @@ pub(crate) fn output_forms(output: Cow<'_, Value>) -> (Value, Rcvar) {
     let mut json = output.into_owned();
     // Reorders members in place: no key is hashed again.
     json.sort_all_objects();
-    let var = if has_nodes(&json, SHARE_FROM_NODES) { Shared::default().var(&json) } else { sorted_var(&json) };
+    let var = if has_nodes(&json, SHARE_FROM_NODES) { Shared::default().var(&json) } else { value_ref_to_var(&json) };
     (json, var)
 }
 
@@ -109,19 +109,6 @@ fn has_nodes(value: &Value, n: usize) -> bool {
     }
     let mut left = n;
     reaches(value, &mut left)
-}
-
-/// The JMESPath value of JSON whose objects are in key order, nothing shared.
-fn sorted_var(value: &Value) -> Rcvar {
-    Rcvar::new(match value {
-        Value::Null => Variable::Null,
-        Value::Bool(b) => Variable::Bool(*b),
-        Value::Number(n) => Variable::Number(n.clone()),
-        Value::String(s) => Variable::String(s.clone()),
-        Value::Array(items) => Variable::Array(items.iter().map(sorted_var).collect()),
-        // From members in key order, the tree is built in one go.
-        Value::Object(map) => Variable::Object(map.iter().map(|(k, v)| (k.clone(), sorted_var(v))).collect()),
-    })
 }
 
 /// Builds JMESPath values from JSON whose objects are in key order, sharing equal
