@@ -124,15 +124,13 @@ impl<'e> Drive<'e> {
                 // What the call said before it ended (its progress, its questions and
                 // their answers) goes first: at most the queue's bound.
                 while let Ok(early) = inbox.rx.try_recv() {
-                    actions.extend(sched.apply(self.now(), early));
+                    queue(&mut actions, sched.apply(self.now(), early));
                 }
             }
             if let Input::Timer { timer } = &input {
                 self.timers.remove(timer);
             }
-            let more = sched.apply(self.now(), input);
-            // Usually all there is: taken as it is rather than copied over.
-            if actions.is_empty() { actions = more } else { actions.extend(more) }
+            queue(&mut actions, sched.apply(self.now(), input));
         }
     }
 
@@ -289,6 +287,16 @@ impl Garbage {
             return false;
         }
         true
+    }
+}
+
+/// Adds a batch of actions to those still to perform. Usually there are none: the batch
+/// is taken as it is rather than copied over.
+fn queue(actions: &mut Vec<Action>, more: Vec<Action>) {
+    if actions.is_empty() {
+        *actions = more;
+    } else {
+        actions.extend(more);
     }
 }
 

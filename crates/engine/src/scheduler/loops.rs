@@ -222,15 +222,15 @@ impl Scheduler {
             run.stop = true;
         }
         let done = run.done;
-        let whole = run.total;
+        let total = run.total;
         let max = l.max_iterations.unwrap_or(DEFAULT_UNTIL_MAX_ITERATIONS);
         let hit_cap = l.until.is_some() && !stop && done >= max;
         self.emit(EventKind::StepProgress {
             step: step.clone(),
             path,
             progress: f64::from(done),
-            total: whole.map(f64::from),
-            message: Some(match whole {
+            total: total.map(f64::from),
+            message: Some(match total {
                 Some(t) => format!("{done}/{t}"),
                 None => format!("iteration {done}"),
             }),
